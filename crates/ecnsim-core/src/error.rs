@@ -1,0 +1,56 @@
+//! The one error type of the core. The Python layer maps it onto
+//! `ecnsim.exceptions` in a single `From<SimError> for PyErr`.
+
+use thiserror::Error;
+
+/// Everything that can go wrong when building or running a simulation.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SimError {
+    /// The scenario is malformed or a value is out of range. `path` names the
+    /// offending field (`links[2].rate`), `msg` what was wrong and what is allowed.
+    #[error("{path}: {msg}")]
+    InvalidSpec {
+        /// Dotted field path, e.g. `links[2].queue.limit_packets`.
+        path: String,
+        /// What is wrong and what is allowed.
+        msg: String,
+    },
+    /// The scenario is well-formed but its network is not usable (no route
+    /// between a flow's endpoints, a link to itself, ...).
+    #[error("{path}: {msg}")]
+    Topology {
+        /// The field whose value leads to the problem.
+        path: String,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+impl SimError {
+    /// An [`SimError::InvalidSpec`] for `path`.
+    pub fn spec(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        SimError::InvalidSpec { path: path.into(), msg: msg.into() }
+    }
+    /// A [`SimError::Topology`] for `path`.
+    pub fn topology(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        SimError::Topology { path: path.into(), msg: msg.into() }
+    }
+    /// The field path the error is about.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        match self {
+            SimError::InvalidSpec { path, .. } | SimError::Topology { path, .. } => path,
+        }
+    }
+}
+
+/// Return early with an [`SimError::InvalidSpec`] unless `cond` holds.
+#[macro_export]
+macro_rules! ensure_spec {
+    ($cond:expr, $path:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err($crate::error::SimError::spec($path, format!($($fmt)+)));
+        }
+    };
+}

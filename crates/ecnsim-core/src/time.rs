@@ -1,0 +1,265 @@
+//! Simulated time, rates and sizes as integer newtypes.
+//!
+//! Guarantees:
+//! - Time is a `u64` count of nanoseconds since the start of the run
+//!   (about 584 years of range). There is no floating-point time inside
+//!   the core; floats appear only at the scenario boundary ([`crate::spec`]),
+//!   converted by [`SimDuration::from_secs_f64`].
+//! - Serialisation time is computed in one place,
+//!   [`BitRate::tx_time`], in exact integer arithmetic rounded *up*
+//!   to the next nanosecond, so a link never sends faster than its rate.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// An instant of simulated time, in nanoseconds since the run started.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SimTime(u64);
+
+/// A span of simulated time, in nanoseconds.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SimDuration(u64);
+
+impl SimTime {
+    /// The start of every run.
+    pub const ZERO: SimTime = SimTime(0);
+    /// The largest representable instant; used as "never".
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    /// The instant `nanos` nanoseconds after the start.
+    #[must_use]
+    pub const fn from_nanos(nanos: u64) -> Self {
+        SimTime(nanos)
+    }
+    /// The instant `secs` seconds after the start.
+    #[must_use]
+    pub const fn from_secs(secs: u64) -> Self {
+        SimTime(secs * 1_000_000_000)
+    }
+    /// The instant `ms` milliseconds after the start.
+    #[must_use]
+    pub const fn from_millis(ms: u64) -> Self {
+        SimTime(ms * 1_000_000)
+    }
+    /// Nanoseconds since the start.
+    #[must_use]
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Seconds since the start, as a float (for reporting only).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// Time elapsed since `earlier`; zero if `earlier` is later.
+    #[must_use]
+    pub const fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+    /// `self + d`, saturating at [`SimTime::MAX`].
+    #[must_use]
+    pub const fn saturating_add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+}
+
+impl SimDuration {
+    /// No time at all.
+    pub const ZERO: SimDuration = SimDuration(0);
+    /// The largest representable span.
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
+
+    /// `nanos` nanoseconds.
+    #[must_use]
+    pub const fn from_nanos(nanos: u64) -> Self {
+        SimDuration(nanos)
+    }
+    /// `us` microseconds.
+    #[must_use]
+    pub const fn from_micros(us: u64) -> Self {
+        SimDuration(us * 1_000)
+    }
+    /// `ms` milliseconds.
+    #[must_use]
+    pub const fn from_millis(ms: u64) -> Self {
+        SimDuration(ms * 1_000_000)
+    }
+    /// `secs` seconds.
+    #[must_use]
+    pub const fn from_secs(secs: u64) -> Self {
+        SimDuration(secs * 1_000_000_000)
+    }
+    /// The one checked float-to-time conversion: `secs` seconds rounded to
+    /// the nearest nanosecond. `None` if negative, not finite or too large.
+    #[must_use]
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    pub fn from_secs_f64(secs: f64) -> Option<Self> {
+        let ns = (secs * 1e9).round();
+        if !ns.is_finite() || ns < 0.0 || ns >= 1.8e19 {
+            return None;
+        }
+        Some(SimDuration(ns as u64))
+    }
+    /// Nanoseconds.
+    #[must_use]
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Seconds as a float (for reporting and for RFC formulas that are
+    /// defined on reals; never fed back into time without rounding).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// `self * k`, saturating.
+    #[must_use]
+    pub const fn saturating_mul(self, k: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(k))
+    }
+    /// The larger of two spans.
+    #[must_use]
+    pub fn max(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.max(other.0))
+    }
+    /// The smaller of two spans.
+    #[must_use]
+    pub fn min(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.min(other.0))
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0 + d.0)
+    }
+}
+impl AddAssign<SimDuration> for SimTime {
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 += d.0;
+    }
+}
+impl Sub<SimTime> for SimTime {
+    type Output = SimDuration;
+    /// Panics in debug builds if `rhs` is later than `self`.
+    fn sub(self, rhs: SimTime) -> SimDuration {
+        SimDuration(self.0 - rhs.0)
+    }
+}
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, d: SimDuration) -> SimDuration {
+        SimDuration(self.0 + d.0)
+    }
+}
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    fn sub(self, d: SimDuration) -> SimDuration {
+        SimDuration(self.0 - d.0)
+    }
+}
+
+impl fmt::Debug for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:09}s", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+    }
+}
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+impl fmt::Debug for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:09}s", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+    }
+}
+impl fmt::Display for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A link rate in bits per second.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct BitRate(u64);
+
+impl BitRate {
+    /// `bps` bits per second. Must be positive (checked by the scenario
+    /// validator; the constructor itself accepts any value).
+    #[must_use]
+    pub const fn from_bps(bps: u64) -> Self {
+        BitRate(bps)
+    }
+    /// Bits per second.
+    #[must_use]
+    pub const fn as_bps(self) -> u64 {
+        self.0
+    }
+
+    /// Serialisation time of `bytes` bytes: `ceil(bytes * 8 * 1e9 / rate)`
+    /// nanoseconds, computed exactly in 128-bit integers. This is the only
+    /// place in the simulator where a transmission time is computed.
+    #[must_use]
+    #[allow(clippy::cast_possible_truncation)]
+    pub const fn tx_time(self, bytes: u32) -> SimDuration {
+        let bits_ns = bytes as u128 * 8 * 1_000_000_000;
+        let rate = self.0 as u128;
+        SimDuration(bits_ns.div_ceil(rate) as u64)
+    }
+
+    /// Bytes that can be sent in `d` at this rate (rounded down); used by
+    /// the AQMs that convert an idle period into a packet count.
+    #[must_use]
+    #[allow(clippy::cast_possible_truncation)]
+    pub const fn bytes_in(self, d: SimDuration) -> u64 {
+        (d.0 as u128 * self.0 as u128 / 8_000_000_000) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_is_exact_for_round_numbers() {
+        // 1500 B at 100 Mb/s = 12000 bit / 1e8 bit/s = 120 us.
+        assert_eq!(BitRate::from_bps(100_000_000).tx_time(1500), SimDuration::from_micros(120));
+        // 1500 B at 1.5 Mb/s = 8 ms.
+        assert_eq!(BitRate::from_bps(1_500_000).tx_time(1500), SimDuration::from_millis(8));
+        // 40 B at 10 Gb/s = 32 ns.
+        assert_eq!(BitRate::from_bps(10_000_000_000).tx_time(40), SimDuration::from_nanos(32));
+    }
+
+    #[test]
+    fn tx_time_rounds_up() {
+        // 1 B at 3 bit/s = 8/3 s = 2.666..s -> rounds up to ...667 ns.
+        assert_eq!(BitRate::from_bps(3).tx_time(1).as_nanos(), 2_666_666_667);
+        // 1000 B at 1.544 Mb/s (T1): 8e12 / 1.544e6 = 5181347.15.. -> 5181348 ns.
+        assert_eq!(BitRate::from_bps(1_544_000).tx_time(1000).as_nanos(), 5_181_348);
+    }
+
+    #[test]
+    fn tx_time_has_no_overflow_at_extremes() {
+        // 64 KiB at 1 bit/s: 524288 s, fits comfortably.
+        assert_eq!(BitRate::from_bps(1).tx_time(65536).as_nanos(), 65536 * 8 * 1_000_000_000);
+        assert_eq!(BitRate::from_bps(u64::MAX).tx_time(1500).as_nanos(), 1);
+    }
+
+    #[test]
+    fn bytes_in_inverts_tx_time() {
+        let r = BitRate::from_bps(10_000_000);
+        assert_eq!(r.bytes_in(r.tx_time(1500)), 1500);
+        assert_eq!(r.bytes_in(SimDuration::from_secs(1)), 1_250_000);
+    }
+
+    #[test]
+    fn float_conversion_is_checked() {
+        assert_eq!(SimDuration::from_secs_f64(0.001), Some(SimDuration::from_millis(1)));
+        assert_eq!(SimDuration::from_secs_f64(-1.0), None);
+        assert_eq!(SimDuration::from_secs_f64(f64::NAN), None);
+        assert_eq!(SimDuration::from_secs_f64(1e30), None);
+    }
+}
