@@ -66,3 +66,7 @@ pub use time::{BitRate, SimDuration, SimTime};
 
 /// The version of this crate, recorded in every run's metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+#[path = "/tmp/scratch/explore.rs"]
+mod explore_tmp;

@@ -1,1 +1,50 @@
-//! placeholder
+//! One direction of a link: an egress [`Queue`], a transmitter and a wire.
+//!
+//! The transmitter serialises one packet at a time at the link rate; a packet
+//! whose serialisation starts at `t` arrives at the far end at
+//! `t + tx_time + delay`. Packets on the wire are kept in a FIFO (arrival
+//! times are non-decreasing because the delay is fixed), so a port needs at
+//! most one pending wire event and one pending transmitter event.
+
+use std::collections::VecDeque;
+
+use crate::ids::NodeId;
+use crate::packet::Packet;
+use crate::qdisc::Queue;
+use crate::time::{BitRate, SimDuration, SimTime};
+
+/// One direction of a point-to-point link.
+#[derive(Debug)]
+pub(crate) struct Port {
+    /// Transmitting node.
+    pub(crate) from: NodeId,
+    /// Receiving node.
+    pub(crate) to: NodeId,
+    /// Link rate.
+    pub(crate) rate: BitRate,
+    /// Propagation delay.
+    pub(crate) delay: SimDuration,
+    /// Egress queue.
+    pub(crate) queue: Queue,
+    /// When the packet being serialised is fully sent (idle if `<= now`).
+    pub(crate) busy_until: SimTime,
+    /// A `TxDone` event is pending.
+    pub(crate) tx_event_pending: bool,
+    /// Packets being serialised or propagating, with their arrival times.
+    pub(crate) wire: VecDeque<(SimTime, Packet)>,
+    /// Display name, `"a->b"`.
+    pub(crate) name: String,
+    /// Index of the link in the scenario.
+    pub(crate) link_index: usize,
+}
+
+impl Port {
+    /// Start serialising `pkt` at `now`; returns its arrival time at the far end.
+    pub(crate) fn start_tx(&mut self, pkt: Packet, now: SimTime) -> SimTime {
+        debug_assert!(self.busy_until <= now);
+        self.busy_until = now + self.rate.tx_time(pkt.size);
+        let arrival = self.busy_until + self.delay;
+        self.wire.push_back((arrival, pkt));
+        arrival
+    }
+}

@@ -58,7 +58,13 @@ fn parse_quantity(s: &str, units: &[(&str, i128)]) -> Result<i128, String> {
             let names: Vec<&str> = units.iter().map(|(u, _)| *u).filter(|u| !u.is_empty()).collect();
             format!("unknown unit {unit:?} in {s:?}; allowed units: {}", names.join(", "))
         })?;
-    exact_decimal_times(num, scale).ok_or_else(|| format!("not a number: {s:?}"))
+    exact_decimal_times(num, scale).ok_or_else(|| {
+        if num.parse::<f64>().is_ok() {
+            format!("out of range: {s:?}")
+        } else {
+            format!("not a number: {s:?}")
+        }
+    })
 }
 
 /// `num * scale` for a decimal string `num`, exact in integers where the
@@ -82,17 +88,22 @@ fn exact_decimal_times(num: &str, scale: i128) -> Option<i128> {
     if !int_part.chars().chain(frac_part.chars()).all(|c| c.is_ascii_digit()) {
         return None;
     }
+    // Trailing zeros of the fraction carry no value (and could overflow the digits).
+    let frac_part = frac_part.trim_end_matches('0');
     let digits: String = format!("{int_part}{frac_part}");
     let digits = digits.trim_start_matches('0');
-    let mut value: i128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    if digits.is_empty() {
+        return Some(0);
+    }
+    let mut value: i128 = digits.parse().ok()?;
     // value * 10^(exp - frac_len) * scale
-    let mut pow = exp - i32::try_from(frac_part.len()).ok()?;
+    let mut pow = exp.checked_sub(i32::try_from(frac_part.len()).ok()?)?;
     value = value.checked_mul(scale)?;
     while pow > 0 {
         value = value.checked_mul(10)?;
         pow -= 1;
     }
-    while pow < 0 {
+    while pow < 0 && value != 0 {
         // Round half away from zero on the last division.
         if pow == -1 {
             value = (value + 5) / 10;
@@ -413,7 +424,16 @@ impl ScenarioSpec {
     /// [`SimError::InvalidSpec`] for syntax errors, unknown keys and wrong types.
     pub fn from_toml_str(text: &str) -> Result<Self, SimError> {
         let de = toml::Deserializer::new(text);
-        serde_path_to_error::deserialize(de).map_err(|e| path_error(&e))
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            // toml's Display puts the message after a source excerpt; use its parts.
+            let at = e.inner().span().map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!(" at line {line} column {column}")
+            });
+            path_error(e.path(), &format!("{}{}", e.inner().message().trim(), at.unwrap_or_default()))
+        })
     }
 
     /// Parse a JSON scenario (what the Python builder produces).
@@ -422,7 +442,8 @@ impl ScenarioSpec {
     /// [`SimError::InvalidSpec`] for syntax errors, unknown keys and wrong types.
     pub fn from_json_str(text: &str) -> Result<Self, SimError> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let spec: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| path_error(&e))?;
+        let spec: Self =
+            serde_path_to_error::deserialize(&mut de).map_err(|e| path_error(e.path(), &e.inner().to_string()))?;
         de.end().map_err(|e| SimError::spec("<root>", e.to_string()))?;
         Ok(spec)
     }
@@ -437,11 +458,291 @@ impl ScenarioSpec {
     }
 }
 
-fn path_error<E: fmt::Display>(e: &serde_path_to_error::Error<E>) -> SimError {
-    let path = e.path().to_string();
+fn path_error(path: &serde_path_to_error::Path, msg: &str) -> SimError {
+    let path = path.to_string();
     let path = if path == "." || path.is_empty() { "<root>".to_owned() } else { path };
-    // Drop toml's multi-line source excerpt: keep the message's first line.
-    let inner = e.inner().to_string();
-    let msg = inner.lines().find(|l| !l.trim().is_empty() && !l.contains('|')).unwrap_or(&inner).trim();
-    SimError::spec(path, msg.trim_start_matches("TOML parse error at ").to_owned())
+    SimError::spec(path, msg)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A valid scenario using every table. `#XX` comments mark places where
+    /// tests insert a line; [`edit`] changes one thing at a time.
+    pub(crate) const BASE: &str = r#"
+#TOP
+name = "base"
+
+[simulation]
+duration = "10s"
+warmup = "1s"
+seed = 7
+sample_interval = "10ms"
+profile = "rfc"
+#SIM
+
+[tcp]
+mss = 1000
+min_rto = "200ms"
+#TCP
+
+[[nodes]]
+name = "h1"
+kind = "host"
+
+[[nodes]]
+name = "h2"
+kind = "host"
+
+[[nodes]]
+name = "r1"
+kind = "router"
+
+[[nodes]]
+name = "h3"
+kind = "host"
+
+[[links]]
+a = "h1"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+#L0
+
+[[links]]
+a = "h2"
+b = "r1"
+rate = "100Mbps"
+delay = "2ms"
+
+[[links]]
+a = "r1"
+b = "h3"
+rate = "10Mbps"
+delay = "20ms"
+queue = { type = "droptail", limit_packets = 50 }
+#L2
+
+[[flows]]
+src = "h1"
+dst = "h3"
+#F0
+
+[[flows]]
+name = "second"
+src = "h2"
+dst = "h3"
+start = "1s"
+app = { type = "bulk", bytes = "1MB" }
+tcp = { initial_window = 10 }
+#F1
+"#;
+
+    /// [`BASE`] with each `(old, new)` applied; `old` must occur exactly once.
+    pub(crate) fn edit(changes: &[(&str, &str)]) -> String {
+        let mut text = BASE.to_owned();
+        for &(old, new) in changes {
+            assert_eq!(text.matches(old).count(), 1, "{old:?} must occur once in BASE");
+            text = text.replacen(old, new, 1);
+        }
+        text
+    }
+
+    fn time(s: &str) -> Result<i128, String> {
+        serde_json::from_str::<TimeValue>(s).map(|v| v.0).map_err(|e| e.to_string())
+    }
+    fn rate(s: &str) -> Result<i128, String> {
+        serde_json::from_str::<RateValue>(s).map(|v| v.0).map_err(|e| e.to_string())
+    }
+    fn size(s: &str) -> Result<i128, String> {
+        serde_json::from_str::<ByteSize>(s).map(|v| v.0).map_err(|e| e.to_string())
+    }
+
+    // --- Quantities -------------------------------------------------------
+
+    #[test]
+    fn quantity_units_scale_exactly() {
+        assert_eq!(rate(r#""1.5Mbps""#), Ok(1_500_000));
+        assert_eq!(rate(r#""10 Gb/s""#), Ok(10_000_000_000));
+        assert_eq!(rate("1000"), Ok(1000));
+        assert_eq!(time(r#""10ms""#), Ok(10_000_000));
+        assert_eq!(time(r#""2min""#), Ok(120_000_000_000));
+        assert_eq!(time(r#""250us""#), Ok(250_000));
+        assert_eq!(time(r#""7""#), Ok(7_000_000_000));
+        assert_eq!(time("2"), Ok(2_000_000_000));
+        assert_eq!(size(r#""64KB""#), Ok(64_000));
+        assert_eq!(size(r#""64KiB""#), Ok(65_536));
+        assert_eq!(size(r#""1.5MiB""#), Ok(1_572_864));
+        assert_eq!(size(r#""1GB""#), Ok(1_000_000_000));
+    }
+
+    #[test]
+    fn quantity_float_seconds_are_exact_decimals() {
+        // 0.1 is not representable in binary; the shortest decimal form is used.
+        assert_eq!(time("0.1"), Ok(100_000_000));
+        assert_eq!(time("0.3"), Ok(300_000_000));
+        assert_eq!(time("1e-3"), Ok(1_000_000));
+        assert_eq!(time("-0.25"), Ok(-250_000_000));
+    }
+
+    #[test]
+    fn quantity_exponents_and_rounding() {
+        assert_eq!(time(r#""1e-3s""#), Ok(1_000_000));
+        assert_eq!(time(r#""1.5E3ms""#), Ok(1_500_000_000));
+        assert_eq!(time(r#""+2ms""#), Ok(2_000_000));
+        // Half away from zero, without double rounding.
+        assert_eq!(time(r#""0.0000000015s""#), Ok(2));
+        assert_eq!(time(r#""0.0000000014999s""#), Ok(1));
+        assert_eq!(time(r#""-0.0000000015s""#), Ok(-2));
+        assert_eq!(time(r#""0.49ns""#), Ok(0));
+        assert_eq!(time(r#""0.5ns""#), Ok(1));
+        assert_eq!(time(r#""1.49ns""#), Ok(1));
+        // Trailing zeros and extreme exponents are handled without overflow or long loops.
+        assert_eq!(time(r#""1.000000000000000000000000000000000000000000000000s""#), Ok(1_000_000_000));
+        assert_eq!(time(r#""1e-2000000000s""#), Ok(0));
+        assert_eq!(time(r#""0e2000000000s""#), Ok(0));
+        assert_eq!(time(r#""0.000s""#), Ok(0));
+        assert!(time(r#""1.5e-2147483648s""#).unwrap_err().contains("out of range"));
+        assert!(time(r#""1e40s""#).unwrap_err().contains("out of range"));
+    }
+
+    #[test]
+    fn quantity_negative_values_parse_for_validation_to_report() {
+        assert_eq!(rate(r#""-5""#), Ok(-5));
+        assert_eq!(rate("-5"), Ok(-5));
+        assert_eq!(time(r#""-1ms""#), Ok(-1_000_000));
+    }
+
+    #[test]
+    fn quantity_errors_name_the_problem_and_the_allowed_units() {
+        let e = rate(r#""10Mbit""#).unwrap_err();
+        assert!(e.contains(r#"unknown unit "Mbit" in "10Mbit"; allowed units: bps, b/s, kbps"#), "{e}");
+        let e = time(r#""5 sec""#).unwrap_err();
+        assert!(e.contains("allowed units: s, ms, us, ns, min"), "{e}");
+        let e = size(r#""64kib""#).unwrap_err();
+        assert!(e.contains("allowed units: B, KB, kB, MB, GB, KiB, MiB, GiB"), "{e}");
+        for bad in [r#""""#, r#""ms""#, r#""1.2.3ms""#, r#""--1ms""#, r#""1e""#, r#""1-2s""#, r#"".s""#] {
+            let e = time(bad).unwrap_err();
+            assert!(e.contains("not a number"), "{bad}: {e}");
+        }
+        assert!(time("true").unwrap_err().contains("expected a time: seconds as a number"));
+    }
+
+    #[test]
+    fn quantity_display_uses_the_largest_exact_unit() {
+        assert_eq!(TimeValue(100_000_000).to_string(), "100ms");
+        assert_eq!(TimeValue(1_500_000_000).to_string(), "1500ms");
+        assert_eq!(TimeValue(-1_000_000_000).to_string(), "-1s");
+        assert_eq!(TimeValue(7).to_string(), "7ns");
+        assert_eq!(TimeValue(0).to_string(), "0ns");
+        assert_eq!(RateValue(-5).to_string(), "-5bps");
+        assert_eq!(RateValue(1_500_000).to_string(), "1500kbps");
+        assert_eq!(RateValue(10_000_000_000_000).to_string(), "10000Gbps");
+        assert_eq!(ByteSize(65_536).to_string(), "65536B");
+        // Display output parses back to the same value.
+        for v in [0, 1, 999, 1_000, 1_000_000, 123_456_789_000] {
+            assert_eq!(time(&format!("\"{}\"", TimeValue(v))), Ok(v));
+            assert_eq!(rate(&format!("\"{}\"", RateValue(v))), Ok(v));
+            assert_eq!(size(&format!("\"{}\"", ByteSize(v))), Ok(v));
+        }
+    }
+
+    // --- Whole scenarios ---------------------------------------------------
+
+    #[test]
+    fn base_parses_and_round_trips_through_json() {
+        let spec = ScenarioSpec::from_toml_str(BASE).unwrap();
+        assert_eq!(spec.links[2].rate, RateValue(10_000_000));
+        assert_eq!(spec.flows[1].app_bytes(), Some(ByteSize(1_000_000)));
+        let json = spec.to_json();
+        let again = ScenarioSpec::from_json_str(&json).unwrap();
+        assert_eq!(again.to_json(), json);
+    }
+
+    impl FlowSpec {
+        fn app_bytes(&self) -> Option<ByteSize> {
+            let AppSpec::Bulk { bytes } = self.app;
+            bytes
+        }
+    }
+
+    /// A table row: `(changes to BASE, path, fragment of the message)`.
+    pub(crate) type Case = (&'static [(&'static str, &'static str)], &'static str, &'static str);
+
+    /// Parse errors.
+    #[rustfmt::skip]
+    const PARSE_ERRORS: &[Case] = &[
+        (&[("#TOP", "colour = 1")], "colour", "unknown field `colour`, expected one of `name`, `simulation`, `tcp`, `nodes`, `links`, `flows`"),
+        (&[("#SIM", "durration = 1")], "simulation.durration", "unknown field `durration`, expected one of `duration`, `warmup`"),
+        (&[("duration = \"10s\"", "")], "simulation", "missing field `duration`"),
+        (&[("#TCP", "msss = 1")], "tcp.msss", "unknown field `msss`, expected one of `cc`, `mss`"),
+        (&[("#L0", "qeue = 1")], "links[0].qeue", "unknown field `qeue`, expected one of `a`, `b`, `rate`, `delay`, `queue`, `queue_ab`, `queue_ba`"),
+        (&[("#F0", "tcp = { msss = 1 }")], "flows[0].tcp.msss", "unknown field `msss`"),
+        (&[("#F0", "colour = 1")], "flows[0].colour", "unknown field `colour`"),
+        // Internally tagged enums: unknown keys are rejected, but serde buffers
+        // the table, so the path stops at the table (not `.limit_packet`).
+        (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue", "unknown field `limit_packet`, expected `limit_packets` or `limit_bytes`"),
+        (&[("type = \"droptail\"", "type = \"red\"")], "links[2].queue.type", "unknown variant `red`, expected `droptail`"),
+        (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`"),
+        (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue", "invalid type: string \"x\", expected i64"),
+        (&[("type = \"bulk\"", "type = \"web\"")], "flows[1].app.type", "unknown variant `web`, expected `bulk`"),
+        (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
+        (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
+        (&[("#TCP", "cc = \"cubic\"")], "tcp.cc", "unknown variant `cubic`, expected `reno`"),
+        (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected `reno`"),
+        (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),
+        (&[("\"10Mbps\"", "\"1.2.3Mbps\"")], "links[2].rate", "not a number: \"1.2.3Mbps\""),
+        (&[("\"10Mbps\"", "true")], "links[2].rate", "invalid type: boolean `true`, expected a rate"),
+        (&[("delay = \"20ms\"", "delay = \"20 lightyears\"")], "links[2].delay", "unknown unit \"lightyears\""),
+        (&[("duration = \"10s\"", "duration = nan")], "simulation.duration", "must be a finite number, got NaN"),
+        (&[("duration = \"10s\"", "duration = inf")], "simulation.duration", "must be a finite number, got inf"),
+        (&[("mss = 1000", "mss = 1.5")], "tcp.mss", "invalid type: floating point `1.5`, expected i64"),
+        (&[("mss = 1000", "mss = \"1000\"")], "tcp.mss", "invalid type: string \"1000\", expected i64"),
+        (&[("seed = 7", "seed = -7")], "simulation.seed", "invalid value: integer `-7`, expected u64"),
+        (&[("#TOP", "name = [")], "<root>", "invalid array"),
+    ];
+
+    #[test]
+    fn parse_errors_name_the_path_and_list_what_is_allowed() {
+        for &(changes, path, fragment) in PARSE_ERRORS {
+            let text = edit(changes);
+            match ScenarioSpec::from_toml_str(&text) {
+                Err(SimError::InvalidSpec { path: p, msg }) => {
+                    assert_eq!(p, path, "{changes:?}: {msg}");
+                    assert!(msg.contains(fragment), "{changes:?}: {msg:?} lacks {fragment:?}");
+                    assert!(msg.contains(" at line "), "{changes:?}: {msg:?} lacks a position");
+                }
+                other => panic!("{changes:?}: expected InvalidSpec, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn toml_parse_error_points_at_the_line() {
+        let err = ScenarioSpec::from_toml_str(&edit(&[("\"10Mbps\"", "\"10Mbit\"")])).unwrap_err();
+        let SimError::InvalidSpec { msg, .. } = err else { panic!() };
+        let line = BASE.lines().position(|l| l.contains("\"10Mbps\"")).unwrap() + 1;
+        assert!(msg.ends_with(&format!(" at line {line} column 8")), "{msg}");
+    }
+
+    #[test]
+    fn json_errors_have_the_same_paths() {
+        let base = ScenarioSpec::from_toml_str(BASE).unwrap().to_json();
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (r#""limit_packets":50"#, r#""limit_packets":50,"colour":1"#, "links[2].queue", "unknown field `colour`"),
+            (r#""rate":"10Mbps""#, r#""rate":"10Mbit""#, "links[2].rate", "unknown unit \"Mbit\""),
+            (r#""kind":"router""#, r#""kind":"switch""#, "nodes[2].kind", "expected `host` or `router`"),
+            (r#""mss":1000"#, r#""mss":1000,"colour":1"#, "tcp.colour", "unknown field `colour`"),
+            (r#""duration":"10s""#, r#""duration":0.1,"colour":1"#, "simulation.colour", "unknown field"),
+        ];
+        for &(old, new, path, fragment) in cases {
+            assert_eq!(base.matches(old).count(), 1, "{old}");
+            let err = ScenarioSpec::from_json_str(&base.replacen(old, new, 1)).unwrap_err();
+            assert_eq!(err.path(), path, "{err}");
+            assert!(err.to_string().contains(fragment), "{err}");
+        }
+        let err = ScenarioSpec::from_json_str(&format!("{base} x")).unwrap_err();
+        assert_eq!(err.path(), "<root>");
+    }
 }

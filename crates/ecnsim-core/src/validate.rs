@@ -1,8 +1,316 @@
-//! Semantic validation of a parsed [`ScenarioSpec`]: ranges, cross-field
-//! rules and name references, each error naming its field path.
+//! Semantic validation of a parsed [`ScenarioSpec`] (ranges, cross-field
+//! rules, name references) and resolution of its TCP parameters.
+//!
+//! Every error is an [`SimError::InvalidSpec`] whose path has the format
+//! of parse errors (`links[2].rate`, `flows[0].tcp.mss`) and whose message
+//! says what is allowed and what was found: `must be > 0 and <= 10000Gbps,
+//! got -5bps`. Validation stops at the first violated rule, checking in
+//! document order: `simulation`, `tcp`, `nodes`, `links`, `flows`.
+//!
+//! After [`ScenarioSpec::validate`] succeeds, [`ScenarioSpec::profile`] and
+//! [`ScenarioSpec::resolved_tcp`] cannot fail: every bound below keeps the
+//! values inside the core's integer types (u64 ns, u32/u64 counts).
+//!
+//! Topology rules beyond names (connectivity, routes between a flow's
+//! hosts) are the builder's job.
 
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use crate::ensure_spec;
 use crate::error::SimError;
-use crate::spec::ScenarioSpec;
+use crate::profile::Profile;
+use crate::spec::{AppSpec, ByteSize, NodeKind, QueueSpec, RateValue, ScenarioSpec, TcpOverrides, TimeValue};
+use crate::tcp::TcpConfig;
+use crate::time::SimDuration;
+
+const SEC: i128 = 1_000_000_000;
+/// Longest time any field may hold: 10^6 s (11.6 days), far inside u64 ns.
+const MAX_TIME: i128 = 1_000_000 * SEC;
+/// Fastest link: 10 Tbit/s.
+const MAX_RATE: i128 = 10_000_000_000_000;
+/// Longest one-way propagation delay: 1000 s (well beyond the Earth-Mars light time).
+const MAX_DELAY: i128 = 1_000 * SEC;
+/// Most samples a time series may hold per run (bounds memory).
+const MAX_SAMPLES: i128 = 10_000_000;
+/// Largest queue limit in packets.
+const MAX_QUEUE_PACKETS: i128 = 1_000_000_000;
+/// Largest queue limit in bytes (1 TB).
+const MAX_QUEUE_BYTES: i128 = 1_000_000_000_000;
+/// Largest finite bulk transfer (10^18 B, fits in i64 and u64).
+const MAX_APP_BYTES: i128 = 1_000_000_000_000_000_000;
+/// Names listed in an error message before "... (n more)".
+const MAX_LISTED: usize = 10;
+
+// ---------------------------------------------------------------------------
+// Ranges and their messages
+// ---------------------------------------------------------------------------
+
+/// How a raw value (ns, bit/s, bytes, count) is written in messages.
+#[derive(Clone, Copy, Debug)]
+enum Unit {
+    Count,
+    Time,
+    Rate,
+    Bytes,
+}
+
+impl Unit {
+    fn show(self, v: i128) -> String {
+        match self {
+            // A zero bound reads better without a unit: "must be > 0".
+            _ if v == 0 => "0".to_owned(),
+            Unit::Count => v.to_string(),
+            Unit::Time => TimeValue(v).to_string(),
+            Unit::Rate => RateValue(v).to_string(),
+            Unit::Bytes => ByteSize(v).to_string(),
+        }
+    }
+}
+
+/// A scenario value with a unit.
+trait Quantity: Copy {
+    const UNIT: Unit;
+    fn raw(self) -> i128;
+}
+impl Quantity for i64 {
+    const UNIT: Unit = Unit::Count;
+    fn raw(self) -> i128 {
+        self.into()
+    }
+}
+impl Quantity for TimeValue {
+    const UNIT: Unit = Unit::Time;
+    fn raw(self) -> i128 {
+        self.0
+    }
+}
+impl Quantity for RateValue {
+    const UNIT: Unit = Unit::Rate;
+    fn raw(self) -> i128 {
+        self.0
+    }
+}
+impl Quantity for ByteSize {
+    const UNIT: Unit = Unit::Bytes;
+    fn raw(self) -> i128 {
+        self.0
+    }
+}
+
+/// An interval of allowed raw values; each end open or closed.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    lo: i128,
+    lo_open: bool,
+    hi: i128,
+    hi_open: bool,
+}
+
+impl Limits {
+    /// `lo <= v <= hi`.
+    const fn closed(lo: i128, hi: i128) -> Self {
+        Limits { lo, lo_open: false, hi, hi_open: false }
+    }
+    /// `0 < v <= hi`.
+    const fn positive(hi: i128) -> Self {
+        Limits { lo: 0, lo_open: true, hi, hi_open: false }
+    }
+    /// The same, with the upper end `< hi`.
+    const fn below(self, hi: i128) -> Self {
+        Limits { hi, hi_open: true, ..self }
+    }
+    fn contains(self, v: i128) -> bool {
+        (if self.lo_open { v > self.lo } else { v >= self.lo })
+            && (if self.hi_open { v < self.hi } else { v <= self.hi })
+    }
+    fn describe(self, unit: Unit) -> String {
+        let lo = if self.lo_open { ">" } else { ">=" };
+        let hi = if self.hi_open { "<" } else { "<=" };
+        format!("{lo} {} and {hi} {}", unit.show(self.lo), unit.show(self.hi))
+    }
+}
+
+/// `v` (in `unit`) must lie within `lim`.
+fn check_raw(path: &str, v: i128, unit: Unit, lim: Limits) -> Result<(), SimError> {
+    if lim.contains(v) {
+        return Ok(());
+    }
+    Err(SimError::spec(path, format!("must be {}, got {}", lim.describe(unit), unit.show(v))))
+}
+
+/// `value` must lie within `lim`.
+fn in_range<Q: Quantity>(path: &str, value: Q, lim: Limits) -> Result<(), SimError> {
+    check_raw(path, value.raw(), Q::UNIT, lim)
+}
+
+/// `value`, if given, must lie within `lim`.
+fn opt_in_range<Q: Quantity>(path: &str, value: Option<Q>, lim: Limits) -> Result<(), SimError> {
+    value.map_or(Ok(()), |v| in_range(path, v, lim))
+}
+
+/// `a, b, c`, or the first [`MAX_LISTED`] and a count of the rest.
+fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let n = names.len();
+    let mut s = names.take(MAX_LISTED).collect::<Vec<_>>().join(", ");
+    if n > MAX_LISTED {
+        let _ = write!(s, ", ... ({} more)", n - MAX_LISTED);
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------
+// TCP parameters: one row per numeric field of `TcpOverrides`
+// ---------------------------------------------------------------------------
+
+/// A numeric TCP parameter: how to read it from a scenario level and from a
+/// resolved config, and its allowed range.
+struct TcpField {
+    name: &'static str,
+    unit: Unit,
+    given: fn(&TcpOverrides) -> Option<i128>,
+    resolved: fn(&TcpConfig) -> i128,
+    limits: Limits,
+}
+
+#[rustfmt::skip]
+const TCP_FIELDS: &[TcpField] = &[
+    // RFC 791 + RFC 9293 §3.1: a 65535-byte IPv4 datagram less 20 B IPv4 and 20 B TCP headers.
+    TcpField { name: "mss", unit: Unit::Count, given: |t| t.mss.map(i128::from), resolved: |c| c.mss.into(), limits: Limits::closed(1, 65_495) },
+    // RFC 791 §3.1 IHL and RFC 9293 §3.1 data offset: each header is at most 60 B.
+    TcpField { name: "header_bytes", unit: Unit::Count, given: |t| t.header_bytes.map(i128::from), resolved: |c| c.header_bytes.into(), limits: Limits::closed(0, 120) },
+    // RFC 5681 §3.1 allows IW <= 4 segments, RFC 6928 10; larger values are for experiments.
+    TcpField { name: "initial_window", unit: Unit::Count, given: |t| t.initial_window.map(i128::from), resolved: |c| c.initial_window.into(), limits: Limits::closed(1, 10_000) },
+    TcpField { name: "max_cwnd", unit: Unit::Count, given: |t| t.max_cwnd.map(i128::from), resolved: |c| c.max_cwnd.into(), limits: Limits::closed(1, 1_000_000_000) },
+    // Sanity bound; RFC 7323 §2.3 caps real windows at 2^30 B (window scale 14). Also >= mss, below.
+    TcpField { name: "rcv_window", unit: Unit::Bytes, given: |t| t.rcv_window.map(|v| v.0), resolved: |c| c.rcv_window.into(), limits: Limits::positive(1 << 40).below(1 << 40) },
+    // RFC 6298 §2.1: until a sample is made, RTO <- initial_rto; zero would retransmit at once, forever.
+    TcpField { name: "initial_rto", unit: Unit::Time, given: |t| t.initial_rto.map(|v| v.0), resolved: |c| c.initial_rto.as_nanos().into(), limits: Limits::positive(MAX_TIME) },
+    // RFC 6298 §2.4: RTO is rounded up to min_rto (RFC: 1 s; lower values model Linux's 200 ms).
+    TcpField { name: "min_rto", unit: Unit::Time, given: |t| t.min_rto.map(|v| v.0), resolved: |c| c.min_rto.as_nanos().into(), limits: Limits::closed(0, MAX_TIME) },
+    // RFC 6298 §2.5: RTO may be capped at max_rto; a zero cap would retransmit at once, forever.
+    TcpField { name: "max_rto", unit: Unit::Time, given: |t| t.max_rto.map(|v| v.0), resolved: |c| c.max_rto.as_nanos().into(), limits: Limits::positive(MAX_TIME) },
+    // RFC 6298 §2.2-2.3: G is a clock granularity; 0 models an ideal clock.
+    TcpField { name: "clock_granularity", unit: Unit::Time, given: |t| t.clock_granularity.map(|v| v.0), resolved: |c| c.clock_granularity.as_nanos().into(), limits: Limits::closed(0, MAX_TIME) },
+    // RFC 9293 is silent; 30 retries with exponential backoff already exceed a day at max_rto 60 s.
+    TcpField { name: "syn_retries", unit: Unit::Count, given: |t| t.syn_retries.map(i128::from), resolved: |c| c.syn_retries.into(), limits: Limits::closed(0, 30) },
+    // RFC 5681 §3.2: the third duplicate ACK triggers fast retransmit; other values are for experiments.
+    TcpField { name: "dupack_threshold", unit: Unit::Count, given: |t| t.dupack_threshold.map(i128::from), resolved: |c| c.dupack_threshold.into(), limits: Limits::closed(1, 1_000) },
+    // RFC 5681 §4.2: an ACK ... MUST be generated within 500 ms of the arrival of the first unacknowledged packet.
+    TcpField { name: "delayed_ack_timeout", unit: Unit::Time, given: |t| t.delayed_ack_timeout.map(|v| v.0), resolved: |c| c.delayed_ack_timeout.as_nanos().into(), limits: Limits::positive(0).below(SEC / 2) },
+];
+
+/// Cross-field rules on resolved values: the first field must be >= the second.
+const TCP_AT_LEAST: &[(&str, &str)] = &[
+    // A receive window below one segment stalls the sender (every segment would be a partial one).
+    ("rcv_window", "mss"),
+    // RFC 6298 §2.4-2.5: the RTO is clamped to [min_rto, max_rto], which must not be empty.
+    ("max_rto", "min_rto"),
+];
+
+fn tcp_field(name: &str) -> &'static TcpField {
+    TCP_FIELDS.iter().find(|f| f.name == name).expect("TCP_AT_LEAST names a TCP_FIELDS row")
+}
+
+/// Range checks of the fields set at one level (`tcp`, `flows[i].tcp`).
+fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
+    for f in TCP_FIELDS {
+        if let Some(v) = (f.given)(o) {
+            check_raw(&format!("{prefix}.{}", f.name), v, f.unit, f.limits)?;
+        }
+    }
+    Ok(())
+}
+
+/// Cross-field checks of `profile <- levels[0] <- levels[1] ...`, each level
+/// `(path prefix, overrides)` and already range-checked. The error names the
+/// field that was set, or the innermost level's table if the two fields come
+/// from different levels.
+fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
+    let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
+    for &(name, floor) in TCP_AT_LEAST {
+        let (field, floor_field) = (tcp_field(name), tcp_field(floor));
+        let (value, floor_value) = ((field.resolved)(&cfg), (floor_field.resolved)(&cfg));
+        if value >= floor_value {
+            continue;
+        }
+        let source = |fd: &TcpField| levels.iter().rposition(|&(_, o)| (fd.given)(o).is_some());
+        let origin = |fd: &TcpField| match source(fd) {
+            Some(level) => format!("{}.{}", levels[level].0, fd.name),
+            None => format!("profile \"{}\"", profile.name()),
+        };
+        let path = match (source(field), source(floor_field)) {
+            (Some(a), Some(b)) if a != b => levels[levels.len() - 1].0.to_owned(),
+            (Some(level), _) => format!("{}.{name}", levels[level].0),
+            (None, Some(level)) => format!("{}.{floor}", levels[level].0),
+            (None, None) => "simulation.profile".to_owned(),
+        };
+        return Err(SimError::spec(
+            path,
+            format!(
+                "{name} must be >= {floor}, got {name} = {} (from {}) < {floor} = {} (from {})",
+                field.unit.show(value),
+                origin(field),
+                floor_field.unit.show(floor_value),
+                origin(floor_field)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `profile <- levels...`, converted to the core's types.
+///
+/// # Panics
+/// If a value is outside its [`TCP_FIELDS`] range, which validation rules out.
+fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrides>) -> TcpConfig {
+    fn set<T, U>(slot: &mut T, value: Option<U>, convert: impl FnOnce(U) -> Option<T>) {
+        if let Some(v) = value {
+            *slot = convert(v).expect("TCP value out of range: call ScenarioSpec::validate first");
+        }
+    }
+    let count = |v: i64| u32::try_from(v).ok();
+    let time = |v: TimeValue| u64::try_from(v.0).ok().map(SimDuration::from_nanos);
+    let mut c = profile.tcp();
+    for o in levels {
+        // Destructured so that a new field cannot be forgotten here.
+        let TcpOverrides {
+            cc,
+            mss,
+            header_bytes,
+            initial_window,
+            max_cwnd,
+            rcv_window,
+            initial_rto,
+            min_rto,
+            max_rto,
+            clock_granularity,
+            syn_retries,
+            dupack_threshold,
+            delayed_ack,
+            delayed_ack_timeout,
+        } = *o;
+        set(&mut c.cc, cc, Some);
+        set(&mut c.mss, mss, count);
+        set(&mut c.header_bytes, header_bytes, count);
+        set(&mut c.initial_window, initial_window, count);
+        set(&mut c.max_cwnd, max_cwnd, count);
+        set(&mut c.rcv_window, rcv_window, |v: ByteSize| u64::try_from(v.0).ok());
+        set(&mut c.initial_rto, initial_rto, time);
+        set(&mut c.min_rto, min_rto, time);
+        set(&mut c.max_rto, max_rto, time);
+        set(&mut c.clock_granularity, clock_granularity, time);
+        set(&mut c.syn_retries, syn_retries, count);
+        set(&mut c.dupack_threshold, dupack_threshold, count);
+        set(&mut c.delayed_ack, delayed_ack, Some);
+        set(&mut c.delayed_ack_timeout, delayed_ack_timeout, time);
+    }
+    c
+}
+
+// ---------------------------------------------------------------------------
+// The scenario
+// ---------------------------------------------------------------------------
 
 impl ScenarioSpec {
     /// Check every rule that types alone cannot express.
@@ -10,6 +318,486 @@ impl ScenarioSpec {
     /// # Errors
     /// The first violated rule, as [`SimError::InvalidSpec`] with its field path.
     pub fn validate(&self) -> Result<(), SimError> {
+        let profile = self.check_simulation()?;
+        check_tcp_ranges("tcp", &self.tcp)?;
+        check_tcp_cross(profile, &[("tcp", &self.tcp)])?;
+        let nodes = self.check_nodes()?;
+        self.check_links(&nodes)?;
+        self.check_flows(&nodes, profile)
+    }
+
+    /// The scenario's default profile (`simulation.profile`, default `"rfc"`).
+    ///
+    /// # Panics
+    /// If the name is unknown, which [`ScenarioSpec::validate`] rules out.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        let name = self.simulation.profile.as_deref().unwrap_or("rfc");
+        Profile::from_name(name)
+            .unwrap_or_else(|| panic!("unknown profile {name:?}: call ScenarioSpec::validate first"))
+    }
+
+    /// The TCP parameters of flow `flow_index`: the profile's defaults,
+    /// overridden by the scenario's `[tcp]`, overridden by the flow's `tcp`.
+    ///
+    /// # Panics
+    /// If `flow_index` is out of range, or the spec has not passed
+    /// [`ScenarioSpec::validate`] (an unknown profile, a value out of range).
+    #[must_use]
+    pub fn resolved_tcp(&self, flow_index: usize) -> TcpConfig {
+        resolve(self.profile(), [&self.tcp, &self.flows[flow_index].tcp])
+    }
+
+    fn check_simulation(&self) -> Result<Profile, SimError> {
+        let sim = &self.simulation;
+        let duration = sim.duration.0;
+        in_range("simulation.duration", sim.duration, Limits::positive(MAX_TIME))?;
+        if let Some(warmup) = sim.warmup {
+            ensure_spec!(
+                (0..duration).contains(&warmup.0),
+                "simulation.warmup",
+                "must be >= 0 and < simulation.duration ({}), got {warmup}",
+                sim.duration
+            );
+        }
+        if let Some(interval) = sim.sample_interval {
+            in_range("simulation.sample_interval", interval, Limits::positive(MAX_TIME))?;
+            let samples = duration / interval.0;
+            ensure_spec!(
+                samples <= MAX_SAMPLES,
+                "simulation.sample_interval",
+                "{interval} gives {samples} samples over simulation.duration ({}); at most {MAX_SAMPLES} are \
+                 allowed, so use >= {}",
+                sim.duration,
+                TimeValue((duration + MAX_SAMPLES - 1) / MAX_SAMPLES)
+            );
+        }
+        let name = sim.profile.as_deref().unwrap_or("rfc");
+        Profile::from_name(name).ok_or_else(|| {
+            SimError::spec(
+                "simulation.profile",
+                format!("unknown profile {name:?}; allowed: {}", Profile::NAMES.join(", ")),
+            )
+        })
+    }
+
+    /// Node names to (index, kind).
+    fn check_nodes(&self) -> Result<HashMap<&str, (usize, NodeKind)>, SimError> {
+        ensure_spec!(!self.nodes.is_empty(), "nodes", "at least one node is required, got none");
+        let mut by_name = HashMap::with_capacity(self.nodes.len());
+        for (i, node) in self.nodes.iter().enumerate() {
+            let name = node.name.as_str();
+            ensure_spec!(!name.trim().is_empty(), format!("nodes[{i}].name"), "must not be empty, got {name:?}");
+            if let Some(&(first, _)) = by_name.get(name) {
+                return Err(SimError::spec(
+                    format!("nodes[{i}].name"),
+                    format!("duplicate node name {name:?} (first at nodes[{first}])"),
+                ));
+            }
+            by_name.insert(name, (i, node.kind));
+        }
+        Ok(by_name)
+    }
+
+    /// The node called `name`, or an error at `path` listing the nodes.
+    fn node(&self, nodes: &HashMap<&str, (usize, NodeKind)>, path: &str, name: &str) -> Result<NodeKind, SimError> {
+        nodes.get(name).map(|&(_, kind)| kind).ok_or_else(|| {
+            SimError::spec(
+                path,
+                format!("no node named {name:?}; nodes are: {}", name_list(self.nodes.iter().map(|n| n.name.as_str()))),
+            )
+        })
+    }
+
+    fn check_links(&self, nodes: &HashMap<&str, (usize, NodeKind)>) -> Result<(), SimError> {
+        let mut pairs: HashMap<(&str, &str), usize> = HashMap::with_capacity(self.links.len());
+        for (i, link) in self.links.iter().enumerate() {
+            let p = format!("links[{i}]");
+            self.node(nodes, &format!("{p}.a"), &link.a)?;
+            self.node(nodes, &format!("{p}.b"), &link.b)?;
+            ensure_spec!(
+                link.a != link.b,
+                format!("{p}.b"),
+                "same node as a ({:?}); a link must join two different nodes",
+                link.b
+            );
+            let pair = if link.a < link.b { (&*link.a, &*link.b) } else { (&*link.b, &*link.a) };
+            if let Some(first) = pairs.insert(pair, i) {
+                return Err(SimError::spec(
+                    p,
+                    format!(
+                        "second link between {:?} and {:?} (first at links[{first}]); at most one link may join \
+                         two nodes",
+                        link.a, link.b
+                    ),
+                ));
+            }
+            in_range(&format!("{p}.rate"), link.rate, Limits::positive(MAX_RATE))?;
+            in_range(&format!("{p}.delay"), link.delay, Limits::closed(0, MAX_DELAY))?;
+            for (field, queue) in [("queue", &link.queue), ("queue_ab", &link.queue_ab), ("queue_ba", &link.queue_ba)] {
+                if let Some(q) = queue {
+                    check_queue(&format!("{p}.{field}"), q)?;
+                }
+            }
+        }
         Ok(())
+    }
+
+    fn check_flows(&self, nodes: &HashMap<&str, (usize, NodeKind)>, profile: Profile) -> Result<(), SimError> {
+        let duration = self.simulation.duration;
+        let mut names: HashMap<String, usize> = HashMap::with_capacity(self.flows.len());
+        for (i, flow) in self.flows.iter().enumerate() {
+            let p = format!("flows[{i}]");
+            for (end, name) in [("src", &flow.src), ("dst", &flow.dst)] {
+                let path = format!("{p}.{end}");
+                let kind = self.node(nodes, &path, name)?;
+                ensure_spec!(kind == NodeKind::Host, path, "{name:?} is a router; flows must start and end at hosts");
+            }
+            ensure_spec!(
+                flow.src != flow.dst,
+                format!("{p}.dst"),
+                "same host as src ({:?}); a flow needs two different hosts",
+                flow.dst
+            );
+            if let Some(start) = flow.start {
+                ensure_spec!(
+                    (0..duration.0).contains(&start.0),
+                    format!("{p}.start"),
+                    "must be >= 0 and < simulation.duration ({duration}), got {start}"
+                );
+            }
+            // Unnamed flows are called flow<i>; an explicit name must not take another flow's default.
+            if let Some(name) = &flow.name {
+                ensure_spec!(!name.trim().is_empty(), format!("{p}.name"), "must not be empty, got {name:?}");
+            }
+            let name = flow.name.clone().unwrap_or_else(|| format!("flow{i}"));
+            if let Some(first) = names.insert(name.clone(), i) {
+                return Err(match (&self.flows[first].name, &flow.name) {
+                    (Some(_), Some(_)) => SimError::spec(
+                        format!("{p}.name"),
+                        format!("duplicate flow name {name:?} (first at flows[{first}])"),
+                    ),
+                    (None, Some(_)) => SimError::spec(
+                        format!("{p}.name"),
+                        format!("duplicate flow name {name:?} (the default name of unnamed flows[{first}])"),
+                    ),
+                    (_, None) => SimError::spec(
+                        format!("flows[{first}].name"),
+                        format!("{name:?} is the default name of unnamed {p}; choose another name"),
+                    ),
+                });
+            }
+            match &flow.app {
+                AppSpec::Bulk { bytes } => {
+                    opt_in_range(&format!("{p}.app.bytes"), *bytes, Limits::closed(1, MAX_APP_BYTES))?;
+                }
+            }
+            let tcp_path = format!("{p}.tcp");
+            check_tcp_ranges(&tcp_path, &flow.tcp)?;
+            check_tcp_cross(profile, &[("tcp", &self.tcp), (&tcp_path, &flow.tcp)])?;
+        }
+        Ok(())
+    }
+}
+
+fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
+    match queue {
+        QueueSpec::Droptail { limit_packets, limit_bytes } => {
+            let packets = format!("{path}.limit_packets");
+            opt_in_range(&packets, *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
+            opt_in_range(&format!("{path}.limit_bytes"), *limit_bytes, Limits::closed(1, MAX_QUEUE_BYTES))?;
+            if let (Some(n), Some(b)) = (limit_packets, limit_bytes) {
+                return Err(SimError::spec(
+                    format!("{path}.limit_bytes"),
+                    format!("cannot be combined with limit_packets ({n}); give only one of the two, got {b}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::tests::{edit, Case, BASE};
+    use crate::spec::CcKind;
+
+    fn validate(text: &str) -> Result<(), SimError> {
+        ScenarioSpec::from_toml_str(text).expect("test scenario parses").validate()
+    }
+
+    #[test]
+    fn base_scenario_is_valid() {
+        validate(BASE).unwrap();
+    }
+
+    /// `(changes to BASE, path, fragment of the message)`: each a parseable
+    /// scenario that validation rejects.
+    #[rustfmt::skip]
+    const INVALID: &[Case] = &[
+        // simulation
+        (&[("duration = \"10s\"", "duration = 0")], "simulation.duration", "must be > 0 and <= 1000000s, got 0"),
+        (&[("duration = \"10s\"", "duration = \"-1s\"")], "simulation.duration", "got -1s"),
+        (&[("duration = \"10s\"", "duration = \"2000000s\"")], "simulation.duration", "<= 1000000s, got 2000000s"),
+        (&[("warmup = \"1s\"", "warmup = \"10s\"")], "simulation.warmup", "must be >= 0 and < simulation.duration (10s), got 10s"),
+        (&[("warmup = \"1s\"", "warmup = \"-1ms\"")], "simulation.warmup", "got -1ms"),
+        (&[("sample_interval = \"10ms\"", "sample_interval = 0")], "simulation.sample_interval", "must be > 0"),
+        (&[("sample_interval = \"10ms\"", "sample_interval = \"100ns\"")], "simulation.sample_interval", "100ns gives 100000000 samples over simulation.duration (10s); at most 10000000 are allowed, so use >= 1us"),
+        (&[("profile = \"rfc\"", "profile = \"foo\"")], "simulation.profile", "unknown profile \"foo\"; allowed: rfc"),
+        // [tcp], one row per TCP_FIELDS bound
+        (&[("mss = 1000", "mss = 0")], "tcp.mss", "must be >= 1 and <= 65495, got 0"),
+        (&[("mss = 1000", "mss = 65496")], "tcp.mss", "got 65496"),
+        (&[("#TCP", "header_bytes = -1")], "tcp.header_bytes", "must be >= 0 and <= 120, got -1"),
+        (&[("#TCP", "header_bytes = 121")], "tcp.header_bytes", "got 121"),
+        (&[("#TCP", "initial_window = 0")], "tcp.initial_window", "must be >= 1 and <= 10000, got 0"),
+        (&[("#TCP", "max_cwnd = 1000000001")], "tcp.max_cwnd", "<= 1000000000, got 1000000001"),
+        (&[("#TCP", "max_cwnd = -1")], "tcp.max_cwnd", "got -1"),
+        (&[("#TCP", "rcv_window = 0")], "tcp.rcv_window", "must be > 0 and < 1099511627776B, got 0"),
+        (&[("#TCP", "rcv_window = 1099511627776")], "tcp.rcv_window", "got 1099511627776B"),
+        (&[("#TCP", "rcv_window = 999")], "tcp.rcv_window", "rcv_window must be >= mss, got rcv_window = 999B (from tcp.rcv_window) < mss = 1000 (from tcp.mss)"),
+        (&[("#TCP", "initial_rto = 0")], "tcp.initial_rto", "must be > 0 and <= 1000000s, got 0"),
+        (&[("#TCP", "initial_rto = \"1000001s\"")], "tcp.initial_rto", "got 1000001s"),
+        (&[("min_rto = \"200ms\"", "min_rto = \"-1ms\"")], "tcp.min_rto", "must be >= 0 and <= 1000000s, got -1ms"),
+        (&[("#TCP", "max_rto = 0")], "tcp.max_rto", "must be > 0"),
+        (&[("#TCP", "max_rto = \"100ms\"")], "tcp.max_rto", "max_rto must be >= min_rto, got max_rto = 100ms (from tcp.max_rto) < min_rto = 200ms (from tcp.min_rto)"),
+        (&[("min_rto = \"200ms\"", "min_rto = \"61s\"")], "tcp.min_rto", "max_rto = 60s (from profile \"rfc\") < min_rto = 61s (from tcp.min_rto)"),
+        (&[("#TCP", "clock_granularity = \"-1ns\"")], "tcp.clock_granularity", "must be >= 0 and <= 1000000s, got -1ns"),
+        (&[("#TCP", "syn_retries = 31")], "tcp.syn_retries", "must be >= 0 and <= 30, got 31"),
+        (&[("#TCP", "syn_retries = -1")], "tcp.syn_retries", "got -1"),
+        (&[("#TCP", "dupack_threshold = 0")], "tcp.dupack_threshold", "must be >= 1 and <= 1000, got 0"),
+        (&[("#TCP", "delayed_ack_timeout = \"500ms\"")], "tcp.delayed_ack_timeout", "must be > 0 and < 500ms, got 500ms"),
+        (&[("#TCP", "delayed_ack_timeout = 0")], "tcp.delayed_ack_timeout", "got 0"),
+        // flows[i].tcp: the same rules, and cross rules across levels
+        (&[("#F0", "tcp = { mss = 70000 }")], "flows[0].tcp.mss", "must be >= 1 and <= 65495, got 70000"),
+        (&[("initial_window = 10", "initial_window = 10, delayed_ack_timeout = \"1s\"")], "flows[1].tcp.delayed_ack_timeout", "< 500ms, got 1s"),
+        (&[("#F0", "tcp = { rcv_window = 500 }")], "flows[0].tcp", "rcv_window = 500B (from flows[0].tcp.rcv_window) < mss = 1000 (from tcp.mss)"),
+        (&[("#F0", "tcp = { mss = 2000 }"), ("#TCP", "rcv_window = 1500")], "flows[0].tcp", "rcv_window = 1500B (from tcp.rcv_window) < mss = 2000 (from flows[0].tcp.mss)"),
+        (&[("#F0", "tcp = { rcv_window = 1000, mss = 1001 }")], "flows[0].tcp.rcv_window", "(from flows[0].tcp.rcv_window) < mss = 1001 (from flows[0].tcp.mss)"),
+        (&[("#F0", "tcp = { min_rto = \"70s\" }")], "flows[0].tcp.min_rto", "max_rto = 60s (from profile \"rfc\") < min_rto = 70s (from flows[0].tcp.min_rto)"),
+        (&[("#F0", "tcp = { max_rto = \"100ms\" }")], "flows[0].tcp", "max_rto = 100ms (from flows[0].tcp.max_rto) < min_rto = 200ms (from tcp.min_rto)"),
+        // nodes
+        (&[("name = \"h3\"", "name = \"r1\"")], "nodes[3].name", "duplicate node name \"r1\" (first at nodes[2])"),
+        (&[("name = \"h2\"", "name = \"\"")], "nodes[1].name", "must not be empty"),
+        (&[("name = \"h2\"", "name = \"  \"")], "nodes[1].name", "must not be empty, got \"  \""),
+        // links
+        (&[("a = \"h2\"", "a = \"x\"")], "links[1].a", "no node named \"x\"; nodes are: h1, h2, r1, h3"),
+        (&[("b = \"h3\"", "b = \"h4\"")], "links[2].b", "no node named \"h4\"; nodes are: h1, h2, r1, h3"),
+        (&[("a = \"h2\"", "a = \"r1\"")], "links[1].b", "same node as a (\"r1\"); a link must join two different nodes"),
+        (&[("b = \"h3\"", "b = \"h1\"")], "links[2]", "second link between \"r1\" and \"h1\" (first at links[0])"),
+        (&[("\"10Mbps\"", "\"-5\"")], "links[2].rate", "must be > 0 and <= 10000Gbps, got -5bps"),
+        (&[("\"10Mbps\"", "0")], "links[2].rate", "must be > 0"),
+        (&[("\"10Mbps\"", "\"20000Gbps\"")], "links[2].rate", "got 20000Gbps"),
+        (&[("delay = \"20ms\"", "delay = \"-1ms\"")], "links[2].delay", "must be >= 0 and <= 1000s, got -1ms"),
+        (&[("delay = \"20ms\"", "delay = 1001")], "links[2].delay", "got 1001s"),
+        (&[("limit_packets = 50", "limit_packets = 0")], "links[2].queue.limit_packets", "must be >= 1 and <= 1000000000, got 0"),
+        (&[("limit_packets = 50", "limit_packets = -3")], "links[2].queue.limit_packets", "got -3"),
+        (&[("limit_packets = 50", "limit_bytes = 0")], "links[2].queue.limit_bytes", "must be >= 1B and <= 1000000000000B, got 0"),
+        (&[("limit_packets = 50", "limit_bytes = \"-1KB\"")], "links[2].queue.limit_bytes", "got -1000B"),
+        (&[("limit_packets = 50", "limit_packets = 50, limit_bytes = \"64KB\"")], "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
+        (&[("#L0", "queue_ab = { type = \"droptail\", limit_packets = 0 }")], "links[0].queue_ab.limit_packets", "got 0"),
+        (&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = -1 }")], "links[0].queue_ba.limit_bytes", "got -1B"),
+        // flows
+        (&[("src = \"h2\"", "src = \"x\"")], "flows[1].src", "no node named \"x\"; nodes are: h1, h2, r1, h3"),
+        (&[("src = \"h1\"", "src = \"r1\"")], "flows[0].src", "\"r1\" is a router; flows must start and end at hosts"),
+        (&[("dst = \"h3\"\n#F0", "dst = \"r1\"")], "flows[0].dst", "\"r1\" is a router"),
+        (&[("src = \"h2\"", "src = \"h3\"")], "flows[1].dst", "same host as src (\"h3\"); a flow needs two different hosts"),
+        (&[("start = \"1s\"", "start = \"10s\"")], "flows[1].start", "must be >= 0 and < simulation.duration (10s), got 10s"),
+        (&[("start = \"1s\"", "start = -1")], "flows[1].start", "got -1s"),
+        (&[("name = \"second\"", "name = \"\"")], "flows[1].name", "must not be empty"),
+        (&[("#F0", "name = \"second\"")], "flows[1].name", "duplicate flow name \"second\" (first at flows[0])"),
+        (&[("name = \"second\"", "name = \"flow0\"")], "flows[1].name", "duplicate flow name \"flow0\" (the default name of unnamed flows[0])"),
+        (&[("#F0", "name = \"flow2\""), ("#F1", "[[flows]]\nsrc = \"h3\"\ndst = \"h1\"")], "flows[0].name", "\"flow2\" is the default name of unnamed flows[2]; choose another name"),
+        (&[("bytes = \"1MB\"", "bytes = 0")], "flows[1].app.bytes", "must be >= 1B and <= 1000000000000000000B, got 0"),
+        (&[("bytes = \"1MB\"", "bytes = \"-1KB\"")], "flows[1].app.bytes", "got -1000B"),
+    ];
+
+    #[test]
+    fn invalid_scenarios_name_the_path_and_the_rule() {
+        for &(changes, path, fragment) in INVALID {
+            match validate(&edit(changes)) {
+                Err(SimError::InvalidSpec { path: p, msg }) => {
+                    assert_eq!(p, path, "{changes:?}: {msg}");
+                    assert!(msg.contains(fragment), "{changes:?}:\n  {msg:?}\n  lacks {fragment:?}");
+                }
+                other => panic!("{changes:?}: expected InvalidSpec at {path}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn boundary_values_are_accepted() {
+        #[rustfmt::skip]
+        let ok: &[&[(&str, &str)]] = &[
+            &[("mss = 1000", "mss = 65495"), ("#TCP", "rcv_window = \"64KiB\"")],
+            &[("mss = 1000", "mss = 1")],
+            &[("#TCP", "header_bytes = 0\ninitial_window = 10000\nmax_cwnd = 1000000000\nsyn_retries = 30\ndupack_threshold = 1000")],
+            &[("#TCP", "rcv_window = 1000\nclock_granularity = 0\nmax_rto = \"200ms\"")],
+            &[("min_rto = \"200ms\"", "min_rto = 0"), ("#TCP", "rcv_window = 1099511627775")],
+            &[("#TCP", "delayed_ack_timeout = \"499999999ns\"\ninitial_rto = \"1000000s\"")],
+            &[("warmup = \"1s\"", "warmup = 0"), ("start = \"1s\"", "start = \"9.999999999s\"")],
+            &[("sample_interval = \"10ms\"", "sample_interval = \"1us\"")],
+            &[("sample_interval = \"10ms\"", "sample_interval = \"1000000s\"")],
+            &[("duration = \"10s\"", "duration = \"1000000s\""), ("sample_interval = \"10ms\"", "sample_interval = \"100ms\"")],
+            &[("\"10Mbps\"", "\"10000Gbps\""), ("delay = \"20ms\"", "delay = 1000")],
+            &[("limit_packets = 50", "limit_bytes = \"1KB\"")],
+            &[("limit_packets = 50", "limit_packets = 1")],
+            &[("bytes = \"1MB\"", "bytes = 1")],
+            // A name of the form flow<i> is fine when it is that flow's own default.
+            &[("#F0", "name = \"flow0\"")],
+            &[("name = \"second\"", "name = \"flow1\"")],
+            // One link per pair, whatever the direction it is written in.
+            &[("#F1", "[[links]]\na = \"h1\"\nb = \"h2\"\nrate = 1\ndelay = 0")],
+        ];
+        for &changes in ok {
+            if let Err(e) = validate(&edit(changes)) {
+                panic!("{changes:?}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_scenario_needs_a_node() {
+        let text = "simulation = { duration = 1 }\nnodes = []\nlinks = []";
+        let err = validate(text).unwrap_err();
+        assert_eq!(err, SimError::spec("nodes", "at least one node is required, got none"));
+        validate("simulation = { duration = 1 }\nnodes = [{ name = \"a\", kind = \"host\" }]\nlinks = []").unwrap();
+    }
+
+    #[test]
+    fn long_name_lists_are_truncated() {
+        let mut text =
+            String::from("simulation = { duration = 1 }\nlinks = [{ a = \"n0\", b = \"x\", rate = 1, delay = 0 }]\n");
+        for i in 0..25 {
+            let _ = write!(text, "[[nodes]]\nname = \"n{i}\"\nkind = \"host\"\n");
+        }
+        let err = validate(&text).unwrap_err();
+        assert_eq!(err.path(), "links[0].b");
+        assert!(err.to_string().ends_with("nodes are: n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, ... (15 more)"), "{err}");
+    }
+
+    #[test]
+    fn every_profile_satisfies_the_tcp_rules() {
+        for &name in Profile::NAMES {
+            let profile = Profile::from_name(name).unwrap();
+            assert_eq!(profile.name(), name);
+            let cfg = profile.tcp();
+            for f in TCP_FIELDS {
+                check_raw(&format!("{name}.{}", f.name), (f.resolved)(&cfg), f.unit, f.limits).unwrap();
+            }
+            check_tcp_cross(profile, &[]).unwrap();
+        }
+    }
+
+    /// Every `TcpOverrides` field set to a distinct in-range value.
+    const ALL_TCP: &str = r#"cc = "reno"
+mss = 1001
+header_bytes = 52
+initial_window = 4
+max_cwnd = 5000
+rcv_window = "2MB"
+initial_rto = "3s"
+min_rto = "201ms"
+max_rto = "61s"
+clock_granularity = "2ms"
+syn_retries = 5
+dupack_threshold = 4
+delayed_ack = true
+delayed_ack_timeout = "40ms"
+"#;
+
+    #[test]
+    fn tcp_table_covers_every_numeric_field_and_reads_it_correctly() {
+        let o: TcpOverrides = toml::from_str(ALL_TCP).unwrap();
+        let json = serde_json::to_value(&o).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        let numeric: Vec<&str> = keys.iter().copied().filter(|k| !matches!(*k, "cc" | "delayed_ack")).collect();
+        let mut names: Vec<&str> = TCP_FIELDS.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        let mut sorted = numeric.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted, "TCP_FIELDS must have one row per numeric TcpOverrides field");
+        assert_eq!(keys.len(), 14, "ALL_TCP must set every field");
+        // `given` reads the field of its name, and resolution carries it over unchanged.
+        let cfg = resolve(Profile::Rfc, [&o]);
+        for f in TCP_FIELDS {
+            let set = ScenarioSpec::from_toml_str(&format!(
+                "simulation = {{ duration = 1 }}\nnodes = []\nlinks = []\n[tcp]\n{} = {}",
+                f.name, json[f.name]
+            ))
+            .unwrap();
+            assert_eq!((f.given)(&set.tcp), (f.given)(&o), "{}", f.name);
+            assert_eq!(Some((f.resolved)(&cfg)), (f.given)(&o), "{}", f.name);
+            assert_ne!(
+                (f.resolved)(&cfg),
+                (f.resolved)(&Profile::Rfc.tcp()),
+                "{}: ALL_TCP must differ from the profile",
+                f.name
+            );
+        }
+        assert_eq!(cfg.cc, CcKind::Reno);
+        assert!(cfg.delayed_ack);
+    }
+
+    #[test]
+    fn resolved_tcp_applies_profile_then_tcp_then_flow() {
+        let spec = ScenarioSpec::from_toml_str(&edit(&[("#TCP", "initial_window = 4\ndelayed_ack = true")])).unwrap();
+        spec.validate().unwrap();
+        assert_eq!(spec.profile(), Profile::Rfc);
+        let rfc = Profile::Rfc.tcp();
+        let f0 = spec.resolved_tcp(0);
+        let f1 = spec.resolved_tcp(1);
+        // From the profile.
+        assert_eq!(f0.max_rto, rfc.max_rto);
+        assert_eq!(f0.initial_rto, SimDuration::from_secs(1));
+        assert_eq!(f1.header_bytes, rfc.header_bytes);
+        // From [tcp].
+        assert_eq!((f0.mss, f1.mss), (1000, 1000));
+        assert_eq!(f0.min_rto, SimDuration::from_millis(200));
+        assert!(f0.delayed_ack && f1.delayed_ack);
+        assert_eq!(f0.initial_window, 4);
+        // From flows[1].tcp, over [tcp].
+        assert_eq!(f1.initial_window, 10);
+        // Nothing else differs from the profile.
+        assert_eq!(
+            f0,
+            TcpConfig {
+                mss: 1000,
+                min_rto: SimDuration::from_millis(200),
+                initial_window: 4,
+                delayed_ack: true,
+                ..rfc
+            }
+        );
+        assert_eq!(f1, TcpConfig { initial_window: 10, ..f0 });
+    }
+
+    #[test]
+    fn resolved_tcp_converts_units_exactly() {
+        let spec = ScenarioSpec::from_toml_str(&edit(&[(
+            "#F0",
+            "tcp = { rcv_window = \"64KiB\", min_rto = 0.1, max_rto = \"1.5s\", delayed_ack_timeout = \"0.0000000015s\" }",
+        )]))
+        .unwrap();
+        spec.validate().unwrap();
+        let c = spec.resolved_tcp(0);
+        assert_eq!(c.rcv_window, 65_536);
+        assert_eq!(c.min_rto, SimDuration::from_millis(100));
+        assert_eq!(c.max_rto, SimDuration::from_millis(1_500));
+        assert_eq!(c.delayed_ack_timeout, SimDuration::from_nanos(2));
+    }
+
+    #[test]
+    #[should_panic(expected = "call ScenarioSpec::validate first")]
+    fn resolved_tcp_panics_on_an_unvalidated_value() {
+        let spec = ScenarioSpec::from_toml_str(&edit(&[("mss = 1000", "mss = -1")])).unwrap();
+        let _ = spec.resolved_tcp(0);
+    }
+
+    #[test]
+    fn profile_defaults_to_rfc() {
+        let spec = ScenarioSpec::from_toml_str(&edit(&[("profile = \"rfc\"", "")])).unwrap();
+        spec.validate().unwrap();
+        assert_eq!(spec.profile(), Profile::Rfc);
     }
 }

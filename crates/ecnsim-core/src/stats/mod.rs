@@ -1,1 +1,269 @@
-//! placeholder
+//! Statistics: warm-up snapshots, time series and the result tables.
+//!
+//! Counters always count from the start of the run; at the end of warm-up a
+//! [`Snapshot`] is taken and every reported counter is `now - snapshot`.
+//! Rates are over `[max(warmup, flow start), now]`; queue averages are
+//! time-weighted over `[warmup, now]`.
+//!
+//! Tables (column names carry their unit):
+//! - `flows`: one row per flow.
+//! - `queues`: one row per link direction.
+//! - `flow_series`, `queue_series`: one row per sample (if sampling is on).
+
+use crate::qdisc::{DropReason, MarkReason, QueueCounters};
+use crate::results::{Results, Table};
+use crate::sim::Simulation;
+use crate::tcp::TcpCounters;
+use crate::time::SimTime;
+
+/// Per-flow facts kept by the simulation (the sockets keep the rest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowExtra {
+    /// Packets of this flow (either direction) dropped by any queue.
+    pub drops: u64,
+    /// Packets of this flow CE-marked by any queue.
+    pub marks: u64,
+    /// When the handshake completed at the initiator.
+    pub connected_at: Option<SimTime>,
+    /// When the receiver had every byte of a finite transfer, in order.
+    pub completed_at: Option<SimTime>,
+    /// The connection was abandoned (SYN retries exhausted).
+    pub failed: bool,
+}
+
+/// Counters at the end of warm-up.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    time: SimTime,
+    endpoints: Vec<TcpCounters>,
+    flows: Vec<FlowExtra>,
+    queues: Vec<QueueCounters>,
+}
+
+impl Snapshot {
+    pub(crate) fn take(sim: &Simulation) -> Self {
+        Snapshot {
+            time: sim.now(),
+            endpoints: sim.endpoints.iter().map(|e| e.sock.counters).collect(),
+            flows: sim.flows.iter().map(|f| f.extra).collect(),
+            queues: sim.ports.iter().map(|p| p.queue.counters).collect(),
+        }
+    }
+}
+
+/// Sampled time series, columnar.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    flow_time: Vec<u64>,
+    flow_id: Vec<u64>,
+    cwnd: Vec<u64>,
+    ssthresh: Vec<f64>,
+    queue_time: Vec<u64>,
+    queue_id: Vec<u64>,
+    queue_packets: Vec<u64>,
+    queue_bytes: Vec<u64>,
+}
+
+/// Record one sample of every flow and queue.
+pub(crate) fn sample(sim: &mut Simulation) {
+    let now = sim.now().as_nanos();
+    for (i, f) in sim.flows.iter().enumerate() {
+        if sim.now() < f.start {
+            continue;
+        }
+        let s = &sim.endpoints[2 * i].sock;
+        sim.series.flow_time.push(now);
+        sim.series.flow_id.push(i as u64);
+        sim.series.cwnd.push(s.cwnd());
+        sim.series.ssthresh.push(ssthresh_f64(s.ssthresh()));
+    }
+    for (i, p) in sim.ports.iter().enumerate() {
+        sim.series.queue_time.push(now);
+        sim.series.queue_id.push(i as u64);
+        sim.series.queue_packets.push(p.queue.len_packets());
+        sim.series.queue_bytes.push(p.queue.len_bytes());
+    }
+}
+
+/// ssthresh as a real; the "arbitrarily high" initial value becomes infinity.
+#[allow(clippy::cast_precision_loss)]
+fn ssthresh_f64(v: u64) -> f64 {
+    if v >= u64::MAX / 4 {
+        f64::INFINITY
+    } else {
+        v as f64
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn secs(t: SimTime) -> f64 {
+    t.as_secs_f64()
+}
+
+/// Build the result tables from the simulation's current state.
+#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
+pub(crate) fn collect(sim: &Simulation) -> Results {
+    let now = sim.now();
+    let warm = sim.warm.as_ref();
+    let since = warm.map_or(SimTime::ZERO, |w| w.time);
+
+    // --- flows ---
+    let mut t = Table::new("flows");
+    let n = sim.flows.len();
+    let mut cols_u: Vec<(&str, Vec<u64>)> = [
+        "packets_sent",
+        "bytes_sent",
+        "packets_retransmitted",
+        "bytes_retransmitted",
+        "bytes_delivered",
+        "rto_count",
+        "fast_retransmits",
+        "syn_retransmits",
+        "synack_retransmits",
+        "acks_sent",
+        "drops",
+        "marks",
+    ]
+    .into_iter()
+    .map(|c| (c, Vec::with_capacity(n)))
+    .collect();
+    let mut goodput = Vec::with_capacity(n);
+    let mut throughput = Vec::with_capacity(n);
+    let mut completion = Vec::with_capacity(n);
+    let mut connect = Vec::with_capacity(n);
+    let mut cwnd = Vec::with_capacity(n);
+    let mut srtt = Vec::with_capacity(n);
+    let mut state = Vec::with_capacity(n);
+    for (i, f) in sim.flows.iter().enumerate() {
+        let zero = TcpCounters::default();
+        let (s0, r0, x0) = warm.map_or((&zero, &zero, FlowExtra::default()), |w| {
+            (&w.endpoints[2 * i], &w.endpoints[2 * i + 1], w.flows[i])
+        });
+        let s = &sim.endpoints[2 * i].sock;
+        let r = &sim.endpoints[2 * i + 1].sock;
+        let (sc, rc) = (s.counters, r.counters);
+        let vals = [
+            sc.data_packets_sent - s0.data_packets_sent,
+            sc.data_bytes_sent - s0.data_bytes_sent,
+            sc.retransmitted_packets - s0.retransmitted_packets,
+            sc.retransmitted_bytes - s0.retransmitted_bytes,
+            rc.bytes_delivered - r0.bytes_delivered,
+            sc.rto_count - s0.rto_count,
+            sc.fast_retransmits - s0.fast_retransmits,
+            sc.syn_retransmits - s0.syn_retransmits,
+            rc.syn_retransmits - r0.syn_retransmits,
+            rc.acks_sent - r0.acks_sent,
+            f.extra.drops - x0.drops,
+            f.extra.marks - x0.marks,
+        ];
+        for (col, v) in cols_u.iter_mut().zip(vals) {
+            col.1.push(v);
+        }
+        let from = since.max(f.start);
+        let span = now.saturating_since(from).as_secs_f64();
+        let rate = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { f64::NAN };
+        goodput.push(rate(vals[4]));
+        throughput.push(rate(vals[1]));
+        completion.push(f.extra.completed_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
+        connect.push(f.extra.connected_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
+        cwnd.push(s.cwnd());
+        srtt.push(s.rtt().srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
+        state.push(if f.extra.failed { "FAILED".to_owned() } else { s.state().to_string() });
+    }
+    t.push_u64("flow_id", (0..n as u64).collect());
+    t.push_str("flow", sim.flows.iter().map(|f| f.name.clone()).collect());
+    t.push_str("src", sim.flows.iter().map(|f| sim.nodes[f.src.index()].name.clone()).collect());
+    t.push_str("dst", sim.flows.iter().map(|f| sim.nodes[f.dst.index()].name.clone()).collect());
+    t.push_f64("start_s", sim.flows.iter().map(|f| secs(f.start)).collect());
+    t.push_f64(
+        "app_bytes",
+        sim.flows.iter().map(|f| f.app_bytes.map_or(f64::INFINITY, |b| b as f64)).collect(),
+    );
+    for (name, v) in cols_u {
+        t.push_u64(name, v);
+    }
+    t.push_f64("goodput_bps", goodput);
+    t.push_f64("throughput_bps", throughput);
+    t.push_f64("connect_time_s", connect);
+    t.push_f64("completion_time_s", completion);
+    t.push_u64("final_cwnd_bytes", cwnd);
+    t.push_f64("final_srtt_s", srtt);
+    t.push_str("final_state", state);
+
+    // --- queues ---
+    let mut q = Table::new("queues");
+    let span_ns = now.saturating_since(since).as_nanos();
+    let zero = QueueCounters::default();
+    let deltas: Vec<QueueCounters> = sim
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut c = p.queue.counters;
+            // Bring the occupancy integral up to `now` without mutating the queue.
+            let dt = u128::from(now.saturating_since(p.queue.last_change()).as_nanos());
+            c.area_packets += u128::from(p.queue.len_packets()) * dt;
+            c.area_bytes += u128::from(p.queue.len_bytes()) * dt;
+            c.since(warm.map_or(&zero, |w| &w.queues[i]))
+        })
+        .collect();
+    let avg = |area: u128| if span_ns > 0 { area as f64 / span_ns as f64 } else { f64::NAN };
+    q.push_u64("queue_id", (0..sim.ports.len() as u64).collect());
+    q.push_str("queue", sim.ports.iter().map(|p| p.name.clone()).collect());
+    q.push_u64("link", sim.ports.iter().map(|p| p.link_index as u64).collect());
+    q.push_str("from", sim.ports.iter().map(|p| sim.nodes[p.from.index()].name.clone()).collect());
+    q.push_str("to", sim.ports.iter().map(|p| sim.nodes[p.to.index()].name.clone()).collect());
+    q.push_u64("rate_bps", sim.ports.iter().map(|p| p.rate.as_bps()).collect());
+    q.push_u64("arrivals", deltas.iter().map(|c| c.arrivals).collect());
+    q.push_u64("arrival_bytes", deltas.iter().map(|c| c.arrival_bytes).collect());
+    q.push_u64("departures", deltas.iter().map(|c| c.departures).collect());
+    q.push_u64("departure_bytes", deltas.iter().map(|c| c.departure_bytes).collect());
+    q.push_u64("drops", deltas.iter().map(QueueCounters::total_drops).collect());
+    for r in DropReason::ALL {
+        q.push_u64(&format!("drops_{}", r.name()), deltas.iter().map(|c| c.drops[r as usize]).collect());
+    }
+    q.push_u64("marks", deltas.iter().map(|c| c.marks.iter().sum()).collect());
+    for r in MarkReason::ALL {
+        q.push_u64(&format!("marks_{}", r.name()), deltas.iter().map(|c| c.marks[r as usize]).collect());
+    }
+    q.push_f64("avg_packets", deltas.iter().map(|c| avg(c.area_packets)).collect());
+    q.push_f64("avg_bytes", deltas.iter().map(|c| avg(c.area_bytes)).collect());
+    q.push_u64("max_packets", sim.ports.iter().map(|p| p.queue.max_packets).collect());
+    q.push_u64("max_bytes", sim.ports.iter().map(|p| p.queue.max_bytes).collect());
+    q.push_f64(
+        "utilization",
+        sim.ports
+            .iter()
+            .zip(&deltas)
+            .map(|(p, c)| {
+                let cap = p.rate.as_bps() as f64 * span_ns as f64 * 1e-9;
+                if cap > 0.0 { c.departure_bytes as f64 * 8.0 / cap } else { f64::NAN }
+            })
+            .collect(),
+    );
+
+    // --- series ---
+    let s = &sim.series;
+    let mut fs = Table::new("flow_series");
+    fs.push_f64("time_s", s.flow_time.iter().map(|&t| t as f64 * 1e-9).collect());
+    fs.push_u64("flow_id", s.flow_id.clone());
+    fs.push_u64("cwnd_bytes", s.cwnd.clone());
+    fs.push_f64("ssthresh_bytes", s.ssthresh.clone());
+    let mut qs = Table::new("queue_series");
+    qs.push_f64("time_s", s.queue_time.iter().map(|&t| t as f64 * 1e-9).collect());
+    qs.push_u64("queue_id", s.queue_id.clone());
+    qs.push_u64("packets", s.queue_packets.clone());
+    qs.push_u64("bytes", s.queue_bytes.clone());
+
+    let meta = vec![
+        ("seed".to_owned(), sim.seed.to_string()),
+        ("profile".to_owned(), sim.profile.to_owned()),
+        ("duration_s".to_owned(), secs(sim.end).to_string()),
+        ("end_time_s".to_owned(), secs(now).to_string()),
+        ("warmup_s".to_owned(), secs(sim.warmup).to_string()),
+        ("finished".to_owned(), sim.is_finished().to_string()),
+        ("resolved_spec".to_owned(), sim.resolved_spec.clone()),
+        ("ecnsim_version".to_owned(), crate::VERSION.to_owned()),
+    ];
+    Results { tables: vec![t, q, fs, qs], meta }
+}

@@ -1,4 +1,16 @@
-//! TCP, sans-IO. Placeholder for the socket; the config is final.
+//! TCP, sans-IO: a socket never reads a clock or schedules anything; the
+//! simulation passes `now` in, pulls segments out with
+//! [`TcpSocket::poll_transmit`] and asks [`TcpSocket::next_deadline`] when to
+//! call [`TcpSocket::on_timer`].
+
+pub mod cc;
+mod rtt;
+mod socket;
+mod state;
+
+pub use rtt::RttEstimator;
+pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket};
+pub use state::TcpState;
 
 use crate::spec::CcKind;
 use crate::time::SimDuration;

@@ -1,0 +1,186 @@
+//! The retransmission timer's estimator, per RFC 6298.
+//!
+//! Read first: RFC 6298 "Computing TCP's Retransmission Timer" §2 (the
+//! estimator), §3 (Karn's algorithm: the caller never feeds a sample taken
+//! from a retransmitted segment) and §5 (managing the timer, backoff).
+//!
+//! Arithmetic is in integer nanoseconds; the RFC's real-valued gains
+//! alpha = 1/8 and beta = 1/4 become exact shifts of scaled sums.
+
+use crate::time::SimDuration;
+
+/// SRTT / RTTVAR / RTO state of one connection.
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    /// Smoothed round-trip time (SRTT); `None` until the first sample.
+    srtt: Option<SimDuration>,
+    /// Round-trip time variation (RTTVAR).
+    rttvar: SimDuration,
+    /// The RTO before backoff, already clamped to `[min_rto, max_rto]`.
+    base_rto: SimDuration,
+    /// Number of consecutive backoffs applied (RFC 6298 §5.5).
+    backoffs: u32,
+    min_rto: SimDuration,
+    max_rto: SimDuration,
+    /// Clock granularity G.
+    granularity: SimDuration,
+}
+
+impl RttEstimator {
+    /// A fresh estimator: RFC 6298 §2.1, RTO <- the initial RTO until a sample is made.
+    #[must_use]
+    pub fn new(initial_rto: SimDuration, min_rto: SimDuration, max_rto: SimDuration, granularity: SimDuration) -> Self {
+        RttEstimator {
+            srtt: None,
+            rttvar: SimDuration::ZERO,
+            base_rto: initial_rto.min(max_rto),
+            backoffs: 0,
+            min_rto,
+            max_rto,
+            granularity,
+        }
+    }
+
+    /// Feed one round-trip measurement `r` (never from a retransmitted
+    /// segment: RFC 6298 §3, Karn). Clears the backoff (§5.7 note: a new
+    /// sample gives a fresh RTO).
+    pub fn on_sample(&mut self, r: SimDuration) {
+        let r_ns = r.as_nanos();
+        match self.srtt {
+            None => {
+                // RFC 6298 §2.2: SRTT <- R, RTTVAR <- R/2.
+                self.srtt = Some(r);
+                self.rttvar = SimDuration::from_nanos(r_ns / 2);
+            }
+            Some(srtt) => {
+                let s = srtt.as_nanos();
+                let diff = s.abs_diff(r_ns);
+                // RFC 6298 §2.3: RTTVAR <- (1 - beta) * RTTVAR + beta * |SRTT - R'|, beta = 1/4.
+                self.rttvar = SimDuration::from_nanos((3 * self.rttvar.as_nanos() + diff) / 4);
+                // RFC 6298 §2.3: SRTT <- (1 - alpha) * SRTT + alpha * R', alpha = 1/8.
+                self.srtt = Some(SimDuration::from_nanos((7 * s + r_ns) / 8));
+            }
+        }
+        let srtt = self.srtt.expect("set above");
+        // RFC 6298 §2.2-2.3: RTO <- SRTT + max (G, K*RTTVAR), K = 4.
+        let rto = srtt + self.granularity.max(self.rttvar.saturating_mul(4));
+        // RFC 6298 §2.4: if RTO is less than the minimum it SHOULD be rounded up.
+        // RFC 6298 §2.5: a maximum value MAY be placed on RTO.
+        self.base_rto = rto.max(self.min_rto).min(self.max_rto);
+        self.backoffs = 0;
+    }
+
+    /// The timer expired: RFC 6298 §5.5, RTO <- RTO * 2, up to the maximum.
+    pub fn on_backoff(&mut self) {
+        self.backoffs = self.backoffs.saturating_add(1);
+    }
+
+    /// Replace the RTO by `rto` (RFC 6298 §5.7: re-initialise to 3 s after a
+    /// retransmitted SYN), keeping any samples.
+    pub fn reset_rto(&mut self, rto: SimDuration) {
+        self.base_rto = rto.max(self.min_rto).min(self.max_rto);
+        self.backoffs = 0;
+    }
+
+    /// The current RTO, backoff applied and capped at the maximum.
+    #[must_use]
+    pub fn rto(&self) -> SimDuration {
+        let shift = self.backoffs.min(63);
+        let factor = 1u64.checked_shl(shift).unwrap_or(u64::MAX);
+        self.base_rto.saturating_mul(factor).min(self.max_rto)
+    }
+
+    /// SRTT, if any sample has been taken.
+    #[must_use]
+    pub fn srtt(&self) -> Option<SimDuration> {
+        self.srtt
+    }
+
+    /// RTTVAR.
+    #[must_use]
+    pub fn rttvar(&self) -> SimDuration {
+        self.rttvar
+    }
+
+    /// Consecutive backoffs since the last sample.
+    #[must_use]
+    pub fn backoffs(&self) -> u32 {
+        self.backoffs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> SimDuration {
+        SimDuration::from_millis(v)
+    }
+
+    fn est() -> RttEstimator {
+        RttEstimator::new(ms(1000), ms(200), ms(60_000), ms(1))
+    }
+
+    #[test]
+    fn before_any_sample_rto_is_initial() {
+        assert_eq!(est().rto(), ms(1000));
+        assert_eq!(RttEstimator::new(ms(3000), ms(200), ms(60_000), ms(1)).rto(), ms(3000));
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_half_rttvar() {
+        let mut e = est();
+        e.on_sample(ms(100));
+        assert_eq!(e.srtt(), Some(ms(100)));
+        assert_eq!(e.rttvar(), ms(50));
+        // RTO = 100 + max(1, 4*50) = 300 ms.
+        assert_eq!(e.rto(), ms(300));
+    }
+
+    #[test]
+    fn later_samples_use_alpha_one_eighth_beta_one_quarter() {
+        let mut e = est();
+        e.on_sample(ms(100));
+        e.on_sample(ms(200));
+        // RTTVAR = 3/4*50 + 1/4*|100-200| = 37.5 + 25 = 62.5 ms
+        assert_eq!(e.rttvar(), SimDuration::from_micros(62_500));
+        // SRTT = 7/8*100 + 1/8*200 = 112.5 ms
+        assert_eq!(e.srtt(), Some(SimDuration::from_micros(112_500)));
+        // RTO = 112.5 + 4*62.5 = 362.5 ms
+        assert_eq!(e.rto(), SimDuration::from_micros(362_500));
+    }
+
+    #[test]
+    fn granularity_bounds_the_variance_term() {
+        let mut e = RttEstimator::new(ms(1000), ms(0), ms(60_000), ms(500));
+        for _ in 0..50 {
+            e.on_sample(ms(100));
+        }
+        // RTTVAR decays towards 0, so RTO -> SRTT + G.
+        assert_eq!(e.rto(), ms(600));
+    }
+
+    #[test]
+    fn rto_is_rounded_up_to_the_minimum() {
+        let mut e = RttEstimator::new(ms(1000), ms(1000), ms(60_000), ms(1));
+        e.on_sample(ms(10));
+        assert_eq!(e.rto(), ms(1000));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum_and_a_sample_clears_it() {
+        let mut e = RttEstimator::new(ms(1000), ms(200), ms(5000), ms(1));
+        e.on_backoff();
+        assert_eq!(e.rto(), ms(2000));
+        e.on_backoff();
+        assert_eq!(e.rto(), ms(4000));
+        e.on_backoff();
+        assert_eq!(e.rto(), ms(5000));
+        for _ in 0..100 {
+            e.on_backoff();
+        }
+        assert_eq!(e.rto(), ms(5000));
+        e.on_sample(ms(100));
+        assert_eq!(e.rto(), ms(300));
+    }
+}
