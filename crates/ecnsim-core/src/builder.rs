@@ -103,7 +103,11 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         let app_bytes = match f.app {
             AppSpec::Bulk { bytes } => bytes.map(|b| to_u64(b.0)),
         };
-        let start = SimTime::ZERO + f.start.map_or(SimDuration::ZERO, dur);
+        let mut start = SimTime::ZERO + f.start.map_or(SimDuration::ZERO, dur);
+        if let Some(j) = f.start_jitter.map(dur).filter(|j| *j > SimDuration::ZERO) {
+            let mut rng = SimRng::for_component(seed, &format!("flow/{name}/start"));
+            start += SimDuration::from_nanos(rng.below(j.as_nanos()));
+        }
         flows.push(Flow { name: name.clone(), src, dst, start, app_bytes, cfg, extra: FlowExtra::default() });
         let initiator = TcpSocket::new(cfg);
         let mut responder = TcpSocket::new(cfg);
@@ -123,6 +127,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         rf.name = Some(name);
         rf.tcp = overrides_from(&cfg);
         rf.start = Some(TimeValue(i128::from(start.as_nanos())));
+        rf.start_jitter = None;
         if start < end {
             sched.schedule(start, Event::AppStart(FlowId::from_index(i)));
         }

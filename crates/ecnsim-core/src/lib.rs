@@ -41,8 +41,10 @@
 
 #![warn(missing_docs)]
 
+mod builder;
 pub mod error;
 pub mod ids;
+mod link;
 pub mod packet;
 pub mod profile;
 pub mod qdisc;
@@ -54,8 +56,6 @@ pub mod spec;
 pub mod stats;
 pub mod tcp;
 pub mod time;
-mod builder;
-mod link;
 mod validate;
 
 pub use error::SimError;
@@ -66,7 +66,3 @@ pub use time::{BitRate, SimDuration, SimTime};
 
 /// The version of this crate, recorded in every run's metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-#[cfg(test)]
-#[path = "/tmp/scratch/explore.rs"]
-mod explore_tmp;

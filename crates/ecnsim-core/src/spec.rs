@@ -50,14 +50,10 @@ fn parse_quantity(s: &str, units: &[(&str, i128)]) -> Result<i128, String> {
     // A unit may itself begin with 'e'/'E' only if we allow it; none of ours does.
     let (num, unit) = t.split_at(split);
     let unit = unit.trim();
-    let scale = units
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|&(_, k)| k)
-        .ok_or_else(|| {
-            let names: Vec<&str> = units.iter().map(|(u, _)| *u).filter(|u| !u.is_empty()).collect();
-            format!("unknown unit {unit:?} in {s:?}; allowed units: {}", names.join(", "))
-        })?;
+    let scale = units.iter().find(|(u, _)| *u == unit).map(|&(_, k)| k).ok_or_else(|| {
+        let names: Vec<&str> = units.iter().map(|(u, _)| *u).filter(|u| !u.is_empty()).collect();
+        format!("unknown unit {unit:?} in {s:?}; allowed units: {}", names.join(", "))
+    })?;
     exact_decimal_times(num, scale).ok_or_else(|| {
         if num.parse::<f64>().is_ok() {
             format!("out of range: {s:?}")
@@ -115,14 +111,8 @@ fn exact_decimal_times(num: &str, scale: i128) -> Option<i128> {
     Some(if neg { -value } else { value })
 }
 
-const TIME_UNITS: &[(&str, i128)] = &[
-    ("", 1_000_000_000),
-    ("s", 1_000_000_000),
-    ("ms", 1_000_000),
-    ("us", 1_000),
-    ("ns", 1),
-    ("min", 60_000_000_000),
-];
+const TIME_UNITS: &[(&str, i128)] =
+    &[("", 1_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1), ("min", 60_000_000_000)];
 const RATE_UNITS: &[(&str, i128)] = &[
     ("", 1),
     ("bps", 1),
@@ -334,6 +324,11 @@ pub struct FlowSpec {
     /// When the connection opens (default 0).
     #[serde(default)]
     pub start: Option<TimeValue>,
+    /// If set, the flow opens at `start + U[0, start_jitter)`, drawn from the
+    /// flow's own random stream (the usual way to break phase effects between
+    /// otherwise identical flows). Default 0: no randomness.
+    #[serde(default)]
+    pub start_jitter: Option<TimeValue>,
     /// What the application does (default: unlimited bulk transfer).
     #[serde(default)]
     pub app: AppSpec,

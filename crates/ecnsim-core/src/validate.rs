@@ -29,7 +29,7 @@ const SEC: i128 = 1_000_000_000;
 const MAX_TIME: i128 = 1_000_000 * SEC;
 /// Fastest link: 10 Tbit/s.
 const MAX_RATE: i128 = 10_000_000_000_000;
-/// Longest one-way propagation delay: 1000 s (well beyond the Earth-Mars light time).
+/// Longest one-way propagation delay: 1000 s (about 17 minutes).
 const MAX_DELAY: i128 = 1_000 * SEC;
 /// Most samples a time series may hold per run (bounds memory).
 const MAX_SAMPLES: i128 = 10_000_000;
@@ -116,9 +116,9 @@ impl Limits {
     const fn positive(hi: i128) -> Self {
         Limits { lo: 0, lo_open: true, hi, hi_open: false }
     }
-    /// The same, with the upper end `< hi`.
-    const fn below(self, hi: i128) -> Self {
-        Limits { hi, hi_open: true, ..self }
+    /// `0 < v < hi`.
+    const fn positive_below(hi: i128) -> Self {
+        Limits { lo: 0, lo_open: true, hi, hi_open: true }
     }
     fn contains(self, v: i128) -> bool {
         (if self.lo_open { v > self.lo } else { v >= self.lo })
@@ -183,7 +183,7 @@ const TCP_FIELDS: &[TcpField] = &[
     TcpField { name: "initial_window", unit: Unit::Count, given: |t| t.initial_window.map(i128::from), resolved: |c| c.initial_window.into(), limits: Limits::closed(1, 10_000) },
     TcpField { name: "max_cwnd", unit: Unit::Count, given: |t| t.max_cwnd.map(i128::from), resolved: |c| c.max_cwnd.into(), limits: Limits::closed(1, 1_000_000_000) },
     // Sanity bound; RFC 7323 §2.3 caps real windows at 2^30 B (window scale 14). Also >= mss, below.
-    TcpField { name: "rcv_window", unit: Unit::Bytes, given: |t| t.rcv_window.map(|v| v.0), resolved: |c| c.rcv_window.into(), limits: Limits::positive(1 << 40).below(1 << 40) },
+    TcpField { name: "rcv_window", unit: Unit::Bytes, given: |t| t.rcv_window.map(|v| v.0), resolved: |c| c.rcv_window.into(), limits: Limits::positive_below(1 << 40) },
     // RFC 6298 §2.1: until a sample is made, RTO <- initial_rto; zero would retransmit at once, forever.
     TcpField { name: "initial_rto", unit: Unit::Time, given: |t| t.initial_rto.map(|v| v.0), resolved: |c| c.initial_rto.as_nanos().into(), limits: Limits::positive(MAX_TIME) },
     // RFC 6298 §2.4: RTO is rounded up to min_rto (RFC: 1 s; lower values model Linux's 200 ms).
@@ -192,17 +192,17 @@ const TCP_FIELDS: &[TcpField] = &[
     TcpField { name: "max_rto", unit: Unit::Time, given: |t| t.max_rto.map(|v| v.0), resolved: |c| c.max_rto.as_nanos().into(), limits: Limits::positive(MAX_TIME) },
     // RFC 6298 §2.2-2.3: G is a clock granularity; 0 models an ideal clock.
     TcpField { name: "clock_granularity", unit: Unit::Time, given: |t| t.clock_granularity.map(|v| v.0), resolved: |c| c.clock_granularity.as_nanos().into(), limits: Limits::closed(0, MAX_TIME) },
-    // RFC 9293 is silent; 30 retries with exponential backoff already exceed a day at max_rto 60 s.
+    // RFC 9293 is silent (Linux defaults to 6); 30 is a sanity bound.
     TcpField { name: "syn_retries", unit: Unit::Count, given: |t| t.syn_retries.map(i128::from), resolved: |c| c.syn_retries.into(), limits: Limits::closed(0, 30) },
     // RFC 5681 §3.2: the third duplicate ACK triggers fast retransmit; other values are for experiments.
     TcpField { name: "dupack_threshold", unit: Unit::Count, given: |t| t.dupack_threshold.map(i128::from), resolved: |c| c.dupack_threshold.into(), limits: Limits::closed(1, 1_000) },
     // RFC 5681 §4.2: an ACK ... MUST be generated within 500 ms of the arrival of the first unacknowledged packet.
-    TcpField { name: "delayed_ack_timeout", unit: Unit::Time, given: |t| t.delayed_ack_timeout.map(|v| v.0), resolved: |c| c.delayed_ack_timeout.as_nanos().into(), limits: Limits::positive(0).below(SEC / 2) },
+    TcpField { name: "delayed_ack_timeout", unit: Unit::Time, given: |t| t.delayed_ack_timeout.map(|v| v.0), resolved: |c| c.delayed_ack_timeout.as_nanos().into(), limits: Limits::positive_below(SEC / 2) },
 ];
 
 /// Cross-field rules on resolved values: the first field must be >= the second.
 const TCP_AT_LEAST: &[(&str, &str)] = &[
-    // A receive window below one segment stalls the sender (every segment would be a partial one).
+    // Below one segment every segment is partial, and sender SWS avoidance (RFC 9293 §3.8.6.2.1) may stall.
     ("rcv_window", "mss"),
     // RFC 6298 §2.4-2.5: the RTO is clamped to [min_rto, max_rto], which must not be empty.
     ("max_rto", "min_rto"),
@@ -466,6 +466,15 @@ impl ScenarioSpec {
                     "must be >= 0 and < simulation.duration ({duration}), got {start}"
                 );
             }
+            if let Some(jitter) = flow.start_jitter {
+                // The flow opens at start + U[0, start_jitter): keep that inside the run.
+                let start = flow.start.unwrap_or(TimeValue(0));
+                ensure_spec!(
+                    (0..=duration.0 - start.0).contains(&jitter.0),
+                    format!("{p}.start_jitter"),
+                    "must be >= 0 and <= simulation.duration - start ({duration} - {start}), got {jitter}"
+                );
+            }
             // Unnamed flows are called flow<i>; an explicit name must not take another flow's default.
             if let Some(name) = &flow.name {
                 ensure_spec!(!name.trim().is_empty(), format!("{p}.name"), "must not be empty, got {name:?}");
@@ -604,6 +613,9 @@ mod tests {
         (&[("src = \"h2\"", "src = \"h3\"")], "flows[1].dst", "same host as src (\"h3\"); a flow needs two different hosts"),
         (&[("start = \"1s\"", "start = \"10s\"")], "flows[1].start", "must be >= 0 and < simulation.duration (10s), got 10s"),
         (&[("start = \"1s\"", "start = -1")], "flows[1].start", "got -1s"),
+        (&[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"-1ms\"")], "flows[1].start_jitter", "must be >= 0 and <= simulation.duration - start (10s - 1s), got -1ms"),
+        (&[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"9001ms\"")], "flows[1].start_jitter", "got 9001ms"),
+        (&[("#F0", "start_jitter = \"11s\"")], "flows[0].start_jitter", "(10s - 0ns), got 11s"),
         (&[("name = \"second\"", "name = \"\"")], "flows[1].name", "must not be empty"),
         (&[("#F0", "name = \"second\"")], "flows[1].name", "duplicate flow name \"second\" (first at flows[0])"),
         (&[("name = \"second\"", "name = \"flow0\"")], "flows[1].name", "duplicate flow name \"flow0\" (the default name of unnamed flows[0])"),
@@ -636,6 +648,7 @@ mod tests {
             &[("min_rto = \"200ms\"", "min_rto = 0"), ("#TCP", "rcv_window = 1099511627775")],
             &[("#TCP", "delayed_ack_timeout = \"499999999ns\"\ninitial_rto = \"1000000s\"")],
             &[("warmup = \"1s\"", "warmup = 0"), ("start = \"1s\"", "start = \"9.999999999s\"")],
+            &[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"9s\""), ("#F0", "start_jitter = 0")],
             &[("sample_interval = \"10ms\"", "sample_interval = \"1us\"")],
             &[("sample_interval = \"10ms\"", "sample_interval = \"1000000s\"")],
             &[("duration = \"10s\"", "duration = \"1000000s\""), ("sample_interval = \"10ms\"", "sample_interval = \"100ms\"")],
@@ -799,5 +812,31 @@ delayed_ack_timeout = "40ms"
         let spec = ScenarioSpec::from_toml_str(&edit(&[("profile = \"rfc\"", "")])).unwrap();
         spec.validate().unwrap();
         assert_eq!(spec.profile(), Profile::Rfc);
+    }
+}
+
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+
+    const DOC: &str = include_str!("../../../docs/scenario.md");
+
+    #[test]
+    fn docs_complete_example_is_valid() {
+        let section = &DOC[DOC.find("## Complete example").expect("section")..];
+        let start = section.find("```toml\n").expect("toml block") + "```toml\n".len();
+        let example = &section[start..start + section[start..].find("```").expect("block end")];
+        let spec = ScenarioSpec::from_toml_str(example).unwrap();
+        spec.validate().unwrap();
+        assert_eq!(spec.flows.len(), 2);
+        let c = spec.resolved_tcp(1);
+        assert_eq!((c.mss, c.initial_window, c.rcv_window), (1448, 4, 262_144));
+    }
+
+    #[test]
+    fn docs_name_every_tcp_field() {
+        for f in TCP_FIELDS.iter().map(|f| f.name).chain(["cc", "delayed_ack"]) {
+            assert!(DOC.contains(&format!("| `{f}` |")), "docs/scenario.md lacks a row for tcp.{f}");
+        }
     }
 }

@@ -93,7 +93,11 @@ mod tests {
     }
 
     fn queue(limit: Limit) -> Queue {
-        Queue::new(AnyQdisc::DropTail(DropTail::new(limit)), BitRate::from_bps(1_000_000), SimRng::for_component(1, "q"))
+        Queue::new(
+            AnyQdisc::DropTail(DropTail::new(limit)),
+            BitRate::from_bps(1_000_000),
+            SimRng::for_component(1, "q"),
+        )
     }
 
     #[test]

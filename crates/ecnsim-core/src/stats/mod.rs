@@ -175,10 +175,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     t.push_str("src", sim.flows.iter().map(|f| sim.nodes[f.src.index()].name.clone()).collect());
     t.push_str("dst", sim.flows.iter().map(|f| sim.nodes[f.dst.index()].name.clone()).collect());
     t.push_f64("start_s", sim.flows.iter().map(|f| secs(f.start)).collect());
-    t.push_f64(
-        "app_bytes",
-        sim.flows.iter().map(|f| f.app_bytes.map_or(f64::INFINITY, |b| b as f64)).collect(),
-    );
+    t.push_f64("app_bytes", sim.flows.iter().map(|f| f.app_bytes.map_or(f64::INFINITY, |b| b as f64)).collect());
     for (name, v) in cols_u {
         t.push_u64(name, v);
     }
@@ -237,7 +234,11 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
             .zip(&deltas)
             .map(|(p, c)| {
                 let cap = p.rate.as_bps() as f64 * span_ns as f64 * 1e-9;
-                if cap > 0.0 { c.departure_bytes as f64 * 8.0 / cap } else { f64::NAN }
+                if cap > 0.0 {
+                    c.departure_bytes as f64 * 8.0 / cap
+                } else {
+                    f64::NAN
+                }
             })
             .collect(),
     );
