@@ -96,7 +96,7 @@ impl SimDuration {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     pub fn from_secs_f64(secs: f64) -> Option<Self> {
         let ns = (secs * 1e9).round();
-        if !ns.is_finite() || ns < 0.0 || ns >= 1.8e19 {
+        if !ns.is_finite() || !(0.0..1.8e19).contains(&ns) {
             return None;
         }
         Some(SimDuration(ns as u64))

@@ -4,7 +4,7 @@ use ecnsim_core::{ColumnData, Results, ScenarioSpec, Simulation};
 
 /// A dumbbell: `n` senders s<i> -> r1 ==bottleneck== r2 -> c<i> receivers.
 /// `extra_flow` is appended to every flow's inline table.
-pub fn dumbbell(n: usize, bottleneck: &str, delay: &str, queue: &str, duration: &str, flow_extra: &str) -> String {
+pub(crate) fn dumbbell(n: usize, bottleneck: &str, delay: &str, queue: &str, duration: &str, flow_extra: &str) -> String {
     let mut nodes =
         vec![r#"{ name = "r1", kind = "router" }"#.to_owned(), r#"{ name = "r2", kind = "router" }"#.to_owned()];
     let mut links =
@@ -27,7 +27,7 @@ pub fn dumbbell(n: usize, bottleneck: &str, delay: &str, queue: &str, duration: 
 }
 
 /// Parse, build and run to the end; asserts conservation at the end.
-pub fn run(toml: &str, seed: u64) -> (Simulation, Results) {
+pub(crate) fn run(toml: &str, seed: u64) -> (Simulation, Results) {
     let spec = ScenarioSpec::from_toml_str(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
     let mut sim = Simulation::new(&spec, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
     sim.run();
@@ -37,20 +37,20 @@ pub fn run(toml: &str, seed: u64) -> (Simulation, Results) {
 }
 
 /// Every packet sent is delivered, dropped or still in flight.
-pub fn assert_conservation(sim: &Simulation) {
+pub(crate) fn assert_conservation(sim: &Simulation) {
     let c = sim.conservation();
     assert!(c.holds(), "conservation broken: {c:?}");
     assert!(c.sent > 0, "nothing was sent");
 }
 
-pub fn f64s(r: &Results, table: &str, col: &str) -> Vec<f64> {
+pub(crate) fn f64s(r: &Results, table: &str, col: &str) -> Vec<f64> {
     match r.table(table).and_then(|t| t.column(col)) {
         Some(ColumnData::F64(v)) => v.clone(),
         other => panic!("{table}.{col} is not an f64 column: {other:?}"),
     }
 }
 
-pub fn u64s(r: &Results, table: &str, col: &str) -> Vec<u64> {
+pub(crate) fn u64s(r: &Results, table: &str, col: &str) -> Vec<u64> {
     match r.table(table).and_then(|t| t.column(col)) {
         Some(ColumnData::U64(v)) => v.clone(),
         other => panic!("{table}.{col} is not a u64 column: {other:?}"),
@@ -58,7 +58,7 @@ pub fn u64s(r: &Results, table: &str, col: &str) -> Vec<u64> {
 }
 
 /// Jain's fairness index (Jain, Chiu & Hawe 1984): (sum x)^2 / (n * sum x^2).
-pub fn jain(x: &[f64]) -> f64 {
+pub(crate) fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let sq: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * sq)
