@@ -112,6 +112,10 @@ pub struct TcpHeader {
     pub ts_val: u64,
     /// Timestamp echo reply (RFC 7323 TSecr), in ns.
     pub ts_ecr: u64,
+    /// The sender's current RTT estimate in whole milliseconds, carried for
+    /// routers that classify packets by RTT (Adaptive ECN, STUDIES.md §4); 0 if
+    /// the sender has no sample yet or the scenario does not ask for it.
+    pub rtt_hint_ms: u32,
 }
 
 /// A packet on the network.
