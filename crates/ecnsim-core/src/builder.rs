@@ -7,13 +7,18 @@ use std::collections::VecDeque;
 use crate::error::SimError;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::link::Port;
-use crate::qdisc::{droptail::Limit, AnyQdisc, DropTail, Queue};
+use crate::profile::Profile;
+use crate::qdisc::resolve::{resolve, LinkInfo};
+use crate::qdisc::{droptail::Limit, script, AnyQdisc, DropTail, Queue};
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::sim::{endpoint_index, Conservation, Endpoint, Flow, Node, PerfCounters, Simulation, NO_ROUTE};
-use crate::spec::{AppSpec, ByteSize, NodeKind, QueueSpec, ScenarioSpec, TcpOverrides, TimeValue};
+use crate::spec::{
+    AppSpec, ByteSize, InitialWindowSpec, IwFormula, NodeKind, QueueSpec, ScenarioSpec, ScriptAction, ScriptMatch,
+    TcpOverrides, TimeValue,
+};
 use crate::stats::{FlowExtra, Series};
-use crate::tcp::{TcpConfig, TcpSocket};
+use crate::tcp::{InitialWindow, TcpConfig, TcpSocket};
 use crate::time::{BitRate, SimDuration, SimTime};
 
 /// Default seed when neither the scenario nor the caller gives one.
@@ -41,6 +46,14 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
     let id: HashMap<&str, NodeId> =
         spec.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), NodeId::from_index(i))).collect();
 
+    // Flow names (scripted queues refer to flows by name).
+    let flow_ids: HashMap<String, FlowId> = spec
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.clone().unwrap_or_else(|| format!("flow{i}")), FlowId::from_index(i)))
+        .collect();
+
     // Ports: link i gives port 2i (a -> b) and 2i + 1 (b -> a).
     let mut resolved = spec.clone();
     resolved.simulation.profile = Some(profile.name().to_owned());
@@ -52,8 +65,13 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         let shared = l.queue.clone().unwrap_or_else(|| profile.default_queue());
         let q_ab = l.queue_ab.clone().unwrap_or_else(|| shared.clone());
         let q_ba = l.queue_ba.clone().unwrap_or_else(|| shared.clone());
-        for (from, to, q) in [(&l.a, &l.b, &q_ab), (&l.b, &l.a, &q_ba)] {
+        let mut written = [q_ab.clone(), q_ba.clone()];
+        for (dir, (from, to, q)) in [(&l.a, &l.b, &q_ab), (&l.b, &l.a, &q_ba)].into_iter().enumerate() {
             let name = format!("{from}->{to}");
+            // AQM tables are filled from the profile and their rules evaluated for this link;
+            // the run records the resolved table.
+            let (qdisc, resolved_queue) = make_qdisc(q, &flow_ids, profile, LinkInfo { rate, delay });
+            written[dir] = resolved_queue;
             // RNG stream named by the queue's place, not its index: adding a link
             // elsewhere never changes this queue's stream.
             let rng = SimRng::for_component(seed, &format!("queue/{name}"));
@@ -62,17 +80,19 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
                 to: id[to.as_str()],
                 rate,
                 delay,
-                queue: Queue::new(make_qdisc(q), rate, rng),
+                queue: Queue::new(qdisc, rate, rng),
                 busy_until: SimTime::ZERO,
                 tx_event_pending: false,
                 wire: VecDeque::new(),
                 name,
                 link_index: i,
+                busy_ns: 0,
             });
         }
         let rl = &mut resolved.links[i];
-        rl.queue_ab = Some(q_ab);
-        rl.queue_ba = Some(q_ba);
+        let [w_ab, w_ba] = written;
+        rl.queue_ab = Some(w_ab);
+        rl.queue_ba = Some(w_ba);
         rl.queue = None;
     }
 
@@ -109,8 +129,10 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
             start += SimDuration::from_nanos(rng.below(j.as_nanos()));
         }
         flows.push(Flow { name: name.clone(), src, dst, start, app_bytes, cfg, extra: FlowExtra::default() });
-        let initiator = TcpSocket::new(cfg);
-        let mut responder = TcpSocket::new(cfg);
+        // A host's own ECN policy overrides the flow's for the end on that host.
+        let host_ecn = |n: NodeId| spec.nodes[n.index()].ecn;
+        let initiator = TcpSocket::new(TcpConfig { ecn: host_ecn(src).unwrap_or(cfg.ecn), ..cfg });
+        let mut responder = TcpSocket::new(TcpConfig { ecn: host_ecn(dst).unwrap_or(cfg.ecn), ..cfg });
         responder.listen();
         for (sock, node, peer) in [(initiator, src, dst), (responder, dst, src)] {
             endpoints.push(Endpoint {
@@ -160,11 +182,45 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         warm: None,
         resolved_spec: resolved.to_json(),
         profile: profile.name(),
+        tap: None,
     })
 }
 
-fn make_qdisc(q: &QueueSpec) -> AnyQdisc {
-    match q {
+/// The discipline for queue table `q` on a link described by `link`, and the
+/// table as the run records it (AQM tables filled from `profile`, rules evaluated).
+fn make_qdisc(
+    q: &QueueSpec,
+    flow_ids: &HashMap<String, FlowId>,
+    profile: Profile,
+    link: LinkInfo,
+) -> (AnyQdisc, QueueSpec) {
+    if let Some((cfg, resolved)) = resolve(q, profile, link).expect("validated: queue rules resolve") {
+        return (cfg.build(), resolved);
+    }
+    let qdisc = match q {
+        QueueSpec::Script { limit_packets, rules } => {
+            let rules = rules
+                .iter()
+                .map(|r| {
+                    let action = match r.action {
+                        ScriptAction::Drop => script::Action::Drop,
+                        ScriptAction::Mark => script::Action::Mark,
+                    };
+                    let kind = match r.packets {
+                        ScriptMatch::Data => script::Match::Data,
+                        ScriptMatch::Syn => script::Match::Syn,
+                        ScriptMatch::Synack => script::Match::SynAck,
+                        ScriptMatch::Ack => script::Match::PureAck,
+                        ScriptMatch::Any => script::Match::Any,
+                    };
+                    let flow = r.flow.as_ref().map(|n| flow_ids[n]);
+                    let nth = r.nth.iter().map(|&n| u64::try_from(n).expect("validated >= 1")).collect();
+                    script::Rule::new(action, kind, flow, nth)
+                })
+                .collect();
+            let limit = limit_packets.map_or(1000, |n| u64::try_from(n).expect("validated > 0"));
+            AnyQdisc::Script(script::Script::new(rules, limit))
+        }
         QueueSpec::Droptail { limit_packets, limit_bytes } => {
             let limit = match (limit_packets, limit_bytes) {
                 (_, Some(b)) => Limit::Bytes(to_u64(b.0)),
@@ -173,7 +229,15 @@ fn make_qdisc(q: &QueueSpec) -> AnyQdisc {
             };
             AnyQdisc::DropTail(DropTail::new(limit))
         }
-    }
+        QueueSpec::Red(_)
+        | QueueSpec::Aecn(_)
+        | QueueSpec::Threshold(_)
+        | QueueSpec::Pi(_)
+        | QueueSpec::Rem(_)
+        | QueueSpec::Codel(_)
+        | QueueSpec::Pie(_) => unreachable!("AQM tables are resolved above"),
+    };
+    (qdisc, q.clone())
 }
 
 /// Static shortest-path routes (fewest hops) from every node to every host,
@@ -234,7 +298,10 @@ fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         cc: Some(c.cc),
         mss: Some(i64::from(c.mss)),
         header_bytes: Some(i64::from(c.header_bytes)),
-        initial_window: Some(i64::from(c.initial_window)),
+        initial_window: Some(match c.initial_window {
+            InitialWindow::Segments(n) => InitialWindowSpec::Segments(i64::from(n)),
+            InitialWindow::Rfc3390 => InitialWindowSpec::Formula(IwFormula::Rfc3390),
+        }),
         max_cwnd: Some(i64::from(c.max_cwnd)),
         rcv_window: Some(ByteSize(i128::from(c.rcv_window))),
         initial_rto: t(c.initial_rto),
@@ -245,5 +312,10 @@ fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         dupack_threshold: Some(i64::from(c.dupack_threshold)),
         delayed_ack: Some(c.delayed_ack),
         delayed_ack_timeout: t(c.delayed_ack_timeout),
+        ecn: Some(c.ecn),
+        ecn_synack: Some(c.ecn_synack),
+        restart_after_idle: Some(c.restart_after_idle),
+        newreno_careful: Some(c.newreno_careful),
+        carry_rtt: Some(c.carry_rtt),
     }
 }

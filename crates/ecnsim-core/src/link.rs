@@ -36,15 +36,24 @@ pub(crate) struct Port {
     pub(crate) name: String,
     /// Index of the link in the scenario.
     pub(crate) link_index: usize,
+    /// Serialisation time of every packet started so far, ns.
+    pub(crate) busy_ns: u64,
 }
 
 impl Port {
     /// Start serialising `pkt` at `now`; returns its arrival time at the far end.
     pub(crate) fn start_tx(&mut self, pkt: Packet, now: SimTime) -> SimTime {
         debug_assert!(self.busy_until <= now);
-        self.busy_until = now + self.rate.tx_time(pkt.size);
+        let tx = self.rate.tx_time(pkt.size);
+        self.busy_until = now + tx;
+        self.busy_ns += tx.as_nanos();
         let arrival = self.busy_until + self.delay;
         self.wire.push_back((arrival, pkt));
         arrival
+    }
+
+    /// Time the transmitter has spent sending up to `t` (not beyond), ns.
+    pub(crate) fn busy_until_time(&self, t: SimTime) -> u64 {
+        self.busy_ns - self.busy_until.saturating_since(t).as_nanos()
     }
 }

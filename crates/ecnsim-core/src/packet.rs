@@ -70,6 +70,11 @@ impl TcpFlags {
     pub fn insert(&mut self, other: TcpFlags) {
         self.0 |= other.0;
     }
+    /// These flags less those of `other`.
+    #[must_use]
+    pub const fn without(self, other: TcpFlags) -> Self {
+        TcpFlags(self.0 & !other.0)
+    }
 }
 
 impl std::ops::BitOr for TcpFlags {
@@ -108,6 +113,8 @@ pub struct TcpHeader {
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
     /// Number of valid SACK blocks.
     pub sack_len: u8,
+    /// The SACK-permitted option (RFC 2018 §2), on SYN and SYN-ACK only.
+    pub sack_permitted: bool,
     /// Timestamp value (RFC 7323 TSval), in ns; 0 if the option is absent.
     pub ts_val: u64,
     /// Timestamp echo reply (RFC 7323 TSecr), in ns.
@@ -116,6 +123,24 @@ pub struct TcpHeader {
     /// routers that classify packets by RTT (Adaptive ECN, STUDIES.md §4); 0 if
     /// the sender has no sample yet or the scenario does not ask for it.
     pub rtt_hint_ms: u32,
+}
+
+impl TcpHeader {
+    /// The valid SACK blocks.
+    #[must_use]
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sack[..usize::from(self.sack_len)]
+    }
+
+    /// Bytes of TCP options on the wire, padded as real stacks do: SACK-permitted
+    /// as NOP, NOP, kind, length (4 B, RFC 2018 §2); SACK as NOP, NOP, kind, length,
+    /// then 8 B per block (RFC 2018 §3). Timestamps are not modelled on the wire.
+    #[must_use]
+    pub fn options_len(&self) -> u32 {
+        let permitted = if self.sack_permitted { 4 } else { 0 };
+        let blocks = if self.sack_len > 0 { 4 + 8 * u32::from(self.sack_len) } else { 0 };
+        permitted + blocks
+    }
 }
 
 /// A packet on the network.

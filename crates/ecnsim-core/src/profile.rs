@@ -6,8 +6,8 @@
 //! Profiles are versioned by name: a profile's values never change once
 //! released; a corrected set of defaults gets a new name.
 
-use crate::spec::{CcKind, QueueSpec};
-use crate::tcp::TcpConfig;
+use crate::spec::{CcKind, EcnPolicy, EcnSynAck, QueueSpec};
+use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
 
 /// A named set of defaults.
@@ -17,8 +17,9 @@ pub enum Profile {
     /// minimum RTO 1 s), initial window per RFC 3390 for a 1460-byte MSS
     /// (3 segments), no delayed ACKs.
     Rfc,
-    /// The ns-2 defaults that studies of 1998-2002 ran with (see the TCP and
-    /// queue sections below for each value's provenance).
+    /// The ns-2 defaults that studies of 1998-2002 ran with, as recorded by
+    /// ns-2's own test suites (see each value's provenance below). ns-2's base
+    /// `Agent/TCP` is Tahoe; studies name their variant, so `cc` stays Reno.
     Ns2_2001,
     /// Linux defaults (minimum RTO 200 ms, initial RTO 1 s, IW 10, delayed ACKs).
     Linux,
@@ -57,8 +58,9 @@ impl Profile {
             // Ethernet MTU 1500 less 20 B IPv4 and 20 B TCP headers.
             mss: 1460,
             header_bytes: 40,
-            // RFC 3390 §1: min(4*MSS, max(2*MSS, 4380 bytes)) = 3 segments at MSS 1460.
-            initial_window: 3,
+            // RFC 3390 §1 (not RFC 6928's experimental 10): min(4*MSS, max(2*MSS, 4380 bytes)),
+            // 3 segments at MSS 1460.
+            initial_window: InitialWindow::Rfc3390,
             max_cwnd: 1_000_000,
             rcv_window: 1 << 30,
             // RFC 6298 §2.1: until a sample is made, RTO <- 1 second.
@@ -76,27 +78,45 @@ impl Profile {
             delayed_ack: false,
             // RFC 5681 §4.2: an ACK ... MUST be generated within 500 ms; 200 ms is the common choice.
             delayed_ack_timeout: SimDuration::from_millis(200),
+            // RFC 3168 §6.1.1: ECN is used only if both ends ask; off unless a scenario turns it on.
+            ecn: EcnPolicy::Off,
+            // RFC 3168 §6.1.1: the SYN-ACK is not ECT (RFC 5562 is experimental).
+            ecn_synack: EcnSynAck::Off,
+            // RFC 5681 §4.1: a TCP SHOULD set cwnd to no more than RW before beginning transmission after idle.
+            restart_after_idle: true,
+            // RFC 6582 §3.2 step 1: the careful variant is the recommended one.
+            newreno_careful: true,
+            carry_rtt: false,
         };
         match self {
             Profile::Rfc => rfc,
+            // Provenance: the "FOR UPDATING GLOBAL DEFAULTS" headers of ns-2's tcl/test suites,
+            // which restore the defaults in force before each change, and tcp.cc.
             Profile::Ns2_2001 => TcpConfig {
-                // ns-2 Agent/TCP packetSize_ 1000 (payload bytes per segment).
-                mss: 1000,
-                // ns-2 Agent/TCP windowInit_ 1 (changed to 2 only in 2004).
-                initial_window: 1,
+                // ns-2 Agent/TCP packetSize_ 1000 with useHeaders_ false (changed later): data
+                // packets are 1000 B on the wire and ACKs 40 B.
+                // DEVIATION(ns-2): we count the 960 B after the 40 B of headers as payload,
+                // where ns-2 counted all 1000 B.
+                mss: 960,
+                // ns-2 Agent/TCP windowInit_ 1 (later 2).
+                initial_window: InitialWindow::Segments(1),
                 // ns-2 Agent/TCP window_ 20 (the largest window, in packets).
                 max_cwnd: 20,
-                initial_rto: SimDuration::from_secs(3),
+                // ns-2 Agent/TCP rtxcur_init_ 6.0 (changed on 2006/01/21).
+                initial_rto: SimDuration::from_secs(6),
+                // ns-2 tcp.cc rtt_timeout(): the RTO is at least 2 * tcpTick_ = 0.2 s (minrto_ was 0 until 2004/10/14).
                 min_rto: SimDuration::from_millis(200),
-                // ns-2 Agent/TCP maxrto_ 64 s.
+                // DEVIATION(ns-2): ns-2 capped the backoff multiplier at 64 (maxrto_ was 100000 until
+                // 2007); we cap the RTO itself, at 64 s.
                 max_rto: SimDuration::from_secs(64),
-                // ns-2 Agent/TCP tcpTick_ (timer granularity).
-                clock_granularity: SimDuration::from_millis(10),
+                // ns-2 Agent/TCP tcpTick_ 0.1 (later 0.01). DEVIATION(ns-2): ns-2 also rounds RTT
+                // samples to ticks; we use the tick only as RFC 6298's G.
+                clock_granularity: SimDuration::from_millis(100),
                 ..rfc
             },
             Profile::Linux => TcpConfig {
                 // Linux: TCP_INIT_CWND 10 (RFC 6928).
-                initial_window: 10,
+                initial_window: InitialWindow::Segments(10),
                 // Linux: TCP_TIMEOUT_INIT 1 s.
                 initial_rto: SimDuration::from_secs(1),
                 // Linux: TCP_RTO_MIN 200 ms.
@@ -108,6 +128,8 @@ impl Profile {
                 // Linux: delayed ACKs on, TCP_DELACK_MIN 40 ms.
                 delayed_ack: true,
                 delayed_ack_timeout: SimDuration::from_millis(40),
+                // Linux: net.ipv4.tcp_ecn = 2, accept ECN when the peer asks.
+                ecn: EcnPolicy::Accept,
                 ..rfc
             },
         }
@@ -123,6 +145,369 @@ impl Profile {
             Profile::Ns2_2001 => QueueSpec::Droptail { limit_packets: Some(50), limit_bytes: None },
             // Linux pfifo_fast with txqueuelen 1000.
             Profile::Linux => QueueSpec::Droptail { limit_packets: Some(1000), limit_bytes: None },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Queue defaults: one function per discipline, giving every field of its
+// scenario table. A scenario's queue table overrides them field by field
+// (`RedSpec::filled`). docs/models/<name>.md tabulates them with sources.
+// ---------------------------------------------------------------------------
+
+use crate::qdisc::aecn::{AecnVariant, CountScope};
+use crate::qdisc::pie::DelayEstimator;
+use crate::qdisc::red::{AdaptTiming, DropSpacing, IdleStart, MarkTarget, RedEcn};
+use crate::qdisc::rem::DecideAt;
+use crate::qdisc::{Measure, NonEct, Victim};
+use crate::spec::{
+    AdaptiveKind, AecnSpec, ByteSize, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdRule,
+    ThresholdSpec, TimeValue, WeightRule,
+};
+
+const MS: i128 = 1_000_000;
+
+impl Profile {
+    /// The limit of the profile's default queue, packets.
+    fn queue_limit(self) -> i64 {
+        match self.default_queue() {
+            QueueSpec::Droptail { limit_packets: Some(n), .. } => n,
+            _ => 100,
+        }
+    }
+
+    /// RED defaults.
+    #[must_use]
+    pub fn red(self) -> RedSpec {
+        // Floyd, "RED: Discussions of Setting Parameters" (1997), FJ93 and the
+        // later recommendations, with RFC 3168 ECN.
+        let rfc = RedSpec {
+            limit_packets: Some(self.queue_limit()),
+            limit_bytes: None,
+            measure: Some(Measure::Packets),
+            // The rfc profile's full-sized packet (MSS 1460 + 40 B headers): idle decay and byte mode only.
+            mean_pktsize: Some(ByteSize(1500)),
+            // Floyd 1997: min_th 5 packets.
+            min_th: Some(NumOr::Num(5.0)),
+            // Floyd 1997: max_th at least twice min_th; 3 min_th (also ns-2, ns-3: 15).
+            max_th: Some(NumOr::Num(15.0)),
+            // FGS01 §5 (Adaptive RED): target queueing delay 5 ms, for min_th = "auto".
+            target_delay: Some(TimeValue(5 * MS)),
+            // FJ93 §6 / Floyd 1997: w_q 0.002.
+            w_q: Some(NumOr::Num(0.002)),
+            // tc: burst defaults to (2 min + max) / 3; derived when absent.
+            burst: None,
+            // Floyd 1997: max_p 0.1.
+            max_p: Some(0.1),
+            // ns-2 wait_ true (FJ93 §7's uniform spacing with a gap after each drop; ns-3 Wait true).
+            wait: Some(true),
+            // Floyd, "Recommendation on using the gentle_ variant of RED" (2000).
+            gentle: Some(true),
+            // RFC 7141 §2.3: byte-mode drop SHOULD NOT be used.
+            byte_mode: Some(false),
+            // FJ93 §7: p_a = p_b / (1 - count p_b).
+            drop_spacing: Some(DropSpacing::Uniform),
+            // FJ93 Fig. 2 has no instantaneous-queue gate (ns-2's qlen > 1 is an implementation detail).
+            backlog_gate: Some(false),
+            // FJ93 §4: the idle period is when the link has nothing to send.
+            idle_start: Some(IdleStart::TxEnd),
+            // FJ93: the arriving packet is the one marked or dropped.
+            victim: Some(Victim::Tail),
+            // RFC 3168 §7: mark ECT between the thresholds, drop above max_th.
+            ecn: Some(RedEcn::Rfc3168),
+            // ns-2 mark_p_ 0.1 (only with ecn = "ns2_mark_p").
+            mark_p: Some(0.1),
+            // RFC 3168 §5: what cannot be marked is dropped.
+            non_ect: Some(NonEct::Drop),
+            mark_target: Some(MarkTarget::Arriving),
+            adaptive: Some(AdaptiveKind::None),
+            // FGS01 Fig. 5: interval 0.5 s, alpha min(0.01, max_p / 4), beta 0.9, max_p in [0.01, 0.5].
+            adapt_interval: Some(TimeValue(500 * MS)),
+            adapt_alpha: Some(0.01),
+            adapt_beta: Some(0.9),
+            adapt_timing: Some(AdaptTiming::Periodic),
+            max_p_top: Some(0.5),
+            max_p_bottom: Some(NumOr::Num(0.01)),
+            // Feng99: alpha 3, beta 2.
+            feng_alpha: Some(3.0),
+            feng_beta: Some(2.0),
+        };
+        match self {
+            Profile::Rfc => rfc,
+            // ns-2 tcl/lib/ns-default.tcl as of late 2001 (ns-2.1b8a; the test suites' "FOR UPDATING
+            // GLOBAL DEFAULTS" headers record these pre-2002 values).
+            Profile::Ns2_2001 => RedSpec {
+                // ns-2 Queue set limit_ 50.
+                limit_packets: Some(50),
+                // ns-2 Queue/RED set queue_in_bytes_ false (changed to true on 10/11/2004).
+                measure: Some(Measure::Packets),
+                // ns-2 Queue/RED set mean_pktsize_ 500.
+                mean_pktsize: Some(ByteSize(500)),
+                // ns-2 Queue/RED set thresh_ 5, maxthresh_ 15 (0 = automatic only from 12/29/01).
+                min_th: Some(NumOr::Num(5.0)),
+                max_th: Some(NumOr::Num(15.0)),
+                // ns-2 Queue/RED set q_weight_ 0.002 (-1 = automatic only from 12/29/01).
+                w_q: Some(NumOr::Num(0.002)),
+                // ns-2 Queue/RED set linterm_ 10.
+                max_p: Some(0.1),
+                // ns-2 Queue/RED set wait_ true.
+                wait: Some(true),
+                // ns-2 Queue/RED set gentle_ true ("changed from false to true on Apr 23, 2001").
+                gentle: Some(true),
+                // ns-2 Queue/RED set bytes_ false (changed to true on 10/11/2004).
+                byte_mode: Some(false),
+                // ns-2 red.cc enque: if (qavg >= th_min && qlen > 1).
+                backlog_gate: Some(true),
+                // ns-2 Queue/RED set drop_tail_ true.
+                victim: Some(Victim::Tail),
+                // ns-2 Queue/RED set setbit_ false.
+                ecn: Some(RedEcn::None),
+                // ns-2 updateMaxP runs at arrivals, `interval_` after the last change.
+                adapt_timing: Some(AdaptTiming::Ns2),
+                // ns-2 Queue/RED set bottom_ 0.01 (ns-2.1b9a; 0 = automatic later).
+                max_p_bottom: Some(NumOr::Num(0.01)),
+                ..rfc
+            },
+            // Linux tc-red(8) and net/sched/sch_red.c.
+            Profile::Linux => RedSpec {
+                // Linux txqueuelen 1000 (sch_red needs an explicit byte limit; here in packets).
+                limit_packets: Some(1000),
+                // sch_red averages the backlog in bytes.
+                measure: Some(Measure::Bytes),
+                // tc-red(8): avpkt, "1000 is a good value".
+                mean_pktsize: Some(ByteSize(1000)),
+                // tc-red(8): min defaults to max / 3, max to limit / 4.
+                min_th: Some(NumOr::Rule(ThresholdRule::Tc)),
+                max_th: Some(NumOr::Rule(ThresholdRule::Tc)),
+                // tc q_red.c: Wlog from tc_red_eval_ewma(min, burst, avpkt).
+                w_q: Some(NumOr::Rule(WeightRule::Tc)),
+                // tc-red(8): probability defaults to 0.02.
+                max_p: Some(0.02),
+                // sch_red has no wait (its spacing is red_mark_probability) and no gentle region.
+                wait: Some(false),
+                gentle: Some(false),
+                drop_spacing: Some(DropSpacing::Linux),
+                // red_action has no instantaneous-queue gate.
+                backlog_gate: Some(false),
+                // sch_red red_dequeue: red_start_of_idle_period when the child queue returns nothing.
+                idle_start: Some(IdleStart::Dequeue),
+                // tc-red(8): ecn is off unless given.
+                ecn: Some(RedEcn::None),
+                // Linux red_adaptative_algo: a 500 ms timer, MAX_P_MIN 0.01, MAX_P_MAX 0.5, beta 0.9.
+                adapt_timing: Some(AdaptTiming::Periodic),
+                ..rfc
+            },
+        }
+    }
+
+    /// Adaptive ECN defaults. AECN has one source, STUDIES.md §4 (Zheng's
+    /// thesis ch. 5), so every profile gives the same values.
+    #[must_use]
+    pub fn aecn(self) -> AecnSpec {
+        AecnSpec {
+            variant: Some(AecnVariant::Aecn),
+            // STUDIES.md §4: buffer 120.
+            limit_packets: Some(120),
+            // STUDIES.md §4: 1000 B packets.
+            mean_pktsize: Some(ByteSize(1000)),
+            // STUDIES.md §3-4: the ns-2 default of the time, 0.002.
+            w_q: Some(0.002),
+            // STUDIES.md §4: min_th 10, max_th 30.
+            min_th: Some(10.0),
+            max_th: Some(30.0),
+            // STUDIES.md §4: base_max_p in {0.5, 0.8}.
+            base_max_p: Some(0.5),
+            // STUDIES.md §4: a = b = 2.5.
+            a: Some(2.5),
+            b: Some(2.5),
+            // STUDIES.md §4: AECN3's robust min_th is 2 to 9 packets; 5, the middle, here.
+            robust_min_th: Some(5.0),
+            // STUDIES.md §4: AECN4's max_th is 30 to 60 packets; 60 here.
+            wide_max_th: Some(60.0),
+            // STUDIES.md §4: robust [0.5, 75) ms, fragile [150, inf) ms.
+            robust_below_ms: Some(75),
+            fragile_from_ms: Some(150),
+            // ns-2 RED of 2001, which AECN modifies: wait_ true, uniform spacing, the qlen > 1 gate.
+            wait: Some(true),
+            drop_spacing: Some(DropSpacing::Uniform),
+            backlog_gate: Some(true),
+            idle_start: Some(IdleStart::TxEnd),
+            count_scope: Some(CountScope::Group),
+            non_ect: Some(NonEct::Drop),
+        }
+    }
+
+    /// Threshold-marker defaults.
+    #[must_use]
+    pub fn threshold(self) -> ThresholdSpec {
+        ThresholdSpec {
+            limit_packets: Some(self.queue_limit()),
+            limit_bytes: None,
+            measure: Some(Measure::Packets),
+            // Alizadeh et al. 2010 §3.4: K = 20 packets at 1 Gb/s.
+            k: Some(20.0),
+            // RFC 3168 §5: what cannot be marked is dropped.
+            non_ect: Some(NonEct::Drop),
+        }
+    }
+
+    /// PI defaults.
+    #[must_use]
+    pub fn pi(self) -> PiSpec {
+        // HMTG01 §IV: the design example (N = 60, C = 3750 packets/s, R+ = 246 ms):
+        // a = 1.822e-5, b = 1.816e-5, sampled at 160 Hz, q_ref = 200 packets, buffer 800.
+        let paper = PiSpec {
+            limit_packets: Some(800),
+            limit_bytes: None,
+            measure: Some(Measure::Packets),
+            mean_pktsize: Some(ByteSize(500)),
+            a: Some(1.822e-5),
+            b: Some(1.816e-5),
+            w: Some(160.0),
+            qref: Some(200.0),
+            // RFC 7567 §4.2.1: AQMs should be able to mark ECN-capable packets.
+            ecn: Some(true),
+            non_ect: Some(NonEct::Drop),
+            byte_mode: Some(false),
+        };
+        match self {
+            Profile::Rfc | Profile::Linux => PiSpec { ecn: Some(self == Profile::Rfc), ..paper },
+            // ns-2 ns-default.tcl: Queue/PI set a_ 0.00001822, b_ 0.00001816, w_ 170, qref_ 50,
+            // mean_pktsize_ 500, setbit_ false, bytes_ false, queue_in_bytes_ false; Queue limit_ 50.
+            Profile::Ns2_2001 => {
+                PiSpec { limit_packets: Some(50), w: Some(170.0), qref: Some(50.0), ecn: Some(false), ..paper }
+            }
+        }
+    }
+
+    /// REM defaults.
+    #[must_use]
+    pub fn rem(self) -> RemSpec {
+        // ALLY01 §4 and ns-2 ns-default.tcl: gamma_ 0.001, phi_ 1.001, pbo_ 20, pupdtime_ 0.002,
+        // inw_ 1; alpha 0.1 (hard-coded in ns-2 rem.cc).
+        let paper = RemSpec {
+            limit_packets: Some(self.queue_limit()),
+            limit_bytes: None,
+            measure: Some(Measure::Packets),
+            mean_pktsize: Some(ByteSize(1500)),
+            gamma: Some(0.001),
+            phi: Some(1.001),
+            alpha: Some(0.1),
+            b_ref: Some(20.0),
+            update_interval: Some(TimeValue(2 * MS)),
+            inw: Some(1.0),
+            // RFC 7567 §4.2.1: AQMs should be able to mark ECN-capable packets.
+            ecn: Some(true),
+            decide_at: Some(DecideAt::Enqueue),
+            non_ect: Some(NonEct::Drop),
+        };
+        match self {
+            Profile::Rfc => paper,
+            // ns-2 ns-default.tcl: Queue/REM set mean_pktsize_ 1000, markpkts_ false, qib_ false;
+            // rem.cc marks departing packets and never drops Not-ECT ones in markpkts_ mode.
+            Profile::Ns2_2001 => RemSpec {
+                mean_pktsize: Some(ByteSize(1000)),
+                ecn: Some(false),
+                decide_at: Some(DecideAt::Dequeue),
+                non_ect: Some(NonEct::Pass),
+                ..paper
+            },
+            // Linux has no REM; the paper's values, without ECN like Linux's AQMs by default.
+            Profile::Linux => RemSpec { ecn: Some(false), ..paper },
+        }
+    }
+
+    /// CoDel defaults.
+    #[must_use]
+    pub fn codel(self) -> CodelSpec {
+        let rfc = CodelSpec {
+            // Linux sch_codel's default limit, 1000 packets (RFC 8289 sets none).
+            limit_packets: Some(1000),
+            limit_bytes: None,
+            // RFC 8289 §4.4: TARGET 5 ms.
+            target: Some(TimeValue(5 * MS)),
+            // RFC 8289 §4.3: INTERVAL 100 ms.
+            interval: Some(TimeValue(100 * MS)),
+            // RFC 8289 §5: MAXPACKET, an MTU (packet sizes here count IP headers, not link headers).
+            max_packet: Some(ByteSize(1500)),
+            // RFC 8289 §4 / RFC 7567 §4.2.1: mark ECN-capable packets instead of dropping.
+            ecn: Some(true),
+            ce_threshold: None,
+        };
+        match self {
+            Profile::Rfc => rfc,
+            // CoDel postdates 2001: RFC 8289's parameters with ns-2's queue limit and no ECN.
+            Profile::Ns2_2001 => CodelSpec { limit_packets: Some(50), ecn: Some(false), ..rfc },
+            // Linux sch_codel: limit 1000, target 5 ms, interval 100 ms, noecn by default.
+            Profile::Linux => CodelSpec { ecn: Some(false), ..rfc },
+        }
+    }
+
+    /// PIE defaults.
+    #[must_use]
+    pub fn pie(self) -> PieSpec {
+        let rfc = PieSpec {
+            // Linux sch_pie's default limit, 1000 packets (RFC 8033 sets none).
+            limit_packets: Some(1000),
+            limit_bytes: None,
+            // RFC 8033 §5.2 (Appendix A): QDELAY_REF 15 ms, T_UPDATE 15 ms, alpha 0.125, beta 1.25.
+            target: Some(TimeValue(15 * MS)),
+            t_update: Some(TimeValue(15 * MS)),
+            alpha: Some(0.125),
+            beta: Some(1.25),
+            // RFC 8033 §4.4: MAX_BURST 150 ms.
+            max_burst: Some(TimeValue(150 * MS)),
+            // RFC 8033 §5.1 / RFC 7567 §4.2.1: mark while drop_prob <= MAX_ECNTH.
+            ecn: Some(true),
+            // RFC 8033 §5.1: MAX_ECNTH 10%.
+            mark_ecn_threshold: Some(0.1),
+            byte_mode: Some(false),
+            // An MTU: the "two packets" safeguard of RFC 8033 §4.1 (Linux uses 2 MTU).
+            mean_pktsize: Some(ByteSize(1500)),
+            // RFC 8033 §4.3: the departure rate estimate (Little's law) is the primary method.
+            delay_estimator: Some(DelayEstimator::DequeueRate),
+            // RFC 8033 §4.3: DQ_THRESHOLD 2^14 bytes.
+            dq_threshold: Some(ByteSize(16_384)),
+            // RFC 8033 §5.5.
+            cap_drop_adjustment: Some(true),
+            // RFC 8033 §5.4: optional; off as in ns-3 and Linux.
+            derandomize: Some(false),
+        };
+        match self {
+            Profile::Rfc => rfc,
+            // PIE postdates 2001: RFC 8033's parameters with ns-2's queue limit and no ECN.
+            Profile::Ns2_2001 => PieSpec { limit_packets: Some(50), ecn: Some(false), ..rfc },
+            // Linux sch_pie: limit 1000, target 15 ms, tupdate 15 ms, alpha 2/16, beta 20/16,
+            // noecn, timestamps unless dq_rate_estimator is given.
+            Profile::Linux => PieSpec { ecn: Some(false), delay_estimator: Some(DelayEstimator::Timestamp), ..rfc },
+        }
+    }
+}
+
+#[cfg(test)]
+mod queue_default_tests {
+    use super::*;
+
+    /// Every field of every discipline's defaults is given, in every profile.
+    #[test]
+    fn queue_defaults_are_complete() {
+        for &name in Profile::NAMES {
+            let p = Profile::from_name(name).unwrap();
+            for json in [
+                serde_json::to_value(p.red()).unwrap(),
+                serde_json::to_value(p.aecn()).unwrap(),
+                serde_json::to_value(p.threshold()).unwrap(),
+                serde_json::to_value(p.pi()).unwrap(),
+                serde_json::to_value(p.rem()).unwrap(),
+                serde_json::to_value(p.codel()).unwrap(),
+                serde_json::to_value(p.pie()).unwrap(),
+            ] {
+                let n = json.as_object().unwrap().len();
+                assert!(n >= 4, "{name}: {json}");
+            }
+            let red = serde_json::to_value(p.red()).unwrap();
+            // Every field but limit_bytes and burst (derived) is set.
+            assert_eq!(red.as_object().unwrap().len(), 28, "{name}: {red}");
         }
     }
 }

@@ -104,6 +104,8 @@ pub struct Simulation {
     pub(crate) warm: Option<Snapshot>,
     pub(crate) resolved_spec: String,
     pub(crate) profile: &'static str,
+    /// Every packet hosts send, if recording was asked for (tests, traces).
+    pub(crate) tap: Option<Vec<Packet>>,
 }
 
 /// Sentinel in the route table: no route.
@@ -153,6 +155,18 @@ impl Simulation {
     /// Run to the end.
     pub fn run(&mut self) {
         self.run_until(self.end);
+    }
+
+    /// Record every packet hosts send from now on (for tests and traces; it
+    /// costs memory proportional to the run).
+    pub fn record_sent_packets(&mut self) {
+        self.tap.get_or_insert_with(Vec::new);
+    }
+
+    /// The packets recorded since [`Simulation::record_sent_packets`], in sending order.
+    #[must_use]
+    pub fn sent_packets(&self) -> &[Packet] {
+        self.tap.as_deref().unwrap_or(&[])
     }
 
     /// Engine work counters.
@@ -250,7 +264,7 @@ impl Simulation {
             self.cons.delivered += 1;
             let e = endpoint_index(pkt.flow, !pkt.from_initiator);
             let now = self.sched.now();
-            self.endpoints[e].sock.on_segment(now, &pkt.tcp);
+            self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
             self.service_endpoint(e);
         } else {
             let route = self.routes[node.index() * self.nodes.len() + pkt.dst.index()];
@@ -366,7 +380,7 @@ impl Simulation {
                 dst: ep.peer,
                 flow: FlowId::from_index(flow_index),
                 from_initiator: is_initiator,
-                size: seg.header.payload + header_bytes,
+                size: seg.header.payload + header_bytes + seg.header.options_len(),
                 ecn: seg.ecn,
                 tcp: seg.header,
                 sent_at: now,
@@ -375,6 +389,9 @@ impl Simulation {
             let egress = ep.egress;
             self.next_uid += 1;
             self.cons.sent += 1;
+            if let Some(tap) = &mut self.tap {
+                tap.push(pkt);
+            }
             self.send_on(egress, pkt);
         }
         let ep = &mut self.endpoints[e];

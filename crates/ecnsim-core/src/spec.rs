@@ -264,6 +264,9 @@ pub struct NodeSpec {
     pub name: String,
     /// `"host"` or `"router"`.
     pub kind: NodeKind,
+    /// A host's ECN policy, overriding `tcp.ecn` for every connection end on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnPolicy>,
 }
 
 /// A full-duplex point-to-point link between nodes `a` and `b`.
@@ -302,6 +305,69 @@ pub enum QueueSpec {
         #[serde(default)]
         limit_bytes: Option<ByteSize>,
     },
+    /// Random Early Detection and its variants (`docs/models/red.md`).
+    Red(RedSpec),
+    /// Adaptive ECN: RED with per-RTT-group max_p and mark-front (`docs/models/aecn.md`).
+    Aecn(AecnSpec),
+    /// Instantaneous-queue threshold marker (`docs/models/threshold.md`).
+    Threshold(ThresholdSpec),
+    /// The PI controller (`docs/models/pi.md`).
+    Pi(PiSpec),
+    /// Random Exponential Marking (`docs/models/rem.md`).
+    Rem(RemSpec),
+    /// CoDel, RFC 8289 (`docs/models/codel.md`).
+    Codel(CodelSpec),
+    /// PIE, RFC 8033 (`docs/models/pie.md`).
+    Pie(PieSpec),
+    /// A FIFO that drops or CE-marks chosen packets, for packetdrill-style tests.
+    Script {
+        /// Limit in packets (default 1000).
+        #[serde(default)]
+        limit_packets: Option<i64>,
+        /// The rules, applied to every arriving packet.
+        rules: Vec<ScriptRuleSpec>,
+    },
+}
+
+/// One rule of a `script` queue: act on the `nth` packets of a kind.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptRuleSpec {
+    /// `"drop"` or `"mark"` (CE, ECN-capable packets only).
+    pub action: ScriptAction,
+    /// Which packets are counted: `"data"`, `"syn"`, `"synack"`, `"ack"` (pure ACKs) or `"any"`.
+    pub packets: ScriptMatch,
+    /// Only packets of this flow (by name); any flow if absent.
+    #[serde(default)]
+    pub flow: Option<String>,
+    /// 1-based ordinals among the counted packets.
+    pub nth: Vec<i64>,
+}
+
+/// What a script rule does.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ScriptAction {
+    /// Drop the packet.
+    Drop,
+    /// CE-mark the packet if it is ECN-capable.
+    Mark,
+}
+
+/// Which packets a script rule counts.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ScriptMatch {
+    /// Segments with payload.
+    Data,
+    /// SYN without ACK.
+    Syn,
+    /// SYN-ACK.
+    Synack,
+    /// Pure ACKs (no payload, SYN or FIN).
+    Ack,
+    /// Every packet.
+    Any,
 }
 
 impl Default for QueueSpec {
@@ -309,6 +375,557 @@ impl Default for QueueSpec {
         QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None }
     }
 }
+
+// ---------------------------------------------------------------------------
+// AQM queue tables. Every field is optional: an absent field takes the active
+// profile's value (`Profile::red()`, ...), and the resolved values are what a
+// run records. See docs/models/<name>.md for each field's meaning and sources.
+// ---------------------------------------------------------------------------
+
+/// A number, or the name of a rule that computes it from the link
+/// (`"auto"`, `"tc"`, ...). Written as a plain number or a string.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NumOr<R> {
+    /// A given value.
+    Num(f64),
+    /// A named rule.
+    Rule(R),
+}
+
+impl<R: Serialize> Serialize for NumOr<R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            NumOr::Num(v) => s.serialize_f64(*v),
+            NumOr::Rule(r) => r.serialize(s),
+        }
+    }
+}
+
+impl<'de, R: Deserialize<'de>> Deserialize<'de> for NumOr<R> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<R>(std::marker::PhantomData<R>);
+        impl<'de, R: Deserialize<'de>> Visitor<'de> for V<R> {
+            type Value = NumOr<R>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or the name of a rule")
+            }
+            #[allow(clippy::cast_precision_loss)]
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(NumOr::Num(v as f64))
+            }
+            #[allow(clippy::cast_precision_loss)]
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(NumOr::Num(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(NumOr::Num(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                R::deserialize(de::value::StrDeserializer::<E>::new(v))
+                    .map(NumOr::Rule)
+                    .map_err(|e| E::custom(format!("expected a number or a rule name: {e}")))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Rules for RED's thresholds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdRule {
+    /// ns-2 `thresh_ 0` / `maxthresh_ 0` and FGS01 §5: min_th =
+    /// max(5, target_delay * C / 2) packets (C = link rate in mean-size
+    /// packets per second); max_th = 3 min_th.
+    Auto,
+    /// Linux tc-red(8): max_th = limit / 4; min_th = max_th / 3.
+    Tc,
+}
+
+/// Rules for RED's EWMA weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightRule {
+    /// ns-2 `q_weight_ 0` and FGS01 §5: w_q = 1 - exp(-1 / C).
+    Auto,
+    /// ns-2 `q_weight_ -1`: w_q = 1 - exp(-1 / (10 RTT C)), RTT = max(0.1 s,
+    /// 3 (link delay + 1 / C)).
+    AutoRtt,
+    /// ns-2 `q_weight_ -2`: w_q = 1 - exp(-10 / C).
+    AutoFast,
+    /// Linux tc `tc_red_eval_ewma`: the largest w_q = 2^-n such that a burst of
+    /// `burst` packets into an empty queue keeps avg below min_th.
+    Tc,
+}
+
+/// The rule for Adaptive RED's lower bound on max_p.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BottomRule {
+    /// ns-2 `bottom_ 0`: min(0.01, 1 / W) with W the BDP in 1000-byte packets of a 100 ms RTT.
+    Auto,
+}
+
+/// Adaptive RED variant (the spec form of [`crate::qdisc::red::Adaptive`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdaptiveKind {
+    /// Fixed max_p.
+    None,
+    /// Floyd, Gummadi & Shenker 2001.
+    Floyd,
+    /// Feng, Kandlur, Saha & Shin 1999.
+    Feng,
+}
+
+/// `type = "red"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    /// Buffer limit in packets (exclusive with `limit_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Buffer limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<ByteSize>,
+    /// `"packets"` or `"bytes"`: what `avg` and the thresholds measure (ns-2 `queue_in_bytes_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<crate::qdisc::Measure>,
+    /// Mean packet size (ns-2 `mean_pktsize_`, Linux `avpkt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pktsize: Option<ByteSize>,
+    /// Minimum threshold in packets, or `"auto"` / `"tc"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th: Option<NumOr<ThresholdRule>>,
+    /// Maximum threshold in packets, or `"auto"` / `"tc"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th: Option<NumOr<ThresholdRule>>,
+    /// Target queueing delay of the `"auto"` threshold rule (ns-2 `targetdelay_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_delay: Option<TimeValue>,
+    /// EWMA weight, or `"auto"` / `"auto_rtt"` / `"auto_fast"` / `"tc"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_q: Option<NumOr<WeightRule>>,
+    /// Burst (packets) of the `"tc"` weight rule (tc-red `burst`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<f64>,
+    /// Maximum early-drop probability (ns-2 `1 / linterm_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p: Option<f64>,
+    /// ns-2 `wait_`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<bool>,
+    /// Gentle RED (ns-2 `gentle_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gentle: Option<bool>,
+    /// Byte mode (ns-2 `bytes_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_mode: Option<bool>,
+    /// `"uniform"`, `"geometric"` or `"linux"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_spacing: Option<crate::qdisc::red::DropSpacing>,
+    /// ns-2's `qlen > 1` gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_gate: Option<bool>,
+    /// `"tx_end"` or `"dequeue"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_start: Option<crate::qdisc::red::IdleStart>,
+    /// Forced-drop victim: `"tail"`, `"front"` or `"random"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim: Option<crate::qdisc::Victim>,
+    /// `"none"`, `"rfc3168"`, `"ns2_mark_p"` or `"mark_above_max"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<crate::qdisc::red::RedEcn>,
+    /// ns-2 `mark_p_` (with `ecn = "ns2_mark_p"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_p: Option<f64>,
+    /// `"drop"` or `"pass"` (Linux `nodrop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_ect: Option<crate::qdisc::NonEct>,
+    /// `"arriving"` or `"front"` (mark-front).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_target: Option<crate::qdisc::red::MarkTarget>,
+    /// `"none"`, `"floyd"` or `"feng"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptiveKind>,
+    /// Adaptive RED update interval (ns-2 `interval_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapt_interval: Option<TimeValue>,
+    /// Adaptive RED additive increase (ns-2 `alpha_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapt_alpha: Option<f64>,
+    /// Adaptive RED decrease factor (ns-2 `beta_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapt_beta: Option<f64>,
+    /// `"periodic"` or `"ns2"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapt_timing: Option<crate::qdisc::red::AdaptTiming>,
+    /// Adaptive RED upper bound on max_p (ns-2 `top_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p_top: Option<f64>,
+    /// Adaptive RED lower bound on max_p (ns-2 `bottom_`), or `"auto"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p_bottom: Option<NumOr<BottomRule>>,
+    /// Feng's divisor below min_th.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feng_alpha: Option<f64>,
+    /// Feng's factor above max_th.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feng_beta: Option<f64>,
+}
+
+/// `type = "aecn"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AecnSpec {
+    /// `"aecn"`, `"aecn2"`, `"aecn3"` or `"aecn4"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<crate::qdisc::aecn::AecnVariant>,
+    /// Buffer limit in packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Mean packet size (idle decay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pktsize: Option<ByteSize>,
+    /// EWMA weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_q: Option<f64>,
+    /// min_th, packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th: Option<f64>,
+    /// max_th, packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th: Option<f64>,
+    /// The average group's max_p.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_max_p: Option<f64>,
+    /// Fragile divisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a: Option<f64>,
+    /// Robust multiplier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
+    /// Robust min_th in AECN3/AECN4, packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust_min_th: Option<f64>,
+    /// max_th of every group in AECN4, packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wide_max_th: Option<f64>,
+    /// Robust group upper RTT bound, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust_below_ms: Option<i64>,
+    /// Fragile group lower RTT bound, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragile_from_ms: Option<i64>,
+    /// ns-2 `wait_`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<bool>,
+    /// `"uniform"` or `"geometric"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_spacing: Option<crate::qdisc::red::DropSpacing>,
+    /// ns-2's `qlen > 1` gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_gate: Option<bool>,
+    /// `"tx_end"` or `"dequeue"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_start: Option<crate::qdisc::red::IdleStart>,
+    /// `"group"` or `"queue"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_scope: Option<crate::qdisc::aecn::CountScope>,
+    /// `"drop"` or `"pass"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_ect: Option<crate::qdisc::NonEct>,
+}
+
+/// `type = "threshold"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThresholdSpec {
+    /// Buffer limit in packets (exclusive with `limit_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Buffer limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<ByteSize>,
+    /// Unit of `k`: `"packets"` or `"bytes"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<crate::qdisc::Measure>,
+    /// Mark when the queue an arrival finds exceeds K.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<f64>,
+    /// `"drop"` or `"pass"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_ect: Option<crate::qdisc::NonEct>,
+}
+
+/// `type = "pi"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PiSpec {
+    /// Buffer limit in packets (exclusive with `limit_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Buffer limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<ByteSize>,
+    /// `"packets"` or `"bytes"` (ns-2 `queue_in_bytes_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<crate::qdisc::Measure>,
+    /// Mean packet size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pktsize: Option<ByteSize>,
+    /// Gain `a`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a: Option<f64>,
+    /// Gain `b`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
+    /// Sampling frequency, Hz (ns-2 `w_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w: Option<f64>,
+    /// Target queue, packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qref: Option<f64>,
+    /// Mark ECT packets instead of dropping them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// `"drop"` or `"pass"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_ect: Option<crate::qdisc::NonEct>,
+    /// Byte mode (ns-2 `bytes_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_mode: Option<bool>,
+}
+
+/// `type = "rem"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemSpec {
+    /// Buffer limit in packets (exclusive with `limit_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Buffer limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<ByteSize>,
+    /// `"packets"` or `"bytes"` (ns-2 `qib_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<crate::qdisc::Measure>,
+    /// Mean packet size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pktsize: Option<ByteSize>,
+    /// Price step `gamma`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gamma: Option<f64>,
+    /// Marking base `phi` (> 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phi: Option<f64>,
+    /// Backlog weight `alpha`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Target backlog, packets (ns-2 `pbo_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_ref: Option<f64>,
+    /// Price update period (ns-2 `pupdtime_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_interval: Option<TimeValue>,
+    /// Input-rate filter weight (ns-2 `inw_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inw: Option<f64>,
+    /// Mark ECT packets instead of dropping them (ns-2 `markpkts_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// `"enqueue"` or `"dequeue"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide_at: Option<crate::qdisc::rem::DecideAt>,
+    /// `"drop"` or `"pass"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_ect: Option<crate::qdisc::NonEct>,
+}
+
+/// `type = "codel"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelSpec {
+    /// Buffer limit in packets (exclusive with `limit_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Buffer limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<ByteSize>,
+    /// TARGET.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TimeValue>,
+    /// INTERVAL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<TimeValue>,
+    /// MAXPACKET (an MTU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_packet: Option<ByteSize>,
+    /// Mark ECT packets instead of dropping them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// Mark ECT packets whose sojourn exceeds this; absent = off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold: Option<TimeValue>,
+}
+
+/// `type = "pie"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieSpec {
+    /// Buffer limit in packets (exclusive with `limit_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Buffer limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<ByteSize>,
+    /// QDELAY_REF.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TimeValue>,
+    /// T_UPDATE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_update: Option<TimeValue>,
+    /// alpha, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// beta, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// MAX_BURST.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_burst: Option<TimeValue>,
+    /// Mark ECT packets instead of dropping them (below `mark_ecn_threshold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// MAX_ECNTH.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_ecn_threshold: Option<f64>,
+    /// Byte mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_mode: Option<bool>,
+    /// Mean packet size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pktsize: Option<ByteSize>,
+    /// `"timestamp"` or `"dequeue_rate"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_estimator: Option<crate::qdisc::pie::DelayEstimator>,
+    /// DQ_THRESHOLD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dq_threshold: Option<ByteSize>,
+    /// Cap the drop adjustment (RFC 8033 §5.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_drop_adjustment: Option<bool>,
+    /// De-randomize drops (RFC 8033 §5.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derandomize: Option<bool>,
+}
+
+/// Field-wise `self.field.or(defaults.field)`, except the two buffer limits,
+/// which are filled together (a scenario's `limit_bytes` must not be joined
+/// by the profile's `limit_packets`).
+macro_rules! fill_from_defaults {
+    ($ty:ident { limits: [$($lim:ident),*], fields: [$($f:ident),* $(,)?] }) => {
+        impl $ty {
+            /// This table with every absent field taken from `defaults`.
+            #[must_use]
+            pub fn filled(&self, defaults: &$ty) -> $ty {
+                let own_limit = false $(|| self.$lim.is_some())*;
+                $ty {
+                    $($lim: if own_limit { self.$lim } else { defaults.$lim },)*
+                    $($f: self.$f.or(defaults.$f),)*
+                }
+            }
+        }
+    };
+}
+
+fill_from_defaults!(RedSpec {
+    limits: [limit_packets, limit_bytes],
+    fields: [
+        measure,
+        mean_pktsize,
+        min_th,
+        max_th,
+        target_delay,
+        w_q,
+        burst,
+        max_p,
+        wait,
+        gentle,
+        byte_mode,
+        drop_spacing,
+        backlog_gate,
+        idle_start,
+        victim,
+        ecn,
+        mark_p,
+        non_ect,
+        mark_target,
+        adaptive,
+        adapt_interval,
+        adapt_alpha,
+        adapt_beta,
+        adapt_timing,
+        max_p_top,
+        max_p_bottom,
+        feng_alpha,
+        feng_beta,
+    ]
+});
+fill_from_defaults!(AecnSpec {
+    limits: [limit_packets],
+    fields: [
+        variant,
+        mean_pktsize,
+        w_q,
+        min_th,
+        max_th,
+        base_max_p,
+        a,
+        b,
+        robust_min_th,
+        wide_max_th,
+        robust_below_ms,
+        fragile_from_ms,
+        wait,
+        drop_spacing,
+        backlog_gate,
+        idle_start,
+        count_scope,
+        non_ect,
+    ]
+});
+fill_from_defaults!(ThresholdSpec { limits: [limit_packets, limit_bytes], fields: [measure, k, non_ect] });
+fill_from_defaults!(PiSpec {
+    limits: [limit_packets, limit_bytes],
+    fields: [measure, mean_pktsize, a, b, w, qref, ecn, non_ect, byte_mode]
+});
+fill_from_defaults!(RemSpec {
+    limits: [limit_packets, limit_bytes],
+    fields: [measure, mean_pktsize, gamma, phi, alpha, b_ref, update_interval, inw, ecn, decide_at, non_ect]
+});
+fill_from_defaults!(CodelSpec {
+    limits: [limit_packets, limit_bytes],
+    fields: [target, interval, max_packet, ecn, ce_threshold]
+});
+fill_from_defaults!(PieSpec {
+    limits: [limit_packets, limit_bytes],
+    fields: [
+        target,
+        t_update,
+        alpha,
+        beta,
+        max_burst,
+        ecn,
+        mark_ecn_threshold,
+        byte_mode,
+        mean_pktsize,
+        delay_estimator,
+        dq_threshold,
+        cap_drop_adjustment,
+        derandomize,
+    ]
+});
 
 /// A TCP connection from `src` (the active opener) to `dst`, and its application.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -360,8 +977,62 @@ impl Default for AppSpec {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum CcKind {
+    /// Tahoe (Jacobson 1988): slow start after any loss, no fast recovery.
+    Tahoe,
     /// RFC 5681 Reno.
     Reno,
+    /// RFC 6582 NewReno: partial ACKs keep fast recovery going.
+    Newreno,
+    /// RFC 2018 SACK option with RFC 6675 loss recovery (scoreboard and pipe).
+    Sack,
+}
+
+/// A host's ECN policy (RFC 3168 §6.1.1), as Linux's `tcp_ecn` sysctl.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnPolicy {
+    /// Never use ECN (`tcp_ecn = 0`).
+    Off,
+    /// Request ECN on outgoing connections and accept it on incoming ones (`tcp_ecn = 1`).
+    Request,
+    /// Accept ECN when the peer requests it, never request it (`tcp_ecn = 2`).
+    Accept,
+}
+
+/// Whether the responder's SYN-ACK is ECN-capable, and how a CE mark on it is handled.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnSynAck {
+    /// RFC 3168 §6.1.1: SYN-ACKs are never ECT.
+    Off,
+    /// RFC 5562: ECT SYN-ACK; the initiator answers a CE-marked one with an ECE ACK
+    /// and stays in SYN-SENT, the responder resends a non-ECT SYN-ACK and starts with
+    /// a window of one segment (ns-2 FullTcp `ecn_syn_wait_ 2`).
+    Rfc5562,
+    /// ECN+ (Kuzmanovic 2005): ECT SYN-ACK; a CE mark only reduces the responder's
+    /// initial window to one segment (ns-2 FullTcp `ecn_syn_wait_ 0`).
+    Ecnplus,
+    /// ns-2 FullTcp `ecn_syn_wait_ 1`: as ECN+, and the responder also waits one
+    /// retransmission timeout before its first data segment.
+    EcnplusWait,
+}
+
+/// The initial congestion window: a number of segments, or a formula.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum InitialWindowSpec {
+    /// A fixed number of segments.
+    Segments(i64),
+    /// A named formula.
+    Formula(IwFormula),
+}
+
+/// Named initial-window formulas.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum IwFormula {
+    /// RFC 3390 §1: IW = min(4*MSS, max(2*MSS, 4380 bytes)).
+    Rfc3390,
 }
 
 /// TCP parameters; every field optional, resolved against the profile.
@@ -377,9 +1048,9 @@ pub struct TcpOverrides {
     /// IP + TCP header bytes added to every segment (default 40).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header_bytes: Option<i64>,
-    /// Initial congestion window, in segments (>= 1).
+    /// Initial congestion window: segments (>= 1), or `"rfc3390"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_window: Option<i64>,
+    pub initial_window: Option<InitialWindowSpec>,
     /// Largest congestion window, in segments (>= 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cwnd: Option<i64>,
@@ -410,6 +1081,22 @@ pub struct TcpOverrides {
     /// Delayed-ACK timer (RFC 5681 §4.2: < 500 ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delayed_ack_timeout: Option<TimeValue>,
+    /// ECN policy of both ends (a host's own `ecn` overrides it for that host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnPolicy>,
+    /// ECN-capable SYN-ACK behaviour (RFC 5562 / ECN+); needs ECN negotiated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_synack: Option<EcnSynAck>,
+    /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(IW, cwnd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_after_idle: Option<bool>,
+    /// RFC 6582 §3.2 step 1 "careful" variant: no fast retransmit unless the ACK covers
+    /// more than `recover` (NewReno and SACK only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newreno_careful: Option<bool>,
+    /// Data segments carry the sender's RTT estimate in ms (for Adaptive ECN routers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carry_rtt: Option<bool>,
 }
 
 impl ScenarioSpec {
@@ -678,14 +1365,14 @@ tcp = { initial_window = 10 }
         // Internally tagged enums: unknown keys are rejected, but serde buffers
         // the table, so the path stops at the table (not `.limit_packet`).
         (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue", "unknown field `limit_packet`, expected `limit_packets` or `limit_bytes`"),
-        (&[("type = \"droptail\"", "type = \"red\"")], "links[2].queue.type", "unknown variant `red`, expected `droptail`"),
+        (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`"),
         (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`"),
         (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue", "invalid type: string \"x\", expected i64"),
         (&[("type = \"bulk\"", "type = \"web\"")], "flows[1].app.type", "unknown variant `web`, expected `bulk`"),
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
-        (&[("#TCP", "cc = \"cubic\"")], "tcp.cc", "unknown variant `cubic`, expected `reno`"),
-        (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected `reno`"),
+        (&[("#TCP", "cc = \"cubic\"")], "tcp.cc", "unknown variant `cubic`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
+        (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),
         (&[("\"10Mbps\"", "\"1.2.3Mbps\"")], "links[2].rate", "not a number: \"1.2.3Mbps\""),
         (&[("\"10Mbps\"", "true")], "links[2].rate", "invalid type: boolean `true`, expected a rate"),

@@ -20,9 +20,17 @@ use std::fmt::Write as _;
 use crate::ensure_spec;
 use crate::error::SimError;
 use crate::profile::Profile;
-use crate::spec::{AppSpec, ByteSize, NodeKind, QueueSpec, RateValue, ScenarioSpec, TcpOverrides, TimeValue};
-use crate::tcp::TcpConfig;
-use crate::time::SimDuration;
+use crate::qdisc::aecn::AecnVariant;
+use crate::qdisc::red::{Adaptive, DropSpacing};
+use crate::qdisc::resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
+use crate::qdisc::{Limit, Measure};
+use crate::spec::{AecnSpec, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
+use crate::spec::{
+    AppSpec, ByteSize, InitialWindowSpec, IwFormula, NodeKind, QueueSpec, RateValue, ScenarioSpec, TcpOverrides,
+    TimeValue,
+};
+use crate::tcp::{InitialWindow, TcpConfig};
+use crate::time::{BitRate, SimDuration};
 
 const SEC: i128 = 1_000_000_000;
 /// Longest time any field may hold: 10^6 s (11.6 days), far inside u64 ns.
@@ -180,7 +188,7 @@ const TCP_FIELDS: &[TcpField] = &[
     // RFC 791 §3.1 IHL and RFC 9293 §3.1 data offset: each header is at most 60 B.
     TcpField { name: "header_bytes", unit: Unit::Count, given: |t| t.header_bytes.map(i128::from), resolved: |c| c.header_bytes.into(), limits: Limits::closed(0, 120) },
     // RFC 5681 §3.1 allows IW <= 4 segments, RFC 6928 10; larger values are for experiments.
-    TcpField { name: "initial_window", unit: Unit::Count, given: |t| t.initial_window.map(i128::from), resolved: |c| c.initial_window.into(), limits: Limits::closed(1, 10_000) },
+    TcpField { name: "initial_window", unit: Unit::Count, given: |t| match t.initial_window { Some(InitialWindowSpec::Segments(n)) => Some(n.into()), _ => None }, resolved: |c| c.initial_window.segments(c.mss).into(), limits: Limits::closed(1, 10_000) },
     TcpField { name: "max_cwnd", unit: Unit::Count, given: |t| t.max_cwnd.map(i128::from), resolved: |c| c.max_cwnd.into(), limits: Limits::closed(1, 1_000_000_000) },
     // Sanity bound; RFC 7323 §2.3 caps real windows at 2^30 B (window scale 14). Also >= mss, below.
     TcpField { name: "rcv_window", unit: Unit::Bytes, given: |t| t.rcv_window.map(|v| v.0), resolved: |c| c.rcv_window.into(), limits: Limits::positive_below(1 << 40) },
@@ -289,11 +297,19 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             dupack_threshold,
             delayed_ack,
             delayed_ack_timeout,
+            ecn,
+            ecn_synack,
+            restart_after_idle,
+            newreno_careful,
+            carry_rtt,
         } = *o;
         set(&mut c.cc, cc, Some);
         set(&mut c.mss, mss, count);
         set(&mut c.header_bytes, header_bytes, count);
-        set(&mut c.initial_window, initial_window, count);
+        set(&mut c.initial_window, initial_window, |v| match v {
+            InitialWindowSpec::Segments(n) => count(n).map(InitialWindow::Segments),
+            InitialWindowSpec::Formula(IwFormula::Rfc3390) => Some(InitialWindow::Rfc3390),
+        });
         set(&mut c.max_cwnd, max_cwnd, count);
         set(&mut c.rcv_window, rcv_window, |v: ByteSize| u64::try_from(v.0).ok());
         set(&mut c.initial_rto, initial_rto, time);
@@ -304,6 +320,11 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.dupack_threshold, dupack_threshold, count);
         set(&mut c.delayed_ack, delayed_ack, Some);
         set(&mut c.delayed_ack_timeout, delayed_ack_timeout, time);
+        set(&mut c.ecn, ecn, Some);
+        set(&mut c.ecn_synack, ecn_synack, Some);
+        set(&mut c.restart_after_idle, restart_after_idle, Some);
+        set(&mut c.newreno_careful, newreno_careful, Some);
+        set(&mut c.carry_rtt, carry_rtt, Some);
     }
     c
 }
@@ -323,7 +344,8 @@ impl ScenarioSpec {
         check_tcp_cross(profile, &[("tcp", &self.tcp)])?;
         let nodes = self.check_nodes()?;
         self.check_links(&nodes)?;
-        self.check_flows(&nodes, profile)
+        self.check_flows(&nodes, profile)?;
+        check_script_flows(self)
     }
 
     /// The scenario's default profile (`simulation.profile`, default `"rfc"`).
@@ -394,6 +416,11 @@ impl ScenarioSpec {
                     format!("duplicate node name {name:?} (first at nodes[{first}])"),
                 ));
             }
+            ensure_spec!(
+                node.ecn.is_none() || node.kind == NodeKind::Host,
+                format!("nodes[{i}].ecn"),
+                "{name:?} is a router; only hosts have a TCP ECN policy"
+            );
             by_name.insert(name, (i, node.kind));
         }
         Ok(by_name)
@@ -437,6 +464,12 @@ impl ScenarioSpec {
             for (field, queue) in [("queue", &link.queue), ("queue_ab", &link.queue_ab), ("queue_ba", &link.queue_ba)] {
                 if let Some(q) = queue {
                     check_queue(&format!("{p}.{field}"), q)?;
+                    // AQM tables: cross-field rules on the values resolved against the profile and this link.
+                    let link_info = LinkInfo {
+                        rate: BitRate::from_bps(u64::try_from(link.rate.0).expect("checked above")),
+                        delay: SimDuration::from_nanos(u64::try_from(link.delay.0).expect("checked above")),
+                    };
+                    check_aqm_resolved(&format!("{p}.{field}"), q, self.profile(), link_info)?;
                 }
             }
         }
@@ -520,6 +553,477 @@ fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
                     format!("{path}.limit_bytes"),
                     format!("cannot be combined with limit_packets ({n}); give only one of the two, got {b}"),
                 ));
+            }
+        }
+        QueueSpec::Red(_)
+        | QueueSpec::Aecn(_)
+        | QueueSpec::Threshold(_)
+        | QueueSpec::Pi(_)
+        | QueueSpec::Rem(_)
+        | QueueSpec::Codel(_)
+        | QueueSpec::Pie(_) => check_aqm_ranges(path, queue)?,
+        QueueSpec::Script { limit_packets, rules } => {
+            opt_in_range(&format!("{path}.limit_packets"), *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
+            for (r, rule) in rules.iter().enumerate() {
+                let nth = format!("{path}.rules[{r}].nth");
+                ensure_spec!(
+                    !rule.nth.is_empty(),
+                    &nth,
+                    "must list at least one ordinal (1 = the first packet counted)"
+                );
+                for (k, &n) in rule.nth.iter().enumerate() {
+                    in_range(&format!("{nth}[{k}]"), n, Limits::closed(1, i128::from(i64::MAX)))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// AQM queue tables: one row per numeric field (its range), then cross-field
+// rules on the values resolved against the profile and the link.
+// ---------------------------------------------------------------------------
+
+/// Largest packet size a mean packet size may name (an IPv4 datagram).
+const MAX_PACKET_BYTES: i128 = 65_535;
+/// Sanity bound on real-valued gains and factors.
+const MAX_FACTOR: f64 = 1e6;
+
+/// An interval of allowed reals; each end open or closed.
+#[derive(Clone, Copy, Debug)]
+struct RealLimits {
+    lo: f64,
+    lo_open: bool,
+    hi: f64,
+    hi_open: bool,
+}
+
+impl RealLimits {
+    /// `lo <= v <= hi`.
+    const fn closed(lo: f64, hi: f64) -> Self {
+        RealLimits { lo, lo_open: false, hi, hi_open: false }
+    }
+    /// `lo < v <= hi`.
+    const fn above(lo: f64, hi: f64) -> Self {
+        RealLimits { lo, lo_open: true, hi, hi_open: false }
+    }
+    /// `lo < v < hi`.
+    const fn open(lo: f64, hi: f64) -> Self {
+        RealLimits { lo, lo_open: true, hi, hi_open: true }
+    }
+    fn contains(self, v: f64) -> bool {
+        (if self.lo_open { v > self.lo } else { v >= self.lo })
+            && (if self.hi_open { v < self.hi } else { v <= self.hi })
+    }
+    fn describe(self) -> String {
+        let lo = if self.lo_open { ">" } else { ">=" };
+        let hi = if self.hi_open { "<" } else { "<=" };
+        format!("{lo} {} and {hi} {}", self.lo, self.hi)
+    }
+}
+
+/// A probability in (0, 1].
+const PROBABILITY: RealLimits = RealLimits::above(0.0, 1.0);
+/// A threshold or target in packets.
+const PACKETS: RealLimits = RealLimits::closed(0.0, 1e9);
+
+/// A numeric field of an AQM table `S`.
+enum Field<S> {
+    /// An integer, time, rate or size.
+    Int { name: &'static str, unit: Unit, get: fn(&S) -> Option<i128>, limits: Limits },
+    /// A real.
+    Real { name: &'static str, get: fn(&S) -> Option<f64>, limits: RealLimits },
+}
+
+impl<S> Field<S> {
+    fn check(&self, path: &str, s: &S) -> Result<(), SimError> {
+        match self {
+            Field::Int { name, unit, get, limits } => match get(s) {
+                Some(v) => check_raw(&format!("{path}.{name}"), v, *unit, *limits),
+                None => Ok(()),
+            },
+            Field::Real { name, get, limits } => match get(s) {
+                Some(v) if !v.is_finite() => {
+                    Err(SimError::spec(format!("{path}.{name}"), format!("must be a finite number, got {v}")))
+                }
+                Some(v) if !limits.contains(v) => {
+                    Err(SimError::spec(format!("{path}.{name}"), format!("must be {}, got {v}", limits.describe())))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+}
+
+fn num<R>(v: Option<NumOr<R>>) -> Option<f64> {
+    match v {
+        Some(NumOr::Num(x)) => Some(x),
+        _ => None,
+    }
+}
+
+macro_rules! int_field {
+    ($name:ident, $unit:expr, $conv:expr, $limits:expr) => {
+        Field::Int { name: stringify!($name), unit: $unit, get: |s| s.$name.map($conv), limits: $limits }
+    };
+}
+macro_rules! real_field {
+    ($name:ident, $limits:expr) => {
+        Field::Real { name: stringify!($name), get: |s| s.$name, limits: $limits }
+    };
+}
+
+fn count(v: i64) -> i128 {
+    v.into()
+}
+fn size(v: ByteSize) -> i128 {
+    v.0
+}
+fn time(v: TimeValue) -> i128 {
+    v.0
+}
+
+const PACKET_LIMIT: Limits = Limits::closed(1, MAX_QUEUE_PACKETS);
+const BYTE_LIMIT: Limits = Limits::closed(1, MAX_QUEUE_BYTES);
+const PKT_SIZE: Limits = Limits::closed(1, MAX_PACKET_BYTES);
+const POSITIVE_TIME: Limits = Limits::positive(MAX_TIME);
+
+#[rustfmt::skip]
+const RED_FIELDS: &[Field<RedSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
+    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
+    // FJ93 §6: min_th >= 0; max_th > 0 (and > min_th, below).
+    Field::Real { name: "min_th", get: |s| num(s.min_th), limits: PACKETS },
+    Field::Real { name: "max_th", get: |s| num(s.max_th), limits: RealLimits::above(0.0, 1e9) },
+    // FGS01 §5: a target queueing delay is positive.
+    int_field!(target_delay, Unit::Time, time, POSITIVE_TIME),
+    // FJ93 §6: 0 < w_q; w_q = 1 makes avg the instantaneous queue (ns-2 DCTCP configurations).
+    Field::Real { name: "w_q", get: |s| num(s.w_q), limits: PROBABILITY },
+    real_field!(burst, RealLimits::above(0.0, 1e9)),
+    real_field!(max_p, PROBABILITY),
+    real_field!(mark_p, PROBABILITY),
+    int_field!(adapt_interval, Unit::Time, time, POSITIVE_TIME),
+    real_field!(adapt_alpha, PROBABILITY),
+    // FGS01 Fig. 5: a multiplicative decrease factor in (0, 1).
+    real_field!(adapt_beta, RealLimits::open(0.0, 1.0)),
+    real_field!(max_p_top, PROBABILITY),
+    Field::Real { name: "max_p_bottom", get: |s| num(s.max_p_bottom), limits: PROBABILITY },
+    // Feng99: max_p / alpha below min_th and max_p * beta above max_th, alpha, beta > 1.
+    real_field!(feng_alpha, RealLimits::above(1.0, MAX_FACTOR)),
+    real_field!(feng_beta, RealLimits::above(1.0, MAX_FACTOR)),
+];
+
+#[rustfmt::skip]
+const AECN_FIELDS: &[Field<AecnSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
+    real_field!(w_q, PROBABILITY),
+    real_field!(min_th, PACKETS),
+    real_field!(max_th, RealLimits::above(0.0, 1e9)),
+    real_field!(base_max_p, PROBABILITY),
+    // STUDIES.md §4: fragile max_p = base_max_p / a, robust min(1, base_max_p * b).
+    real_field!(a, RealLimits::above(0.0, MAX_FACTOR)),
+    real_field!(b, RealLimits::above(0.0, MAX_FACTOR)),
+    real_field!(robust_min_th, PACKETS),
+    real_field!(wide_max_th, RealLimits::above(0.0, 1e9)),
+    // STUDIES.md §4: robust [0.5, 75) ms: whole-ms hints, so the bound is at least 1 ms.
+    int_field!(robust_below_ms, Unit::Count, count, Limits::closed(1, 1_000_000)),
+    int_field!(fragile_from_ms, Unit::Count, count, Limits::closed(1, 1_000_000)),
+];
+
+#[rustfmt::skip]
+const THRESHOLD_FIELDS: &[Field<ThresholdSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
+    real_field!(k, RealLimits::closed(0.0, 1e12)),
+];
+
+#[rustfmt::skip]
+const PI_FIELDS: &[Field<PiSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
+    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
+    // HMTG01 §IV: the gains are positive (a > b for a stable integral action).
+    real_field!(a, RealLimits::above(0.0, 1.0)),
+    real_field!(b, RealLimits::closed(0.0, 1.0)),
+    // HMTG01 §IV: a sampling frequency in Hz; up to 1 MHz.
+    real_field!(w, RealLimits::above(0.0, 1e6)),
+    real_field!(qref, PACKETS),
+];
+
+#[rustfmt::skip]
+const REM_FIELDS: &[Field<RemSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
+    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
+    // ALLY01 §2: gamma > 0, phi > 1, alpha > 0.
+    real_field!(gamma, RealLimits::above(0.0, MAX_FACTOR)),
+    real_field!(phi, RealLimits::above(1.0, MAX_FACTOR)),
+    real_field!(alpha, RealLimits::closed(0.0, MAX_FACTOR)),
+    real_field!(b_ref, PACKETS),
+    int_field!(update_interval, Unit::Time, time, POSITIVE_TIME),
+    real_field!(inw, PROBABILITY),
+];
+
+#[rustfmt::skip]
+const CODEL_FIELDS: &[Field<CodelSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
+    // RFC 8289 §4.3-4.4: TARGET and INTERVAL are positive times.
+    int_field!(target, Unit::Time, time, POSITIVE_TIME),
+    int_field!(interval, Unit::Time, time, POSITIVE_TIME),
+    int_field!(max_packet, Unit::Bytes, size, BYTE_LIMIT),
+    int_field!(ce_threshold, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+];
+
+#[rustfmt::skip]
+const PIE_FIELDS: &[Field<PieSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
+    // RFC 8033 §4.2: QDELAY_REF and T_UPDATE are positive times; alpha, beta >= 0 Hz.
+    int_field!(target, Unit::Time, time, POSITIVE_TIME),
+    int_field!(t_update, Unit::Time, time, POSITIVE_TIME),
+    real_field!(alpha, RealLimits::above(0.0, MAX_FACTOR)),
+    real_field!(beta, RealLimits::closed(0.0, MAX_FACTOR)),
+    int_field!(max_burst, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+    real_field!(mark_ecn_threshold, RealLimits::closed(0.0, 1.0)),
+    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
+    int_field!(dq_threshold, Unit::Bytes, size, BYTE_LIMIT),
+];
+
+/// The two buffer limits exclude each other.
+fn check_limit_pair(path: &str, packets: Option<i64>, bytes: Option<ByteSize>) -> Result<(), SimError> {
+    if let (Some(n), Some(b)) = (packets, bytes) {
+        return Err(SimError::spec(
+            format!("{path}.limit_bytes"),
+            format!("cannot be combined with limit_packets ({n}); give only one of the two, got {b}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Range checks of an AQM table's given fields.
+fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
+    fn rows<S>(path: &str, s: &S, fields: &[Field<S>]) -> Result<(), SimError> {
+        fields.iter().try_for_each(|f| f.check(path, s))
+    }
+    match q {
+        QueueSpec::Red(s) => {
+            rows(path, s, RED_FIELDS)?;
+            check_limit_pair(path, s.limit_packets, s.limit_bytes)
+        }
+        QueueSpec::Aecn(s) => rows(path, s, AECN_FIELDS),
+        QueueSpec::Threshold(s) => {
+            rows(path, s, THRESHOLD_FIELDS)?;
+            check_limit_pair(path, s.limit_packets, s.limit_bytes)
+        }
+        QueueSpec::Pi(s) => {
+            rows(path, s, PI_FIELDS)?;
+            check_limit_pair(path, s.limit_packets, s.limit_bytes)
+        }
+        QueueSpec::Rem(s) => {
+            rows(path, s, REM_FIELDS)?;
+            check_limit_pair(path, s.limit_packets, s.limit_bytes)
+        }
+        QueueSpec::Codel(s) => {
+            rows(path, s, CODEL_FIELDS)?;
+            check_limit_pair(path, s.limit_packets, s.limit_bytes)
+        }
+        QueueSpec::Pie(s) => {
+            rows(path, s, PIE_FIELDS)?;
+            check_limit_pair(path, s.limit_packets, s.limit_bytes)
+        }
+        QueueSpec::Droptail { .. } | QueueSpec::Script { .. } => Ok(()),
+    }
+}
+
+/// Where a resolved value came from.
+#[derive(Clone, Copy, Debug)]
+enum Origin<'a> {
+    /// Set in the table, as this field.
+    Given(&'a str),
+    /// Computed by a rule named in the table, for this field.
+    Rule(&'a str, &'a str),
+    /// The profile's default.
+    Profile,
+}
+
+/// One side of a cross-field rule: what it is called in the message, its value, its origin.
+#[derive(Clone, Copy, Debug)]
+struct Term<'a> {
+    label: &'a str,
+    value: f64,
+    from: Origin<'a>,
+}
+
+impl<'a> Term<'a> {
+    /// A field that is given in the table when `given` (else from the profile).
+    fn field(label: &'a str, value: f64, given: bool) -> Self {
+        Term { label, value, from: if given { Origin::Given(label) } else { Origin::Profile } }
+    }
+    /// A number-or-rule field.
+    fn num_or<R: serde::Serialize>(label: &'a str, value: f64, given: Option<&NumOr<R>>) -> Self {
+        let from = match given {
+            Some(NumOr::Num(_)) => Origin::Given(label),
+            Some(NumOr::Rule(r)) => Origin::Rule(label, rule_name(r)),
+            None => Origin::Profile,
+        };
+        Term { label, value, from }
+    }
+    /// The buffer limit, in packets, given as `limit_packets` / `limit_bytes` or from the profile.
+    fn limit(value: f64, packets: Option<i64>, bytes: Option<ByteSize>) -> Self {
+        let from = match (packets, bytes) {
+            (_, Some(_)) => Origin::Given("limit_bytes"),
+            (Some(_), None) => Origin::Given("limit_packets"),
+            (None, None) => Origin::Profile,
+        };
+        Term { label: "the buffer limit", value, from }
+    }
+    fn given_field(&self) -> Option<&'a str> {
+        match self.from {
+            Origin::Given(f) | Origin::Rule(f, _) => Some(f),
+            Origin::Profile => None,
+        }
+    }
+    fn origin(&self, path: &str, profile: Profile) -> String {
+        match self.from {
+            Origin::Given(f) => format!("{path}.{f}"),
+            Origin::Rule(f, rule) => format!("rule {path}.{f} = \"{rule}\""),
+            Origin::Profile => format!("profile \"{}\"", profile.name()),
+        }
+    }
+}
+
+/// The scenario spelling of a rule value.
+fn rule_name<R: serde::Serialize>(r: &R) -> &'static str {
+    match serde_json::to_value(r).ok().as_ref().and_then(serde_json::Value::as_str) {
+        Some("auto") => "auto",
+        Some("auto_rtt") => "auto_rtt",
+        Some("auto_fast") => "auto_fast",
+        Some("tc") => "tc",
+        _ => "rule",
+    }
+}
+
+/// A cross-field rule `a <rel> b` on resolved values. The error is reported at
+/// the first of the two fields the table sets (or the table itself if both
+/// come from the profile) and says where each value came from.
+fn cross(path: &str, profile: Profile, ok: bool, a: Term<'_>, rel: &str, b: Term<'_>, note: &str) -> Result<(), SimError> {
+    if ok {
+        return Ok(());
+    }
+    let at = match a.given_field().or(b.given_field()) {
+        Some(f) => format!("{path}.{f}"),
+        None => path.to_owned(),
+    };
+    Err(SimError::spec(
+        at,
+        format!(
+            "{} must be {rel} {}{note}, got {} = {} (from {}) and {} = {} (from {})",
+            a.label,
+            b.label,
+            a.label,
+            a.value,
+            a.origin(path, profile),
+            b.label,
+            b.value,
+            b.origin(path, profile),
+        ),
+    ))
+}
+
+/// Cross-field rules of an AQM table on its values resolved for `link`.
+fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInfo) -> Result<(), SimError> {
+    let resolved = match queue_resolve::resolve(q, profile, link) {
+        Ok(Some((cfg, _))) => cfg,
+        Ok(None) => return Ok(()),
+        Err((field, msg)) => return Err(SimError::spec(format!("{path}.{field}"), msg)),
+    };
+    match (q, resolved) {
+        (QueueSpec::Red(s), QueueConfig::Red(c)) => {
+            let min_th = Term::num_or("min_th", c.min_th, s.min_th.as_ref());
+            let max_th = Term::num_or("max_th", c.max_th, s.max_th.as_ref());
+            // FJ93 §6: min_th < max_th.
+            cross(path, profile, c.min_th < c.max_th, max_th, ">", min_th, "")?;
+            // Above the buffer limit the forced region could never be reached.
+            let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
+            cross(path, profile, c.max_th <= buffer.value, max_th, "<=", buffer, " (in packets of mean_pktsize)")?;
+            if c.drop_spacing == DropSpacing::Linux && c.byte_mode {
+                let at = if s.byte_mode.is_some() { format!("{path}.byte_mode") } else { format!("{path}.drop_spacing") };
+                return Err(SimError::spec(
+                    at,
+                    "byte_mode (ns-2 bytes_) applies to drop_spacing \"uniform\" or \"geometric\", not \"linux\"",
+                ));
+            }
+            if let Adaptive::Floyd { top, bottom, .. } = c.adaptive {
+                let bottom = Term::num_or("max_p_bottom", bottom, s.max_p_bottom.as_ref());
+                let top_term = Term::field("max_p_top", top, s.max_p_top.is_some());
+                cross(path, profile, bottom.value <= top, bottom, "<=", top_term, "")?;
+            }
+            Ok(())
+        }
+        (QueueSpec::Aecn(s), QueueConfig::Aecn(c)) => {
+            let min_th = Term::field("min_th", c.min_th, s.min_th.is_some());
+            let max_th = Term::field("max_th", c.max_th, s.max_th.is_some());
+            cross(path, profile, c.min_th < c.max_th, max_th, ">", min_th, "")?;
+            let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, None);
+            cross(path, profile, c.max_th <= buffer.value, max_th, "<=", buffer, "")?;
+            let wide = Term::field("wide_max_th", c.wide_max_th, s.wide_max_th.is_some());
+            if matches!(c.variant, AecnVariant::Aecn3 | AecnVariant::Aecn4) {
+                let robust = Term::field("robust_min_th", c.robust_min_th, s.robust_min_th.is_some());
+                let max = if c.variant == AecnVariant::Aecn4 { wide } else { max_th };
+                cross(path, profile, c.robust_min_th < max.value, robust, "<", max, " (the robust group's max_th)")?;
+            }
+            if c.variant == AecnVariant::Aecn4 {
+                cross(path, profile, c.min_th < c.wide_max_th, wide, ">", min_th, "")?;
+                cross(path, profile, c.wide_max_th <= buffer.value, wide, "<=", buffer, "")?;
+            }
+            let robust = Term::field("robust_below_ms", f64::from(c.robust_below_ms), s.robust_below_ms.is_some());
+            let fragile = Term::field("fragile_from_ms", f64::from(c.fragile_from_ms), s.fragile_from_ms.is_some());
+            cross(path, profile, robust.value <= fragile.value, robust, "<=", fragile, "")
+        }
+        (QueueSpec::Threshold(s), QueueConfig::Threshold(c)) => {
+            #[allow(clippy::cast_precision_loss)]
+            let buffer = match (c.measure, c.limit) {
+                (Measure::Packets, Limit::Packets(n)) | (Measure::Bytes, Limit::Bytes(n)) => n as f64,
+                _ => return Ok(()),
+            };
+            // At or above the buffer limit nothing would ever be marked.
+            let k = Term::field("k", c.k, s.k.is_some());
+            cross(path, profile, c.k < buffer, k, "<", Term::limit(buffer, s.limit_packets, s.limit_bytes), "")
+        }
+        (QueueSpec::Pi(s), QueueConfig::Pi(c)) => {
+            let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
+            let qref = Term::field("qref", c.qref, s.qref.is_some());
+            cross(path, profile, c.qref <= buffer.value, qref, "<=", buffer, " (in packets of mean_pktsize)")
+        }
+        (QueueSpec::Rem(s), QueueConfig::Rem(c)) => {
+            let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
+            let b_ref = Term::field("b_ref", c.b_ref, s.b_ref.is_some());
+            cross(path, profile, c.b_ref <= buffer.value, b_ref, "<=", buffer, " (in packets of mean_pktsize)")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Script rules name flows; check the names once every flow is known.
+fn check_script_flows(spec: &ScenarioSpec) -> Result<(), SimError> {
+    let names: Vec<String> =
+        spec.flows.iter().enumerate().map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}"))).collect();
+    for (l, link) in spec.links.iter().enumerate() {
+        for (field, queue) in [("queue", &link.queue), ("queue_ab", &link.queue_ab), ("queue_ba", &link.queue_ba)] {
+            let Some(QueueSpec::Script { rules, .. }) = queue else { continue };
+            for (r, rule) in rules.iter().enumerate() {
+                if let Some(flow) = &rule.flow {
+                    ensure_spec!(
+                        names.contains(flow),
+                        format!("links[{l}].{field}.rules[{r}].flow"),
+                        "no flow named {flow:?}; flows are: {}",
+                        name_list(names.iter().map(String::as_str))
+                    );
+                }
             }
         }
     }
@@ -768,21 +1272,21 @@ delayed_ack_timeout = "40ms"
         assert_eq!((f0.mss, f1.mss), (1000, 1000));
         assert_eq!(f0.min_rto, SimDuration::from_millis(200));
         assert!(f0.delayed_ack && f1.delayed_ack);
-        assert_eq!(f0.initial_window, 4);
+        assert_eq!(f0.initial_window, InitialWindow::Segments(4));
         // From flows[1].tcp, over [tcp].
-        assert_eq!(f1.initial_window, 10);
+        assert_eq!(f1.initial_window, InitialWindow::Segments(10));
         // Nothing else differs from the profile.
         assert_eq!(
             f0,
             TcpConfig {
                 mss: 1000,
                 min_rto: SimDuration::from_millis(200),
-                initial_window: 4,
+                initial_window: InitialWindow::Segments(4),
                 delayed_ack: true,
                 ..rfc
             }
         );
-        assert_eq!(f1, TcpConfig { initial_window: 10, ..f0 });
+        assert_eq!(f1, TcpConfig { initial_window: InitialWindow::Segments(10), ..f0 });
     }
 
     #[test]
@@ -830,13 +1334,212 @@ mod doc_tests {
         spec.validate().unwrap();
         assert_eq!(spec.flows.len(), 2);
         let c = spec.resolved_tcp(1);
-        assert_eq!((c.mss, c.initial_window, c.rcv_window), (1448, 4, 262_144));
+        assert_eq!((c.mss, c.initial_window, c.rcv_window), (1448, InitialWindow::Segments(4), 262_144));
     }
 
     #[test]
     fn docs_name_every_tcp_field() {
         for f in TCP_FIELDS.iter().map(|f| f.name).chain(["cc", "delayed_ack"]) {
             assert!(DOC.contains(&format!("| `{f}` |")), "docs/scenario.md lacks a row for tcp.{f}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod aqm_tests {
+    use super::*;
+    use crate::spec::tests::{edit, Case};
+
+    const Q: &str = "queue = { type = \"droptail\", limit_packets = 50 }";
+
+    fn validate(text: &str) -> Result<(), SimError> {
+        ScenarioSpec::from_toml_str(text).expect("test scenario parses").validate()
+    }
+
+    /// `(bottleneck queue table, path, fragment of the message)`.
+    #[rustfmt::skip]
+    const INVALID: &[(&str, &str, &str)] = &[
+        // RED ranges
+        (r#"{ type = "red", w_q = 0 }"#, "links[2].queue.w_q", "must be > 0 and <= 1, got 0"),
+        (r#"{ type = "red", w_q = 1.5 }"#, "links[2].queue.w_q", "got 1.5"),
+        (r#"{ type = "red", max_p = 0 }"#, "links[2].queue.max_p", "must be > 0 and <= 1, got 0"),
+        (r#"{ type = "red", max_p = 1.01 }"#, "links[2].queue.max_p", "got 1.01"),
+        (r#"{ type = "red", max_p = nan }"#, "links[2].queue.max_p", "must be a finite number, got NaN"),
+        (r#"{ type = "red", min_th = -1 }"#, "links[2].queue.min_th", "must be >= 0 and <= 1000000000, got -1"),
+        (r#"{ type = "red", max_th = 0 }"#, "links[2].queue.max_th", "must be > 0"),
+        (r#"{ type = "red", mean_pktsize = 0 }"#, "links[2].queue.mean_pktsize", "must be >= 1B and <= 65535B, got 0"),
+        (r#"{ type = "red", target_delay = 0 }"#, "links[2].queue.target_delay", "must be > 0"),
+        (r#"{ type = "red", mark_p = 0 }"#, "links[2].queue.mark_p", "must be > 0 and <= 1"),
+        (r#"{ type = "red", adapt_beta = 1 }"#, "links[2].queue.adapt_beta", "must be > 0 and < 1, got 1"),
+        (r#"{ type = "red", adapt_interval = "-1s" }"#, "links[2].queue.adapt_interval", "got -1s"),
+        (r#"{ type = "red", feng_alpha = 1 }"#, "links[2].queue.feng_alpha", "must be > 1 and <= 1000000, got 1"),
+        (r#"{ type = "red", limit_packets = 0 }"#, "links[2].queue.limit_packets", "must be >= 1 and <= 1000000000, got 0"),
+        (r#"{ type = "red", limit_packets = 50, limit_bytes = "64KB" }"#, "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
+        // RED cross-field rules on resolved values
+        (r#"{ type = "red", min_th = 20, max_th = 10 }"#, "links[2].queue.max_th", "max_th must be > min_th, got max_th = 10 (from links[2].queue.max_th) and min_th = 20 (from links[2].queue.min_th)"),
+        (r#"{ type = "red", min_th = 20 }"#, "links[2].queue.min_th", "max_th = 15 (from profile \"rfc\") and min_th = 20 (from links[2].queue.min_th)"),
+        (r#"{ type = "red", limit_packets = 20, max_th = 30 }"#, "links[2].queue.max_th", "max_th must be <= the buffer limit (in packets of mean_pktsize), got max_th = 30 (from links[2].queue.max_th) and the buffer limit = 20 (from links[2].queue.limit_packets)"),
+        (r#"{ type = "red", limit_packets = 10 }"#, "links[2].queue.limit_packets", "max_th = 15 (from profile \"rfc\") and the buffer limit = 10 (from links[2].queue.limit_packets)"),
+        (r#"{ type = "red", max_th = "auto", min_th = 6, limit_packets = 17 }"#, "links[2].queue.max_th", "max_th = 18 (from rule links[2].queue.max_th = \"auto\") and the buffer limit = 17"),
+        (r#"{ type = "red", limit_bytes = "15KB", mean_pktsize = 1500, max_th = 12 }"#, "links[2].queue.max_th", "the buffer limit = 10 (from links[2].queue.limit_bytes)"),
+        (r#"{ type = "red", min_th = "tc", max_th = "auto" }"#, "links[2].queue.min_th", "cannot be combined with max_th = \"auto\""),
+        (r#"{ type = "red", min_th = 100, max_th = 120, limit_packets = 1000, w_q = "tc", burst = 50 }"#, "links[2].queue.w_q", "\"tc\" has no solution"),
+        (r#"{ type = "red", drop_spacing = "linux", byte_mode = true }"#, "links[2].queue.byte_mode", "applies to drop_spacing \"uniform\" or \"geometric\""),
+        (r#"{ type = "red", adaptive = "floyd", max_p_bottom = 0.6 }"#, "links[2].queue.max_p_bottom", "max_p_bottom must be <= max_p_top"),
+        // AECN
+        (r#"{ type = "aecn", min_th = 30, max_th = 30 }"#, "links[2].queue.max_th", "max_th must be > min_th"),
+        (r#"{ type = "aecn", limit_packets = 20 }"#, "links[2].queue.limit_packets", "max_th = 30 (from profile \"rfc\") and the buffer limit = 20"),
+        (r#"{ type = "aecn", a = 0 }"#, "links[2].queue.a", "must be > 0"),
+        (r#"{ type = "aecn", robust_below_ms = 200 }"#, "links[2].queue.robust_below_ms", "robust_below_ms must be <= fragile_from_ms"),
+        (r#"{ type = "aecn", robust_below_ms = 0 }"#, "links[2].queue.robust_below_ms", "must be >= 1"),
+        (r#"{ type = "aecn", variant = "aecn4", wide_max_th = 200 }"#, "links[2].queue.wide_max_th", "wide_max_th must be <= the buffer limit"),
+        (r#"{ type = "aecn", variant = "aecn3", robust_min_th = 30 }"#, "links[2].queue.robust_min_th", "robust_min_th must be < max_th (the robust group's max_th)"),
+        // Threshold
+        (r#"{ type = "threshold", limit_packets = 50, k = 50 }"#, "links[2].queue.k", "k must be < the buffer limit, got k = 50"),
+        (r#"{ type = "threshold", k = -1 }"#, "links[2].queue.k", "must be >= 0"),
+        // PI
+        (r#"{ type = "pi", limit_packets = 50, qref = 60 }"#, "links[2].queue.qref", "qref must be <= the buffer limit"),
+        (r#"{ type = "pi", w = 0 }"#, "links[2].queue.w", "must be > 0 and <= 1000000, got 0"),
+        (r#"{ type = "pi", a = 0 }"#, "links[2].queue.a", "must be > 0"),
+        // REM
+        (r#"{ type = "rem", phi = 1 }"#, "links[2].queue.phi", "must be > 1"),
+        (r#"{ type = "rem", inw = 0 }"#, "links[2].queue.inw", "must be > 0 and <= 1"),
+        (r#"{ type = "rem", limit_packets = 10 }"#, "links[2].queue.limit_packets", "b_ref must be <= the buffer limit"),
+        (r#"{ type = "rem", update_interval = 0 }"#, "links[2].queue.update_interval", "must be > 0"),
+        // CoDel
+        (r#"{ type = "codel", target = 0 }"#, "links[2].queue.target", "must be > 0"),
+        (r#"{ type = "codel", interval = "-1ms" }"#, "links[2].queue.interval", "got -1ms"),
+        (r#"{ type = "codel", max_packet = 0 }"#, "links[2].queue.max_packet", "must be >= 1B"),
+        // PIE
+        (r#"{ type = "pie", mark_ecn_threshold = 1.5 }"#, "links[2].queue.mark_ecn_threshold", "must be >= 0 and <= 1, got 1.5"),
+        (r#"{ type = "pie", t_update = 0 }"#, "links[2].queue.t_update", "must be > 0"),
+        (r#"{ type = "pie", alpha = 0 }"#, "links[2].queue.alpha", "must be > 0"),
+        (r#"{ type = "pie", dq_threshold = 0 }"#, "links[2].queue.dq_threshold", "must be >= 1B"),
+    ];
+
+    #[test]
+    fn invalid_aqm_tables_name_the_field_and_the_rule() {
+        for &(queue, path, fragment) in INVALID {
+            let text = edit(&[(Q, &format!("queue = {queue}"))]);
+            match validate(&text) {
+                Err(SimError::InvalidSpec { path: p, msg }) => {
+                    assert_eq!(p, path, "{queue}: {msg}");
+                    assert!(msg.contains(fragment), "{queue}:\n  {msg:?}\n  lacks {fragment:?}");
+                }
+                other => panic!("{queue}: expected InvalidSpec at {path}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn aqm_rules_apply_to_each_direction_and_to_the_resolved_profile_values() {
+        let text = edit(&[("#L0", "queue_ba = { type = \"red\", max_th = 4 }")]);
+        let err = validate(&text).unwrap_err();
+        assert_eq!(err.path(), "links[0].queue_ba.max_th");
+        // ns2-2001's RED: min_th 5, max_th 15, buffer 50: valid without any field set.
+        let text = edit(&[(Q, "queue = { type = \"red\" }"), ("profile = \"rfc\"", "profile = \"ns2-2001\"")]);
+        validate(&text).unwrap();
+    }
+
+    #[test]
+    fn parse_errors_of_rule_fields_list_the_rules() {
+        let cases: &[Case] = &[
+            (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
+            (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
+            (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue", "unknown field `min_thresh`"),
+            (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue", "invalid type: integer `1`, expected a boolean"),
+        ];
+        for &(changes, path, fragment) in cases {
+            match ScenarioSpec::from_toml_str(&edit(changes)) {
+                Err(SimError::InvalidSpec { path: p, msg }) => {
+                    assert_eq!(p, path, "{changes:?}: {msg}");
+                    assert!(msg.contains(fragment), "{changes:?}:\n  {msg:?}\n  lacks {fragment:?}");
+                }
+                other => panic!("{changes:?}: expected a parse error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn aqm_boundary_values_are_accepted() {
+        #[rustfmt::skip]
+        let ok = [
+            r#"{ type = "red", w_q = 1, max_p = 1, min_th = 0, max_th = 50, limit_packets = 50 }"#,
+            r#"{ type = "red", min_th = "auto", max_th = "auto", w_q = "auto_rtt", target_delay = "5ms", limit_packets = 1000 }"#,
+            r#"{ type = "red", min_th = "tc", max_th = "tc", w_q = "tc", limit_bytes = "1MB", measure = "bytes", mean_pktsize = 1000, drop_spacing = "linux" }"#,
+            r#"{ type = "red", adaptive = "floyd", max_p_bottom = "auto", adapt_timing = "ns2", mark_target = "front", victim = "random" }"#,
+            r#"{ type = "red", ecn = "ns2_mark_p", mark_p = 1, non_ect = "pass", adaptive = "feng" }"#,
+            r#"{ type = "aecn", variant = "aecn4", robust_min_th = 0, wide_max_th = 120, robust_below_ms = 150 }"#,
+            r#"{ type = "threshold", k = 0, measure = "bytes", limit_bytes = "100KB" }"#,
+            r#"{ type = "pi", qref = 800, w = 1000000, b = 0, ecn = true, byte_mode = true, measure = "bytes" }"#,
+            r#"{ type = "rem", b_ref = 0, inw = 1, decide_at = "dequeue", non_ect = "pass" }"#,
+            r#"{ type = "codel", ce_threshold = 0, ecn = true, limit_bytes = "1MB" }"#,
+            r#"{ type = "pie", max_burst = 0, mark_ecn_threshold = 0, beta = 0, delay_estimator = "timestamp", derandomize = true }"#,
+        ];
+        for q in ok {
+            let text = edit(&[(Q, &format!("queue = {q}"))]);
+            if let Err(e) = validate(&text) {
+                panic!("{q}: {e}");
+            }
+            // And it builds and runs briefly.
+            let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+            let mut sim = crate::Simulation::new(&spec, Some(1)).unwrap_or_else(|e| panic!("{q}: {e}"));
+            sim.run_until(crate::SimTime::from_millis(500));
+        }
+    }
+
+    #[test]
+    fn the_run_records_the_resolved_queue_tables() {
+        let text = edit(&[(Q, r#"queue = { type = "red", min_th = "auto", max_th = "auto", w_q = "auto" }"#)]);
+        let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+        let sim = crate::Simulation::new(&spec, Some(1)).unwrap();
+        let meta = sim.results().meta;
+        let resolved = &meta.iter().find(|(k, _)| k == "resolved_spec").unwrap().1;
+        let again = ScenarioSpec::from_json_str(resolved).unwrap();
+        let Some(QueueSpec::Red(red)) = &again.links[2].queue_ab else { panic!("{resolved}") };
+        // 10 Mb/s, 1500 B: C = 833.3 packets/s; min_th = max(5, 0.005 C / 2) = 5; max_th 15.
+        assert_eq!(red.min_th, Some(NumOr::Num(5.0)));
+        assert_eq!(red.max_th, Some(NumOr::Num(15.0)));
+        let Some(NumOr::Num(w)) = red.w_q else { panic!() };
+        assert!((w - (1.0 - (-1.0 / (10e6 / 12_000.0f64)).exp())).abs() < 1e-15);
+        // Every field is written out.
+        assert_eq!(serde_json::to_value(red).unwrap().as_object().unwrap().len(), 28);
+        again.validate().unwrap();
+    }
+}
+
+#[cfg(test)]
+mod aqm_doc_tests {
+    use crate::profile::Profile;
+
+    /// Each discipline's page names every field of its table in a parameter row.
+    #[test]
+    fn model_pages_name_every_queue_field() {
+        let pages: [(&str, &str, serde_json::Value); 7] = [
+            ("red", include_str!("../../../docs/models/red.md"), serde_json::to_value(Profile::Rfc.red()).unwrap()),
+            ("aecn", include_str!("../../../docs/models/aecn.md"), serde_json::to_value(Profile::Rfc.aecn()).unwrap()),
+            (
+                "threshold",
+                include_str!("../../../docs/models/threshold.md"),
+                serde_json::to_value(Profile::Rfc.threshold()).unwrap(),
+            ),
+            ("pi", include_str!("../../../docs/models/pi.md"), serde_json::to_value(Profile::Rfc.pi()).unwrap()),
+            ("rem", include_str!("../../../docs/models/rem.md"), serde_json::to_value(Profile::Rfc.rem()).unwrap()),
+            (
+                "codel",
+                include_str!("../../../docs/models/codel.md"),
+                serde_json::to_value(Profile::Rfc.codel()).unwrap(),
+            ),
+            ("pie", include_str!("../../../docs/models/pie.md"), serde_json::to_value(Profile::Rfc.pie()).unwrap()),
+        ];
+        for (name, page, json) in pages {
+            let mut keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+            keys.extend(
+                ["limit_bytes", "burst", "ce_threshold"].into_iter().filter(|k| page.contains(&format!("`{k}`"))),
+            );
+            for k in keys {
+                assert!(page.contains(&format!("| `{k}` |")), "docs/models/{name}.md lacks a row for `{k}`");
+            }
         }
     }
 }

@@ -7,14 +7,7 @@ use std::collections::VecDeque;
 use super::{DropReason, QdiscCx, QueueDisc};
 use crate::packet::Packet;
 
-/// The unit of a queue limit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// At most this many packets.
-    Packets(u64),
-    /// At most this many bytes (headers included).
-    Bytes(u64),
-}
+pub use super::Limit;
 
 /// A tail-drop FIFO.
 #[derive(Debug)]

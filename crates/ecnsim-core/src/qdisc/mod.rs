@@ -8,14 +8,34 @@
 //! occupancy, per-flow attribution) lives in [`Queue`], the wrapper that calls
 //! the trait, so a discipline holds only its algorithm's state.
 
+pub mod aecn;
+pub mod codel;
 pub mod droptail;
+pub mod pi;
+pub mod pie;
+pub mod red;
+pub mod rem;
+pub(crate) mod resolve;
+pub mod script;
+pub mod threshold;
 
+pub use aecn::Aecn;
+pub use codel::Codel;
 pub use droptail::DropTail;
+pub use pi::Pi;
+pub use pie::Pie;
+pub use red::Red;
+pub use rem::Rem;
+pub use threshold::ThresholdMarker;
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
 
 use crate::ids::FlowId;
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
-use crate::time::{BitRate, SimTime};
+use crate::time::{BitRate, SimDuration, SimTime};
 
 /// Why a packet was dropped. Maps onto ns-3's queue-disc drop reasons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,15 +43,21 @@ use crate::time::{BitRate, SimTime};
 pub enum DropReason {
     /// The buffer was full (ns-3: "Queue disc limit exceeded"; DropTail's only reason).
     Overflow = 0,
-    /// An AQM's probabilistic early drop (ns-3 RED: `UNFORCED_DROP`).
+    /// An AQM's early (unforced) congestion drop while the buffer still had
+    /// room: RED's and PI's probabilistic drop (ns-3 `UNFORCED_DROP`), CoDel's
+    /// control-law drop (ns-3 `TARGET_EXCEEDED_DROP`), PIE's random drop
+    /// (ns-3 `UNFORCED_DROP`), REM's drop, the threshold marker's drop of a
+    /// packet it cannot mark.
     Early = 1,
-    /// An AQM's forced drop, e.g. RED above max_th (ns-3 RED: `FORCED_DROP`).
+    /// An AQM's forced drop, e.g. RED with the average above max_th (ns-3 RED: `FORCED_DROP`).
     Forced = 2,
 }
 
 impl DropReason {
+    /// Number of reasons (the length of the per-reason counter arrays).
+    pub const COUNT: usize = 3;
     /// Every reason, in discriminant order.
-    pub const ALL: [DropReason; 3] = [DropReason::Overflow, DropReason::Early, DropReason::Forced];
+    pub const ALL: [DropReason; Self::COUNT] = [DropReason::Overflow, DropReason::Early, DropReason::Forced];
     /// Column-name form.
     #[must_use]
     pub fn name(self) -> &'static str {
@@ -47,21 +73,30 @@ impl DropReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum MarkReason {
-    /// An AQM's probabilistic early mark (ns-3 RED: `UNFORCED_MARK`).
+    /// An AQM's early (unforced) mark in place of an early drop: RED, PI, REM
+    /// (ns-3 `UNFORCED_MARK`), CoDel's control law (ns-3 `TARGET_EXCEEDED_MARK`),
+    /// PIE (ns-3 `UNFORCED_MARK`).
     Early = 0,
     /// A mark where the AQM would otherwise force a drop (ns-3 RED: `FORCED_MARK`).
     Forced = 1,
+    /// A deterministic mark because an instantaneous measure exceeded a fixed
+    /// threshold: the threshold marker (queue > K), CoDel's and PIE's
+    /// `ce_threshold` (ns-3 `CE_THRESHOLD_EXCEEDED_MARK`).
+    CeThreshold = 2,
 }
 
 impl MarkReason {
+    /// Number of reasons (the length of the per-reason counter arrays).
+    pub const COUNT: usize = 3;
     /// Every reason, in discriminant order.
-    pub const ALL: [MarkReason; 2] = [MarkReason::Early, MarkReason::Forced];
+    pub const ALL: [MarkReason; Self::COUNT] = [MarkReason::Early, MarkReason::Forced, MarkReason::CeThreshold];
     /// Column-name form.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             MarkReason::Early => "early",
             MarkReason::Forced => "forced",
+            MarkReason::CeThreshold => "ce_threshold",
         }
     }
 }
@@ -100,16 +135,56 @@ impl QdiscCx<'_> {
     pub fn drop_packet(&mut self, pkt: Packet, reason: DropReason) {
         self.outcome.drops.push((pkt, reason));
     }
-    /// CE-mark `pkt` for `reason` if it is ECN-capable (RFC 3168 §5: only ECT
-    /// packets may be marked). Returns false, changing nothing, otherwise.
+    /// CE-mark `pkt` for `reason` in place of a drop, if it is ECN-capable.
+    /// Returns false, changing nothing, for a Not-ECT packet (RFC 3168 §5:
+    /// only ECT packets may be marked); the caller then drops it or lets it pass.
+    ///
+    /// A packet that is already CE counts as marked and is left unchanged
+    /// (RFC 3168 §5: "When a CE packet ... is received by a router, the CE
+    /// codepoint is left unchanged"), as in ns-3 (`QueueDiscItem::Mark`) and
+    /// Linux (`INET_ECN_set_ce` returns true): it is not dropped, and the mark
+    /// is counted, so queue mark counts are decisions, not newly set CE bits.
     pub fn mark(&mut self, pkt: &mut Packet, reason: MarkReason) -> bool {
-        if !pkt.ecn.is_ect() {
+        if !is_markable(pkt.ecn) {
             return false;
         }
         pkt.ecn = Ecn::Ce;
         self.outcome.marks.push((pkt.flow, reason));
         true
     }
+
+    /// A uniform draw in `[0, 1)` from this queue's stream.
+    pub fn uniform(&mut self) -> f64 {
+        self.rng.uniform()
+    }
+
+    /// True with probability `p`: `U < p` for `U` uniform on `[0, 1)`, so the
+    /// probability is exactly `p`. No random number is drawn when `p <= 0`
+    /// (never) or `p >= 1` (always), so a discipline's stream advances only
+    /// on genuinely random decisions.
+    pub fn bernoulli(&mut self, p: f64) -> bool {
+        if p <= 0.0 {
+            false
+        } else if p >= 1.0 {
+            true
+        } else {
+            self.rng.uniform() < p
+        }
+    }
+}
+
+/// True if a router may mark `ecn` instead of dropping (ECT(0), ECT(1), or
+/// already CE; see [`QdiscCx::mark`]).
+#[must_use]
+pub fn is_markable(ecn: Ecn) -> bool {
+    ecn != Ecn::NotEct
+}
+
+/// True for an ECT packet that does not yet carry a mark (the packets
+/// mark-front looks for).
+#[must_use]
+pub fn is_unmarked_ect(ecn: Ecn) -> bool {
+    ecn.is_ect()
 }
 
 /// A queue discipline.
@@ -122,6 +197,32 @@ pub trait QueueDisc {
     fn len_packets(&self) -> u64;
     /// Bytes queued.
     fn len_bytes(&self) -> u64;
+    /// The discipline's internal estimates at `now`, for time series. A
+    /// discipline with periodic updates first applies those due by `now`
+    /// (which changes nothing observable: the same updates would be applied,
+    /// with the same inputs, at its next packet event).
+    fn aqm_state(&mut self, _now: SimTime) -> AqmState {
+        AqmState::NONE
+    }
+}
+
+/// An AQM's internal estimates, sampled into `queue_series`; NaN where a
+/// discipline has no such quantity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AqmState {
+    /// The averaged queue (RED, AECN: the EWMA `avg`), in the discipline's
+    /// measure (packets or bytes).
+    pub avg: f64,
+    /// The current drop/mark probability: RED's `p_b`, PI's `p`, REM's
+    /// `1 - phi^-price`, PIE's `drop_prob`.
+    pub prob: f64,
+    /// RED's current `max_p` (changes under Adaptive RED).
+    pub max_p: f64,
+}
+
+impl AqmState {
+    /// No estimates (DropTail, CoDel).
+    pub const NONE: AqmState = AqmState { avg: f64::NAN, prob: f64::NAN, max_p: f64::NAN };
 }
 
 /// The closed set of disciplines.
@@ -129,12 +230,36 @@ pub trait QueueDisc {
 pub enum AnyQdisc {
     /// First in, first out with a tail-drop limit.
     DropTail(DropTail),
+    /// Random Early Detection and its variants (gentle, adaptive, ECN policies).
+    Red(Red),
+    /// Adaptive ECN (RED with per-RTT-group max_p and mark-front).
+    Aecn(Aecn),
+    /// Instantaneous-queue threshold marker.
+    Threshold(ThresholdMarker),
+    /// The PI controller.
+    Pi(Pi),
+    /// Random Exponential Marking.
+    Rem(Rem),
+    /// Controlled Delay.
+    Codel(Codel),
+    /// Proportional Integral controller Enhanced.
+    Pie(Pie),
+    /// Scripted drops and marks of chosen packets (tests).
+    Script(script::Script),
 }
 
 macro_rules! dispatch {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {
             AnyQdisc::DropTail($q) => $e,
+            AnyQdisc::Red($q) => $e,
+            AnyQdisc::Aecn($q) => $e,
+            AnyQdisc::Threshold($q) => $e,
+            AnyQdisc::Pi($q) => $e,
+            AnyQdisc::Rem($q) => $e,
+            AnyQdisc::Codel($q) => $e,
+            AnyQdisc::Pie($q) => $e,
+            AnyQdisc::Script($q) => $e,
         }
     };
 }
@@ -152,6 +277,9 @@ impl QueueDisc for AnyQdisc {
     fn len_bytes(&self) -> u64 {
         dispatch!(self, q => q.len_bytes())
     }
+    fn aqm_state(&mut self, now: SimTime) -> AqmState {
+        dispatch!(self, q => q.aqm_state(now))
+    }
 }
 
 /// Counters of one queue.
@@ -166,11 +294,11 @@ pub struct QueueCounters {
     /// Bytes handed to the transmitter.
     pub departure_bytes: u64,
     /// Packets dropped, by [`DropReason`] discriminant.
-    pub drops: [u64; 3],
+    pub drops: [u64; DropReason::COUNT],
     /// Bytes dropped, by [`DropReason`] discriminant.
-    pub drop_bytes: [u64; 3],
+    pub drop_bytes: [u64; DropReason::COUNT],
     /// Packets marked, by [`MarkReason`] discriminant.
-    pub marks: [u64; 2],
+    pub marks: [u64; MarkReason::COUNT],
     /// Integral of occupancy in packets over time, packet-nanoseconds.
     pub area_packets: u128,
     /// Integral of occupancy in bytes over time, byte-nanoseconds.
@@ -186,11 +314,11 @@ impl QueueCounters {
         d.arrival_bytes -= earlier.arrival_bytes;
         d.departures -= earlier.departures;
         d.departure_bytes -= earlier.departure_bytes;
-        for i in 0..3 {
+        for i in 0..DropReason::COUNT {
             d.drops[i] -= earlier.drops[i];
             d.drop_bytes[i] -= earlier.drop_bytes[i];
         }
-        for i in 0..2 {
+        for i in 0..MarkReason::COUNT {
             d.marks[i] -= earlier.marks[i];
         }
         d.area_packets -= earlier.area_packets;
@@ -201,6 +329,11 @@ impl QueueCounters {
     #[must_use]
     pub fn total_drops(&self) -> u64 {
         self.drops.iter().sum()
+    }
+    /// Packets marked for any reason.
+    #[must_use]
+    pub fn total_marks(&self) -> u64 {
+        self.marks.iter().sum()
     }
 }
 
@@ -301,6 +434,17 @@ impl Queue {
         &self.outcome
     }
 
+    /// The discipline's internal estimates at `now` (see [`QueueDisc::aqm_state`]).
+    pub fn aqm_state(&mut self, now: SimTime) -> AqmState {
+        self.qdisc.aqm_state(now)
+    }
+
+    /// The wrapped discipline.
+    #[must_use]
+    pub fn qdisc(&self) -> &AnyQdisc {
+        &self.qdisc
+    }
+
     fn account(&mut self) {
         for (p, reason) in &self.outcome.drops {
             self.counters.drops[*reason as usize] += 1;
@@ -311,5 +455,376 @@ impl Queue {
         }
         self.max_packets = self.max_packets.max(self.qdisc.len_packets());
         self.max_bytes = self.max_bytes.max(self.qdisc.len_bytes());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Building blocks shared by the disciplines
+// ---------------------------------------------------------------------------
+
+/// The unit of a queue limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// At most this many packets.
+    Packets(u64),
+    /// At most this many bytes (headers included).
+    Bytes(u64),
+}
+
+/// What an AQM measures the queue in (ns-2 `queue_in_bytes_`, ns-3 `MaxSize`
+/// unit, Linux RED: bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Queue length in packets; thresholds in packets.
+    Packets,
+    /// Queue length in bytes; thresholds given in packets are scaled by the
+    /// mean packet size (ns-2 `qib_`: `th_min = thresh_ * mean_pktsize_`).
+    Bytes,
+}
+
+/// What an ECN-enabled AQM does with a Not-ECT packet where it would mark an
+/// ECT one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NonEct {
+    /// Drop it (RFC 3168 §5: the router drops what it cannot mark; ns-2, ns-3, Linux default).
+    Drop,
+    /// Let it in unmarked (Linux RED's and CHOKe's `nodrop` flag); only the
+    /// buffer limit drops Not-ECT packets.
+    Pass,
+}
+
+/// A FIFO of packets with its byte count: the buffer every discipline here uses.
+/// Preallocated; never shrinks, so a warm queue does not allocate.
+#[derive(Debug)]
+pub struct Fifo {
+    packets: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl Fifo {
+    /// An empty FIFO with room for `limit` without reallocating (up to 4096 packets).
+    #[must_use]
+    pub fn new(limit: Limit) -> Self {
+        let cap = match limit {
+            Limit::Packets(n) => usize::try_from(n.min(4096)).unwrap_or(4096),
+            Limit::Bytes(b) => usize::try_from((b / 64).clamp(64, 4096)).unwrap_or(4096),
+        };
+        Fifo { packets: VecDeque::with_capacity(cap), bytes: 0 }
+    }
+    /// Packets queued.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+    /// True if nothing is queued.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
+    }
+    /// Bytes queued.
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    /// The queue length in `measure`.
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn measured(&self, measure: Measure) -> f64 {
+        match measure {
+            Measure::Packets => self.packets.len() as f64,
+            Measure::Bytes => self.bytes as f64,
+        }
+    }
+    /// True if `pkt` can be added without exceeding `limit` (the DropTail rule:
+    /// packets `< n` before the arrival; bytes `+ size <= b`).
+    #[must_use]
+    pub fn fits(&self, limit: Limit, pkt: &Packet) -> bool {
+        match limit {
+            Limit::Packets(n) => (self.packets.len() as u64) < n,
+            Limit::Bytes(b) => self.bytes + u64::from(pkt.size) <= b,
+        }
+    }
+    /// True if the queue now holds more than `limit` allows.
+    #[must_use]
+    pub fn exceeds(&self, limit: Limit) -> bool {
+        match limit {
+            Limit::Packets(n) => self.packets.len() as u64 > n,
+            Limit::Bytes(b) => self.bytes > b,
+        }
+    }
+    /// Append `pkt`.
+    pub fn push_back(&mut self, pkt: Packet) {
+        self.bytes += u64::from(pkt.size);
+        self.packets.push_back(pkt);
+    }
+    /// Remove the head.
+    pub fn pop_front(&mut self) -> Option<Packet> {
+        let pkt = self.packets.pop_front()?;
+        self.bytes -= u64::from(pkt.size);
+        Some(pkt)
+    }
+    /// Remove the tail.
+    pub fn pop_back(&mut self) -> Option<Packet> {
+        let pkt = self.packets.pop_back()?;
+        self.bytes -= u64::from(pkt.size);
+        Some(pkt)
+    }
+    /// Remove the packet at `index` (0 = head).
+    pub fn remove(&mut self, index: usize) -> Option<Packet> {
+        let pkt = self.packets.remove(index)?;
+        self.bytes -= u64::from(pkt.size);
+        Some(pkt)
+    }
+    /// The head.
+    #[must_use]
+    pub fn front(&self) -> Option<&Packet> {
+        self.packets.front()
+    }
+    /// The packet at `index` (0 = head).
+    #[must_use]
+    pub fn get(&self, index: usize) -> Option<&Packet> {
+        self.packets.get(index)
+    }
+    /// The packet at `index` (0 = head), mutably (to mark it).
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut Packet> {
+        self.packets.get_mut(index)
+    }
+    /// Mark-front (Liu & Jain 1998; Zheng's thesis ch. 5): CE-mark the first
+    /// ECT packet not yet marked, scanning from the head. Returns false if
+    /// there is none.
+    pub fn mark_first_unmarked(&mut self, cx: &mut QdiscCx<'_>, reason: MarkReason) -> bool {
+        match self.packets.iter_mut().find(|p| is_unmarked_ect(p.ecn)) {
+            Some(p) => cx.mark(p, reason),
+            None => false,
+        }
+    }
+}
+
+/// Which packet a forced drop removes (ns-2 RED `drop_tail_` / `drop_front_` / `drop_rand_`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Victim {
+    /// The arriving packet (ns-2 `drop_tail_`, the default; ns-3; Linux).
+    Tail,
+    /// The packet at the head of the queue (drop-front, Lakshman, Neidhardt & Ott 1996).
+    Front,
+    /// A packet chosen uniformly among the queued ones and the arrival (ns-2 `drop_rand_`).
+    Random,
+}
+
+/// Drop for `reason` until the queue fits `limit` again, after `pkt` was
+/// offered: the arrival itself for [`Victim::Tail`], otherwise the arrival is
+/// queued and queued packets are dropped (head first, or chosen at random)
+/// until the limit holds.
+pub fn drop_victims(
+    fifo: &mut Fifo,
+    limit: Limit,
+    pkt: Packet,
+    victim: Victim,
+    reason: DropReason,
+    cx: &mut QdiscCx<'_>,
+) {
+    if victim == Victim::Tail {
+        cx.drop_packet(pkt, reason);
+        return;
+    }
+    fifo.push_back(pkt);
+    // ns-2 red.cc pickPacketToDrop: one victim after enqueueing the arrival; with a byte limit
+    // one victim may not make room, so drop until the limit holds.
+    loop {
+        let index = match victim {
+            // DEVIATION(ns-2): ns-2's drop_front_ removes index min(1, len - 1), the second
+            // packet; drop-front as published (and as named) removes the head.
+            Victim::Front => 0,
+            Victim::Random => usize::try_from(cx.rng.below(fifo.len() as u64)).expect("index fits usize"),
+            Victim::Tail => fifo.len() - 1,
+        };
+        let dropped = fifo.remove(index).expect("victim index is in range");
+        cx.drop_packet(dropped, reason);
+        if !fifo.exceeds(limit) {
+            break;
+        }
+    }
+}
+
+/// A periodic update clock, applied lazily: the updates due at `period`,
+/// `2 * period`, ... are run when the discipline next sees a packet event (or
+/// is sampled), in order, before that event. Between events the inputs of an
+/// update (queue length, sojourn of the last departure, arrival counts) are
+/// constant, so this is exactly a timer firing at each multiple of `period`;
+/// an update due at the same nanosecond as a packet event runs first.
+/// No event is scheduled, so an idle queue costs nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Ticker {
+    period: SimDuration,
+    next: SimTime,
+}
+
+impl Ticker {
+    /// Updates at `period`, `2 * period`, ...
+    #[must_use]
+    pub fn new(period: SimDuration) -> Self {
+        Ticker { period, next: SimTime::ZERO + period }
+    }
+    /// The time of the next update.
+    #[must_use]
+    pub fn next(&self) -> SimTime {
+        self.next
+    }
+    /// Run `update` for every tick at or before `now`. `update` returns false
+    /// when it changed nothing; with constant inputs every later tick would
+    /// change nothing either, so the remaining ticks up to `now` are skipped.
+    pub fn run_until(&mut self, now: SimTime, mut update: impl FnMut() -> bool) {
+        while self.next <= now {
+            self.next += self.period;
+            if !update() {
+                let behind = now.saturating_since(self.next).as_nanos() / self.period.as_nanos().max(1);
+                self.next += self.period.saturating_mul(behind);
+                if self.next <= now {
+                    self.next += self.period;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// A probability from the scenario as a value the algorithms can trust.
+#[must_use]
+pub(crate) fn clamp01(p: f64) -> f64 {
+    p.clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Helpers for the disciplines' unit tests: packets, a driver that holds a
+    //! discipline with its RNG, and a scripted clock.
+
+    use super::{AnyQdisc, Outcome, QdiscCx, Queue, QueueDisc};
+    use crate::ids::{FlowId, NodeId};
+    use crate::packet::{Ecn, Packet, TcpHeader};
+    use crate::rng::SimRng;
+    use crate::time::{BitRate, SimTime};
+
+    /// A packet of `size` bytes of flow `flow` with ECN field `ecn`.
+    pub(crate) fn pkt(uid: u64, size: u32, ecn: Ecn) -> Packet {
+        Packet {
+            uid,
+            src: NodeId(0),
+            dst: NodeId(1),
+            flow: FlowId(0),
+            from_initiator: true,
+            size,
+            ecn,
+            tcp: TcpHeader::default(),
+            sent_at: SimTime::ZERO,
+            enqueued_at: SimTime::ZERO,
+        }
+    }
+
+    /// A packet carrying an RTT hint (for AECN).
+    pub(crate) fn pkt_rtt(uid: u64, rtt_ms: u32, ecn: Ecn) -> Packet {
+        let mut p = pkt(uid, 1000, ecn);
+        p.tcp.rtt_hint_ms = rtt_ms;
+        p
+    }
+
+    /// A discipline driven directly through the trait, with its own stream
+    /// and outcome buffer (what `Queue` does, without the counters).
+    pub(crate) struct Driver<Q> {
+        pub(crate) q: Q,
+        pub(crate) rng: SimRng,
+        pub(crate) rate: BitRate,
+        pub(crate) out: Outcome,
+    }
+
+    impl<Q: QueueDisc> Driver<Q> {
+        pub(crate) fn new(q: Q, rate_bps: u64, seed: u64) -> Self {
+            Driver {
+                q,
+                rng: SimRng::for_component(seed, "test"),
+                rate: BitRate::from_bps(rate_bps),
+                out: Outcome::default(),
+            }
+        }
+        /// Offer `p` at `now`; returns the outcome of this call.
+        pub(crate) fn enqueue(&mut self, p: Packet, now: SimTime) -> &Outcome {
+            self.out.clear();
+            let mut p = p;
+            p.enqueued_at = now;
+            let mut cx = QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out };
+            self.q.enqueue(p, &mut cx);
+            &self.out
+        }
+        /// Dequeue at `now`.
+        pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+            self.out.clear();
+            let mut cx = QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out };
+            self.q.dequeue(&mut cx)
+        }
+    }
+
+    /// A `Queue` (with counters) around `q`.
+    pub(crate) fn queue(q: AnyQdisc, rate_bps: u64, seed: u64) -> Queue {
+        Queue::new(q, BitRate::from_bps(rate_bps), SimRng::for_component(seed, "q"))
+    }
+
+    /// Drive `q` with a random arrival/departure sequence from `seed`
+    /// (`n` events, a mix of ECT and Not-ECT packets of varied sizes),
+    /// checking the invariants every discipline must keep:
+    /// marks only on ECT packets, `drops + marks <= arrivals` (each packet
+    /// is marked or dropped at most once), and conservation of packets.
+    pub(crate) fn random_workout(q: AnyQdisc, seed: u64, n: usize, rate_bps: u64) {
+        use crate::packet::Ecn;
+        let mut queue = queue(q, rate_bps, seed);
+        let mut rng = SimRng::for_component(seed, "workout");
+        let mut now = SimTime::ZERO;
+        let (mut offered, mut departed, mut dropped, mut marked) = (0u64, 0u64, 0u64, 0u64);
+        let mut ect_offered = 0u64;
+        let mut original = Vec::with_capacity(n);
+        // Bursts of arrivals against steadier departures drive any AQM through all its regions.
+        let arrival_bias = 0.5 + 0.3 * rng.uniform();
+        for i in 0..n {
+            now += crate::time::SimDuration::from_micros(rng.below(3000));
+            if rng.uniform() < arrival_bias {
+                let ecn = match rng.below(4) {
+                    0 => Ecn::NotEct,
+                    1 => Ecn::Ect1,
+                    _ => Ecn::Ect0,
+                };
+                let size = [40, 576, 1000, 1500][usize::try_from(rng.below(4)).unwrap()];
+                let mut p = pkt(original.len() as u64, size, ecn);
+                original.push(ecn);
+                p.tcp.rtt_hint_ms = u32::try_from(rng.below(300)).unwrap();
+                if ecn.is_ect() {
+                    ect_offered += 1;
+                }
+                offered += 1;
+                let out = queue.enqueue(p, now);
+                dropped += out.drops.len() as u64;
+                marked += out.marks.len() as u64;
+            } else {
+                let got = queue.dequeue(now);
+                let out = queue.outcome();
+                dropped += out.drops.len() as u64;
+                marked += out.marks.len() as u64;
+                if let Some(p) = got {
+                    departed += 1;
+                    let before = original[usize::try_from(p.uid).unwrap()];
+                    if p.ecn == Ecn::Ce {
+                        assert!(before.is_ect(), "packet {} was {before:?} and left marked", p.uid);
+                    } else {
+                        assert_eq!(p.ecn, before, "packet {} changed its ECN field", p.uid);
+                    }
+                }
+            }
+            assert_eq!(offered, departed + dropped + queue.len_packets(), "conservation at event {i}");
+        }
+        assert!(dropped + marked <= offered, "drops {dropped} + marks {marked} > arrivals {offered}");
+        assert!(marked <= ect_offered, "marks {marked} > ECT arrivals {ect_offered}");
+        assert_eq!(queue.counters.total_drops(), dropped);
+        assert_eq!(queue.counters.total_marks(), marked);
     }
 }

@@ -38,6 +38,8 @@ pub struct Snapshot {
     endpoints: Vec<TcpCounters>,
     flows: Vec<FlowExtra>,
     queues: Vec<QueueCounters>,
+    /// Transmitter busy time of each port up to the snapshot, ns.
+    busy: Vec<u64>,
 }
 
 impl Snapshot {
@@ -47,6 +49,7 @@ impl Snapshot {
             endpoints: sim.endpoints.iter().map(|e| e.sock.counters).collect(),
             flows: sim.flows.iter().map(|f| f.extra).collect(),
             queues: sim.ports.iter().map(|p| p.queue.counters).collect(),
+            busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
         }
     }
 }
@@ -62,6 +65,12 @@ pub struct Series {
     queue_id: Vec<u64>,
     queue_packets: Vec<u64>,
     queue_bytes: Vec<u64>,
+    /// The AQM's averaged queue (RED, AECN), NaN otherwise.
+    queue_aqm_avg: Vec<f64>,
+    /// The AQM's current drop/mark probability, NaN where it has none.
+    queue_aqm_prob: Vec<f64>,
+    /// RED's current max_p (Adaptive RED), NaN otherwise.
+    queue_aqm_max_p: Vec<f64>,
 }
 
 /// Record one sample of every flow and queue.
@@ -77,11 +86,16 @@ pub(crate) fn sample(sim: &mut Simulation) {
         sim.series.cwnd.push(s.cwnd());
         sim.series.ssthresh.push(ssthresh_f64(s.ssthresh()));
     }
-    for (i, p) in sim.ports.iter().enumerate() {
+    let at = sim.now();
+    for (i, p) in sim.ports.iter_mut().enumerate() {
         sim.series.queue_time.push(now);
         sim.series.queue_id.push(i as u64);
         sim.series.queue_packets.push(p.queue.len_packets());
         sim.series.queue_bytes.push(p.queue.len_bytes());
+        let aqm = p.queue.aqm_state(at);
+        sim.series.queue_aqm_avg.push(aqm.avg);
+        sim.series.queue_aqm_prob.push(aqm.prob);
+        sim.series.queue_aqm_max_p.push(aqm.max_p);
     }
 }
 
@@ -123,6 +137,9 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         "acks_sent",
         "drops",
         "marks",
+        "ce_received",
+        "ecn_reductions",
+        "cwr_sent",
     ]
     .into_iter()
     .map(|c| (c, Vec::with_capacity(n)))
@@ -155,6 +172,9 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
             rc.acks_sent - r0.acks_sent,
             f.extra.drops - x0.drops,
             f.extra.marks - x0.marks,
+            rc.ce_received - r0.ce_received,
+            sc.ecn_reductions - s0.ecn_reductions,
+            sc.cwr_sent - s0.cwr_sent,
         ];
         for (col, v) in cols_u.iter_mut().zip(vals) {
             col.1.push(v);
@@ -183,6 +203,12 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     t.push_f64("throughput_bps", throughput);
     t.push_f64("connect_time_s", connect);
     t.push_f64("completion_time_s", completion);
+    t.push_u64("ecn_negotiated", sim.endpoints.iter().step_by(2).map(|e| u64::from(e.sock.ecn_negotiated())).collect());
+    t.push_u64(
+        "sack_negotiated",
+        sim.endpoints.iter().step_by(2).map(|e| u64::from(e.sock.sack_negotiated())).collect(),
+    );
+    t.push_str("cc", sim.flows.iter().map(|f| format!("{:?}", f.cfg.cc).to_lowercase()).collect());
     t.push_u64("final_cwnd_bytes", cwnd);
     t.push_f64("final_srtt_s", srtt);
     t.push_str("final_state", state);
@@ -227,15 +253,17 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     q.push_f64("avg_bytes", deltas.iter().map(|c| avg(c.area_bytes)).collect());
     q.push_u64("max_packets", sim.ports.iter().map(|p| p.queue.max_packets).collect());
     q.push_u64("max_bytes", sim.ports.iter().map(|p| p.queue.max_bytes).collect());
+    // Utilization: the share of [warmup, now] the transmitter spent sending
+    // (bits actually serialised in the interval, so never above 1).
     q.push_f64(
         "utilization",
         sim.ports
             .iter()
-            .zip(&deltas)
-            .map(|(p, c)| {
-                let cap = p.rate.as_bps() as f64 * span_ns as f64 * 1e-9;
-                if cap > 0.0 {
-                    c.departure_bytes as f64 * 8.0 / cap
+            .enumerate()
+            .map(|(i, p)| {
+                let busy = p.busy_until_time(now) - warm.map_or(0, |w| w.busy[i]);
+                if span_ns > 0 {
+                    busy as f64 / span_ns as f64
                 } else {
                     f64::NAN
                 }
@@ -255,6 +283,9 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     qs.push_u64("queue_id", s.queue_id.clone());
     qs.push_u64("packets", s.queue_packets.clone());
     qs.push_u64("bytes", s.queue_bytes.clone());
+    qs.push_f64("aqm_avg", s.queue_aqm_avg.clone());
+    qs.push_f64("aqm_prob", s.queue_aqm_prob.clone());
+    qs.push_f64("aqm_max_p", s.queue_aqm_max_p.clone());
 
     let meta = vec![
         ("seed".to_owned(), sim.seed.to_string()),

@@ -4,15 +4,19 @@
 //! call [`TcpSocket::on_timer`].
 
 pub mod cc;
+#[cfg(test)]
+mod dialogues;
 mod rtt;
+mod sack;
 mod socket;
 mod state;
 
 pub use rtt::RttEstimator;
 pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket};
+
 pub use state::TcpState;
 
-use crate::spec::CcKind;
+use crate::spec::{CcKind, EcnPolicy, EcnSynAck};
 use crate::time::SimDuration;
 
 /// Fully resolved TCP parameters of one connection (both ends use the same).
@@ -24,8 +28,8 @@ pub struct TcpConfig {
     pub mss: u32,
     /// IP + TCP header bytes added to every segment.
     pub header_bytes: u32,
-    /// Initial congestion window, in segments.
-    pub initial_window: u32,
+    /// Initial congestion window.
+    pub initial_window: InitialWindow,
     /// Largest congestion window, in segments.
     pub max_cwnd: u32,
     /// Receive window each end advertises, in bytes.
@@ -46,4 +50,41 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Delayed-ACK timer.
     pub delayed_ack_timeout: SimDuration,
+    /// This end's ECN policy (RFC 3168 §6.1.1).
+    pub ecn: EcnPolicy,
+    /// ECN-capable SYN-ACK behaviour (RFC 5562 / ECN+).
+    pub ecn_synack: EcnSynAck,
+    /// RFC 5681 §4.1 restart window after an idle period.
+    pub restart_after_idle: bool,
+    /// RFC 6582 §3.2 step 1 "careful" check of `recover` before fast retransmit.
+    pub newreno_careful: bool,
+    /// Data segments carry the RTT estimate in ms.
+    pub carry_rtt: bool,
+}
+
+/// The initial congestion window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialWindow {
+    /// A fixed number of segments.
+    Segments(u32),
+    /// RFC 3390 §1: min(4*MSS, max(2*MSS, 4380 bytes)).
+    Rfc3390,
+}
+
+impl InitialWindow {
+    /// The window in bytes for a given MSS.
+    #[must_use]
+    pub fn bytes(self, mss: u32) -> u64 {
+        let mss = u64::from(mss);
+        match self {
+            InitialWindow::Segments(n) => u64::from(n) * mss,
+            // RFC 3390 §1: min (4*MSS, max (2*MSS, 4380 bytes)).
+            InitialWindow::Rfc3390 => (4 * mss).min((2 * mss).max(4380)),
+        }
+    }
+    /// The window in whole segments (rounded down, at least 1).
+    #[must_use]
+    pub fn segments(self, mss: u32) -> u32 {
+        u32::try_from((self.bytes(mss) / u64::from(mss)).max(1)).unwrap_or(u32::MAX)
+    }
 }

@@ -1,11 +1,14 @@
-//! One TCP endpoint: handshake, data transfer both ways, loss recovery,
-//! retransmission timer, delayed ACKs and close.
+//! One TCP endpoint: handshake, data transfer both ways, loss recovery
+//! (Tahoe, Reno, NewReno, SACK), ECN, the retransmission timer, delayed
+//! ACKs and close.
 //!
 //! Read first:
 //! - RFC 793 §3.4 (handshake), §3.5 (close), §3.9 (segment arrival).
 //! - RFC 5681 (congestion control: §2 duplicate ACK, §3.1 slow start,
-//!   §3.2 fast retransmit / fast recovery, §4.2 generating ACKs).
+//!   §3.2 fast retransmit / fast recovery, §4.1 restart after idle, §4.2 ACKs).
+//! - RFC 6582 (NewReno), RFC 2018 and RFC 6675 (SACK).
 //! - RFC 6298 (retransmission timer: §5 managing the timer, §3 Karn).
+//! - RFC 3168 §6.1 (ECN in TCP), RFC 5562 (ECN-capable SYN-ACK).
 //! - RFC 1122 §4.2.3.2 (delayed ACKs).
 //!
 //! Sans-IO: every entry point takes `now`; the socket returns segments from
@@ -13,9 +16,11 @@
 //! numbers are absolute `u64` byte offsets: the SYN is 0, data starts at 1.
 //! Application data is modelled as byte counts (no payload bytes are stored).
 
-use crate::packet::{Ecn, TcpFlags, TcpHeader};
+use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
+use crate::spec::{CcKind, EcnPolicy, EcnSynAck};
 use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
+use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
 use crate::tcp::TcpConfig;
 use crate::time::{SimDuration, SimTime};
@@ -56,12 +61,18 @@ pub struct TcpCounters {
     pub bytes_delivered: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
-    /// Fast retransmits (duplicate-ACK threshold reached).
+    /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub fast_retransmits: u64,
-    /// SYN (initiator) or SYN-ACK (responder) retransmissions.
+    /// SYN (initiator) or SYN-ACK (responder) retransmissions on the timer.
     pub syn_retransmits: u64,
     /// Pure ACKs sent.
     pub acks_sent: u64,
+    /// CE-marked packets received.
+    pub ce_received: u64,
+    /// Window reductions in response to ECN-Echo.
+    pub ecn_reductions: u64,
+    /// Segments sent with CWR.
+    pub cwr_sent: u64,
 }
 
 /// A segment to put on the wire.
@@ -71,6 +82,27 @@ pub struct Segment {
     pub header: TcpHeader,
     /// The IP ECN field to send with.
     pub ecn: Ecn,
+}
+
+/// ECN state of one endpoint (RFC 3168 §6.1).
+#[derive(Clone, Copy, Debug, Default)]
+struct EcnState {
+    /// ECN was negotiated for this connection.
+    ok: bool,
+    /// Receiver: echo ECE on every ACK until a CWR arrives (RFC 3168 §6.1.3).
+    echo: bool,
+    /// Sender: set CWR on the next new data segment (RFC 3168 §6.1.2).
+    cwr_due: bool,
+    /// Sender: no new reduction until SND.UNA passes this point (once per window).
+    reduced_until: Option<u64>,
+    /// Sender: the cwnd = 1 rule of RFC 3168 §6.1.2: send new data only after the timer expires.
+    wait_for_timer: bool,
+    /// Responder: the next SYN-ACK is ECT (RFC 5562 / ECN+).
+    synack_ect: bool,
+    /// Responder: its ECT SYN-ACK was reported CE-marked: start with a window of one segment.
+    synack_marked: bool,
+    /// Initiator (RFC 5562): a CE-marked SYN-ACK must be answered with an ECE ACK.
+    ack_marked_synack: bool,
 }
 
 /// One endpoint of a TCP connection.
@@ -99,10 +131,19 @@ pub struct TcpSocket {
     cc: AnyCc,
     /// Consecutive duplicate ACKs.
     dupacks: u32,
-    /// In fast recovery: the recovery point ("recover", RFC 6582), else None.
-    recovery: Option<u64>,
+    /// In loss recovery (fast recovery, or SACK recovery).
+    in_recovery: bool,
+    /// RFC 6582 "recover" / RFC 6675 "RecoveryPoint": the highest sequence
+    /// number sent when the last recovery (or timeout) began.
+    recover: u64,
+    /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
+    partial_acks: u32,
     /// Fast retransmit of the segment at SND.UNA is due.
     retransmit_due: bool,
+    /// SACK was negotiated.
+    sack_ok: bool,
+    /// SACK scoreboard (sender side).
+    scoreboard: Scoreboard,
     rtt: RttEstimator,
     /// Karn: the one segment being timed, as (end sequence, send time).
     rtt_probe: Option<(u64, SimTime)>,
@@ -114,12 +155,17 @@ pub struct TcpSocket {
     syn_sent_at: Option<SimTime>,
     /// SYN / SYN-ACK retransmissions so far.
     syn_retries: u32,
+    /// When data was last sent (RFC 5681 §4.1 restart after idle).
+    last_data_sent: Option<SimTime>,
+    ecn: EcnState,
 
     // --- receive side ---
     /// Next sequence number expected (RCV.NXT).
     rcv_nxt: u64,
     /// Out-of-order data held, as sorted disjoint `[start, end)` ranges.
     ooo: Vec<(u64, u64)>,
+    /// Which out-of-order data arrived most recently (SACK block order).
+    recency: SackRecency,
     /// Sequence number of the peer's FIN, once seen.
     peer_fin: Option<u64>,
     /// An ACK must go out now.
@@ -149,8 +195,8 @@ impl TcpSocket {
             unlimited: false,
             fin_requested: false,
             win: Window {
-                // RFC 5681 §3.1: IW, in segments here (RFC 3390 / 6928 values come from the profile).
-                cwnd: u64::from(cfg.initial_window) * mss,
+                // RFC 5681 §3.1: IW (a number of segments, or RFC 3390's formula).
+                cwnd: cfg.initial_window.bytes(cfg.mss),
                 // RFC 5681 §3.1: the initial value of ssthresh SHOULD be set arbitrarily high.
                 ssthresh: u64::MAX / 2,
                 mss,
@@ -158,16 +204,23 @@ impl TcpSocket {
             },
             cc: AnyCc::new(cfg.cc),
             dupacks: 0,
-            recovery: None,
+            in_recovery: false,
+            recover: ISS,
+            partial_acks: 0,
             retransmit_due: false,
+            sack_ok: false,
+            scoreboard: Scoreboard::default(),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
             rtt_probe: None,
             rto_deadline: None,
             syn_due: false,
             syn_sent_at: None,
             syn_retries: 0,
+            last_data_sent: None,
+            ecn: EcnState::default(),
             rcv_nxt: 0,
             ooo: Vec::new(),
+            recency: SackRecency::default(),
             peer_fin: None,
             ack_now: false,
             unacked_segments: 0,
@@ -253,10 +306,20 @@ impl TcpSocket {
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
     }
-    /// True while in fast recovery.
+    /// True while in loss recovery.
     #[must_use]
     pub fn in_recovery(&self) -> bool {
-        self.recovery.is_some()
+        self.in_recovery
+    }
+    /// True if ECN was negotiated on this connection.
+    #[must_use]
+    pub fn ecn_negotiated(&self) -> bool {
+        self.ecn.ok
+    }
+    /// True if SACK was negotiated on this connection.
+    #[must_use]
+    pub fn sack_negotiated(&self) -> bool {
+        self.sack_ok
     }
     /// Bytes sent and not yet acknowledged (FlightSize of RFC 5681).
     #[must_use]
@@ -276,6 +339,11 @@ impl TcpSocket {
         } else {
             self.app_end
         }
+    }
+
+    /// SACK-based recovery is in force.
+    fn sack_recovery(&self) -> bool {
+        self.in_recovery && self.sack_ok
     }
 
     // ------------------------------------------------------------------
@@ -321,17 +389,24 @@ impl TcpSocket {
                 self.counters.syn_retransmits += 1;
                 self.rtt.on_backoff();
                 self.syn_due = true;
+                // RFC 3168 §6.1.5: a retransmitted packet is not ECN-capable.
+                self.ecn.synack_ect = false;
                 self.arm_rto(now);
             }
             _ if self.snd_una < self.snd_max => {
                 self.counters.rto_count += 1;
+                self.ecn.wait_for_timer = false;
                 let first = self.rtt.backoffs() == 0;
                 let flight = self.flight_size();
                 self.cc.on_rto(&mut self.win, flight, first);
-                // RFC 5681 §3.2 note / RFC 6582: a timeout ends fast recovery.
-                self.recovery = None;
+                // RFC 6582 §3.2 step 4: after a timeout, recover <- the highest sequence number sent.
+                self.recover = self.snd_max;
+                self.in_recovery = false;
                 self.retransmit_due = false;
                 self.dupacks = 0;
+                // RFC 2018 §8: after a timeout the sender turns off all SACKed bits.
+                self.scoreboard.clear();
+                self.note_window_reduced();
                 // RFC 6298 §5.4: retransmit the earliest segment not acknowledged;
                 // everything after it is resent as the window reopens (go-back-N).
                 self.snd_nxt = self.snd_una;
@@ -342,7 +417,20 @@ impl TcpSocket {
                 // RFC 6298 §5.6: start the timer with the new RTO.
                 self.arm_rto(now);
             }
+            _ if self.ecn.wait_for_timer => {
+                // RFC 3168 §6.1.2: with cwnd at one segment, a new packet may go once the timer expires.
+                self.ecn.wait_for_timer = false;
+            }
             _ => {}
+        }
+    }
+
+    /// After any reduction for congestion: RFC 3168 §6.1.2, tell the receiver
+    /// with CWR, and do not react to ECE again for this window of data.
+    fn note_window_reduced(&mut self) {
+        if self.ecn.ok {
+            self.ecn.cwr_due = true;
+            self.ecn.reduced_until = Some(self.snd_max);
         }
     }
 
@@ -350,9 +438,12 @@ impl TcpSocket {
     // Segment arrival
     // ------------------------------------------------------------------
 
-    /// Process an arriving segment.
-    pub fn on_segment(&mut self, now: SimTime, h: &TcpHeader) {
+    /// Process an arriving segment whose IP ECN field is `ecn`.
+    pub fn on_segment(&mut self, now: SimTime, h: &TcpHeader, ecn: Ecn) {
         let flags = h.flags;
+        if ecn == Ecn::Ce {
+            self.counters.ce_received += 1;
+        }
         match self.state {
             TcpState::Closed => {}
             TcpState::Listen => {
@@ -362,14 +453,39 @@ impl TcpSocket {
                     self.snd_wnd = h.window;
                     self.state = TcpState::SynReceived;
                     self.syn_due = true;
+                    // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR set.
+                    let ecn_setup = flags.contains(TcpFlags::ECE | TcpFlags::CWR);
+                    self.ecn.ok = ecn_setup && self.cfg.ecn != EcnPolicy::Off;
+                    // RFC 5562 §3 / ECN+: the SYN-ACK is ECT only for an ECN-setup SYN.
+                    self.ecn.synack_ect = self.ecn.ok && self.cfg.ecn_synack != EcnSynAck::Off;
+                    // RFC 2018 §2: SACK is used only if both ends send SACK-permitted.
+                    self.sack_ok = h.sack_permitted && self.cfg.cc == CcKind::Sack;
                 }
             }
             TcpState::SynSent => {
                 if flags.contains(TcpFlags::SYN | TcpFlags::ACK) && h.ack == ISS + 1 {
+                    // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear.
+                    let ecn_ok = self.cfg.ecn == EcnPolicy::Request
+                        && flags.contains(TcpFlags::ECE)
+                        && !flags.contains(TcpFlags::CWR);
+                    if ecn == Ecn::Ce && ecn_ok && self.cfg.ecn_synack == EcnSynAck::Rfc5562 {
+                        // RFC 5562 §3.2: answer a CE-marked SYN-ACK with an ECE ACK and stay
+                        // in SYN-SENT; the responder sends a new, non-ECT SYN-ACK.
+                        self.ecn.ack_marked_synack = true;
+                        // RFC 6298 §3 (Karn): the handshake now spans two SYN-ACKs: no sample.
+                        self.syn_sent_at = None;
+                        return;
+                    }
+                    self.ecn.ok = ecn_ok;
+                    self.sack_ok = h.sack_permitted && self.cfg.cc == CcKind::Sack;
                     self.rcv_nxt = h.seq + 1;
                     self.snd_una = h.ack;
                     self.snd_nxt = self.snd_nxt.max(h.ack);
                     self.snd_wnd = h.window;
+                    if ecn == Ecn::Ce && ecn_ok {
+                        // ECN+ (Kuzmanovic 2005): proceed, and echo the mark like any CE (RFC 3168 §6.1.3).
+                        self.ecn.echo = true;
+                    }
                     self.handshake_done(now);
                     // RFC 793 §3.4: the third segment of the handshake ACKs the SYN-ACK.
                     self.ack_now = true;
@@ -382,10 +498,31 @@ impl TcpSocket {
                     return;
                 }
                 if flags.contains(TcpFlags::ACK) && h.ack == ISS + 1 {
+                    let marked = self.ecn.ok && flags.contains(TcpFlags::ECE);
+                    if marked && self.ecn.synack_ect && self.cfg.ecn_synack == EcnSynAck::Rfc5562 {
+                        // RFC 5562 §3.2: the SYN-ACK was CE-marked: resend it, not ECN-capable,
+                        // at once, and start with a window of one segment once it is acknowledged.
+                        self.ecn.synack_ect = false;
+                        self.ecn.synack_marked = true;
+                        self.syn_due = true;
+                        // RFC 6298 §3 (Karn): the SYN-ACK is sent twice: no sample.
+                        self.syn_sent_at = None;
+                        self.arm_rto(now);
+                        return;
+                    }
+                    let ecn_plus = marked && self.cfg.ecn_synack != EcnSynAck::Off;
+                    self.ecn.synack_marked |= ecn_plus;
                     self.snd_una = h.ack;
                     self.snd_nxt = self.snd_nxt.max(h.ack);
                     self.handshake_done(now);
-                    self.on_synchronized_segment(now, h);
+                    if ecn_plus {
+                        // ECN+: the CWR of our first data segment answers this echo; the
+                        // handshake_done reduction is the response, so the ECE is consumed here.
+                        self.ecn.cwr_due = true;
+                    }
+                    let mut rest = *h;
+                    rest.flags = rest.flags.without(TcpFlags::ECE);
+                    self.on_synchronized_segment(now, &rest, ecn);
                 }
             }
             _ => {
@@ -394,7 +531,7 @@ impl TcpSocket {
                     self.ack_now = true;
                     return;
                 }
-                self.on_synchronized_segment(now, h);
+                self.on_synchronized_segment(now, h, ecn);
             }
         }
     }
@@ -414,9 +551,27 @@ impl TcpSocket {
         } else {
             self.rtt.reset_rto(self.cfg.initial_rto);
         }
+        if self.ecn.synack_marked {
+            // RFC 5562 §3.2 / ECN+: a CE-marked SYN-ACK means an initial window of one segment.
+            self.win.cwnd = self.win.mss;
+            if self.cfg.ecn_synack == EcnSynAck::EcnplusWait {
+                // ns-2 FullTcp ecn_syn_wait_ 1 / RFC 3168 §6.1.2: wait for the timer before sending.
+                self.ecn.wait_for_timer = true;
+                self.arm_rto(now);
+            }
+        }
     }
 
-    fn on_synchronized_segment(&mut self, now: SimTime, h: &TcpHeader) {
+    fn on_synchronized_segment(&mut self, now: SimTime, h: &TcpHeader, ecn: Ecn) {
+        if self.ecn.ok {
+            // RFC 3168 §6.1.3: CWR ends the echo; a CE arriving with it starts it again.
+            if h.flags.contains(TcpFlags::CWR) {
+                self.ecn.echo = false;
+            }
+            if ecn == Ecn::Ce {
+                self.ecn.echo = true;
+            }
+        }
         if h.flags.contains(TcpFlags::ACK) {
             self.on_ack(now, h);
         }
@@ -432,48 +587,76 @@ impl TcpSocket {
             self.ack_now = true;
             return;
         }
+        if self.sack_ok {
+            // RFC 6675 §5: every ACK updates the scoreboard.
+            self.scoreboard.update(ack.max(self.snd_una), h.sack_blocks());
+        }
         if ack > self.snd_una {
-            let acked = ack - self.snd_una;
-            self.snd_una = ack;
-            self.snd_nxt = self.snd_nxt.max(ack);
-            self.snd_wnd = h.window;
-            self.dupacks = 0;
-            // RFC 6298 §3 (Karn) / §2: an ACK covering the timed segment gives a sample.
-            if let Some((end, sent)) = self.rtt_probe {
-                if ack >= end {
-                    self.rtt.on_sample(now.saturating_since(sent));
-                    self.rtt_probe = None;
-                }
+            self.on_new_ack(now, h);
+        } else {
+            self.on_old_ack(h);
+        }
+        if h.flags.contains(TcpFlags::ECE) && self.ecn.ok {
+            self.on_ecn_echo(now);
+        }
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, h: &TcpHeader) {
+        let ack = h.ack;
+        let acked = ack - self.snd_una;
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.snd_wnd = h.window;
+        self.dupacks = 0;
+        // RFC 6298 §3 (Karn) / §2: an ACK covering the timed segment gives a sample.
+        if let Some((end, sent)) = self.rtt_probe {
+            if ack >= end {
+                self.rtt.on_sample(now.saturating_since(sent));
+                self.rtt_probe = None;
             }
-            match self.recovery {
-                Some(recover) => {
-                    let full = ack >= recover;
-                    match self.cc.on_ack_in_recovery(&mut self.win, acked, full) {
-                        RecoveryAck::Exit => self.recovery = None,
-                        RecoveryAck::RetransmitAndStay => {
-                            if full {
-                                self.recovery = None;
-                            } else {
-                                self.retransmit_due = true;
-                            }
-                        }
-                    }
+        }
+        let mut restart_timer = true;
+        if self.in_recovery {
+            let full = ack >= self.recover;
+            let flight = self.flight_size();
+            match self.cc.on_ack_in_recovery(&mut self.win, acked, flight, full) {
+                RecoveryAck::Exit => self.in_recovery = false,
+                RecoveryAck::RetransmitAndStay => {
+                    // RFC 6582 §3.2 step 5: retransmit the first unacknowledged segment ...
+                    self.retransmit_due = true;
+                    self.partial_acks += 1;
+                    // ... and reset the retransmit timer for the first partial ACK only ("Impatient").
+                    restart_timer = self.partial_acks == 1;
                 }
-                None => self.cc.on_ack(&mut self.win, acked),
+                RecoveryAck::Stay => {}
             }
-            if self.snd_una == self.snd_max {
-                // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
-                self.rto_deadline = None;
-            } else {
-                // RFC 6298 §5.3: an ACK of new data restarts the timer.
+            if full {
+                self.in_recovery = false;
+            }
+        } else if !(self.ecn.ok && h.flags.contains(TcpFlags::ECE)) {
+            // RFC 3168 §6.1.2 treats ECE as a loss; as in ns-2's TcpAgent, an ACK
+            // carrying ECE does not open the window.
+            self.cc.on_ack(&mut self.win, acked);
+        }
+        if self.snd_una == self.snd_max {
+            // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
+            self.rto_deadline = None;
+            if self.ecn.wait_for_timer {
+                // RFC 3168 §6.1.2: the wait for the timer continues with nothing outstanding.
                 self.arm_rto(now);
             }
-            self.on_fin_acked();
-            if self.snd_una >= self.data_end() + u64::from(self.fin_requested) && !self.unlimited {
-                self.events.all_acked = true;
-            }
-            return;
+        } else if restart_timer || self.rto_deadline.is_none() {
+            // RFC 6298 §5.3: an ACK of new data restarts the timer.
+            self.arm_rto(now);
         }
+        self.on_fin_acked();
+        if !self.unlimited && self.snd_una >= self.data_end() + u64::from(self.fin_requested) {
+            self.events.all_acked = true;
+        }
+    }
+
+    fn on_old_ack(&mut self, h: &TcpHeader) {
+        let ack = h.ack;
         // RFC 5681 §2: a duplicate ACK acknowledges SND.UNA, carries no data, no SYN/FIN,
         // does not change the window, and arrives while data is outstanding.
         let is_dup = ack == self.snd_una
@@ -486,24 +669,64 @@ impl TcpSocket {
             return;
         }
         self.dupacks += 1;
-        if self.recovery.is_some() {
-            // RFC 5681 §3.2 step 4: inflate per additional duplicate ACK.
+        if self.in_recovery {
+            // RFC 5681 §3.2 step 4 / RFC 6582 step 3: inflate per additional duplicate ACK (not with SACK).
             self.cc.on_dupack_in_recovery(&mut self.win);
-        } else if self.dupacks == self.cfg.dupack_threshold {
-            // RFC 5681 §3.2 step 2-3: fast retransmit.
-            self.counters.fast_retransmits += 1;
-            let flight = self.flight_size();
-            match self.cc.on_dupack_threshold(&mut self.win, flight) {
-                LossResponse::FastRecovery => {
-                    self.recovery = Some(self.snd_max);
-                    self.retransmit_due = true;
-                }
-                LossResponse::SlowStart => {
-                    self.snd_nxt = self.snd_una;
-                }
+            return;
+        }
+        let threshold = self.dupacks == self.cfg.dupack_threshold;
+        // RFC 6675 §5: with SACK, also enter recovery once IsLost(HighACK + 1).
+        let sack_lost =
+            self.sack_ok && self.snd_una < self.scoreboard.lost_threshold(self.win.mss, self.cfg.dupack_threshold);
+        if !(threshold || sack_lost) {
+            return;
+        }
+        // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
+        // `recover` (kept here as one past the highest sequence number sent, hence `<`).
+        if self.cc.checks_recover() && self.cfg.newreno_careful && self.snd_una < self.recover {
+            return;
+        }
+        self.counters.fast_retransmits += 1;
+        let flight = self.flight_size();
+        match self.cc.on_dupack_threshold(&mut self.win, flight) {
+            LossResponse::FastRecovery => {
+                self.in_recovery = true;
+                self.partial_acks = 0;
+                // RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4.1: recover <- HighData.
+                self.recover = self.snd_max;
+                // RFC 6675 §5 step 4.3 / RFC 5681 §3.2 step 2: retransmit the first segment.
+                self.retransmit_due = true;
+                self.scoreboard.high_rxt = self.snd_una;
             }
-            // RFC 6298 §3 (Karn): a retransmission invalidates the sample in progress.
-            self.rtt_probe = None;
+            LossResponse::SlowStart => {
+                // Jacobson88: go back to SND.UNA and slow-start.
+                self.recover = self.snd_max;
+                self.snd_nxt = self.snd_una;
+            }
+        }
+        self.note_window_reduced();
+        // RFC 6298 §3 (Karn): a retransmission invalidates the sample in progress.
+        self.rtt_probe = None;
+    }
+
+    fn on_ecn_echo(&mut self, now: SimTime) {
+        // RFC 3168 §6.1.2: react at most once per window of data, and not during
+        // loss recovery (the window was already reduced for this window).
+        // An ECE on an ACK that does not pass the reduction point echoes a mark of the
+        // window already answered (the receiver echoes until our CWR reaches it).
+        if self.in_recovery || self.ecn.reduced_until.is_some_and(|r| self.snd_una <= r) {
+            return;
+        }
+        self.counters.ecn_reductions += 1;
+        let at_minimum = self.cc.on_ecn_echo(&mut self.win);
+        self.note_window_reduced();
+        if at_minimum {
+            // RFC 3168 §6.1.2: with cwnd at one segment, set the retransmit timer and send
+            // a new packet only when it expires.
+            self.ecn.wait_for_timer = true;
+            if self.rto_deadline.is_none() {
+                self.arm_rto(now);
+            }
         }
     }
 
@@ -538,12 +761,10 @@ impl TcpSocket {
             } else if start <= self.rcv_nxt {
                 self.rcv_nxt = end;
                 // Pull in what the out-of-order queue now makes contiguous.
-                while let Some(&(s, e)) = self.ooo.first() {
-                    if s > self.rcv_nxt {
-                        break;
-                    }
-                    self.rcv_nxt = self.rcv_nxt.max(e);
-                    self.ooo.remove(0);
+                let merged = self.ooo.partition_point(|&(s, _)| s <= self.rcv_nxt);
+                if merged > 0 {
+                    self.rcv_nxt = self.rcv_nxt.max(self.ooo[merged - 1].1);
+                    self.ooo.drain(..merged);
                 }
                 if had_hole {
                     // RFC 5681 §4.2: a segment that fills (part of) a gap is ACKed immediately.
@@ -553,6 +774,7 @@ impl TcpSocket {
                 }
             } else if end - self.rcv_nxt <= self.cfg.rcv_window {
                 self.insert_ooo(start, end);
+                self.recency.on_arrival(start);
                 // RFC 5681 §4.2: an out-of-order segment is ACKed immediately (a duplicate ACK).
                 self.ack_now = true;
             } else {
@@ -630,6 +852,17 @@ impl TcpSocket {
     }
 
     fn poll_handshake(&mut self, now: SimTime) -> Option<Segment> {
+        if self.ecn.ack_marked_synack {
+            // RFC 5562 §3.2: the ACK of a CE-marked SYN-ACK carries ECE; we stay in SYN-SENT.
+            self.ecn.ack_marked_synack = false;
+            let mut header = self.header(ISS + 1, 0);
+            // The peer's SYN-ACK is sequence number 0 of its space: acknowledge 1.
+            header.ack = ISS + 1;
+            header.flags.insert(TcpFlags::ECE);
+            self.counters.segments_sent += 1;
+            self.counters.acks_sent += 1;
+            return Some(Segment { header, ecn: Ecn::NotEct });
+        }
         if !self.syn_due {
             return None;
         }
@@ -644,25 +877,53 @@ impl TcpSocket {
         self.snd_max = self.snd_max.max(ISS + 1);
         self.snd_nxt = self.snd_nxt.max(ISS + 1);
         let mut header = self.header(ISS, 0);
+        let mut ecn = Ecn::NotEct;
         if self.state == TcpState::SynSent {
             header.flags = TcpFlags::SYN;
             header.ack = 0;
+            if self.cfg.ecn == EcnPolicy::Request {
+                // RFC 3168 §6.1.1: an ECN-setup SYN sets ECE and CWR.
+                header.flags.insert(TcpFlags::ECE | TcpFlags::CWR);
+            }
+            // RFC 2018 §2: offer SACK in the SYN.
+            header.sack_permitted = self.cfg.cc == CcKind::Sack;
         } else {
             header.flags = TcpFlags::SYN | TcpFlags::ACK;
+            if self.ecn.ok {
+                // RFC 3168 §6.1.1: an ECN-setup SYN-ACK sets ECE only.
+                header.flags.insert(TcpFlags::ECE);
+            }
+            if self.ecn.synack_ect {
+                // RFC 5562 §3: the SYN-ACK is ECN-capable.
+                ecn = Ecn::Ect0;
+            }
+            header.sack_permitted = self.sack_ok;
         }
         self.counters.segments_sent += 1;
-        Some(Segment { header, ecn: Ecn::NotEct })
+        Some(Segment { header, ecn })
     }
 
     fn header(&self, seq: u64, payload: u32) -> TcpHeader {
-        TcpHeader {
+        let mut h = TcpHeader {
             seq,
             ack: self.rcv_nxt,
             flags: TcpFlags::ACK,
             window: self.cfg.rcv_window,
             payload,
             ..TcpHeader::default()
+        };
+        if self.ecn.echo {
+            // RFC 3168 §6.1.3: ECE on every ACK until CWR arrives.
+            h.flags.insert(TcpFlags::ECE);
         }
+        if self.sack_ok && !self.ooo.is_empty() {
+            // RFC 2018 §4: report the out-of-order blocks, most recent first.
+            let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+            let n = self.recency.blocks(&self.ooo, &mut blocks);
+            h.sack = blocks;
+            h.sack_len = u8::try_from(n).expect("at most MAX_SACK_BLOCKS");
+        }
+        h
     }
 
     /// Whether this endpoint may still send data or its FIN.
@@ -673,39 +934,102 @@ impl TcpSocket {
         )
     }
 
+    /// Where the next segment starts, or `None` if nothing may be sent now.
+    fn next_seq(&mut self, now: SimTime) -> Option<u64> {
+        let mss = self.win.mss;
+        let data_end = self.data_end();
+        if self.retransmit_due {
+            // RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 5 / RFC 6675 §5 step 4.3:
+            // retransmit the segment at SND.UNA.
+            self.retransmit_due = false;
+            return Some(self.snd_una);
+        }
+        let usable = self.snd_una + self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd);
+        if self.sack_recovery() {
+            return self.next_seg_sack(data_end);
+        }
+        let seq = self.snd_nxt;
+        let len = mss.min(data_end.saturating_sub(seq));
+        let fin_only = len == 0 && self.fin_seq() == Some(seq);
+        // A full segment, or the last piece of data, or a lone FIN (one sequence
+        // number) must fit in the window.
+        if (len == 0 && !fin_only) || seq + len.max(1) > usable {
+            return None;
+        }
+        if seq >= self.snd_max {
+            if self.ecn.wait_for_timer {
+                return None;
+            }
+            self.restart_if_idle(now);
+            if seq + len.max(1) > self.snd_una + self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd) {
+                return None;
+            }
+        }
+        Some(seq)
+    }
+
+    /// RFC 6675 §4 NextSeg(), gated by §5 step (C): cwnd - pipe >= 1 SMSS.
+    fn next_seg_sack(&mut self, data_end: u64) -> Option<u64> {
+        let mss = self.win.mss;
+        let t = self.scoreboard.lost_threshold(mss, self.cfg.dupack_threshold);
+        let pipe = self.scoreboard.pipe(self.snd_una, self.snd_max, t);
+        if self.win.cwnd < pipe + mss {
+            return None;
+        }
+        let from = self.scoreboard.high_rxt.max(self.snd_una);
+        let highest = self.scoreboard.highest_sacked();
+        // RFC 6675 §4 NextSeg (1): the first unSACKed, lost sequence number above HighRxt.
+        if let Some(s) = self.scoreboard.first_unsacked(from, t.min(highest)) {
+            return Some(s);
+        }
+        // RFC 6675 §4 NextSeg (2): new data, if the receive window allows.
+        let seq = self.snd_max;
+        let len = mss.min(data_end.saturating_sub(seq));
+        if len > 0 && seq + len <= self.snd_una + self.snd_wnd.min(self.win.max_cwnd) {
+            return Some(seq);
+        }
+        // RFC 6675 §4 NextSeg (3): an unSACKed sequence number below the highest SACKed one.
+        // (Rule (4), the optional rescue retransmission, is not implemented.)
+        self.scoreboard.first_unsacked(from, highest)
+    }
+
+    /// RFC 5681 §4.1: after more than one RTO without sending, cwnd <- min(IW, cwnd).
+    fn restart_if_idle(&mut self, now: SimTime) {
+        if !self.cfg.restart_after_idle || self.snd_una != self.snd_max {
+            return;
+        }
+        if let Some(last) = self.last_data_sent {
+            if now.saturating_since(last) > self.rtt.rto() {
+                self.win.cwnd = self.win.cwnd.min(self.cfg.initial_window.bytes(self.cfg.mss));
+            }
+        }
+    }
+
     fn poll_data(&mut self, now: SimTime) -> Option<Segment> {
         if !self.can_send() {
             return None;
         }
-        let mss = u64::from(self.cfg.mss);
+        let seq = self.next_seq(now)?;
         let data_end = self.data_end();
-        let seq = if self.retransmit_due {
-            // RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 5: retransmit the segment at SND.UNA.
-            self.retransmit_due = false;
-            self.snd_una
-        } else {
-            // RFC 5681 §3.1 / §3.2: send while the usable window allows.
-            let wnd = self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd);
-            let limit = self.snd_una + wnd;
-            let seq = self.snd_nxt;
-            let len = mss.min(data_end.saturating_sub(seq));
-            let fin_only = len == 0 && self.fin_seq() == Some(seq);
-            // A full segment, or the last piece of data, or a lone FIN (one sequence
-            // number) must fit in the window.
-            if (len == 0 && !fin_only) || seq + len.max(1) > limit {
-                return None;
-            }
-            seq
-        };
-        let len = mss.min(data_end.saturating_sub(seq));
+        let mut len = self.win.mss.min(data_end.saturating_sub(seq));
+        let is_retransmit = seq < self.snd_max;
+        if is_retransmit && self.sack_ok {
+            // Never resend what the receiver has SACKed.
+            len = len.min(self.scoreboard.next_sacked_after(seq).saturating_sub(seq));
+        }
         let with_fin = self.fin_seq() == Some(seq + len);
         if len == 0 && !with_fin {
             return None;
         }
         let end = seq + len + u64::from(with_fin);
-        let is_retransmit = seq < self.snd_max;
         let payload = u32::try_from(len).expect("len <= mss");
         let mut header = self.header(seq, payload);
+        let mut ecn = Ecn::NotEct;
+        if self.cfg.carry_rtt && len > 0 {
+            // STUDIES.md §4 (AECN): the sender's current RTT estimate in ms, 0 without a sample.
+            header.rtt_hint_ms =
+                self.rtt.srtt().map_or(0, |d| u32::try_from(d.as_nanos() / 1_000_000).unwrap_or(u32::MAX));
+        }
         if with_fin {
             header.flags.insert(TcpFlags::FIN);
             // RFC 793 §3.5: sending our FIN.
@@ -715,6 +1039,19 @@ impl TcpSocket {
                 s => s,
             };
         }
+        if self.ecn.ok && len > 0 && !is_retransmit {
+            // RFC 3168 §6.1.2: ECT on data segments only, never on retransmissions (§6.1.5).
+            ecn = Ecn::Ect0;
+            if self.ecn.cwr_due {
+                // RFC 3168 §6.1.2: CWR on the first new data segment after a reduction.
+                header.flags.insert(TcpFlags::CWR);
+                self.ecn.cwr_due = false;
+                self.counters.cwr_sent += 1;
+            }
+        }
+        if self.sack_recovery() && is_retransmit {
+            self.scoreboard.high_rxt = self.scoreboard.high_rxt.max(end);
+        }
         self.snd_nxt = self.snd_nxt.max(end);
         self.snd_max = self.snd_max.max(end);
         // Counters.
@@ -722,6 +1059,7 @@ impl TcpSocket {
         if len > 0 {
             self.counters.data_packets_sent += 1;
             self.counters.data_bytes_sent += len;
+            self.last_data_sent = Some(now);
         }
         if is_retransmit {
             self.counters.retransmitted_packets += 1;
@@ -736,7 +1074,7 @@ impl TcpSocket {
             self.arm_rto(now);
         }
         self.ack_sent();
-        Some(Segment { header, ecn: Ecn::NotEct })
+        Some(Segment { header, ecn })
     }
 
     fn poll_ack(&mut self) -> Option<Segment> {
@@ -747,6 +1085,7 @@ impl TcpSocket {
         self.counters.segments_sent += 1;
         self.counters.acks_sent += 1;
         self.ack_sent();
+        // RFC 3168 §6.1.4: pure ACKs are not ECN-capable.
         Some(Segment { header, ecn: Ecn::NotEct })
     }
 
@@ -769,7 +1108,7 @@ mod tests {
     fn cfg() -> TcpConfig {
         TcpConfig {
             mss: 1000,
-            initial_window: 1,
+            initial_window: crate::tcp::InitialWindow::Segments(1),
             min_rto: SimDuration::from_millis(200),
             initial_rto: SimDuration::from_secs(1),
             ..Profile::Rfc.tcp()
@@ -787,7 +1126,7 @@ mod tests {
 
     fn deliver(s: &mut TcpSocket, now: SimTime, hs: &[TcpHeader]) {
         for h in hs {
-            s.on_segment(now, h);
+            s.on_segment(now, h, Ecn::NotEct);
         }
     }
 
@@ -933,10 +1272,10 @@ mod tests {
         assert_eq!(segs.len(), 10);
         // Segment 1 (seq 1) lost: three duplicate ACKs for 1.
         for i in 0..2 {
-            a.on_segment(t(300 + i), &ack_for(1));
+            a.on_segment(t(300 + i), &ack_for(1), Ecn::NotEct);
             assert!(drain(&mut a, t(300 + i)).is_empty());
         }
-        a.on_segment(t(302), &ack_for(1));
+        a.on_segment(t(302), &ack_for(1), Ecn::NotEct);
         assert!(a.in_recovery());
         assert_eq!(a.counters.fast_retransmits, 1);
         assert_eq!(a.ssthresh(), 5 * MSS);
@@ -948,12 +1287,12 @@ mod tests {
         // More duplicate ACKs inflate the window: 8 -> 11 segments allows new data
         // beyond the 10 outstanding.
         for i in 0..3 {
-            a.on_segment(t(303 + i), &ack_for(1));
+            a.on_segment(t(303 + i), &ack_for(1), Ecn::NotEct);
         }
         assert_eq!(a.cwnd(), 11 * MSS);
         assert_eq!(drain(&mut a, t(306)).len(), 1);
         // The ACK of the retransmission deflates to ssthresh and exits recovery.
-        a.on_segment(t(400), &ack_for(1 + 10 * MSS));
+        a.on_segment(t(400), &ack_for(1 + 10 * MSS), Ecn::NotEct);
         assert!(!a.in_recovery());
         assert_eq!(a.cwnd(), 5 * MSS);
     }
@@ -988,16 +1327,16 @@ mod tests {
             payload: 1000,
             ..TcpHeader::default()
         };
-        b.on_segment(t(200), &seg(1001));
-        b.on_segment(t(200), &seg(2001));
+        b.on_segment(t(200), &seg(1001), Ecn::NotEct);
+        b.on_segment(t(200), &seg(2001), Ecn::NotEct);
         let dups = drain(&mut b, t(200));
         assert_eq!(dups.last().unwrap().ack, 1, "duplicate ACK for the hole");
-        b.on_segment(t(210), &seg(1));
+        b.on_segment(t(210), &seg(1), Ecn::NotEct);
         let ack = drain(&mut b, t(210));
         assert_eq!(ack.last().unwrap().ack, 3001);
         assert_eq!(b.counters.bytes_delivered, 3000);
         // A duplicate of delivered data is not delivered twice.
-        b.on_segment(t(220), &seg(1001));
+        b.on_segment(t(220), &seg(1001), Ecn::NotEct);
         assert_eq!(b.counters.bytes_delivered, 3000);
     }
 
@@ -1020,12 +1359,12 @@ mod tests {
             payload: 1000,
             ..TcpHeader::default()
         };
-        b.on_segment(t(200), &seg(1));
+        b.on_segment(t(200), &seg(1), Ecn::NotEct);
         assert!(drain(&mut b, t(200)).is_empty());
         assert_eq!(b.next_deadline(), Some(t(400)));
-        b.on_segment(t(210), &seg(1001));
+        b.on_segment(t(210), &seg(1001), Ecn::NotEct);
         assert_eq!(drain(&mut b, t(210)).len(), 1);
-        b.on_segment(t(300), &seg(2001));
+        b.on_segment(t(300), &seg(2001), Ecn::NotEct);
         assert!(drain(&mut b, t(300)).is_empty());
         b.on_timer(t(500));
         assert_eq!(drain(&mut b, t(500))[0].ack, 3001);

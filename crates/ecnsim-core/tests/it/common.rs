@@ -4,7 +4,14 @@ use ecnsim_core::{ColumnData, Results, ScenarioSpec, Simulation};
 
 /// A dumbbell: `n` senders s<i> -> r1 ==bottleneck== r2 -> c<i> receivers.
 /// `extra_flow` is appended to every flow's inline table.
-pub(crate) fn dumbbell(n: usize, bottleneck: &str, delay: &str, queue: &str, duration: &str, flow_extra: &str) -> String {
+pub(crate) fn dumbbell(
+    n: usize,
+    bottleneck: &str,
+    delay: &str,
+    queue: &str,
+    duration: &str,
+    flow_extra: &str,
+) -> String {
     let mut nodes =
         vec![r#"{ name = "r1", kind = "router" }"#.to_owned(), r#"{ name = "r2", kind = "router" }"#.to_owned()];
     let mut links =

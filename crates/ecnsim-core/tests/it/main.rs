@@ -1,5 +1,7 @@
 //! Scenario tests: whole simulations through the public API, one binary.
 
+mod aqm;
 mod common;
 mod determinism;
 mod scenarios;
+mod tcp_variants;

@@ -3,9 +3,15 @@
 //! carries out retransmissions; an algorithm only decides window values and
 //! what recovery does next. One algorithm per file, dispatched by [`AnyCc`].
 
+mod newreno;
 mod reno;
+mod sack;
+mod tahoe;
 
+pub use newreno::NewReno;
 pub use reno::Reno;
+pub use sack::Sack;
+pub use tahoe::Tahoe;
 
 use crate::spec::CcKind;
 
@@ -38,6 +44,8 @@ pub enum RecoveryAck {
     /// Stay in recovery and retransmit the next unacknowledged segment
     /// (NewReno's partial ACK, RFC 6582 §3.2 step 5).
     RetransmitAndStay,
+    /// Stay in recovery; the sender's own rules pick what to send (SACK, RFC 6675).
+    Stay,
 }
 
 /// What the socket does on the duplicate-ACK threshold.
@@ -53,26 +61,59 @@ pub enum LossResponse {
 /// ones an algorithm does not need keep the default body.
 pub trait CongestionControl {
     /// New data was acknowledged outside fast recovery.
-    fn on_ack(&mut self, w: &mut Window, acked_bytes: u64);
+    fn on_ack(&mut self, w: &mut Window, acked_bytes: u64) {
+        grow(w, acked_bytes);
+    }
     /// The duplicate-ACK threshold was reached; `flight` is FlightSize.
     fn on_dupack_threshold(&mut self, w: &mut Window, flight: u64) -> LossResponse;
     /// Another duplicate ACK arrived during fast recovery.
     fn on_dupack_in_recovery(&mut self, w: &mut Window) {
         let _ = w;
     }
-    /// New data was acknowledged during fast recovery; `full` is true if the
-    /// ACK covers the recovery point.
-    fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, full: bool) -> RecoveryAck;
+    /// New data was acknowledged during fast recovery: `acked_bytes` newly
+    /// acknowledged, `flight` the FlightSize after it, `full` true if the ACK
+    /// covers the recovery point.
+    fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck;
     /// The retransmission timer expired. `first` is false on a repeated
     /// timeout of the same segment.
-    fn on_rto(&mut self, w: &mut Window, flight: u64, first: bool);
+    fn on_rto(&mut self, w: &mut Window, flight: u64, first: bool) {
+        // RFC 5681 §3.1: on a repeated timeout of the same segment, ssthresh is held constant.
+        if first {
+            // RFC 5681 §3.1 eq. (4): ssthresh = max (FlightSize / 2, 2*SMSS).
+            w.ssthresh = halved_ssthresh(flight, w.mss);
+        }
+        // RFC 5681 §3.1: cwnd is set to no more than the loss window, LW = 1 full-sized segment.
+        w.cwnd = w.mss;
+    }
+    /// An ECN-Echo calls for a reduction (at most once per window; the socket
+    /// enforces that). Returns true if cwnd was already at its minimum of one
+    /// segment, in which case RFC 3168 §6.1.2 makes the sender wait for the
+    /// retransmission timer before sending new data.
+    fn on_ecn_echo(&mut self, w: &mut Window) -> bool {
+        // RFC 3168 §6.1.2: the TCP source halves the congestion window and reduces ssthresh.
+        let half = w.cwnd / 2;
+        w.ssthresh = half.max(2 * w.mss);
+        w.cwnd = half.max(w.mss);
+        half < w.mss
+    }
+    /// RFC 6582 §3.2 step 1: fast retransmit only if the ACK covers more than
+    /// `recover` (NewReno and SACK). Tahoe and Reno (RFC 5681) do not check.
+    fn checks_recover(&self) -> bool {
+        false
+    }
 }
 
 /// The closed set of algorithms.
 #[derive(Clone, Debug)]
 pub enum AnyCc {
+    /// Tahoe.
+    Tahoe(Tahoe),
     /// RFC 5681 Reno.
     Reno(Reno),
+    /// RFC 6582 NewReno.
+    NewReno(NewReno),
+    /// RFC 6675 SACK-based recovery.
+    Sack(Sack),
 }
 
 impl AnyCc {
@@ -80,7 +121,10 @@ impl AnyCc {
     #[must_use]
     pub fn new(kind: CcKind) -> Self {
         match kind {
+            CcKind::Tahoe => AnyCc::Tahoe(Tahoe),
             CcKind::Reno => AnyCc::Reno(Reno),
+            CcKind::Newreno => AnyCc::NewReno(NewReno),
+            CcKind::Sack => AnyCc::Sack(Sack),
         }
     }
 }
@@ -88,7 +132,10 @@ impl AnyCc {
 macro_rules! dispatch {
     ($self:ident, $cc:ident => $e:expr) => {
         match $self {
+            AnyCc::Tahoe($cc) => $e,
             AnyCc::Reno($cc) => $e,
+            AnyCc::NewReno($cc) => $e,
+            AnyCc::Sack($cc) => $e,
         }
     };
 }
@@ -103,11 +150,17 @@ impl CongestionControl for AnyCc {
     fn on_dupack_in_recovery(&mut self, w: &mut Window) {
         dispatch!(self, cc => cc.on_dupack_in_recovery(w));
     }
-    fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, full: bool) -> RecoveryAck {
-        dispatch!(self, cc => cc.on_ack_in_recovery(w, acked_bytes, full))
+    fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck {
+        dispatch!(self, cc => cc.on_ack_in_recovery(w, acked_bytes, flight, full))
     }
     fn on_rto(&mut self, w: &mut Window, flight: u64, first: bool) {
         dispatch!(self, cc => cc.on_rto(w, flight, first));
+    }
+    fn on_ecn_echo(&mut self, w: &mut Window) -> bool {
+        dispatch!(self, cc => cc.on_ecn_echo(w))
+    }
+    fn checks_recover(&self) -> bool {
+        dispatch!(self, cc => cc.checks_recover())
     }
 }
 

@@ -3,17 +3,13 @@
 //! Read first: RFC 5681 §3.1 (slow start and congestion avoidance) and §3.2
 //! (fast retransmit / fast recovery).
 
-use super::{grow, halved_ssthresh, CongestionControl, LossResponse, RecoveryAck, Window};
+use super::{halved_ssthresh, CongestionControl, LossResponse, RecoveryAck, Window};
 
 /// RFC 5681 Reno. Stateless: everything lives in the [`Window`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Reno;
 
 impl CongestionControl for Reno {
-    fn on_ack(&mut self, w: &mut Window, acked_bytes: u64) {
-        grow(w, acked_bytes);
-    }
-
     fn on_dupack_threshold(&mut self, w: &mut Window, flight: u64) -> LossResponse {
         // RFC 5681 §3.2 step 2: ssthresh = max (FlightSize / 2, 2*SMSS).
         w.ssthresh = halved_ssthresh(flight, w.mss);
@@ -27,20 +23,10 @@ impl CongestionControl for Reno {
         w.cwnd += w.mss;
     }
 
-    fn on_ack_in_recovery(&mut self, w: &mut Window, _acked_bytes: u64, _full: bool) -> RecoveryAck {
+    fn on_ack_in_recovery(&mut self, w: &mut Window, _acked_bytes: u64, _flight: u64, _full: bool) -> RecoveryAck {
         // RFC 5681 §3.2 step 6: the next ACK of new data sets cwnd to ssthresh ("deflating").
         w.cwnd = w.ssthresh;
         RecoveryAck::Exit
-    }
-
-    fn on_rto(&mut self, w: &mut Window, flight: u64, first: bool) {
-        // RFC 5681 §3.1: on a repeated timeout of the same segment, ssthresh is held constant.
-        if first {
-            // RFC 5681 §3.1 eq. (4): ssthresh = max (FlightSize / 2, 2*SMSS).
-            w.ssthresh = halved_ssthresh(flight, w.mss);
-        }
-        // RFC 5681 §3.1: cwnd is set to no more than the loss window, LW = 1 full-sized segment.
-        w.cwnd = w.mss;
     }
 }
 
@@ -82,7 +68,7 @@ mod tests {
         assert_eq!(w.cwnd, 13 * MSS);
         Reno.on_dupack_in_recovery(&mut w);
         assert_eq!(w.cwnd, 14 * MSS);
-        assert_eq!(Reno.on_ack_in_recovery(&mut w, MSS, false), RecoveryAck::Exit);
+        assert_eq!(Reno.on_ack_in_recovery(&mut w, MSS, 5 * MSS, false), RecoveryAck::Exit);
         assert_eq!(w.cwnd, 10 * MSS);
     }
 

@@ -1,0 +1,532 @@
+//! PIE: Proportional Integral controller Enhanced.
+//!
+//! Read first:
+//! - RFC 8033 (Pan, Natarajan, Baker, White), §4.1 (random dropping and its
+//!   work-conserving safeguards), §4.2 (drop probability calculation with
+//!   auto-tuned alpha and beta, decay), §4.3 (latency: departure-rate
+//!   estimation or timestamps), §4.4 (burst tolerance), §5.1 (ECN: mark
+//!   below `mark_ecn_threshold`), §5.4-5.5 (de-randomization, cap on the
+//!   drop adjustment); Appendix A pseudocode.
+//! - ns-3 `pie-queue-disc.cc` and Linux `net/sched/sch_pie.c`, the reference
+//!   implementations compared in `docs/models/pie.md`.
+//!
+//! The drop probability is updated every `t_update` (lazily, see
+//! [`super::Ticker`]; first at `t_update`). With timestamps, the latency
+//! used by an update is the sojourn time of the last departed packet, 0 if
+//! that departure emptied the queue (ns-3, Linux).
+
+use serde::{Deserialize, Serialize};
+
+use super::{clamp01, is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, QdiscCx, QueueDisc, Ticker};
+use crate::packet::Packet;
+use crate::time::{SimDuration, SimTime};
+
+/// How PIE measures the queueing latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayEstimator {
+    /// The sojourn time of departing packets (RFC 8033 §4.3; ns-3 and Linux default).
+    Timestamp,
+    /// Little's law: queue bytes / estimated departure rate (RFC 8033 §4.3,
+    /// measured over cycles of `dq_threshold` bytes).
+    DequeueRate,
+}
+
+/// Resolved PIE parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PieConfig {
+    /// Buffer limit.
+    pub limit: Limit,
+    /// Target latency (RFC 8033: QDELAY_REF, 15 ms).
+    pub target: SimDuration,
+    /// Update period (RFC 8033: T_UPDATE, 15 ms).
+    pub t_update: SimDuration,
+    /// Gain on the latency error, Hz (RFC 8033: alpha 0.125).
+    pub alpha: f64,
+    /// Gain on the latency trend, Hz (RFC 8033: beta 1.25).
+    pub beta: f64,
+    /// Burst allowance (RFC 8033: MAX_BURST, 150 ms).
+    pub max_burst: SimDuration,
+    /// Mark ECT packets instead of dropping them while `drop_prob <= mark_ecn_threshold`.
+    pub ecn: bool,
+    /// RFC 8033 §5.1: MAX_ECNTH (0.1).
+    pub mark_ecn_threshold: f64,
+    /// Scale the probability by `size / mean_pktsize` (RFC 8033 §5.2).
+    pub byte_mode: bool,
+    /// Mean packet size, bytes (byte mode and the "2 packets" safeguard).
+    pub mean_pktsize: u32,
+    /// Latency estimator.
+    pub delay_estimator: DelayEstimator,
+    /// Departure-rate measurement cycle, bytes (RFC 8033: DQ_THRESHOLD, 16 KB).
+    pub dq_threshold: u64,
+    /// RFC 8033 §5.5: cap the adjustment at 2% once `drop_prob >= 10%`.
+    pub cap_drop_adjustment: bool,
+    /// RFC 8033 §5.4: de-randomize drops with an accumulated probability.
+    pub derandomize: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PieState {
+    drop_prob: f64,
+    /// Latency from the last departure, seconds (timestamp estimator).
+    qdelay_last: f64,
+    /// Latency at the previous update, seconds (RFC 8033 `qdelay_old`).
+    qdelay_old: f64,
+    /// Remaining burst allowance, ns.
+    burst_allowance: u64,
+    /// RFC 8033 `accu_prob`.
+    accu_prob: f64,
+    /// Departure-rate estimation (RFC 8033 `dq_count`, `dq_tstamp`, `avg_dq_rate`).
+    in_measurement: bool,
+    dq_count: u64,
+    dq_start: SimTime,
+    /// Bytes per second; 0 = no estimate.
+    avg_dq_rate: f64,
+}
+
+/// A PIE queue.
+#[derive(Debug)]
+pub struct Pie {
+    cfg: PieConfig,
+    fifo: Fifo,
+    state: PieState,
+    ticker: Ticker,
+}
+
+impl Pie {
+    /// An empty PIE queue.
+    #[must_use]
+    pub fn new(cfg: PieConfig) -> Self {
+        Pie {
+            cfg,
+            fifo: Fifo::new(cfg.limit),
+            state: PieState {
+                drop_prob: 0.0,
+                qdelay_last: 0.0,
+                qdelay_old: 0.0,
+                // RFC 8033 §4.4: burst_allowance starts at MAX_BURST.
+                burst_allowance: cfg.max_burst.as_nanos(),
+                accu_prob: 0.0,
+                in_measurement: false,
+                dq_count: 0,
+                dq_start: SimTime::ZERO,
+                avg_dq_rate: 0.0,
+            },
+            ticker: Ticker::new(cfg.t_update),
+        }
+    }
+
+    /// The current drop probability.
+    #[must_use]
+    pub fn drop_prob(&self) -> f64 {
+        self.state.drop_prob
+    }
+
+    /// The remaining burst allowance.
+    #[must_use]
+    pub fn burst_allowance(&self) -> SimDuration {
+        SimDuration::from_nanos(self.state.burst_allowance)
+    }
+
+    /// RFC 8033 §4.2 `calculate_drop_prob`, for every update due by `now`.
+    fn catch_up(&mut self, now: SimTime) {
+        #[allow(clippy::cast_precision_loss)]
+        let bytes = self.fifo.bytes() as f64;
+        let (cfg, st) = (&self.cfg, &mut self.state);
+        let target = cfg.target.as_secs_f64();
+        self.ticker.run_until(now, || {
+            let before = *st;
+            let qdelay = match cfg.delay_estimator {
+                DelayEstimator::Timestamp => st.qdelay_last,
+                // RFC 8033 §4.3: current_qdelay = queue_.byte_length() / dq_rate.
+                DelayEstimator::DequeueRate if st.avg_dq_rate > 0.0 => bytes / st.avg_dq_rate,
+                DelayEstimator::DequeueRate => 0.0,
+            };
+            // RFC 8033 §4.2: p = alpha * (current_qdelay - QDELAY_REF) + beta * (current_qdelay - qdelay_old).
+            let mut p = cfg.alpha * (qdelay - target) + cfg.beta * (qdelay - st.qdelay_old);
+            // RFC 8033 §4.2: auto-tune alpha and beta by the range drop_prob is in.
+            p /= if st.drop_prob < 0.000_001 {
+                2048.0
+            } else if st.drop_prob < 0.000_01 {
+                512.0
+            } else if st.drop_prob < 0.000_1 {
+                128.0
+            } else if st.drop_prob < 0.001 {
+                32.0
+            } else if st.drop_prob < 0.01 {
+                8.0
+            } else if st.drop_prob < 0.1 {
+                2.0
+            } else {
+                1.0
+            };
+            // RFC 8033 §5.5: if (drop_prob >= 0.1 && p > 0.02) p = 0.02.
+            if cfg.cap_drop_adjustment && st.drop_prob >= 0.1 && p > 0.02 {
+                p = 0.02;
+            }
+            let mut prob = st.drop_prob + p;
+            // RFC 8033 §4.2: decay the probability when the queue is idle: if both latencies are 0, *= 0.98.
+            if qdelay == 0.0 && st.qdelay_old == 0.0 {
+                prob *= 0.98;
+            }
+            st.drop_prob = clamp01(prob);
+            // RFC 8033 §4.4: reset the burst allowance when the queue is calm, then age it by T_UPDATE.
+            if st.drop_prob == 0.0 && qdelay < target / 2.0 && st.qdelay_old < target / 2.0 {
+                st.burst_allowance = cfg.max_burst.as_nanos();
+                if cfg.delay_estimator == DelayEstimator::DequeueRate {
+                    // RFC 8033 Appendix A: the departure-rate estimate restarts with the burst allowance.
+                    st.in_measurement = false;
+                    st.avg_dq_rate = 0.0;
+                }
+            }
+            st.burst_allowance = st.burst_allowance.saturating_sub(cfg.t_update.as_nanos());
+            st.qdelay_old = qdelay;
+            *st != before
+        });
+    }
+
+    /// RFC 8033 §4.1 `drop_early`.
+    fn drop_early(&mut self, pkt: &Packet, cx: &mut QdiscCx<'_>) -> bool {
+        let st = &mut self.state;
+        // RFC 8033 §4.4: no random drop while burst_allowance > 0.
+        if st.burst_allowance > 0 {
+            return false;
+        }
+        // RFC 8033 §4.1: safeguard: if (qdelay_old < QDELAY_REF/2 && drop_prob < 0.2) ||
+        // (queue.byte_length() <= 2 * MEAN_PKTSIZE) return ENQUE.
+        if (st.qdelay_old < self.cfg.target.as_secs_f64() / 2.0 && st.drop_prob < 0.2)
+            || self.fifo.bytes() <= 2 * u64::from(self.cfg.mean_pktsize)
+        {
+            return false;
+        }
+        let mut p = st.drop_prob;
+        if self.cfg.byte_mode {
+            // RFC 8033 §5.2: p = p * packet_size / MEAN_PKTSIZE.
+            p = (p * f64::from(pkt.size) / f64::from(self.cfg.mean_pktsize)).min(1.0);
+        }
+        if self.cfg.derandomize {
+            // RFC 8033 §5.4: if (drop_prob == 0) accu_prob = 0; accu_prob += drop_prob.
+            if st.drop_prob == 0.0 {
+                st.accu_prob = 0.0;
+            }
+            st.accu_prob += st.drop_prob;
+            // RFC 8033 §5.4: if (accu_prob < 0.85) return ENQUE; if (accu_prob >= 8.5) return DROP.
+            if st.accu_prob < 0.85 {
+                return false;
+            }
+            if st.accu_prob >= 8.5 {
+                return true;
+            }
+        }
+        cx.bernoulli(p)
+    }
+
+    /// RFC 8033 §4.3 departure-rate estimation, after `size` bytes left at `now`.
+    fn on_departure(&mut self, size: u32, now: SimTime) {
+        let st = &mut self.state;
+        let remaining = self.fifo.bytes();
+        match self.cfg.delay_estimator {
+            DelayEstimator::Timestamp => {}
+            DelayEstimator::DequeueRate => {
+                // RFC 8033 §4.3: start a measurement cycle once the queue holds DQ_THRESHOLD bytes.
+                if remaining >= self.cfg.dq_threshold && !st.in_measurement {
+                    st.dq_start = now;
+                    st.dq_count = 0;
+                    st.in_measurement = true;
+                }
+                if st.in_measurement {
+                    st.dq_count += u64::from(size);
+                    if st.dq_count >= self.cfg.dq_threshold {
+                        let dt = now.saturating_since(st.dq_start).as_secs_f64();
+                        if dt > 0.0 {
+                            #[allow(clippy::cast_precision_loss)]
+                            let rate = st.dq_count as f64 / dt;
+                            // RFC 8033 §4.3: avg_dq_rate = (1 - epsilon) avg_dq_rate + epsilon dq_rate, epsilon 0.5 (ns-3, Linux).
+                            st.avg_dq_rate =
+                                if st.avg_dq_rate == 0.0 { rate } else { 0.5 * st.avg_dq_rate + 0.5 * rate };
+                        }
+                        if remaining > self.cfg.dq_threshold {
+                            st.dq_start = now;
+                            st.dq_count = 0;
+                        } else {
+                            st.in_measurement = false;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl QueueDisc for Pie {
+    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
+        self.catch_up(cx.now);
+        if !self.fifo.fits(self.cfg.limit, &pkt) {
+            // RFC 8033 §4.1: tail drop when the buffer is full; ns-3 resets accu_prob.
+            self.state.accu_prob = 0.0;
+            cx.drop_packet(pkt, DropReason::Overflow);
+            return;
+        }
+        if self.drop_early(&pkt, cx) {
+            // RFC 8033 §5.1: mark ECT packets instead while drop_prob <= MAX_ECNTH.
+            if self.cfg.ecn && self.state.drop_prob <= self.cfg.mark_ecn_threshold && is_markable(pkt.ecn) {
+                cx.mark(&mut pkt, MarkReason::Early);
+            } else {
+                // RFC 8033 §5.4: accu_prob = 0 after a drop.
+                self.state.accu_prob = 0.0;
+                cx.drop_packet(pkt, DropReason::Early);
+                return;
+            }
+        }
+        self.fifo.push_back(pkt);
+    }
+
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+        self.catch_up(cx.now);
+        let pkt = self.fifo.pop_front()?;
+        if self.cfg.delay_estimator == DelayEstimator::Timestamp {
+            // ns-3 DoDequeue / Linux pie_process_dequeue: qdelay = now - enqueue time; 0 if the queue is now empty.
+            self.state.qdelay_last =
+                if self.fifo.is_empty() { 0.0 } else { cx.now.saturating_since(pkt.enqueued_at).as_secs_f64() };
+        }
+        self.on_departure(pkt.size, cx.now);
+        Some(pkt)
+    }
+
+    fn len_packets(&self) -> u64 {
+        self.fifo.len() as u64
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+
+    fn aqm_state(&mut self, now: SimTime) -> AqmState {
+        self.catch_up(now);
+        AqmState { avg: f64::NAN, prob: self.state.drop_prob, max_p: f64::NAN }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{pkt, random_workout, Driver};
+    use super::super::AnyQdisc;
+    use super::*;
+    use crate::packet::Ecn;
+
+    fn cfg() -> PieConfig {
+        PieConfig {
+            limit: Limit::Packets(1000),
+            target: SimDuration::from_millis(15),
+            t_update: SimDuration::from_millis(15),
+            alpha: 0.125,
+            beta: 1.25,
+            max_burst: SimDuration::from_millis(150),
+            ecn: false,
+            mark_ecn_threshold: 0.1,
+            byte_mode: false,
+            mean_pktsize: 1000,
+            delay_estimator: DelayEstimator::Timestamp,
+            dq_threshold: 16_384,
+            cap_drop_adjustment: true,
+            derandomize: false,
+        }
+    }
+
+    /// RFC 8033 §4.2's update, written out for one step.
+    fn reference_step(drop_prob: f64, qdelay: f64, qdelay_old: f64, c: &PieConfig) -> f64 {
+        let target = c.target.as_secs_f64();
+        let mut p = c.alpha * (qdelay - target) + c.beta * (qdelay - qdelay_old);
+        let div = [(0.000_001, 2048.0), (0.000_01, 512.0), (0.000_1, 128.0), (0.001, 32.0), (0.01, 8.0), (0.1, 2.0)]
+            .iter()
+            .find(|(lim, _)| drop_prob < *lim)
+            .map_or(1.0, |x| x.1);
+        p /= div;
+        if drop_prob >= 0.1 && p > 0.02 {
+            p = 0.02;
+        }
+        let mut d = drop_prob + p;
+        if qdelay == 0.0 && qdelay_old == 0.0 {
+            d *= 0.98;
+        }
+        d.clamp(0.0, 1.0)
+    }
+
+    #[test]
+    fn drop_probability_update_matches_rfc_8033_with_auto_tuning() {
+        let c = cfg();
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        // A constant 40 ms latency for many updates: the probability climbs, with the
+        // divisor stepping down as it crosses each decade.
+        d.q.state.qdelay_last = 0.040;
+        let (mut want, mut old) = (0.0, 0.0);
+        for k in 1..=150u64 {
+            d.q.catch_up(SimTime::ZERO + c.t_update.saturating_mul(k));
+            want = reference_step(want, 0.040, old, &c);
+            old = 0.040;
+            assert!((d.q.drop_prob() - want).abs() < 1e-15, "update {k}: {} vs {want}", d.q.drop_prob());
+        }
+        assert!(want > 0.1, "reached the uncapped range: {want}");
+        // First step: p = 0.125 * 0.025 + 1.25 * 0.040 = 0.053125, / 2048.
+        assert!((reference_step(0.0, 0.040, 0.0, &c) - 0.053_125 / 2048.0).abs() < 1e-18);
+    }
+
+    #[test]
+    fn cap_limits_the_adjustment_above_ten_percent() {
+        let c = cfg();
+        // A jump from 0 to 200 ms latency at drop_prob 0.3: p = 0.125 * 0.185 + 1.25 * 0.2 = 0.273 -> 0.02.
+        assert!((reference_step(0.3, 0.2, 0.0, &c) - 0.32).abs() < 1e-12);
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        d.q.state.drop_prob = 0.3;
+        d.q.state.qdelay_last = 0.2;
+        d.q.catch_up(SimTime::ZERO + c.t_update);
+        assert!((d.q.drop_prob() - 0.32).abs() < 1e-12);
+    }
+
+    #[test]
+    fn idle_queue_decays_the_probability_by_two_percent_per_update() {
+        let c = cfg();
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        d.q.state.drop_prob = 0.5;
+        d.q.catch_up(SimTime::ZERO + c.t_update);
+        // qdelay 0, qdelay_old 0: p = 0.125 * (0 - 0.015) = -0.001875 (no divisor at 0.5), then * 0.98.
+        let want = (0.5 - 0.001_875) * 0.98;
+        assert!((d.q.drop_prob() - want).abs() < 1e-15);
+    }
+
+    #[test]
+    fn burst_allowance_shields_new_bursts_for_max_burst() {
+        let c = cfg();
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        assert_eq!(d.q.burst_allowance(), SimDuration::from_millis(150));
+        // Congested from the start: the allowance ages by T_UPDATE per update and drops are off meanwhile.
+        d.q.state.qdelay_last = 0.1;
+        d.q.state.drop_prob = 0.5;
+        for _ in 0..10 {
+            d.q.fifo.push_back(pkt(0, 1000, Ecn::NotEct));
+        }
+        d.q.catch_up(SimTime::from_millis(15 * 9));
+        assert_eq!(d.q.burst_allowance(), SimDuration::from_millis(15));
+        let out = d.enqueue(pkt(1, 1000, Ecn::NotEct), SimTime::from_millis(15 * 9));
+        assert!(out.drops.is_empty(), "still within the allowance");
+        d.q.catch_up(SimTime::from_millis(150));
+        assert_eq!(d.q.burst_allowance(), SimDuration::ZERO);
+        let drops: usize =
+            (0..100).map(|i| d.enqueue(pkt(10 + i, 1000, Ecn::NotEct), SimTime::from_millis(150)).drops.len()).sum();
+        assert!(drops > 20, "drops resume once the allowance is spent: {drops}");
+        // A calm queue (probability decayed to 0, latencies low) restores it.
+        d.q.state.drop_prob = 0.0;
+        d.q.state.qdelay_last = 0.0;
+        d.q.state.qdelay_old = 0.0;
+        d.q.catch_up(SimTime::from_millis(165));
+        assert_eq!(d.q.burst_allowance(), SimDuration::from_millis(135));
+    }
+
+    #[test]
+    fn safeguards_keep_pie_work_conserving() {
+        let c = cfg();
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        d.q.state.burst_allowance = 0;
+        // Low latency and drop_prob < 0.2: never drop.
+        d.q.state.drop_prob = 0.19;
+        d.q.state.qdelay_old = 0.007;
+        for i in 0..5 {
+            d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
+        }
+        for i in 0..1000 {
+            assert!(d.enqueue(pkt(100 + i, 1000, Ecn::NotEct), SimTime::ZERO).drops.is_empty());
+            d.q.fifo.pop_back();
+        }
+        // Two packets or less queued: never drop, whatever the probability.
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        d.q.state.burst_allowance = 0;
+        d.q.state.drop_prob = 1.0;
+        d.q.state.qdelay_old = 1.0;
+        d.q.fifo.push_back(pkt(0, 1000, Ecn::NotEct));
+        d.q.fifo.push_back(pkt(1, 1000, Ecn::NotEct));
+        assert!(d.enqueue(pkt(2, 1000, Ecn::NotEct), SimTime::ZERO).drops.is_empty());
+        assert_eq!(d.enqueue(pkt(3, 1000, Ecn::NotEct), SimTime::ZERO).drops.len(), 1);
+    }
+
+    #[test]
+    fn ecn_marks_below_the_threshold_and_drops_above() {
+        let mut c = cfg();
+        c.ecn = true;
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        d.q.state.burst_allowance = 0;
+        d.q.state.qdelay_old = 1.0;
+        for i in 0..5 {
+            d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
+        }
+        d.q.state.drop_prob = 0.1;
+        let (mut marks, mut drops) = (0, 0);
+        for i in 0..2000 {
+            let out = d.enqueue(pkt(100 + i, 1000, Ecn::Ect0), SimTime::ZERO);
+            marks += out.marks.len();
+            drops += out.drops.len();
+            d.q.fifo.pop_back();
+        }
+        assert!(drops == 0 && marks > 100);
+        d.q.state.drop_prob = 0.100_001;
+        let out =
+            (0..2000).map(|i| d.enqueue(pkt(9000 + i, 1000, Ecn::Ect0), SimTime::ZERO).marks.len()).sum::<usize>();
+        assert_eq!(out, 0);
+    }
+
+    #[test]
+    fn derandomization_spaces_drops() {
+        let mut c = cfg();
+        c.derandomize = true;
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        d.q.state.burst_allowance = 0;
+        d.q.state.qdelay_old = 1.0;
+        d.q.state.drop_prob = 0.5;
+        for i in 0..5 {
+            d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
+        }
+        // accu_prob 0.5 (< 0.85: enqueue), 1.0 (random), ...: never two drops in a row... and no gap over 17.
+        let mut gap = 0;
+        for i in 0..10_000 {
+            if d.enqueue(pkt(100 + i, 1000, Ecn::NotEct), SimTime::ZERO).drops.is_empty() {
+                gap += 1;
+                d.q.fifo.pop_back();
+            } else {
+                assert!(gap >= 1, "a drop right after a drop");
+                gap = 0;
+            }
+            assert!(gap <= 17);
+        }
+    }
+
+    #[test]
+    fn dequeue_rate_estimator_measures_the_drain_rate() {
+        let mut c = cfg();
+        c.delay_estimator = DelayEstimator::DequeueRate;
+        let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
+        for i in 0..100 {
+            d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
+        }
+        // Drain 1000 B every 0.8 ms (10 Mb/s).
+        let mut now = SimTime::ZERO;
+        for _ in 0..60 {
+            now += SimDuration::from_micros(800);
+            d.dequeue(now);
+        }
+        assert!((d.q.state.avg_dq_rate - 1.25e6).abs() / 1.25e6 < 0.07, "{}", d.q.state.avg_dq_rate);
+    }
+
+    #[test]
+    fn invariants_hold_over_random_workouts() {
+        for seed in 0..10 {
+            let mut c = cfg();
+            c.limit = Limit::Packets(60);
+            c.target = SimDuration::from_millis(3);
+            c.max_burst = SimDuration::from_millis(30);
+            c.ecn = seed % 2 == 0;
+            c.byte_mode = seed % 3 == 0;
+            c.derandomize = seed % 4 == 0;
+            c.delay_estimator = if seed % 5 == 0 { DelayEstimator::DequeueRate } else { DelayEstimator::Timestamp };
+            random_workout(AnyQdisc::Pie(Pie::new(c)), seed, 4000, 2_000_000);
+        }
+    }
+}

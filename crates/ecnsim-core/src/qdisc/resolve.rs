@@ -1,0 +1,475 @@
+//! Scenario queue tables -> discipline configurations.
+//!
+//! A queue table is filled from the active profile (`Profile::red()`, ...),
+//! its named rules (`min_th = "auto"`, `w_q = "tc"`, ...) are evaluated
+//! against the link the queue feeds, and the result is both a typed
+//! configuration for the discipline and the fully resolved table that the
+//! run records (every field given, every rule replaced by its number). The
+//! builder and the validator share this code, so what is validated is what
+//! runs.
+
+use super::aecn::AecnConfig;
+use super::codel::CodelConfig;
+use super::pi::PiConfig;
+use super::pie::PieConfig;
+use super::red::{Adaptive, RedConfig};
+use super::rem::RemConfig;
+use super::threshold::ThresholdConfig;
+use super::{Aecn, AnyQdisc, Codel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
+use crate::profile::Profile;
+use crate::spec::{
+    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, NumOr, PiSpec, PieSpec, QueueSpec, RedSpec, RemSpec,
+    ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
+};
+use crate::time::{BitRate, SimDuration};
+
+/// What a queue knows about the link it feeds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LinkInfo {
+    /// The link's rate.
+    pub(crate) rate: BitRate,
+    /// The link's one-way propagation delay.
+    pub(crate) delay: SimDuration,
+}
+
+/// A resolved AQM configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum QueueConfig {
+    Red(RedConfig),
+    Aecn(AecnConfig),
+    Threshold(ThresholdConfig),
+    Pi(PiConfig),
+    Rem(RemConfig),
+    Codel(CodelConfig),
+    Pie(PieConfig),
+}
+
+impl QueueConfig {
+    /// An empty discipline with this configuration.
+    pub(crate) fn build(&self) -> AnyQdisc {
+        match *self {
+            QueueConfig::Red(c) => AnyQdisc::Red(Red::new(c)),
+            QueueConfig::Aecn(c) => AnyQdisc::Aecn(Aecn::new(c)),
+            QueueConfig::Threshold(c) => AnyQdisc::Threshold(ThresholdMarker::new(c)),
+            QueueConfig::Pi(c) => AnyQdisc::Pi(Pi::new(c)),
+            QueueConfig::Rem(c) => AnyQdisc::Rem(Rem::new(c)),
+            QueueConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c)),
+            QueueConfig::Pie(c) => AnyQdisc::Pie(Pie::new(c)),
+        }
+    }
+}
+
+/// A rule that cannot be evaluated: `(field, message)`.
+pub(crate) type RuleError = (&'static str, String);
+
+/// Resolve an AQM queue table; `None` for the disciplines without profile
+/// defaults (`droptail`, `script`), which the builder handles itself.
+///
+/// # Errors
+/// A rule that cannot be evaluated (mutually dependent threshold rules, a
+/// `tc` weight without a solution), naming the field.
+///
+/// # Panics
+/// On values outside their validated ranges (call `ScenarioSpec::validate` first).
+pub(crate) fn resolve(
+    q: &QueueSpec,
+    profile: Profile,
+    link: LinkInfo,
+) -> Result<Option<(QueueConfig, QueueSpec)>, RuleError> {
+    Ok(Some(match q {
+        QueueSpec::Droptail { .. } | QueueSpec::Script { .. } => return Ok(None),
+        QueueSpec::Red(s) => {
+            let (c, r) = red(&s.filled(&profile.red()), link)?;
+            (QueueConfig::Red(c), QueueSpec::Red(r))
+        }
+        QueueSpec::Aecn(s) => {
+            let f = s.filled(&profile.aecn());
+            (QueueConfig::Aecn(aecn(&f)), QueueSpec::Aecn(f))
+        }
+        QueueSpec::Threshold(s) => {
+            let f = s.filled(&profile.threshold());
+            (QueueConfig::Threshold(threshold(&f)), QueueSpec::Threshold(f))
+        }
+        QueueSpec::Pi(s) => {
+            let f = s.filled(&profile.pi());
+            (QueueConfig::Pi(pi(&f)), QueueSpec::Pi(f))
+        }
+        QueueSpec::Rem(s) => {
+            let f = s.filled(&profile.rem());
+            (QueueConfig::Rem(rem(&f, link)), QueueSpec::Rem(f))
+        }
+        QueueSpec::Codel(s) => {
+            let f = s.filled(&profile.codel());
+            (QueueConfig::Codel(codel(&f)), QueueSpec::Codel(f))
+        }
+        QueueSpec::Pie(s) => {
+            let f = s.filled(&profile.pie());
+            (QueueConfig::Pie(pie(&f)), QueueSpec::Pie(f))
+        }
+    }))
+}
+
+const VALIDATED: &str = "queue value out of range or missing: call ScenarioSpec::validate first";
+
+fn get<T>(v: Option<T>) -> T {
+    v.expect(VALIDATED)
+}
+
+fn dur(v: Option<TimeValue>) -> SimDuration {
+    SimDuration::from_nanos(u64::try_from(get(v).0).expect(VALIDATED))
+}
+
+fn bytes32(v: Option<ByteSize>) -> u32 {
+    u32::try_from(get(v).0).expect(VALIDATED)
+}
+
+fn limit(packets: Option<i64>, bytes: Option<ByteSize>) -> Limit {
+    match (packets, bytes) {
+        (_, Some(b)) => Limit::Bytes(u64::try_from(b.0).expect(VALIDATED)),
+        (Some(p), None) => Limit::Packets(u64::try_from(p).expect(VALIDATED)),
+        (None, None) => panic!("{VALIDATED}"),
+    }
+}
+
+/// The buffer limit in packets of `mean_pktsize` bytes.
+#[allow(clippy::cast_precision_loss)]
+pub(crate) fn limit_in_packets(limit: Limit, mean_pktsize: u32) -> f64 {
+    match limit {
+        Limit::Packets(n) => n as f64,
+        Limit::Bytes(b) => b as f64 / f64::from(mean_pktsize),
+    }
+}
+
+/// ns-2 `ptc`: the link rate in packets of `mean_pktsize` bytes per second.
+#[allow(clippy::cast_precision_loss)]
+fn packet_rate(rate: BitRate, mean_pktsize: u32) -> f64 {
+    rate.as_bps() as f64 / (8.0 * f64::from(mean_pktsize))
+}
+
+/// Linux tc `tc_red_eval_ewma(qmin, burst, avpkt)`: the smallest `n` in 1..32 with
+/// `burst + 1 - qmin / avpkt <= (1 - (1 - W)^burst) / W`, `W = 2^-n`; as `W`.
+pub(crate) fn tc_ewma(min_th: f64, burst: f64) -> Option<f64> {
+    // tc_red_eval_ewma: a = burst + 1 - qmin / avpkt; if (a < 1.0) error "burst too small".
+    let a = burst + 1.0 - min_th;
+    if a < 1.0 {
+        return None;
+    }
+    let mut w: f64 = 0.5;
+    for _ in 1..32 {
+        // tc_red_eval_ewma: if (a <= (1 - pow(1 - W, burst)) / W) return wlog.
+        if a <= (1.0 - (1.0 - w).powf(burst)) / w {
+            return Some(w);
+        }
+        w /= 2.0;
+    }
+    None
+}
+
+fn red(s: &RedSpec, link: LinkInfo) -> Result<(RedConfig, RedSpec), RuleError> {
+    let lim = limit(s.limit_packets, s.limit_bytes);
+    let mean_pktsize = bytes32(s.mean_pktsize);
+    let ptc = packet_rate(link.rate, mean_pktsize);
+    let target = dur(s.target_delay).as_secs_f64();
+    // ns-2 initialize_params: th_min_pkts = max(5, targetdelay * ptc / 2).
+    let auto_min = 5.0f64.max(target * ptc / 2.0);
+    // tc-red(8): max defaults to limit / 4.
+    let tc_max = limit_in_packets(lim, mean_pktsize) / 4.0;
+    let (min_th, max_th) = match (get(s.min_th), get(s.max_th)) {
+        (NumOr::Rule(ThresholdRule::Tc), NumOr::Rule(ThresholdRule::Auto)) => {
+            return Err((
+                "min_th",
+                "\"tc\" (max_th / 3) cannot be combined with max_th = \"auto\" (3 min_th)".to_owned(),
+            ))
+        }
+        (min, max) => {
+            let max_first = match max {
+                NumOr::Num(v) => Some(v),
+                NumOr::Rule(ThresholdRule::Tc) => Some(tc_max),
+                NumOr::Rule(ThresholdRule::Auto) => None,
+            };
+            let min_th = match min {
+                NumOr::Num(v) => v,
+                NumOr::Rule(ThresholdRule::Auto) => auto_min,
+                // tc-red(8): min defaults to max / 3.
+                NumOr::Rule(ThresholdRule::Tc) => max_first.expect("max_th is not auto here") / 3.0,
+            };
+            // ns-2 initialize_params: if (th_max_pkts == 0) th_max_pkts = 3 * th_min_pkts.
+            (min_th, max_first.unwrap_or(3.0 * min_th))
+        }
+    };
+    let mut burst = s.burst;
+    let w_q = match get(s.w_q) {
+        NumOr::Num(v) => v,
+        // ns-2 initialize_params: q_weight 0: q_w = 1 - exp(-1 / ptc).
+        NumOr::Rule(WeightRule::Auto) => 1.0 - (-1.0 / ptc).exp(),
+        NumOr::Rule(WeightRule::AutoRtt) => {
+            // ns-2 initialize_params: q_weight -1: rtt = max(0.1, 3 (delay + 1 / ptc)); q_w = 1 - exp(-1 / (10 rtt ptc)).
+            let rtt = (3.0 * (link.delay.as_secs_f64() + 1.0 / ptc)).max(0.1);
+            1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
+        }
+        // ns-2 initialize_params: q_weight -2: q_w = 1 - exp(-10 / ptc).
+        NumOr::Rule(WeightRule::AutoFast) => 1.0 - (-10.0 / ptc).exp(),
+        NumOr::Rule(WeightRule::Tc) => {
+            // tc q_red.c: burst defaults to (2 qmin + qmax) / (3 avpkt).
+            let b = burst.unwrap_or((2.0 * min_th + max_th) / 3.0);
+            burst = Some(b);
+            tc_ewma(min_th, b).ok_or_else(|| {
+                ("w_q", format!("\"tc\" has no solution: burst ({b}) + 1 - min_th ({min_th}) must be >= 1 (tc: \"burst too small\")"))
+            })?
+        }
+    };
+    let adapt_interval = dur(s.adapt_interval);
+    let bottom = match get(s.max_p_bottom) {
+        NumOr::Num(v) => v,
+        // ns-2 initialize_params: bottom 0: bottom = min(0.01, 80000 / bandwidth).
+        #[allow(clippy::cast_precision_loss)]
+        NumOr::Rule(BottomRule::Auto) => 0.01f64.min(80_000.0 / link.rate.as_bps() as f64),
+    };
+    let adaptive = match get(s.adaptive) {
+        AdaptiveKind::None => Adaptive::None,
+        AdaptiveKind::Floyd => Adaptive::Floyd {
+            interval: adapt_interval,
+            alpha: get(s.adapt_alpha),
+            beta: get(s.adapt_beta),
+            top: get(s.max_p_top),
+            bottom,
+            timing: get(s.adapt_timing),
+        },
+        AdaptiveKind::Feng => Adaptive::Feng { alpha: get(s.feng_alpha), beta: get(s.feng_beta) },
+    };
+    let cfg = RedConfig {
+        limit: lim,
+        measure: get(s.measure),
+        mean_pktsize,
+        min_th,
+        max_th,
+        w_q,
+        max_p: get(s.max_p),
+        wait: get(s.wait),
+        gentle: get(s.gentle),
+        byte_mode: get(s.byte_mode),
+        drop_spacing: get(s.drop_spacing),
+        backlog_gate: get(s.backlog_gate),
+        idle_start: get(s.idle_start),
+        victim: get(s.victim),
+        ecn: get(s.ecn),
+        mark_p: get(s.mark_p),
+        non_ect: get(s.non_ect),
+        mark_target: get(s.mark_target),
+        adaptive,
+    };
+    let resolved = RedSpec {
+        min_th: Some(NumOr::Num(min_th)),
+        max_th: Some(NumOr::Num(max_th)),
+        w_q: Some(NumOr::Num(w_q)),
+        burst,
+        max_p_bottom: Some(NumOr::Num(bottom)),
+        ..*s
+    };
+    Ok((cfg, resolved))
+}
+
+fn aecn(s: &AecnSpec) -> AecnConfig {
+    AecnConfig {
+        variant: get(s.variant),
+        limit: limit(s.limit_packets, None),
+        mean_pktsize: bytes32(s.mean_pktsize),
+        w_q: get(s.w_q),
+        min_th: get(s.min_th),
+        max_th: get(s.max_th),
+        base_max_p: get(s.base_max_p),
+        a: get(s.a),
+        b: get(s.b),
+        robust_min_th: get(s.robust_min_th),
+        wide_max_th: get(s.wide_max_th),
+        robust_below_ms: u32::try_from(get(s.robust_below_ms)).expect(VALIDATED),
+        fragile_from_ms: u32::try_from(get(s.fragile_from_ms)).expect(VALIDATED),
+        wait: get(s.wait),
+        drop_spacing: get(s.drop_spacing),
+        backlog_gate: get(s.backlog_gate),
+        idle_start: get(s.idle_start),
+        count_scope: get(s.count_scope),
+        non_ect: get(s.non_ect),
+    }
+}
+
+fn threshold(s: &ThresholdSpec) -> ThresholdConfig {
+    ThresholdConfig {
+        limit: limit(s.limit_packets, s.limit_bytes),
+        measure: get(s.measure),
+        k: get(s.k),
+        non_ect: get(s.non_ect),
+    }
+}
+
+fn pi(s: &PiSpec) -> PiConfig {
+    // ns-2 PIQueue: CalcTimer.resched(1.0 / w_); rounded to the nearest nanosecond.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let period = SimDuration::from_nanos((1e9 / get(s.w)).round() as u64);
+    PiConfig {
+        limit: limit(s.limit_packets, s.limit_bytes),
+        measure: get(s.measure),
+        mean_pktsize: bytes32(s.mean_pktsize),
+        a: get(s.a),
+        b: get(s.b),
+        period,
+        qref: get(s.qref),
+        ecn: get(s.ecn),
+        non_ect: get(s.non_ect),
+        byte_mode: get(s.byte_mode),
+    }
+}
+
+fn rem(s: &RemSpec, link: LinkInfo) -> RemConfig {
+    RemConfig {
+        limit: limit(s.limit_packets, s.limit_bytes),
+        measure: get(s.measure),
+        mean_pktsize: bytes32(s.mean_pktsize),
+        gamma: get(s.gamma),
+        phi: get(s.phi),
+        alpha: get(s.alpha),
+        b_ref: get(s.b_ref),
+        period: dur(s.update_interval),
+        inw: get(s.inw),
+        link_rate: link.rate,
+        ecn: get(s.ecn),
+        decide_at: get(s.decide_at),
+        non_ect: get(s.non_ect),
+    }
+}
+
+fn codel(s: &CodelSpec) -> CodelConfig {
+    CodelConfig {
+        limit: limit(s.limit_packets, s.limit_bytes),
+        target: dur(s.target),
+        interval: dur(s.interval),
+        max_packet: u64::try_from(get(s.max_packet).0).expect(VALIDATED),
+        ecn: get(s.ecn),
+        ce_threshold: s.ce_threshold.map(|t| dur(Some(t))),
+    }
+}
+
+fn pie(s: &PieSpec) -> PieConfig {
+    PieConfig {
+        limit: limit(s.limit_packets, s.limit_bytes),
+        target: dur(s.target),
+        t_update: dur(s.t_update),
+        alpha: get(s.alpha),
+        beta: get(s.beta),
+        max_burst: dur(s.max_burst),
+        ecn: get(s.ecn),
+        mark_ecn_threshold: get(s.mark_ecn_threshold),
+        byte_mode: get(s.byte_mode),
+        mean_pktsize: bytes32(s.mean_pktsize),
+        delay_estimator: get(s.delay_estimator),
+        dq_threshold: u64::try_from(get(s.dq_threshold).0).expect(VALIDATED),
+        cap_drop_adjustment: get(s.cap_drop_adjustment),
+        derandomize: get(s.derandomize),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(mbps: u64, delay_ms: u64) -> LinkInfo {
+        LinkInfo { rate: BitRate::from_bps(mbps * 1_000_000), delay: SimDuration::from_millis(delay_ms) }
+    }
+
+    fn red_with(f: impl FnOnce(&mut RedSpec)) -> (RedConfig, RedSpec) {
+        let mut s = RedSpec::default();
+        f(&mut s);
+        match resolve(&QueueSpec::Red(s), Profile::Ns2_2001, link(10, 20)).unwrap().unwrap() {
+            (QueueConfig::Red(c), QueueSpec::Red(r)) => (c, r),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ns2_auto_thresholds_follow_initialize_params() {
+        // 10 Mb/s, 500 B packets: ptc = 2500/s; target 5 ms -> targetqueue 12.5 -> min_th 6.25, max_th 18.75.
+        let (c, r) = red_with(|s| {
+            s.min_th = Some(NumOr::Rule(ThresholdRule::Auto));
+            s.max_th = Some(NumOr::Rule(ThresholdRule::Auto));
+        });
+        assert!((c.min_th - 6.25).abs() < 1e-12 && (c.max_th - 18.75).abs() < 1e-12);
+        assert_eq!(r.min_th, Some(NumOr::Num(c.min_th)));
+        // At 1 Mb/s the floor of 5 packets applies.
+        let mut s = RedSpec { min_th: Some(NumOr::Rule(ThresholdRule::Auto)), ..RedSpec::default() };
+        s.max_th = Some(NumOr::Rule(ThresholdRule::Auto));
+        let Some((QueueConfig::Red(c), _)) = resolve(&QueueSpec::Red(s), Profile::Ns2_2001, link(1, 20)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((c.min_th, c.max_th), (5.0, 15.0));
+    }
+
+    #[test]
+    fn ns2_auto_weights() {
+        let ptc = 2500.0f64;
+        let (c, _) = red_with(|s| s.w_q = Some(NumOr::Rule(WeightRule::Auto)));
+        assert!((c.w_q - (1.0 - (-1.0 / ptc).exp())).abs() < 1e-15);
+        let (c, _) = red_with(|s| s.w_q = Some(NumOr::Rule(WeightRule::AutoFast)));
+        assert!((c.w_q - (1.0 - (-10.0 / ptc).exp())).abs() < 1e-15);
+        // rtt = max(0.1, 3 (0.02 + 0.0004)) = 0.1.
+        let (c, _) = red_with(|s| s.w_q = Some(NumOr::Rule(WeightRule::AutoRtt)));
+        assert!((c.w_q - (1.0 - (-1.0 / (10.0 * 0.1 * ptc)).exp())).abs() < 1e-15);
+    }
+
+    #[test]
+    fn tc_thresholds_and_weight() {
+        // limit 1000 packets: max 250, min 83.3; burst (2 min + max) / 3 = 138.9.
+        let (c, r) = red_with(|s| {
+            s.limit_packets = Some(1000);
+            s.min_th = Some(NumOr::Rule(ThresholdRule::Tc));
+            s.max_th = Some(NumOr::Rule(ThresholdRule::Tc));
+            s.w_q = Some(NumOr::Rule(WeightRule::Tc));
+        });
+        assert_eq!(c.max_th, 250.0);
+        assert!((c.min_th - 250.0 / 3.0).abs() < 1e-12);
+        let burst = r.burst.unwrap();
+        assert!((burst - (2.0 * c.min_th + c.max_th) / 3.0).abs() < 1e-12);
+        // W is a power of two, and the largest one satisfying tc's inequality.
+        let n = -c.w_q.log2();
+        assert_eq!(n.fract(), 0.0);
+        let a = burst + 1.0 - c.min_th;
+        assert!(a <= (1.0 - (1.0 - c.w_q).powf(burst)) / c.w_q);
+        let w2 = 2.0 * c.w_q;
+        assert!(a > (1.0 - (1.0 - w2).powf(burst)) / w2);
+        assert_eq!(tc_ewma(10.0, 5.0), None, "burst too small");
+    }
+
+    #[test]
+    fn mutually_dependent_rules_are_an_error() {
+        let s = RedSpec {
+            min_th: Some(NumOr::Rule(ThresholdRule::Tc)),
+            max_th: Some(NumOr::Rule(ThresholdRule::Auto)),
+            ..RedSpec::default()
+        };
+        let err = resolve(&QueueSpec::Red(s), Profile::Rfc, link(10, 1)).unwrap_err();
+        assert_eq!(err.0, "min_th");
+    }
+
+    #[test]
+    fn every_profile_resolves_every_discipline() {
+        let l = link(10, 10);
+        for &name in Profile::NAMES {
+            let p = Profile::from_name(name).unwrap();
+            for q in [
+                QueueSpec::Red(RedSpec::default()),
+                QueueSpec::Aecn(AecnSpec::default()),
+                QueueSpec::Threshold(ThresholdSpec::default()),
+                QueueSpec::Pi(PiSpec::default()),
+                QueueSpec::Rem(RemSpec::default()),
+                QueueSpec::Codel(CodelSpec::default()),
+                QueueSpec::Pie(PieSpec::default()),
+            ] {
+                let (cfg, resolved) = resolve(&q, p, l).unwrap().unwrap();
+                // Resolving the resolved table again changes nothing.
+                let (again, _) = resolve(&resolved, p, l).unwrap().unwrap();
+                assert_eq!(cfg, again, "{name}: {q:?}");
+                let _ = cfg.build();
+            }
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! Packet dialogues between two sockets: ECN (RFC 3168, RFC 5562, ECN+),
+//! loss recovery variants (Tahoe, Reno, NewReno, SACK) and windows, each
+//! test a script of segments exchanged by hand with a fixed one-way delay.
+
+use crate::packet::{Ecn, TcpFlags};
+use crate::profile::Profile;
+use crate::spec::{CcKind, EcnPolicy, EcnSynAck};
+use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
+use crate::time::{SimDuration, SimTime};
+
+const MSS: u64 = 1000;
+/// One-way delay of the imaginary path, ms.
+const OWD: u64 = 50;
+
+fn cfg() -> TcpConfig {
+    TcpConfig {
+        mss: 1000,
+        initial_window: InitialWindow::Segments(1),
+        min_rto: SimDuration::from_millis(200),
+        initial_rto: SimDuration::from_secs(1),
+        ecn: EcnPolicy::Request,
+        ..Profile::Rfc.tcp()
+    }
+}
+
+fn t(ms: u64) -> SimTime {
+    SimTime::from_millis(ms)
+}
+
+/// Two sockets, `a` the initiator; time advances by hand.
+struct Dialogue {
+    a: TcpSocket,
+    b: TcpSocket,
+    now: u64,
+}
+
+impl Dialogue {
+    fn new(ca: TcpConfig, cb: TcpConfig) -> Self {
+        let mut b = TcpSocket::new(cb);
+        b.listen();
+        Dialogue { a: TcpSocket::new(ca), b, now: 0 }
+    }
+
+    /// Connect with no loss or marks; both ends end ESTABLISHED at `now`.
+    fn established(ca: TcpConfig, cb: TcpConfig) -> Self {
+        let mut d = Dialogue::new(ca, cb);
+        d.a.connect(t(0));
+        let syn = d.out_a();
+        let synack = d.deliver_to_b(&syn, &[]);
+        let ack = d.deliver_to_a(&synack, &[]);
+        assert!(d.deliver_to_b(&ack, &[]).is_empty());
+        assert_eq!(d.a.state(), TcpState::Established);
+        assert_eq!(d.b.state(), TcpState::Established);
+        d
+    }
+
+    fn out_a(&mut self) -> Vec<Segment> {
+        let now = t(self.now);
+        std::iter::from_fn(|| self.a.poll_transmit(now)).collect()
+    }
+    fn out_b(&mut self) -> Vec<Segment> {
+        let now = t(self.now);
+        std::iter::from_fn(|| self.b.poll_transmit(now)).collect()
+    }
+
+    /// Deliver `segs` to `b` one OWD later, CE-marking the (ECT) ones whose
+    /// index is in `ce`; returns what `b` sends in response, segment by segment.
+    fn deliver_to_b(&mut self, segs: &[Segment], ce: &[usize]) -> Vec<Segment> {
+        self.now += OWD;
+        let now = t(self.now);
+        let mut out = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            let ecn = if ce.contains(&i) && s.ecn != Ecn::NotEct { Ecn::Ce } else { s.ecn };
+            self.b.on_segment(now, &s.header, ecn);
+            out.extend(std::iter::from_fn(|| self.b.poll_transmit(now)));
+        }
+        out
+    }
+    fn deliver_to_a(&mut self, segs: &[Segment], ce: &[usize]) -> Vec<Segment> {
+        self.now += OWD;
+        let now = t(self.now);
+        let mut out = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            let ecn = if ce.contains(&i) && s.ecn != Ecn::NotEct { Ecn::Ce } else { s.ecn };
+            self.a.on_segment(now, &s.header, ecn);
+            out.extend(std::iter::from_fn(|| self.a.poll_transmit(now)));
+        }
+        out
+    }
+
+    /// Fire `a`'s timer at its deadline.
+    fn a_timeout(&mut self) {
+        let d = self.a.next_deadline().expect("a timer is running");
+        self.now = d.as_nanos() / 1_000_000;
+        self.a.on_timer(d);
+    }
+}
+
+fn has(s: &Segment, f: TcpFlags) -> bool {
+    s.header.flags.contains(f)
+}
+
+fn data_seqs(segs: &[Segment]) -> Vec<u64> {
+    segs.iter().filter(|s| s.header.payload > 0).map(|s| s.header.seq).collect()
+}
+
+// ---------------------------------------------------------------------------
+// ECN negotiation (RFC 3168 §6.1.1)
+// ---------------------------------------------------------------------------
+
+#[test]
+fn ecn_negotiation_matrix() {
+    use EcnPolicy::{Accept, Off, Request};
+    for (pa, pb) in [Off, Request, Accept].into_iter().flat_map(|a| [Off, Request, Accept].map(|b| (a, b))) {
+        let d = Dialogue::established(TcpConfig { ecn: pa, ..cfg() }, TcpConfig { ecn: pb, ..cfg() });
+        let expect = pa == Request && pb != Off;
+        assert_eq!(d.a.ecn_negotiated(), expect, "initiator {pa:?}, responder {pb:?}");
+        assert_eq!(d.b.ecn_negotiated(), expect, "initiator {pa:?}, responder {pb:?}");
+    }
+}
+
+#[test]
+fn ecn_setup_syn_and_synack_flags() {
+    let mut d = Dialogue::new(cfg(), cfg());
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    assert!(has(&syn[0], TcpFlags::ECE) && has(&syn[0], TcpFlags::CWR));
+    assert_eq!(syn[0].ecn, Ecn::NotEct, "RFC 3168 §6.1.1: no ECT on SYN");
+    let synack = d.deliver_to_b(&syn, &[]);
+    assert!(has(&synack[0], TcpFlags::ECE) && !has(&synack[0], TcpFlags::CWR));
+    assert_eq!(synack[0].ecn, Ecn::NotEct, "RFC 3168: no ECT on SYN-ACK unless RFC 5562 is on");
+}
+
+#[test]
+fn half_ecn_handshake_leaves_ecn_off_and_data_not_ect() {
+    let mut d = Dialogue::established(cfg(), TcpConfig { ecn: EcnPolicy::Off, ..cfg() });
+    d.a.send(5 * MSS);
+    let data = d.out_a();
+    assert!(!data.is_empty());
+    assert!(data.iter().all(|s| s.ecn == Ecn::NotEct));
+}
+
+// ---------------------------------------------------------------------------
+// ECN in the data transfer (RFC 3168 §6.1.2-6.1.5)
+// ---------------------------------------------------------------------------
+
+#[test]
+fn ect_on_new_data_only() {
+    let mut d = Dialogue::established(TcpConfig { initial_window: InitialWindow::Segments(3), ..cfg() }, cfg());
+    d.a.send(3 * MSS);
+    let data = d.out_a();
+    assert_eq!(data.len(), 3);
+    assert!(data.iter().all(|s| s.ecn == Ecn::Ect0 && s.header.payload > 0));
+    let acks = d.deliver_to_b(&data, &[]);
+    assert_eq!(acks.len(), 3);
+    assert!(acks.iter().all(|s| s.ecn == Ecn::NotEct), "pure ACKs are never ECT");
+}
+
+#[test]
+fn many_ce_marks_in_one_window_cause_one_reduction_and_one_cwr() {
+    let mut d = Dialogue::established(TcpConfig { initial_window: InitialWindow::Segments(10), ..cfg() }, cfg());
+    d.a.send(1000 * MSS);
+    let w1 = d.out_a();
+    assert_eq!(w1.len(), 10);
+    // Five of the ten segments are CE-marked.
+    let acks = d.deliver_to_b(&w1, &[1, 3, 5, 7, 9]);
+    assert_eq!(acks.len(), 10);
+    assert!(!has(&acks[0], TcpFlags::ECE));
+    assert!(acks[1..].iter().all(|s| has(s, TcpFlags::ECE)), "ECE on every ACK from the first CE on");
+    let w2 = d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 1, "one reduction per window");
+    let cwr: Vec<usize> = (0..w2.len()).filter(|&i| has(&w2[i], TcpFlags::CWR)).collect();
+    assert_eq!(cwr.len(), 1, "CWR on exactly one segment");
+    assert_eq!(w2[cwr[0]].ecn, Ecn::Ect0);
+    // The receiver echoes until the CWR arrives, then stops.
+    let acks2 = d.deliver_to_b(&w2, &[]);
+    assert!(acks2[cwr[0]..].iter().all(|s| !has(s, TcpFlags::ECE)), "ECE stops after CWR");
+    let w3 = d.deliver_to_a(&acks2, &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 1, "stale echoes do not reduce again");
+    assert!(w3.iter().all(|s| !has(s, TcpFlags::CWR)));
+}
+
+#[test]
+fn ece_in_a_later_window_reduces_again() {
+    let mut d = Dialogue::established(TcpConfig { initial_window: InitialWindow::Segments(8), ..cfg() }, cfg());
+    d.a.send(1000 * MSS);
+    let w1 = d.out_a();
+    let acks = d.deliver_to_b(&w1, &[0]);
+    let w2 = d.deliver_to_a(&acks, &[]);
+    let acks = d.deliver_to_b(&w2, &[]);
+    let w3 = d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 1);
+    let acks = d.deliver_to_b(&w3, &[0]);
+    d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 2);
+}
+
+#[test]
+fn ece_at_one_segment_waits_for_the_timer() {
+    let mut d = Dialogue::established(cfg(), cfg());
+    d.a.send(100 * MSS);
+    let w1 = d.out_a();
+    assert_eq!(w1.len(), 1);
+    let acks = d.deliver_to_b(&w1, &[0]);
+    // RFC 3168 §6.1.2: cwnd cannot halve below one segment: nothing new until the timer expires.
+    let sent = d.deliver_to_a(&acks, &[]);
+    assert!(sent.is_empty(), "{sent:?}");
+    assert_eq!(d.a.cwnd(), MSS);
+    d.a_timeout();
+    let next = d.out_a();
+    assert_eq!(data_seqs(&next), vec![1 + MSS], "new data, not a retransmission");
+    assert_eq!(d.a.counters.rto_count, 0, "the wait is not a loss");
+}
+
+#[test]
+fn retransmissions_are_not_ect() {
+    let mut d = Dialogue::established(TcpConfig { initial_window: InitialWindow::Segments(4), ..cfg() }, cfg());
+    d.a.send(100 * MSS);
+    let w1 = d.out_a();
+    assert!(w1.iter().all(|s| s.ecn == Ecn::Ect0));
+    // Everything lost: the timer resends the first segment.
+    d.a_timeout();
+    let rtx = d.out_a();
+    assert_eq!(data_seqs(&rtx), vec![1]);
+    assert_eq!(rtx[0].ecn, Ecn::NotEct, "RFC 3168 §6.1.5");
+}
+
+// ---------------------------------------------------------------------------
+// ECN-capable SYN-ACK (RFC 5562, ECN+, ns-2's ecn_syn_wait_)
+// ---------------------------------------------------------------------------
+
+fn synack_mode(mode: EcnSynAck) -> TcpConfig {
+    TcpConfig { ecn_synack: mode, initial_window: InitialWindow::Segments(3), ..cfg() }
+}
+
+#[test]
+fn synack_is_ect_only_with_the_option() {
+    for (mode, ect) in [(EcnSynAck::Off, false), (EcnSynAck::Rfc5562, true), (EcnSynAck::Ecnplus, true)] {
+        let mut d = Dialogue::new(synack_mode(mode), synack_mode(mode));
+        d.a.connect(t(0));
+        let syn = d.out_a();
+        let synack = d.deliver_to_b(&syn, &[]);
+        assert_eq!(synack[0].ecn == Ecn::Ect0, ect, "{mode:?}");
+    }
+    // Never in answer to a SYN that is not ECN-setup.
+    let off = TcpConfig { ecn: EcnPolicy::Off, ..synack_mode(EcnSynAck::Rfc5562) };
+    let mut d = Dialogue::new(off, synack_mode(EcnSynAck::Rfc5562));
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    assert_eq!(d.deliver_to_b(&syn, &[])[0].ecn, Ecn::NotEct);
+}
+
+#[test]
+fn rfc5562_marked_synack_is_resent_not_ect_and_iw_is_one() {
+    let mode = synack_mode(EcnSynAck::Rfc5562);
+    let mut d = Dialogue::new(mode, mode);
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    let synack = d.deliver_to_b(&syn, &[]);
+    // The initiator answers the CE-marked SYN-ACK with an ECE ACK and stays in SYN-SENT.
+    let ack = d.deliver_to_a(&synack, &[0]);
+    assert_eq!(d.a.state(), TcpState::SynSent);
+    assert_eq!(ack.len(), 1);
+    assert!(has(&ack[0], TcpFlags::ECE) && !has(&ack[0], TcpFlags::SYN));
+    let synack2 = d.deliver_to_b(&ack, &[]);
+    assert_eq!(d.b.state(), TcpState::SynReceived);
+    assert_eq!(synack2.len(), 1);
+    assert!(has(&synack2[0], TcpFlags::SYN | TcpFlags::ACK));
+    assert_eq!(synack2[0].ecn, Ecn::NotEct, "the resent SYN-ACK is not ECN-capable");
+    let ack2 = d.deliver_to_a(&synack2, &[]);
+    assert_eq!(d.a.state(), TcpState::Established);
+    d.deliver_to_b(&ack2, &[]);
+    assert_eq!(d.b.state(), TcpState::Established);
+    // The responder starts with an initial window of one segment.
+    d.b.send(10 * MSS);
+    assert_eq!(d.out_b().len(), 1);
+    assert_eq!(d.b.cwnd(), MSS);
+}
+
+#[test]
+fn ecnplus_marked_synack_proceeds_with_iw_one() {
+    let mode = synack_mode(EcnSynAck::Ecnplus);
+    let mut d = Dialogue::new(mode, mode);
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    let synack = d.deliver_to_b(&syn, &[]);
+    let ack = d.deliver_to_a(&synack, &[0]);
+    assert_eq!(d.a.state(), TcpState::Established, "ECN+: the client proceeds");
+    assert!(has(&ack[0], TcpFlags::ECE));
+    d.deliver_to_b(&ack, &[]);
+    assert_eq!(d.b.state(), TcpState::Established);
+    d.b.send(10 * MSS);
+    let data = d.out_b();
+    assert_eq!(data.len(), 1, "initial window of one segment");
+    assert!(has(&data[0], TcpFlags::CWR), "CWR answers the echo");
+    assert_eq!(d.b.counters.ecn_reductions, 0, "the handshake echo is not a second reduction");
+    // The CWR ends the initiator's echo.
+    let acks = d.deliver_to_a(&data, &[]);
+    assert!(acks.iter().all(|s| !has(s, TcpFlags::ECE)));
+}
+
+#[test]
+fn ecnplus_wait_marked_synack_waits_one_rto_before_data() {
+    let mode = synack_mode(EcnSynAck::EcnplusWait);
+    let mut d = Dialogue::new(mode, mode);
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    let synack = d.deliver_to_b(&syn, &[]);
+    let ack = d.deliver_to_a(&synack, &[0]);
+    d.deliver_to_b(&ack, &[]);
+    d.b.send(10 * MSS);
+    assert!(d.out_b().is_empty(), "waits for the timer");
+    let deadline = d.b.next_deadline().unwrap();
+    d.now = deadline.as_nanos() / 1_000_000;
+    d.b.on_timer(deadline);
+    assert_eq!(d.out_b().len(), 1);
+    assert_eq!(d.b.counters.rto_count, 0);
+}
+
+#[test]
+fn unmarked_ect_synack_leaves_the_initial_window_alone() {
+    let mode = synack_mode(EcnSynAck::Rfc5562);
+    let mut d = Dialogue::established(mode, mode);
+    d.b.send(10 * MSS);
+    assert_eq!(d.out_b().len(), 3);
+}
+
+// ---------------------------------------------------------------------------
+// Loss recovery variants: three losses in one window
+// ---------------------------------------------------------------------------
+
+fn variant(cc: CcKind, iw: u32) -> TcpConfig {
+    TcpConfig { cc, ecn: EcnPolicy::Off, initial_window: InitialWindow::Segments(iw), ..cfg() }
+}
+
+/// Send one window of 10 segments, lose those at indices 2, 4 and 6, then
+/// exchange round trips (firing the timer when nothing moves) until all is
+/// acknowledged. Returns the dialogue and the retransmitted sequence numbers
+/// with the round trip each was sent in.
+fn three_losses(cc: CcKind) -> (Dialogue, Vec<(usize, u64)>) {
+    let n = 10;
+    let mut d = Dialogue::established(variant(cc, n), variant(cc, n));
+    d.a.send(u64::from(n) * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 10);
+    let delivered: Vec<Segment> =
+        w.iter().enumerate().filter(|(i, _)| ![2, 4, 6].contains(i)).map(|(_, s)| *s).collect();
+    let mut acks = d.deliver_to_b(&delivered, &[]);
+    let mut rtx = Vec::new();
+    for round in 1..40 {
+        let mut segs = d.deliver_to_a(&acks, &[]);
+        if segs.is_empty() {
+            if d.a.snd_una() > u64::from(n) * MSS {
+                break;
+            }
+            d.a_timeout();
+            segs = d.out_a();
+        }
+        rtx.extend(data_seqs(&segs).into_iter().map(|s| (round, s)));
+        acks = d.deliver_to_b(&segs, &[]);
+    }
+    assert_eq!(d.b.counters.bytes_delivered, u64::from(n) * MSS, "{cc:?} delivers everything");
+    (d, rtx)
+}
+
+#[test]
+fn newreno_recovers_three_losses_with_partial_acks_and_no_timeout() {
+    let (d, rtx) = three_losses(CcKind::Newreno);
+    assert_eq!(d.a.counters.rto_count, 0);
+    assert_eq!(d.a.counters.fast_retransmits, 1);
+    // One retransmission per round trip, each triggered by a partial ACK.
+    assert_eq!(rtx, vec![(1, 2001), (2, 4001), (3, 6001)]);
+}
+
+#[test]
+fn sack_retransmits_all_three_losses_within_one_round_trip() {
+    let (d, rtx) = three_losses(CcKind::Sack);
+    assert!(d.a.sack_negotiated() && d.b.sack_negotiated());
+    assert_eq!(d.a.counters.rto_count, 0);
+    assert_eq!(rtx, vec![(1, 2001), (1, 4001), (1, 6001)]);
+}
+
+#[test]
+fn reno_three_losses_end_in_repeated_halvings_or_a_timeout() {
+    let (d, _) = three_losses(CcKind::Reno);
+    let c = d.a.counters;
+    assert!(c.rto_count >= 1 || c.fast_retransmits >= 2, "{c:?}");
+}
+
+#[test]
+fn tahoe_three_losses_restart_slow_start() {
+    let (d, rtx) = three_losses(CcKind::Tahoe);
+    let c = d.a.counters;
+    assert_eq!(c.fast_retransmits, 1);
+    // Go-back-N from the first loss, in slow start from one segment.
+    assert_eq!(rtx[0], (1, 2001));
+    assert!(rtx.len() >= 3);
+}
+
+#[test]
+fn sack_is_not_used_unless_both_ends_offer_it() {
+    let d = Dialogue::established(variant(CcKind::Sack, 2), variant(CcKind::Newreno, 2));
+    assert!(!d.a.sack_negotiated());
+    assert!(!d.b.sack_negotiated());
+}
+
+// ---------------------------------------------------------------------------
+// Windows
+// ---------------------------------------------------------------------------
+
+#[test]
+fn rfc3390_initial_window_depends_on_mss() {
+    assert_eq!(InitialWindow::Rfc3390.bytes(1460), 4380);
+    assert_eq!(InitialWindow::Rfc3390.bytes(1000), 4000);
+    assert_eq!(InitialWindow::Rfc3390.bytes(536), 2144);
+    assert_eq!(InitialWindow::Rfc3390.bytes(2190), 4380);
+    assert_eq!(InitialWindow::Rfc3390.bytes(3000), 6000);
+}
+
+#[test]
+fn restart_after_idle_returns_to_the_initial_window() {
+    for restart in [true, false] {
+        let c = TcpConfig { restart_after_idle: restart, ..variant(CcKind::Reno, 2) };
+        let mut d = Dialogue::established(c, c);
+        d.a.send(14 * MSS);
+        let mut segs = d.out_a();
+        while !segs.is_empty() {
+            let acks = d.deliver_to_b(&segs, &[]);
+            segs = d.deliver_to_a(&acks, &[]);
+        }
+        let grown = d.a.cwnd();
+        assert!(grown >= 8 * MSS, "{grown}");
+        // Idle for 10 s, far more than one RTO.
+        d.now += 10_000;
+        d.a.send(100 * MSS);
+        let burst = d.out_a();
+        let expect = if restart { 2 } else { usize::try_from(grown / MSS).unwrap() };
+        assert_eq!(burst.len(), expect, "restart_after_idle = {restart}");
+    }
+}
+
+#[test]
+fn receiver_window_limits_the_sender() {
+    let c = TcpConfig { rcv_window: 3 * MSS, ..variant(CcKind::Reno, 10) };
+    let mut d = Dialogue::established(c, c);
+    d.a.send(20 * MSS);
+    assert_eq!(d.out_a().len(), 3);
+}
+
+#[test]
+fn carried_rtt_hint_is_srtt_in_ms_on_data_only() {
+    let c = TcpConfig { carry_rtt: true, ..variant(CcKind::Reno, 2) };
+    let mut d = Dialogue::established(c, c);
+    d.a.send(2 * MSS);
+    let data = d.out_a();
+    assert!(data.iter().all(|s| s.header.rtt_hint_ms == 100), "{data:?}");
+    let acks = d.deliver_to_b(&data, &[]);
+    assert!(acks.iter().all(|s| s.header.rtt_hint_ms == 0));
+}

@@ -1,0 +1,246 @@
+//! The SACK scoreboard of a sender, and the routines of RFC 6675 §4 over it.
+//!
+//! Read first: RFC 2018 (the option), RFC 6675 §3-§5 (scoreboard, IsLost,
+//! SetPipe, NextSeg, loss recovery).
+//!
+//! RFC 6675 defines IsLost and SetPipe per octet; because "more than
+//! (DupThresh - 1) * SMSS bytes SACKed above" is monotone in the sequence
+//! number, every unSACKed octet below one threshold `T` is lost and every
+//! one above is not, so pipe is computed from `T` and the SACKed ranges in
+//! time proportional to the number of ranges, not of octets.
+
+use crate::packet::SackBlock;
+
+/// SACKed ranges above SND.UNA, and the highest retransmitted octet.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scoreboard {
+    /// Sorted, disjoint, non-adjacent `[left, right)` ranges, all above SND.UNA.
+    blocks: Vec<(u64, u64)>,
+    /// RFC 6675 HighRxt, as one past the highest octet retransmitted in recovery.
+    pub(crate) high_rxt: u64,
+}
+
+impl Scoreboard {
+    /// Forget everything (RFC 2018 §8: after a timeout the SACKed bits are cleared).
+    pub(crate) fn clear(&mut self) {
+        self.blocks.clear();
+        self.high_rxt = 0;
+    }
+
+    /// True if nothing is SACKed.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// RFC 6675 §4 Update(): merge the ACK's SACK blocks and drop what SND.UNA covers.
+    pub(crate) fn update(&mut self, snd_una: u64, sack: &[SackBlock]) {
+        for b in sack {
+            let left = b.left.max(snd_una);
+            if b.right > left {
+                self.insert(left, b.right);
+            }
+        }
+        let keep = self.blocks.partition_point(|&(_, r)| r <= snd_una);
+        self.blocks.drain(..keep);
+        if let Some(first) = self.blocks.first_mut() {
+            first.0 = first.0.max(snd_una);
+        }
+    }
+
+    fn insert(&mut self, left: u64, right: u64) {
+        let i = self.blocks.partition_point(|&(_, r)| r < left);
+        let mut l = left;
+        let mut r = right;
+        let mut j = i;
+        while j < self.blocks.len() && self.blocks[j].0 <= r {
+            l = l.min(self.blocks[j].0);
+            r = r.max(self.blocks[j].1);
+            j += 1;
+        }
+        self.blocks.splice(i..j, std::iter::once((l, r)));
+    }
+
+    /// One past the highest SACKed octet (0 if none).
+    pub(crate) fn highest_sacked(&self) -> u64 {
+        self.blocks.last().map_or(0, |&(_, r)| r)
+    }
+
+    /// SACKed octets in `[a, b)`.
+    fn sacked_in(&self, a: u64, b: u64) -> u64 {
+        self.blocks.iter().map(|&(l, r)| r.min(b).saturating_sub(l.max(a))).sum()
+    }
+
+    /// The loss threshold `T`: RFC 6675 §4 IsLost(s) holds for an unSACKed
+    /// octet `s` exactly when `s < T`, i.e. more than `(dupthresh - 1) * mss`
+    /// octets above `s` are SACKed. 0 if no octet is lost.
+    pub(crate) fn lost_threshold(&self, mss: u64, dupthresh: u32) -> u64 {
+        let k = u64::from(dupthresh.saturating_sub(1)) * mss;
+        let mut above = 0u64;
+        for &(l, r) in self.blocks.iter().rev() {
+            let len = r - l;
+            if above + len > k {
+                // SACKed octets in [x, inf) = above + (r - x) > k  <=>  x < r - (k - above).
+                return r - (k - above);
+            }
+            above += len;
+        }
+        0
+    }
+
+    /// RFC 6675 §4 SetPipe(): octets believed to be in the network between
+    /// `snd_una` and `snd_max`.
+    pub(crate) fn pipe(&self, snd_una: u64, snd_max: u64, lost_threshold: u64) -> u64 {
+        // RFC 6675 §4 SetPipe (a): an unSACKed octet not considered lost counts once.
+        let from = lost_threshold.clamp(snd_una, snd_max);
+        let not_lost = (snd_max - from) - self.sacked_in(from, snd_max);
+        // RFC 6675 §4 SetPipe (b): an unSACKed octet at or below HighRxt counts (again).
+        let rxt_end = self.high_rxt.clamp(snd_una, snd_max);
+        let retransmitted = (rxt_end - snd_una) - self.sacked_in(snd_una, rxt_end);
+        not_lost + retransmitted
+    }
+
+    /// The first unSACKed octet in `[from, to)`, if any.
+    pub(crate) fn first_unsacked(&self, from: u64, to: u64) -> Option<u64> {
+        let mut s = from;
+        for &(l, r) in &self.blocks {
+            if r <= s {
+                continue;
+            }
+            if l > s {
+                break;
+            }
+            s = r;
+        }
+        (s < to).then_some(s)
+    }
+
+    /// Where the SACKed range at or after `s` begins (or `u64::MAX`): a
+    /// retransmission starting at `s` must stop there.
+    pub(crate) fn next_sacked_after(&self, s: u64) -> u64 {
+        self.blocks.iter().find(|&&(l, _)| l > s).map_or(u64::MAX, |&(l, _)| l)
+    }
+}
+
+/// The receiver's memory of which out-of-order data arrived most recently,
+/// for ordering SACK blocks (RFC 2018 §4).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SackRecency {
+    /// Sequence numbers of recent out-of-order arrivals, most recent first.
+    seqs: [u64; crate::packet::MAX_SACK_BLOCKS],
+    len: usize,
+}
+
+impl SackRecency {
+    /// Remember that out-of-order data starting at `seq` arrived.
+    pub(crate) fn on_arrival(&mut self, seq: u64) {
+        let n = self.seqs.len();
+        let keep = self.len.min(n - 1);
+        self.seqs.copy_within(0..keep, 1);
+        self.seqs[0] = seq;
+        self.len = (keep + 1).min(n);
+    }
+
+    /// Fill `out` with SACK blocks from the out-of-order ranges `ooo`: first the
+    /// range holding the most recent arrival, then those of earlier arrivals,
+    /// then the highest others (RFC 2018 §4: the first block reports the
+    /// segment that triggered the ACK; later blocks repeat recent ones).
+    pub(crate) fn blocks(&self, ooo: &[(u64, u64)], out: &mut [SackBlock]) -> usize {
+        let mut n = 0;
+        let contains = |out: &[SackBlock], n: usize, l: u64| out[..n].iter().any(|b| b.left == l);
+        for &seq in &self.seqs[..self.len] {
+            if n == out.len() {
+                return n;
+            }
+            if let Some(&(l, r)) = ooo.iter().find(|&&(l, r)| l <= seq && seq < r) {
+                if !contains(out, n, l) {
+                    out[n] = SackBlock { left: l, right: r };
+                    n += 1;
+                }
+            }
+        }
+        for &(l, r) in ooo.iter().rev() {
+            if n == out.len() {
+                break;
+            }
+            if !contains(out, n, l) {
+                out[n] = SackBlock { left: l, right: r };
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn sb(blocks: &[(u64, u64)]) -> Scoreboard {
+        let mut s = Scoreboard::default();
+        let sack: Vec<SackBlock> = blocks.iter().map(|&(left, right)| SackBlock { left, right }).collect();
+        s.update(1, &sack);
+        s
+    }
+
+    #[test]
+    fn update_merges_and_prunes_below_snd_una() {
+        let mut s = sb(&[(3001, 4001), (5001, 6001), (4001, 5001)]);
+        assert_eq!(s.blocks, vec![(3001, 6001)]);
+        s.update(4001, &[]);
+        assert_eq!(s.blocks, vec![(4001, 6001)]);
+        s.update(7001, &[]);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn is_lost_needs_more_than_two_segments_sacked_above() {
+        // Segment 1 lost, segments 2..4 SACKed: 3000 > 2 * 1000 bytes above octet 1.
+        let s = sb(&[(1001, 4001)]);
+        let t = s.lost_threshold(MSS, 3);
+        assert_eq!(t, 2001);
+        assert!(1000 < t, "segment 1 (octets 1..=1000) is lost");
+        // With only two segments SACKed, nothing is lost yet.
+        let s = sb(&[(1001, 3001)]);
+        assert_eq!(s.lost_threshold(MSS, 3), 0);
+    }
+
+    #[test]
+    fn pipe_counts_unsacked_not_lost_and_retransmitted() {
+        // Outstanding 1..10001 (10 segments); segment 1 and 3 lost; 2 and 4..10 SACKed.
+        let mut s = sb(&[(1001, 2001), (3001, 10001)]);
+        let t = s.lost_threshold(MSS, 3);
+        // Both holes are below T: pipe = 0 before any retransmission.
+        assert_eq!(s.pipe(1, 10001, t), 0);
+        s.high_rxt = 1001; // retransmitted segment 1
+        assert_eq!(s.pipe(1, 10001, t), 1000);
+        // New data beyond the SACKed range is in the pipe.
+        assert_eq!(s.pipe(1, 12001, t), 3000);
+    }
+
+    #[test]
+    fn first_unsacked_skips_sacked_ranges() {
+        let s = sb(&[(1001, 2001), (3001, 4001)]);
+        assert_eq!(s.first_unsacked(1, 10_000), Some(1));
+        assert_eq!(s.first_unsacked(1001, 10_000), Some(2001));
+        assert_eq!(s.first_unsacked(3001, 4001), None);
+        assert_eq!(s.next_sacked_after(2001), 3001);
+    }
+
+    #[test]
+    fn receiver_reports_the_most_recent_block_first() {
+        let ooo = [(2001, 3001), (4001, 5001), (6001, 8001)];
+        let mut r = SackRecency::default();
+        r.on_arrival(2001);
+        r.on_arrival(6001);
+        r.on_arrival(7001);
+        let mut out = [SackBlock::default(); 3];
+        let n = r.blocks(&ooo, &mut out);
+        assert_eq!(n, 3);
+        assert_eq!((out[0].left, out[0].right), (6001, 8001));
+        assert_eq!((out[1].left, out[1].right), (2001, 3001));
+        assert_eq!((out[2].left, out[2].right), (4001, 5001));
+    }
+}
