@@ -1,0 +1,70 @@
+//! [`Results`] to Python, without a Python object per row.
+//!
+//! The shape is generic (no table or column name is known here):
+//!
+//! ```text
+//! {"tables": {table: {column: (dtype, payload)}}, "meta": {key: value}, "digest": int}
+//! ```
+//!
+//! where `dtype` is `"<u8"` or `"<f8"` and `payload` is `bytes` of
+//! little-endian values (Python calls `numpy.frombuffer(payload, dtype)`),
+//! or `dtype` is `"str"` and `payload` a `list[str]`. Tables and columns keep
+//! the core's order (dicts are ordered).
+
+use ecnsim_core::{ColumnData, Results};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+/// numpy dtype string of a little-endian u64 column.
+const DTYPE_U64: &str = "<u8";
+/// numpy dtype string of a little-endian f64 column.
+const DTYPE_F64: &str = "<f8";
+/// Marker of a column of names.
+const DTYPE_STR: &str = "str";
+
+/// `values` as `bytes` of 8-byte little-endian words, written in place.
+fn le_bytes<'py, T: Copy>(
+    py: Python<'py>,
+    values: &[T],
+    to_le: impl Fn(T) -> [u8; 8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, values.len() * 8, |buf| {
+        for (word, &x) in buf.chunks_exact_mut(8).zip(values) {
+            word.copy_from_slice(&to_le(x));
+        }
+        Ok(())
+    })
+}
+
+/// One column as `(dtype, payload)`.
+fn column_to_py<'py>(py: Python<'py>, data: &ColumnData) -> PyResult<Bound<'py, PyAny>> {
+    let pair = match data {
+        ColumnData::U64(v) => (DTYPE_U64, le_bytes(py, v, u64::to_le_bytes)?.into_any()),
+        ColumnData::F64(v) => (DTYPE_F64, le_bytes(py, v, f64::to_le_bytes)?.into_any()),
+        ColumnData::Str(v) => (DTYPE_STR, PyList::new(py, v)?.into_any()),
+    };
+    pair.into_pyobject(py).map(Bound::into_any)
+}
+
+/// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`.
+///
+/// `digest` is `results.digest()`, computed by the caller without the GIL.
+pub(crate) fn results_to_py<'py>(py: Python<'py>, results: &Results, digest: u64) -> PyResult<Bound<'py, PyDict>> {
+    let tables = PyDict::new(py);
+    for table in &results.tables {
+        let columns = PyDict::new(py);
+        for column in &table.columns {
+            columns.set_item(&column.name, column_to_py(py, &column.data)?)?;
+        }
+        tables.set_item(&table.name, columns)?;
+    }
+    let meta = PyDict::new(py);
+    for (key, value) in &results.meta {
+        meta.set_item(key, value)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("tables", tables)?;
+    out.set_item("meta", meta)?;
+    out.set_item("digest", digest)?;
+    Ok(out)
+}

@@ -1,0 +1,198 @@
+//! `PySimulation`: one [`Simulation`] behind a Python handle.
+//!
+//! Running releases the GIL (`py.detach`) in chunks of simulated time sized
+//! to take about [`CHUNK_WALL_TARGET`] of wall time each; between chunks it
+//! checks for signals (so Ctrl-C raises `KeyboardInterrupt` promptly) and
+//! calls the optional progress callback. The simulation is left where the
+//! last chunk ended, so partial results stay readable after an interrupt.
+//!
+//! The cost of simulated time is not steady (an idle network before the
+//! flows start, then slow start doubling the packet rate every round trip),
+//! so a chunk grows at most [`MAX_CHUNK_GROWTH`]-fold over the previous one
+//! and never beyond [`MAX_CHUNK_NS`] of simulated time; it shrinks as fast as
+//! needed.
+
+use std::time::{Duration, Instant};
+
+use ecnsim_core::{ScenarioSpec, SimTime, Simulation};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::error::PySimError;
+use crate::results::results_to_py;
+
+/// Wall time one GIL-free chunk of simulation should take.
+const CHUNK_WALL_TARGET: Duration = Duration::from_millis(75);
+/// Simulated length of the first chunk (1 ms), before any measurement.
+const FIRST_CHUNK_NS: u64 = 1_000_000;
+/// Smallest simulated chunk (1 us), so every chunk makes progress.
+const MIN_CHUNK_NS: u64 = 1_000;
+/// Largest simulated chunk (100 ms): bounds the wall time of a chunk whose
+/// cost rises sharply after cheap ones, at a few microseconds of overhead
+/// per chunk.
+const MAX_CHUNK_NS: u64 = 100_000_000;
+/// A chunk is at most this many times longer (in simulated time) than the previous one.
+const MAX_CHUNK_GROWTH: f64 = 2.0;
+/// A chunk is at least this fraction of the previous one.
+const MIN_CHUNK_SHRINK: f64 = 1.0 / 16.0;
+
+/// A simulation built from a scenario; see `ecnsim.Simulation` for the Python API.
+#[pyclass(module = "ecnsim._core", name = "PySimulation")]
+#[derive(Debug)]
+pub(crate) struct PySimulation {
+    inner: Simulation,
+    spec: ScenarioSpec,
+    /// Simulated length of the next chunk, adapted to [`CHUNK_WALL_TARGET`].
+    chunk_ns: u64,
+}
+
+impl PySimulation {
+    fn build(py: Python<'_>, spec: ScenarioSpec, seed: Option<u64>) -> PyResult<Self> {
+        let inner = py.detach(|| Simulation::new(&spec, seed)).map_err(PySimError)?;
+        Ok(PySimulation { inner, spec, chunk_ns: FIRST_CHUNK_NS })
+    }
+
+    /// Run to `min(until_ns, end)` in GIL-free chunks, checking signals and
+    /// calling `progress(now_ns, min(until_ns, end_ns))` between chunks.
+    ///
+    /// The simulation is borrowed only while a chunk runs, so the callback
+    /// may read it (`now_ns`, `conservation()`, ...).
+    fn run_chunked(slf: &Bound<'_, Self>, until_ns: u64, progress: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        loop {
+            let (now, stop) = {
+                let mut this = slf.try_borrow_mut()?;
+                let stop = until_ns.min(this.inner.end_time().as_nanos());
+                let now = this.inner.now().as_nanos();
+                if now >= stop || this.inner.is_finished() {
+                    return Ok(());
+                }
+                let next = now.saturating_add(this.chunk_ns).min(stop);
+                let inner = &mut this.inner;
+                let wall = py.detach(|| {
+                    let started = Instant::now();
+                    inner.run_until(SimTime::from_nanos(next));
+                    started.elapsed()
+                });
+                this.chunk_ns = next_chunk_ns(next - now, wall);
+                (now, stop)
+            };
+            py.check_signals()?;
+            if let Some(callback) = progress {
+                let now_ns = slf.try_borrow()?.inner.now().as_nanos();
+                callback.call1((now_ns, stop))?;
+            }
+            if slf.try_borrow()?.inner.now().as_nanos() <= now {
+                // The core did not advance its clock: stop rather than spin.
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The simulated length of the next chunk, given that `span_ns` took `wall`.
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+fn next_chunk_ns(span_ns: u64, wall: Duration) -> u64 {
+    let wall_s = wall.as_secs_f64();
+    let factor = if wall_s > 0.0 { CHUNK_WALL_TARGET.as_secs_f64() / wall_s } else { MAX_CHUNK_GROWTH };
+    let factor = factor.clamp(MIN_CHUNK_SHRINK, MAX_CHUNK_GROWTH);
+    ((span_ns as f64 * factor) as u64).clamp(MIN_CHUNK_NS, MAX_CHUNK_NS)
+}
+
+#[pymethods]
+impl PySimulation {
+    /// Build from a TOML scenario; `seed` overrides the scenario's seed.
+    #[staticmethod]
+    #[pyo3(signature = (text, seed = None))]
+    fn from_toml(py: Python<'_>, text: &str, seed: Option<u64>) -> PyResult<Self> {
+        Self::build(py, ScenarioSpec::from_toml_str(text).map_err(PySimError)?, seed)
+    }
+
+    /// Build from a JSON scenario (what `ecnsim.spec` produces); `seed` overrides the scenario's seed.
+    #[staticmethod]
+    #[pyo3(signature = (text, seed = None))]
+    fn from_json(py: Python<'_>, text: &str, seed: Option<u64>) -> PyResult<Self> {
+        Self::build(py, ScenarioSpec::from_json_str(text).map_err(PySimError)?, seed)
+    }
+
+    /// Current simulated time in nanoseconds.
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.inner.now().as_nanos()
+    }
+
+    /// End of the run in nanoseconds (the scenario's duration).
+    #[getter]
+    fn end_ns(&self) -> u64 {
+        self.inner.end_time().as_nanos()
+    }
+
+    /// True once the run reached its end.
+    #[getter]
+    fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+
+    /// The scenario as parsed, as JSON (quantities written with units).
+    fn spec_json(&self) -> String {
+        self.spec.to_json()
+    }
+
+    /// Run every event due at or before `min(t_ns, end)`, without the GIL.
+    fn run_until(slf: &Bound<'_, Self>, t_ns: u64) -> PyResult<()> {
+        Self::run_chunked(slf, t_ns, None)
+    }
+
+    /// Run to the end, without the GIL; `progress(now_ns, end_ns)` is called between chunks.
+    /// Another thread touching this simulation meanwhile gets a `RuntimeError` (already borrowed).
+    #[pyo3(signature = (progress = None))]
+    fn run(slf: &Bound<'_, Self>, progress: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        Self::run_chunked(slf, u64::MAX, progress)
+    }
+
+    /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &self.inner;
+        let (results, digest) = py.detach(|| {
+            let results = inner.results();
+            let digest = results.digest();
+            (results, digest)
+        });
+        results_to_py(py, &results, digest)
+    }
+
+    /// 64-bit digest of the results so far; equal digests mean bit-identical results.
+    fn digest(&self, py: Python<'_>) -> u64 {
+        let inner = &self.inner;
+        py.detach(|| inner.results().digest())
+    }
+
+    /// Engine work counters: `{"events": int, "packet_hops": int}`.
+    fn perf<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let perf = self.inner.perf();
+        let out = PyDict::new(py);
+        out.set_item("events", perf.events)?;
+        out.set_item("packet_hops", perf.packet_hops)?;
+        Ok(out)
+    }
+
+    /// Packet accounting: `{"sent", "delivered", "dropped", "in_flight"}`.
+    fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.inner.conservation();
+        let out = PyDict::new(py);
+        out.set_item("sent", c.sent)?;
+        out.set_item("delivered", c.delivered)?;
+        out.set_item("dropped", c.dropped)?;
+        out.set_item("in_flight", c.in_flight)?;
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PySimulation(now_ns={}, end_ns={}, finished={})",
+            self.inner.now().as_nanos(),
+            self.inner.end_time().as_nanos(),
+            self.inner.is_finished()
+        )
+    }
+}

@@ -1,0 +1,64 @@
+"""The compiled core of ecnsim (``crates/ecnsim-py``). Hand-written stub."""
+
+from collections.abc import Callable
+from typing import Literal, TypeAlias, TypedDict, final
+
+__all__ = [
+    "EcnsimError",
+    "PySimulation",
+    "SpecError",
+    "TopologyError",
+    "__version__",
+    "check_json",
+    "toml_to_json",
+]
+
+__version__: str
+
+# A column: little-endian numbers as bytes (numpy.frombuffer(payload, dtype)), or names.
+_Encoded: TypeAlias = tuple[Literal["<u8", "<f8"], bytes] | tuple[Literal["str"], list[str]]
+
+class _Results(TypedDict):
+    tables: dict[str, dict[str, _Encoded]]
+    meta: dict[str, str]
+    digest: int
+
+class EcnsimError(Exception):
+    """Base class of every error raised by ecnsim."""
+
+    path: str
+
+class SpecError(EcnsimError, ValueError):
+    """The scenario is malformed or a value is out of range."""
+
+class TopologyError(EcnsimError, ValueError):
+    """The scenario is well-formed but its network is not usable."""
+
+def toml_to_json(text: str) -> str:
+    """Parse a TOML scenario and return it as JSON."""
+
+def check_json(text: str) -> None:
+    """Parse a JSON scenario and check every field rule; raise SpecError on the first violation."""
+
+@final
+class PySimulation:
+    """A simulation built from a scenario."""
+
+    @staticmethod
+    def from_toml(text: str, seed: int | None = None) -> PySimulation: ...
+    @staticmethod
+    def from_json(text: str, seed: int | None = None) -> PySimulation: ...
+    @property
+    def now_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    @property
+    def is_finished(self) -> bool: ...
+    def spec_json(self) -> str: ...
+    def run_until(self, t_ns: int) -> None: ...
+    def run(self, progress: Callable[[int, int], object] | None = None) -> None: ...
+    def results(self) -> _Results:
+        """``{"tables": {name: {column: (dtype, payload)}}, "meta": {k: v}, "digest": int}``."""
+    def digest(self) -> int: ...
+    def perf(self) -> dict[str, int]: ...
+    def conservation(self) -> dict[str, int]: ...

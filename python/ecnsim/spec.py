@@ -1,0 +1,519 @@
+"""Build scenarios in Python.
+
+A :class:`Scenario` is plain data shaped like the TOML schema (see
+``crates/ecnsim-core/src/spec.rs``); ``Scenario.to_dict()`` gives the dict
+whose JSON the Rust core reads. Python only shapes the data: every value is
+checked once, by the core, when the scenario is checked or simulated, and a
+bad value raises :class:`ecnsim.SpecError` naming its field path
+(``links[2].rate: must be > 0 ...``).
+
+Quantities are numbers in base units (seconds, bit/s, bytes) or strings
+with units, passed through unchanged: ``"10ms"``, ``"1.5Mbps"``, ``"64KB"``
+(KB/MB/GB are powers of 1000, KiB/MiB/GiB powers of 1024).
+
+Example::
+
+    from ecnsim.spec import Scenario, bulk, droptail
+
+    sc = (
+        Scenario(duration="10s", seed=1)
+        .host("a", "b")
+        .router("r")
+        .link("a", "r", rate="100Mbps", delay="1ms")
+        .link("r", "b", rate="10Mbps", delay="20ms", queue=droptail(limit_packets=50))
+        .flow("a", "b", app=bulk(bytes="1MB"))
+    )
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from ecnsim import _core
+
+__all__ = [
+    "NumOrRule",
+    "Quantity",
+    "Scenario",
+    "aecn",
+    "bulk",
+    "codel",
+    "droptail",
+    "load_toml",
+    "pi",
+    "pie",
+    "queue",
+    "red",
+    "rem",
+    "tcp",
+    "threshold",
+]
+
+#: A number in the base unit (seconds, bit/s or bytes) or a string with a unit.
+Quantity = int | float | str
+
+
+def _compact(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields whose value is not None (an absent field takes its default)."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _strip_none(value: Any) -> Any:
+    """``value`` with every None-valued dict entry removed, recursively."""
+    if isinstance(value, Mapping):
+        return {k: _strip_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_none(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Component builders
+# ---------------------------------------------------------------------------
+
+
+def droptail(
+    limit_packets: int | None = None, limit_bytes: Quantity | None = None
+) -> dict[str, Any]:
+    """A FIFO queue that drops arrivals beyond its limit.
+
+    Give at most one of ``limit_packets`` and ``limit_bytes``; with neither,
+    the core's default (100 packets) applies.
+    """
+    return {
+        "type": "droptail",
+        **_compact({"limit_packets": limit_packets, "limit_bytes": limit_bytes}),
+    }
+
+
+def queue(type: str, /, **params: Any) -> dict[str, Any]:
+    """Any queue discipline of the schema: ``queue("red", min_th=5, max_th=15)``.
+
+    ``type`` is the schema's ``type`` tag (``"droptail"``, ``"red"``,
+    ``"codel"``, ...) and ``params`` its fields, passed through unchanged
+    (None values are left out); the core checks them, and an unknown or bad
+    field raises :class:`ecnsim.SpecError` naming the queue's path
+    (``links[1].queue: unknown field `limit`, expected one of ...``).
+    See ``docs/scenario.md`` for every discipline's fields.
+    """
+    return {"type": type, **_compact(params)}
+
+
+# AQM disciplines: one builder per ``type``; keyword arguments are the
+# schema's fields (``docs/models/<type>.md``), None values are left out and
+# take the active profile's default. Values are checked by the core.
+
+#: A number, or the name of a rule evaluated for the link (``"auto"``, ``"tc"``, ...).
+NumOrRule = int | float | str
+
+
+def red(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    measure: str | None = None,
+    mean_pktsize: Quantity | None = None,
+    min_th: NumOrRule | None = None,
+    max_th: NumOrRule | None = None,
+    target_delay: Quantity | None = None,
+    w_q: NumOrRule | None = None,
+    burst: float | None = None,
+    max_p: float | None = None,
+    wait: bool | None = None,
+    gentle: bool | None = None,
+    byte_mode: bool | None = None,
+    drop_spacing: str | None = None,
+    backlog_gate: bool | None = None,
+    idle_start: str | None = None,
+    victim: str | None = None,
+    ecn: str | None = None,
+    mark_p: float | None = None,
+    non_ect: str | None = None,
+    mark_target: str | None = None,
+    adaptive: str | None = None,
+    adapt_interval: Quantity | None = None,
+    adapt_alpha: float | None = None,
+    adapt_beta: float | None = None,
+    adapt_timing: str | None = None,
+    max_p_top: float | None = None,
+    max_p_bottom: NumOrRule | None = None,
+    feng_alpha: float | None = None,
+    feng_beta: float | None = None,
+) -> dict[str, Any]:
+    """RED and its variants (``docs/models/red.md``).
+
+    ``ecn`` is ``"none"``, ``"rfc3168"``, ``"ns2_mark_p"`` or
+    ``"mark_above_max"``; ``mark_target`` ``"arriving"`` or ``"front"``;
+    ``adaptive`` ``"none"``, ``"floyd"`` or ``"feng"``; ``min_th``/``max_th``
+    a number of packets or ``"auto"``/``"tc"``; ``w_q`` a number or
+    ``"auto"``, ``"auto_rtt"``, ``"auto_fast"``, ``"tc"``.
+    """
+    return {"type": "red", **_compact(locals())}
+
+
+def aecn(
+    *,
+    variant: str | None = None,
+    limit_packets: int | None = None,
+    mean_pktsize: Quantity | None = None,
+    w_q: float | None = None,
+    min_th: float | None = None,
+    max_th: float | None = None,
+    base_max_p: float | None = None,
+    a: float | None = None,
+    b: float | None = None,
+    robust_min_th: float | None = None,
+    wide_max_th: float | None = None,
+    robust_below_ms: int | None = None,
+    fragile_from_ms: int | None = None,
+    wait: bool | None = None,
+    drop_spacing: str | None = None,
+    backlog_gate: bool | None = None,
+    idle_start: str | None = None,
+    count_scope: str | None = None,
+    non_ect: str | None = None,
+) -> dict[str, Any]:
+    """Adaptive ECN (``docs/models/aecn.md``); ``variant`` is ``"aecn"``,
+    ``"aecn2"``, ``"aecn3"`` or ``"aecn4"``. Senders must carry their RTT
+    (``tcp(carry_rtt=True)``)."""
+    return {"type": "aecn", **_compact(locals())}
+
+
+def threshold(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    measure: str | None = None,
+    k: float | None = None,
+    non_ect: str | None = None,
+) -> dict[str, Any]:
+    """Mark every ECT arrival that finds more than ``k`` queued (``docs/models/threshold.md``)."""
+    return {"type": "threshold", **_compact(locals())}
+
+
+def pi(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    measure: str | None = None,
+    mean_pktsize: Quantity | None = None,
+    a: float | None = None,
+    b: float | None = None,
+    w: float | None = None,
+    qref: float | None = None,
+    ecn: bool | None = None,
+    non_ect: str | None = None,
+    byte_mode: bool | None = None,
+) -> dict[str, Any]:
+    """The PI controller (``docs/models/pi.md``); ``w`` is the sampling frequency in Hz."""
+    return {"type": "pi", **_compact(locals())}
+
+
+def rem(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    measure: str | None = None,
+    mean_pktsize: Quantity | None = None,
+    gamma: float | None = None,
+    phi: float | None = None,
+    alpha: float | None = None,
+    b_ref: float | None = None,
+    update_interval: Quantity | None = None,
+    inw: float | None = None,
+    ecn: bool | None = None,
+    decide_at: str | None = None,
+    non_ect: str | None = None,
+) -> dict[str, Any]:
+    """Random Exponential Marking (``docs/models/rem.md``)."""
+    return {"type": "rem", **_compact(locals())}
+
+
+def codel(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    target: Quantity | None = None,
+    interval: Quantity | None = None,
+    max_packet: Quantity | None = None,
+    ecn: bool | None = None,
+    ce_threshold: Quantity | None = None,
+) -> dict[str, Any]:
+    """CoDel, RFC 8289 (``docs/models/codel.md``)."""
+    return {"type": "codel", **_compact(locals())}
+
+
+def pie(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    target: Quantity | None = None,
+    t_update: Quantity | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    max_burst: Quantity | None = None,
+    ecn: bool | None = None,
+    mark_ecn_threshold: float | None = None,
+    byte_mode: bool | None = None,
+    mean_pktsize: Quantity | None = None,
+    delay_estimator: str | None = None,
+    dq_threshold: Quantity | None = None,
+    cap_drop_adjustment: bool | None = None,
+    derandomize: bool | None = None,
+) -> dict[str, Any]:
+    """PIE, RFC 8033 (``docs/models/pie.md``)."""
+    return {"type": "pie", **_compact(locals())}
+
+
+def bulk(bytes: Quantity | None = None) -> dict[str, Any]:
+    """A bulk transfer of ``bytes`` bytes, or unlimited (until the run ends) if None."""
+    return {"type": "bulk", **_compact({"bytes": bytes})}
+
+
+def tcp(
+    *,
+    cc: str | None = None,
+    mss: int | None = None,
+    header_bytes: int | None = None,
+    initial_window: int | str | None = None,
+    max_cwnd: int | None = None,
+    rcv_window: Quantity | None = None,
+    initial_rto: Quantity | None = None,
+    min_rto: Quantity | None = None,
+    max_rto: Quantity | None = None,
+    clock_granularity: Quantity | None = None,
+    syn_retries: int | None = None,
+    dupack_threshold: int | None = None,
+    delayed_ack: bool | None = None,
+    delayed_ack_timeout: Quantity | None = None,
+    ecn: str | None = None,
+    ecn_synack: str | None = None,
+    restart_after_idle: bool | None = None,
+    newreno_careful: bool | None = None,
+    carry_rtt: bool | None = None,
+) -> dict[str, Any]:
+    """TCP parameters; each one left as None takes the profile's value.
+
+    The fields, their units and allowed values are those of the scenario
+    schema (``docs/scenario.md``): e.g. ``cc`` is ``"reno"``, ``"newreno"``,
+    ... ; ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
+    ``max_cwnd`` are segments; times are seconds or strings with units;
+    ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``.
+    """
+    return _compact(
+        {
+            "cc": cc,
+            "mss": mss,
+            "header_bytes": header_bytes,
+            "initial_window": initial_window,
+            "max_cwnd": max_cwnd,
+            "rcv_window": rcv_window,
+            "initial_rto": initial_rto,
+            "min_rto": min_rto,
+            "max_rto": max_rto,
+            "clock_granularity": clock_granularity,
+            "syn_retries": syn_retries,
+            "dupack_threshold": dupack_threshold,
+            "delayed_ack": delayed_ack,
+            "delayed_ack_timeout": delayed_ack_timeout,
+            "ecn": ecn,
+            "ecn_synack": ecn_synack,
+            "restart_after_idle": restart_after_idle,
+            "newreno_careful": newreno_careful,
+            "carry_rtt": carry_rtt,
+        }
+    )
+
+
+# ---------------------------------------------------------------------------
+# Scenario
+# ---------------------------------------------------------------------------
+
+
+class Scenario:
+    """A scenario under construction: nodes, links, flows and run settings.
+
+    Every method that adds something returns the scenario, so calls chain.
+    """
+
+    def __init__(
+        self,
+        duration: Quantity,
+        *,
+        name: str | None = None,
+        warmup: Quantity | None = None,
+        seed: int | None = None,
+        sample_interval: Quantity | None = None,
+        profile: str | None = None,
+    ) -> None:
+        self._data: dict[str, Any] = _compact({"name": name})
+        self._data["simulation"] = _compact(
+            {
+                "duration": duration,
+                "warmup": warmup,
+                "seed": seed,
+                "sample_interval": sample_interval,
+                "profile": profile,
+            }
+        )
+        self._data["nodes"] = []
+        self._data["links"] = []
+        self._data["flows"] = []
+
+    # -- construction -------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
+        """Wrap a scenario dict (from ``to_dict()``, or parsed JSON) without checking it."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a scenario must be a mapping, got {type(data).__name__}")
+        sc = cls.__new__(cls)
+        sc._data = _strip_none(copy.deepcopy(dict(data)))
+        return sc
+
+    @classmethod
+    def from_toml(cls, source: str | os.PathLike[str]) -> Scenario:
+        """Read a TOML scenario from a file path or from TOML text (parsed by the core)."""
+        return cls.from_toml_str(_read_toml_source(source))
+
+    @classmethod
+    def from_toml_str(cls, text: str) -> Scenario:
+        """Parse TOML text (with the core's parser, so errors name the field path)."""
+        return cls.from_dict(json.loads(_core.toml_to_json(text)))
+
+    # -- nodes, links, flows --------------------------------------------------
+
+    def node(
+        self, name: str, kind: Literal["host", "router"] = "host", *, ecn: str | None = None
+    ) -> Scenario:
+        """Add a node; ``kind`` is ``"host"`` (ends connections) or ``"router"`` (forwards).
+
+        ``ecn`` (hosts only) overrides the TCP ``ecn`` policy for every
+        connection end on this host.
+        """
+        self._data.setdefault("nodes", []).append(
+            {"name": name, "kind": kind, **_compact({"ecn": ecn})}
+        )
+        return self
+
+    def host(self, *names: str, ecn: str | None = None) -> Scenario:
+        """Add one host per name (``ecn``: see :meth:`node`)."""
+        for n in names:
+            self.node(n, "host", ecn=ecn)
+        return self
+
+    def router(self, *names: str) -> Scenario:
+        """Add one router per name."""
+        for n in names:
+            self.node(n, "router")
+        return self
+
+    def link(
+        self,
+        a: str,
+        b: str,
+        *,
+        rate: Quantity,
+        delay: Quantity,
+        queue: Mapping[str, Any] | None = None,
+        queue_ab: Mapping[str, Any] | None = None,
+        queue_ba: Mapping[str, Any] | None = None,
+    ) -> Scenario:
+        """Add a full-duplex link between nodes ``a`` and ``b``.
+
+        ``rate`` applies to each direction, ``delay`` is the one-way propagation
+        delay; ``queue`` is the egress queue of both directions (default:
+        DropTail of 100 packets), ``queue_ab``/``queue_ba`` override one direction.
+        """
+        link: dict[str, Any] = {"a": a, "b": b, "rate": rate, "delay": delay}
+        for key, q in (("queue", queue), ("queue_ab", queue_ab), ("queue_ba", queue_ba)):
+            if q is not None:
+                link[key] = dict(q)
+        self._data.setdefault("links", []).append(link)
+        return self
+
+    def flow(
+        self,
+        src: str,
+        dst: str,
+        *,
+        app: Mapping[str, Any] | None = None,
+        start: Quantity | None = None,
+        start_jitter: Quantity | None = None,
+        name: str | None = None,
+        tcp: Mapping[str, Any] | None = None,
+    ) -> Scenario:
+        """Add a TCP connection from ``src`` to ``dst`` running ``app`` (default: unlimited bulk).
+
+        The connection opens at ``start`` (default 0), plus a random delay
+        uniform in ``[0, start_jitter)`` drawn from the flow's own stream if
+        ``start_jitter`` is given. ``tcp`` overrides the scenario's TCP
+        defaults for this flow (see :func:`tcp`).
+        """
+        flow: dict[str, Any] = _compact(
+            {"name": name, "src": src, "dst": dst, "start": start, "start_jitter": start_jitter}
+        )
+        if app is not None:
+            flow["app"] = dict(app)
+        if tcp is not None:
+            flow["tcp"] = dict(tcp)
+        self._data.setdefault("flows", []).append(flow)
+        return self
+
+    def tcp(self, **defaults: Any) -> Scenario:
+        """Set TCP defaults for every flow; takes the keyword arguments of :func:`tcp`."""
+        self._data["tcp"] = {**self._data.get("tcp", {}), **tcp(**defaults)}
+        return self
+
+    # -- output ---------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario as plain data (a deep copy)."""
+        return copy.deepcopy(self._data)
+
+    def to_json(self) -> str:
+        """The scenario as the JSON the core reads."""
+        return json.dumps(self._data)
+
+    def check(self) -> Scenario:
+        """Have the core check every field; raise :class:`ecnsim.SpecError` at the first bad one.
+
+        Network-level problems (:class:`ecnsim.TopologyError`) are found when a
+        :class:`ecnsim.Simulation` is built.
+        """
+        _core.check_json(self.to_json())
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scenario) and self._data == other._data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        d = self._data
+        return (
+            f"Scenario(name={d.get('name')!r}, nodes={len(d.get('nodes', []))}, "
+            f"links={len(d.get('links', []))}, flows={len(d.get('flows', []))})"
+        )
+
+
+def _read_toml_source(source: str | os.PathLike[str]) -> str:
+    """TOML text from a path, or ``source`` itself if it is TOML text.
+
+    A ``str`` is a path if it has no newline and names a file or ends in ``.toml``.
+    """
+    if isinstance(source, os.PathLike):
+        return Path(source).read_text(encoding="utf-8")
+    if "\n" not in source and (source.endswith(".toml") or os.path.isfile(source)):
+        return Path(source).read_text(encoding="utf-8")
+    return source
+
+
+def load_toml(path: str | os.PathLike[str]) -> Scenario:
+    """Read a TOML scenario file into a :class:`Scenario`."""
+    return Scenario.from_toml(Path(path))

@@ -1,0 +1,100 @@
+"""Shared fixtures: small scenarios, a long-running scenario, CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+from ecnsim import Scenario, bulk, droptail, dumbbell
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+
+settings.register_profile("fast", max_examples=40, deadline=None)
+settings.register_profile("slow", max_examples=500, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def small_scenario(
+    duration: str = "2s", seed: int | None = 1, start_jitter: str | None = None
+) -> Scenario:
+    """Two Reno flows (one finite, one unlimited) over a 10 Mb/s dumbbell, sampled every 100 ms.
+
+    With ``start_jitter``, each flow starts a random time (from the seed) later.
+    """
+    sc = dumbbell(
+        2,
+        bottleneck_rate="10Mbps",
+        bottleneck_delay="10ms",
+        access_rate="100Mbps",
+        access_delay="1ms",
+        queue=droptail(limit_packets=20),
+        duration=duration,
+        start=["0s", "200ms"],
+        start_jitter=start_jitter,
+        seed=seed,
+        sample_interval="100ms",
+    )
+    data = sc.to_dict()
+    data["flows"][0]["app"] = bulk(bytes="200KB")
+    return Scenario.from_dict(data)
+
+
+#: A scenario that takes about a minute of wall time: used to interrupt runs.
+LONG_TOML = """\
+name = "long"
+simulation = { duration = "3000s", seed = 1 }
+nodes = [
+  { name = "a", kind = "host" },
+  { name = "b", kind = "host" },
+  { name = "r", kind = "router" },
+]
+flows = [
+  { src = "a", dst = "b" },
+  { src = "a", dst = "b", start = "1s" },
+]
+
+[[links]]
+a = "a"
+b = "r"
+rate = "10Gbps"
+delay = "1ms"
+
+[[links]]
+a = "r"
+b = "b"
+rate = "1Gbps"
+delay = "5ms"
+queue = { type = "droptail", limit_packets = 1000 }
+"""
+
+
+@pytest.fixture
+def long_toml(tmp_path: Path) -> Path:
+    path = tmp_path / "long.toml"
+    path.write_text(LONG_TOML, encoding="utf-8")
+    return path
+
+
+def run_cli(
+    *args: str | os.PathLike[str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m ecnsim ARGS`` (the ``ecnsim`` command) and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "ecnsim", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_cli

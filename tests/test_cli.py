@@ -1,0 +1,178 @@
+"""The ``ecnsim`` command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ecnsim
+from ecnsim import Simulation, Table
+from ecnsim.cli import BENCHMARKS, format_table
+
+from .conftest import EXAMPLES, ROOT
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def test_version(cli: Cli) -> None:
+    proc = cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"ecnsim {ecnsim.__version__}"
+
+
+def test_console_script_is_installed() -> None:
+    exe = shutil.which("ecnsim", path=sysconfig.get_path("scripts")) or shutil.which("ecnsim")
+    assert exe, "the `ecnsim` console script is not on PATH; install with `pip install .`"
+    proc = subprocess.run(
+        [exe, "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0
+    assert ecnsim.__version__ in proc.stdout
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_run_example_writes_readable_parquet(cli: Cli, path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = cli("run", path, "--out", out, "--seed", "3")
+    assert proc.returncode == 0, proc.stderr
+    # The summary names every flow and shows the flows and queues tables.
+    expected = Simulation.from_toml(path, seed=3).run()
+    for flow in expected.table("flows")["flow"]:
+        assert flow in proc.stdout
+    assert "flows (" in proc.stdout
+    assert "queues (" in proc.stdout
+    assert f"{expected.digest:016x}" in proc.stdout
+    # Parquet: every table, equal to the in-process run's.
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["finished"] is True
+    assert meta["seed"] == "3"
+    assert meta["digest"] == expected.digest
+    assert meta["resolved_spec"]["nodes"]
+    for name, table in expected.tables.items():
+        df = pd.read_parquet(out / f"{name}.parquet")
+        pd.testing.assert_frame_equal(df, table.to_pandas())
+
+
+def test_bad_scenario_is_exit_2_with_the_field_path(cli: Cli, tmp_path: Path) -> None:
+    text = (ROOT / "examples" / "dumbbell.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('rate = "20Mbps"', 'rate = "-20Mbps"'))
+    proc = cli("run", bad)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: links[0].rate: must be > 0"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_unknown_key_is_exit_2(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('simulation = { duration = "1s", sed = 1 }\nnodes = []\nlinks = []\n')
+    proc = cli("run", bad)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: simulation.sed: unknown field"), proc.stderr
+
+
+def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    proc = cli("run", empty)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: <root>: missing field `simulation`"), proc.stderr
+
+
+def test_missing_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
+    proc = cli("run", tmp_path / "nope.toml")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: cannot read"), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_usage_error_is_exit_2(cli: Cli) -> None:
+    assert cli().returncode == 2
+    assert cli("frobnicate").returncode == 2
+
+
+def test_bench_json(cli: Cli) -> None:
+    proc = cli("bench", "dumbbell-10", "--json")
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads(proc.stdout)
+    assert [r["name"] for r in records] == ["dumbbell-10"]
+    r = records[0]
+    assert r["flows"] == 10
+    assert r["simulated_s"] == 10
+    assert r["packet_hops"] > 0
+    assert r["events"] >= r["packet_hops"]
+    assert r["wall_s"] > 0
+    assert r["packet_hops_per_s"] == pytest.approx(r["packet_hops"] / r["wall_s"])
+    assert r["events_per_s"] == pytest.approx(r["events"] / r["wall_s"])
+    assert r["peak_rss_bytes"] > 1_000_000
+    assert r["bytes_per_flow"] >= 0
+
+
+def test_bench_human_readable(cli: Cli) -> None:
+    proc = cli("bench", "dumbbell-10")
+    assert proc.returncode == 0, proc.stderr
+    for word in ("packet-hops/s", "events/s", "wall time", "peak memory", "per flow"):
+        assert word in proc.stdout
+
+
+def test_bench_list_and_unknown(cli: Cli) -> None:
+    proc = cli("bench", "--list")
+    assert proc.returncode == 0
+    assert "dumbbell-100" in proc.stdout
+    assert "dumbbell-10 " in proc.stdout
+    bad = cli("bench", "nope")
+    assert bad.returncode == 2
+    assert "unknown benchmark nope" in bad.stderr
+
+
+def test_dumbbell_100_matches_its_description() -> None:
+    sc = BENCHMARKS["dumbbell-100"].build().to_dict()
+    assert len(sc["flows"]) == 100
+    assert sc["simulation"]["duration"] == "60s"
+    bottleneck = sc["links"][0]
+    assert (bottleneck["a"], bottleneck["b"]) == ("r1", "r2")
+    assert bottleneck["rate"] == "100Mbps"
+    sim = Simulation(sc)  # the core accepts it
+    assert sim.end_ns == 60 * 10**9
+
+
+def test_format_table_prints_whatever_columns_exist() -> None:
+    t = Table(
+        "mystery",
+        {
+            "who": ["x", "yy"],
+            "count": np.array([1, 22], dtype=np.uint64),
+            "rate_bps": np.array([1.5e6, np.nan]),
+        },
+    )
+    lines = format_table(t).splitlines()
+    assert lines[0].split() == ["who", "count", "rate_Mbps"]
+    assert lines[2].split() == ["x", "1", "1.5"]
+    assert lines[3].split() == ["yy", "22", "-"]
+    # Aligned: every line has its columns at the same offsets.
+    assert len({len(line) for line in lines[:2]}) == 1
+    # A preferred subset is used when present; otherwise everything.
+    assert format_table(t, ["count"]).splitlines()[0].split() == ["count"]
+    assert format_table(t, ["absent"]).splitlines()[0].split() == ["who", "count", "rate_Mbps"]
+
+
+def test_python_m_ecnsim_is_the_cli() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ecnsim", "bench", "--list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert "dumbbell-100" in proc.stdout

@@ -1,0 +1,367 @@
+"""The scenario builder, and the core's errors as Python exceptions."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ecnsim
+from ecnsim import (
+    EcnsimError,
+    Scenario,
+    Simulation,
+    SpecError,
+    TopologyError,
+    bulk,
+    droptail,
+    load_toml,
+    queue,
+    tcp,
+)
+from ecnsim import exceptions as exc_module
+from ecnsim.spec import Scenario as SpecScenario
+
+from .conftest import EXAMPLES, ROOT, small_scenario
+
+
+def three_node() -> Scenario:
+    """a - r - b, plus a direct a - b link: three links, one flow."""
+    return (
+        Scenario(duration="1s", seed=3)
+        .host("a", "b")
+        .router("r")
+        .link("a", "r", rate="10Mbps", delay="1ms")
+        .link("r", "b", rate=10_000_000, delay=0.001, queue=droptail(limit_packets=20))
+        .link("a", "b", rate="1Mbps", delay="5ms")
+        .flow("a", "b", app=bulk(bytes="100KB"), start="10ms", tcp=tcp(mss=1000))
+    )
+
+
+# ---------------------------------------------------------------------------
+# The builder
+# ---------------------------------------------------------------------------
+
+
+def test_builder_produces_the_schema_dict() -> None:
+    sc = three_node().tcp(cc="reno", initial_window=10)
+    assert sc.to_dict() == {
+        "simulation": {"duration": "1s", "seed": 3},
+        "nodes": [
+            {"name": "a", "kind": "host"},
+            {"name": "b", "kind": "host"},
+            {"name": "r", "kind": "router"},
+        ],
+        "links": [
+            {"a": "a", "b": "r", "rate": "10Mbps", "delay": "1ms"},
+            {
+                "a": "r",
+                "b": "b",
+                "rate": 10_000_000,
+                "delay": 0.001,
+                "queue": {"type": "droptail", "limit_packets": 20},
+            },
+            {"a": "a", "b": "b", "rate": "1Mbps", "delay": "5ms"},
+        ],
+        "flows": [
+            {
+                "src": "a",
+                "dst": "b",
+                "start": "10ms",
+                "app": {"type": "bulk", "bytes": "100KB"},
+                "tcp": {"mss": 1000},
+            }
+        ],
+        "tcp": {"cc": "reno", "initial_window": 10},
+    }
+
+
+def test_builder_output_is_accepted_by_the_core() -> None:
+    sc = three_node()
+    assert sc.check() is sc
+    sim = Simulation(sc)
+    assert sim.end_ns == 1_000_000_000
+    assert sim.now_ns == 0
+    spec = sim.spec
+    assert [n["name"] for n in spec["nodes"]] == ["a", "b", "r"]
+    assert len(spec["links"]) == 3
+
+
+def test_to_json_round_trips_through_from_dict() -> None:
+    sc = three_node()
+    again = Scenario.from_dict(json.loads(sc.to_json()))
+    assert again == sc
+    assert again is not sc
+
+
+def test_to_dict_is_a_copy() -> None:
+    sc = three_node()
+    d = sc.to_dict()
+    d["links"].clear()
+    assert len(sc.to_dict()["links"]) == 3
+
+
+def test_generic_queue_builder() -> None:
+    q = queue("red", min_th=5, max_th=15, wait=None)
+    assert q == {"type": "red", "min_th": 5, "max_th": 15}
+    assert queue("droptail", limit_packets=7) == droptail(limit_packets=7)
+    d = small_scenario().to_dict()
+    droptail_run = Simulation(d).run()
+    d["links"][0]["queue"] = queue("red", min_th=2, max_th=6)
+    red_run = Simulation(d).run()
+    assert red_run.digest != droptail_run.digest
+    assert red_run.spec is not None
+    assert red_run.spec["links"][0]["queue_ab"]["type"] == "red"
+    # The core checks the fields and names the queue.
+    d["links"][1]["queue"] = queue("red", limit=5)
+    with pytest.raises(SpecError, match=r"^links\[1\]\.queue.*: unknown field `limit`"):
+        Simulation(d)
+
+
+def test_component_builders_omit_unset_fields() -> None:
+    assert droptail() == {"type": "droptail"}
+    assert droptail(limit_bytes="64KB") == {"type": "droptail", "limit_bytes": "64KB"}
+    assert bulk() == {"type": "bulk"}
+    assert bulk(bytes=10) == {"type": "bulk", "bytes": 10}
+    assert tcp() == {}
+    assert tcp(delayed_ack=False, min_rto="200ms") == {"delayed_ack": False, "min_rto": "200ms"}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tcp(msss=1460),
+        lambda: Scenario(duration=1).tcp(msss=1460),
+        lambda: droptail(limit=5),
+        lambda: bulk(size=5),
+        lambda: Scenario(duration=1).link("a", "b", rate=1, delay=0, qdisc=droptail()),
+        lambda: Scenario(duration=1).flow("a", "b", begin=0),
+        lambda: Scenario(duration=1, sead=1),
+    ],
+    ids=["tcp", "Scenario.tcp", "droptail", "bulk", "link", "flow", "Scenario"],
+)
+def test_unknown_keyword_names_the_field(call: Callable[[], Any]) -> None:
+    with pytest.raises(
+        TypeError, match=r"unexpected keyword argument '(msss|limit|size|qdisc|begin|sead)'"
+    ):
+        call()
+
+
+def _core_fields(section_error: Callable[[dict[str, Any]], None]) -> set[str]:
+    """The field names the core lists in its 'unknown field' message."""
+    with pytest.raises(SpecError) as info:
+        section_error({"zzz_not_a_field": 1})
+    listed = re.search(
+        r"unknown field `zzz_not_a_field`, expected (.*?)( at line|$)", str(info.value)
+    )
+    assert listed, str(info.value)
+    return set(re.findall(r"`([a-z_]+)`", listed.group(1)))
+
+
+def _params(fn: Callable[..., Any], skip: tuple[str, ...] = ()) -> set[str]:
+    return {p for p in inspect.signature(fn).parameters if p not in ("self", *skip)}
+
+
+def _with(path: str) -> Callable[[dict[str, Any]], None]:
+    """Inject extra keys into the object at ``path`` of a valid scenario, then build it."""
+
+    def build(extra: dict[str, Any]) -> None:
+        d = three_node().to_dict()
+        target: Any = d
+        for part in path.split("."):
+            target = target[int(part)] if part.isdigit() else target.setdefault(part, {})
+        target.update(extra)
+        Simulation(d)
+
+    return build
+
+
+@pytest.mark.parametrize(
+    ("path", "builder", "skip"),
+    [
+        ("tcp", tcp, ()),
+        ("nodes.0", Scenario.node, ()),
+        ("links.0", Scenario.link, ()),
+        ("flows.0", Scenario.flow, ()),
+        # `name` is a top-level field that Scenario() takes along with the run settings.
+        ("simulation", Scenario.__init__, ("name",)),
+        ("links.1.queue", droptail, ()),
+        ("flows.0.app", bulk, ()),
+    ],
+)
+def test_builder_parameters_match_the_core_schema(
+    path: str, builder: Callable[..., Any], skip: tuple[str, ...]
+) -> None:
+    # The core is the single validator; this only catches the Python builder
+    # falling behind the schema in spec.rs.
+    assert _params(builder, skip) == _core_fields(_with(path)) - {"type"}
+
+
+# ---------------------------------------------------------------------------
+# Errors: type, path, message
+# ---------------------------------------------------------------------------
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def mutate(d: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = d
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[int(last) if last.isdigit() else last] = value
+
+    return mutate
+
+
+BAD_INPUT = [
+    # (id, mutation, exception, path, message fragment)
+    ("unknown-top-level-key", _set("colour", "red"), SpecError, "colour", "unknown field"),
+    ("unknown-key-in-link", _set("links.0.speed", 5), SpecError, "links[0].speed", "unknown field"),
+    (
+        "unknown-key-in-flow-tcp",
+        _set("flows.0.tcp.msss", 1),
+        SpecError,
+        "flows[0].tcp.msss",
+        "unknown field",
+    ),
+    ("negative-rate", _set("links.2.rate", -5), SpecError, "links[2].rate", "must be > 0"),
+    (
+        "zero-duration",
+        _set("simulation.duration", 0),
+        SpecError,
+        "simulation.duration",
+        "must be > 0",
+    ),
+    ("bad-unit", _set("links.1.delay", "5 parsecs"), SpecError, "links[1].delay", "unknown unit"),
+    ("wrong-type", _set("links.0.a", 7), SpecError, "links[0].a", "invalid type"),
+    ("flow-to-missing-node", _set("flows.0.dst", "mars"), SpecError, "flows[0].dst", "mars"),
+    (
+        "unknown-queue-type",
+        _set("links.0.queue", {"type": "fifo"}),
+        SpecError,
+        "links[0].queue",
+        "fifo",
+    ),
+    ("unknown-cc", _set("tcp", {"cc": "vegas"}), SpecError, "tcp.cc", "vegas"),
+    ("missing-duration", _set("simulation", {}), SpecError, "simulation", "duration"),
+    ("self-link", _set("links.2.b", "a"), SpecError, "links[2]", "a"),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "exc_type", "path", "fragment"),
+    [case[1:] for case in BAD_INPUT],
+    ids=[case[0] for case in BAD_INPUT],
+)
+def test_bad_input_names_the_field(
+    mutate: Callable[[dict[str, Any]], None], exc_type: type[Exception], path: str, fragment: str
+) -> None:
+    d = three_node().to_dict()
+    mutate(d)
+    with pytest.raises(exc_type) as info:
+        Simulation(d)
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert isinstance(err, EcnsimError)
+    assert err.path.startswith(path), (err.path, str(err))
+    assert str(err).startswith(f"{err.path}: "), str(err)
+    assert fragment in str(err)
+
+
+def test_check_reports_the_same_error_as_building() -> None:
+    d = three_node().to_dict()
+    d["links"][2]["rate"] = -5
+    with pytest.raises(SpecError, match=r"^links\[2\]\.rate: "):
+        Scenario.from_dict(d).check()
+
+
+def test_unreachable_destination_is_a_topology_error() -> None:
+    sc = three_node().host("island").flow("a", "island")
+    with pytest.raises(TopologyError) as info:
+        Simulation(sc)
+    assert isinstance(info.value, ValueError)
+    assert info.value.path.startswith("flows[1]")
+    assert "island" in str(info.value)
+
+
+def test_toml_errors_name_the_field() -> None:
+    text = (ROOT / "examples" / "single_flow.toml").read_text()
+    bad = text.replace('rate = "10Mbps"', 'rate = "-10Mbps"')
+    assert bad != text
+    with pytest.raises(SpecError, match=r"^links\[1\]\.rate: must be > 0"):
+        Simulation.from_toml(bad)
+    with pytest.raises(SpecError, match=r"^flows\[0\]\.colour: unknown field"):
+        Simulation.from_toml(text.replace('src = "a"', 'src = "a"\ncolour = 1'))
+    with pytest.raises(SpecError) as info:
+        Simulation.from_toml("simulation = { duration = ")
+    assert info.value.path == "<root>"
+
+
+def test_exception_hierarchy() -> None:
+    for cls in (SpecError, TopologyError):
+        assert issubclass(cls, EcnsimError)
+        assert issubclass(cls, ValueError)
+        assert cls.__module__ == "ecnsim.exceptions"
+        assert cls.__doc__
+    assert issubclass(EcnsimError, Exception)
+    assert not issubclass(EcnsimError, ValueError)
+    assert exc_module.SpecError is ecnsim.SpecError is ecnsim._core.SpecError
+
+
+# ---------------------------------------------------------------------------
+# TOML
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_load_toml_gives_the_same_run_as_the_toml_path(path: Path) -> None:
+    sc = load_toml(path)
+    assert isinstance(sc, SpecScenario)
+    from_builder = Simulation(sc, seed=5)
+    from_toml = Simulation.from_toml(path, seed=5)
+    from_builder.run()
+    from_toml.run()
+    assert from_builder.digest() == from_toml.digest()
+
+
+def test_from_toml_accepts_text_and_paths(tmp_path: Path) -> None:
+    text = (ROOT / "examples" / "single_flow.toml").read_text()
+    (tmp_path / "s.toml").write_text(text)
+    a = Scenario.from_toml(text)
+    b = Scenario.from_toml(tmp_path / "s.toml")
+    c = Scenario.from_toml(str(tmp_path / "s.toml"))
+    d = Scenario.from_toml_str(text)
+    assert a == b == c == d
+    assert a.to_dict()["flows"][0]["name"] == "a-to-b"
+    with pytest.raises(FileNotFoundError):
+        Scenario.from_toml(str(tmp_path / "missing.toml"))
+
+
+# ---------------------------------------------------------------------------
+# Quantities cross the boundary unchanged and the core parses them exactly
+# ---------------------------------------------------------------------------
+
+UNITS_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+
+
+@given(n=st.integers(min_value=1, max_value=10**6), unit=st.sampled_from(sorted(UNITS_NS)))
+def test_duration_string_with_unit(n: int, unit: str) -> None:
+    sc = Scenario(duration=f"{n}{unit}").host("a", "b").link("a", "b", rate="1Mbps", delay=0)
+    assert Simulation(sc).end_ns == n * UNITS_NS[unit]
+
+
+@given(x=st.decimals(min_value="0.000000001", max_value="100000", places=9, allow_nan=False))
+def test_duration_float_seconds(x: Decimal) -> None:
+    seconds = float(x)
+    sc = Scenario(duration=seconds).host("a", "b").link("a", "b", rate="1Mbps", delay=0)
+    # The core reads the float's shortest decimal form, so 0.1 means exactly 0.1 s.
+    expected = int((Decimal(repr(seconds)) * 10**9).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    assert Simulation(sc).end_ns == expected
