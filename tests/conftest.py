@@ -14,7 +14,9 @@ from hypothesis import settings
 from ecnsim import Scenario, bulk, droptail, dumbbell
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+#: Example scenarios; ``examples/sweep_*.toml`` are sweep files (docs/sweeps.md), not scenarios.
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.toml") if not p.name.startswith("sweep_"))
+SWEEP_EXAMPLES = sorted((ROOT / "examples").glob("sweep_*.toml"))
 
 settings.register_profile("fast", max_examples=40, deadline=None)
 settings.register_profile("slow", max_examples=500, deadline=None)

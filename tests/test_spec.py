@@ -365,3 +365,27 @@ def test_duration_float_seconds(x: Decimal) -> None:
     # The core reads the float's shortest decimal form, so 0.1 means exactly 0.1 s.
     expected = int((Decimal(repr(seconds)) * 10**9).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     assert Simulation(sc).end_ns == expected
+
+
+def test_aqm_builders_are_thin_and_run() -> None:
+    from ecnsim.spec import aecn, codel, pi, pie, red, rem, threshold
+
+    assert red(min_th=5, max_th=15, ecn="rfc3168", w_q="auto") == {
+        "type": "red",
+        "min_th": 5,
+        "max_th": 15,
+        "w_q": "auto",
+        "ecn": "rfc3168",
+    }
+    assert codel() == {"type": "codel"}
+    assert pie(target="15ms", ecn=True) == {"type": "pie", "target": "15ms", "ecn": True}
+    for q in (red(), aecn(), threshold(k=10), pi(qref=20), rem(), codel(ecn=True), pie()):
+        d = small_scenario().to_dict()
+        d["links"][0]["queue"] = q
+        run = Simulation(d).run()
+        assert run.spec is not None
+        assert run.spec["links"][0]["queue_ab"]["type"] == q["type"]
+    d = small_scenario().to_dict()
+    d["links"][0]["queue"] = red(w_q=1.5)
+    with pytest.raises(SpecError, match=r"^links\[0\]\.queue\.w_q: must be > 0 and <= 1, got 1.5"):
+        Simulation(d)

@@ -4,21 +4,29 @@
 use std::collections::HashMap;
 use std::collections::VecDeque;
 
+use crate::app::bulk::{Bulk, Ftp};
+use crate::app::dist::Dist;
+use crate::app::http::{Http, HttpParams};
+use crate::app::transactions::Transactions;
+use crate::app::udp::UdpSources;
+use crate::app::websessions::{default_object_size, WebParams, WebSessions};
+use crate::app::AnyApp;
 use crate::error::SimError;
-use crate::ids::{FlowId, NodeId, PortId};
+use crate::ids::AppId;
+use crate::ids::{FlowId, NodeId};
 use crate::link::Port;
 use crate::profile::Profile;
 use crate::qdisc::resolve::{resolve, LinkInfo};
 use crate::qdisc::{droptail::Limit, script, AnyQdisc, DropTail, Queue};
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::sim::{endpoint_index, Conservation, Endpoint, Flow, Node, PerfCounters, Simulation, NO_ROUTE};
+use crate::sim::{AppSlot, Conservation, Flow, Node, PerfCounters, Simulation, NO_ROUTE};
 use crate::spec::{
-    AppSpec, ByteSize, InitialWindowSpec, IwFormula, NodeKind, QueueSpec, ScenarioSpec, ScriptAction, ScriptMatch,
-    TcpOverrides, TimeValue,
+    AppSpec, ByteSize, DistSpec, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec,
+    ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
-use crate::tcp::{InitialWindow, TcpConfig, TcpSocket};
+use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::{BitRate, SimDuration, SimTime};
 
 /// Default seed when neither the scenario nor the caller gives one.
@@ -100,21 +108,55 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
 
     // Flows.
     let mut sched = Scheduler::new();
-    let mut flows = Vec::with_capacity(spec.flows.len());
-    let mut endpoints = Vec::with_capacity(2 * spec.flows.len());
+    if warmup > SimTime::ZERO && warmup < end {
+        sched.schedule(warmup, Event::WarmupEnd);
+    }
+    let sample_interval = spec.simulation.sample_interval.map(dur);
+    if sample_interval.is_some() {
+        sched.schedule(SimTime::ZERO, Event::Sample);
+    }
+    let n_nodes = nodes.len();
+    let mut sim = Simulation {
+        sched,
+        end,
+        warmup,
+        seed,
+        host_ecn: spec.nodes.iter().map(|n| n.ecn).collect(),
+        nodes,
+        ports,
+        routes,
+        flows: Vec::with_capacity(spec.flows.len()),
+        slot_of: Vec::with_capacity(spec.flows.len()),
+        endpoints: Vec::with_capacity(2 * spec.flows.len()),
+        free_slots: Vec::new(),
+        udp: Vec::new(),
+        apps: Vec::with_capacity(spec.flows.len() + spec.apps.len()),
+        groups: Vec::new(),
+        records: Vec::new(),
+        cmds: Vec::new(),
+        next_uid: 0,
+        cons: Conservation::default(),
+        perf: PerfCounters::default(),
+        sample_interval,
+        series: Series::default(),
+        warm: None,
+        resolved_spec: String::new(),
+        profile: profile.name(),
+        tap: None,
+    };
+    let route = |routes: &[u32], a: NodeId, b: NodeId| routes[a.index() * n_nodes + b.index()];
     for (i, f) in spec.flows.iter().enumerate() {
         let cfg = spec.resolved_tcp(i);
         let src = id[f.src.as_str()];
         let dst = id[f.dst.as_str()];
-        let route = |a: NodeId, b: NodeId| routes[a.index() * nodes.len() + b.index()];
         for (a, b, field) in [(src, dst, "dst"), (dst, src, "src")] {
-            if route(a, b) == NO_ROUTE {
+            if route(&sim.routes, a, b) == NO_ROUTE {
                 return Err(SimError::topology(
                     format!("flows[{i}].{field}"),
                     format!(
                         "no route from \"{}\" to \"{}\" (packets may cross routers only, not hosts)",
-                        nodes[a.index()].name,
-                        nodes[b.index()].name
+                        sim.nodes[a.index()].name,
+                        sim.nodes[b.index()].name
                     ),
                 ));
             }
@@ -128,62 +170,221 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
             let mut rng = SimRng::for_component(seed, &format!("flow/{name}/start"));
             start += SimDuration::from_nanos(rng.below(j.as_nanos()));
         }
-        flows.push(Flow { name: name.clone(), src, dst, start, app_bytes, cfg, extra: FlowExtra::default() });
-        // A host's own ECN policy overrides the flow's for the end on that host.
-        let host_ecn = |n: NodeId| spec.nodes[n.index()].ecn;
-        let initiator = TcpSocket::new(TcpConfig { ecn: host_ecn(src).unwrap_or(cfg.ecn), ..cfg });
-        let mut responder = TcpSocket::new(TcpConfig { ecn: host_ecn(dst).unwrap_or(cfg.ecn), ..cfg });
-        responder.listen();
-        for (sock, node, peer) in [(initiator, src, dst), (responder, dst, src)] {
-            endpoints.push(Endpoint {
-                sock,
-                node,
-                peer,
-                egress: PortId(route(node, peer)),
-                timer_gen: 0,
-                timer_at: None,
-            });
-        }
-        debug_assert_eq!(endpoints.len(), endpoint_index(FlowId::from_index(i), false) + 1);
+        // Each `[[flows]]` entry is a bulk app of its own: AppId i drives FlowId i.
+        let fid = FlowId::from_index(i);
+        let app = AppId::from_index(i);
+        let group = group_index(&mut sim.groups, &name);
+        sim.apps.push(AppSlot {
+            app: AnyApp::Bulk(Bulk { flow: fid, bytes: app_bytes }),
+            name: name.clone(),
+            group,
+            tcp: cfg,
+            timer_gen: 0,
+            timer_at: None,
+        });
+        sim.flows.push(Flow {
+            name: Some(name.clone()),
+            app,
+            tag: 0,
+            src,
+            dst,
+            start,
+            #[allow(clippy::cast_precision_loss)]
+            app_bytes: app_bytes.map_or(f64::INFINITY, |b| b as f64),
+            cc: cfg.cc,
+            extra: FlowExtra::default(),
+            last: None,
+        });
+        let slot = sim.install(fid, src, dst, cfg, cfg);
+        sim.slot_of.push(slot);
         let rf = &mut resolved.flows[i];
         rf.name = Some(name);
         rf.tcp = overrides_from(&cfg);
         rf.start = Some(TimeValue(i128::from(start.as_nanos())));
         rf.start_jitter = None;
         if start < end {
-            sched.schedule(start, Event::AppStart(FlowId::from_index(i)));
+            sim.sched.schedule(start, Event::AppStart(app));
+        }
+    }
+
+    // Workloads.
+    for (j, w) in spec.apps.iter().enumerate() {
+        let p = format!("apps[{j}]");
+        let cfg = spec.resolved_app_tcp(j);
+        let name = w.name.clone().unwrap_or_else(|| format!("app{j}"));
+        let clients: Vec<NodeId> = w.clients.iter().map(|c| id[c.as_str()]).collect();
+        let servers: Vec<NodeId> = w.servers.iter().map(|c| id[c.as_str()]).collect();
+        // Every client may meet every server (web sessions pick at random): all pairs need routes.
+        for (ci, &c) in clients.iter().enumerate() {
+            for &sv in &servers {
+                for (a, b) in [(c, sv), (sv, c)] {
+                    if route(&sim.routes, a, b) == NO_ROUTE {
+                        return Err(SimError::topology(
+                            format!("{p}.clients[{ci}]"),
+                            format!(
+                                "no route from \"{}\" to \"{}\" (packets may cross routers only, not hosts)",
+                                sim.nodes[a.index()].name,
+                                sim.nodes[b.index()].name
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        let pairs: Vec<(NodeId, NodeId)> =
+            clients.iter().enumerate().map(|(i, &c)| (c, servers[i % servers.len()])).collect();
+        let start = SimTime::ZERO + w.start.map_or(SimDuration::ZERO, dur);
+        let jitter = w.start_jitter.map_or(0, |j| dur(j).as_nanos());
+        let rng = SimRng::for_component(seed, &format!("app/{name}"));
+        let app = make_app(spec, &w.model, &pairs, &clients, &servers, start, jitter, &cfg, rng);
+        let group = group_index(&mut sim.groups, w.group.as_deref().unwrap_or(&name));
+        let id = AppId::from_index(sim.apps.len());
+        sim.apps.push(AppSlot { app, name: name.clone(), group, tcp: cfg, timer_gen: 0, timer_at: None });
+        let ra = &mut resolved.apps[j];
+        ra.name = Some(name);
+        ra.tcp = overrides_from(&cfg);
+        if start < end {
+            sim.sched.schedule(start, Event::AppStart(id));
         }
     }
     resolved.tcp = TcpOverrides::default();
+    sim.resolved_spec = resolved.to_json();
+    Ok(sim)
+}
 
-    if warmup > SimTime::ZERO && warmup < end {
-        sched.schedule(warmup, Event::WarmupEnd);
-    }
-    let sample_interval = spec.simulation.sample_interval.map(dur);
-    if sample_interval.is_some() {
-        sched.schedule(SimTime::ZERO, Event::Sample);
-    }
+/// The index of group `name`, added if new.
+fn group_index(groups: &mut Vec<String>, name: &str) -> u32 {
+    let i = groups.iter().position(|g| g == name).unwrap_or_else(|| {
+        groups.push(name.to_owned());
+        groups.len() - 1
+    });
+    u32::try_from(i).expect("groups fit in u32")
+}
 
-    Ok(Simulation {
-        sched,
-        end,
-        warmup,
-        seed,
-        nodes,
-        ports,
-        routes,
-        flows,
-        endpoints,
-        next_uid: 0,
-        cons: Conservation::default(),
-        perf: PerfCounters::default(),
-        sample_interval,
-        series: Series::default(),
-        warm: None,
-        resolved_spec: resolved.to_json(),
-        profile: profile.name(),
-        tap: None,
-    })
+/// The distribution `d`, or `default`.
+fn dist_or(d: Option<&DistSpec>, default: Dist) -> Dist {
+    d.map_or(default, Dist::from_spec)
+}
+
+/// The app a validated workload model describes.
+#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+fn make_app(
+    spec: &ScenarioSpec,
+    model: &ModelSpec,
+    pairs: &[(NodeId, NodeId)],
+    clients: &[NodeId],
+    servers: &[NodeId],
+    start: SimTime,
+    jitter: u64,
+    cfg: &TcpConfig,
+    rng: SimRng,
+) -> AnyApp {
+    let size = |b: Option<ByteSize>, default: u64| b.map_or(default, |b| to_u64(b.0));
+    match model {
+        // STUDIES.md §2 (RFC 2415 §3): FTP clients fetch 1 MB files.
+        ModelSpec::Ftp { file_size } => AnyApp::Ftp(Ftp::new(pairs, start, jitter, size(*file_size, 1_000_000), rng)),
+        ModelSpec::Crr { request, response, think_time } | ModelSpec::Rr { request, response, think_time } => {
+            AnyApp::Transactions(Transactions::new(
+                pairs,
+                start,
+                jitter,
+                matches!(model, ModelSpec::Crr { .. }),
+                // netperf manual §6.2: `-r 1,1` (request and response of 1 byte) by default.
+                size(*request, 1),
+                size(*response, 1),
+                dist_or(think_time.as_ref(), Dist::Constant(0.0)),
+                rng,
+            ))
+        }
+        ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
+            let p = HttpParams {
+                persistent: *version == Some(HttpVersion::Http11),
+                // RFC 2415 §3: a primary object plus exactly 3 embedded objects.
+                embedded: dist_or(embedded.as_ref(), Dist::Constant(3.0)),
+                // ecnsim default: 4 parallel connections (any value >= 3 fetches RFC 2415's 3 objects at once).
+                parallel: parallel.map_or(4, |n| u32::try_from(n).expect("validated")),
+                // Mah 1997 shape, median within two 1460-byte packets (RFC 2415 §3): shipped table.
+                primary_size: dist_or(primary_size.as_ref(), Dist::from_spec(&shipped("http_primary"))),
+                embedded_size: dist_or(embedded_size.as_ref(), Dist::from_spec(&shipped("http_embedded"))),
+                // ecnsim default: a GET of a few hundred bytes.
+                request_size: dist_or(request_size.as_ref(), Dist::Constant(256.0)),
+                // RFC 2415 §3: think time uniform on [1, 5] s.
+                think_time: dist_or(think_time.as_ref(), Dist::Uniform { min: 1.0, max: 5.0 }),
+            };
+            AnyApp::Http(Http::new(pairs, start, jitter, p, rng))
+        }
+        ModelSpec::Websessions {
+            session_rate,
+            offered_load,
+            pages,
+            inter_page,
+            objects,
+            object_size,
+            request_size,
+            rcv_window,
+        } => {
+            let mut p = WebParams {
+                session_rate: session_rate.unwrap_or(0.0),
+                // ecnsim default: 5 pages per session ("sessions of several pages", STUDIES.md §5).
+                pages: dist_or(pages.as_ref(), Dist::Constant(5.0)),
+                // Feldmann99 §3: Pareto inter-page times; ecnsim default shape 1.5, mean 1 s.
+                inter_page: dist_or(inter_page.as_ref(), Dist::Pareto { shape: 1.5, scale: 1.0 / 3.0 }),
+                // ecnsim default: 4 objects per page ("several objects", STUDIES.md §5).
+                objects: dist_or(objects.as_ref(), Dist::Constant(4.0)),
+                // Smith, Campos, Jeffay & Ott 2001: mean about 7.2 KB, ~80% of bytes in the largest 15%.
+                object_size: dist_or(object_size.as_ref(), default_object_size()),
+                // ecnsim default: a GET of a few hundred bytes.
+                request_size: dist_or(request_size.as_ref(), Dist::Constant(256.0)),
+                // Kuzmanovic 2005 (STUDIES.md §5): 8 / 16 / 64 KB with probability 35 / 20 / 45 %.
+                rcv_window: dist_or(
+                    rcv_window.as_ref(),
+                    Dist::from_spec(&DistSpec::Discrete {
+                        values: vec![8_000.0, 16_000.0, 64_000.0],
+                        weights: vec![0.35, 0.20, 0.45],
+                    }),
+                ),
+            };
+            if let Some(load) = offered_load {
+                let link = &spec.links[usize::try_from(load.link).expect("validated")];
+                #[allow(clippy::cast_precision_loss)]
+                let rate = link.rate.0 as f64;
+                p.session_rate = offered_session_rate(&p, load.percent, rate, cfg);
+            }
+            AnyApp::WebSessions(WebSessions::new(clients.to_vec(), servers.to_vec(), start, p, rng))
+        }
+        ModelSpec::Cbr { rate, packet_size } | ModelSpec::Onoff { rate, packet_size, .. } => {
+            let on_off = match model {
+                ModelSpec::Onoff { on, off, .. } => Some((
+                    // ecnsim default: Pareto shape 1.5 (Willinger et al. 1997 use 1 < shape < 2), mean 0.5 s.
+                    dist_or(on.as_ref(), Dist::Pareto { shape: 1.5, scale: 0.5 / 3.0 }),
+                    dist_or(off.as_ref(), Dist::Pareto { shape: 1.5, scale: 0.5 / 3.0 }),
+                )),
+                _ => None,
+            };
+            AnyApp::Udp(UdpSources::new(
+                pairs,
+                start,
+                jitter,
+                BitRate::from_bps(to_u64(rate.0)),
+                u32::try_from(size(*packet_size, 1000)).expect("validated"),
+                on_off,
+                rng,
+            ))
+        }
+    }
+}
+
+/// Sessions per second that make the response bytes on the wire `percent` of `rate_bps`:
+/// demand = rate * E[pages] * E[objects] * E[object] * (mss + headers) / mss * 8.
+pub(crate) fn offered_session_rate(p: &WebParams, percent: f64, rate_bps: f64, cfg: &TcpConfig) -> f64 {
+    let mean = |d: &Dist| d.mean().expect("validated: finite mean");
+    let overhead = f64::from(cfg.mss + cfg.header_bytes) / f64::from(cfg.mss);
+    let bits_per_session = 8.0 * mean(&p.pages).max(1.0) * mean(&p.objects).max(1.0) * mean(&p.object_size) * overhead;
+    percent / 100.0 * rate_bps / bits_per_session
+}
+
+fn shipped(name: &str) -> DistSpec {
+    DistSpec::Empirical { table: Some(name.to_owned()), points: None }
 }
 
 /// The discipline for queue table `q` on a link described by `link`, and the

@@ -41,6 +41,7 @@
 
 #![warn(missing_docs)]
 
+mod app;
 mod builder;
 pub mod error;
 pub mod ids;

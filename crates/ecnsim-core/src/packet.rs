@@ -143,6 +143,16 @@ impl TcpHeader {
     }
 }
 
+/// The transport protocol of a packet, which says which arena `Packet::flow` indexes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Transport {
+    /// TCP: `flow` is a connection, `tcp` its header.
+    #[default]
+    Tcp,
+    /// UDP: `flow` is a UDP flow; `tcp` is unused except `payload` (the datagram's payload bytes).
+    Udp,
+}
+
 /// A packet on the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
@@ -152,8 +162,10 @@ pub struct Packet {
     pub src: NodeId,
     /// Destination host.
     pub dst: NodeId,
-    /// The connection the packet belongs to.
+    /// The connection (or UDP flow, see `proto`) the packet belongs to.
     pub flow: FlowId,
+    /// TCP or UDP.
+    pub proto: Transport,
     /// True if sent by the connection's initiator (active opener).
     pub from_initiator: bool,
     /// Size on the wire in bytes, all headers included.

@@ -90,26 +90,27 @@ impl Profile {
         };
         match self {
             Profile::Rfc => rfc,
-            // Provenance: the "FOR UPDATING GLOBAL DEFAULTS" headers of ns-2's tcl/test suites,
-            // which restore the defaults in force before each change, and tcp.cc.
+            // ns-2 as of early 2001 (ns-2.1b7/b8), before the default changes of 2001-05 to 2002-03.
+            // Provenance: the dated comments of ns-2.1b9a's tcl/lib/ns-default.tcl, the
+            // "FOR UPDATING GLOBAL DEFAULTS" headers of ns-2's test suites, and tcp.cc.
             Profile::Ns2_2001 => TcpConfig {
-                // ns-2 Agent/TCP packetSize_ 1000 with useHeaders_ false (changed later): data
+                // ns-2 Agent/TCP packetSize_ 1000 with useHeaders_ false (true from 2001-11-28): data
                 // packets are 1000 B on the wire and ACKs 40 B.
                 // DEVIATION(ns-2): we count the 960 B after the 40 B of headers as payload,
                 // where ns-2 counted all 1000 B.
                 mss: 960,
-                // ns-2 Agent/TCP windowInit_ 1 (later 2).
+                // ns-2 Agent/TCP windowInit_ 1 (2 from 2001-05-26).
                 initial_window: InitialWindow::Segments(1),
                 // ns-2 Agent/TCP window_ 20 (the largest window, in packets).
                 max_cwnd: 20,
-                // ns-2 Agent/TCP rtxcur_init_ 6.0 (changed on 2006/01/21).
+                // ns-2 Agent/TCP rtxcur_init_ 6.0 (3.0 from 2006-01-21).
                 initial_rto: SimDuration::from_secs(6),
-                // ns-2 tcp.cc rtt_timeout(): the RTO is at least 2 * tcpTick_ = 0.2 s (minrto_ was 0 until 2004/10/14).
+                // ns-2 tcp.cc rtt_timeout(): the RTO is at least 2 * tcpTick_ = 0.2 s (minrto_ 0; 1 from 2001-05-14).
                 min_rto: SimDuration::from_millis(200),
                 // DEVIATION(ns-2): ns-2 capped the backoff multiplier at 64 (maxrto_ was 100000 until
                 // 2007); we cap the RTO itself, at 64 s.
                 max_rto: SimDuration::from_secs(64),
-                // ns-2 Agent/TCP tcpTick_ 0.1 (later 0.01). DEVIATION(ns-2): ns-2 also rounds RTT
+                // ns-2 Agent/TCP tcpTick_ 0.1 (0.01 from 2002-03-07). DEVIATION(ns-2): ns-2 also rounds RTT
                 // samples to ticks; we use the tick only as RFC 6298's G.
                 clock_granularity: SimDuration::from_millis(100),
                 ..rfc
@@ -355,7 +356,8 @@ impl Profile {
     #[must_use]
     pub fn pi(self) -> PiSpec {
         // HMTG01 §IV: the design example (N = 60, C = 3750 packets/s, R+ = 246 ms):
-        // a = 1.822e-5, b = 1.816e-5, sampled at 160 Hz, q_ref = 200 packets, buffer 800.
+        // a = 1.822e-5, b = 1.816e-5 (as ns-2's defaults), sampled at 160 Hz, q_ref = 200 packets,
+        // buffer 800 (the last three from the paper alone; see docs/models/pi.md).
         let paper = PiSpec {
             limit_packets: Some(800),
             limit_bytes: None,

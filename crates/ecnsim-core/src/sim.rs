@@ -5,16 +5,17 @@
 //! endpoint -> `send_on` -> `try_transmit`) indexes arenas directly: no
 //! allocation, no hashing, no dynamic dispatch.
 
+use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
-use crate::ids::{FlowId, NodeId, PortId};
+use crate::ids::{AppId, FlowId, NodeId, PortId};
 use crate::link::Port;
-use crate::packet::Packet;
+use crate::packet::{Ecn, Packet, TcpHeader, Transport};
 use crate::qdisc::QueueCounters;
 use crate::results::Results;
 use crate::sched::{Event, Scheduler};
-use crate::spec::ScenarioSpec;
+use crate::spec::{CcKind, EcnPolicy, ScenarioSpec};
 use crate::stats::{FlowExtra, Series, Snapshot};
-use crate::tcp::{TcpConfig, TcpCounters, TcpSocket};
+use crate::tcp::{SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
 /// Engine work counters, for the benchmark harness.
@@ -54,32 +55,99 @@ pub(crate) struct Node {
     pub(crate) is_host: bool,
 }
 
-/// A TCP connection and its application.
+/// A TCP connection: who opened it, for which app, and its counters once
+/// its endpoints are released. One per connection for the whole run.
 #[derive(Debug)]
 pub(crate) struct Flow {
-    pub(crate) name: String,
+    /// The `[[flows]]` name; app connections are named `<app>#<flow id>`.
+    pub(crate) name: Option<String>,
+    /// The app that drives both ends.
+    pub(crate) app: AppId,
+    /// The app's token for this connection.
+    pub(crate) tag: u32,
+    /// The initiator's host.
     pub(crate) src: NodeId,
+    /// The responder's host.
     pub(crate) dst: NodeId,
+    /// When the app opens (or opened) the connection.
     pub(crate) start: SimTime,
-    /// Bytes the bulk application sends; `None` for unlimited.
-    pub(crate) app_bytes: Option<u64>,
-    pub(crate) cfg: TcpConfig,
+    /// Bytes the `[[flows]]` bulk application sends (infinity: unlimited; NaN: an app connection).
+    pub(crate) app_bytes: f64,
+    pub(crate) cc: CcKind,
     /// Drops, marks, completion of this flow.
     pub(crate) extra: FlowExtra,
+    /// The endpoints' final state, once they are released.
+    pub(crate) last: Option<Box<FlowFinal>>,
 }
 
-/// One end of a connection, with its place in the network and its timer.
+/// What the `flows` table needs of a connection whose endpoints were released.
+#[derive(Clone, Debug)]
+pub(crate) struct FlowFinal {
+    /// Initiator's and responder's counters.
+    pub(crate) counters: [TcpCounters; 2],
+    pub(crate) cwnd: u64,
+    pub(crate) srtt: Option<SimDuration>,
+    pub(crate) state: TcpState,
+    pub(crate) ecn: bool,
+    pub(crate) sack: bool,
+}
+
+/// A UDP flow: a source app's datagrams to one sink.
+#[derive(Debug)]
+pub(crate) struct UdpFlow {
+    pub(crate) app: AppId,
+    pub(crate) src: NodeId,
+    pub(crate) dst: NodeId,
+    pub(crate) egress: PortId,
+    pub(crate) start: SimTime,
+    pub(crate) sent_packets: u64,
+    pub(crate) sent_bytes: u64,
+    pub(crate) received_packets: u64,
+    pub(crate) received_bytes: u64,
+    /// Sum of one-way delays of received datagrams, ns.
+    pub(crate) delay_sum_ns: u64,
+    pub(crate) drops: u64,
+    pub(crate) marks: u64,
+}
+
+/// One end of a live connection, with its place in the network and its timer.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
     pub(crate) sock: TcpSocket,
+    /// The connection this slot serves (meaningful while `live`).
+    pub(crate) flow: FlowId,
+    pub(crate) live: bool,
     pub(crate) node: NodeId,
     pub(crate) peer: NodeId,
     /// The port this host sends the connection's packets on (precomputed route).
     pub(crate) egress: PortId,
+    /// IP + TCP header bytes of every segment.
+    pub(crate) header_bytes: u32,
     /// Generation of the current timer event; older ones are stale.
     pub(crate) timer_gen: u32,
     /// When the current-generation timer event fires, if one is pending.
     pub(crate) timer_at: Option<SimTime>,
+}
+
+/// An application instance and its timer.
+#[derive(Debug)]
+pub(crate) struct AppSlot {
+    pub(crate) app: AnyApp,
+    pub(crate) name: String,
+    /// Index into `Simulation::groups`.
+    pub(crate) group: u32,
+    /// TCP settings of the connections it opens.
+    pub(crate) tcp: TcpConfig,
+    pub(crate) timer_gen: u32,
+    pub(crate) timer_at: Option<SimTime>,
+}
+
+/// What an app is called for.
+#[derive(Clone, Copy, Debug)]
+enum Call {
+    Start,
+    Timer,
+    Conn(ConnEvent),
 }
 
 /// A running simulation.
@@ -90,12 +158,28 @@ pub struct Simulation {
     pub(crate) warmup: SimTime,
     pub(crate) seed: u64,
     pub(crate) nodes: Vec<Node>,
+    /// Each host's own ECN policy, if it has one.
+    pub(crate) host_ecn: Vec<Option<EcnPolicy>>,
     pub(crate) ports: Vec<Port>,
     /// `routes[node * n_nodes + dst]`: the egress port from `node` towards host `dst`.
     pub(crate) routes: Vec<u32>,
+    /// Every TCP connection of the run, by `FlowId`.
     pub(crate) flows: Vec<Flow>,
-    /// `endpoints[2 * flow]` is the initiator, `endpoints[2 * flow + 1]` the responder.
+    /// `slot_of[flow]`: the endpoint pair of a live connection, or [`NO_SLOT`].
+    pub(crate) slot_of: Vec<u32>,
+    /// Endpoint pairs: `endpoints[2 * slot]` is the initiator, `2 * slot + 1` the responder.
     pub(crate) endpoints: Vec<Endpoint>,
+    /// Released endpoint pairs, reused by new connections.
+    pub(crate) free_slots: Vec<u32>,
+    /// UDP flows, by the index UDP packets carry in `flow`.
+    pub(crate) udp: Vec<UdpFlow>,
+    pub(crate) apps: Vec<AppSlot>,
+    /// Group names (records).
+    pub(crate) groups: Vec<String>,
+    /// Completed transactions, pages, objects.
+    pub(crate) records: Vec<Record>,
+    /// Reused command buffer.
+    pub(crate) cmds: Vec<Command>,
     pub(crate) next_uid: u64,
     pub(crate) cons: Conservation,
     pub(crate) perf: PerfCounters,
@@ -107,6 +191,9 @@ pub struct Simulation {
     /// Every packet hosts send, if recording was asked for (tests, traces).
     pub(crate) tap: Option<Vec<Packet>>,
 }
+
+/// Sentinel in `slot_of`: the connection's endpoints were released.
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 /// Sentinel in the route table: no route.
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
@@ -192,7 +279,19 @@ impl Simulation {
     /// The counters of flow `f`'s initiator and responder (since the start of the run).
     #[must_use]
     pub fn flow_counters(&self, f: FlowId) -> (TcpCounters, TcpCounters) {
-        (self.endpoints[2 * f.index()].sock.counters, self.endpoints[2 * f.index() + 1].sock.counters)
+        match &self.flows[f.index()].last {
+            Some(fin) => (fin.counters[0], fin.counters[1]),
+            None => {
+                let slot = self.slot_of[f.index()] as usize;
+                (self.endpoints[2 * slot].sock.counters, self.endpoints[2 * slot + 1].sock.counters)
+            }
+        }
+    }
+
+    /// The live initiator socket of flow `f`, if its endpoints are not released.
+    pub(crate) fn initiator(&self, f: usize) -> Option<&TcpSocket> {
+        let slot = self.slot_of[f];
+        (slot != NO_SLOT).then(|| &self.endpoints[2 * slot as usize].sock)
     }
 
     /// Counters of every queue (since the start of the run), by port.
@@ -213,7 +312,11 @@ impl Simulation {
             }
             Event::WireArrival(p) => self.on_wire_arrival(p),
             Event::Timer { flow, initiator, gen } => {
-                let e = endpoint_index(flow, initiator);
+                let slot = self.slot_of[flow.index()];
+                if slot == NO_SLOT {
+                    return; // the connection was released
+                }
+                let e = 2 * slot as usize + usize::from(!initiator);
                 let ep = &mut self.endpoints[e];
                 if ep.timer_gen != gen {
                     return; // stale: cancelled lazily
@@ -223,7 +326,15 @@ impl Simulation {
                 ep.sock.on_timer(now);
                 self.service_endpoint(e);
             }
-            Event::AppStart(f) => self.on_app_start(f),
+            Event::AppStart(a) => self.call_app(a, Call::Start),
+            Event::AppTimer { app, gen } => {
+                let slot = &mut self.apps[app.index()];
+                if slot.timer_gen != gen {
+                    return;
+                }
+                slot.timer_at = None;
+                self.call_app(app, Call::Timer);
+            }
             Event::WarmupEnd => {
                 let now = self.sched.now();
                 for p in &mut self.ports {
@@ -262,8 +373,19 @@ impl Simulation {
     fn arrive(&mut self, node: NodeId, pkt: Packet) {
         if pkt.dst == node {
             self.cons.delivered += 1;
-            let e = endpoint_index(pkt.flow, !pkt.from_initiator);
             let now = self.sched.now();
+            if pkt.proto == Transport::Udp {
+                let u = &mut self.udp[pkt.flow.index()];
+                u.received_packets += 1;
+                u.received_bytes += u64::from(pkt.tcp.payload);
+                u.delay_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
+                return;
+            }
+            let slot = self.slot_of[pkt.flow.index()];
+            if slot == NO_SLOT {
+                return; // a late segment of a released connection
+            }
+            let e = 2 * slot as usize + usize::from(pkt.from_initiator);
             self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
             self.service_endpoint(e);
         } else {
@@ -273,19 +395,35 @@ impl Simulation {
         }
     }
 
+    /// Count a queue's drop or mark against the packet's flow.
+    fn charge(&mut self, flow: FlowId, proto: Transport, drop: bool) {
+        match (proto, drop) {
+            (Transport::Tcp, true) => self.flows[flow.index()].extra.drops += 1,
+            (Transport::Tcp, false) => self.flows[flow.index()].extra.marks += 1,
+            (Transport::Udp, true) => self.udp[flow.index()].drops += 1,
+            (Transport::Udp, false) => self.udp[flow.index()].marks += 1,
+        }
+    }
+
     /// Offer `pkt` to port `p`'s queue and start the transmitter if it is idle.
     fn send_on(&mut self, p: PortId, pkt: Packet) {
         let now = self.sched.now();
         let port = &mut self.ports[p.index()];
         let outcome = port.queue.enqueue(pkt, now);
-        for (dropped, _) in &outcome.drops {
-            self.cons.dropped += 1;
-            self.flows[dropped.flow.index()].extra.drops += 1;
+        let (n_drops, n_marks) = (outcome.drops.len(), outcome.marks.len());
+        if n_drops + n_marks > 0 {
+            for i in 0..n_drops {
+                let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
+                self.cons.dropped += 1;
+                self.charge(d.flow, d.proto, true);
+            }
+            for i in 0..n_marks {
+                let (f, _) = self.ports[p.index()].queue.outcome().marks[i];
+                // Marks name the flow only; UDP packets are never ECN-capable here.
+                self.charge(f, Transport::Tcp, false);
+            }
         }
-        for (flow, _) in &outcome.marks {
-            self.flows[flow.index()].extra.marks += 1;
-        }
-        if !port.tx_event_pending {
+        if !self.ports[p.index()].tx_event_pending {
             self.try_transmit(p);
         }
     }
@@ -303,13 +441,19 @@ impl Simulation {
             return;
         }
         let next = port.queue.dequeue(now);
-        for (dropped, _) in &port.queue.outcome().drops {
-            self.cons.dropped += 1;
-            self.flows[dropped.flow.index()].extra.drops += 1;
+        let (n_drops, n_marks) = (port.queue.outcome().drops.len(), port.queue.outcome().marks.len());
+        if n_drops + n_marks > 0 {
+            for i in 0..n_drops {
+                let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
+                self.cons.dropped += 1;
+                self.charge(d.flow, d.proto, true);
+            }
+            for i in 0..n_marks {
+                let (f, _) = self.ports[p.index()].queue.outcome().marks[i];
+                self.charge(f, Transport::Tcp, false);
+            }
         }
-        for (flow, _) in &port.queue.outcome().marks {
-            self.flows[flow.index()].extra.marks += 1;
-        }
+        let port = &mut self.ports[p.index()];
         let Some(pkt) = next else { return };
         let wire_was_empty = port.wire.is_empty();
         let arrival = port.start_tx(pkt, now);
@@ -326,51 +470,247 @@ impl Simulation {
     // Endpoints and applications
     // ------------------------------------------------------------------
 
-    fn on_app_start(&mut self, f: FlowId) {
-        let now = self.sched.now();
-        let bytes = self.flows[f.index()].app_bytes;
-        let sock = &mut self.endpoints[endpoint_index(f, true)].sock;
-        sock.connect(now);
-        // The bulk application writes everything at once, then closes.
-        match bytes {
-            Some(b) => {
-                sock.send(b);
-                sock.close();
+    /// Call app `a` and carry out the commands it issued.
+    fn call_app(&mut self, a: AppId, call: Call) {
+        let mut cmds = std::mem::take(&mut self.cmds);
+        cmds.clear();
+        {
+            let Simulation { apps, flows, slot_of, endpoints, records, udp, sched, .. } = self;
+            let mut cx = Cx {
+                now: sched.now(),
+                app: a,
+                cmds: &mut cmds,
+                records,
+                next_flow: u32::try_from(flows.len()).expect("flow ids fit in u32"),
+                next_udp: u32::try_from(udp.len()).expect("UDP flow ids fit in u32"),
+                view: ConnView { flows, slot_of, endpoints },
+            };
+            let app = &mut apps[a.index()].app;
+            match call {
+                Call::Start => app.on_start(&mut cx),
+                Call::Timer => app.on_timer(&mut cx),
+                Call::Conn(ev) => app.on_conn(&mut cx, ev),
             }
-            None => sock.send_unlimited(),
         }
-        self.service_endpoint(endpoint_index(f, true));
+        for &c in &cmds {
+            self.execute(a, c);
+        }
+        self.cmds = cmds;
+        // Keep the app's timer event current (reschedule only if the deadline moved earlier).
+        let now = self.sched.now();
+        let slot = &mut self.apps[a.index()];
+        if let Some(d) = slot.app.next_deadline() {
+            if slot.timer_at.is_none_or(|t| t > d) {
+                slot.timer_gen = slot.timer_gen.wrapping_add(1);
+                slot.timer_at = Some(d);
+                self.sched.schedule(d.max(now), Event::AppTimer { app: a, gen: slot.timer_gen });
+            }
+        }
+    }
+
+    /// The endpoint index of one end of live flow `f`.
+    fn end_of(&self, f: FlowId, side: Side) -> Option<usize> {
+        let slot = self.slot_of[f.index()];
+        (slot != NO_SLOT).then(|| 2 * slot as usize + usize::from(side == Side::Server))
+    }
+
+    fn execute(&mut self, a: AppId, c: Command) {
+        let now = self.sched.now();
+        match c {
+            Command::Open { client, server, rcv_window, tag } => {
+                let f = self.open_flow(a, client, server, rcv_window, tag, now);
+                let e = self.end_of(f, Side::Client).expect("just opened");
+                self.endpoints[e].sock.connect(now);
+                self.flush_endpoint(e);
+            }
+            Command::Connect { flow } => {
+                if let Some(e) = self.end_of(flow, Side::Client) {
+                    self.endpoints[e].sock.connect(now);
+                    self.flush_endpoint(e);
+                }
+            }
+            Command::Send { flow, side, bytes } => {
+                if let Some(e) = self.end_of(flow, side) {
+                    self.endpoints[e].sock.send(bytes);
+                    self.flush_endpoint(e);
+                }
+            }
+            Command::SendUnlimited { flow } => {
+                if let Some(e) = self.end_of(flow, Side::Client) {
+                    self.endpoints[e].sock.send_unlimited();
+                    self.flush_endpoint(e);
+                }
+            }
+            Command::Close { flow, side } => {
+                if let Some(e) = self.end_of(flow, side) {
+                    self.endpoints[e].sock.close();
+                    self.flush_endpoint(e);
+                }
+            }
+            Command::Completed { flow } => {
+                let x = &mut self.flows[flow.index()].extra;
+                if x.completed_at.is_none() {
+                    x.completed_at = Some(now);
+                }
+            }
+            Command::OpenUdp { src, dst } => {
+                let route = self.routes[src.index() * self.nodes.len() + dst.index()];
+                debug_assert_ne!(route, NO_ROUTE, "validated at build time");
+                self.udp.push(UdpFlow {
+                    app: a,
+                    src,
+                    dst,
+                    egress: PortId(route),
+                    start: now,
+                    sent_packets: 0,
+                    sent_bytes: 0,
+                    received_packets: 0,
+                    received_bytes: 0,
+                    delay_sum_ns: 0,
+                    drops: 0,
+                    marks: 0,
+                });
+            }
+            Command::UdpSend { flow, payload } => {
+                let u = &mut self.udp[flow as usize];
+                u.sent_packets += 1;
+                u.sent_bytes += u64::from(payload);
+                let tcp = TcpHeader { payload, ..TcpHeader::default() };
+                let pkt = Packet {
+                    uid: self.next_uid,
+                    src: u.src,
+                    dst: u.dst,
+                    flow: FlowId(flow),
+                    proto: Transport::Udp,
+                    from_initiator: true,
+                    // RFC 768 + RFC 791: 8 bytes of UDP header and 20 of IPv4 header.
+                    size: payload + UDP_HEADER_BYTES,
+                    ecn: Ecn::NotEct,
+                    tcp,
+                    sent_at: now,
+                    enqueued_at: now,
+                };
+                let egress = u.egress;
+                self.next_uid += 1;
+                self.cons.sent += 1;
+                if let Some(tap) = &mut self.tap {
+                    tap.push(pkt);
+                }
+                self.send_on(egress, pkt);
+            }
+        }
+    }
+
+    /// Create a connection of app `a` at run time, reusing a released endpoint pair if any.
+    fn open_flow(
+        &mut self,
+        a: AppId,
+        client: NodeId,
+        server: NodeId,
+        rcv_window: Option<u64>,
+        tag: u32,
+        now: SimTime,
+    ) -> FlowId {
+        let f = FlowId::from_index(self.flows.len());
+        let mut cfg = self.apps[a.index()].tcp;
+        if let Some(w) = rcv_window {
+            cfg.rcv_window = w;
+        }
+        self.flows.push(Flow {
+            name: None,
+            app: a,
+            tag,
+            src: client,
+            dst: server,
+            start: now,
+            app_bytes: f64::NAN,
+            cc: cfg.cc,
+            extra: FlowExtra::default(),
+            last: None,
+        });
+        let server_cfg = TcpConfig { rcv_window: self.apps[a.index()].tcp.rcv_window, ..cfg };
+        let slot = self.install(f, client, server, cfg, server_cfg);
+        self.slot_of.push(slot);
+        f
+    }
+
+    /// Put a new endpoint pair for flow `f` into a free slot (or a new one); returns the slot.
+    pub(crate) fn install(
+        &mut self,
+        f: FlowId,
+        client: NodeId,
+        server: NodeId,
+        client_cfg: TcpConfig,
+        server_cfg: TcpConfig,
+    ) -> u32 {
+        let n = self.nodes.len();
+        let ecn = |p: Option<EcnPolicy>, c: &TcpConfig| TcpConfig { ecn: p.unwrap_or(c.ecn), ..*c };
+        let initiator = TcpSocket::new(ecn(self.host_ecn[client.index()], &client_cfg));
+        let mut responder = TcpSocket::new(ecn(self.host_ecn[server.index()], &server_cfg));
+        responder.listen();
+        let mk = |sock, node: NodeId, peer: NodeId, hb| Endpoint {
+            sock,
+            flow: f,
+            live: true,
+            node,
+            peer,
+            egress: PortId(self.routes[node.index() * n + peer.index()]),
+            header_bytes: hb,
+            timer_gen: 0,
+            timer_at: None,
+        };
+        let a = mk(initiator, client, server, client_cfg.header_bytes);
+        let b = mk(responder, server, client, server_cfg.header_bytes);
+        if let Some(slot) = self.free_slots.pop() {
+            let i = 2 * slot as usize;
+            // Keep the generations moving so that no old event can look current.
+            let (ga, gb) = (self.endpoints[i].timer_gen, self.endpoints[i + 1].timer_gen);
+            self.endpoints[i] = Endpoint { timer_gen: ga.wrapping_add(1), ..a };
+            self.endpoints[i + 1] = Endpoint { timer_gen: gb.wrapping_add(1), ..b };
+            slot
+        } else {
+            self.endpoints.push(a);
+            self.endpoints.push(b);
+            u32::try_from(self.endpoints.len() / 2 - 1).expect("slots fit in u32")
+        }
     }
 
     /// After any input to endpoint `e`: let the application react, send what
-    /// the socket has to send, and keep its timer event current.
+    /// the socket has to send, keep its timer event current, and release the
+    /// connection's endpoints once both ends are done.
     fn service_endpoint(&mut self, e: usize) {
         let now = self.sched.now();
-        let flow_index = e / 2;
+        let flow = self.endpoints[e].flow;
         let is_initiator = e % 2 == 0;
         let ev = self.endpoints[e].sock.take_events();
-        if !is_initiator {
-            // The bulk sink closes its direction once the sender has closed its own.
-            if ev.peer_closed {
-                self.endpoints[e].sock.close();
+        if ev != SocketEvents::default() {
+            let x = &mut self.flows[flow.index()].extra;
+            if is_initiator && ev.connected {
+                x.connected_at = Some(now);
             }
-            if ev.received {
-                let flow = &mut self.flows[flow_index];
-                let got = self.endpoints[e].sock.counters.bytes_delivered;
-                if flow.extra.completed_at.is_none() && flow.app_bytes.is_some_and(|b| got >= b) {
-                    flow.extra.completed_at = Some(now);
-                }
+            if is_initiator && ev.failed {
+                x.failed = true;
             }
-        } else {
-            let flow = &mut self.flows[flow_index];
-            if ev.connected {
-                flow.extra.connected_at = Some(now);
-            }
-            if ev.failed {
-                flow.extra.failed = true;
-            }
+            let f = &self.flows[flow.index()];
+            let conn = ConnEvent {
+                flow,
+                tag: f.tag,
+                side: if is_initiator { Side::Client } else { Side::Server },
+                ev,
+                delivered: self.endpoints[e].sock.counters.bytes_delivered,
+            };
+            self.call_app(f.app, Call::Conn(conn));
         }
-        let header_bytes = self.flows[flow_index].cfg.header_bytes;
+        if self.endpoints[e].live && self.endpoints[e].flow == flow {
+            self.flush_endpoint(e);
+            self.maybe_release(flow);
+        }
+    }
+
+    /// Send what endpoint `e` may send now and keep its timer event current.
+    fn flush_endpoint(&mut self, e: usize) {
+        let now = self.sched.now();
+        let is_initiator = e % 2 == 0;
         loop {
             let ep = &mut self.endpoints[e];
             let Some(seg) = ep.sock.poll_transmit(now) else { break };
@@ -378,9 +718,10 @@ impl Simulation {
                 uid: self.next_uid,
                 src: ep.node,
                 dst: ep.peer,
-                flow: FlowId::from_index(flow_index),
+                flow: ep.flow,
+                proto: Transport::Tcp,
                 from_initiator: is_initiator,
-                size: seg.header.payload + header_bytes + seg.header.options_len(),
+                size: seg.header.payload + ep.header_bytes + seg.header.options_len(),
                 ecn: seg.ecn,
                 tcp: seg.header,
                 sent_at: now,
@@ -401,16 +742,44 @@ impl Simulation {
             if ep.timer_at.is_none_or(|t| t > d) {
                 ep.timer_gen = ep.timer_gen.wrapping_add(1);
                 ep.timer_at = Some(d);
-                self.sched.schedule(
-                    d.max(now),
-                    Event::Timer { flow: FlowId::from_index(flow_index), initiator: is_initiator, gen: ep.timer_gen },
-                );
+                self.sched
+                    .schedule(d.max(now), Event::Timer { flow: ep.flow, initiator: is_initiator, gen: ep.timer_gen });
             }
         }
     }
+
+    /// Release flow `f`'s endpoint pair if both ends are done: each end CLOSED
+    /// or TIME-WAIT (the responder may also still be LISTENing when the
+    /// initiator gave up). Its counters move to the flow.
+    fn maybe_release(&mut self, f: FlowId) {
+        let slot = self.slot_of[f.index()];
+        if slot == NO_SLOT {
+            return;
+        }
+        let i = 2 * slot as usize;
+        let (a, b) = (&self.endpoints[i].sock, &self.endpoints[i + 1].sock);
+        let failed = self.flows[f.index()].extra.failed;
+        // The initiator is CLOSED only after LAST-ACK (the server closed first) or when it gave up.
+        let a_done = matches!(a.state(), TcpState::TimeWait | TcpState::Closed);
+        let b_done =
+            matches!(b.state(), TcpState::Closed | TcpState::TimeWait) || (failed && b.state() == TcpState::Listen);
+        if !(a_done && b_done) {
+            return;
+        }
+        self.flows[f.index()].last = Some(Box::new(FlowFinal {
+            counters: [a.counters, b.counters],
+            cwnd: a.cwnd(),
+            srtt: a.rtt().srtt(),
+            state: a.state(),
+            ecn: a.ecn_negotiated(),
+            sack: a.sack_negotiated(),
+        }));
+        self.endpoints[i].live = false;
+        self.endpoints[i + 1].live = false;
+        self.slot_of[f.index()] = NO_SLOT;
+        self.free_slots.push(slot);
+    }
 }
 
-/// The arena index of a flow's endpoint.
-pub(crate) fn endpoint_index(flow: FlowId, initiator: bool) -> usize {
-    2 * flow.index() + usize::from(!initiator)
-}
+/// UDP (RFC 768) and IPv4 (RFC 791) header bytes of a datagram.
+pub(crate) const UDP_HEADER_BYTES: u32 = 28;

@@ -224,6 +224,10 @@ pub struct ScenarioSpec {
     /// TCP connections and what their applications do.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Workloads: applications that open many connections (or UDP flows)
+    /// between client and server hosts (see [`WorkloadSpec`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<WorkloadSpec>,
 }
 
 /// Run-wide settings.
@@ -973,6 +977,240 @@ impl Default for AppSpec {
     }
 }
 
+/// A workload (`[[apps]]`): one application instance that drives both ends of
+/// every connection it opens between its clients and servers.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Unique name (default `app<i>`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Group name in the `records` table (default: the app's name). Several apps
+    /// may share a group.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Client hosts (they open the connections, send requests, receive responses).
+    pub clients: Vec<String>,
+    /// Server hosts.
+    pub servers: Vec<String>,
+    /// When the app starts (default 0).
+    #[serde(default)]
+    pub start: Option<TimeValue>,
+    /// Each client (each source, for UDP) starts at `start + U[0, start_jitter)`. Default 0.
+    #[serde(default)]
+    pub start_jitter: Option<TimeValue>,
+    /// TCP overrides for this app's connections, on top of the scenario's `[tcp]`.
+    #[serde(default)]
+    pub tcp: TcpOverrides,
+    /// The workload model.
+    pub model: ModelSpec,
+}
+
+/// HTTP protocol version.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub enum HttpVersion {
+    /// HTTP/1.0 (RFC 1945): one connection per object.
+    #[serde(rename = "1.0")]
+    Http10,
+    /// HTTP/1.1 (RFC 2616 §8.1): one persistent connection per page.
+    #[serde(rename = "1.1")]
+    Http11,
+}
+
+/// Offered load: pick the session rate so that demand is `percent` of `link`'s capacity.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OfferedLoadSpec {
+    /// Index of the link in `links`.
+    pub link: i64,
+    /// Target demand in percent of the link's rate (> 0).
+    pub percent: f64,
+}
+
+/// A workload model (`model = { type = "...", ... }`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum ModelSpec {
+    /// Each client fetches files of `file_size` from its server, one after
+    /// another on a new connection each, forever (RFC 2415's FTP clients).
+    Ftp {
+        /// File size (default 1 MB).
+        #[serde(default)]
+        file_size: Option<ByteSize>,
+    },
+    /// netperf TCP_CRR: connect, request, response, close, repeat.
+    Crr {
+        /// Request bytes (default 1).
+        #[serde(default)]
+        request: Option<ByteSize>,
+        /// Response bytes (default 1).
+        #[serde(default)]
+        response: Option<ByteSize>,
+        /// Pause between transactions, seconds (default 0).
+        #[serde(default)]
+        think_time: Option<DistSpec>,
+    },
+    /// netperf TCP_RR: request/response transactions on one persistent connection.
+    Rr {
+        /// Request bytes (default 1).
+        #[serde(default)]
+        request: Option<ByteSize>,
+        /// Response bytes (default 1).
+        #[serde(default)]
+        response: Option<ByteSize>,
+        /// Pause between transactions, seconds (default 0).
+        #[serde(default)]
+        think_time: Option<DistSpec>,
+    },
+    /// Web browsing (RFC 2415): pages of a primary and embedded objects, think times.
+    Http {
+        /// `"1.0"` (default) or `"1.1"`.
+        #[serde(default)]
+        version: Option<HttpVersion>,
+        /// Embedded objects per page (count; default constant 3).
+        #[serde(default)]
+        embedded: Option<DistSpec>,
+        /// HTTP/1.0: most parallel connections for embedded objects (default 4).
+        #[serde(default)]
+        parallel: Option<i64>,
+        /// Primary object size, bytes (default: shipped table `http_primary`).
+        #[serde(default)]
+        primary_size: Option<DistSpec>,
+        /// Embedded object size, bytes (default: shipped table `http_embedded`).
+        #[serde(default)]
+        embedded_size: Option<DistSpec>,
+        /// Request size, bytes (default constant 256).
+        #[serde(default)]
+        request_size: Option<DistSpec>,
+        /// Think time between pages, seconds (default uniform [1, 5]).
+        #[serde(default)]
+        think_time: Option<DistSpec>,
+    },
+    /// Web sessions (Feldmann, Gilbert, Huang & Willinger 1999; ns-2 PagePool/WebTraf).
+    Websessions {
+        /// Sessions per second (Poisson); exactly one of this and `offered_load`.
+        #[serde(default)]
+        session_rate: Option<f64>,
+        /// Derive the session rate from a target load on a link.
+        #[serde(default)]
+        offered_load: Option<OfferedLoadSpec>,
+        /// Pages per session (count; default constant 5).
+        #[serde(default)]
+        pages: Option<DistSpec>,
+        /// Time between pages, seconds (default Pareto shape 1.5, scale 1/3: mean 1 s).
+        #[serde(default)]
+        inter_page: Option<DistSpec>,
+        /// Objects per page (count; default constant 4).
+        #[serde(default)]
+        objects: Option<DistSpec>,
+        /// Object size, bytes (default bounded Pareto: mean about 7.2 KB).
+        #[serde(default)]
+        object_size: Option<DistSpec>,
+        /// Request size, bytes (default constant 256).
+        #[serde(default)]
+        request_size: Option<DistSpec>,
+        /// Client receive window, bytes (default 8/16/64 KB with probability 35/20/45 %).
+        #[serde(default)]
+        rcv_window: Option<DistSpec>,
+    },
+    /// UDP constant bit rate from each client to its server.
+    Cbr {
+        /// Sending rate (UDP payload plus 28 bytes of headers per packet).
+        rate: RateValue,
+        /// UDP payload bytes per packet (default 1000).
+        #[serde(default)]
+        packet_size: Option<ByteSize>,
+    },
+    /// UDP on/off: CBR at `rate` during on periods, silent during off periods.
+    Onoff {
+        /// Rate while on.
+        rate: RateValue,
+        /// UDP payload bytes per packet (default 1000).
+        #[serde(default)]
+        packet_size: Option<ByteSize>,
+        /// On-period length, seconds (default Pareto shape 1.5, mean 0.5 s).
+        #[serde(default)]
+        on: Option<DistSpec>,
+        /// Off-period length, seconds (default Pareto shape 1.5, mean 0.5 s).
+        #[serde(default)]
+        off: Option<DistSpec>,
+    },
+}
+
+/// A random distribution (`{ type = "pareto", shape = 1.2, scale = 1000 }`).
+/// Values are in the field's base unit: seconds, bytes or a count.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DistSpec {
+    /// Always `value`.
+    Constant {
+        /// The value.
+        value: f64,
+    },
+    /// Uniform on `[min, max)`.
+    Uniform {
+        /// Lower end.
+        min: f64,
+        /// Upper end.
+        max: f64,
+    },
+    /// Exponential.
+    Exponential {
+        /// Mean.
+        mean: f64,
+    },
+    /// Pareto: `P(X > x) = (scale / x)^shape`.
+    Pareto {
+        /// Shape (alpha).
+        shape: f64,
+        /// Scale (the minimum).
+        scale: f64,
+    },
+    /// Pareto truncated to `[min, max]`.
+    BoundedPareto {
+        /// Shape (alpha).
+        shape: f64,
+        /// Lower bound.
+        min: f64,
+        /// Upper bound.
+        max: f64,
+    },
+    /// `exp(N(mu, sigma^2))`.
+    Lognormal {
+        /// Mean of the logarithm.
+        mu: f64,
+        /// Standard deviation of the logarithm.
+        sigma: f64,
+    },
+    /// Lognormal body; draws above `cutoff` come from a Pareto tail starting there.
+    LognormalPareto {
+        /// Mean of the logarithm (body).
+        mu: f64,
+        /// Standard deviation of the logarithm (body).
+        sigma: f64,
+        /// Where the tail starts.
+        cutoff: f64,
+        /// Tail shape.
+        shape: f64,
+    },
+    /// Piecewise-linear CDF: a shipped `table` or `points = [[value, cdf], ...]`.
+    Empirical {
+        /// A shipped table: `"http_primary"`, `"http_embedded"`.
+        #[serde(default)]
+        table: Option<String>,
+        /// `[value, cdf]` pairs, non-decreasing, the last cdf 1.
+        #[serde(default)]
+        points: Option<Vec<[f64; 2]>>,
+    },
+    /// Weighted choice among `values`.
+    Discrete {
+        /// The values.
+        values: Vec<f64>,
+        /// Their weights (normalised to sum 1).
+        weights: Vec<f64>,
+    },
+}
+
 /// Congestion-control / loss-recovery algorithm.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -1099,6 +1337,19 @@ pub struct TcpOverrides {
     pub carry_rtt: Option<bool>,
 }
 
+/// serde_json ends its messages with " at line L column C"; for the one-line
+/// JSON the Python builder produces that position says nothing (the field
+/// path does), so it is dropped there and kept for multi-line documents.
+fn without_json_position(msg: &str, text: &str) -> String {
+    if text.trim_end().contains('\n') {
+        return msg.to_owned();
+    }
+    match msg.rfind(" at line ") {
+        Some(i) if msg[i..].contains(" column ") => msg[..i].to_owned(),
+        _ => msg.to_owned(),
+    }
+}
+
 impl ScenarioSpec {
     /// Parse a TOML scenario. Errors name the field path.
     ///
@@ -1124,9 +1375,9 @@ impl ScenarioSpec {
     /// [`SimError::InvalidSpec`] for syntax errors, unknown keys and wrong types.
     pub fn from_json_str(text: &str) -> Result<Self, SimError> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let spec: Self =
-            serde_path_to_error::deserialize(&mut de).map_err(|e| path_error(e.path(), &e.inner().to_string()))?;
-        de.end().map_err(|e| SimError::spec("<root>", e.to_string()))?;
+        let spec: Self = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| path_error(e.path(), &without_json_position(&e.inner().to_string(), text)))?;
+        de.end().map_err(|e| SimError::spec("<root>", without_json_position(&e.to_string(), text)))?;
         Ok(spec)
     }
 

@@ -26,8 +26,8 @@ use crate::qdisc::resolve::{self as queue_resolve, limit_in_packets, LinkInfo, Q
 use crate::qdisc::{Limit, Measure};
 use crate::spec::{AecnSpec, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
 use crate::spec::{
-    AppSpec, ByteSize, InitialWindowSpec, IwFormula, NodeKind, QueueSpec, RateValue, ScenarioSpec, TcpOverrides,
-    TimeValue,
+    AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, ScenarioSpec,
+    TcpOverrides, TimeValue,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::{BitRate, SimDuration};
@@ -345,6 +345,7 @@ impl ScenarioSpec {
         let nodes = self.check_nodes()?;
         self.check_links(&nodes)?;
         self.check_flows(&nodes, profile)?;
+        self.check_apps(&nodes, profile)?;
         check_script_flows(self)
     }
 
@@ -368,6 +369,16 @@ impl ScenarioSpec {
     #[must_use]
     pub fn resolved_tcp(&self, flow_index: usize) -> TcpConfig {
         resolve(self.profile(), [&self.tcp, &self.flows[flow_index].tcp])
+    }
+
+    /// The TCP parameters of workload `app_index`: the profile's defaults,
+    /// overridden by the scenario's `[tcp]`, overridden by the app's `tcp`.
+    ///
+    /// # Panics
+    /// As [`ScenarioSpec::resolved_tcp`].
+    #[must_use]
+    pub fn resolved_app_tcp(&self, app_index: usize) -> TcpConfig {
+        resolve(self.profile(), [&self.tcp, &self.apps[app_index].tcp])
     }
 
     fn check_simulation(&self) -> Result<Profile, SimError> {
@@ -540,6 +551,177 @@ impl ScenarioSpec {
         }
         Ok(())
     }
+}
+
+// ---------------------------------------------------------------------------
+// Workloads (`[[apps]]`)
+// ---------------------------------------------------------------------------
+
+/// Largest request, response or file size of a workload (1 TB).
+const MAX_APP_OBJECT: i128 = 1_000_000_000_000;
+/// Largest UDP payload (an IPv4 datagram less 28 bytes of headers).
+const MAX_UDP_PAYLOAD: i128 = 65_507;
+
+impl ScenarioSpec {
+    fn check_apps(&self, nodes: &HashMap<&str, (usize, NodeKind)>, profile: Profile) -> Result<(), SimError> {
+        let duration = self.simulation.duration;
+        let mut names: HashMap<String, usize> = HashMap::with_capacity(self.apps.len());
+        for (j, app) in self.apps.iter().enumerate() {
+            let p = format!("apps[{j}]");
+            let name = app.name.clone().unwrap_or_else(|| format!("app{j}"));
+            ensure_spec!(!name.trim().is_empty(), format!("{p}.name"), "must not be empty, got {name:?}");
+            ensure_spec!(
+                !self
+                    .flows
+                    .iter()
+                    .enumerate()
+                    .any(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}")) == name),
+                format!("{p}.name"),
+                "{name:?} is also a flow's name; apps and flows share one namespace"
+            );
+            if let Some(first) = names.insert(name.clone(), j) {
+                return Err(SimError::spec(
+                    format!("{p}.name"),
+                    format!("duplicate app name {name:?} (first at apps[{first}])"),
+                ));
+            }
+            if let Some(g) = &app.group {
+                ensure_spec!(!g.trim().is_empty(), format!("{p}.group"), "must not be empty, got {g:?}");
+            }
+            for (field, hosts) in [("clients", &app.clients), ("servers", &app.servers)] {
+                ensure_spec!(!hosts.is_empty(), format!("{p}.{field}"), "at least one host is required, got none");
+                for (k, h) in hosts.iter().enumerate() {
+                    let path = format!("{p}.{field}[{k}]");
+                    let kind = self.node(nodes, &path, h)?;
+                    ensure_spec!(kind == NodeKind::Host, path, "{h:?} is a router; apps run on hosts");
+                    if field == "servers" {
+                        ensure_spec!(
+                            !app.clients.contains(h),
+                            path,
+                            "{h:?} is also a client of this app; a connection needs two different hosts"
+                        );
+                    }
+                }
+            }
+            if let Some(start) = app.start {
+                ensure_spec!(
+                    (0..duration.0).contains(&start.0),
+                    format!("{p}.start"),
+                    "must be >= 0 and < simulation.duration ({duration}), got {start}"
+                );
+            }
+            if let Some(jitter) = app.start_jitter {
+                let start = app.start.unwrap_or(TimeValue(0));
+                ensure_spec!(
+                    (0..=duration.0 - start.0).contains(&jitter.0),
+                    format!("{p}.start_jitter"),
+                    "must be >= 0 and <= simulation.duration - start ({duration} - {start}), got {jitter}"
+                );
+            }
+            let tcp_path = format!("{p}.tcp");
+            check_tcp_ranges(&tcp_path, &app.tcp)?;
+            check_tcp_cross(profile, &[("tcp", &self.tcp), (&tcp_path, &app.tcp)])?;
+            self.check_model(&format!("{p}.model"), &app.model)?;
+        }
+        Ok(())
+    }
+
+    fn check_model(&self, p: &str, model: &ModelSpec) -> Result<(), SimError> {
+        let size = |field: &str, v: Option<ByteSize>| {
+            opt_in_range(&format!("{p}.{field}"), v, Limits::closed(1, MAX_APP_OBJECT))
+        };
+        let dist =
+            |field: &str, d: &Option<DistSpec>| d.as_ref().map_or(Ok(()), |d| check_dist(&format!("{p}.{field}"), d));
+        match model {
+            ModelSpec::Ftp { file_size } => size("file_size", *file_size),
+            ModelSpec::Crr { request, response, think_time } | ModelSpec::Rr { request, response, think_time } => {
+                size("request", *request)?;
+                size("response", *response)?;
+                dist("think_time", think_time)
+            }
+            ModelSpec::Http {
+                version: _,
+                embedded,
+                parallel,
+                primary_size,
+                embedded_size,
+                request_size,
+                think_time,
+            } => {
+                dist("embedded", embedded)?;
+                opt_in_range(&format!("{p}.parallel"), *parallel, Limits::closed(1, 1000))?;
+                dist("primary_size", primary_size)?;
+                dist("embedded_size", embedded_size)?;
+                dist("request_size", request_size)?;
+                dist("think_time", think_time)
+            }
+            ModelSpec::Websessions {
+                session_rate,
+                offered_load,
+                pages,
+                inter_page,
+                objects,
+                object_size,
+                request_size,
+                rcv_window,
+            } => {
+                dist("pages", pages)?;
+                dist("inter_page", inter_page)?;
+                dist("objects", objects)?;
+                dist("object_size", object_size)?;
+                dist("request_size", request_size)?;
+                dist("rcv_window", rcv_window)?;
+                match (session_rate, offered_load) {
+                    (Some(r), None) => ensure_spec!(
+                        r.is_finite() && *r > 0.0 && *r <= 1e7,
+                        format!("{p}.session_rate"),
+                        "must be > 0 and <= 1e7 sessions/s, got {r}"
+                    ),
+                    (None, Some(load)) => {
+                        ensure_spec!(
+                            (0..self.links.len() as i64).contains(&load.link),
+                            format!("{p}.offered_load.link"),
+                            "must be the index of a link (0 to {}), got {}",
+                            self.links.len().saturating_sub(1),
+                            load.link
+                        );
+                        ensure_spec!(
+                            load.percent.is_finite() && load.percent > 0.0 && load.percent <= 1000.0,
+                            format!("{p}.offered_load.percent"),
+                            "must be > 0 and <= 1000, got {}",
+                            load.percent
+                        );
+                        for (field, d) in [("pages", pages), ("objects", objects), ("object_size", object_size)] {
+                            if let Some(d) = d {
+                                ensure_spec!(
+                                    crate::app::dist::Dist::from_spec(d).mean().is_some_and(|m| m > 0.0),
+                                    format!("{p}.{field}"),
+                                    "offered_load needs a distribution with a finite mean > 0 here (not pareto with \
+                                     shape <= 1, not lognormal_pareto)"
+                                );
+                            }
+                        }
+                    }
+                    _ => return Err(SimError::spec(p, "give exactly one of session_rate and offered_load".to_owned())),
+                }
+                Ok(())
+            }
+            ModelSpec::Cbr { rate, packet_size } | ModelSpec::Onoff { rate, packet_size, .. } => {
+                in_range(&format!("{p}.rate"), *rate, Limits::positive(MAX_RATE))?;
+                opt_in_range(&format!("{p}.packet_size"), *packet_size, Limits::closed(1, MAX_UDP_PAYLOAD))?;
+                if let ModelSpec::Onoff { on, off, .. } = model {
+                    dist("on", on)?;
+                    dist("off", off)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A distribution table's parameters.
+fn check_dist(path: &str, d: &DistSpec) -> Result<(), SimError> {
+    crate::app::dist::check(d).map_err(|(field, msg)| SimError::spec(format!("{path}.{field}"), msg))
 }
 
 fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
@@ -910,7 +1092,15 @@ fn rule_name<R: serde::Serialize>(r: &R) -> &'static str {
 /// A cross-field rule `a <rel> b` on resolved values. The error is reported at
 /// the first of the two fields the table sets (or the table itself if both
 /// come from the profile) and says where each value came from.
-fn cross(path: &str, profile: Profile, ok: bool, a: Term<'_>, rel: &str, b: Term<'_>, note: &str) -> Result<(), SimError> {
+fn cross(
+    path: &str,
+    profile: Profile,
+    ok: bool,
+    a: Term<'_>,
+    rel: &str,
+    b: Term<'_>,
+    note: &str,
+) -> Result<(), SimError> {
     if ok {
         return Ok(());
     }
@@ -951,7 +1141,8 @@ fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInf
             let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
             cross(path, profile, c.max_th <= buffer.value, max_th, "<=", buffer, " (in packets of mean_pktsize)")?;
             if c.drop_spacing == DropSpacing::Linux && c.byte_mode {
-                let at = if s.byte_mode.is_some() { format!("{path}.byte_mode") } else { format!("{path}.drop_spacing") };
+                let at =
+                    if s.byte_mode.is_some() { format!("{path}.byte_mode") } else { format!("{path}.drop_spacing") };
                 return Err(SimError::spec(
                     at,
                     "byte_mode (ns-2 bytes_) applies to drop_spacing \"uniform\" or \"geometric\", not \"linux\"",
@@ -1442,6 +1633,21 @@ mod aqm_tests {
     }
 
     #[test]
+    fn every_profiles_defaults_pass_validation_for_every_discipline() {
+        for &profile in Profile::NAMES {
+            for ty in ["red", "aecn", "threshold", "pi", "rem", "codel", "pie"] {
+                let text = edit(&[
+                    (Q, &format!("queue = {{ type = \"{ty}\" }}")),
+                    ("profile = \"rfc\"", &format!("profile = \"{profile}\"")),
+                ]);
+                if let Err(e) = validate(&text) {
+                    panic!("{profile} {ty}: {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn parse_errors_of_rule_fields_list_the_rules() {
         let cases: &[Case] = &[
             (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
@@ -1511,6 +1717,43 @@ mod aqm_tests {
 #[cfg(test)]
 mod aqm_doc_tests {
     use crate::profile::Profile;
+    use crate::spec::tests::edit;
+    use crate::spec::ScenarioSpec;
+
+    const PAGES: [(&str, &str); 8] = [
+        ("scenario.md", include_str!("../../../docs/scenario.md")),
+        ("models/red.md", include_str!("../../../docs/models/red.md")),
+        ("models/aecn.md", include_str!("../../../docs/models/aecn.md")),
+        ("models/threshold.md", include_str!("../../../docs/models/threshold.md")),
+        ("models/pi.md", include_str!("../../../docs/models/pi.md")),
+        ("models/rem.md", include_str!("../../../docs/models/rem.md")),
+        ("models/codel.md", include_str!("../../../docs/models/codel.md")),
+        ("models/pie.md", include_str!("../../../docs/models/pie.md")),
+    ];
+
+    /// Every one-line AQM queue table in the docs' TOML examples is valid.
+    #[test]
+    fn documented_queue_examples_are_valid() {
+        let mut checked = 0;
+        for (name, page) in PAGES {
+            for block in page.split("```toml\n").skip(1) {
+                let block = &block[..block.find("```").expect("block end")];
+                for line in block.lines().filter(|l| l.starts_with("queue")) {
+                    let table = line.split_once('=').expect("key = table").1.trim();
+                    if !table.ends_with('}') || table.contains("\"droptail\"") || table.contains("\"script\"") {
+                        continue;
+                    }
+                    let text =
+                        edit(&[("queue = { type = \"droptail\", limit_packets = 50 }", &format!("queue = {table}"))]);
+                    let spec =
+                        ScenarioSpec::from_toml_str(&text).unwrap_or_else(|e| panic!("docs/{name}: {line}: {e}"));
+                    spec.validate().unwrap_or_else(|e| panic!("docs/{name}: {line}: {e}"));
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 12, "found only {checked} examples");
+    }
 
     /// Each discipline's page names every field of its table in a parameter row.
     #[test]

@@ -76,6 +76,7 @@ mod tests {
             src: NodeId(0),
             dst: NodeId(1),
             flow: FlowId(0),
+            proto: crate::packet::Transport::Tcp,
             from_initiator: true,
             size,
             ecn: Ecn::NotEct,

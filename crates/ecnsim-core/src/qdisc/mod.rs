@@ -715,6 +715,7 @@ pub(crate) mod test_support {
             src: NodeId(0),
             dst: NodeId(1),
             flow: FlowId(0),
+            proto: crate::packet::Transport::Tcp,
             from_initiator: true,
             size,
             ecn,

@@ -40,9 +40,11 @@ use crate::time::{BitRate, SimDuration, SimTime};
 pub enum RedEcn {
     /// No ECN: every congestion decision drops (ns-2 `setbit_ false`, ns-3 `UseEcn false`).
     None,
-    /// RFC 3168 §7: mark ECT packets on early decisions (between the
+    /// RFC 3168 §5 and §7: mark ECT packets on early decisions (between the
     /// thresholds, and in the gentle region); drop every packet on forced
-    /// decisions (average above max_th, or 2 max_th when gentle). ns-3
+    /// decisions (average above max_th, or 2 max_th when gentle): "during
+    /// periods where the average queue size exceeds an upper threshold ...
+    /// routers drop packets rather than set the CE codepoint" (§7). ns-3
     /// `UseEcn true, UseHardDrop true`; Linux `ecn harddrop`; ns-2 `setbit_ true`
     /// before `use_mark_p_`. "ECN" in Zheng's thesis, "RED" with ECN in Kuzmanovic 2005.
     Rfc3168,
@@ -578,12 +580,14 @@ impl Red {
 
     /// Adaptive updates driven by the new average (ns-2 `estimator`).
     fn adapt_after_average(&mut self, avg: f64, now: SimTime) {
-        match self.cfg.adaptive {
-            Adaptive::Floyd { interval, alpha, beta, top, bottom, timing: AdaptTiming::Ns2 } => {
-                // ns-2 estimator: else if (now > edv_.lastset + edp_.interval) updateMaxP(new_ave, now).
-                if now > self.lastset + interval && self.floyd_update(avg, alpha, beta, top, bottom, AdaptTiming::Ns2) {
-                    self.lastset = now;
-                }
+        let adaptive = self.cfg.adaptive;
+        match adaptive {
+            // ns-2 estimator: else if (now > edv_.lastset + edp_.interval) updateMaxP(new_ave, now).
+            Adaptive::Floyd { interval, alpha, beta, top, bottom, timing: AdaptTiming::Ns2 }
+                if now > self.lastset + interval
+                    && self.floyd_update(avg, alpha, beta, top, bottom, AdaptTiming::Ns2) =>
+            {
+                self.lastset = now;
             }
             Adaptive::Feng { alpha, beta } => self.feng_update(avg, alpha, beta),
             _ => {}
@@ -623,7 +627,7 @@ impl QueueDisc for Red {
                 // ns-2 enque (not ns1_compat_): count = 0; count_bytes = 0 after a forced drop.
                 self.count = 0;
                 self.count_bytes = 0;
-                // RFC 3168 §7 / ns-3 UseHardDrop / Linux harddrop: forced decisions drop unless marking above max_th.
+                // RFC 3168 §7: above the upper threshold routers drop rather than mark (ns-3 UseHardDrop, Linux harddrop).
                 let may_mark = self.cfg.ecn == RedEcn::MarkAboveMax;
                 self.signal(pkt, may_mark, true, cx);
             }

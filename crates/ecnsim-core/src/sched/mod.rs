@@ -19,7 +19,7 @@ mod heap;
 
 pub use heap::HeapQueue;
 
-use crate::ids::{FlowId, PortId};
+use crate::ids::{AppId, FlowId, PortId};
 use crate::time::SimTime;
 
 /// Something that happens at an instant. Small and `Copy`; the state an
@@ -39,8 +39,15 @@ pub enum Event {
         /// Generation at scheduling time.
         gen: u32,
     },
-    /// A flow's application starts.
-    AppStart(FlowId),
+    /// An application starts.
+    AppStart(AppId),
+    /// An application's earliest deadline; stale if `gen` is not current.
+    AppTimer {
+        /// The application.
+        app: AppId,
+        /// Generation at scheduling time.
+        gen: u32,
+    },
     /// Counters are snapshotted: statistics count from here on.
     WarmupEnd,
     /// Periodic sample of the time series.

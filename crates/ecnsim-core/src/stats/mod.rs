@@ -40,16 +40,24 @@ pub struct Snapshot {
     queues: Vec<QueueCounters>,
     /// Transmitter busy time of each port up to the snapshot, ns.
     busy: Vec<u64>,
+    /// Packets queued at each port at the snapshot.
+    backlog: Vec<u64>,
 }
 
 impl Snapshot {
     pub(crate) fn take(sim: &Simulation) -> Self {
         Snapshot {
             time: sim.now(),
-            endpoints: sim.endpoints.iter().map(|e| e.sock.counters).collect(),
+            endpoints: (0..sim.flows.len())
+                .flat_map(|f| {
+                    let (a, b) = sim.flow_counters(crate::ids::FlowId::from_index(f));
+                    [a, b]
+                })
+                .collect(),
             flows: sim.flows.iter().map(|f| f.extra).collect(),
             queues: sim.ports.iter().map(|p| p.queue.counters).collect(),
             busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
+            backlog: sim.ports.iter().map(|p| p.queue.len_packets()).collect(),
         }
     }
 }
@@ -76,11 +84,13 @@ pub struct Series {
 /// Record one sample of every flow and queue.
 pub(crate) fn sample(sim: &mut Simulation) {
     let now = sim.now().as_nanos();
-    for (i, f) in sim.flows.iter().enumerate() {
-        if sim.now() < f.start {
+    // Live connections only, in slot order (the `[[flows]]` connections hold the first slots).
+    for ep in sim.endpoints.iter().step_by(2) {
+        let i = ep.flow.index();
+        if !ep.live || sim.now() < sim.flows[i].start {
             continue;
         }
-        let s = &sim.endpoints[2 * i].sock;
+        let s = &ep.sock;
         sim.series.flow_time.push(now);
         sim.series.flow_id.push(i as u64);
         sim.series.cwnd.push(s.cwnd());
@@ -151,14 +161,24 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     let mut cwnd = Vec::with_capacity(n);
     let mut srtt = Vec::with_capacity(n);
     let mut state = Vec::with_capacity(n);
+    let mut reverse = Vec::with_capacity(n);
+    let mut ecn = Vec::with_capacity(n);
+    let mut sack = Vec::with_capacity(n);
     for (i, f) in sim.flows.iter().enumerate() {
         let zero = TcpCounters::default();
-        let (s0, r0, x0) = warm.map_or((&zero, &zero, FlowExtra::default()), |w| {
+        // Flows opened after the warm-up snapshot count from zero.
+        let (s0, r0, x0) = warm.filter(|w| i < w.flows.len()).map_or((&zero, &zero, FlowExtra::default()), |w| {
             (&w.endpoints[2 * i], &w.endpoints[2 * i + 1], w.flows[i])
         });
-        let s = &sim.endpoints[2 * i].sock;
-        let r = &sim.endpoints[2 * i + 1].sock;
-        let (sc, rc) = (s.counters, r.counters);
+        let (sc, rc) = sim.flow_counters(crate::ids::FlowId::from_index(i));
+        let (f_cwnd, f_srtt, f_state, f_ecn, f_sack) = match (&f.last, sim.initiator(i)) {
+            (Some(l), _) => (l.cwnd, l.srtt, l.state, l.ecn, l.sack),
+            (None, Some(s)) => (s.cwnd(), s.rtt().srtt(), s.state(), s.ecn_negotiated(), s.sack_negotiated()),
+            (None, None) => unreachable!("a flow is live or has its final state"),
+        };
+        reverse.push(sc.bytes_delivered - s0.bytes_delivered);
+        ecn.push(u64::from(f_ecn));
+        sack.push(u64::from(f_sack));
         let vals = [
             sc.data_packets_sent - s0.data_packets_sent,
             sc.data_bytes_sent - s0.data_bytes_sent,
@@ -186,16 +206,23 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         throughput.push(rate(vals[1]));
         completion.push(f.extra.completed_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
         connect.push(f.extra.connected_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
-        cwnd.push(s.cwnd());
-        srtt.push(s.rtt().srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
-        state.push(if f.extra.failed { "FAILED".to_owned() } else { s.state().to_string() });
+        cwnd.push(f_cwnd);
+        srtt.push(f_srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
+        state.push(if f.extra.failed { "FAILED".to_owned() } else { f_state.to_string() });
     }
     t.push_u64("flow_id", (0..n as u64).collect());
-    t.push_str("flow", sim.flows.iter().map(|f| f.name.clone()).collect());
+    t.push_str(
+        "flow",
+        sim.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("{}#{i}", sim.apps[f.app.index()].name)))
+            .collect(),
+    );
     t.push_str("src", sim.flows.iter().map(|f| sim.nodes[f.src.index()].name.clone()).collect());
     t.push_str("dst", sim.flows.iter().map(|f| sim.nodes[f.dst.index()].name.clone()).collect());
     t.push_f64("start_s", sim.flows.iter().map(|f| secs(f.start)).collect());
-    t.push_f64("app_bytes", sim.flows.iter().map(|f| f.app_bytes.map_or(f64::INFINITY, |b| b as f64)).collect());
+    t.push_f64("app_bytes", sim.flows.iter().map(|f| f.app_bytes).collect());
     for (name, v) in cols_u {
         t.push_u64(name, v);
     }
@@ -203,15 +230,14 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     t.push_f64("throughput_bps", throughput);
     t.push_f64("connect_time_s", connect);
     t.push_f64("completion_time_s", completion);
-    t.push_u64("ecn_negotiated", sim.endpoints.iter().step_by(2).map(|e| u64::from(e.sock.ecn_negotiated())).collect());
-    t.push_u64(
-        "sack_negotiated",
-        sim.endpoints.iter().step_by(2).map(|e| u64::from(e.sock.sack_negotiated())).collect(),
-    );
-    t.push_str("cc", sim.flows.iter().map(|f| format!("{:?}", f.cfg.cc).to_lowercase()).collect());
+    t.push_u64("ecn_negotiated", ecn);
+    t.push_u64("sack_negotiated", sack);
+    t.push_str("cc", sim.flows.iter().map(|f| format!("{:?}", f.cc).to_lowercase()).collect());
     t.push_u64("final_cwnd_bytes", cwnd);
     t.push_f64("final_srtt_s", srtt);
     t.push_str("final_state", state);
+    t.push_u64("reverse_bytes_delivered", reverse);
+    t.push_str("app", sim.flows.iter().map(|f| sim.apps[f.app.index()].name.clone()).collect());
 
     // --- queues ---
     let mut q = Table::new("queues");
@@ -253,6 +279,9 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     q.push_f64("avg_bytes", deltas.iter().map(|c| avg(c.area_bytes)).collect());
     q.push_u64("max_packets", sim.ports.iter().map(|p| p.queue.max_packets).collect());
     q.push_u64("max_bytes", sim.ports.iter().map(|p| p.queue.max_bytes).collect());
+    // arrivals + backlog_start = departures + drops + backlog_end, exactly.
+    q.push_u64("backlog_start_packets", (0..sim.ports.len()).map(|i| warm.map_or(0, |w| w.backlog[i])).collect());
+    q.push_u64("backlog_end_packets", sim.ports.iter().map(|p| p.queue.len_packets()).collect());
     // Utilization: the share of [warmup, now] the transmitter spent sending
     // (bits actually serialised in the interval, so never above 1).
     q.push_f64(
@@ -297,5 +326,108 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         ("resolved_spec".to_owned(), sim.resolved_spec.clone()),
         ("ecnsim_version".to_owned(), crate::VERSION.to_owned()),
     ];
-    Results { tables: vec![t, q, fs, qs], meta }
+    let rec = records_table(sim);
+    Results { tables: vec![t, q, fs, qs, rec], meta }
+}
+
+/// The `records` table: one row per completed transaction, page or object
+/// (in completion order), then one per UDP flow. Built in one linear pass.
+#[allow(clippy::cast_precision_loss)]
+fn records_table(sim: &Simulation) -> Table {
+    let mut t = Table::new("records");
+    let rs = &sim.records;
+    let n = rs.len() + sim.udp.len();
+    let node = |id: crate::ids::NodeId| sim.nodes[id.index()].name.clone();
+    let mut kind = Vec::with_capacity(n);
+    let mut app = Vec::with_capacity(n);
+    let mut group = Vec::with_capacity(n);
+    let mut client = Vec::with_capacity(n);
+    let mut server = Vec::with_capacity(n);
+    let mut start = Vec::with_capacity(n);
+    let mut end = Vec::with_capacity(n);
+    let mut response_time = Vec::with_capacity(n);
+    let mut req = Vec::with_capacity(n);
+    let mut resp = Vec::with_capacity(n);
+    let mut objects = Vec::with_capacity(n);
+    let mut conns = Vec::with_capacity(n);
+    let mut setup = Vec::with_capacity(n);
+    let mut syn = Vec::with_capacity(n);
+    let mut synack = Vec::with_capacity(n);
+    let mut rtos = Vec::with_capacity(n);
+    let mut ecn = Vec::with_capacity(n);
+    let mut packets_sent = Vec::with_capacity(n);
+    let mut packets_received = Vec::with_capacity(n);
+    let mut drops = Vec::with_capacity(n);
+    for r in rs {
+        let a = &sim.apps[r.app.index()];
+        kind.push(r.kind.name().to_owned());
+        app.push(a.name.clone());
+        group.push(sim.groups[a.group as usize].clone());
+        client.push(node(r.client));
+        server.push(node(r.server));
+        start.push(secs(r.start));
+        end.push(secs(r.end));
+        response_time.push(r.end.saturating_since(r.start).as_secs_f64());
+        req.push(r.request_bytes);
+        resp.push(r.response_bytes);
+        objects.push(u64::from(r.objects));
+        conns.push(u64::from(r.facts.conns));
+        setup.push(r.facts.setup.map_or(f64::NAN, |d| d.as_secs_f64()));
+        syn.push(r.facts.syn_retransmits);
+        synack.push(r.facts.synack_retransmits);
+        rtos.push(r.facts.rtos);
+        ecn.push(u64::from(r.facts.ecn));
+        packets_sent.push(0);
+        packets_received.push(0);
+        drops.push(0);
+    }
+    for u in &sim.udp {
+        let a = &sim.apps[u.app.index()];
+        kind.push(crate::app::RecordKind::Udp.name().to_owned());
+        app.push(a.name.clone());
+        group.push(sim.groups[a.group as usize].clone());
+        client.push(node(u.src));
+        server.push(node(u.dst));
+        start.push(secs(u.start));
+        end.push(secs(sim.now()));
+        // For UDP: the mean one-way delay of received datagrams.
+        response_time.push(if u.received_packets > 0 {
+            u.delay_sum_ns as f64 * 1e-9 / u.received_packets as f64
+        } else {
+            f64::NAN
+        });
+        req.push(u.sent_bytes);
+        resp.push(u.received_bytes);
+        objects.push(0);
+        conns.push(0);
+        setup.push(f64::NAN);
+        syn.push(0);
+        synack.push(0);
+        rtos.push(0);
+        ecn.push(0);
+        packets_sent.push(u.sent_packets);
+        packets_received.push(u.received_packets);
+        drops.push(u.drops);
+    }
+    t.push_str("kind", kind);
+    t.push_str("app", app);
+    t.push_str("group", group);
+    t.push_str("client", client);
+    t.push_str("server", server);
+    t.push_f64("start_s", start);
+    t.push_f64("end_s", end);
+    t.push_f64("response_time_s", response_time);
+    t.push_u64("request_bytes", req);
+    t.push_u64("response_bytes", resp);
+    t.push_u64("objects", objects);
+    t.push_u64("connections", conns);
+    t.push_f64("connect_time_s", setup);
+    t.push_u64("syn_retransmits", syn);
+    t.push_u64("synack_retransmits", synack);
+    t.push_u64("rto_count", rtos);
+    t.push_u64("ecn_negotiated", ecn);
+    t.push_u64("packets_sent", packets_sent);
+    t.push_u64("packets_received", packets_received);
+    t.push_u64("drops", drops);
+    t
 }

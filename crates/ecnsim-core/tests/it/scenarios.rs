@@ -246,3 +246,33 @@ fn handshake_lost_synack_retry_waits_initial_rto() {
     }
     assert_eq!(u64s(&r, "flows", "bytes_delivered"), vec![100; 3]);
 }
+
+/// Every queue balances over the measured interval, warm-up or not:
+/// arrivals + backlog at the start = departures + drops + backlog at the end.
+#[test]
+fn queue_counts_balance_across_warmup() {
+    for warmup in ["0s", "3.3s"] {
+        let t = dumbbell(
+            3,
+            "5Mbps",
+            "10ms",
+            r#"{ type = "droptail", limit_packets = 15 }"#,
+            "10s",
+            "start_jitter = \"1s\"",
+        )
+        .replace("duration = \"10s\"", &format!("duration = \"10s\", warmup = \"{warmup}\""));
+        let (_, r) = run(&t, 2);
+        let arr = u64s(&r, "queues", "arrivals");
+        let dep = u64s(&r, "queues", "departures");
+        let drops = u64s(&r, "queues", "drops");
+        let b0 = u64s(&r, "queues", "backlog_start_packets");
+        let b1 = u64s(&r, "queues", "backlog_end_packets");
+        for i in 0..arr.len() {
+            assert_eq!(arr[i] + b0[i], dep[i] + drops[i] + b1[i], "queue {i}, warm-up {warmup}");
+        }
+        assert!(
+            drops[0] > 0 && (warmup == "0s" || b0.iter().any(|&b| b > 0)),
+            "the test must exercise drops and a backlog"
+        );
+    }
+}

@@ -1,0 +1,462 @@
+//! Workload scenarios (`[[apps]]`): exact bytes, hand-computed response
+//! times, distributions, offered load, ECN mixes, UDP and determinism.
+
+use crate::common::{assert_conservation, f64s, run, u64s};
+use ecnsim_core::{ColumnData, Results, ScenarioSpec, SimError, Simulation};
+
+/// Clients c0.. and servers s0.. on either side of r1 == r2 (`bottleneck`, 5 ms);
+/// access links 1 Gb/s, 5 ms. RTT without queueing: 2 * 15 ms = 30 ms.
+fn topo(clients: usize, servers: usize, bottleneck: &str, duration: &str, extra_nodes: &str) -> String {
+    let mut nodes =
+        vec![r#"{ name = "r1", kind = "router" }"#.to_owned(), r#"{ name = "r2", kind = "router" }"#.to_owned()];
+    let mut links = vec![format!(
+        r#"{{ a = "r1", b = "r2", rate = "{bottleneck}", delay = "5ms", queue = {{ type = "droptail", limit_packets = 1000 }} }}"#
+    )];
+    for i in 0..clients {
+        nodes.push(format!(r#"{{ name = "c{i}", kind = "host"{extra_nodes} }}"#));
+        links.push(format!(r#"{{ a = "c{i}", b = "r1", rate = "1Gbps", delay = "5ms", queue = {{ type = "droptail", limit_packets = 10000 }} }}"#));
+    }
+    for i in 0..servers {
+        nodes.push(format!(r#"{{ name = "s{i}", kind = "host" }}"#));
+        links.push(format!(r#"{{ a = "s{i}", b = "r2", rate = "1Gbps", delay = "5ms", queue = {{ type = "droptail", limit_packets = 10000 }} }}"#));
+    }
+    format!(
+        "simulation = {{ duration = \"{duration}\" }}\ntcp = {{ mss = 1460, delayed_ack = false }}\nnodes = [{}]\nlinks = [{}]\n",
+        nodes.join(", "),
+        links.join(", ")
+    )
+}
+
+fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
+    match r.table(table).and_then(|t| t.column(col)) {
+        Some(ColumnData::Str(v)) => v.clone(),
+        other => panic!("{table}.{col} is not a str column: {other:?}"),
+    }
+}
+
+const RTT: f64 = 0.030;
+
+/// Rows of `records` of one kind, as (start, end, response time, request, response, objects, connections).
+fn rows(r: &Results, kind: &str) -> Vec<(f64, f64, f64, u64, u64, u64, u64)> {
+    let k = strs(r, "records", "kind");
+    let (s, e, rt) =
+        (f64s(r, "records", "start_s"), f64s(r, "records", "end_s"), f64s(r, "records", "response_time_s"));
+    let (q, p) = (u64s(r, "records", "request_bytes"), u64s(r, "records", "response_bytes"));
+    let (o, c) = (u64s(r, "records", "objects"), u64s(r, "records", "connections"));
+    (0..k.len()).filter(|&i| k[i] == kind).map(|i| (s[i], e[i], rt[i], q[i], p[i], o[i], c[i])).collect()
+}
+
+// --- netperf transactions ---------------------------------------------------
+
+fn crr(iw: u32) -> Results {
+    let t = topo(1, 1, "1Gbps", "2s", "")
+        + &format!(
+            r#"[[apps]]
+name = "crr"
+clients = ["c0"]
+servers = ["s0"]
+tcp = {{ initial_window = {iw} }}
+model = {{ type = "crr", request = 1000, response = 14600 }}
+"#
+        );
+    run(&t, 1).1
+}
+
+#[test]
+fn crr_response_time_is_handshake_request_and_slow_start_rounds() {
+    // SYN/SYN-ACK: 1 RTT; the request reaches the server at 1.5 RTT; 10 response segments
+    // in rounds of IW, 2 IW, ...: IW 1 -> 1, 2, 4, 3 (4 rounds, last arrives at 5 RTT);
+    // IW 2 -> 2, 4, 4 (4 RTT); IW 4 -> 4, 6 (3 RTT). Serialisation adds a few us.
+    for (iw, rtts) in [(1, 5.0), (2, 4.0), (4, 3.0)] {
+        let r = crr(iw);
+        let tx = rows(&r, "transaction");
+        assert!(tx.len() > 10, "iw {iw}: {} transactions", tx.len());
+        for &(_, _, rt, req, resp, _, conns) in &tx {
+            assert!((rt - rtts * RTT).abs() < 0.0005, "iw {iw}: response time {rt} vs {}", rtts * RTT);
+            assert_eq!((req, resp, conns), (1000, 14600, 1));
+        }
+        // TCP_CRR: one connection per transaction; each carries exactly one request and one response.
+        let f = r.table("flows").unwrap().rows();
+        assert!(f == tx.len() || f == tx.len() + 1, "{f} connections for {} transactions", tx.len());
+        let req = u64s(&r, "flows", "bytes_delivered");
+        let resp = u64s(&r, "flows", "reverse_bytes_delivered");
+        for i in 0..tx.len() {
+            assert_eq!((req[i], resp[i]), (1000, 14600), "connection {i}");
+        }
+        // Back to back: the next transaction starts when the previous one ends.
+        for w in tx.windows(2) {
+            assert!((w[1].0 - w[0].1).abs() < 1e-9);
+        }
+        // Connection setup is one RTT.
+        assert!(f64s(&r, "records", "connect_time_s").iter().all(|c| (c - RTT).abs() < 0.0002));
+    }
+}
+
+#[test]
+fn rr_runs_every_transaction_on_one_connection() {
+    let t = topo(2, 1, "1Gbps", "2s", "")
+        + r#"[[apps]]
+name = "rr"
+clients = ["c0", "c1"]
+servers = ["s0"]
+model = { type = "rr", request = 200, response = 3000 }
+"#;
+    let (_, r) = run(&t, 1);
+    assert_eq!(r.table("flows").unwrap().rows(), 2);
+    let tx = rows(&r, "transaction");
+    // After the 1-RTT handshake each transaction takes one RTT (3 segments fit in the window
+    // after the first): (2 s - 1 RTT) / 1 RTT transactions per client, give or take one.
+    let per_client = tx.len() as f64 / 2.0;
+    assert!((per_client - (2.0 - RTT) / RTT).abs() <= 3.0, "{per_client}");
+    let req = u64s(&r, "flows", "bytes_delivered");
+    let resp = u64s(&r, "flows", "reverse_bytes_delivered");
+    assert_eq!(req.iter().sum::<u64>() % 200, 0);
+    // Every whole response was recorded; at most one per client is still on its way.
+    let recorded = tx.len() as u64;
+    let whole = resp.iter().map(|b| b / 3000).sum::<u64>();
+    assert_eq!(whole, recorded);
+}
+
+// --- FTP ------------------------------------------------------------------------
+
+#[test]
+fn ftp_clients_fetch_whole_files_back_to_back() {
+    let t = topo(2, 2, "10Mbps", "5s", "")
+        + r#"[[apps]]
+name = "ftp"
+clients = ["c0", "c1"]
+servers = ["s0", "s1"]
+model = { type = "ftp", file_size = "100KB" }
+"#;
+    let (_, r) = run(&t, 1);
+    let files = rows(&r, "object");
+    assert!(files.len() > 20, "{}", files.len());
+    assert!(files.iter().all(|f| f.4 == 100_000));
+    let resp = u64s(&r, "flows", "reverse_bytes_delivered");
+    assert_eq!(resp.iter().filter(|&&b| b == 100_000).count(), files.len());
+}
+
+// --- HTTP -----------------------------------------------------------------------
+
+fn http(version: &str, think: &str, duration: &str, clients: usize) -> Results {
+    let names: Vec<String> = (0..clients).map(|i| format!("\"c{i}\"")).collect();
+    let t = topo(clients, 1, "1Gbps", duration, "")
+        + &format!(
+            r#"[[apps]]
+name = "web"
+clients = [{}]
+servers = ["s0"]
+tcp = {{ initial_window = 2 }}
+model = {{ type = "http", version = "{version}", primary_size = {{ type = "constant", value = 2000 }}, embedded_size = {{ type = "constant", value = 2900 }}, think_time = {think} }}
+"#,
+            names.join(", ")
+        );
+    run(&t, 3).1
+}
+
+#[test]
+fn http10_page_is_primary_then_three_parallel_objects() {
+    let r = http("1.0", r#"{ type = "constant", value = 1 }"#, "5s", 1);
+    let pages = rows(&r, "page");
+    assert!(pages.len() >= 3);
+    for &(_, _, rt, req, resp, objects, conns) in &pages {
+        // RFC 2415: primary (connect 1 RTT + request/response 1 RTT), then 3 embedded objects
+        // in parallel, each on its own connection (2 RTT): 4 RTT.
+        assert!((rt - 4.0 * RTT).abs() < 0.0005, "page delay {rt}");
+        assert_eq!((req, resp, objects, conns), (4 * 256, 2000 + 3 * 2900, 4, 4));
+    }
+    // One connection per object.
+    assert!(r.table("flows").unwrap().rows() >= 4 * pages.len());
+    // Think time 1 s between a page's end and the next page's start.
+    for w in pages.windows(2) {
+        assert!((w[1].0 - w[0].1 - 1.0).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn http11_page_uses_one_persistent_connection_in_turn() {
+    let r = http("1.1", r#"{ type = "constant", value = 1 }"#, "5s", 1);
+    let pages = rows(&r, "page");
+    assert!(pages.len() >= 3);
+    for &(_, _, rt, req, resp, objects, conns) in &pages {
+        // Primary: 2 RTT; then each embedded object one request/response RTT: 5 RTT.
+        assert!((rt - 5.0 * RTT).abs() < 0.0005, "page delay {rt}");
+        assert_eq!((req, resp, objects, conns), (4 * 256, 2000 + 3 * 2900, 4, 1));
+    }
+    assert_eq!(r.table("flows").unwrap().rows(), pages.len() + usize::from(rows(&r, "object").len() % 4 != 0));
+}
+
+#[test]
+fn http_think_time_follows_its_uniform_distribution() {
+    let r = http("1.0", r#"{ type = "uniform", min = 1, max = 5 }"#, "300s", 8);
+    let clients = strs(&r, "records", "client");
+    let kinds = strs(&r, "records", "kind");
+    let (s, e) = (f64s(&r, "records", "start_s"), f64s(&r, "records", "end_s"));
+    let mut gaps = Vec::new();
+    for c in 0..8 {
+        let me = format!("c{c}");
+        let pages: Vec<usize> = (0..kinds.len()).filter(|&i| kinds[i] == "page" && clients[i] == me).collect();
+        gaps.extend(pages.windows(2).map(|w| s[w[1]] - e[w[0]]));
+    }
+    let n = gaps.len() as f64;
+    assert!(n > 500.0, "{n}");
+    let mean = gaps.iter().sum::<f64>() / n;
+    // U[1, 5]: mean 3, sd 4 / sqrt(12); allow 4 standard errors.
+    let tol = 4.0 * (4.0 / 12f64.sqrt()) / n.sqrt();
+    assert!((mean - 3.0).abs() < tol, "mean think time {mean} (tolerance {tol})");
+    assert!(gaps.iter().all(|g| (1.0..5.0 + 1e-9).contains(g)));
+    // Kolmogorov-Smirnov distance to U[1, 5]; the 1% critical value is 1.63 / sqrt(n).
+    gaps.sort_by(f64::total_cmp);
+    let d = gaps
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let f = (g - 1.0) / 4.0;
+            (f - i as f64 / n).abs().max(((i + 1) as f64 / n - f).abs())
+        })
+        .fold(0.0, f64::max);
+    assert!(d < 1.63 / n.sqrt(), "KS distance {d}");
+}
+
+// --- Web sessions ---------------------------------------------------------------
+
+#[test]
+fn websessions_offered_load_hits_the_target_on_an_uncongested_link() {
+    // Constant sessions: 1 page of 1 object of 10 segments; 50% of 10 Mb/s.
+    let t = topo(4, 2, "10Mbps", "60s", "")
+        + r#"[[apps]]
+name = "web"
+clients = ["c0", "c1", "c2", "c3"]
+servers = ["s0", "s1"]
+model = { type = "websessions", offered_load = { link = 0, percent = 50 }, pages = { type = "constant", value = 1 }, objects = { type = "constant", value = 1 }, object_size = { type = "constant", value = 14600 } }
+"#;
+    let (sim, r) = run(&t, 5);
+    // Port 1 is r2 -> r1: the server -> client direction of the bottleneck.
+    let carried = u64s(&r, "queues", "departure_bytes")[1] as f64;
+    let target = 0.5 * 10e6 / 8.0 * sim.end_time().as_secs_f64();
+    assert!((carried / target - 1.0).abs() < 0.05, "carried {carried} vs target {target}");
+    assert!(rows(&r, "object").iter().all(|o| o.4 == 14600));
+}
+
+#[test]
+fn websessions_draw_receive_windows_and_sizes_from_their_distributions() {
+    let t = topo(4, 2, "100Mbps", "20s", "")
+        + r#"[[apps]]
+name = "web"
+clients = ["c0", "c1", "c2", "c3"]
+servers = ["s0", "s1"]
+model = { type = "websessions", session_rate = 20 }
+"#;
+    let (_, r) = run(&t, 2);
+    let sizes: Vec<f64> = rows(&r, "object").iter().map(|o| o.4 as f64).collect();
+    assert!(sizes.len() > 1000, "{}", sizes.len());
+    assert!(sizes.iter().all(|&s| (760.0..=1_000_000.0).contains(&s)));
+    let mut sorted = sizes.clone();
+    sorted.sort_by(f64::total_cmp);
+    // Bounded Pareto(0.9, 760, 1e6): median 760 / (1 - 0.5 c)^(1/0.9), c = 1 - (760/1e6)^0.9.
+    let c = 1.0 - (760.0f64 / 1e6).powf(0.9);
+    let median = 760.0 / (1.0 - 0.5 * c).powf(1.0 / 0.9);
+    let m = sorted[sorted.len() / 2];
+    assert!((m / median - 1.0).abs() < 0.1, "median {m} vs {median}");
+}
+
+// --- Mixes ----------------------------------------------------------------------
+
+#[test]
+fn ecn_and_non_ecn_clients_keep_their_own_capability() {
+    // c0, c1 request ECN; c2, c3 do not; the servers accept it.
+    let mut t = topo(4, 1, "10Mbps", "5s", "");
+    for (i, e) in ["request", "request", "off", "off"].iter().enumerate() {
+        t = t.replace(
+            &format!(r#"name = "c{i}", kind = "host""#),
+            &format!(r#"name = "c{i}", kind = "host", ecn = "{e}""#),
+        );
+    }
+    t = t.replace(r#"name = "s0", kind = "host""#, r#"name = "s0", kind = "host", ecn = "accept""#);
+    t += r#"[[apps]]
+name = "ecn"
+group = "ecn-on"
+clients = ["c0", "c1"]
+servers = ["s0"]
+model = { type = "crr", request = 500, response = 5000 }
+
+[[apps]]
+name = "plain"
+group = "ecn-off"
+clients = ["c2", "c3"]
+servers = ["s0"]
+model = { type = "crr", request = 500, response = 5000 }
+"#;
+    let (_, r) = run(&t, 1);
+    let groups = strs(&r, "records", "group");
+    let ecn = u64s(&r, "records", "ecn_negotiated");
+    let on: Vec<u64> = (0..groups.len()).filter(|&i| groups[i] == "ecn-on").map(|i| ecn[i]).collect();
+    let off: Vec<u64> = (0..groups.len()).filter(|&i| groups[i] == "ecn-off").map(|i| ecn[i]).collect();
+    assert!(on.len() > 10 && off.len() > 10);
+    assert!(on.iter().all(|&e| e == 1) && off.iter().all(|&e| e == 0));
+}
+
+#[test]
+fn groups_with_different_initial_windows_split_in_records() {
+    let t = topo(2, 1, "1Gbps", "1s", "")
+        + r#"[[apps]]
+name = "iw1"
+clients = ["c0"]
+servers = ["s0"]
+tcp = { initial_window = 1 }
+model = { type = "crr", request = 100, response = 14600 }
+
+[[apps]]
+name = "iw4"
+clients = ["c1"]
+servers = ["s0"]
+tcp = { initial_window = 4 }
+model = { type = "crr", request = 100, response = 14600 }
+"#;
+    let (_, r) = run(&t, 1);
+    let g = strs(&r, "records", "group");
+    let rt = f64s(&r, "records", "response_time_s");
+    for (group, rtts) in [("iw1", 5.0), ("iw4", 3.0)] {
+        let mine: Vec<f64> = (0..g.len()).filter(|&i| g[i] == group).map(|i| rt[i]).collect();
+        assert!(!mine.is_empty());
+        assert!(mine.iter().all(|x| (x - rtts * RTT).abs() < 0.0005), "{group}: {mine:?}");
+    }
+}
+
+// --- UDP ------------------------------------------------------------------------
+
+#[test]
+fn cbr_sends_at_its_rate_with_28_bytes_of_headers() {
+    let t = topo(1, 1, "10Mbps", "10s", "")
+        + r#"[[apps]]
+name = "cbr"
+clients = ["c0"]
+servers = ["s0"]
+model = { type = "cbr", rate = "1Mbps", packet_size = 972 }
+"#;
+    let (_, r) = run(&t, 1);
+    let udp = rows(&r, "udp");
+    assert_eq!(udp.len(), 1);
+    // (972 + 28) * 8 bit at 1 Mb/s: one datagram every 8 ms, the first at 0: 1250 in 10 s.
+    let sent = u64s(&r, "records", "packets_sent")[0];
+    assert!((1250..=1251).contains(&sent), "{sent}");
+    assert_eq!(udp[0].3, sent * 972);
+    // Uncongested: all but those still in flight arrive.
+    let got = u64s(&r, "records", "packets_received")[0];
+    assert!(sent - got <= 3, "{sent} sent, {got} received");
+    // Delay: 3 hops of 5 ms plus serialisation.
+    assert!((udp[0].2 - 0.015).abs() < 0.001, "{}", udp[0].2);
+}
+
+#[test]
+fn onoff_sends_less_than_cbr_and_conserves_packets() {
+    let t = topo(2, 1, "10Mbps", "20s", "")
+        + r#"[[apps]]
+name = "onoff"
+clients = ["c0", "c1"]
+servers = ["s0"]
+model = { type = "onoff", rate = "2Mbps", on = { type = "exponential", mean = 0.5 }, off = { type = "exponential", mean = 0.5 } }
+"#;
+    let (_, r) = run(&t, 1);
+    let sent = u64s(&r, "records", "packets_sent");
+    // Half the time on: about 2 Mb/s * 20 s / 2 / (1028 * 8) = 2432 datagrams per source.
+    for s in sent {
+        assert!((1500..3400).contains(&s), "{s}");
+    }
+}
+
+// --- Determinism and validation --------------------------------------------------
+
+fn web_mix() -> String {
+    topo(4, 2, "10Mbps", "10s", "")
+        + r#"[[apps]]
+name = "web"
+clients = ["c0", "c1"]
+servers = ["s0", "s1"]
+model = { type = "websessions", offered_load = { link = 0, percent = 90 } }
+
+[[apps]]
+name = "browse"
+clients = ["c2", "c3"]
+servers = ["s0"]
+start_jitter = "1s"
+model = { type = "http" }
+
+[[apps]]
+name = "cbr"
+clients = ["c3"]
+servers = ["s1"]
+model = { type = "cbr", rate = "1Mbps" }
+"#
+}
+
+#[test]
+fn workloads_are_deterministic_per_seed() {
+    let t = web_mix();
+    let (_, a) = run(&t, 11);
+    let (_, b) = run(&t, 11);
+    let (_, c) = run(&t, 12);
+    assert_eq!(a.digest(), b.digest());
+    assert_ne!(a.digest(), c.digest());
+    assert!(a.table("records").unwrap().rows() > 100);
+}
+
+#[test]
+fn released_connections_keep_their_counters_and_stepwise_runs_match() {
+    let t = web_mix();
+    let spec = ScenarioSpec::from_toml_str(&t).unwrap();
+    let mut sim = Simulation::new(&spec, Some(4)).unwrap();
+    let mut at = ecnsim_core::SimTime::ZERO;
+    while !sim.is_finished() {
+        at += ecnsim_core::SimDuration::from_millis(700);
+        sim.run_until(at);
+        assert_conservation(&sim);
+    }
+    let (_, whole) = run(&t, 4);
+    assert_eq!(sim.results().digest(), whole.digest());
+    // Finished connections report their final state.
+    // Finished connections report their final state: HTTP/1.0 servers close first, so
+    // their clients end CLOSED (after LAST-ACK).
+    let states = strs(&whole, "flows", "final_state");
+    let finished = states.iter().filter(|s| *s == "TIME-WAIT" || *s == "CLOSED").count();
+    assert!(finished > states.len() / 2, "{finished} of {}", states.len());
+}
+
+#[test]
+fn app_errors_name_their_path() {
+    let base = web_mix();
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (r#"clients = ["c0", "c1"]"#, r#"clients = ["c0", "r1"]"#, "apps[0].clients[1]", "is a router"),
+        (r#"clients = ["c0", "c1"]"#, r#"clients = ["c0", "x"]"#, "apps[0].clients[1]", "no node named \"x\""),
+        (r#"clients = ["c0", "c1"]"#, "clients = []", "apps[0].clients", "at least one host"),
+        ("percent = 90", "percent = -1", "apps[0].model.offered_load.percent", "must be > 0"),
+        ("link = 0", "link = 99", "apps[0].model.offered_load.link", "index of a link"),
+        (
+            r#"model = { type = "http" }"#,
+            r#"model = { type = "http", think_time = { type = "uniform", min = 5, max = 1 } }"#,
+            "apps[1].model.think_time.max",
+            "must be finite and >= min",
+        ),
+        (
+            r#"model = { type = "http" }"#,
+            r#"model = { type = "http", primary_size = { type = "empirical", table = "nope" } }"#,
+            "apps[1].model.primary_size.table",
+            "shipped tables: http_primary",
+        ),
+        (r#"rate = "1Mbps" }"#, r#"rate = "-1Mbps" }"#, "apps[2].model.rate", "must be > 0"),
+        (r#"name = "cbr""#, r#"name = "web""#, "apps[2].name", "duplicate app name"),
+        (r#"start_jitter = "1s""#, r#"start_jitter = "11s""#, "apps[1].start_jitter", "<= simulation.duration - start"),
+    ];
+    for &(old, new, path, fragment) in cases {
+        assert_eq!(base.matches(old).count(), 1, "{old}");
+        let text = base.replacen(old, new, 1);
+        let err = ScenarioSpec::from_toml_str(&text).and_then(|s| Simulation::new(&s, None).map(|_| ()));
+        match err {
+            Err(SimError::InvalidSpec { path: p, msg }) => {
+                assert_eq!(p, path, "{msg}");
+                assert!(msg.contains(fragment), "{path}: {msg:?} lacks {fragment:?}");
+            }
+            other => panic!("{path}: expected InvalidSpec, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,409 @@
+"""Per-run metrics and their aggregation across seeds, with Student-t confidence intervals.
+
+:func:`run_metrics` computes one number per run and metric from the runs'
+tables in a :class:`~ecnsim.store.Store`; :func:`aggregate` groups runs by
+their parameters and gives, per group and metric, the mean, the sample
+standard deviation and a confidence interval for the mean,
+``mean ± t(1 - (1 - confidence) / 2, n - 1) * std / sqrt(n)``. The result is a
+tidy (long) DataFrame, one row per parameter point and metric, ready to plot.
+
+Built-in metrics (:data:`METRICS`), each over the run's whole ``[warmup, end]``
+interval:
+
+============================  ===========================================================
+``goodput_bps``               sum of the flows' goodput
+``throughput_bps``            sum of the flows' throughput (retransmissions included)
+``jain``                      Jain's fairness index of the flows' goodput
+``drops``                     packets dropped by all queues
+``marks``                     packets CE-marked by all queues
+``retransmits``               data segments retransmitted by all flows
+``utilization``               utilization of the busiest queue (the bottleneck)
+``queue_avg_packets``         time-average occupancy of the busiest queue
+``completion_time_s``         mean completion time of the flows that completed
+============================  ===========================================================
+
+Any other metric is a function of a run's :class:`~ecnsim.Results` returning
+a float: ``run_metrics(store, runs, {"fct99": lambda r: ...})``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ecnsim.results import Results
+    from ecnsim.store import Store
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "METRICS",
+    "Metric",
+    "MetricSpec",
+    "aggregate",
+    "resolve_metrics",
+    "run_metrics",
+    "summary_table",
+    "t_quantile",
+]
+
+
+# ---------------------------------------------------------------------------
+# Student's t quantile (no scipy)
+# ---------------------------------------------------------------------------
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz).
+
+    Numerical Recipes, 3rd ed., §6.4 (``betacf``); converges quickly for
+    ``x < (a + 1) / (a + b + 2)``.
+    """
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    d = tiny if abs(d) < tiny else d
+    d = 1.0 / d
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = tiny if abs(d) < tiny else d
+        c = 1.0 + aa / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = tiny if abs(d) < tiny else d
+        c = 1.0 + aa / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    ln_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(ln_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def _t_sf(t: float, df: float) -> float:
+    """``P(T > t)`` for ``t >= 0`` and Student's t with ``df`` degrees of freedom."""
+    return 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t distribution with ``df`` > 0 degrees of freedom.
+
+    Exact forms for ``df`` 1 and 2; otherwise the CDF (through the
+    regularized incomplete beta function) is inverted by bisection to about
+    1e-12 relative. ``df = inf`` gives the normal quantile.
+    ``t_quantile(0.975, 9)`` is 2.2621571627...
+    """
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be in (0, 1), got {p}")
+    if not df > 0:
+        raise ValueError(f"df must be > 0, got {df}")
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    if math.isinf(df):
+        return statistics.NormalDist().inv_cdf(p)
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    tail = 1.0 - p
+    lo, hi = 0.0, max(2.0, statistics.NormalDist().inv_cdf(p))
+    while _t_sf(hi, df) > tail:
+        lo, hi = hi, hi * 2
+        if hi > 1e300:
+            return math.inf
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _t_sf(mid, df) > tail:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
+# ---------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------
+
+Frames = Mapping[str, "pd.DataFrame"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A per-run metric: one number per run key.
+
+    ``tables`` are the tables it reads; ``compute`` takes them (every run's
+    rows stacked, with a ``key`` column) and returns a Series indexed by key.
+    """
+
+    name: str
+    description: str
+    tables: tuple[str, ...]
+    compute: Callable[[Frames], pd.Series]
+
+
+def _sum(table: str, column: str) -> Callable[[Frames], pd.Series]:
+    def f(frames: Frames) -> pd.Series:
+        s: pd.Series = frames[table].groupby("key")[column].sum().astype("float64")
+        return s
+
+    return f
+
+
+def _jain(frames: Frames) -> pd.Series:
+    df = frames["flows"]
+    x = df["goodput_bps"].astype("float64")
+    g = x.groupby(df["key"])
+    total, squares, n = g.sum(), (x * x).groupby(df["key"]).sum(), g.count()
+    out: pd.Series = ((total * total) / (n * squares)).where(squares > 0)
+    return out
+
+
+def _busiest(column: str) -> Callable[[Frames], pd.Series]:
+    def f(frames: Frames) -> pd.Series:
+        q = frames["queues"]
+        idx = q.groupby("key")["utilization"].idxmax()
+        s: pd.Series = q.loc[idx.to_numpy(), ["key", column]].set_index("key")[column]
+        return s.astype("float64")
+
+    return f
+
+
+def _mean_completion(frames: Frames) -> pd.Series:
+    s: pd.Series = frames["flows"].groupby("key")["completion_time_s"].mean()
+    return s.astype("float64")
+
+
+#: The built-in metrics by name.
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in [
+        Metric(
+            "goodput_bps", "sum of the flows' goodput", ("flows",), _sum("flows", "goodput_bps")
+        ),
+        Metric(
+            "throughput_bps",
+            "sum of the flows' throughput",
+            ("flows",),
+            _sum("flows", "throughput_bps"),
+        ),
+        Metric("jain", "Jain's fairness index of the flows' goodput", ("flows",), _jain),
+        Metric("drops", "packets dropped by all queues", ("queues",), _sum("queues", "drops")),
+        Metric("marks", "packets CE-marked by all queues", ("queues",), _sum("queues", "marks")),
+        Metric(
+            "retransmits",
+            "data segments retransmitted",
+            ("flows",),
+            _sum("flows", "packets_retransmitted"),
+        ),
+        Metric(
+            "utilization", "utilization of the busiest queue", ("queues",), _busiest("utilization")
+        ),
+        Metric(
+            "queue_avg_packets",
+            "time-average occupancy of the busiest queue",
+            ("queues",),
+            _busiest("avg_packets"),
+        ),
+        Metric(
+            "completion_time_s",
+            "mean completion time of the completed flows",
+            ("flows",),
+            _mean_completion,
+        ),
+    ]
+}
+
+#: What :func:`run_metrics` computes when not told.
+DEFAULT_METRICS = ("goodput_bps", "jain", "drops", "marks", "utilization")
+
+#: Metric names (built-in), and/or ``{name: function(Results) -> float}``.
+MetricSpec = Sequence[str] | Mapping[str, "str | Callable[[Results], float]"]
+
+
+def resolve_metrics(
+    metrics: MetricSpec | None,
+) -> dict[str, Metric | Callable[[Results], float]]:
+    """``{name: Metric or function}`` for a metric spec (``None``: :data:`DEFAULT_METRICS`)."""
+    if metrics is None:
+        metrics = DEFAULT_METRICS
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    items: list[tuple[str, Any]] = (
+        list(metrics.items()) if isinstance(metrics, Mapping) else [(m, m) for m in metrics]
+    )
+    out: dict[str, Metric | Callable[[Results], float]] = {}
+    for name, m in items:
+        if isinstance(m, str):
+            if m not in METRICS:
+                raise ValueError(f"unknown metric {m!r}; built-in metrics: {', '.join(METRICS)}")
+            out[name] = METRICS[m]
+        elif callable(m):
+            out[name] = m
+        else:
+            raise TypeError(f"metric {name!r}: expected a built-in name or a function")
+    return out
+
+
+def run_metrics(
+    store: Store, runs: pd.DataFrame, metrics: MetricSpec | None = None
+) -> pd.DataFrame:
+    """``runs`` (from :meth:`Store.runs`) with one column per metric added, one row per run.
+
+    Built-in metrics read the stacked tables of all runs at once; a function
+    metric is called with each run's :class:`~ecnsim.Results`.
+    """
+    resolved = resolve_metrics(metrics)
+    out = runs.copy()
+    keys = [str(k) for k in runs["key"].tolist()]
+    needed = sorted({t for m in resolved.values() if isinstance(m, Metric) for t in m.tables})
+    frames = {t: store.concat_table(keys, t) for t in needed}
+    loaded: dict[str, Results] = {}
+    for name, m in resolved.items():
+        if isinstance(m, Metric):
+            if frames and any(len(frames[t]) == 0 for t in m.tables):
+                values = np.full(len(keys), np.nan)
+            else:
+                series = m.compute(frames)
+                values = series.reindex(keys).to_numpy(dtype="float64")
+        else:
+            vals = []
+            for k in keys:
+                if k not in loaded:
+                    loaded[k] = store.results(k)
+                vals.append(float(m(loaded[k])))
+            values = np.asarray(vals, dtype="float64")
+        out[name] = values
+    result: pd.DataFrame = out
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Aggregation
+# ---------------------------------------------------------------------------
+
+
+def aggregate(
+    per_run: pd.DataFrame,
+    by: Sequence[str],
+    metrics: Sequence[str],
+    *,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Mean, standard deviation and confidence interval of each metric per group of runs.
+
+    ``per_run`` has one row per run (e.g. from :func:`run_metrics`), ``by``
+    the columns that identify a point (the swept parameters), ``metrics`` the
+    value columns. Returns one row per group and metric with the ``by``
+    columns, ``metric``, ``n`` (runs with a value; NaN values are left out),
+    ``mean``, ``std`` (sample, ``ddof=1``), ``sem`` (``std / sqrt(n)``),
+    ``ci_low``, ``ci_high`` and ``confidence``. With ``n < 2`` the spread and
+    interval are NaN.
+    """
+    import pandas as pd
+
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    by = list(by)
+    missing = [c for c in [*by, *metrics] if c not in per_run.columns]
+    if missing:
+        raise KeyError(f"no column {missing[0]!r}; columns: {', '.join(map(str, per_run.columns))}")
+    groups: list[tuple[tuple[Any, ...], pd.DataFrame]]
+    if by:
+        groups = [
+            (k if isinstance(k, tuple) else (k,), g)
+            for k, g in per_run.groupby(by, dropna=False, sort=True)
+        ]
+    else:
+        groups = [((), per_run)]
+    rows = []
+    for key, g in groups:
+        for m in metrics:
+            x = g[m].to_numpy(dtype="float64", na_value=np.nan)
+            x = x[~np.isnan(x)]
+            n = len(x)
+            mean = float(x.mean()) if n else math.nan
+            std = float(x.std(ddof=1)) if n > 1 else math.nan
+            sem = std / math.sqrt(n) if n > 1 else math.nan
+            half = t_quantile(0.5 + confidence / 2, n - 1) * sem if n > 1 else math.nan
+            rows.append(
+                {
+                    **dict(zip(by, key, strict=True)),
+                    "metric": m,
+                    "n": n,
+                    "mean": mean,
+                    "std": std,
+                    "sem": sem,
+                    "ci_low": mean - half,
+                    "ci_high": mean + half,
+                    "confidence": confidence,
+                }
+            )
+    columns = [*by, "metric", "n", "mean", "std", "sem", "ci_low", "ci_high", "confidence"]
+    df: pd.DataFrame = pd.DataFrame(rows, columns=columns)
+    return df
+
+
+def _fmt(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    return f"{value:.4g}"
+
+
+def summary_table(agg: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """A wide, printable view of :func:`aggregate`'s output: ``mean ± half-width`` per metric.
+
+    Metrics in bit/s (``*_bps``) are shown in Mbit/s.
+    """
+    import pandas as pd
+
+    by = list(by)
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    metrics: list[str] = []
+    for row in agg.to_dict("records"):
+        key = tuple(row[c] for c in by)
+        entry = out.setdefault(key, {**{c: row[c] for c in by}, "n": row["n"]})
+        entry["n"] = max(entry["n"], row["n"])
+        name, scale = str(row["metric"]), 1.0
+        if name.endswith("_bps"):
+            name, scale = name[: -len("_bps")] + "_Mbps", 1e-6
+        if name not in metrics:
+            metrics.append(name)
+        mean = row["mean"] * scale
+        half = (row["ci_high"] - row["mean"]) * scale
+        entry[name] = _fmt(mean) if math.isnan(half) else f"{_fmt(mean)} ± {_fmt(half)}"
+    df: pd.DataFrame = pd.DataFrame(list(out.values()), columns=[*by, "n", *metrics])
+    return df

@@ -1,0 +1,359 @@
+"""The studies' standard figures, one function each (matplotlib, an optional dependency).
+
+Every function builds and returns a :class:`matplotlib.figure.Figure`
+without touching pyplot's global state: nothing is shown, no backend is
+chosen, and figures are freed when dropped. Save with
+``fig.savefig("x.png")``, or show in a notebook by evaluating ``fig``.
+Install matplotlib with ``pip install 'ecnsim[plot]'``.
+
+Inputs are the run's tables as DataFrames (``docs/results.md``) or the
+tidy outputs of :mod:`ecnsim.analysis`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ecnsim import analysis
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "plot_cdf",
+    "plot_cwnd_queue",
+    "plot_drops_marks",
+    "plot_group_goodput",
+    "plot_lockout",
+    "plot_queue_delay_ccdf",
+    "plot_sweep",
+]
+
+
+def _figure(width: float = 8.0, height: float = 4.5, **kwargs: Any) -> Figure:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("ecnsim.plot needs matplotlib: pip install 'ecnsim[plot]'") from e
+    return Figure(figsize=(width, height), layout="constrained", **kwargs)
+
+
+def _note(ax: Axes, text: str) -> None:
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        wrap=True,
+        color="0.4",
+    )
+
+
+def _flow_label(flows: pd.DataFrame | None, fid: Any) -> str:
+    if flows is not None and "flow" in flows:
+        match = flows.loc[flows["flow_id"] == fid, "flow"]
+        if not match.empty:
+            return str(match.iloc[0])
+    return f"flow {fid}"
+
+
+def plot_cwnd_queue(
+    flow_series: pd.DataFrame,
+    queue_series: pd.DataFrame,
+    *,
+    queue_id: int,
+    flows: pd.DataFrame | None = None,
+    flow_ids: Sequence[int] | None = None,
+    mss: float | None = None,
+    queue_column: str = "packets",
+    title: str | None = None,
+    max_flows: int = 12,
+) -> Figure:
+    """Congestion windows (top) and one queue's occupancy (bottom) over time.
+
+    cwnd is drawn per flow (at most ``max_flows``, or the ``flow_ids``
+    given), in packets if ``mss`` is given, else in kB. The queue panel
+    shows the instantaneous occupancy (``queue_column`` of
+    ``queue_series``) and, where the discipline has one, its averaged
+    queue ``aqm_avg`` (RED's ``avg``), in the same unit. ``flows`` names
+    the flows in the legend.
+    """
+    fig = _figure(8.0, 6.0)
+    ax_cwnd, ax_q = fig.subplots(2, 1, sharex=True)
+    ids = list(flow_ids) if flow_ids is not None else sorted(flow_series["flow_id"].unique())
+    shown = ids[:max_flows]
+    scale, unit = (mss, "packets") if mss else (1000.0, "kB")
+    for fid in shown:
+        part = flow_series.loc[flow_series["flow_id"] == fid]
+        ax_cwnd.plot(
+            part["time_s"],
+            part["cwnd_bytes"] / scale,
+            drawstyle="steps-post",
+            lw=1.0,
+            label=_flow_label(flows, fid),
+        )
+    ax_cwnd.set_ylabel(f"cwnd ({unit})")
+    if shown:
+        ax_cwnd.legend(fontsize="small", ncols=min(4, len(shown)), loc="upper right")
+    if len(ids) > len(shown):
+        ax_cwnd.set_title(f"cwnd of {len(shown)} of {len(ids)} flows", fontsize="medium")
+    q = queue_series.loc[queue_series["queue_id"] == queue_id]
+    ax_q.plot(q["time_s"], q[queue_column], drawstyle="steps-post", lw=1.0, label="instantaneous")
+    if "aqm_avg" in q and q["aqm_avg"].notna().any():
+        ax_q.plot(q["time_s"], q["aqm_avg"], lw=1.2, label="average (AQM)")
+    ax_q.set_ylabel(f"queue ({queue_column})")
+    ax_q.set_xlabel("time (s)")
+    ax_q.legend(fontsize="small", loc="upper right")
+    fig.suptitle(title or f"cwnd and queue {queue_id} over time")
+    return fig
+
+
+def plot_group_goodput(
+    group_series: pd.DataFrame,
+    *,
+    column: str = "goodput_bps_mean",
+    title: str | None = None,
+) -> Figure:
+    """Goodput per group over time (the ``hetero`` study's "visual max-min" figure).
+
+    ``group_series`` is :func:`ecnsim.analysis.group_goodput_series`' output;
+    ``column`` picks the mean per flow (default) or the group's aggregate
+    (``goodput_bps``). Drawn in Mb/s, one line per group, at bin midpoints.
+    """
+    fig = _figure()
+    ax = fig.subplots()
+    for group, part in group_series.groupby("group", sort=True):
+        mid = (part["time_s"].to_numpy(dtype=float) + part["end_s"].to_numpy(dtype=float)) / 2
+        ax.plot(mid, part[column].to_numpy(dtype=float) / 1e6, marker=".", lw=1.2, label=str(group))
+    ax.set_xlabel("time (s)")
+    what = "mean goodput per flow" if column.endswith("_mean") else "aggregate goodput"
+    ax.set_ylabel(f"{what} (Mb/s)")
+    ax.set_ylim(bottom=0)
+    if len(group_series):
+        ax.legend(title="group")
+    fig.suptitle(title or "goodput per group over time")
+    return fig
+
+
+def plot_drops_marks(
+    flows: pd.DataFrame,
+    flow_series: pd.DataFrame | None = None,
+    *,
+    title: str | None = None,
+    max_flows: int = 40,
+) -> Figure:
+    """Per-flow drops and marks: the lockout view.
+
+    If ``flow_series`` has cumulative per-flow ``drops`` and ``marks``
+    columns, each flow's counts are drawn over time (left: drops, right:
+    marks). Otherwise (the core exports per-flow totals only today), a bar
+    chart of each flow's totals over [warm-up, end], sorted by flow, which
+    shows which flows took the congestion signals but not when.
+    """
+    has_series = flow_series is not None and {"drops", "marks"} <= set(flow_series.columns)
+    fig = _figure(9.0, 4.5)
+    ax_d, ax_m = fig.subplots(1, 2, sharey=not has_series)
+    if has_series:
+        assert flow_series is not None
+        ids = sorted(flow_series["flow_id"].unique())[:max_flows]
+        for fid in ids:
+            part = flow_series.loc[flow_series["flow_id"] == fid]
+            label = _flow_label(flows, fid)
+            ax_d.plot(part["time_s"], part["drops"], drawstyle="steps-post", lw=1.0, label=label)
+            ax_m.plot(part["time_s"], part["marks"], drawstyle="steps-post", lw=1.0, label=label)
+        for ax, what in ((ax_d, "drops"), (ax_m, "marks")):
+            ax.set_xlabel("time (s)")
+            ax.set_ylabel(f"cumulative {what}")
+        if len(ids) <= 12:
+            ax_m.legend(fontsize="small")
+        fig.suptitle(title or "per-flow drops and marks over time")
+        return fig
+    shown = flows.sort_values("flow_id").head(max_flows)
+    labels = [str(n) for n in (shown["flow"] if "flow" in shown else shown["flow_id"])]
+    x = np.arange(len(shown))
+    ax_d.bar(x, shown["drops"].to_numpy(dtype=float), color="C3")
+    ax_m.bar(x, shown["marks"].to_numpy(dtype=float), color="C0")
+    for ax, what in ((ax_d, "drops"), (ax_m, "marks")):
+        ax.set_xticks(x, labels, rotation=90 if len(x) > 8 else 0, fontsize="small")
+        ax.set_ylabel(f"{what} per flow")
+    ax_d.set_title("drops", fontsize="medium")
+    ax_m.set_title("CE marks", fontsize="medium")
+    more = f", first {len(shown)} of {len(flows)} flows" if len(flows) > len(shown) else ""
+    fig.suptitle(
+        title
+        or f"per-flow drops and marks, totals over [warm-up, end]{more}\n"
+        "(no per-flow drop/mark times exported: totals only)",
+        fontsize="medium",
+    )
+    return fig
+
+
+def plot_lockout(
+    intervals: pd.DataFrame,
+    flows: pd.DataFrame,
+    *,
+    start_s: float = 0.0,
+    end_s: float | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Lockout intervals per flow as horizontal bars (one row per flow).
+
+    ``intervals`` is :func:`ecnsim.analysis.lockout_intervals`' output.
+    """
+    ids = sorted(flows["flow_id"].tolist())
+    fig = _figure(8.0, max(2.5, min(10.0, 0.25 * len(ids) + 1.5)))
+    ax = fig.subplots()
+    row = {fid: i for i, fid in enumerate(ids)}
+    for fid, part in intervals.groupby("flow_id"):
+        spans = list(zip(part["start_s"], part["duration_s"], strict=True))
+        ax.broken_barh(spans, (row[fid] - 0.4, 0.8), color="C3")
+    ax.set_yticks(range(len(ids)), [_flow_label(flows, f) for f in ids], fontsize="small")
+    ax.set_ylim(-0.5, len(ids) - 0.5)
+    ax.set_xlim(
+        start_s, end_s if end_s is not None else max(1.0, float(intervals["end_s"].max() or 1.0))
+    )
+    ax.set_xlabel("time (s)")
+    if intervals.empty:
+        _note(ax, "no lockout interval")
+    fig.suptitle(title or "lockout: intervals in which a flow delivered nothing")
+    return fig
+
+
+def plot_sweep(
+    df: pd.DataFrame,
+    x: str,
+    *,
+    y: str = "mean",
+    ci: str | None = "ci",
+    hue: str | None = None,
+    ylabel: str | None = None,
+    xlabel: str | None = None,
+    logx: bool = False,
+    title: str | None = None,
+) -> Figure:
+    """A metric (Jain's index, goodput, ...) against a swept parameter, with CIs.
+
+    ``df`` is tidy: one row per parameter value (and ``hue`` value), with
+    the mean in ``y`` and the confidence-interval half-width in ``ci``
+    (:func:`ecnsim.analysis.summarize` makes it). One line per ``hue``
+    value, error bars of ``+- ci``.
+    """
+    fig = _figure()
+    ax = fig.subplots()
+    groups = [(None, df)] if hue is None else df.groupby(hue, sort=True)
+    parts: list[tuple[str | None, pd.DataFrame]] = [
+        (None if k is None else str(k), p) for k, p in groups
+    ]
+    for label, part in parts:
+        part = part.sort_values(x)
+        err = part[ci].to_numpy(dtype=float) if ci is not None and ci in part else None
+        ax.errorbar(
+            part[x].to_numpy(),
+            part[y].to_numpy(dtype=float),
+            yerr=err,
+            marker="o",
+            capsize=3,
+            lw=1.2,
+            label=f"{hue} = {label}" if label is not None else None,
+        )
+    if logx:
+        ax.set_xscale("log")
+        values = np.unique(df[x].to_numpy(dtype=float))
+        if 0 < values.size <= 12:
+            from matplotlib.ticker import NullFormatter
+
+            ax.set_xticks(values, [f"{v:g}" for v in values])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    if hue is not None:
+        ax.legend()
+    fig.suptitle(title or f"{ylabel or y} against {xlabel or x}")
+    return fig
+
+
+def _as_samples(
+    data: Mapping[str, Any] | pd.Series | np.ndarray | Sequence[float],
+) -> dict[str, np.ndarray]:
+    if isinstance(data, Mapping):
+        return {str(k): np.asarray(v, dtype=float) for k, v in data.items()}
+    return {"": np.asarray(data, dtype=float)}
+
+
+def plot_cdf(
+    data: Mapping[str, Any] | pd.Series | np.ndarray | Sequence[float],
+    *,
+    xlabel: str = "response time (s)",
+    title: str | None = None,
+    log_ccdf: bool = True,
+) -> Figure:
+    """CDF (left) and CCDF (right, log-log by default) of one or more samples.
+
+    ``data`` is one sample or a mapping of label to sample (e.g. response
+    times of ECN and non-ECN clients, the ``ecnplus`` study's figures).
+    NaNs (transfers that never completed) are left out, and their number
+    is given in the legend.
+    """
+    fig = _figure(10.0, 4.5)
+    ax_cdf, ax_ccdf = fig.subplots(1, 2)
+    samples = _as_samples(data)
+    for label, x in samples.items():
+        nan = int(np.isnan(x).sum())
+        text = label + (f" ({nan} incomplete)" if nan else "")
+        e = analysis.ecdf(x)
+        c = analysis.ccdf(x)
+        ax_cdf.plot(e["x"], e["cdf"], drawstyle="steps-post", label=text or None)
+        if log_ccdf:
+            keep = (c["ccdf"] > 0) & (c["x"] > 0)
+            c = c.loc[keep]
+        ax_ccdf.plot(c["x"], c["ccdf"], drawstyle="steps-post", label=text or None)
+    ax_cdf.set_xlabel(xlabel)
+    ax_cdf.set_ylabel("P(X <= x)")
+    ax_cdf.set_ylim(0, 1.02)
+    ax_ccdf.set_xlabel(xlabel)
+    ax_ccdf.set_ylabel("P(X > x)")
+    if log_ccdf:
+        ax_ccdf.set_xscale("log")
+        ax_ccdf.set_yscale("log")
+    if any(samples):
+        ax_cdf.legend(fontsize="small")
+    fig.suptitle(title or "CDF and CCDF")
+    return fig
+
+
+def plot_queue_delay_ccdf(
+    queue_series: pd.DataFrame,
+    queues: pd.DataFrame,
+    queue_id: int,
+    *,
+    warmup_s: float = 0.0,
+    title: str | None = None,
+) -> Figure:
+    """P(queueing delay > d) against d for one queue (the ``ecnplus`` study's measure).
+
+    The delay at a sample is ``bytes * 8 / rate_bps``; see
+    :func:`ecnsim.analysis.queueing_delay_exceeds`.
+    """
+    fig = _figure()
+    ax = fig.subplots()
+    c = analysis.queue_delay_ccdf(queue_series, queues, queue_id, warmup_s=warmup_s)
+    c = c.loc[c["ccdf"] > 0]
+    if c.empty:
+        _note(ax, "the queue was never backlogged")
+    else:
+        ax.plot(c["x"] * 1e3, c["ccdf"], drawstyle="steps-post")
+        ax.set_yscale("log")
+        ymin = float(c["ccdf"].min())
+        ax.set_ylim(10 ** math.floor(math.log10(ymin)), 1.05)
+    ax.set_xlabel("queueing delay d (ms)")
+    ax.set_ylabel("P(queueing delay > d)")
+    fig.suptitle(title or f"queueing delay of queue {queue_id}")
+    return fig

@@ -1,0 +1,330 @@
+"""ecnsim.report and `ecnsim report`: one self-contained HTML page that renders in Chromium."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ecnsim import Results, Simulation, Table
+from ecnsim.report import build_report, load_results
+
+from .conftest import small_scenario
+
+pytest.importorskip("matplotlib", reason="the report's figures need matplotlib (the plot extra)")
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("run")
+    Simulation(small_scenario()).run().write_parquet(out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Reading a results directory
+# ---------------------------------------------------------------------------
+
+
+def test_load_results_round_trip(results_dir: Path) -> None:
+    expected = Simulation(small_scenario()).run()
+    loaded = load_results(results_dir)
+    assert loaded.digest == expected.digest
+    assert loaded.spec == expected.spec
+    assert loaded.finished
+    assert set(loaded.tables) == set(expected.tables)
+    for name, table in expected.tables.items():
+        got = loaded.table(name)
+        assert got.column_names == table.column_names
+        for col in table.column_names:
+            a, b = table[col], got[col]
+            if isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, b)
+            else:
+                assert list(a) == list(b)
+    assert loaded.meta["seed"] == expected.meta["seed"]
+
+
+def test_load_results_rejects_other_directories(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"meta\.json"):
+        load_results(tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# The page
+# ---------------------------------------------------------------------------
+
+_ATTR_URL = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+
+
+def _check_self_contained(text: str) -> None:
+    for url in _ATTR_URL.findall(text):
+        assert url.startswith("data:"), f"external resource {url[:60]!r}"
+    assert "@import" not in text
+    assert "url(" not in text
+
+
+def test_cli_report(cli: Cli, results_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    proc = cli("report", results_dir, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert str(out) in proc.stdout
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    _check_self_contained(text)
+    spec = json.loads((results_dir / "meta.json").read_text())["resolved_spec"]
+    # The scenario, its resolved parameters, the summary tables and the figures.
+    assert f"<h1>{spec['name']}</h1>" in text
+    assert "Resolved scenario" in text
+    assert '"initial_rto": "1s"' in text.replace("&quot;", '"')
+    assert "flow0" in text
+    assert "flow1" in text
+    assert "r1-&gt;r2" in text
+    assert "Jain" in text
+    images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([^"]+)"', text)
+    assert len(images) >= 3
+    for data in images:
+        png = base64.b64decode(data)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        assert len(png) > 5000
+
+
+def test_cli_report_default_output_and_errors(cli: Cli, results_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(results_dir, copy)
+    proc = cli("report", copy)
+    assert proc.returncode == 0, proc.stderr
+    assert (copy / "report.html").is_file()
+    bad = cli("report", tmp_path / "missing")
+    assert bad.returncode == 2
+    assert "meta.json" in bad.stderr
+
+
+def _with_column(results: Results, table: str, column: str, values: np.ndarray) -> Results:
+    tables = dict(results.tables)
+    cols = dict(tables[table].columns)
+    cols[column] = values
+    tables[table] = Table(table, cols)
+    return Results(tables, results.meta, results.digest)
+
+
+def test_report_uses_delivery_series_when_present(results_dir: Path) -> None:
+    # With per-flow cumulative bytes delivered in flow_series (not exported by the core
+    # yet), the report adds goodput per group over time and the lockout figure.
+    results = load_results(results_dir)
+    text = build_report(results)
+    assert "which this run's core does not export" in text
+    fs = results.table("flow_series").to_pandas()
+    cum = fs.groupby("flow_id")["cwnd_bytes"].cumsum().to_numpy(dtype=np.uint64)
+    richer = _with_column(results, "flow_series", "bytes_delivered", cum)
+    text = build_report(richer)
+    assert "goodput per flow of each group over time" in text
+    assert "Lockout" in text
+    assert "does not export" not in text
+
+
+def test_report_of_an_interrupted_run_says_so(results_dir: Path) -> None:
+    results = load_results(results_dir)
+    results.meta["finished"] = "false"
+    assert "interrupted" in build_report(results)
+
+
+# ---------------------------------------------------------------------------
+# Headless Chromium: the page loads without console errors and every image renders
+# ---------------------------------------------------------------------------
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        exe = shutil.which(name)
+        if exe:
+            return exe
+    can_install = (
+        os.environ.get("CI")
+        and hasattr(os, "geteuid")
+        and os.geteuid() == 0
+        and shutil.which("apt-get")
+    )
+    if can_install:
+        subprocess.run(
+            "apt-get update -qq && apt-get install -y -qq chromium",
+            shell=True,
+            check=False,
+            capture_output=True,
+            timeout=900,
+        )
+        exe = shutil.which("chromium")
+        if exe:
+            return exe
+    pytest.skip(
+        "headless Chromium is not installed (Debian: apt-get install chromium); "
+        "the report's rendering is not checked"
+    )
+
+
+class _DevTools:
+    """A minimal Chrome DevTools Protocol client over one page's websocket."""
+
+    def __init__(self, ws_url: str) -> None:
+        import websocket
+
+        self.ws = websocket.create_connection(ws_url, timeout=20, suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        msg_id = self.next_id
+        self.ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == msg_id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                result: dict[str, Any] = msg.get("result", {})
+                return result
+            self.events.append(msg)
+
+    def wait_for(self, method: str, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(e.get("method") == method for e in self.events):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no {method} within {timeout} s")
+            self.events.append(json.loads(self.ws.recv()))
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+    def errors(self) -> list[str]:
+        found = []
+        for e in self.events:
+            method, params = e.get("method"), e.get("params", {})
+            if method == "Runtime.exceptionThrown":
+                found.append(f"exception: {params['exceptionDetails'].get('text')}")
+            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+                found.append(f"console.{params['type']}: {params.get('args')}")
+            elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
+                found.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}")
+        return found
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+@contextmanager
+def _browser() -> Iterator[Callable[[Path], dict[str, Any]]]:
+    pytest.importorskip("websocket", reason="the DevTools client needs websocket-client")
+    exe = _chromium()
+    with tempfile.TemporaryDirectory(prefix="ecnsim-chromium-") as profile:
+        proc = subprocess.Popen(
+            [
+                exe,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            port_file = Path(profile) / "DevToolsActivePort"
+            deadline = time.monotonic() + 20
+            while not (port_file.is_file() and port_file.read_text().strip()):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("Chromium did not start its DevTools server")
+                time.sleep(0.05)
+            port = int(port_file.read_text().split()[0])
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+                targets = json.load(r)
+            page = next(t for t in targets if t.get("type") == "page")
+
+            def load(path: Path) -> dict[str, Any]:
+                dt = _DevTools(page["webSocketDebuggerUrl"])
+                try:
+                    for domain in ("Page", "Runtime", "Log"):
+                        dt.call(f"{domain}.enable")
+                    dt.events.clear()
+                    dt.call("Page.navigate", url=path.resolve().as_uri())
+                    dt.wait_for("Page.loadEventFired")
+                    images = dt.evaluate(
+                        "Array.from(document.images).map(i => "
+                        "({complete: i.complete, width: i.naturalWidth, height: i.naturalHeight}))"
+                    )
+                    resources = dt.evaluate(
+                        "performance.getEntriesByType('resource').map(e => e.name)"
+                    )
+                    title = dt.evaluate("document.title")
+                    time.sleep(0.2)  # let late console messages arrive
+                    dt.call("Runtime.evaluate", expression="1")
+                    return {
+                        "images": images,
+                        "resources": resources,
+                        "title": title,
+                        "errors": dt.errors(),
+                    }
+                finally:
+                    dt.close()
+
+            yield load
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_report_renders_in_headless_chromium(cli: Cli, results_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert cli("report", results_dir, "-o", out).returncode == 0
+    broken = tmp_path / "broken.html"
+    broken.write_text(
+        "<!DOCTYPE html><html><head><title>x</title></head><body>"
+        '<img src="data:image/png;base64,AAAA"><script>console.error("boom")</script>'
+        "</body></html>",
+        encoding="utf-8",
+    )
+    with _browser() as load:
+        # The checker itself sees a broken image and a console error...
+        bad = load(broken)
+        assert any("boom" in e for e in bad["errors"])
+        assert bad["images"] == [{"complete": True, "width": 0, "height": 0}]
+        # ...and the report has neither.
+        page = load(out)
+    assert page["errors"] == []
+    assert page["resources"] == []
+    assert "ecnsim report" in page["title"]
+    assert len(page["images"]) >= 3
+    for img in page["images"]:
+        assert img["complete"]
+        assert img["width"] > 0
+        assert img["height"] > 0
