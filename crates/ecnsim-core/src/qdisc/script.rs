@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use super::{DropReason, MarkReason, QdiscCx, QueueDisc};
 use crate::ids::FlowId;
-use crate::packet::{Packet, TcpFlags};
+use crate::packet::{Packet, TcpFlags, Transport};
 
 /// Which packets a rule counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +78,9 @@ impl Rule {
 
     /// Count `p` if it matches; true if it is one of the chosen ordinals.
     fn selects(&mut self, p: &Packet) -> bool {
-        if !self.kind.matches(p) || self.flow.is_some_and(|f| f != p.flow) {
+        // A rule naming a flow names a TCP connection: UDP flows have their own ids.
+        let other_flow = self.flow.is_some_and(|f| f != p.flow || p.proto != Transport::Tcp);
+        if !self.kind.matches(p) || other_flow {
             return false;
         }
         self.seen += 1;

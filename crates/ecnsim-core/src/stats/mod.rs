@@ -69,6 +69,14 @@ pub struct Series {
     flow_id: Vec<u64>,
     cwnd: Vec<u64>,
     ssthresh: Vec<f64>,
+    /// Cumulative payload bytes sent by the initiator (retransmissions included).
+    bytes_sent: Vec<u64>,
+    /// Cumulative payload bytes the responder delivered in order.
+    bytes_delivered: Vec<u64>,
+    /// Cumulative drops of the flow's packets (both directions).
+    drops: Vec<u64>,
+    /// Cumulative CE marks of the flow's packets.
+    marks: Vec<u64>,
     queue_time: Vec<u64>,
     queue_id: Vec<u64>,
     queue_packets: Vec<u64>,
@@ -85,7 +93,8 @@ pub struct Series {
 pub(crate) fn sample(sim: &mut Simulation) {
     let now = sim.now().as_nanos();
     // Live connections only, in slot order (the `[[flows]]` connections hold the first slots).
-    for ep in sim.endpoints.iter().step_by(2) {
+    for pair in sim.endpoints.chunks_exact(2) {
+        let (ep, responder) = (&pair[0], &pair[1]);
         let i = ep.flow.index();
         if !ep.live || sim.now() < sim.flows[i].start {
             continue;
@@ -95,6 +104,10 @@ pub(crate) fn sample(sim: &mut Simulation) {
         sim.series.flow_id.push(i as u64);
         sim.series.cwnd.push(s.cwnd());
         sim.series.ssthresh.push(ssthresh_f64(s.ssthresh()));
+        sim.series.bytes_sent.push(s.counters.data_bytes_sent);
+        sim.series.bytes_delivered.push(responder.sock.counters.bytes_delivered);
+        sim.series.drops.push(sim.flows[i].extra.drops);
+        sim.series.marks.push(sim.flows[i].extra.marks);
     }
     let at = sim.now();
     for (i, p) in sim.ports.iter_mut().enumerate() {
@@ -307,6 +320,11 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     fs.push_u64("flow_id", s.flow_id.clone());
     fs.push_u64("cwnd_bytes", s.cwnd.clone());
     fs.push_f64("ssthresh_bytes", s.ssthresh.clone());
+    // Cumulative since the connection opened (not warm-up adjusted): differences give rates per bin.
+    fs.push_u64("bytes_sent", s.bytes_sent.clone());
+    fs.push_u64("bytes_delivered", s.bytes_delivered.clone());
+    fs.push_u64("drops", s.drops.clone());
+    fs.push_u64("marks", s.marks.clone());
     let mut qs = Table::new("queue_series");
     qs.push_f64("time_s", s.queue_time.iter().map(|&t| t as f64 * 1e-9).collect());
     qs.push_u64("queue_id", s.queue_id.clone());

@@ -127,6 +127,18 @@ fn time_series_are_sampled_at_the_interval() {
     let qlen = u64s(&r, "queue_series", "packets");
     assert!(qlen.iter().all(|&q| q <= 20));
     assert!(qlen.iter().any(|&q| q > 0));
+    // Cumulative per-flow counters: non-decreasing, ending at most at the totals.
+    let ids = u64s(&r, "flow_series", "flow_id");
+    let delivered = u64s(&r, "flow_series", "bytes_delivered");
+    let sent = u64s(&r, "flow_series", "bytes_sent");
+    let totals = u64s(&r, "flows", "bytes_delivered");
+    for f in 0..2u64 {
+        let d: Vec<u64> = ids.iter().zip(&delivered).filter(|(i, _)| **i == f).map(|(_, d)| *d).collect();
+        let s: Vec<u64> = ids.iter().zip(&sent).filter(|(i, _)| **i == f).map(|(_, s)| *s).collect();
+        assert!(d.windows(2).all(|w| w[0] <= w[1]) && s.windows(2).all(|w| w[0] <= w[1]));
+        assert!(*d.last().unwrap() <= totals[usize::try_from(f).unwrap()] && *d.last().unwrap() > 0);
+        assert!(d.iter().zip(&s).all(|(d, s)| d <= s), "cannot deliver more than was sent");
+    }
 }
 
 /// A flow whose endpoints are not connected through routers is rejected.
