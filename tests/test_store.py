@@ -93,7 +93,7 @@ def test_put_writes_every_table_and_a_manifest(tmp_path: Path, outputs: list[Run
     for name, info in m["tables"].items():
         assert pq.read_metadata(d / info["file"]).num_rows == info["rows"] == out.rows[name]
     assert store.check(out.key).status == "done"
-    assert store.keys() == [out.key]
+    assert store.run_keys() == [out.key]
 
 
 def test_results_read_back_equal_the_run(tmp_path: Path, outputs: list[RunOutput]) -> None:

@@ -1,7 +1,7 @@
 """The compiled core of ecnsim (``crates/ecnsim-py``). Hand-written stub."""
 
 from collections.abc import Callable
-from typing import Literal, TypeAlias, TypedDict, final
+from typing import Any, Literal, TypeAlias, TypedDict, final
 
 __all__ = [
     "EcnsimError",
@@ -62,3 +62,10 @@ class PySimulation:
     def digest(self) -> int: ...
     def perf(self) -> dict[str, int]: ...
     def conservation(self) -> dict[str, int]: ...
+    def enable_trace(
+        self,
+        links: list[int] | None = None,
+        nodes: list[str] | None = None,
+        flows: list[str] | None = None,
+    ) -> None: ...
+    def drain_trace(self) -> dict[str, tuple[str, Any]]: ...

@@ -210,6 +210,21 @@ def print_summary(results: Results, stream: TextIO) -> None:
 # ---------------------------------------------------------------------------
 
 
+def _str_list(text: str | None) -> list[str] | None:
+    return None if text is None else [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _int_list(text: str | None) -> list[int] | None:
+    items = _str_list(text)
+    if items is None:
+        return None
+    try:
+        return [int(x) for x in items]
+    except ValueError:
+        msg = f"error: --trace-links: expected link indices like 0,2, got {text!r}"
+        raise SystemExit(msg) from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     try:
@@ -218,6 +233,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
     sim = Simulation.from_toml_str(text, seed=args.seed)
+    if args.trace_ns2 or args.trace_pcap:
+        sim.trace(
+            ns2=args.trace_ns2,
+            pcap=args.trace_pcap,
+            links=_int_list(args.trace_links),
+            nodes=_str_list(args.trace_nodes),
+            flows=_str_list(args.trace_flows),
+        )
     progress = None if args.quiet else ProgressBar(sys.stderr)
     started = time.perf_counter()
     try:
@@ -560,6 +583,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="DIR", help="write <table>.parquet and meta.json into DIR")
     run.add_argument("--seed", type=int, help="seed (overrides the scenario's)")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument("--trace-ns2", metavar="FILE", help="stream link events to FILE (ns-2 format)")
+    run.add_argument("--trace-pcap", metavar="FILE", help="stream link events to FILE as pcap")
+    run.add_argument(
+        "--trace-links", metavar="I,J", help="trace only these links ([[links]] indices)"
+    )
+    run.add_argument(
+        "--trace-nodes", metavar="A,B", help="trace only link directions at these nodes"
+    )
+    run.add_argument("--trace-flows", metavar="F,G", help="trace only these flows or apps (names)")
     run.set_defaults(func=cmd_run)
 
     bench = sub.add_parser("bench", help="run named benchmark scenarios")

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from ecnsim import _core
-from ecnsim.results import Results
+from ecnsim.results import Results, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ecnsim.trace import Ns2TraceWriter, PcapWriter
 from ecnsim.spec import Scenario, _read_toml_source
 
 __all__ = ["ProgressCallback", "Simulation"]
@@ -60,9 +65,86 @@ class Simulation:
         """Run to the end and return the results.
 
         ``progress(now_ns, end_ns)`` is called every ~0.1 s of wall time.
+        With :meth:`trace` on, the trace is written between chunks and its
+        files are closed at the end (also when interrupted).
         """
-        self._sim.run(progress)
+        sinks = getattr(self, "_trace_sinks", None)
+        if sinks:
+            user = progress
+
+            def drain_then_report(now_ns: int, end_ns: int) -> None:
+                self._write_trace()
+                if user is not None:
+                    user(now_ns, end_ns)
+
+            progress = drain_then_report
+        try:
+            self._sim.run(progress)
+        finally:
+            if sinks:
+                self._write_trace()
+                self.close_trace()
         return self.results
+
+    # -- traces ---------------------------------------------------------------
+
+    def trace(
+        self,
+        *,
+        ns2: str | os.PathLike[str] | None = None,
+        pcap: str | os.PathLike[str] | None = None,
+        links: Sequence[int] | None = None,
+        nodes: Sequence[str] | None = None,
+        flows: Sequence[str] | None = None,
+        tcp_header: bool = False,
+    ) -> None:
+        """Stream link events (``+ - r d``) to an ns-2 trace and/or a pcap file.
+
+        ``links`` (indices of ``[[links]]``), ``nodes`` (link directions at
+        these nodes) and ``flows`` (flow or app names) narrow what is traced;
+        unknown names raise :class:`~ecnsim.exceptions.SpecError`. Tracing is
+        off unless this is called; the files are written while :meth:`run`
+        runs. Without files, use :meth:`drain_trace` yourself.
+        """
+        from ecnsim.trace import Ns2TraceWriter, PcapWriter
+
+        self._sim.enable_trace(
+            None if links is None else list(links),
+            None if nodes is None else list(nodes),
+            None if flows is None else list(flows),
+        )
+        sinks: list[tuple[IO[Any], Ns2TraceWriter | PcapWriter]] = []
+        if ns2 is not None:
+            f = open(ns2, "w", encoding="ascii")  # noqa: SIM115 (closed by close_trace)
+            sinks.append((f, Ns2TraceWriter(f, tcp_header=tcp_header)))
+        if pcap is not None:
+            fb = open(pcap, "wb")  # noqa: SIM115 (closed by close_trace)
+            sinks.append((fb, PcapWriter(fb)))
+        self._trace_sinks = sinks
+
+    def drain_trace(self) -> pd.DataFrame:
+        """The trace records since the last drain (columns: see :mod:`ecnsim.trace`)."""
+        return Table._from_core("trace", self._sim.drain_trace()).to_pandas()
+
+    def _write_trace(self) -> None:
+        sinks = getattr(self, "_trace_sinks", None)
+        if not sinks:
+            return
+        records = Table._from_core("trace", self._sim.drain_trace()).to_numpy()
+        if len(records["uid"]) == 0:
+            return
+        for _, writer in sinks:
+            writer.write(records)
+
+    def close_trace(self) -> None:
+        """Write what is pending and close the trace files."""
+        sinks = getattr(self, "_trace_sinks", None)
+        if not sinks:
+            return
+        self._write_trace()
+        for f, _ in sinks:
+            f.close()
+        self._trace_sinks = []
 
     def run_until(self, t: float) -> None:
         """Run until simulated time ``t`` seconds (at most to the end)."""

@@ -260,7 +260,7 @@ class Store:
             raise ValueError(f"not a run key (64 hex digits): {key!r}")
         return self.runs_root / key[:2] / key
 
-    def keys(self) -> list[str]:
+    def run_keys(self) -> list[str]:
         """Keys of every run directory holding a manifest (complete or not), sorted."""
         if not self.runs_root.is_dir():
             return []
@@ -481,9 +481,9 @@ class Store:
     def runs(self, *, sweep: str | None = None, where: str | None = None) -> pd.DataFrame:
         """Every finished run as a DataFrame, the swept parameters as columns.
 
-        ``sweep`` keeps the runs of one sweep (and drops parameter columns it
-        does not use); ``where`` is an SQL condition on the ``runs`` table
-        (``'"links[0].queue.limit_packets" >= 50 AND seed = 1'``).
+        ``sweep`` keeps the runs of one sweep; ``where`` is an SQL condition on
+        the ``runs`` table (``'"links[0].queue.limit_packets" >= 50 AND seed = 1'``).
+        Parameter columns with no value in the selected runs are left out.
         """
         sql = "SELECT * FROM runs"
         conditions = []
@@ -497,10 +497,8 @@ class Store:
             sql += " WHERE " + " AND ".join(conditions)
         sql += " ORDER BY sweep NULLS LAST, point NULLS LAST, seed, key"
         df = self.query(sql, args)
-        if sweep is not None:
-            empty = [c for c in df.columns if c not in RUN_COLUMNS and df[c].isna().all()]
-            df = df.drop(columns=empty)
-        return df
+        empty = [c for c in df.columns if c not in RUN_COLUMNS and df[c].isna().all()]
+        return df.drop(columns=empty)
 
     def query(self, sql: str, args: Sequence[Any] | None = None) -> pd.DataFrame:
         """Run an SQL query on the catalog (see :meth:`catalog`) and return a DataFrame."""
@@ -539,17 +537,14 @@ class Store:
             try:
                 return duckdb.connect(str(self.catalog_path))
             except duckdb.Error as e:
-                text = str(e).lower()
-                if "lock" in text:
-                    # Held by another process: wait for it.
-                    if time.monotonic() > deadline:
-                        raise
-                elif isinstance(e, duckdb.IOException) and "not a valid" not in text:
-                    raise
-                else:
-                    # Not a usable database file: the catalog is a cache, rebuild it.
+                if "lock" not in str(e).lower():
+                    # Not a usable database file (garbled, or from another DuckDB
+                    # version): the catalog is only a cache, so rebuild it.
                     self._discard_catalog()
                     return duckdb.connect(str(self.catalog_path))
+                # Held by another process: wait for it.
+                if time.monotonic() > deadline:
+                    raise
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 

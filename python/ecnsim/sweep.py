@@ -99,12 +99,13 @@ class SweepSpecError(SpecError):
 
     A :class:`~ecnsim.SpecError` (so also a ``ValueError``). ``path`` names
     the sweep field (``grid."tcp.cc"``, ``zip[1]``, ``seeds[2]``) or, for a
-    bad point, the scenario field the core rejected; the message of a bad
-    point starts with the point's number, parameters and seed.
+    bad point, the scenario field that was rejected; the message of a bad
+    point starts with the point's number, parameters and seed:
+    ``point 1 (tcp.cc="vegas"), seed 1: tcp.cc: unknown variant ...``.
     """
 
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
+    def __init__(self, path: str, message: str, *, point: str | None = None) -> None:
+        super().__init__(f"{point or path}: {message}")
         self.path = path
 
 
@@ -501,17 +502,19 @@ class Sweep:
         runs: list[PlannedRun] = []
         for i, params in enumerate(points):
             label = f"point {i} ({_format_params(params)})" if params else f"point {i}"
-            try:
-                scenario = self.scenario(params)
-            except ValueError as e:
-                raise SweepSpecError(label, str(e)) from None
+            scenario = copy.deepcopy(self.base)
+            for path, value in params.items():
+                try:
+                    set_path(scenario, path, value)
+                except ValueError as e:
+                    raise SweepSpecError(path, str(e), point=label) from None
             text = json.dumps(scenario)
             for seed in self.seeds:
                 try:
                     sim = _core.PySimulation.from_json(text, seed)
                 except EcnsimError as e:
                     raise SweepSpecError(
-                        getattr(e, "path", "<root>"), f"{label}, seed {seed}: {e}"
+                        getattr(e, "path", "<root>"), str(e), point=f"{label}, seed {seed}"
                     ) from None
                 resolved = sim.results()["meta"]["resolved_spec"]
                 del sim
@@ -865,7 +868,13 @@ def _run_serial(
         except Exception as e:
             on_failure(task, e)
             continue
-        on_output(out, False)
+        try:
+            on_output(out, False)
+        except KeyboardInterrupt:
+            # The run finished: keep it, then stop.
+            with _IgnoreSigint():
+                on_output(out, True)
+            raise
 
 
 class _IgnoreSigint:
@@ -1128,7 +1137,7 @@ def run_sweep(
     result = SweepResult(plan, store, executor, workers)
     for t in tasks:
         check = store.check(t.key, full=verify)
-        if check.is_done and False:
+        if check.is_done:
             result.skipped += 1
         else:
             todo.append(t)

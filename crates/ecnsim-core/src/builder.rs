@@ -143,6 +143,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         resolved_spec: String::new(),
         profile: profile.name(),
         tap: None,
+        tracer: None,
     };
     let route = |routes: &[u32], a: NodeId, b: NodeId| routes[a.index() * n_nodes + b.index()];
     for (i, f) in spec.flows.iter().enumerate() {

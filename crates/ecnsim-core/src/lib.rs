@@ -57,6 +57,7 @@ pub mod spec;
 pub mod stats;
 pub mod tcp;
 pub mod time;
+pub mod trace;
 mod validate;
 
 pub use error::SimError;
@@ -64,6 +65,7 @@ pub use results::{Column, ColumnData, Results, Table};
 pub use sim::{Conservation, PerfCounters, Simulation};
 pub use spec::ScenarioSpec;
 pub use time::{BitRate, SimDuration, SimTime};
+pub use trace::TraceFilter;
 
 /// The version of this crate, recorded in every run's metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -11,12 +11,13 @@ use crate::ids::{AppId, FlowId, NodeId, PortId};
 use crate::link::Port;
 use crate::packet::{Ecn, Packet, TcpHeader, Transport};
 use crate::qdisc::QueueCounters;
-use crate::results::Results;
+use crate::results::{Results, Table};
 use crate::sched::{Event, Scheduler};
 use crate::spec::{CcKind, EcnPolicy, ScenarioSpec};
 use crate::stats::{FlowExtra, Series, Snapshot};
 use crate::tcp::{SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
+use crate::trace::{TraceEvent, TraceFilter, Tracer};
 
 /// Engine work counters, for the benchmark harness.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -190,6 +191,8 @@ pub struct Simulation {
     pub(crate) profile: &'static str,
     /// Every packet hosts send, if recording was asked for (tests, traces).
     pub(crate) tap: Option<Vec<Packet>>,
+    /// Link-event trace, if enabled.
+    pub(crate) tracer: Option<Tracer>,
 }
 
 /// Sentinel in `slot_of`: the connection's endpoints were released.
@@ -254,6 +257,39 @@ impl Simulation {
     #[must_use]
     pub fn sent_packets(&self) -> &[Packet] {
         self.tap.as_deref().unwrap_or(&[])
+    }
+
+    /// Record link events (`+ - r d`) from now on, for the links, nodes and
+    /// flows `filter` selects; take them with [`Simulation::drain_trace`].
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSpec`] naming `trace.<field>[i]` for a link, node or
+    /// flow the scenario does not have.
+    pub fn enable_trace(&mut self, filter: &TraceFilter) -> Result<(), SimError> {
+        let nodes: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+        let apps: Vec<&str> = self.apps.iter().map(|a| a.name.as_str()).collect();
+        let n_links = self.ports.len() / 2;
+        let ports = self.ports.iter().map(|p| (p.link_index, p.from.index(), p.to.index()));
+        self.tracer = Some(Tracer::new(filter, n_links, &nodes, &apps, ports)?);
+        Ok(())
+    }
+
+    /// The trace records since the last drain, as a `trace` table (empty if
+    /// tracing is off). Columns are those `ecnsim.trace` writes from.
+    pub fn drain_trace(&mut self) -> Table {
+        let ends: Vec<(u32, u32)> = self.ports.iter().map(|p| (p.from.0, p.to.0)).collect();
+        match &mut self.tracer {
+            Some(t) => t.drain(&ends),
+            None => Tracer::new(&TraceFilter::default(), 0, &[], &[], std::iter::empty())
+                .expect("an empty filter is valid")
+                .drain(&ends),
+        }
+    }
+
+    /// Trace records waiting to be drained.
+    #[must_use]
+    pub fn trace_pending(&self) -> usize {
+        self.tracer.as_ref().map_or(0, Tracer::pending)
     }
 
     /// Engine work counters.
@@ -367,6 +403,10 @@ impl Simulation {
             self.sched.schedule(next, Event::WireArrival(p));
         }
         self.perf.packet_hops += 1;
+        if let Some(t) = &mut self.tracer {
+            let flows = &self.flows;
+            t.record(self.sched.now(), TraceEvent::Receive, p, &pkt, |f| flows[f].app.index());
+        }
         self.arrive(to, pkt);
     }
 
@@ -408,23 +448,40 @@ impl Simulation {
     /// Offer `pkt` to port `p`'s queue and start the transmitter if it is idle.
     fn send_on(&mut self, p: PortId, pkt: Packet) {
         let now = self.sched.now();
-        let port = &mut self.ports[p.index()];
-        let outcome = port.queue.enqueue(pkt, now);
-        let (n_drops, n_marks) = (outcome.drops.len(), outcome.marks.len());
-        if n_drops + n_marks > 0 {
-            for i in 0..n_drops {
-                let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
-                self.cons.dropped += 1;
-                self.charge(d.flow, d.proto, true);
-            }
-            for i in 0..n_marks {
-                let (f, _) = self.ports[p.index()].queue.outcome().marks[i];
-                // Marks name the flow only; UDP packets are never ECN-capable here.
-                self.charge(f, Transport::Tcp, false);
-            }
+        if let Some(t) = &mut self.tracer {
+            let flows = &self.flows;
+            t.record(now, TraceEvent::Enqueue, p, &pkt, |f| flows[f].app.index());
+        }
+        let outcome = self.ports[p.index()].queue.enqueue(pkt, now);
+        if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
+            self.account_outcome(p);
         }
         if !self.ports[p.index()].tx_event_pending {
             self.try_transmit(p);
+        }
+    }
+
+    /// Charge the drops and marks of port `p`'s last queue operation to their
+    /// flows and to the packet accounting, and trace the drops.
+    fn account_outcome(&mut self, p: PortId) {
+        let now = self.sched.now();
+        let (n_drops, n_marks) = {
+            let o = self.ports[p.index()].queue.outcome();
+            (o.drops.len(), o.marks.len())
+        };
+        for i in 0..n_drops {
+            let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
+            self.cons.dropped += 1;
+            self.charge(d.flow, d.proto, true);
+            if let Some(t) = &mut self.tracer {
+                let flows = &self.flows;
+                t.record(now, TraceEvent::Drop, p, &d, |f| flows[f].app.index());
+            }
+        }
+        for i in 0..n_marks {
+            let (f, _) = self.ports[p.index()].queue.outcome().marks[i];
+            // Marks name the flow only; UDP packets are never ECN-capable here.
+            self.charge(f, Transport::Tcp, false);
         }
     }
 
@@ -441,20 +498,16 @@ impl Simulation {
             return;
         }
         let next = port.queue.dequeue(now);
-        let (n_drops, n_marks) = (port.queue.outcome().drops.len(), port.queue.outcome().marks.len());
-        if n_drops + n_marks > 0 {
-            for i in 0..n_drops {
-                let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
-                self.cons.dropped += 1;
-                self.charge(d.flow, d.proto, true);
-            }
-            for i in 0..n_marks {
-                let (f, _) = self.ports[p.index()].queue.outcome().marks[i];
-                self.charge(f, Transport::Tcp, false);
-            }
+        let outcome = port.queue.outcome();
+        if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
+            self.account_outcome(p);
+        }
+        let Some(pkt) = next else { return };
+        if let Some(t) = &mut self.tracer {
+            let flows = &self.flows;
+            t.record(now, TraceEvent::Dequeue, p, &pkt, |f| flows[f].app.index());
         }
         let port = &mut self.ports[p.index()];
-        let Some(pkt) = next else { return };
         let wire_was_empty = port.wire.is_empty();
         let arrival = port.start_tx(pkt, now);
         if wire_was_empty {

@@ -11,7 +11,7 @@
 //! or `dtype` is `"str"` and `payload` a `list[str]`. Tables and columns keep
 //! the core's order (dicts are ordered).
 
-use ecnsim_core::{ColumnData, Results};
+use ecnsim_core::{ColumnData, Results, Table};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -46,17 +46,22 @@ fn column_to_py<'py>(py: Python<'py>, data: &ColumnData) -> PyResult<Bound<'py, 
     pair.into_pyobject(py).map(Bound::into_any)
 }
 
+/// One table as `{column: (dtype, payload)}`.
+pub(crate) fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let columns = PyDict::new(py);
+    for column in &table.columns {
+        columns.set_item(&column.name, column_to_py(py, &column.data)?)?;
+    }
+    Ok(columns)
+}
+
 /// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`.
 ///
 /// `digest` is `results.digest()`, computed by the caller without the GIL.
 pub(crate) fn results_to_py<'py>(py: Python<'py>, results: &Results, digest: u64) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
     for table in &results.tables {
-        let columns = PyDict::new(py);
-        for column in &table.columns {
-            columns.set_item(&column.name, column_to_py(py, &column.data)?)?;
-        }
-        tables.set_item(&table.name, columns)?;
+        tables.set_item(&table.name, table_to_py(py, table)?)?;
     }
     let meta = PyDict::new(py);
     for (key, value) in &results.meta {

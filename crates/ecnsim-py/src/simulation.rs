@@ -14,12 +14,12 @@
 
 use std::time::{Duration, Instant};
 
-use ecnsim_core::{ScenarioSpec, SimTime, Simulation};
+use ecnsim_core::{ScenarioSpec, SimTime, Simulation, TraceFilter};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::PySimError;
-use crate::results::results_to_py;
+use crate::results::{results_to_py, table_to_py};
 
 /// Wall time one GIL-free chunk of simulation should take.
 const CHUNK_WALL_TARGET: Duration = Duration::from_millis(75);
@@ -165,6 +165,25 @@ impl PySimulation {
     fn digest(&self, py: Python<'_>) -> u64 {
         let inner = &self.inner;
         py.detach(|| inner.results().digest())
+    }
+
+    /// Record link events (`+ - r d`) from now on for the selected links
+    /// (indices), nodes and flows (flow or app names); `None` keeps all.
+    #[pyo3(signature = (links = None, nodes = None, flows = None))]
+    fn enable_trace(
+        &mut self,
+        links: Option<Vec<usize>>,
+        nodes: Option<Vec<String>>,
+        flows: Option<Vec<String>>,
+    ) -> PyResult<()> {
+        self.inner.enable_trace(&TraceFilter { links, nodes, flows }).map_err(PySimError)?;
+        Ok(())
+    }
+
+    /// The trace records since the last call, as `{column: (dtype, payload)}`.
+    fn drain_trace<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.inner.drain_trace();
+        table_to_py(py, &table)
     }
 
     /// Engine work counters: `{"events": int, "packet_hops": int}`.

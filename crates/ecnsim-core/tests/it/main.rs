@@ -6,3 +6,4 @@ mod common;
 mod determinism;
 mod scenarios;
 mod tcp_variants;
+mod trace;
