@@ -417,3 +417,50 @@ def test_metrics_agree_with_core_columns() -> None:
     assert d["value"].max() == queues.loc[0, "max_packets"]
     j = analysis.jain_index(flows["goodput_bps"])
     assert 0.5 <= j <= 1.0
+
+
+# ---------------------------------------------------------------------------
+# Workload records
+# ---------------------------------------------------------------------------
+
+
+def _records() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "kind": ["page", "page", "page", "page", "object"],
+            "group": ["iw1", "iw1", "iw3", "iw3", "iw1"],
+            "start_s": [0.0, 2.0, 1.0, 3.0, 0.5],
+            "end_s": [1.0, 4.0, 1.5, 3.5, 0.6],
+            "response_time_s": [1.0, 2.0, 0.5, 0.5, 0.1],
+            "response_bytes": [1000, 3000, 2000, 2000, 500],
+        }
+    )
+
+
+def test_record_metrics_by_hand() -> None:
+    m = analysis.record_metrics(
+        _records(), kind="page", interval_s=(0.0, 4.0), capacity_bps=16_000
+    ).set_index("group")
+    # iw1: delays 1 and 2 -> median 1.5; 4000 B over 4 s = 8000 bit/s.
+    assert m.loc["iw1", "count"] == 2
+    assert m.loc["iw1", "p50_response_time_s"] == pytest.approx(1.5)
+    assert m.loc["iw1", "per_second"] == pytest.approx(0.5)
+    assert m.loc["iw1", "goodput_bps"] == pytest.approx(8000)
+    assert m.loc["iw1", "normalized_throughput"] == pytest.approx(0.5)
+    assert m.loc["iw1", "network_power"] == pytest.approx(8000 / 1.5)
+    assert m.loc["iw3", "p50_response_time_s"] == pytest.approx(0.5)
+    assert m.loc["iw3", "goodput_bps"] == pytest.approx(8000)
+    # Records starting outside the interval are left out.
+    late = analysis.record_metrics(_records(), kind="page", by=None, interval_s=(1.5, 4.0))
+    assert late.loc[0, "count"] == 2
+
+
+def test_record_metrics_on_a_real_workload() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    results = Simulation.from_toml(root / "examples" / "http.toml").run()
+    records = results.table("records").to_pandas()
+    m = analysis.record_metrics(records, kind="page", by=None)
+    assert m.loc[0, "count"] == (records["kind"] == "page").sum() > 0
+    assert m.loc[0, "p50_response_time_s"] > 0
