@@ -464,3 +464,10 @@ def test_record_metrics_on_a_real_workload() -> None:
     m = analysis.record_metrics(records, kind="page", by=None)
     assert m.loc[0, "count"] == (records["kind"] == "page").sum() > 0
     assert m.loc[0, "p50_response_time_s"] > 0
+
+
+def test_one_way_delay_per_group_by_hand() -> None:
+    flows = pd.DataFrame({"flow": ["a1", "a2", "b1"], "mean_owd_s": [0.010, 0.030, float("nan")]})
+    d = analysis.one_way_delay(flows).set_index("group")
+    assert d.loc["a", "mean_owd_s"] == pytest.approx(0.020)
+    assert "b" not in d.index

@@ -57,6 +57,7 @@ __all__ = [
     "lockout_summary",
     "mean_ci",
     "network_power",
+    "one_way_delay",
     "queue_delay_ccdf",
     "queue_drop_mark_rates",
     "queue_occupancy_distribution",
@@ -710,6 +711,21 @@ def network_power(goodput_bps: float, delay_s: float) -> float:
     if not delay_s > 0:
         return math.nan
     return goodput_bps / delay_s
+
+
+def one_way_delay(flows: pd.DataFrame, groups: GroupSpec = None) -> pd.DataFrame:
+    """Mean one-way delay of delivered data segments, per flow and per group.
+
+    Uses the core's ``mean_owd_s`` (host to host, sending to delivery,
+    either direction, over [warm-up, end]). A group's value is the mean of
+    its flows' means, so every flow weighs the same; flows that delivered
+    nothing (NaN) are left out.
+    """
+    _require(flows, "flows", ["flow", "mean_owd_s"], "one-way delay")
+    df = flows[["flow", "mean_owd_s"]].copy()
+    df["group"] = flow_groups(flows, groups).to_numpy()
+    per_group = df.dropna(subset=["mean_owd_s"]).groupby("group", sort=True)["mean_owd_s"].mean()
+    return _frame({"group": per_group.index.to_numpy(), "mean_owd_s": per_group.to_numpy()})
 
 
 def record_metrics(

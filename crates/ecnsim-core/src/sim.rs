@@ -421,6 +421,12 @@ impl Simulation {
                 u.delay_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
                 return;
             }
+            if pkt.tcp.payload > 0 {
+                // One-way delay of data segments, host to host, either direction.
+                let x = &mut self.flows[pkt.flow.index()].extra;
+                x.owd_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
+                x.owd_count += 1;
+            }
             let slot = self.slot_of[pkt.flow.index()];
             if slot == NO_SLOT {
                 return; // a late segment of a released connection

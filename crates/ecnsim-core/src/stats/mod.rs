@@ -29,6 +29,10 @@ pub struct FlowExtra {
     pub completed_at: Option<SimTime>,
     /// The connection was abandoned (SYN retries exhausted).
     pub failed: bool,
+    /// Sum of the one-way delays of delivered data segments (both directions), ns.
+    pub owd_sum_ns: u64,
+    /// Delivered data segments counted in `owd_sum_ns`.
+    pub owd_count: u64,
 }
 
 /// Counters at the end of warm-up.
@@ -77,6 +81,10 @@ pub struct Series {
     drops: Vec<u64>,
     /// Cumulative CE marks of the flow's packets.
     marks: Vec<u64>,
+    /// Cumulative one-way delay of delivered data segments, ns.
+    owd_sum_ns: Vec<u64>,
+    /// Cumulative delivered data segments.
+    owd_count: Vec<u64>,
     queue_time: Vec<u64>,
     queue_id: Vec<u64>,
     queue_packets: Vec<u64>,
@@ -108,6 +116,8 @@ pub(crate) fn sample(sim: &mut Simulation) {
         sim.series.bytes_delivered.push(responder.sock.counters.bytes_delivered);
         sim.series.drops.push(sim.flows[i].extra.drops);
         sim.series.marks.push(sim.flows[i].extra.marks);
+        sim.series.owd_sum_ns.push(sim.flows[i].extra.owd_sum_ns);
+        sim.series.owd_count.push(sim.flows[i].extra.owd_count);
     }
     let at = sim.now();
     for (i, p) in sim.ports.iter_mut().enumerate() {
@@ -177,6 +187,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     let mut reverse = Vec::with_capacity(n);
     let mut ecn = Vec::with_capacity(n);
     let mut sack = Vec::with_capacity(n);
+    let mut owd = Vec::with_capacity(n);
     for (i, f) in sim.flows.iter().enumerate() {
         let zero = TcpCounters::default();
         // Flows opened after the warm-up snapshot count from zero.
@@ -219,6 +230,12 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         throughput.push(rate(vals[1]));
         completion.push(f.extra.completed_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
         connect.push(f.extra.connected_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
+        let owd_count = f.extra.owd_count - x0.owd_count;
+        owd.push(if owd_count > 0 {
+            (f.extra.owd_sum_ns - x0.owd_sum_ns) as f64 * 1e-9 / owd_count as f64
+        } else {
+            f64::NAN
+        });
         cwnd.push(f_cwnd);
         srtt.push(f_srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
         state.push(if f.extra.failed { "FAILED".to_owned() } else { f_state.to_string() });
@@ -243,6 +260,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     t.push_f64("throughput_bps", throughput);
     t.push_f64("connect_time_s", connect);
     t.push_f64("completion_time_s", completion);
+    t.push_f64("mean_owd_s", owd);
     t.push_u64("ecn_negotiated", ecn);
     t.push_u64("sack_negotiated", sack);
     t.push_str("cc", sim.flows.iter().map(|f| format!("{:?}", f.cc).to_lowercase()).collect());
@@ -325,6 +343,8 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     fs.push_u64("bytes_delivered", s.bytes_delivered.clone());
     fs.push_u64("drops", s.drops.clone());
     fs.push_u64("marks", s.marks.clone());
+    fs.push_u64("owd_sum_ns", s.owd_sum_ns.clone());
+    fs.push_u64("owd_count", s.owd_count.clone());
     let mut qs = Table::new("queue_series");
     qs.push_f64("time_s", s.queue_time.iter().map(|&t| t as f64 * 1e-9).collect());
     qs.push_u64("queue_id", s.queue_id.clone());
