@@ -2,9 +2,7 @@
 //! dropped. The limit is in packets or in bytes (as ns-3's `MaxSize`
 //! "100p" / "150000B").
 
-use std::collections::VecDeque;
-
-use super::{DropReason, QdiscCx, QueueDisc};
+use super::{DropReason, Fifo, QdiscCx, QueueDisc};
 use crate::packet::Packet;
 
 pub use super::Limit;
@@ -13,33 +11,20 @@ pub use super::Limit;
 #[derive(Debug)]
 pub struct DropTail {
     limit: Limit,
-    fifo: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
 }
 
 impl DropTail {
     /// An empty queue with `limit`.
     #[must_use]
     pub fn new(limit: Limit) -> Self {
-        let cap = match limit {
-            Limit::Packets(n) => usize::try_from(n.min(4096)).unwrap_or(4096),
-            Limit::Bytes(_) => 64,
-        };
-        DropTail { limit, fifo: VecDeque::with_capacity(cap), bytes: 0 }
-    }
-
-    fn fits(&self, pkt: &Packet) -> bool {
-        match self.limit {
-            Limit::Packets(n) => (self.fifo.len() as u64) < n,
-            Limit::Bytes(b) => self.bytes + u64::from(pkt.size) <= b,
-        }
+        DropTail { limit, fifo: Fifo::new(limit) }
     }
 }
 
 impl QueueDisc for DropTail {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
-        if self.fits(&pkt) {
-            self.bytes += u64::from(pkt.size);
+        if self.fifo.fits(self.limit, &pkt) {
             self.fifo.push_back(pkt);
         } else {
             cx.drop_packet(pkt, DropReason::Overflow);
@@ -47,9 +32,7 @@ impl QueueDisc for DropTail {
     }
 
     fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<Packet> {
-        let pkt = self.fifo.pop_front()?;
-        self.bytes -= u64::from(pkt.size);
-        Some(pkt)
+        self.fifo.pop_front()
     }
 
     fn len_packets(&self) -> u64 {
@@ -57,7 +40,7 @@ impl QueueDisc for DropTail {
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 }
 

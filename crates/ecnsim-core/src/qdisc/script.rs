@@ -9,9 +9,7 @@
 //! queued first in, first out up to `limit_packets`, beyond which they are
 //! dropped like DropTail's.
 
-use std::collections::VecDeque;
-
-use super::{DropReason, MarkReason, QdiscCx, QueueDisc};
+use super::{DropReason, Fifo, Limit, MarkReason, QdiscCx, QueueDisc};
 use crate::ids::FlowId;
 use crate::packet::{Packet, TcpFlags, Transport};
 
@@ -92,16 +90,16 @@ impl Rule {
 #[derive(Debug)]
 pub struct Script {
     rules: Vec<Rule>,
-    limit_packets: u64,
-    fifo: VecDeque<Packet>,
-    bytes: u64,
+    limit: Limit,
+    fifo: Fifo,
 }
 
 impl Script {
     /// A FIFO of `limit_packets` applying `rules`.
     #[must_use]
     pub fn new(rules: Vec<Rule>, limit_packets: u64) -> Self {
-        Script { rules, limit_packets, fifo: VecDeque::new(), bytes: 0 }
+        let limit = Limit::Packets(limit_packets);
+        Script { rules, limit, fifo: Fifo::new(limit) }
     }
 }
 
@@ -121,8 +119,7 @@ impl QueueDisc for Script {
         }
         if drop {
             cx.drop_packet(pkt, DropReason::Forced);
-        } else if (self.fifo.len() as u64) < self.limit_packets {
-            self.bytes += u64::from(pkt.size);
+        } else if self.fifo.fits(self.limit, &pkt) {
             self.fifo.push_back(pkt);
         } else {
             cx.drop_packet(pkt, DropReason::Overflow);
@@ -130,9 +127,7 @@ impl QueueDisc for Script {
     }
 
     fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<Packet> {
-        let pkt = self.fifo.pop_front()?;
-        self.bytes -= u64::from(pkt.size);
-        Some(pkt)
+        self.fifo.pop_front()
     }
 
     fn len_packets(&self) -> u64 {
@@ -140,6 +135,6 @@ impl QueueDisc for Script {
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 }

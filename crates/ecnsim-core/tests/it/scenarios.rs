@@ -294,7 +294,14 @@ fn queue_counts_balance_across_warmup() {
 #[test]
 fn mean_one_way_delay_matches_the_path() {
     // s0 -1Gbps,1ms- r1 -10Mbps,10ms- r2 -1Gbps,1ms- c0; a window far below the BDP: no queueing.
-    let t = dumbbell(1, "10Mbps", "10ms", r#"{ type = "droptail", limit_packets = 100 }"#, "5s", "tcp = { rcv_window = \"4380B\" }");
+    let t = dumbbell(
+        1,
+        "10Mbps",
+        "10ms",
+        r#"{ type = "droptail", limit_packets = 100 }"#,
+        "5s",
+        "tcp = { rcv_window = \"4380B\" }",
+    );
     let (_, r) = run(&t, 1);
     let owd = f64s(&r, "flows", "mean_owd_s")[0];
     // Full segments: 1500 B: 12 us + 1.2 ms + 12 us of serialisation, 12 ms of propagation.
