@@ -113,10 +113,17 @@ def test_drops_marks_over_time(tmp_path: Path) -> None:
 
 
 def test_drops_marks_totals_without_series(run: Results, tmp_path: Path) -> None:
-    # The core exports per-flow totals only: a bar chart, saying so.
-    fig = plot.plot_drops_marks(run.flows, run.table("flow_series").to_pandas())
+    # Without per-flow drop and mark series: per-flow totals, saying so.
+    series = run.table("flow_series").to_pandas().drop(columns=["drops", "marks"])
+    fig = plot.plot_drops_marks(run.flows, series)
     assert "totals" in fig.get_suptitle()
     _check_png(fig, tmp_path / "drops_marks_totals.png", min_bytes=5000)
+
+
+def test_drops_marks_over_time_from_the_core_series(run: Results, tmp_path: Path) -> None:
+    fig = plot.plot_drops_marks(run.flows, run.table("flow_series").to_pandas())
+    assert "totals" not in fig.get_suptitle()
+    _check_png(fig, tmp_path / "drops_marks_series.png", min_bytes=5000)
 
 
 def test_lockout(tmp_path: Path) -> None:

@@ -97,8 +97,14 @@ class Table:
         """The table as a pandas DataFrame (numeric columns are copied)."""
         import pandas as pd
 
+        # Name columns get pandas' string dtype even when empty (an empty list
+        # would otherwise become float64), so a table reads back from Parquet
+        # with the same dtypes.
         df: pd.DataFrame = pd.DataFrame(
-            {c: (v.copy() if isinstance(v, np.ndarray) else v) for c, v in self.columns.items()},
+            {
+                c: (v.copy() if isinstance(v, np.ndarray) else pd.array(v, dtype="str"))
+                for c, v in self.columns.items()
+            },
             columns=list(self.columns),
         )
         return df
