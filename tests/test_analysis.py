@@ -467,7 +467,13 @@ def test_record_metrics_on_a_real_workload() -> None:
 
 
 def test_one_way_delay_per_group_by_hand() -> None:
-    flows = pd.DataFrame({"flow": ["a1", "a2", "b1"], "mean_owd_s": [0.010, 0.030, float("nan")]})
+    flows = pd.DataFrame(
+        {
+            "flow_id": [0, 1, 2],
+            "flow": ["a1", "a2", "b1"],
+            "mean_owd_s": [0.010, 0.030, float("nan")],
+        }
+    )
     d = analysis.one_way_delay(flows).set_index("group")
     assert d.loc["a", "mean_owd_s"] == pytest.approx(0.020)
     assert "b" not in d.index
