@@ -5,8 +5,9 @@ dumbbell) with each executor, into a fresh store each time, and times
 ``run_sweep`` as a user sees it: pool or cluster start-up, the runs, and the
 writes to the store (the scenarios are checked once, beforehand). Each
 configuration is measured ``--repeats`` times, in rotating order, each time
-after waiting for the machine's 1-minute load average to drop below
-``--max-load``; the figure shows the medians and every measurement.
+after waiting until the machine is idle (other processes using less than
+``--max-busy`` percent of the CPUs over 2 s); the figure shows the medians
+and every measurement.
 
     python docs/scripts/sweep_scaling.py --repeats 5
 
@@ -65,14 +66,15 @@ def the_sweep(duration: str) -> Sweep:
     )
 
 
-def wait_for_quiet(max_load: float, max_wait: float) -> float:
-    """Wait until the 1-minute load average is below ``max_load``; return it."""
+def wait_for_idle(max_busy: float, max_wait: float) -> float:
+    """Wait until the CPUs are less than ``max_busy`` percent busy over 2 s; return that."""
+    import psutil
+
     deadline = time.monotonic() + max_wait
     while True:
-        load = os.getloadavg()[0]
-        if load < max_load or time.monotonic() > deadline:
-            return load
-        time.sleep(5)
+        busy = psutil.cpu_percent(interval=2.0)
+        if busy < max_busy or time.monotonic() > deadline:
+            return busy
 
 
 def measure(plan: Plan, kwargs: dict[str, Any]) -> tuple[float, dict[str, int]]:
@@ -89,38 +91,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--duration", default="20s", help="simulated time of each run")
-    parser.add_argument("--max-load", type=float, default=0.5)
+    parser.add_argument("--max-busy", type=float, default=10.0, help="CPU %% before measuring")
     parser.add_argument("--max-wait", type=float, default=300.0, help="seconds per measurement")
     parser.add_argument("--out", type=Path, default=IMG)
+    parser.add_argument(
+        "--replot", action="store_true", help="redraw the figure from OUT/sweep_scaling.json"
+    )
     args = parser.parse_args()
+    if args.replot:
+        record = json.loads((args.out / "sweep_scaling.json").read_text())
+        by_label = {label.replace("\n", " "): label for label, _ in CONFIGS}
+        samples = {by_label[k]: v for k, v in record["samples"].items()}
+        medians = {label: statistics.median(s["wall_s"] for s in v) for label, v in samples.items()}
+        plot(samples, medians, record, args.out / "sweep_scaling.png")
+        return
 
     plan = the_sweep(args.duration).plan()
-    digests: dict[str, int] | None = None
-    samples: dict[str, list[dict[str, float]]] = {label: [] for label, _ in CONFIGS}
-    for rep in range(args.repeats):
-        order = CONFIGS[rep % len(CONFIGS) :] + CONFIGS[: rep % len(CONFIGS)]
-        for label, kwargs in order:
-            load_before = wait_for_quiet(args.max_load, args.max_wait)
-            wall, d = measure(plan, kwargs)
-            if digests is None:
-                digests = d
-            assert d == digests, f"{label}: results differ from the first configuration's"
-            samples[label].append(
-                {"wall_s": wall, "load_before": load_before, "load_after": os.getloadavg()[0]}
-            )
-            print(f"{rep} {label.replace(chr(10), ' '):28s} {wall:7.2f} s  load {load_before:.2f}")
-
-    # One run in this process, to report the work per run.
-    run_walls = []
+    args.out.mkdir(parents=True, exist_ok=True)
+    # The work in one run, measured in this process.
     with tempfile.TemporaryDirectory() as d:
         store = Store(d)
         run_sweep(plan, store, executor="serial")
-        for key in store.run_keys():
-            m = store.manifest(key)
-            assert m is not None
-            run_walls.append(m["wall_s"])
-    medians = {label: statistics.median(s["wall_s"] for s in v) for label, v in samples.items()}
-    record = {
+        run_walls = [store.manifest(k)["wall_s"] for k in store.run_keys()]  # type: ignore[index]
+    record: dict[str, Any] = {
         "sweep": "16 runs: 4 buffer sizes x 4 seeds, 4 NewReno flows, 100 Mb/s dumbbell",
         "simulated_s_per_run": args.duration,
         "median_run_wall_s": statistics.median(run_walls),
@@ -128,11 +121,27 @@ def main() -> None:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "repeats": args.repeats,
-        "max_load": args.max_load,
-        "median_wall_s": {k.replace("\n", " "): v for k, v in medians.items()},
-        "samples": {k.replace("\n", " "): v for k, v in samples.items()},
+        "max_busy_percent": args.max_busy,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
+    digests: dict[str, int] | None = None
+    samples: dict[str, list[dict[str, float]]] = {label: [] for label, _ in CONFIGS}
+    for rep in range(args.repeats):
+        order = CONFIGS[rep % len(CONFIGS) :] + CONFIGS[: rep % len(CONFIGS)]
+        for label, kwargs in order:
+            busy = wait_for_idle(args.max_busy, args.max_wait)
+            load = os.getloadavg()[0]
+            wall, d = measure(plan, kwargs)
+            if digests is None:
+                digests = d
+            assert d == digests, f"{label}: results differ from the first configuration's"
+            samples[label].append({"wall_s": wall, "cpu_busy_before": busy, "load_before": load})
+            print(f"{rep} {label.replace(chr(10), ' '):24s} {wall:7.2f} s  busy {busy:4.1f}%")
+            # Save as we go: a long measurement is not lost to a late failure.
+            record["samples"] = {k.replace("\n", " "): v for k, v in samples.items()}
+            (args.out / "sweep_scaling.json").write_text(json.dumps(record, indent=1) + "\n")
+
+    medians = {label: statistics.median(s["wall_s"] for s in v) for label, v in samples.items()}
+    record["median_wall_s"] = {k.replace("\n", " "): v for k, v in medians.items()}
     (args.out / "sweep_scaling.json").write_text(json.dumps(record, indent=1) + "\n")
     plot(samples, medians, record, args.out / "sweep_scaling.png")
     print(json.dumps(record["median_wall_s"], indent=1))
@@ -156,14 +165,15 @@ def plot(
     ax.bar(xs, [medians[k] for k in labels], color=colors, alpha=0.85, width=0.6)
     for x, k in zip(xs, labels, strict=True):
         walls = [s["wall_s"] for s in samples[k]]
-        ax.plot([x] * len(walls), walls, "k.", markersize=4, alpha=0.6)
+        ax.plot([x + 0.18] * len(walls), walls, "k.", markersize=4, alpha=0.6)
         ax.annotate(
             f"{medians[k]:.1f} s",
-            (x, medians[k]),
+            (x - 0.05, medians[k]),
             textcoords="offset points",
-            xytext=(0, 4),
+            xytext=(0, 3),
             ha="center",
             fontsize=9,
+            fontweight="bold",
         )
     ax.set_xticks(list(xs), labels, fontsize=9)
     ax.set_ylabel("wall time of the sweep (s)")

@@ -498,7 +498,8 @@ class Store:
         sql += " ORDER BY sweep NULLS LAST, point NULLS LAST, seed, key"
         df = self.query(sql, args)
         empty = [c for c in df.columns if c not in RUN_COLUMNS and df[c].isna().all()]
-        return df.drop(columns=empty)
+        kept: pd.DataFrame = df.drop(columns=empty)
+        return kept
 
     def query(self, sql: str, args: Sequence[Any] | None = None) -> pd.DataFrame:
         """Run an SQL query on the catalog (see :meth:`catalog`) and return a DataFrame."""

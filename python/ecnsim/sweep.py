@@ -39,6 +39,7 @@ import copy
 import importlib
 import itertools
 import json
+import logging
 import math
 import os
 import re
@@ -966,12 +967,19 @@ def _run_dask(
         client = dask
         own_client = False
     elif dask == "local":
-        cluster = distributed.LocalCluster(
-            n_workers=jobs,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        )
+        dask_config: Any = importlib.import_module("dask").config
+        # A worker's statistical profiler samples its tasks' Python stacks every
+        # 10 ms; a run is one call into the core, so it learns nothing, and it
+        # costs about 10% of a run's time (docs/sweeps.md, Scaling).
+        with dask_config.set({"distributed.worker.profile.enabled": False}):
+            cluster = distributed.LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                # Errors only: Ctrl-C cancels tasks, and each worker would warn about it.
+                silence_logs=logging.ERROR,
+            )
         client = distributed.Client(cluster)
     else:
         client = distributed.Client(dask)
