@@ -31,7 +31,14 @@ sizes in bytes):
                        changes; with "packets", also ("tx", sequence number)
                        per data segment sent and ("ack", ack number) per ACK
                        received (for debugging; large for long runs)
-``tcp``                ``segment_size`` (1460), ``initial_cwnd`` (segments, 3),
+``queue``              null (DropTail of ``queue_packets``) or {"type": "red",
+                       ``limit``, ``min_th``, ``max_th``, ``w_q``, ``max_p``,
+                       ``ecn``, ``gentle``, ``wait``, ``mean_pktsize``}: a
+                       RedQueueDisc on r1 -> r2 (see QUEUE_DEFAULTS, README.md)
+``sample_interval``    if set, each flow carries ``cwnd_series``: the last cwnd
+                       (bytes) at each k * interval from 0
+``tcp``                ``ecn`` (false; true = UseEcn "On" on both ends),
+                       ``segment_size`` (1460), ``initial_cwnd`` (segments, 3),
                        ``initial_rto`` (1.0), ``min_rto`` (1.0),
                        ``clock_granularity`` (0.001), ``rcv_window`` (bytes,
                        2**30), ``snd_buf`` (bytes, 2**30), ``recovery``
@@ -87,6 +94,20 @@ DEFAULTS: dict[str, Any] = {
     "start": 0.0,
     "trace": False,
     "ns3_defaults": {},
+    "queue": None,
+    "sample_interval": None,
+}
+QUEUE_DEFAULTS: dict[str, Any] = {
+    "type": "droptail",  # or "red"
+    "limit": 100,  # RED: RedQueueDisc MaxSize, packets
+    "min_th": 5.0,
+    "max_th": 15.0,
+    "w_q": 0.002,
+    "max_p": 0.1,  # LInterm = 1 / max_p
+    "ecn": False,  # UseEcn (UseHardDrop stays true: forced decisions drop)
+    "gentle": False,
+    "wait": True,
+    "mean_pktsize": 1500,
 }
 TCP_DEFAULTS: dict[str, Any] = {
     "segment_size": 1460,
@@ -100,6 +121,7 @@ TCP_DEFAULTS: dict[str, Any] = {
     "cc": "NewReno",
     "limited_transmit": False,
     "data_retries": 1000,
+    "ecn": False,
 }
 
 # C++ probes attached to ns-3 trace sources. Python callables cannot be
@@ -132,7 +154,11 @@ struct SenderProbe {
     uint64_t retransmissions = 0;
     uint64_t recoveries = 0;
     uint64_t losses = 0;
+    uint64_t cwr = 0;  // entries into CA_CWR (ECN-Echo reductions)
     bool connected = false;
+    bool record_cwnd = false;  // keep every cwnd change (for fixed-interval sampling)
+    std::vector<double> cw_t;
+    std::vector<double> cw_v;
     bool record = false;  // keep a log of cwnd, ssthresh and state changes
     std::vector<double> log_t;
     std::vector<int> log_kind;  // 0 cwnd, 1 ssthresh, 2 cong state, 3 rto, 4 tx seq, 5 rx ack
@@ -143,7 +169,13 @@ struct SenderProbe {
         log_kind.push_back(kind);
         log_v.push_back(v);
     }
-    void OnCwnd(uint32_t, uint32_t v) { Log(0, v); }
+    void OnCwnd(uint32_t, uint32_t v) {
+        Log(0, v);
+        if (record_cwnd) {
+            cw_t.push_back(ns3::Simulator::Now().GetSeconds());
+            cw_v.push_back(v);
+        }
+    }
     void OnSsth(uint32_t, uint32_t v) { Log(1, v); }
     void OnRto(ns3::Time, ns3::Time v) { Log(3, v.GetSeconds()); }
     bool record_packets = false;  // also log every data segment sent and ACK received
@@ -165,6 +197,7 @@ struct SenderProbe {
     void OnCongState(CongState, CongState now) {
         if (now == ns3::TcpSocketState::CA_RECOVERY) { recoveries++; }
         if (now == ns3::TcpSocketState::CA_LOSS) { losses++; }
+        if (now == ns3::TcpSocketState::CA_CWR) { cwr++; }
         Log(2, now);
     }
 };
@@ -186,8 +219,10 @@ inline void ConnectSenderNow(ns3::Ptr<ns3::Application> app, SenderProbe* probe)
     if (probe->record_packets) {
         sock->TraceConnectWithoutContext("Rx", ns3::MakeCallback(&P::OnRx, probe));
     }
-    if (probe->record) {
+    if (probe->record || probe->record_cwnd) {
         sock->TraceConnectWithoutContext("CongestionWindow", ns3::MakeCallback(&P::OnCwnd, probe));
+    }
+    if (probe->record) {
         sock->TraceConnectWithoutContext("SlowStartThreshold",
                                          ns3::MakeCallback(&P::OnSsth, probe));
         sock->TraceConnectWithoutContext("RTO", ns3::MakeCallback(&P::OnRto, probe));
@@ -248,6 +283,13 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     max_bytes = [int(b or 0) for b in _per_flow(cfg["max_bytes"], n, "max_bytes")]
     duration = float(cfg["duration"])
     warmup = float(cfg["warmup"])
+    q = {**QUEUE_DEFAULTS, **(cfg["queue"] or {})}
+    unknown = set(q) - set(QUEUE_DEFAULTS)
+    if unknown:
+        raise SystemExit(f"unknown queue keys: {sorted(unknown)}")
+    red = q["type"] == "red"
+    if q["type"] not in ("droptail", "red"):
+        raise SystemExit(f"unknown queue type {q['type']!r}")
 
     ns, cppyy = _quiet_import()
     probes = cppyy.gbl.ecnsim_validation
@@ -281,6 +323,23 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
     sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(bool(tcp["limited_transmit"])))
+    sd("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if tcp["ecn"] else "Off"))
+    if red:
+        sd("ns3::RedQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{int(q['limit'])}p")))
+        sd("ns3::RedQueueDisc::MinTh", ns.DoubleValue(float(q["min_th"])))
+        sd("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(float(q["max_th"])))
+        sd("ns3::RedQueueDisc::QW", ns.DoubleValue(float(q["w_q"])))
+        sd("ns3::RedQueueDisc::LInterm", ns.DoubleValue(1.0 / float(q["max_p"])))
+        sd("ns3::RedQueueDisc::UseEcn", ns.BooleanValue(bool(q["ecn"])))
+        sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(True))
+        sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(bool(q["gentle"])))
+        sd("ns3::RedQueueDisc::Wait", ns.BooleanValue(bool(q["wait"])))
+        sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(int(q["mean_pktsize"])))
+        sd(
+            "ns3::RedQueueDisc::LinkBandwidth",
+            ns.DataRateValue(ns.DataRate(round(cfg["bottleneck_rate"]))),
+        )
+        sd("ns3::RedQueueDisc::LinkDelay", sec(cfg["bottleneck_delay"]))
     for name, value in cfg["ns3_defaults"].items():  # raw overrides, for experiments
         sd(name, ns.StringValue(str(value)))
 
@@ -296,7 +355,7 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     stack.Install(senders)
     stack.Install(receivers)
 
-    def p2p(rate: float, delay: float, limit: int) -> Any:
+    def p2p(rate: float, delay: float, limit: int, flow_control: bool = False) -> Any:
         h = ns.PointToPointHelper()
         h.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(round(rate))))
         h.SetChannelAttribute("Delay", sec(delay))
@@ -306,10 +365,20 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
         # No NetDeviceQueueInterface: the device never stops the traffic-control
         # layer, so no queue disc is installed and overflow drops happen (and are
         # counted) in the device's own DropTailQueue.
-        h.DisableFlowControl()
+        if not flow_control:
+            h.DisableFlowControl()
         return h
 
-    bottleneck = p2p(cfg["bottleneck_rate"], cfg["bottleneck_delay"], int(cfg["queue_packets"]))
+    # RED: the RedQueueDisc must hold the backlog, so the bottleneck keeps flow
+    # control and a device queue of 1 packet (the smallest); the queue disc
+    # only hands a packet down when that slot is free. One packet therefore
+    # waits in the device queue, outside RED's count (see README.md).
+    bottleneck = p2p(
+        cfg["bottleneck_rate"],
+        cfg["bottleneck_delay"],
+        1 if red else int(cfg["queue_packets"]),
+        flow_control=red,
+    )
     access = p2p(cfg["access_rate"], cfg["access_delay"], int(cfg["access_queue_packets"]))
 
     addr = ns.Ipv4AddressHelper()
@@ -336,13 +405,36 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     # Make sure no queue disc is left anywhere (Ipv4AddressHelper installs its
     # default FqCoDel only on devices with flow control; check rather than trust).
     removed_qdiscs = 0
-    for devs in all_devices:
+    for devs in all_devices[1:] if red else all_devices:
         for k in range(devs.GetN()):
             dev = devs.Get(k)
             tc = dev.GetNode().GetObject[ns.TrafficControlLayer]()
             if tc.GetRootQueueDiscOnDevice(dev):
                 tch.Uninstall(dev)
                 removed_qdiscs += 1
+
+    red_qdisc = None
+    if red:
+        # Replace the default FqCoDel on both bottleneck devices: RED on r1 -> r2,
+        # a large FIFO on the ACK direction (never near full).
+        tch.Uninstall(bn_devs)
+        tch_red = ns.TrafficControlHelper()
+        tch_red.SetRootQueueDisc("ns3::RedQueueDisc")
+        red_qdisc = tch_red.Install(bn_devs.Get(0)).Get(0)
+        tch_fifo = ns.TrafficControlHelper()
+        tch_fifo.SetRootQueueDisc("ns3::FifoQueueDisc")
+        tch_fifo.Install(bn_devs.Get(1))
+
+    def qstats() -> dict[str, int]:
+        if red_qdisc is None:
+            d = int(bn_queue.GetTotalDroppedPackets())
+            return {"drops": d, "arrivals": int(bn_queue.GetTotalReceivedPackets()) + d, "marks": 0}
+        st = red_qdisc.GetStats()
+        return {
+            "drops": int(st.nTotalDroppedPackets) + int(bn_queue.GetTotalDroppedPackets()),
+            "arrivals": int(st.nTotalReceivedPackets),
+            "marks": int(st.nTotalMarkedPackets),
+        }
 
     bn_queue = bn_devs.Get(0).GetObject[ns.PointToPointNetDevice]().GetQueue()
     bn_queue_back = bn_devs.Get(1).GetObject[ns.PointToPointNetDevice]().GetQueue()
@@ -374,6 +466,7 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
         snd = probes.SenderProbe()
         snd.record = bool(cfg["trace"])
         snd.record_packets = cfg["trace"] == "packets"
+        snd.record_cwnd = bool(cfg["sample_interval"])
         # One nanosecond after StartApplication created the socket and sent the SYN.
         probes.ConnectSenderAt(starts[i] + 1e-9, app, snd)
         sender_probes.append(snd)
@@ -381,14 +474,18 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     # --- run: to the warm-up, snapshot, to the end --------------------------------
     rx_at_warmup = [0] * n
     snd_at_warmup = [dict.fromkeys(_sender_counts(snd), 0) for snd in sender_probes]
-    drops_at_warmup = arrivals_at_warmup = 0
+    drops_at_warmup = arrivals_at_warmup = marks_at_warmup = 0
     if warmup > 0:
         ns.Simulator.Stop(sec(warmup).Get())
         ns.Simulator.Run()
         rx_at_warmup = [int(sp.total) for sp in sink_probes]
         snd_at_warmup = [_sender_counts(snd) for snd in sender_probes]
-        drops_at_warmup = int(bn_queue.GetTotalDroppedPackets())
-        arrivals_at_warmup = int(bn_queue.GetTotalReceivedPackets()) + drops_at_warmup
+        qs = qstats()
+        drops_at_warmup, arrivals_at_warmup, marks_at_warmup = (
+            qs["drops"],
+            qs["arrivals"],
+            qs["marks"],
+        )
     ns.Simulator.Stop(sec(duration - warmup).Get())
     ns.Simulator.Run()
     end = ns.Simulator.Now().GetSeconds()
@@ -412,14 +509,27 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
                 "probe_connected": bool(snd.connected),
             }
         )
+        if cfg["sample_interval"]:
+            # The last cwnd value at each k * dt (k = 0, 1, ...), like ecnsim's
+            # flow_series; 0 before the connection exists.
+            dt = float(cfg["sample_interval"])
+            ts, vs = list(snd.cw_t), list(snd.cw_v)
+            series, j, cur = [], 0, 0.0
+            for k in range(int(duration / dt + 1e-9) + 1):
+                t = k * dt
+                while j < len(ts) and ts[j] <= t + 1e-12:
+                    cur = vs[j]
+                    j += 1
+                series.append(cur)
+            flows[-1]["cwnd_series"] = series
         if cfg["trace"]:
             kinds = ("cwnd", "ssthresh", "state", "rto", "tx", "ack")
             flows[-1]["trace"] = [
                 (float(t), kinds[int(k)], float(v))
                 for t, k, v in zip(snd.log_t, snd.log_kind, snd.log_v, strict=True)
             ]
-    drops_total = int(bn_queue.GetTotalDroppedPackets())
-    arrivals_total = int(bn_queue.GetTotalReceivedPackets()) + drops_total
+    qs = qstats()
+    drops_total, arrivals_total = qs["drops"], qs["arrivals"]
     out = {
         "simulator": "ns-3",
         "ns3_version": _ns3_version(),
@@ -429,10 +539,12 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
             "drops": drops_total - drops_at_warmup,
             "arrivals": arrivals_total - arrivals_at_warmup,
             "drops_total": drops_total,
+            "marks": qs["marks"] - marks_at_warmup,
+            "device_queue_drops_total": int(bn_queue.GetTotalDroppedPackets()),
             "reverse_drops_total": int(bn_queue_back.GetTotalDroppedPackets()),
         },
         "removed_qdiscs": removed_qdiscs,
-        "config": {**cfg, "tcp": tcp},
+        "config": {**cfg, "tcp": tcp, "queue": q},
     }
     ns.Simulator.Destroy()
     return out
@@ -444,6 +556,7 @@ def _sender_counts(snd: Any) -> dict[str, int]:
         "retransmissions": int(snd.retransmissions),
         "fast_recoveries": int(snd.recoveries),
         "timeouts": int(snd.losses),
+        "ecn_reductions": int(snd.cwr),
     }
 
 
