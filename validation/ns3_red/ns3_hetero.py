@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""ns-3 side of the RED / ECN cross-check on STUDIES.md §3 (``hetero``).
+
+Run with the Python of the ns-3 virtual environment (ns-3 3.44), never with
+ecnsim's::
+
+    /work/ns3-venv/bin/python ns3_hetero.py '{"n": 30, "mode": "red"}'
+    /work/ns3-venv/bin/python ns3_hetero.py '[{...}, {...}]'   # several, one process
+
+Keys (all optional): ``n`` (sources, multiple of 6; default 30), ``mode``
+(``"red"`` or ``"ecn"``), ``duration`` (100), ``warmup`` (20), ``seed`` (1,
+ns-3's RngRun), ``gentle`` (false), plus ``tcp`` overrides (see TCP below).
+
+Topology: s_i --(300 Mb/s / N, d_g)-- r --(10 Mb/s, 5 ms)-- sink, one-way
+access delays d_g = 145 / 45 / 5 ms for the fragile / average / robust
+thirds. The r -> sink device carries a RedQueueDisc (MaxSize 120p, MinTh 10,
+MaxTh 30, QW 0.002, LInterm 10 = 1 / max_p 0.1, MeanPktSize 1000,
+LinkBandwidth 10 Mb/s, LinkDelay 5 ms, Wait true, Gentle per ``gentle``,
+UseEcn per mode, UseHardDrop true) over a 1-packet device queue (the smallest
+ns-3 allows; flow control on so the disc holds the backlog). Every other
+device: no queue disc, DropTail of 10000 packets, flow control off.
+
+TCP: TcpNewReno + TcpClassicRecovery (ns-3 has no plain Reno; NewReno with
+classic recovery is the closest), no SACK, no timestamps, no limited
+transmit, DelAckCount 1, SegmentSize 960 (IP packet 1000 B, 1002 B on the
+PPP wire), InitialCwnd 1, initial RTO 1 s, MinRto 1 s, clock granularity
+1 ms, RcvBufSize 64 * 960 (the 64-packet window), SndBufSize 128 KiB, UseEcn On in ECN mode.
+
+Output: JSON with per-flow goodput over [warmup, duration] and the queue
+disc's drop / mark counters by reason over the same interval.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+DELAYS = (0.145, 0.045, 0.005)  # fragile, average, robust
+GROUPS = ("fragile", "average", "robust")
+TCP = {
+    "cc": "NewReno",
+    "segment_size": 960,
+    "initial_cwnd": 1,
+    "initial_rto": 1.0,
+    "min_rto": 1.0,
+    "clock_granularity": 0.001,
+    "max_window": 64,
+}
+
+PROBES_CPP = r"""
+#include "ns3/core-module.h"
+#include "ns3/network-module.h"
+namespace ecnsim_red_validation {
+struct SinkProbe {
+    uint64_t total = 0;
+    void OnRx(ns3::Ptr<const ns3::Packet> p, const ns3::Address&) { total += p->GetSize(); }
+};
+inline void ConnectSink(ns3::Ptr<ns3::Application> app, SinkProbe* probe) {
+    app->TraceConnectWithoutContext("Rx", ns3::MakeCallback(&SinkProbe::OnRx, probe));
+}
+}
+"""
+
+_NS: Any = None
+
+
+def _import() -> Any:
+    global _NS
+    if _NS is None:
+        saved = os.dup(2)
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            try:
+                import cppyy
+                from ns import ns
+
+                cppyy.cppdef(PROBES_CPP)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+        _NS = (ns, cppyy)
+    return _NS
+
+
+# ns-3's RED files a full-buffer drop under "Forced drop" too; "overflow" here
+# is the internal queue's own drop, which RED's size check makes unreachable.
+REASONS_DROP = {
+    "early": "Unforced drop",
+    "forced": "Forced drop",
+    "overflow": "Dropped by internal queue",
+}
+REASONS_MARK = {"early": "Unforced mark", "forced": "Forced mark"}
+
+
+def _qstats(qd: Any) -> dict[str, int]:
+    st = qd.GetStats()
+    out = {f"drops_{k}": int(st.GetNDroppedPackets(v)) for k, v in REASONS_DROP.items()}
+    out.update({f"marks_{k}": int(st.GetNMarkedPackets(v)) for k, v in REASONS_MARK.items()})
+    out["drops"] = int(st.nTotalDroppedPackets)
+    out["marks"] = int(st.nTotalMarkedPackets)
+    out["arrivals"] = int(st.nTotalReceivedPackets)
+    return out
+
+
+def run(cfg: dict[str, Any]) -> dict[str, Any]:
+    n = int(cfg.get("n", 30))
+    mode = cfg.get("mode", "red")
+    duration = float(cfg.get("duration", 100.0))
+    warmup = float(cfg.get("warmup", 20.0))
+    seed = int(cfg.get("seed", 1))
+    gentle = bool(cfg.get("gentle", False))
+    tcp = {**TCP, **cfg.get("tcp", {})}
+    if n % 6 or mode not in ("red", "ecn"):
+        raise SystemExit(f"n must be a multiple of 6 and mode red or ecn: {n}, {mode}")
+    ecn = mode == "ecn"
+
+    ns, cppyy = _import()
+    probes = cppyy.gbl.ecnsim_red_validation
+    ns.Config.Reset()
+    ns.Ipv4AddressGenerator.Reset()
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(seed)
+
+    def sec(x: float) -> Any:
+        return ns.TimeValue(ns.NanoSeconds(round(x * 1e9)))
+
+    sd = ns.Config.SetDefault
+    cc_tid = {"NewReno": ns.TcpNewReno, "LinuxReno": ns.TcpLinuxReno}[tcp["cc"]].GetTypeId()
+    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(cc_tid))
+    sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
+    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(int(tcp["segment_size"])))
+    sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(int(tcp["initial_cwnd"])))
+    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
+    sd(
+        "ns3::TcpSocket::SndBufSize", ns.UintegerValue(131072)
+    )  # > the 64-packet window; 2**30 per socket exhausts memory at N = 120
+    sd(
+        "ns3::TcpSocket::RcvBufSize",
+        ns.UintegerValue(int(tcp["max_window"]) * int(tcp["segment_size"])),
+    )
+    sd("ns3::TcpSocket::ConnTimeout", sec(tcp["initial_rto"]))
+    sd("ns3::TcpSocket::DataRetries", ns.UintegerValue(1000))
+    sd("ns3::RttEstimator::InitialEstimation", sec(tcp["initial_rto"]))
+    sd("ns3::TcpSocketBase::MinRto", sec(tcp["min_rto"]))
+    sd("ns3::TcpSocketBase::ClockGranularity", sec(tcp["clock_granularity"]))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if ecn else "Off"))
+
+    router = ns.NodeContainer()
+    router.Create(1)
+    sink = ns.NodeContainer()
+    sink.Create(1)
+    senders = ns.NodeContainer()
+    senders.Create(n)
+    stack = ns.InternetStackHelper()
+    for c in (router, sink, senders):
+        stack.Install(c)
+    addr = ns.Ipv4AddressHelper()
+    tch = ns.TrafficControlHelper()
+
+    # bottleneck r -> sink: RED disc over a 1-packet device queue, flow control on
+    bh = ns.PointToPointHelper()
+    bh.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(10_000_000)))
+    bh.SetChannelAttribute("Delay", sec(0.005))
+    bh.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize("1p")))
+    bn = bh.Install(router.Get(0), sink.Get(0))
+    # the sink -> r direction (ACKs) gets no disc; its device queue is
+    # replaced below by a large one (flow control stays on, harmless)
+    red = ns.TrafficControlHelper()
+    red.SetRootQueueDisc(
+        "ns3::RedQueueDisc",
+        "MaxSize",
+        ns.QueueSizeValue(ns.QueueSize("120p")),
+        "MinTh",
+        ns.DoubleValue(10.0),
+        "MaxTh",
+        ns.DoubleValue(30.0),
+        "QW",
+        ns.DoubleValue(0.002),
+        "LInterm",
+        ns.DoubleValue(10.0),
+        "MeanPktSize",
+        ns.UintegerValue(1000),
+        "LinkBandwidth",
+        ns.DataRateValue(ns.DataRate(10_000_000)),
+        "LinkDelay",
+        sec(0.005),
+        "Wait",
+        ns.BooleanValue(True),
+        "Gentle",
+        ns.BooleanValue(gentle),
+        "UseEcn",
+        ns.BooleanValue(ecn),
+        "UseHardDrop",
+        ns.BooleanValue(True),
+    )
+    qdc = red.Install(bn.Get(0))
+    qd = qdc.Get(0)
+    qd.AssignStreams(1000 + seed)
+    addr.SetBase(ns.Ipv4Address("10.255.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    bn_if = addr.Assign(bn)
+    sink_addr = bn_if.GetAddress(1)
+    sink_dev = bn.Get(1)
+    sink_dev.GetObject[ns.PointToPointNetDevice]().GetQueue().SetMaxSize(ns.QueueSize("10000p"))
+
+    access_devs = []
+    for i in range(n):
+        g = (3 * i) // n
+        ah = ns.PointToPointHelper()
+        ah.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(round(300e6 / n))))
+        ah.SetChannelAttribute("Delay", sec(DELAYS[g]))
+        ah.SetQueue(
+            "ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize("10000p"))
+        )
+        ah.DisableFlowControl()
+        d = ah.Install(senders.Get(i), router.Get(0))
+        addr.SetBase(ns.Ipv4Address(f"10.{1 + i // 250}.{i % 250}.0"), ns.Ipv4Mask("255.255.255.0"))
+        addr.Assign(d)
+        access_devs.append(d)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    # remove any default disc (Ipv4AddressHelper may add FqCoDel) except RED
+    for devs in [*access_devs, bn]:
+        for k in range(devs.GetN()):
+            dev = devs.Get(k)
+            if dev == bn.Get(0):
+                continue
+            tc = dev.GetNode().GetObject[ns.TrafficControlLayer]()
+            if tc.GetRootQueueDiscOnDevice(dev):
+                tch.Uninstall(dev)
+    tc_r = router.Get(0).GetObject[ns.TrafficControlLayer]()
+    assert (
+        tc_r.GetRootQueueDiscOnDevice(bn.Get(0)).GetInstanceTypeId().GetName()
+        == "ns3::RedQueueDisc"
+    )
+
+    sink_probes = []
+    for i in range(n):
+        port = 9000 + i
+        sh = ns.PacketSinkHelper(
+            "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+        )
+        sapp = sh.Install(sink.Get(0)).Get(0)
+        sapp.SetStartTime(ns.Seconds(0))
+        sp = probes.SinkProbe()
+        probes.ConnectSink(sapp, sp)
+        sink_probes.append(sp)
+        bh2 = ns.BulkSendHelper(
+            "ns3::TcpSocketFactory", ns.InetSocketAddress(sink_addr, port).ConvertTo()
+        )
+        bh2.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bh2.SetAttribute("SendSize", ns.UintegerValue(int(tcp["segment_size"])))
+        app = bh2.Install(senders.Get(i)).Get(0)
+        # within each group, the first half start at 0 s, the second at 2 s
+        within = i % (n // 3)
+        start = 0.0 if within < n // 6 else 2.0
+        app.SetStartTime(sec(start).Get())
+
+    ns.Simulator.Stop(sec(warmup).Get())
+    ns.Simulator.Run()
+    rx0 = [int(sp.total) for sp in sink_probes]
+    q0 = _qstats(qd)
+    ns.Simulator.Stop(sec(duration - warmup).Get())
+    ns.Simulator.Run()
+    rx = [int(sp.total) - r for sp, r in zip(sink_probes, rx0, strict=True)]
+    q1 = _qstats(qd)
+    ns.Simulator.Destroy()
+    span = duration - warmup
+    return {
+        "simulator": "ns-3",
+        "n": n,
+        "mode": mode,
+        "seed": seed,
+        "flows": [
+            {"group": GROUPS[(3 * i) // n], "rx_bytes": rx[i], "goodput_bps": rx[i] * 8 / span}
+            for i in range(n)
+        ],
+        "bottleneck": {k: q1[k] - q0[k] for k in q1},
+        "config": {**cfg, "tcp": tcp, "gentle": gentle, "duration": duration, "warmup": warmup},
+    }
+
+
+def main(argv: list[str]) -> int:
+    text = argv[1] if len(argv) > 1 and argv[1] != "-" else sys.stdin.read()
+    cfg = json.loads(text) if text.strip() else {}
+    res = [run(c) for c in cfg] if isinstance(cfg, list) else run(cfg)
+    sys.stdout.write(json.dumps(res) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
