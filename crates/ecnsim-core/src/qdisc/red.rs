@@ -691,6 +691,20 @@ mod tests {
         SimTime::from_millis(ms)
     }
 
+    /// Offer `n` non-ECT arrivals to `d`, removing each accepted one again so
+    /// the queue length (and so the average) stays put; returns (drops, n).
+    fn drops_at_constant_queue(d: &mut Driver<Red>, n: u32) -> (u32, u32) {
+        let mut drops = 0u32;
+        for i in 0..n {
+            let out = d.enqueue(pkt(u64::from(i) + 100, 1000, Ecn::NotEct), t(1));
+            drops += u32::try_from(out.drops.len()).unwrap();
+            if out.drops.is_empty() {
+                d.q.fifo.pop_back();
+            }
+        }
+        (drops, n)
+    }
+
     /// A RED queue whose average is pinned at `avg` (w_q = 1 would make it the
     /// instantaneous queue; here we set it directly) and whose queue holds `n` packets.
     fn red_at(cfg: RedConfig, avg: f64, n: u64) -> Driver<Red> {
@@ -772,15 +786,7 @@ mod tests {
         c.w_q = 1e-12;
         c.limit = Limit::Packets(1_000_000);
         let mut d = red_at(c, 10.0, 10); // p_b = 0.05: gaps uniform on 1..=19, mean 10
-        let (mut drops, n) = (0u32, 200_000u32);
-        for i in 0..n {
-            let out = d.enqueue(pkt(u64::from(i) + 100, 1000, Ecn::NotEct), t(1));
-            drops += u32::try_from(out.drops.len()).unwrap();
-            // Keep the queue length constant so the average stays put.
-            if out.drops.is_empty() {
-                d.q.fifo.pop_back();
-            }
-        }
+        let (drops, n) = drops_at_constant_queue(&mut d, 200_000);
         let gap = f64::from(n) / f64::from(drops);
         assert!((gap - 10.0).abs() < 0.15, "mean gap {gap}");
     }
@@ -791,14 +797,7 @@ mod tests {
         c.w_q = 1e-12;
         c.drop_spacing = DropSpacing::Geometric;
         let mut d = red_at(c, 10.0, 10); // p_b = 0.05
-        let (mut drops, n) = (0u32, 200_000u32);
-        for i in 0..n {
-            let out = d.enqueue(pkt(u64::from(i) + 100, 1000, Ecn::NotEct), t(1));
-            drops += u32::try_from(out.drops.len()).unwrap();
-            if out.drops.is_empty() {
-                d.q.fifo.pop_back();
-            }
-        }
+        let (drops, n) = drops_at_constant_queue(&mut d, 200_000);
         let rate = f64::from(drops) / f64::from(n);
         assert!((rate - 0.05).abs() < 0.002, "drop rate {rate}");
     }
@@ -809,14 +808,7 @@ mod tests {
         c.w_q = 1e-12;
         c.drop_spacing = DropSpacing::Linux;
         let mut d = red_at(c, 10.0, 10); // p_b = 0.05
-        let (mut drops, n) = (0u32, 200_000u32);
-        for i in 0..n {
-            let out = d.enqueue(pkt(u64::from(i) + 100, 1000, Ecn::NotEct), t(1));
-            drops += u32::try_from(out.drops.len()).unwrap();
-            if out.drops.is_empty() {
-                d.q.fifo.pop_back();
-            }
-        }
+        let (drops, n) = drops_at_constant_queue(&mut d, 200_000);
         // Gaps after the first: qcount = ceil(R / p_b) with R uniform: mean 1/(2 p_b) + 1/2 = 10.5.
         let gap = f64::from(n) / f64::from(drops);
         assert!((gap - 10.5).abs() < 0.15, "mean gap {gap}");
