@@ -16,7 +16,8 @@ import pytest
 
 import ecnsim
 from ecnsim import Simulation, Table
-from ecnsim.cli import BENCHMARKS, format_table
+from ecnsim.cli._common import format_table
+from ecnsim.cli.bench import BENCHMARKS
 
 from .conftest import EXAMPLES, ROOT
 
@@ -47,7 +48,7 @@ def test_run_example_writes_readable_parquet(cli: Cli, path: Path, tmp_path: Pat
     # The summary names every flow and shows the flows and queues tables.
     expected = Simulation.from_toml(path, seed=3).run()
     names = list(expected.table("flows")["flow"])
-    from ecnsim.cli import MAX_SUMMARY_ROWS
+    from ecnsim.cli._common import MAX_SUMMARY_ROWS
 
     # A long table shows its first and last rows and says how many it left out.
     shown = names if len(names) <= MAX_SUMMARY_ROWS else [names[0], names[-1]]

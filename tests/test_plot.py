@@ -1,4 +1,4 @@
-"""ecnsim.plot: every standard figure renders to a valid, non-trivial PNG (Agg backend)."""
+"""ecnsim.output.plot: every standard figure renders to a valid, non-trivial PNG (Agg backend)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from ecnsim import plot  # noqa: E402
+from ecnsim.output import plot  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -1,4 +1,4 @@
-"""ecnsim.report and `ecnsim report`: one self-contained HTML page that renders in Chromium."""
+"""ecnsim.output.report, `ecnsim report`: one self-contained HTML page that renders in Chromium."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from ecnsim import Results, Simulation, Table
-from ecnsim.report import build_report, load_results
+from ecnsim.output.report import build_report, load_results
 
 from .conftest import small_scenario
 

@@ -28,7 +28,7 @@ from ecnsim import (
     tcp,
 )
 from ecnsim import exceptions as exc_module
-from ecnsim.spec import Scenario as SpecScenario
+from ecnsim.scenario.spec import Scenario as SpecScenario
 
 from .conftest import EXAMPLES, ROOT, small_scenario
 
@@ -368,7 +368,7 @@ def test_duration_float_seconds(x: Decimal) -> None:
 
 
 def test_aqm_builders_are_thin_and_run() -> None:
-    from ecnsim.spec import aecn, codel, pi, pie, red, rem, threshold
+    from ecnsim.scenario.spec import aecn, codel, pi, pie, red, rem, threshold
 
     assert red(min_th=5, max_th=15, ecn="rfc3168", w_q="auto") == {
         "type": "red",

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ecnsim import Simulation
-from ecnsim.store import RunOutput, Store, run_key
 from ecnsim.sweep import Sweep, execute, run_sweep
+from ecnsim.sweep.store import RunOutput, Store, run_key
 
 from .conftest import small_scenario
 

@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 from ecnsim import Simulation, SpecError
-from ecnsim.aggregate import aggregate, run_metrics, summary_table, t_quantile
+from ecnsim.analysis.aggregate import aggregate, run_metrics, summary_table, t_quantile
 from ecnsim.cli import main as cli_main
-from ecnsim.store import Store
 from ecnsim.sweep import ANY, Sweep, SweepSpecError, parse_path, run_sweep, set_path
+from ecnsim.sweep.store import Store
 
 from .conftest import ROOT, SWEEP_EXAMPLES, small_scenario
 

@@ -1,4 +1,4 @@
-"""ecnsim.trace: ns-2 trace lines parsed back; pcap read back by an independent parser (dpkt)."""
+"""ecnsim.output.trace: ns-2 trace lines parsed back; pcap read back by an independent parser."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ecnsim import trace
-from ecnsim.trace import ACK, CWR, ECE, FIN, PSH, SYN
+from ecnsim.output import trace
+from ecnsim.output.trace import ACK, CWR, ECE, FIN, PSH, SYN
 
 dpkt = pytest.importorskip("dpkt", reason="pcap read-back needs dpkt (the test extra)")
 

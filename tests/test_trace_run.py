@@ -1,4 +1,4 @@
-"""Traces captured by the core during a run, written by ecnsim.trace."""
+"""Traces captured by the core during a run, written by ecnsim.output.trace."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import ecnsim
 from ecnsim import Scenario, Simulation, bulk, droptail
-from ecnsim.trace import read_ns2_trace
+from ecnsim.output.trace import read_ns2_trace
 
 
 def _scenario() -> Scenario:

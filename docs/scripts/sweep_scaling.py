@@ -29,7 +29,7 @@ from typing import Any
 
 import ecnsim
 from ecnsim import droptail, dumbbell
-from ecnsim.store import Store
+from ecnsim.sweep.store import Store
 from ecnsim.sweep import Plan, Sweep, run_sweep
 
 HERE = Path(__file__).resolve().parent

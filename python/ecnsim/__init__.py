@@ -4,7 +4,7 @@ control, AQM and ECN, with a Rust core.
 Quick start::
 
     import ecnsim
-    from ecnsim.spec import bulk, droptail
+    from ecnsim import bulk, droptail
 
     scenario = ecnsim.dumbbell(
         4, bottleneck_rate="10Mbps", bottleneck_delay="20ms",
@@ -13,20 +13,39 @@ Quick start::
     )
     results = ecnsim.Simulation(scenario, seed=1).run()
     print(results.flows)
+
+The package is grouped by what a reader looks for:
+
+=======================  ===============================================================
+``ecnsim.scenario``      building scenarios: :class:`Scenario`, queue/TCP builders, topologies
+``ecnsim.simulation``    running them: :class:`Simulation`
+``ecnsim.results``       what a run returns: :class:`Results`, :class:`Table`
+``ecnsim.analysis``      metrics (goodput, Jain, lockout, delays, CIs) and sweep aggregation
+``ecnsim.output``        figures, HTML reports, ns-2 and pcap traces
+``ecnsim.sweep``         parameter sweeps and the results store
+``ecnsim.cli``           the ``ecnsim`` command
+=======================  ===============================================================
+
+Every public name is also reachable here, at ``ecnsim.<name>``; submodules
+such as ``ecnsim.plot`` or ``ecnsim.store`` resolve to their home in the
+group (``ecnsim.output.plot``, ``ecnsim.sweep.store``) on first use.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from ecnsim._core import __version__
 from ecnsim.exceptions import EcnsimError, SpecError, TopologyError
 from ecnsim.results import Results, Table
-from ecnsim.simulation import Simulation
-from ecnsim.spec import (
+from ecnsim.scenario import (
     Scenario,
     aecn,
     bulk,
     codel,
     droptail,
+    dumbbell,
     load_toml,
     pi,
     pie,
@@ -36,7 +55,29 @@ from ecnsim.spec import (
     tcp,
     threshold,
 )
-from ecnsim.topology import dumbbell
+from ecnsim.simulation import Simulation
+
+#: Modules reachable as ``ecnsim.<name>``, imported on first use (their home in the groups).
+_MODULES = {
+    "analysis": "ecnsim.analysis",
+    "aggregate": "ecnsim.analysis.aggregate",
+    "plot": "ecnsim.output.plot",
+    "report": "ecnsim.output.report",
+    "trace": "ecnsim.output.trace",
+    "spec": "ecnsim.scenario.spec",
+    "topology": "ecnsim.scenario.topology",
+    "sweep": "ecnsim.sweep",
+    "store": "ecnsim.sweep.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        module = importlib.import_module(_MODULES[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'ecnsim' has no attribute {name!r}")
+
 
 __all__ = [
     "EcnsimError",

@@ -310,7 +310,7 @@ def scenarios(groups: str) -> list[Scenario]:
 def run_ecnsim(cfg: dict[str, Any], cc: str = "reno") -> dict[str, Any]:
     """Run the scenario in ecnsim; return results in ns3_dumbbell.py's shape."""
     import ecnsim
-    from ecnsim.spec import bulk, droptail, tcp
+    from ecnsim.scenario.spec import bulk, droptail, tcp
 
     t = cfg["tcp"]
     n = cfg["n_flows"]

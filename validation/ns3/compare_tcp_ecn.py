@@ -122,7 +122,7 @@ def scenarios() -> list[Scenario]:
 
 def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
     import ecnsim
-    from ecnsim.spec import droptail, red, tcp
+    from ecnsim.scenario.spec import droptail, red, tcp
 
     t = cfg["tcp"]
     qc = cfg.get("queue")

@@ -55,7 +55,7 @@ def jain(xs: list[float]) -> float:
 
 def run_ecnsim(n: int, mode: str, seed: int) -> dict[str, Any]:
     import ecnsim
-    from ecnsim.spec import bulk, droptail, red, tcp
+    from ecnsim.scenario.spec import bulk, droptail, red, tcp
 
     sc = ecnsim.Scenario(DURATION, name=f"hetero_n{n}_{mode}", warmup=WARMUP, seed=seed)
     sc.router("r")

@@ -40,7 +40,7 @@ def _figure(width: float = 8.0, height: float = 4.5, **kwargs: Any) -> Figure:
     try:
         from matplotlib.figure import Figure
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("ecnsim.plot needs matplotlib: pip install 'ecnsim[plot]'") from e
+        raise ImportError("ecnsim.output.plot needs matplotlib: pip install 'ecnsim[plot]'") from e
     return Figure(figsize=(width, height), layout="constrained", **kwargs)
 
 

@@ -1,7 +1,7 @@
 """Per-run metrics and their aggregation across seeds, with Student-t confidence intervals.
 
 :func:`run_metrics` computes one number per run and metric from the runs'
-tables in a :class:`~ecnsim.store.Store`; :func:`aggregate` groups runs by
+tables in a :class:`~ecnsim.sweep.store.Store`; :func:`aggregate` groups runs by
 their parameters and gives, per group and metric, the mean, the sample
 standard deviation and a confidence interval for the mean,
 ``mean ± t(1 - (1 - confidence) / 2, n - 1) * std / sqrt(n)``. The result is a
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ecnsim.results import Results
-    from ecnsim.store import Store
+    from ecnsim.sweep.store import Store
 
 __all__ = [
     "DEFAULT_METRICS",

@@ -1,11 +1,11 @@
-"""Standard topologies as :class:`~ecnsim.spec.Scenario` builders."""
+"""Standard topologies as :class:`~ecnsim.scenario.spec.Scenario` builders."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecnsim.spec import Quantity, Scenario, bulk
+from ecnsim.scenario.spec import Quantity, Scenario, bulk
 
 __all__ = ["dumbbell"]
 

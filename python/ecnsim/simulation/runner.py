@@ -13,8 +13,8 @@ from ecnsim.results import Results, Table
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ecnsim.trace import Ns2TraceWriter, PcapWriter
-from ecnsim.spec import Scenario, _read_toml_source
+    from ecnsim.output.trace import Ns2TraceWriter, PcapWriter
+from ecnsim.scenario.spec import Scenario, _read_toml_source
 
 __all__ = ["ProgressCallback", "Simulation"]
 
@@ -25,7 +25,7 @@ ProgressCallback = Callable[[int, int], object]
 class Simulation:
     """One simulation of one scenario, built and checked by the core.
 
-    Build it from a :class:`~ecnsim.spec.Scenario` (or its dict), or with
+    Build it from a :class:`~ecnsim.scenario.spec.Scenario` (or its dict), or with
     :meth:`from_toml`; ``seed`` overrides the scenario's seed. Running
     releases the GIL, so other Python threads keep running, and Ctrl-C
     raises :class:`KeyboardInterrupt` within about a tenth of a second,
@@ -106,7 +106,7 @@ class Simulation:
         off unless this is called; the files are written while :meth:`run`
         runs. Without files, use :meth:`drain_trace` yourself.
         """
-        from ecnsim.trace import Ns2TraceWriter, PcapWriter
+        from ecnsim.output.trace import Ns2TraceWriter, PcapWriter
 
         self._sim.enable_trace(
             None if links is None else list(links),
@@ -123,7 +123,7 @@ class Simulation:
         self._trace_sinks = sinks
 
     def drain_trace(self) -> pd.DataFrame:
-        """The trace records since the last drain (columns: see :mod:`ecnsim.trace`)."""
+        """The trace records since the last drain (columns: see :mod:`ecnsim.output.trace`)."""
         return Table._from_core("trace", self._sim.drain_trace()).to_pandas()
 
     def _write_trace(self) -> None:

@@ -13,7 +13,7 @@ with units, passed through unchanged: ``"10ms"``, ``"1.5Mbps"``, ``"64KB"``
 
 Example::
 
-    from ecnsim.spec import Scenario, bulk, droptail
+    from ecnsim.scenario.spec import Scenario, bulk, droptail
 
     sc = (
         Scenario(duration="10s", seed=1)

@@ -5,7 +5,7 @@ writes: ``<table>.parquet`` per table and ``meta.json``. The report is one
 HTML file with no external resources (inline CSS, figures as base64 PNG):
 the scenario, the run's metadata, summary metrics (Jain's index, per-group
 goodput, the bottleneck's utilization, drops and marks, lockout), the
-standard figures of :mod:`ecnsim.plot`, the flows and queues tables and the
+standard figures of :mod:`ecnsim.output.plot`, the flows and queues tables and the
 fully resolved scenario.
 """
 
@@ -256,7 +256,7 @@ def build_report(
     lockout_s: float = DEFAULT_LOCKOUT_S,
 ) -> str:
     """The HTML text of the report of ``results``."""
-    from ecnsim import plot
+    from ecnsim.output import plot
 
     spec = results.spec
     meta = results.meta

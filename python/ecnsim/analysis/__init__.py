@@ -1,0 +1,90 @@
+"""Metrics the reference studies report, computed from a run's exported tables.
+
+Every function takes the tables as pandas DataFrames (``results.flows``,
+``results.queues``, ``results.table("flow_series").to_pandas()``, ...; see
+``docs/results.md`` for the columns) and plain numbers for the run's
+metadata (``warmup_s``, ``end_s``). Nothing here runs a simulation; the
+per-packet work happens in the core and this package only summarises.
+``docs/measurement.md`` gives each definition with its source.
+
+Conventions:
+
+- Rates are in bit/s (``_bps``), times in seconds (``_s``), sizes in bytes.
+- "Over [warm-up, end]" means what the core's counters already cover (they
+  are diffed at ``simulation.warmup``); series are trimmed to
+  ``time_s >= warmup_s`` by the functions that take ``warmup_s``.
+- Groups: many metrics are reported per *group* of flows (the studies'
+  fragile / average / robust, ECN-ON / ECN-OFF, ...). :func:`flow_groups`
+  assigns them: a ``group`` column of ``flows`` if the core exports one, an
+  explicit mapping or function of the flow's name, or by default the flow's
+  name without its trailing index (``"fragile12"`` -> ``"fragile"``).
+- Time-binned goodput and lockout need per-flow *cumulative* counters in
+  ``flow_series`` (``bytes_delivered``; ``bytes_sent``, ``drops`` and
+  ``marks`` where available). Functions that need a missing column raise
+  :class:`MissingColumnError` saying which one.
+"""
+
+from __future__ import annotations
+
+from ecnsim.analysis._common import DROP_REASONS, MARK_REASONS, GroupSpec, MissingColumnError
+from ecnsim.analysis.flows import (
+    binned_increments,
+    default_group,
+    drop_mark_rates,
+    flow_groups,
+    flow_rates,
+    goodput_series,
+    group_gap,
+    group_gap_series,
+    group_goodput_series,
+    group_rates,
+    jain_index,
+    jain_index_series,
+    one_way_delay,
+    trim_warmup,
+)
+from ecnsim.analysis.lockout import lockout_intervals, lockout_summary
+from ecnsim.analysis.queues import (
+    link_utilization,
+    queue_delay_ccdf,
+    queue_drop_mark_rates,
+    queue_occupancy_distribution,
+    queueing_delay_exceeds,
+)
+from ecnsim.analysis.records import ccdf, ecdf, network_power, record_metrics
+from ecnsim.analysis.stats import mean_ci, student_t_ppf, summarize
+
+__all__ = [
+    "DROP_REASONS",
+    "MARK_REASONS",
+    "GroupSpec",
+    "MissingColumnError",
+    "binned_increments",
+    "ccdf",
+    "default_group",
+    "drop_mark_rates",
+    "ecdf",
+    "flow_groups",
+    "flow_rates",
+    "goodput_series",
+    "group_gap",
+    "group_gap_series",
+    "group_goodput_series",
+    "group_rates",
+    "jain_index",
+    "jain_index_series",
+    "link_utilization",
+    "lockout_intervals",
+    "lockout_summary",
+    "mean_ci",
+    "network_power",
+    "one_way_delay",
+    "queue_delay_ccdf",
+    "queue_drop_mark_rates",
+    "queue_occupancy_distribution",
+    "queueing_delay_exceeds",
+    "record_metrics",
+    "student_t_ppf",
+    "summarize",
+    "trim_warmup",
+]

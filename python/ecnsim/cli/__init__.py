@@ -1,0 +1,68 @@
+"""The ``ecnsim`` command.
+
+::
+
+    ecnsim run SCENARIO.toml [--out DIR] [--seed N] [--quiet]
+    ecnsim bench [NAME ...] [--json] [--list]
+    ecnsim report RESULTS_DIR [-o report.html] [--title TEXT] [--lockout SECONDS]
+    ecnsim sweep SWEEP.toml [--jobs N] [--dask ADDRESS|local] [--out DIR] [--dry-run]
+    ecnsim runs [--out DIR] [--sweep NAME] [--where SQL] [--sql QUERY] [--format F]
+    ecnsim --version
+
+Exit codes: 0 success, 1 internal failure, 2 bad scenario or usage,
+130 interrupted (Ctrl-C; partial results are written to ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from ecnsim import __version__
+from ecnsim.cli import bench, report, run, sweep
+from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ecnsim.exceptions import EcnsimError
+
+__all__ = ["build_parser", "main"]
+
+#: The subcommand modules, in the order ``ecnsim --help`` lists them. Each has
+#: ``add_parsers(sub)``, which registers its subcommands with their handlers.
+COMMANDS = (run, bench, report, sweep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ecnsim`` argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="ecnsim",
+        description="Packet-level discrete-event network simulator (TCP, AQM, ECN).",
+    )
+    parser.add_argument("--version", action="version", version=f"ecnsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for command in COMMANDS:
+        command.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except EcnsimError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Output piped into a program that stopped reading (`ecnsim run x | head`).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

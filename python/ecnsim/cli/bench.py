@@ -1,0 +1,179 @@
+"""``ecnsim bench``: named benchmark scenarios (packet-hops per wall second, memory per flow)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ecnsim import __version__
+from ecnsim.cli._common import EXIT_OK, EXIT_USAGE
+from ecnsim.scenario.spec import Scenario, droptail
+from ecnsim.scenario.topology import dumbbell
+from ecnsim.simulation import Simulation
+
+# ---------------------------------------------------------------------------
+# ecnsim bench
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A named benchmark scenario."""
+
+    name: str
+    description: str
+    n_flows: int
+    build: Callable[[], Scenario]
+
+
+def _dumbbell_bench(n_flows: int, duration_s: int) -> Scenario:
+    # 100 Mb/s bottleneck, 100 ms RTT: 2 * (5 ms + 40 ms + 5 ms).
+    # DropTail sized to the bandwidth-delay product: 100 Mb/s * 100 ms / 1500 B = 833 packets.
+    return dumbbell(
+        n_flows,
+        bottleneck_rate="100Mbps",
+        bottleneck_delay="40ms",
+        access_rate="1Gbps",
+        access_delay="5ms",
+        queue=droptail(limit_packets=833),
+        duration=f"{duration_s}s",
+        # Starts spread over the first second, 1 s / n_flows apart.
+        start=[f"{i * 1_000_000 // n_flows}us" for i in range(n_flows)],
+        tcp={"cc": "reno"},
+        name=f"dumbbell-{n_flows}",
+        seed=1,
+    )
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    b.name: b
+    for b in [
+        Benchmark(
+            "dumbbell-100",
+            "100 Reno bulk flows, 100 Mb/s bottleneck, 100 ms RTT, BDP DropTail, 60 s",
+            100,
+            lambda: _dumbbell_bench(100, 60),
+        ),
+        Benchmark(
+            "dumbbell-10",
+            "10 Reno bulk flows, 100 Mb/s bottleneck, 100 ms RTT, BDP DropTail, 10 s (smoke test)",
+            10,
+            lambda: _dumbbell_bench(10, 10),
+        ),
+    ]
+}
+
+
+def _maxrss_bytes() -> int:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return int(rss) if sys.platform == "darwin" else int(rss) * 1024
+
+
+def run_benchmark(bench: Benchmark) -> dict[str, Any]:
+    """Build and run ``bench`` in this process; wall time counts the run only."""
+    rss_before = _maxrss_bytes()
+    t0 = time.perf_counter()
+    sim = Simulation(bench.build())
+    build_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    sim.run()
+    wall_s = time.perf_counter() - t1
+    perf = sim.perf()
+    peak = _maxrss_bytes()
+    return {
+        "name": bench.name,
+        "description": bench.description,
+        "flows": bench.n_flows,
+        "simulated_s": sim.duration,
+        "wall_s": wall_s,
+        "build_s": build_s,
+        "events": perf["events"],
+        "packet_hops": perf["packet_hops"],
+        "packet_hops_per_s": perf["packet_hops"] / wall_s if wall_s > 0 else math.inf,
+        "events_per_s": perf["events"] / wall_s if wall_s > 0 else math.inf,
+        "peak_rss_bytes": peak,
+        "bytes_per_flow": max(peak - rss_before, 0) / bench.n_flows,
+        "ecnsim_version": __version__,
+    }
+
+
+def _run_benchmark_in_child(name: str) -> dict[str, Any]:
+    """Run one benchmark in a fresh interpreter, so peak memory is its own."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ecnsim", "bench", name, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark {name} failed (exit {proc.returncode}):\n{proc.stderr}")
+    record: dict[str, Any] = json.loads(proc.stdout)[0]
+    return record
+
+
+def _si(value: float) -> str:
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.2f} {prefix}"
+    return f"{value:.2f} "
+
+
+def _format_benchmark(r: dict[str, Any]) -> str:
+    speed = r["simulated_s"] / r["wall_s"] if r["wall_s"] > 0 else math.inf
+    return "\n".join(
+        [
+            f"{r['name']}: {r['description']}",
+            f"  packet-hops/s  {_si(r['packet_hops_per_s'])}hops/s ({r['packet_hops']} hops)",
+            f"  events/s       {_si(r['events_per_s'])}events/s ({r['events']} events)",
+            f"  wall time      {r['wall_s']:.3f} s run, {r['build_s']:.3f} s build "
+            f"({speed:.1f}x real time)",
+            f"  peak memory    {r['peak_rss_bytes'] / 2**20:.1f} MiB RSS, "
+            f"{r['bytes_per_flow'] / 2**10:.1f} KiB per flow",
+        ]
+    )
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.list:
+        width = max(len(n) for n in BENCHMARKS)
+        for b in BENCHMARKS.values():
+            print(f"{b.name.ljust(width)}  {b.description}")
+        return EXIT_OK
+    names = args.names or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        print(
+            f"error: unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    records = []
+    for name in names:
+        if len(names) == 1:
+            record = run_benchmark(BENCHMARKS[name])
+        else:
+            record = _run_benchmark_in_child(name)
+        records.append(record)
+        if not args.json:
+            print(_format_benchmark(record), flush=True)
+    if args.json:
+        print(json.dumps(records, indent=2))
+    return EXIT_OK
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``ecnsim bench``."""
+    bench = sub.add_parser("bench", help="run named benchmark scenarios")
+    bench.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
+    bench.add_argument("--json", action="store_true", help="print results as JSON")
+    bench.add_argument("--list", action="store_true", help="list the benchmarks")
+    bench.set_defaults(func=cmd_bench)

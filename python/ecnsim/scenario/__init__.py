@@ -1,0 +1,44 @@
+"""Scenario building: the :class:`Scenario` builder, queue and TCP builders, standard
+topologies, and parameter paths (``links[0].queue.max_p``) into a scenario's data."""
+
+from __future__ import annotations
+
+from ecnsim.scenario.paths import ANY, parse_path, set_path
+from ecnsim.scenario.spec import (
+    Quantity,
+    Scenario,
+    aecn,
+    bulk,
+    codel,
+    droptail,
+    load_toml,
+    pi,
+    pie,
+    queue,
+    red,
+    rem,
+    tcp,
+    threshold,
+)
+from ecnsim.scenario.topology import dumbbell
+
+__all__ = [
+    "ANY",
+    "Quantity",
+    "Scenario",
+    "aecn",
+    "bulk",
+    "codel",
+    "droptail",
+    "dumbbell",
+    "load_toml",
+    "parse_path",
+    "pi",
+    "pie",
+    "queue",
+    "red",
+    "rem",
+    "set_path",
+    "tcp",
+    "threshold",
+]

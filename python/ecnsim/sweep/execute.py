@@ -1,0 +1,582 @@
+"""Running a sweep's plan: one task anywhere, progress, the serial/pool/Dask executors, results."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import math
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from ecnsim import _core
+from ecnsim.sweep.store import RunCheck, RunOutput, Store, run_key
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+    import pandas as pd
+
+    from ecnsim.analysis.aggregate import MetricSpec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 only
+    tomllib = importlib.import_module("tomli")
+
+
+from ecnsim.sweep.spec import Plan, PlannedRun, RunTask, Sweep, _format_params
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a sweep; every run finished before it is in the store.
+
+    ``result`` is the :class:`SweepResult` so far (``interrupted`` is True).
+    """
+
+    def __init__(self, result: SweepResult) -> None:
+        super().__init__("sweep interrupted")
+        self.result = result
+
+
+# ---------------------------------------------------------------------------
+# Running one task (in any process)
+# ---------------------------------------------------------------------------
+
+
+def execute(task: RunTask) -> RunOutput:
+    """Run one task and encode its tables as Parquet; runs in a worker process or in-process.
+
+    Refuses to run on a different ecnsim version than the one that planned
+    the sweep (the store key includes the version), and checks that the
+    resolved scenario gives the planned key.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ecnsim.simulation import Simulation
+
+    if _core.__version__ != task.version:
+        raise RuntimeError(
+            f"this worker has ecnsim {_core.__version__}, the sweep was planned with "
+            f"{task.version}: install the same version on every worker"
+        )
+    started = time.perf_counter()
+    sim = Simulation(json.loads(task.scenario_json), seed=task.seed)
+    results = sim.run()
+    wall_s = time.perf_counter() - started
+    resolved = results.meta["resolved_spec"]
+    key = run_key(resolved, task.seed, task.version)
+    if key != task.key:
+        raise RuntimeError(
+            f"run {task.key[:12]}: the resolved scenario gives key {key[:12]}; "
+            "was the scenario resolved by another build of ecnsim?"
+        )
+    tables: dict[str, bytes] = {}
+    rows: dict[str, int] = {}
+    for name, table in results.tables.items():
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.to_arrow(), sink)
+        tables[name] = sink.getvalue().to_pybytes()
+        rows[name] = table.num_rows
+    perf = sim.perf()
+    return RunOutput(
+        key=key,
+        seed=task.seed,
+        digest=results.digest,
+        meta={k: v for k, v in results.meta.items() if k != "resolved_spec"},
+        resolved_spec=resolved,
+        tables=tables,
+        rows=rows,
+        wall_s=wall_s,
+        events=perf.get("events", 0),
+        packet_hops=perf.get("packet_hops", 0),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class SweepStatus:
+    """Progress of a running sweep, passed to the progress callback after each run."""
+
+    total: int
+    skipped: int
+    done: int = 0
+    failed: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def to_run(self) -> int:
+        return self.total - self.skipped
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+#: Called with the :class:`SweepStatus` after each finished (or failed) run.
+ProgressCallback = Callable[[SweepStatus], object]
+
+
+class SweepProgressBar:
+    """Progress of a sweep on a stream: a bar on a terminal, else a line every ``log_every`` s."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO | None = None, *, log_every: float = 30.0) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.is_tty = self.stream.isatty()
+        self.log_every = log_every
+        # A terminal redraws at once; a log gets its first line after log_every.
+        self.last = 0.0 if self.is_tty else time.monotonic()
+        self.shown = False
+
+    def __call__(self, status: SweepStatus) -> None:
+        now = time.monotonic()
+        complete = status.done + status.failed >= status.to_run
+        finished = status.done + status.failed
+        frac = finished / status.to_run if status.to_run else 1.0
+        elapsed = status.elapsed
+        eta = elapsed * (status.to_run - finished) / finished if finished else math.inf
+        eta_text = f"{eta:.0f} s" if math.isfinite(eta) else "?"
+        text = f"{finished}/{status.to_run} runs"
+        extra = []
+        if status.skipped:
+            extra.append(f"{status.skipped} already stored")
+        if status.failed:
+            extra.append(f"{status.failed} failed")
+        if extra:
+            text += f" ({', '.join(extra)})"
+        text += f"  wall {elapsed:.1f} s  eta {eta_text}"
+        if self.is_tty:
+            if now - self.last < 0.1 and not complete:
+                return
+            filled = int(self.WIDTH * frac)
+            self.stream.write(f"\r[{'#' * filled}{'-' * (self.WIDTH - filled)}] {text}\x1b[K")
+            self.shown = True
+        elif now - self.last >= self.log_every and not complete:
+            self.stream.write(f"progress: {text}\n")
+        else:
+            return
+        self.stream.flush()
+        self.last = now
+
+    def close(self) -> None:
+        """Erase the bar, if one was drawn."""
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+# ---------------------------------------------------------------------------
+# Executors
+# ---------------------------------------------------------------------------
+
+
+def default_jobs() -> int:
+    """Number of CPUs this process may use (one worker per core)."""
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return int(count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` where available (fast, no inherited threads), else ``spawn``."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["ecnsim.sweep", "pyarrow.parquet", "pandas"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch_parent(parent_pid: int, ppid: int) -> None:
+    """Exit the worker when the sweep's process is gone (e.g. SIGKILLed)."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != ppid or not _pid_alive(parent_pid):
+            os._exit(1)
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Pool worker set-up: Ctrl-C is the parent's business; die with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.name == "posix":
+        threading.Thread(target=_watch_parent, args=(parent_pid, os.getppid()), daemon=True).start()
+
+
+OutputHandler = Callable[[RunOutput, bool], None]
+FailureHandler = Callable[[RunTask, BaseException], None]
+
+
+def _run_serial(
+    tasks: Sequence[RunTask], on_output: OutputHandler, on_failure: FailureHandler
+) -> None:
+    for task in tasks:
+        try:
+            out = execute(task)
+        except Exception as e:
+            on_failure(task, e)
+            continue
+        try:
+            on_output(out, False)
+        except KeyboardInterrupt:
+            # The run finished: keep it, then stop.
+            with _IgnoreSigint():
+                on_output(out, True)
+            raise
+
+
+class _IgnoreSigint:
+    """Ignore Ctrl-C while cleaning up after one (main thread only)."""
+
+    def __enter__(self) -> None:
+        self.old: Any = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued work and end the worker processes now."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:  # Python 3.14+
+        terminate()
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5)
+
+
+def _run_pool(
+    tasks: Sequence[RunTask], jobs: int, on_output: OutputHandler, on_failure: FailureHandler
+) -> None:
+    pool = ProcessPoolExecutor(
+        max_workers=max(1, min(jobs, len(tasks))),
+        mp_context=_mp_context(),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    futures: dict[Future[RunOutput], RunTask] = {}
+    handled: set[Future[RunOutput]] = set()
+
+    def handle(f: Future[RunOutput], recovering: bool) -> None:
+        exc = f.exception()
+        if exc is not None:
+            on_failure(futures[f], exc)
+        else:
+            on_output(f.result(), recovering)
+        handled.add(f)
+
+    try:
+        for t in tasks:
+            futures[pool.submit(execute, t)] = t
+        for f in as_completed(futures):
+            handle(f, False)
+    except BaseException:
+        with _IgnoreSigint():
+            for f in futures:
+                f.cancel()
+            # Keep every run that finished, even one whose write was interrupted.
+            for f in futures:
+                if f.done() and not f.cancelled() and f not in handled:
+                    handle(f, True)
+            _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _run_dask(
+    tasks: Sequence[RunTask],
+    dask: Any,
+    jobs: int,
+    on_output: OutputHandler,
+    on_failure: FailureHandler,
+) -> None:
+    try:
+        # Imported untyped: distributed's annotations are incomplete.
+        distributed: Any = importlib.import_module("distributed")
+    except ImportError:
+        raise RuntimeError(
+            "Dask is not installed: pip install 'ecnsim[dask]' (dask[distributed])"
+        ) from None
+    cluster = None
+    own_client = True
+    if isinstance(dask, distributed.Client):
+        client = dask
+        own_client = False
+    elif dask == "local":
+        dask_config: Any = importlib.import_module("dask").config
+        # A worker's statistical profiler samples its tasks' Python stacks every
+        # 10 ms; a run is one call into the core, so it learns nothing, and it
+        # costs about 10% of a run's time (docs/sweeps.md, Scaling).
+        with dask_config.set({"distributed.worker.profile.enabled": False}):
+            cluster = distributed.LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                # Errors only: Ctrl-C cancels tasks, and each worker would warn about it.
+                silence_logs=logging.ERROR,
+            )
+        client = distributed.Client(cluster)
+    else:
+        client = distributed.Client(dask)
+    futures: dict[Any, RunTask] = {}
+    handled: set[str] = set()
+
+    def handle(f: Any, recovering: bool) -> None:
+        task = futures[f]
+        if f.status == "finished":
+            on_output(f.result(), recovering)
+        else:
+            on_failure(task, f.exception())
+        handled.add(f.key)
+        f.release()
+
+    try:
+        for t in tasks:
+            f = client.submit(execute, t, key=f"ecnsim-run-{t.key}", pure=False)
+            futures[f] = t
+        for f in distributed.as_completed(list(futures)):
+            handle(f, False)
+    except BaseException:
+        with _IgnoreSigint():
+            for f in futures:
+                if f.key not in handled and f.status == "finished":
+                    handle(f, True)
+            client.cancel([f for f in futures if f.key not in handled])
+        raise
+    finally:
+        with _IgnoreSigint():
+            if own_client:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+# ---------------------------------------------------------------------------
+# Running a sweep
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class SweepResult:
+    """What :func:`run_sweep` did, and access to the sweep's runs in the store."""
+
+    plan: Plan
+    store: Store
+    executor: str
+    workers: int
+    #: Runs executed now (and written to the store).
+    ran: int = 0
+    #: Runs found complete in the store and not run again.
+    skipped: int = 0
+    #: Runs found corrupt or partial in the store, and so run again.
+    corrupt: list[RunCheck] = field(default_factory=list)
+    #: Runs that raised, with the error message.
+    failures: list[tuple[RunTask, str]] = field(default_factory=list)
+    wall_s: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    @property
+    def keys(self) -> list[str]:
+        """The sweep's run keys, in sweep order (a key appears once)."""
+        return [t.key for t in self.plan.tasks()]
+
+    @property
+    def complete(self) -> bool:
+        """True when every run of the sweep is in the store."""
+        return not self.failures and not self.interrupted
+
+    def digests(self) -> dict[str, int]:
+        """``{key: digest}`` of every stored run of the sweep."""
+        out = {}
+        for key in self.keys:
+            m = self.store.manifest(key)
+            if m is not None:
+                out[key] = int(m["digest"])
+        return out
+
+    def runs(self) -> pd.DataFrame:
+        """The sweep's runs from the catalog: one row per run, parameters as columns."""
+        return self.store.runs(sweep=self.name)
+
+    def metrics(self, metrics: MetricSpec | None = None) -> pd.DataFrame:
+        """One row per run: the catalog's columns plus one column per metric.
+
+        ``metrics``: built-in names and/or ``{name: function(Results)}``
+        (default: :data:`ecnsim.analysis.aggregate.DEFAULT_METRICS`).
+        """
+        from ecnsim.analysis.aggregate import run_metrics
+
+        return run_metrics(self.store, self.runs(), metrics)
+
+    def aggregate(
+        self, metrics: MetricSpec | None = None, *, confidence: float = 0.95
+    ) -> pd.DataFrame:
+        """Mean, standard deviation and Student-t confidence interval per point and metric.
+
+        A tidy DataFrame: the swept parameters, ``metric``, ``n``, ``mean``,
+        ``std``, ``sem``, ``ci_low``, ``ci_high``, ``confidence`` (see
+        :func:`ecnsim.analysis.aggregate.aggregate`).
+        """
+        from ecnsim.analysis.aggregate import aggregate, resolve_metrics
+
+        names = list(resolve_metrics(metrics))
+        per_run = self.metrics(metrics)
+        by = [p for p in self.plan.sweep.params if p in per_run.columns]
+        return aggregate(per_run, by=by, metrics=names, confidence=confidence)
+
+
+def run_sweep(
+    sweep: Sweep | Plan,
+    store: Store | str | os.PathLike[str] | None = None,
+    *,
+    jobs: int | None = None,
+    executor: Literal["auto", "serial", "process", "dask"] = "auto",
+    dask: Any = None,
+    progress: ProgressCallback | bool | None = None,
+    verify: bool = True,
+) -> SweepResult:
+    """Run every run of ``sweep`` that is not already in ``store``; return a :class:`SweepResult`.
+
+    ``store`` defaults to the sweep's ``store`` or ``./ecnsim-store``.
+    ``executor``: ``"serial"`` runs in this process; ``"process"`` on a
+    local process pool of ``jobs`` workers (default: one per core);
+    ``"dask"`` on the Dask cluster ``dask`` (a ``distributed.Client``, a
+    scheduler address such as ``"tcp://host:8786"``, or ``"local"`` for a
+    ``LocalCluster`` of ``jobs`` workers). ``"auto"`` picks Dask if ``dask``
+    is given, else serial for ``jobs=1``, else the pool.
+
+    Runs already complete in the store are skipped; with ``verify`` (the
+    default) their files' checksums are checked, and corrupt or partial runs
+    are run again. Results are written as runs finish, each atomically. On
+    Ctrl-C, finished results are kept, workers are stopped, and
+    :class:`SweepInterrupted` is raised. A run that raises is recorded in
+    ``failures`` and the others go on.
+    """
+    plan = sweep if isinstance(sweep, Plan) else sweep.plan()
+    if not isinstance(store, Store):
+        from ecnsim.sweep.store import default_store_path
+
+        store = Store(store if store is not None else plan.sweep.store or default_store_path())
+    if executor == "auto":
+        executor = "dask" if dask is not None else ("serial" if jobs == 1 else "process")
+    if executor == "dask" and dask is None:
+        raise ValueError('executor="dask" needs dask= (an address, "local" or a Client)')
+    workers = jobs if jobs is not None else default_jobs()
+    if workers < 1:
+        raise ValueError(f"jobs must be >= 1, got {workers}")
+    if executor == "serial":
+        workers = 1
+
+    store.record_sweep(plan.name, plan.definition())
+    first: dict[str, PlannedRun] = {}
+    for r in plan.runs:
+        first.setdefault(r.key, r)
+    tasks = plan.tasks()
+    todo: list[RunTask] = []
+    result = SweepResult(plan, store, executor, workers)
+    for t in tasks:
+        check = store.check(t.key, full=verify)
+        if check.is_done:
+            result.skipped += 1
+        else:
+            todo.append(t)
+            if check.status == "corrupt" or check.reason:
+                result.corrupt.append(check)
+
+    bar: SweepProgressBar | None = None
+    callback: ProgressCallback | None
+    if progress is True:
+        bar = SweepProgressBar()
+        callback = bar
+    elif progress is False or progress is None:
+        callback = None
+    else:
+        callback = progress
+    status = SweepStatus(total=len(tasks), skipped=result.skipped)
+
+    def on_output(out: RunOutput, recovering: bool) -> None:
+        if recovering and store.check(out.key).is_done:
+            return
+        planned = first[out.key]
+        store.put(out, sweep=plan.name, point=planned.point, params=planned.params)
+        result.ran += 1
+        status.done += 1
+        if callback is not None:
+            callback(status)
+
+    def on_failure(task: RunTask, exc: BaseException) -> None:
+        planned = first[task.key]
+        label = f"point {planned.point} ({_format_params(planned.params)}), seed {planned.seed}"
+        result.failures.append((task, f"{label}: {type(exc).__name__}: {exc}"))
+        status.failed += 1
+        if callback is not None:
+            callback(status)
+
+    started = time.perf_counter()
+    try:
+        if todo:
+            if executor == "serial":
+                _run_serial(todo, on_output, on_failure)
+            elif executor == "process":
+                _run_pool(todo, workers, on_output, on_failure)
+            elif executor == "dask":
+                _run_dask(todo, dask, workers, on_output, on_failure)
+            else:
+                raise ValueError(f"unknown executor {executor!r}")
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.wall_s = time.perf_counter() - started
+        raise SweepInterrupted(result) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    result.wall_s = time.perf_counter() - started
+    return result

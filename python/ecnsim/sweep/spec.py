@@ -1,0 +1,489 @@
+"""Sweep specifications: a base scenario, a grid of parameter values, seeds; checked into a plan."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import itertools
+import json
+import math
+import os
+import re
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ecnsim import _core
+from ecnsim.exceptions import EcnsimError, SpecError
+from ecnsim.scenario.spec import Scenario, _read_toml_source
+from ecnsim.sweep.store import canonical_json, run_key
+
+if TYPE_CHECKING:
+    pass
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 only
+    tomllib = importlib.import_module("tomli")
+
+
+from ecnsim.scenario.paths import parse_path, set_path
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+
+class SweepSpecError(SpecError):
+    """A sweep is malformed, or one of its points is not a valid scenario.
+
+    A :class:`~ecnsim.SpecError` (so also a ``ValueError``). ``path`` names
+    the sweep field (``grid."tcp.cc"``, ``zip[1]``, ``seeds[2]``) or, for a
+    bad point, the scenario field that was rejected; the message of a bad
+    point starts with the point's number, parameters and seed:
+    ``point 1 (tcp.cc="vegas"), seed 1: tcp.cc: unknown variant ...``.
+    """
+
+    def __init__(self, path: str, message: str, *, point: str | None = None) -> None:
+        super().__init__(f"{point or path}: {message}")
+        self.path = path
+
+
+# ---------------------------------------------------------------------------
+# Sweep specification
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the grid: one parameter, or a group of zipped parameters.
+
+    ``steps[i]`` holds the values of every parameter in ``params`` at step ``i``.
+    """
+
+    params: tuple[str, ...]
+    steps: tuple[tuple[Any, ...], ...]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+
+_TOP_LEVEL_KEYS = (
+    "name",
+    "description",
+    "base",
+    "set",
+    "grid",
+    "zip",
+    "seeds",
+    "repetitions",
+    "store",
+)
+
+
+def _q(path: str) -> str:
+    """A TOML-quoted key, as it appears in the sweep file."""
+    return json.dumps(path)
+
+
+def _check_json_value(where: str, value: Any) -> None:
+    """Reject values that cannot go into a JSON scenario (TOML dates, NaN, ...)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise SweepSpecError(where, f"value {value!r} cannot be used in a scenario ({e})") from None
+
+
+class Sweep:
+    """A base scenario, parameter axes and seeds: the definition of a set of runs.
+
+    ``base`` is a :class:`~ecnsim.Scenario`, a scenario dict, or the path of a
+    TOML scenario. ``set`` maps parameter paths to single values applied to
+    every point (fixed changes to the base, not swept). ``grid`` maps
+    parameter paths to lists of values;
+    ``zipped`` is a list of groups, each mapping paths to equally long lists
+    that vary together. Give ``seeds`` (a list) or ``repetitions`` (seeds
+    ``1..N``), or neither (the base scenario's seed). ``name`` names the sweep
+    in the store (default ``"sweep"``); ``store`` is a default store directory.
+
+    Every problem raises :class:`SweepSpecError` naming the field.
+    """
+
+    def __init__(
+        self,
+        base: Scenario | Mapping[str, Any] | str | os.PathLike[str],
+        *,
+        set: Mapping[str, Any] | None = None,
+        grid: Mapping[str, Sequence[Any]] | None = None,
+        zipped: Sequence[Mapping[str, Sequence[Any]]] | None = None,
+        seeds: Sequence[int] | None = None,
+        repetitions: int | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        store: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.base: dict[str, Any] = _load_base(base, "base")
+        self.name: str = _check_name(name)
+        self.description = description
+        self.store: Path | None = Path(store) if store is not None else None
+        self.axes: list[Axis] = []
+        seen: dict[str, str] = {}
+        overrides = set
+
+        def add_param(where: str, path: str) -> None:
+            try:
+                tokens = parse_path(path)
+            except ValueError as e:
+                raise SweepSpecError(where, f"not a parameter path: {e}") from None
+            if tokens[:2] == ("simulation", "seed"):
+                raise SweepSpecError(where, "use `seeds` or `repetitions` to vary the seed")
+            if path in seen:
+                raise SweepSpecError(where, f"parameter already swept at {seen[path]}")
+            seen[path] = where
+
+        self.overrides: dict[str, Any] = {}
+        if overrides is not None:
+            if not isinstance(overrides, Mapping):
+                raise SweepSpecError("set", "must be a table of parameter paths to values")
+            for path, value in overrides.items():
+                where = f"set.{_q(path)}"
+                add_param(where, path)
+                _check_json_value(where, value)
+                self.overrides[path] = copy.deepcopy(value)
+            try:
+                self._apply_overrides()
+            except ValueError as e:
+                raise SweepSpecError("set", str(e)) from None
+        if grid is not None:
+            if not isinstance(grid, Mapping):
+                raise SweepSpecError("grid", "must be a table of parameter paths to value lists")
+            for path, values in grid.items():
+                where = f"grid.{_q(path)}"
+                add_param(where, path)
+                values = _check_values(where, values)
+                self.axes.append(Axis((path,), tuple((v,) for v in values)))
+        if zipped is not None:
+            if isinstance(zipped, Mapping) or not isinstance(zipped, Sequence):
+                raise SweepSpecError("zip", "must be a list of tables (TOML: [[zip]])")
+            for g, group in enumerate(zipped):
+                gwhere = f"zip[{g}]"
+                if not isinstance(group, Mapping) or not group:
+                    raise SweepSpecError(
+                        gwhere, "must be a non-empty table of paths to value lists"
+                    )
+                columns: list[list[Any]] = []
+                for path, values in group.items():
+                    where = f"{gwhere}.{_q(path)}"
+                    add_param(where, path)
+                    columns.append(_check_values(where, values))
+                lengths = {len(c) for c in columns}
+                if len(lengths) > 1:
+                    detail = ", ".join(
+                        f"{p} has {len(c)}" for p, c in zip(group, columns, strict=True)
+                    )
+                    raise SweepSpecError(
+                        gwhere, f"zipped lists must have the same length; {detail}"
+                    )
+                steps = tuple(zip(*columns, strict=True))
+                self.axes.append(Axis(tuple(group), steps))
+        self.seeds: list[int] = _check_seeds(seeds, repetitions, self.base)
+
+    # -- construction --------------------------------------------------------------
+
+    @classmethod
+    def from_toml(cls, source: str | os.PathLike[str]) -> Sweep:
+        """Read a sweep from a TOML file (or TOML text); see ``docs/sweeps.md``.
+
+        A ``base`` or ``store`` path is relative to the sweep file's directory;
+        the sweep's name defaults to the file name without ``.toml``.
+        """
+        text = _read_toml_source(source)
+        is_file = isinstance(source, os.PathLike) or text is not source
+        base_dir = Path(source).resolve().parent if is_file else Path.cwd()
+        default_name = Path(source).stem if is_file else None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise SweepSpecError("<root>", f"not valid TOML: {e}") from None
+        return cls.from_dict(data, base_dir=base_dir, default_name=default_name)
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        default_name: str | None = None,
+    ) -> Sweep:
+        """A sweep from parsed TOML/JSON: keys ``base``, ``grid``, ``zip``, ``seeds``, ...
+
+        Relative paths (``base``, ``store``) are taken from ``base_dir``
+        (default: the current directory).
+        """
+        if not isinstance(data, Mapping):
+            raise SweepSpecError("<root>", "a sweep must be a table")
+        unknown = [k for k in data if k not in _TOP_LEVEL_KEYS]
+        if unknown:
+            raise SweepSpecError(
+                unknown[0], f"unknown field; allowed: {', '.join(_TOP_LEVEL_KEYS)}"
+            )
+        if "base" not in data:
+            raise SweepSpecError("base", "missing: the path of a scenario TOML file or a table")
+        root = Path(base_dir) if base_dir is not None else Path.cwd()
+        base = data["base"]
+        if isinstance(base, str):
+            base = root / base
+        elif not isinstance(base, Mapping):
+            raise SweepSpecError("base", "must be a file path (string) or a scenario table")
+        store = data.get("store")
+        if store is not None and not isinstance(store, str):
+            raise SweepSpecError("store", "must be a directory path (string)")
+        description = data.get("description")
+        if description is not None and not isinstance(description, str):
+            raise SweepSpecError("description", "must be a string")
+        name = data.get("name", default_name)
+        return cls(
+            base,
+            set=data.get("set"),
+            grid=data.get("grid"),
+            zipped=data.get("zip"),
+            seeds=data.get("seeds"),
+            repetitions=data.get("repetitions"),
+            name=name,
+            description=description,
+            store=(root / store) if store is not None else None,
+        )
+
+    # -- the points ----------------------------------------------------------------
+
+    @property
+    def params(self) -> list[str]:
+        """Every swept parameter path, in axis order."""
+        return [p for axis in self.axes for p in axis.params]
+
+    def points(self) -> list[dict[str, Any]]:
+        """Each point's parameter values, ``{path: value}``, in sweep order."""
+        out = []
+        for combo in itertools.product(*(axis.steps for axis in self.axes)):
+            point: dict[str, Any] = {}
+            for axis, step in zip(self.axes, combo, strict=True):
+                point.update(zip(axis.params, step, strict=True))
+            out.append(point)
+        return out
+
+    def scenario(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The base scenario with ``params`` applied (a new dict)."""
+        data = copy.deepcopy(self.base)
+        for path, value in params.items():
+            set_path(data, path, value)
+        return data
+
+    def _apply_overrides(self) -> None:
+        """Apply ``set`` to the base (once, at construction)."""
+        for path, value in self.overrides.items():
+            set_path(self.base, path, value)
+
+    def __len__(self) -> int:
+        """Number of runs: points times seeds."""
+        return math.prod(len(a) for a in self.axes) * len(self.seeds)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The sweep as plain data, as stored with its runs (``base`` inlined, ``set`` applied)."""
+        grid = {a.params[0]: [s[0] for s in a.steps] for a in self.axes if len(a.params) == 1}
+        zipped = [
+            {p: [s[i] for s in a.steps] for i, p in enumerate(a.params)}
+            for a in self.axes
+            if len(a.params) > 1
+        ]
+        out: dict[str, Any] = {"name": self.name}
+        if self.description is not None:
+            out["description"] = self.description
+        out.update(
+            {
+                "base": self.base,
+                "set": self.overrides,
+                "grid": grid,
+                "zip": zipped,
+                "seeds": self.seeds,
+            }
+        )
+        return out
+
+    def plan(self) -> Plan:
+        """Check every run's scenario with the core and compute its store key.
+
+        The core builds each run's simulation (which checks every field and the
+        topology) without running it. The first bad run raises
+        :class:`SweepSpecError`: ``point 3 (tcp.cc="x"), seed 1: tcp.cc: ...``.
+        """
+        version = _core.__version__
+        points = self.points()
+        runs: list[PlannedRun] = []
+        for i, params in enumerate(points):
+            label = f"point {i} ({_format_params(params)})" if params else f"point {i}"
+            scenario = copy.deepcopy(self.base)
+            for path, value in params.items():
+                try:
+                    set_path(scenario, path, value)
+                except ValueError as e:
+                    raise SweepSpecError(path, str(e), point=label) from None
+            text = json.dumps(scenario)
+            for seed in self.seeds:
+                try:
+                    sim = _core.PySimulation.from_json(text, seed)
+                except EcnsimError as e:
+                    raise SweepSpecError(
+                        getattr(e, "path", "<root>"), str(e), point=f"{label}, seed {seed}"
+                    ) from None
+                resolved = sim.results()["meta"]["resolved_spec"]
+                del sim
+                runs.append(
+                    PlannedRun(
+                        key=run_key(resolved, seed, version),
+                        point=i,
+                        seed=seed,
+                        params=params,
+                        scenario_json=text,
+                    )
+                )
+        return Plan(self, points, runs, version)
+
+    def __repr__(self) -> str:
+        shape = " x ".join(str(len(a)) for a in self.axes) or "1"
+        return f"Sweep({self.name!r}, points={shape}, seeds={len(self.seeds)}, runs={len(self)})"
+
+
+def _check_name(name: Any) -> str:
+    if name is None:
+        return "sweep"
+    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", name):
+        raise SweepSpecError(
+            "name",
+            f"{name!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit",
+        )
+    return name
+
+
+def _load_base(base: Any, where: str) -> dict[str, Any]:
+    if isinstance(base, Scenario):
+        return base.to_dict()
+    if isinstance(base, Mapping):
+        data = copy.deepcopy(dict(base))
+        _check_json_value(where, data)
+        return data
+    if isinstance(base, (str, os.PathLike)):
+        path = Path(base)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise SweepSpecError(where, f"cannot read {path}: {e.strerror or e}") from None
+        try:
+            return Scenario.from_toml_str(text).to_dict()
+        except SpecError as e:
+            raise SweepSpecError(where, f"{path}: {e}") from None
+    raise SweepSpecError(where, f"must be a Scenario, a table or a path, got {type(base).__name__}")
+
+
+def _check_values(where: str, values: Any) -> list[Any]:
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
+        raise SweepSpecError(where, f"must be a list of values, got {values!r}")
+    if len(values) == 0:
+        raise SweepSpecError(where, "must have at least one value")
+    for i, v in enumerate(values):
+        _check_json_value(f"{where}[{i}]", v)
+    return list(values)
+
+
+def _check_seeds(
+    seeds: Sequence[int] | None, repetitions: int | None, base: Mapping[str, Any]
+) -> list[int]:
+    if seeds is not None and repetitions is not None:
+        raise SweepSpecError("seeds", "give `seeds` or `repetitions`, not both")
+    if repetitions is not None:
+        if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+            raise SweepSpecError("repetitions", f"must be an integer >= 1, got {repetitions!r}")
+        return list(range(1, repetitions + 1))
+    if seeds is None:
+        sim = base.get("simulation")
+        seed = sim.get("seed", 1) if isinstance(sim, Mapping) else 1
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise SweepSpecError("base.simulation.seed", f"must be an integer >= 0, got {seed!r}")
+        return [seed]
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
+        raise SweepSpecError("seeds", f"must be a non-empty list of integers, got {seeds!r}")
+    out: list[int] = []
+    for i, s in enumerate(seeds):
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
+            raise SweepSpecError(f"seeds[{i}]", f"must be an integer in 0..2^64-1, got {s!r}")
+        if s in out:
+            raise SweepSpecError(f"seeds[{i}]", f"duplicate seed {s}")
+        out.append(s)
+    return out
+
+
+def _format_params(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{p}={canonical_json(v)}" for p, v in params.items())
+
+
+# ---------------------------------------------------------------------------
+# Plan: the checked runs
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """What a worker needs to run one simulation: picklable, self-contained."""
+
+    key: str
+    scenario_json: str
+    seed: int
+    version: str
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of a sweep: its point, parameters, seed and store key."""
+
+    key: str
+    point: int
+    seed: int
+    params: dict[str, Any]
+    scenario_json: str
+
+
+@dataclass
+class Plan:
+    """A sweep whose runs were checked by the core, each with its store key."""
+
+    sweep: Sweep
+    points: list[dict[str, Any]]
+    runs: list[PlannedRun]
+    version: str
+
+    @property
+    def name(self) -> str:
+        return self.sweep.name
+
+    def tasks(self) -> list[RunTask]:
+        """One task per distinct key (identical runs are run once), in sweep order."""
+        seen: dict[str, RunTask] = {}
+        for r in self.runs:
+            if r.key not in seen:
+                seen[r.key] = RunTask(r.key, r.scenario_json, r.seed, self.version)
+        return list(seen.values())
+
+    def definition(self) -> dict[str, Any]:
+        """What the store records for this sweep (``sweeps/<name>.json``)."""
+        return {
+            "name": self.name,
+            "ecnsim_version": self.version,
+            "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "params": self.sweep.params,
+            "seeds": self.sweep.seeds,
+            "points": [{"point": i, "params": p} for i, p in enumerate(self.points)],
+            "runs": [{"key": r.key, "point": r.point, "seed": r.seed} for r in self.runs],
+            "spec": self.sweep.to_dict(),
+        }
