@@ -10,7 +10,7 @@ Estimates come with batch-means standard errors: the measured span is cut
 into ``blocks`` consecutive blocks, long enough to be nearly independent.
 
 Read first: Lindley 1952 (the waiting-time recursion); Asmussen & Glynn,
-*Stochastic Simulation* (2007), §IV.5 (batch means).
+*Stochastic Simulation* (2007) (batch means).
 """
 
 from __future__ import annotations
