@@ -385,6 +385,27 @@ def test_numerical_distribution_has_the_closed_form_mean(
     assert model.mean_queue_length() == pytest.approx(model.mean_in_system() - rho)
 
 
+def test_tail_asymptotics_predict_the_table_length(web_bursts: BurstSizes) -> None:
+    # pi_n ~ C r^n, C the residue of P(z) at 1/r: the table should stop where C r^n r / (1 - r)
+    # reaches tol. A wrong decay rate or residue would miss by far more than a state or two.
+    from ecnsim.models.mx_m1 import _decay, _states_needed
+
+    for rho in (0.3, 0.9, 0.99):
+        r = _decay(web_bursts, rho)
+        table = MXM1(web_bursts, rho).queue_length_distribution(tol=1e-13)
+        assert _states_needed(web_bursts, rho, r, 1e-13) == pytest.approx(len(table.pmf) - 1, abs=2)
+
+
+def test_too_many_states_fails_at_once(web_bursts: BurstSizes) -> None:
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ModelError, match=r"about 1\.6e\+06 states") as err:
+        MXM1(web_bursts, 0.9999).queue_length_distribution()
+    assert err.value.path == "max_states"
+    assert time.perf_counter() - start < 1.0
+
+
 def test_delay_exceedance_orders_and_units(web_bursts: BurstSizes) -> None:
     # Faster links drain 5 ms of backlog from more packets; more load queues more.
     for measure in models.MEASURES:

@@ -40,7 +40,8 @@ __all__ = [
     "window_packets",
 ]
 
-#: Default maximum segment size (bytes): ecnsim's profiles (``profile.rs``).
+#: Default maximum segment size (bytes): the ``rfc`` and ``linux`` profiles' (``profile.rs``;
+#: a 1500-byte Ethernet MTU less 40 bytes of headers). ``ns2-2001`` uses 960.
 DEFAULT_MSS = 1460
 
 
@@ -92,7 +93,7 @@ class FlowSizes:
     pmf: np.ndarray
     tail_mass: float = 0.0
     tail_mean: float = 0.0
-    #: What the sizes came from (for the record and for error messages).
+    #: What the sizes came from, for the record.
     source: str = field(default="pmf", compare=False)
 
     def __post_init__(self) -> None:
@@ -313,6 +314,11 @@ class BurstSizes:
         if q == 0.0:
             return cls.constant(1)
         kmax = max(1, math.ceil(math.log(tol) / math.log(q)))
+        if kmax > 1_000_000:
+            raise ModelError(
+                "q",
+                f"too close to 1: cutting P(X > k) at {tol:g} needs {kmax} sizes (at most 10^6)",
+            )
         k = np.arange(1, kmax + 1, dtype=float)
         pmf = np.concatenate([[0.0], (1.0 - q) * q ** (k - 1.0)])
         cut = float(q**kmax)

@@ -74,10 +74,6 @@ def _log(x: np.ndarray) -> np.ndarray:
         return _arr(np.log(np.maximum(x, 0.0)))
 
 
-def _number(name: str, value: object, *, low: float | None = None, strict: bool = True) -> float:
-    return finite(name, value, low=low, strict=strict)
-
-
 class Distribution(ABC):
     """A non-negative random variable (a size in bytes, a window in bytes, ...).
 
@@ -165,7 +161,7 @@ class Constant(Distribution):
     value: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "value", _number("value", self.value, low=0.0, strict=False))
+        object.__setattr__(self, "value", finite("value", self.value, low=0.0, strict=False))
 
     def sf(self, x: ArrayLike) -> np.ndarray:
         return np.where(np.asarray(x, dtype=float) < self.value, 1.0, 0.0)
@@ -191,8 +187,8 @@ class Uniform(Distribution):
     max: float
 
     def __post_init__(self) -> None:
-        lo = _number("min", self.min, low=0.0, strict=False)
-        hi = _number("max", self.max)
+        lo = finite("min", self.min, low=0.0, strict=False)
+        hi = finite("max", self.max)
         if hi < lo:
             raise ModelError("max", f"must be finite and >= min ({lo:g}), got {hi:g}")
         object.__setattr__(self, "min", lo)
@@ -226,7 +222,7 @@ class Exponential(Distribution):
     keys: ClassVar[tuple[str, ...]] = ("mean",)
 
     def __init__(self, mean: float) -> None:
-        self._mean = _number("mean", mean, low=0.0)
+        self._mean = finite("mean", mean, low=0.0)
 
     def __repr__(self) -> str:
         return f"Exponential(mean={self._mean!r})"
@@ -265,8 +261,8 @@ class Pareto(Distribution):
     scale: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", _number("shape", self.shape, low=0.0))
-        object.__setattr__(self, "scale", _number("scale", self.scale, low=0.0))
+        object.__setattr__(self, "shape", finite("shape", self.shape, low=0.0))
+        object.__setattr__(self, "scale", finite("scale", self.scale, low=0.0))
 
     def sf(self, x: ArrayLike) -> np.ndarray:
         x = _arr(x)
@@ -301,9 +297,9 @@ class BoundedPareto(Distribution):
     max: float
 
     def __post_init__(self) -> None:
-        a = _number("shape", self.shape, low=0.0)
-        lo = _number("min", self.min, low=0.0)
-        hi = _number("max", self.max)
+        a = finite("shape", self.shape, low=0.0)
+        lo = finite("min", self.min, low=0.0)
+        hi = finite("max", self.max)
         if not hi > lo:
             raise ModelError("max", f"must be > min ({lo:g}), got {hi:g}")
         object.__setattr__(self, "shape", a)
@@ -350,8 +346,8 @@ class Lognormal(Distribution):
     sigma: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", _number("mu", self.mu))
-        object.__setattr__(self, "sigma", _number("sigma", self.sigma, low=0.0))
+        object.__setattr__(self, "mu", finite("mu", self.mu))
+        object.__setattr__(self, "sigma", finite("sigma", self.sigma, low=0.0))
 
     def sf(self, x: ArrayLike) -> np.ndarray:
         return _arr(_normal_sf((_log(np.asarray(x, dtype=float)) - self.mu) / self.sigma))
@@ -379,10 +375,10 @@ class LognormalPareto(Distribution):
     shape: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", _number("mu", self.mu))
-        object.__setattr__(self, "sigma", _number("sigma", self.sigma, low=0.0))
-        object.__setattr__(self, "cutoff", _number("cutoff", self.cutoff, low=0.0))
-        object.__setattr__(self, "shape", _number("shape", self.shape, low=0.0))
+        object.__setattr__(self, "mu", finite("mu", self.mu))
+        object.__setattr__(self, "sigma", finite("sigma", self.sigma, low=0.0))
+        object.__setattr__(self, "cutoff", finite("cutoff", self.cutoff, low=0.0))
+        object.__setattr__(self, "shape", finite("shape", self.shape, low=0.0))
 
     @property
     def _body(self) -> Lognormal:

@@ -99,6 +99,25 @@ def _decay(bursts: BurstSizes, rho: float) -> float:
     return 1.0 / (1.0 + 0.5 * (lo + hi))
 
 
+def _states_needed(bursts: BurstSizes, rho: float, r: float, tol: float) -> float:
+    """About how many states the table needs before its tail is below ``tol`` (``inf`` if unknown).
+
+    ``pi_n ~ C r^n`` with ``C = -N(z0) / (z0 D'(z0))`` the residue of ``P(z) = N(z) / D(z)``
+    at its pole ``z0 = 1/r``; the table stops where ``C r^n r / (1 - r) <= tol``.
+    """
+    g = bursts.pmf
+    k = np.arange(len(g), dtype=float)
+    z0 = 1.0 / r
+    a = rho / bursts.mean()
+    with np.errstate(over="ignore", invalid="ignore"):
+        gz = float(np.dot(g, z0**k))
+        dgz = float(np.dot(g * k, z0 ** np.maximum(k - 1.0, 0.0)))
+        d_prime = -1.0 - a * (1.0 - gz) + a * z0 * dgz
+        c = -(1.0 - rho) * (1.0 - z0) / (z0 * d_prime)
+        n = math.log(tol * (1.0 - r) / (c * r)) / math.log(r) if c > 0 else math.inf
+    return n if math.isfinite(n) else math.inf
+
+
 @dataclass(frozen=True)
 class QueueLengthDistribution:
     """The stationary distribution of ``N``, the number of packets in the system.
@@ -199,7 +218,7 @@ class MXM1:
     # -- the distribution -----------------------------------------------------
 
     def queue_length_distribution(
-        self, *, tol: float = 1e-13, max_states: int = 10_000_000
+        self, *, tol: float = 1e-13, max_states: int = 1_000_000
     ) -> QueueLengthDistribution:
         """``P(N = n)`` by the level-crossing recursion, until the tail beyond is below ``tol``.
 
@@ -222,6 +241,14 @@ class MXM1:
         g = self.bursts.pmf
         big_k = len(g) - 1
         r = _decay(self.bursts, rho)
+        needed = _states_needed(self.bursts, rho, r, tol)
+        if math.isfinite(needed) and needed > cap:
+            raise ModelError(
+                "max_states",
+                f"the queue-length distribution needs about {needed:.3g} states at utilization "
+                f"{rho:g} (tail decay {r:.9f}), more than max_states = {cap}; raise max_states "
+                "or tol",
+            )
         # a P(X > j) for j = 0..K-1, reversed to line up with pi[n-K+1..n].
         weights = (rho / self.bursts.mean() * self.bursts.sf())[::-1].copy()
         pad = big_k - 1  # zeros standing for pi[-K+1..-1]
