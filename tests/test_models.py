@@ -441,6 +441,10 @@ def test_delay_exceedance_orders_and_units(web_bursts: BurstSizes) -> None:
         (lambda b: MXM1(b, 0.5).delay_exceedance(-1.0, link_rate_bps=1e8), "delay_s"),
         (lambda b: MXM1(b, 0.5).delay_exceedance(1e-3, link_rate_bps=1e8, measure="x"), "measure"),
         (lambda b: MXM1(b, 0.99).queue_length_distribution(max_states=100), "max_states"),
+        (lambda b: models.delay_exceedance_curve(b, [0.5], measure="sojourn"), "measure"),
+        (lambda b: models.delay_exceedance_curve(b, [0.5], delay_s=-1), "delay_s"),
+        (lambda b: models.delay_exceedance_curve(b, [0.5], [0]), "link_rates_bps[0]"),
+        (lambda b: models.delay_exceedance_curve(b, [1.2]), "utilization"),
     ],
 )
 def test_bad_queue_inputs_name_the_argument(

@@ -406,6 +406,9 @@ def delay_exceedance_curve(
     The queue-length distribution depends only on the utilization, so it
     is computed once per utilization.
     """
+    if measure not in MEASURES:
+        raise ModelError("measure", f"must be one of {', '.join(MEASURES)}, got {measure!r}")
+    delay_s = finite("delay_s", delay_s, low=0.0, strict=False)
     rows = []
     rates = [finite(f"link_rates_bps[{i}]", r, low=0.0) for i, r in enumerate(link_rates_bps)]
     for rho in np.asarray(utilizations, dtype=float):
