@@ -278,7 +278,7 @@ class MXM1:
             raise ModelError(
                 "tol",
                 f"the computed distribution's mass is off by {dist.mass_error:.3g} at utilization "
-                f"{rho:g}; numerical precision is exhausted (try a smaller tol)",
+                f"{rho:g}: the table stopped before its tail was geometric; try a smaller tol",
             )
         return dist
 
