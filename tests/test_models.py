@@ -107,6 +107,31 @@ def test_web_object_sizes_match_their_description() -> None:
     }
 
 
+def test_scenario_builders_and_models_share_distributions() -> None:
+    # ecnsim.scenario.workloads builds the scenario's tables; the model reads the same
+    # tables, and its distributions write tables the core accepts.
+    from ecnsim.scenario import workloads as wl
+
+    pairs = [
+        (wl.bounded_pareto(0.9, 760, 1_000_000), WEB_OBJECT_SIZES),
+        (wl.discrete([8000, 16000, 64000], [0.35, 0.20, 0.45]), WEB_RECEIVE_WINDOWS),
+        (wl.pareto(1.2, 1000), Pareto(1.2, 1000.0)),
+        (wl.lognormal_pareto(8, 1.5, 2e4, 1.3), LognormalPareto(8, 1.5, 2e4, 1.3)),
+        (wl.empirical(points=[(100, 0.2), (1000, 1.0)]), Empirical(((100, 0.2), (1000, 1.0)))),
+        (wl.exponential(2.0), Exponential(2.0)),
+        (wl.constant(3.0), Constant(3.0)),
+    ]
+    for spec, dist in pairs:
+        assert from_spec(spec) == dist
+    sc = load_toml(ROOT / "examples" / "websessions.toml").to_dict()
+    sc["apps"][0]["model"] = wl.websessions(
+        session_rate=1.0,
+        object_size=WEB_OBJECT_SIZES.to_spec(),
+        rcv_window=WEB_RECEIVE_WINDOWS.to_spec(),
+    )
+    Simulation(Scenario.from_dict(sc))  # the core validates the tables
+
+
 @pytest.mark.parametrize(
     ("spec", "path", "message"),
     [
