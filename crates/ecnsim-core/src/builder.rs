@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use crate::app::bulk::{Bulk, Ftp};
 use crate::app::dist::Dist;
-use crate::app::http::{Http, HttpParams};
+use crate::app::http::{Http, HttpMode, HttpParams};
 use crate::app::transactions::Transactions;
 use crate::app::udp::UdpSources;
 use crate::app::websessions::{default_object_size, WebParams, WebSessions};
@@ -298,17 +298,24 @@ fn make_app(
             ))
         }
         ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
+            let mode = match version.unwrap_or(HttpVersion::Http10) {
+                // ecnsim default: 4 parallel connections (any value >= 3 fetches RFC 2415's 3 objects at once).
+                HttpVersion::Http10 => {
+                    HttpMode::Http10 { parallel: parallel.map_or(4, |n| u32::try_from(n).expect("validated")) }
+                }
+                HttpVersion::Http11Persistent => HttpMode::Http11Persistent,
+                HttpVersion::Http11Rfc2415 => HttpMode::Http11Rfc2415,
+            };
             let p = HttpParams {
-                persistent: *version == Some(HttpVersion::Http11),
+                mode,
                 // RFC 2415 §3: a primary object plus exactly 3 embedded objects.
                 embedded: dist_or(embedded.as_ref(), Dist::Constant(3.0)),
-                // ecnsim default: 4 parallel connections (any value >= 3 fetches RFC 2415's 3 objects at once).
-                parallel: parallel.map_or(4, |n| u32::try_from(n).expect("validated")),
-                // Mah 1997 shape, median within two 1460-byte packets (RFC 2415 §3): shipped table.
-                primary_size: dist_or(primary_size.as_ref(), Dist::from_spec(&shipped("http_primary"))),
-                embedded_size: dist_or(embedded_size.as_ref(), Dist::from_spec(&shipped("http_embedded"))),
-                // ecnsim default: a GET of a few hundred bytes.
-                request_size: dist_or(request_size.as_ref(), Dist::Constant(256.0)),
+                // Mah 1997 via ns-2.35 tcl/http/data/HttpReplyLength.cdf, which ns-2's tcl/http/http-ex.tcl
+                // uses for primary and in-line objects alike (median 2112 B: RFC 2415 §3's two packets).
+                primary_size: dist_or(primary_size.as_ref(), Dist::from_spec(&shipped("mah97_reply"))),
+                embedded_size: dist_or(embedded_size.as_ref(), Dist::from_spec(&shipped("mah97_reply"))),
+                // Mah 1997 via ns-2.35 tcl/http/data/HttpRequestLength.cdf (as tcl/http/http-ex.tcl).
+                request_size: dist_or(request_size.as_ref(), Dist::from_spec(&shipped("mah97_request"))),
                 // RFC 2415 §3: think time uniform on [1, 5] s.
                 think_time: dist_or(think_time.as_ref(), Dist::Uniform { min: 1.0, max: 5.0 }),
             };
@@ -323,8 +330,11 @@ fn make_app(
             object_size,
             request_size,
             rcv_window,
+            persistent,
         } => {
             let mut p = WebParams {
+                // Feldmann99 / WebTraf: one connection per object unless asked otherwise.
+                persistent: persistent.unwrap_or(false),
                 session_rate: session_rate.unwrap_or(0.0),
                 // ecnsim default: 5 pages per session ("sessions of several pages", STUDIES.md §5).
                 pages: dist_or(pages.as_ref(), Dist::Constant(5.0)),

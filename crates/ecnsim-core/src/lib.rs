@@ -60,6 +60,7 @@ pub mod time;
 pub mod trace;
 mod validate;
 
+pub use app::dist::Distribution;
 pub use error::SimError;
 pub use results::{Column, ColumnData, Results, Table};
 pub use sim::{Conservation, PerfCounters, Simulation};

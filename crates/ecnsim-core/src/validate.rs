@@ -639,17 +639,14 @@ impl ScenarioSpec {
                 size("response", *response)?;
                 dist("think_time", think_time)
             }
-            ModelSpec::Http {
-                version: _,
-                embedded,
-                parallel,
-                primary_size,
-                embedded_size,
-                request_size,
-                think_time,
-            } => {
+            ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
                 dist("embedded", embedded)?;
                 opt_in_range(&format!("{p}.parallel"), *parallel, Limits::closed(1, 1000))?;
+                ensure_spec!(
+                    parallel.is_none() || matches!(version, None | Some(crate::spec::HttpVersion::Http10)),
+                    format!("{p}.parallel"),
+                    "applies to version = \"http10\" only (the HTTP/1.1 models use one connection per page)"
+                );
                 dist("primary_size", primary_size)?;
                 dist("embedded_size", embedded_size)?;
                 dist("request_size", request_size)?;
@@ -664,6 +661,7 @@ impl ScenarioSpec {
                 object_size,
                 request_size,
                 rcv_window,
+                persistent: _,
             } => {
                 dist("pages", pages)?;
                 dist("inter_page", inter_page)?;
