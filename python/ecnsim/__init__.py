@@ -40,6 +40,7 @@ from ecnsim._core import __version__
 from ecnsim.exceptions import EcnsimError, SpecError, TopologyError
 from ecnsim.results import Results, Table
 from ecnsim.scenario import (
+    Distribution,
     Scenario,
     aecn,
     bulk,
@@ -54,6 +55,7 @@ from ecnsim.scenario import (
     rem,
     tcp,
     threshold,
+    workload_defaults,
 )
 from ecnsim.simulation import Simulation
 
@@ -65,6 +67,7 @@ _MODULES = {
     "report": "ecnsim.output.report",
     "trace": "ecnsim.output.trace",
     "spec": "ecnsim.scenario.spec",
+    "distributions": "ecnsim.scenario.distributions",
     "topology": "ecnsim.scenario.topology",
     "sweep": "ecnsim.sweep",
     "store": "ecnsim.sweep.store",
@@ -80,6 +83,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Distribution",
     "EcnsimError",
     "Results",
     "Scenario",
@@ -101,4 +105,5 @@ __all__ = [
     "rem",
     "tcp",
     "threshold",
+    "workload_defaults",
 ]

@@ -245,6 +245,11 @@ pub struct SimulationSpec {
     /// If set, cwnd/ssthresh per flow and length per queue are sampled at this interval.
     #[serde(default)]
     pub sample_interval: Option<TimeValue>,
+    /// Which connections the flow series samples: the names of `[[flows]]` and
+    /// `[[apps]]` entries (an app's name covers all its connections); `[]` samples
+    /// queues only. Absent: every live connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_flows: Option<Vec<String>>,
     /// The named default profile (see [`crate::profile`]); default `"rfc"`.
     #[serde(default)]
     pub profile: Option<String>,

@@ -393,6 +393,23 @@ impl ScenarioSpec {
                 sim.duration
             );
         }
+        if let Some(names) = &sim.sample_flows {
+            let known: Vec<String> = self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}")))
+                .chain(self.apps.iter().enumerate().map(|(j, a)| a.name.clone().unwrap_or_else(|| format!("app{j}"))))
+                .collect();
+            for (i, n) in names.iter().enumerate() {
+                ensure_spec!(
+                    known.contains(n),
+                    format!("simulation.sample_flows[{i}]"),
+                    "no [[flows]] or [[apps]] entry named {n:?}; names: {}",
+                    if known.is_empty() { "(none)".to_owned() } else { known.join(", ") }
+                );
+            }
+        }
         if let Some(interval) = sim.sample_interval {
             in_range("simulation.sample_interval", interval, Limits::positive(MAX_TIME))?;
             let samples = duration / interval.0;

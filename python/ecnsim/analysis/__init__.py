@@ -51,7 +51,16 @@ from ecnsim.analysis.queues import (
     queue_occupancy_distribution,
     queueing_delay_exceeds,
 )
-from ecnsim.analysis.records import ccdf, ecdf, network_power, record_metrics
+from ecnsim.analysis.records import (
+    ccdf,
+    ecdf,
+    kaplan_meier,
+    network_power,
+    open_backlog,
+    record_metrics,
+    response_time_cdf,
+    steady_state,
+)
 from ecnsim.analysis.stats import mean_ci, student_t_ppf, summarize
 
 __all__ = [
@@ -84,6 +93,10 @@ __all__ = [
     "queue_occupancy_distribution",
     "queueing_delay_exceeds",
     "record_metrics",
+    "response_time_cdf",
+    "steady_state",
+    "kaplan_meier",
+    "open_backlog",
     "student_t_ppf",
     "summarize",
     "trim_warmup",

@@ -53,6 +53,64 @@ def _dumbbell_bench(n_flows: int, duration_s: int) -> Scenario:
     )
 
 
+def web_sessions_scenario(
+    load_percent: float = 105.0,
+    duration_s: float = 60.0,
+    *,
+    clients: int = 20,
+    servers: int = 10,
+    rate: str = "100Mbps",
+    queue_packets: int = 500,
+    seed: int = 1,
+) -> Scenario:
+    """Web sessions (Feldmann et al. 1999 defaults) across one bottleneck, as STUDIES.md §5 sets it.
+
+    Servers s<i> -- r2 ==``rate``, 2.5 ms== r1 -- clients c<i>; congestion in the
+    server -> client direction. Client access delays are spread so that
+    round-trip times run from 10 to 150 ms (servers 1 ms away). DropTail of
+    ``queue_packets`` at r2. ``load_percent`` of the bottleneck is offered.
+    """
+    nodes = [{"name": "r1", "kind": "router"}, {"name": "r2", "kind": "router"}]
+    links: list[dict[str, Any]] = [
+        {
+            "a": "r2",
+            "b": "r1",
+            "rate": rate,
+            "delay": "2.5ms",
+            "queue": {"type": "droptail", "limit_packets": queue_packets},
+        }
+    ]
+    big = {"type": "droptail", "limit_packets": 100_000}
+    for i in range(servers):
+        nodes.append({"name": f"s{i}", "kind": "host"})
+        links.append({"a": f"s{i}", "b": "r2", "rate": "1Gbps", "delay": "1ms", "queue": big})
+    for i in range(clients):
+        # RTT = 2 * (1 ms + 2.5 ms + d): 10 ms to 150 ms.
+        rtt_ms = 10.0 + 140.0 * i / max(clients - 1, 1)
+        d_us = round((rtt_ms / 2 - 3.5) * 1000)
+        nodes.append({"name": f"c{i}", "kind": "host"})
+        links.append({"a": f"c{i}", "b": "r1", "rate": "1Gbps", "delay": f"{d_us}us", "queue": big})
+    return Scenario.from_dict(
+        {
+            "simulation": {"duration": f"{duration_s}s", "seed": seed},
+            "tcp": {"initial_window": 2},
+            "nodes": nodes,
+            "links": links,
+            "apps": [
+                {
+                    "name": "web",
+                    "clients": [f"c{i}" for i in range(clients)],
+                    "servers": [f"s{i}" for i in range(servers)],
+                    "model": {
+                        "type": "websessions",
+                        "offered_load": {"link": 0, "percent": load_percent},
+                    },
+                }
+            ],
+        }
+    )
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in [

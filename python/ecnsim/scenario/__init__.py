@@ -3,6 +3,12 @@ topologies, and parameter paths (``links[0].queue.max_p``) into a scenario's dat
 
 from __future__ import annotations
 
+from ecnsim.scenario.distributions import (
+    Distribution,
+    shipped_table,
+    shipped_tables,
+    workload_defaults,
+)
 from ecnsim.scenario.paths import ANY, parse_path, set_path
 from ecnsim.scenario.spec import (
     Quantity,
@@ -24,6 +30,7 @@ from ecnsim.scenario.topology import dumbbell
 
 __all__ = [
     "ANY",
+    "Distribution",
     "Quantity",
     "Scenario",
     "aecn",
@@ -38,7 +45,10 @@ __all__ = [
     "queue",
     "red",
     "rem",
+    "shipped_table",
+    "shipped_tables",
     "set_path",
     "tcp",
     "threshold",
+    "workload_defaults",
 ]

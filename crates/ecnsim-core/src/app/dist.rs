@@ -357,6 +357,21 @@ impl Distribution {
             _ => None,
         }
     }
+    /// The default distributions of workload model `model` (`"http"`, `"websessions"`) in their
+    /// scenario form, as JSON `{field: distribution}`; `None` for a model without any.
+    #[must_use]
+    pub fn workload_defaults_json(model: &str) -> Option<String> {
+        let d = match model {
+            "http" => crate::app::http::defaults(),
+            "websessions" => crate::app::websessions::defaults(),
+            _ => return None,
+        };
+        let map: serde_json::Map<String, serde_json::Value> = d
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), serde_json::to_value(v).expect("a distribution serializes")))
+            .collect();
+        Some(serde_json::Value::Object(map).to_string())
+    }
     /// The names of the shipped empirical tables.
     #[must_use]
     pub fn shipped_tables() -> Vec<&'static str> {
@@ -683,7 +698,7 @@ mod tests {
 
     #[test]
     fn web_object_default_has_a_mean_near_7_2_kb_and_a_heavy_top() {
-        let d = crate::app::websessions::default_object_size();
+        let d = crate::app::websessions::default("object_size");
         let m = d.mean().unwrap();
         assert!((m - 7200.0).abs() < 100.0, "{m}");
         let mut v = draws(&d, 200_000, 10);

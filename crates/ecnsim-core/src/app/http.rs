@@ -28,7 +28,35 @@ use super::dist::Dist;
 use super::{App, Command, ConnEvent, ConnFacts, ConnView, Cx, Record, RecordKind, RecordState, Side, Timers};
 use crate::ids::{AppId, FlowId, NodeId};
 use crate::rng::SimRng;
+use crate::spec::DistSpec;
 use crate::time::{SimDuration, SimTime};
+
+/// The model's default distributions, by field name: the one place they are
+/// set (the builder and Python's `ecnsim.workload_defaults` read them here).
+pub(crate) fn defaults() -> Vec<(&'static str, DistSpec)> {
+    let table = |name: &str| DistSpec::Empirical { table: Some(name.to_owned()), points: None };
+    vec![
+        // RFC 2415 §3: a primary object plus exactly 3 embedded objects.
+        ("embedded", DistSpec::Constant { value: 3.0 }),
+        // Mah 1997 via ns-2.35 tcl/http/data/HttpReplyLength.cdf, which ns-2's tcl/http/http-ex.tcl uses
+        // for primary and in-line objects alike (median 2112 B: RFC 2415 §3's "two packets").
+        ("primary_size", table("mah97_reply")),
+        ("embedded_size", table("mah97_reply")),
+        // Mah 1997 via ns-2.35 tcl/http/data/HttpRequestLength.cdf (as tcl/http/http-ex.tcl).
+        ("request_size", table("mah97_request")),
+        // RFC 2415 §3: think time uniform on [1, 5] s.
+        ("think_time", DistSpec::Uniform { min: 1.0, max: 5.0 }),
+    ]
+}
+
+/// The default of field `name`.
+///
+/// # Panics
+/// If `name` is not one of [`defaults`]' fields.
+pub(crate) fn default(name: &str) -> Dist {
+    let (_, spec) = defaults().into_iter().find(|(n, _)| *n == name).expect("an HTTP field");
+    Dist::from_spec(&spec)
+}
 
 /// Which of the three page-fetch models.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -410,6 +438,10 @@ impl App for Http {
             Side::Client if ev.ev.failed => self.on_failed(cx, ev.tag),
             Side::Client => self.on_delivered(cx, ev.tag, ev.delivered),
         }
+    }
+
+    fn slots(&self) -> usize {
+        self.conns.len() + self.clients.len()
     }
 
     fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {

@@ -262,6 +262,10 @@ pub(crate) trait App {
     fn next_deadline(&self) -> Option<SimTime> {
         None
     }
+    /// Connection and session slots the app holds (live or free for reuse).
+    fn slots(&self) -> usize {
+        0
+    }
     /// Append a record, state [`RecordState::InProgress`] and end `now`, for
     /// everything the app has under way (results taken before or at the end of a run).
     fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {
@@ -308,6 +312,9 @@ impl App for AnyApp {
     }
     fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {
         dispatch!(self, a => a.open_records(app, view, now, out));
+    }
+    fn slots(&self) -> usize {
+        dispatch!(self, a => a.slots())
     }
 }
 

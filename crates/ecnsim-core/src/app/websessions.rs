@@ -19,14 +19,40 @@ use super::dist::Dist;
 use super::{App, Command, ConnEvent, ConnFacts, ConnView, Cx, Record, RecordKind, RecordState, Side, Timers};
 use crate::ids::{AppId, FlowId, NodeId};
 use crate::rng::SimRng;
+use crate::spec::DistSpec;
 use crate::time::SimTime;
 
-/// The default object-size distribution: bounded Pareto, shape 0.9, on
-/// [760 B, 1 MB]: mean 7.2 KB, about 78% of the bytes in the largest 15% of
-/// objects (Smith, Campos, Jeffay & Ott 2001 report a mean near 7.2 KB and
-/// about 80% of the bytes in the largest 15%; this fit is ecnsim's).
-pub(crate) fn default_object_size() -> Dist {
-    Dist::BoundedPareto { shape: 0.9, min: 760.0, max: 1_000_000.0 }
+/// The model's default distributions, by field name: the one place they are
+/// set (the builder and Python's `ecnsim.workload_defaults` read them here).
+pub(crate) fn defaults() -> Vec<(&'static str, DistSpec)> {
+    vec![
+        // ecnsim default: 5 pages per session ("sessions of several pages", STUDIES.md §5).
+        ("pages", DistSpec::Constant { value: 5.0 }),
+        // Feldmann99 §3: Pareto inter-page times; ecnsim default shape 1.5, mean 1 s.
+        ("inter_page", DistSpec::Pareto { shape: 1.5, scale: 1.0 / 3.0 }),
+        // ecnsim default: 4 objects per page ("several objects", STUDIES.md §5).
+        ("objects", DistSpec::Constant { value: 4.0 }),
+        // Smith, Campos, Jeffay & Ott 2001: mean about 7.2 KB, about 80% of the bytes in the largest
+        // 15% of objects. This bounded Pareto (shape 0.9 on [760 B, 1 MB]) is ecnsim's fit to those two
+        // figures: mean 7.2 KB, 78% of the bytes in the largest 15%.
+        ("object_size", DistSpec::BoundedPareto { shape: 0.9, min: 760.0, max: 1_000_000.0 }),
+        // ecnsim default: a GET of a few hundred bytes.
+        ("request_size", DistSpec::Constant { value: 256.0 }),
+        // Kuzmanovic 2005 (STUDIES.md §5): 8 / 16 / 64 KB with probability 35 / 20 / 45 %.
+        (
+            "rcv_window",
+            DistSpec::Discrete { values: vec![8_000.0, 16_000.0, 64_000.0], weights: vec![0.35, 0.20, 0.45] },
+        ),
+    ]
+}
+
+/// The default of field `name`.
+///
+/// # Panics
+/// If `name` is not one of [`defaults`]' fields.
+pub(crate) fn default(name: &str) -> Dist {
+    let (_, spec) = defaults().into_iter().find(|(n, _)| *n == name).expect("a web-session field");
+    Dist::from_spec(&spec)
 }
 
 /// Parameters of the model.
@@ -274,6 +300,10 @@ impl App for WebSessions {
                 self.free_conns.push(ev.tag);
             }
         }
+    }
+
+    fn slots(&self) -> usize {
+        self.conns.len() + self.sessions.len()
     }
 
     fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {

@@ -107,6 +107,9 @@ pub(crate) fn sample(sim: &mut Simulation) {
         if !ep.live || sim.now() < sim.flows[i].start {
             continue;
         }
+        if sim.sampled_apps.as_ref().is_some_and(|m| !m[sim.flows[i].app.index()]) {
+            continue;
+        }
         let s = &ep.sock;
         sim.series.flow_time.push(now);
         sim.series.flow_id.push(i as u64);

@@ -630,3 +630,70 @@ fn app_errors_name_their_path() {
         }
     }
 }
+
+// --- Web sessions at scale ------------------------------------------------------
+
+fn web_at(load: f64, duration: &str, extra_sim: &str) -> String {
+    web_model(&format!("offered_load = {{ link = 0, percent = {load} }}"), duration, extra_sim)
+}
+
+fn web_model(model: &str, duration: &str, extra_sim: &str) -> String {
+    topo(6, 3, "10Mbps", duration, "").replace(
+        &format!("simulation = {{ duration = \"{duration}\" }}"),
+        &format!("simulation = {{ duration = \"{duration}\"{extra_sim} }}"),
+    ) + &format!(
+        r#"[[apps]]
+name = "web"
+clients = ["c0", "c1", "c2", "c3", "c4", "c5"]
+servers = ["s0", "s1", "s2"]
+model = {{ type = "websessions", {model} }}
+"#
+    )
+}
+
+#[test]
+fn websessions_live_state_stays_flat_when_simulated_time_doubles() {
+    // Poisson arrivals of single objects at 70% of 10 Mb/s: a steady state. Twice the time opens
+    // twice the connections, but the endpoints and the app's slots stay those of the connections
+    // alive at the busiest moment (the high-water mark, which grows only slowly with time).
+    let model = "offered_load = { link = 0, percent = 70 }, pages = { type = \"constant\", value = 1 }, objects = { type = \"constant\", value = 1 }";
+    let (a, ra) = run(&web_model(model, "40s", ""), 4);
+    let (b, rb) = run(&web_model(model, "80s", ""), 4);
+    let (ca, cb) = (ra.table("flows").unwrap().rows() as f64, rb.table("flows").unwrap().rows() as f64);
+    assert!(cb / ca > 1.7, "connections {ca} -> {cb}");
+    let (la, lb) = (a.live_state(), b.live_state());
+    for (what, x, y) in
+        [("endpoint slots", la.endpoint_slots, lb.endpoint_slots), ("app slots", la.app_slots, lb.app_slots)]
+    {
+        assert!((y as f64) < 1.35 * x as f64 + 20.0, "{what}: {x} at 40 s, {y} at 80 s ({ca} -> {cb} connections)");
+    }
+    assert!(lb.endpoint_slots < (cb / 20.0) as u64, "slots are reused: {lb:?} for {cb} connections");
+}
+
+#[test]
+fn sampling_can_be_limited_to_queues_or_named_apps() {
+    let mixed = |sample: &str| {
+        let t = web_at(50.0, "5s", &format!(r#", sample_interval = "100ms"{sample}"#))
+            + r#"[[apps]]
+name = "crr"
+clients = ["c0"]
+servers = ["s0"]
+model = { type = "crr", request = 100, response = 1000 }
+"#;
+        run(&t, 1).1
+    };
+    let all = mixed("");
+    let none = mixed(", sample_flows = []");
+    let crr = mixed(r#", sample_flows = ["crr"]"#);
+    let rows = |r: &Results, t: &str| r.table(t).unwrap().rows();
+    assert!(rows(&all, "flow_series") > rows(&crr, "flow_series"));
+    assert_eq!(rows(&none, "flow_series"), 0);
+    assert_eq!(rows(&none, "queue_series"), rows(&all, "queue_series"));
+    // Only the CRR app's connections: one live connection at a time, one row per sample.
+    let ids = u64s(&crr, "flow_series", "flow_id");
+    let apps = strs(&crr, "flows", "app");
+    assert!(!ids.is_empty() && ids.iter().all(|&i| apps[i as usize] == "crr"));
+    let bad = web_at(50.0, "5s", r#", sample_flows = ["nope"]"#);
+    let err = ScenarioSpec::from_toml_str(&bad).and_then(|s| Simulation::new(&s, None).map(|_| ())).unwrap_err();
+    assert!(err.to_string().contains("simulation.sample_flows[0]") && err.to_string().contains("web"), "{err}");
+}
