@@ -86,7 +86,9 @@ def kaplan_meier(
     t, done = t[keep], done[keep]
     if not done.any():
         empty = np.array([], dtype=float)
-        return _frame({"x": empty, "cdf": empty, "ccdf": empty, "at_risk": np.array([], dtype=np.int64)})
+        return _frame(
+            {"x": empty, "cdf": empty, "ccdf": empty, "at_risk": np.array([], dtype=np.int64)}
+        )
     order = np.sort(t)
     xs, d = np.unique(t[done], return_counts=True)
     # At risk at x: records whose time (completion or censoring) is >= x.
@@ -96,7 +98,7 @@ def kaplan_meier(
 
 
 def _km_quantile(km: pd.DataFrame, q: float) -> float:
-    """The smallest completion time at which the estimated CDF reaches ``q`` (NaN if it never does)."""
+    """The first completion time at which the estimated CDF reaches ``q`` (NaN if never)."""
     cdf = km["cdf"].to_numpy()
     i = int(np.searchsorted(cdf, q - 1e-12, side="left"))
     return float(km["x"].to_numpy()[i]) if i < len(cdf) else math.nan
@@ -249,7 +251,7 @@ def steady_state(
     alpha: float = 0.01,
     growth: float = 1.25,
 ) -> dict[str, Any]:
-    """Did the backlog of open records (connections) grow steadily, i.e. has the run no steady state?
+    """Did the backlog of open records (connections) grow steadily (no steady state)?
 
     The open backlog (:func:`open_backlog`) after ``warmup_s`` is averaged
     over ``windows`` equal windows. The run is judged to have **no steady

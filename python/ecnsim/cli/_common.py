@@ -196,8 +196,10 @@ def workload_summary(results: Results) -> list[str]:
     lines = ["", f"records ({len(rec)} rows)"]
     states = rec["state"] if "state" in rec.columns else None
     for kind, g in rec.groupby("kind", sort=True):
-        counts = "" if states is None else ", ".join(
-            f"{n} {s}" for s, n in g["state"].value_counts().sort_index().items()
+        counts = (
+            ""
+            if states is None
+            else ", ".join(f"{n} {s}" for s, n in g["state"].value_counts().sort_index().items())
         )
         lines.append(f"  {kind}: {counts}")
     kind = "object" if (rec["kind"] == "object").any() else None

@@ -34,7 +34,8 @@ class Distribution:
     __slots__ = ("_json", "spec")
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
-        self.spec: dict[str, Any] = dict(spec)
+        # Absent and null fields are the same field (the core writes nulls for absent options).
+        self.spec: dict[str, Any] = {k: v for k, v in spec.items() if v is not None}
         self._json = json.dumps(self.spec)
         # Validates: raises SpecError on a bad spec.
         _core.dist_mean(self._json)
@@ -48,7 +49,9 @@ class Distribution:
         """The smallest ``x`` with ``P(X <= x) >= u``, for ``u`` in [0, 1] (a float or an array)."""
         us = np.atleast_1d(np.asarray(u, dtype=float))
         if np.any(~((us >= 0) & (us <= 1))):
-            raise ValueError(f"quantile: u must be in [0, 1], got {us[~((us >= 0) & (us <= 1))][0]}")
+            raise ValueError(
+                f"quantile: u must be in [0, 1], got {us[~((us >= 0) & (us <= 1))][0]}"
+            )
         q = np.asarray(_core.dist_quantiles(self._json, us.tolist()), dtype=float)
         return float(q[0]) if np.ndim(u) == 0 else q
 
@@ -69,7 +72,9 @@ class Distribution:
         a = _core.dist_atoms(self._json)
         if a is None:
             return None
-        return pd.DataFrame({"value": np.asarray(a[0], float), "probability": np.asarray(a[1], float)})
+        return pd.DataFrame(
+            {"value": np.asarray(a[0], float), "probability": np.asarray(a[1], float)}
+        )
 
     def __repr__(self) -> str:
         return f"Distribution({self.spec!r})"
@@ -82,10 +87,12 @@ class Distribution:
 
 
 def workload_defaults(model: str) -> dict[str, Distribution]:
-    """The distributions workload ``model`` (``"http"`` or ``"websessions"``) uses by default, by field."""
+    """The default distributions of workload ``model`` (``"http"``, ``"websessions"``), by field."""
     text = _core.workload_defaults(model)
     if text is None:
-        raise ValueError(f"workload_defaults: model must be one of http, websessions, got {model!r}")
+        raise ValueError(
+            f"workload_defaults: model must be one of http, websessions, got {model!r}"
+        )
     return {name: Distribution(spec) for name, spec in json.loads(text).items()}
 
 
