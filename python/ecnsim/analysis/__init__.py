@@ -43,13 +43,21 @@ from ecnsim.analysis.flows import (
     one_way_delay,
     trim_warmup,
 )
-from ecnsim.analysis.lockout import lockout_intervals, lockout_summary
+from ecnsim.analysis.lockout import (
+    lockout_count,
+    lockout_intervals,
+    lockout_summary,
+    packet_raster,
+    raster_silence,
+    silence_by_flow,
+)
 from ecnsim.analysis.queues import (
     link_utilization,
     queue_delay_ccdf,
     queue_drop_mark_rates,
     queue_occupancy_distribution,
     queueing_delay_exceeds,
+    red_region_share,
 )
 from ecnsim.analysis.records import (
     ccdf,
@@ -84,18 +92,23 @@ __all__ = [
     "jain_index_series",
     "kaplan_meier",
     "link_utilization",
+    "lockout_count",
     "lockout_intervals",
     "lockout_summary",
     "mean_ci",
     "network_power",
     "one_way_delay",
     "open_backlog",
+    "packet_raster",
     "queue_delay_ccdf",
     "queue_drop_mark_rates",
     "queue_occupancy_distribution",
     "queueing_delay_exceeds",
+    "raster_silence",
     "record_metrics",
+    "red_region_share",
     "response_time_cdf",
+    "silence_by_flow",
     "steady_state",
     "student_t_ppf",
     "summarize",
