@@ -70,10 +70,16 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound
 /// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`.
 ///
 /// `digest` is `results.digest()`, computed by the caller without the GIL.
-pub(crate) fn results_to_py<'py>(py: Python<'py>, results: &Results, digest: u64) -> PyResult<Bound<'py, PyDict>> {
+/// Each column is dropped once converted, so the core's copy and Python's
+/// coexist one column at a time (a run of many connections has big tables).
+pub(crate) fn results_to_py(py: Python<'_>, results: Results, digest: u64) -> PyResult<Bound<'_, PyDict>> {
     let tables = PyDict::new(py);
-    for table in &results.tables {
-        tables.set_item(&table.name, table_to_py(py, table)?)?;
+    for table in results.tables {
+        let columns = PyDict::new(py);
+        for column in table.columns {
+            columns.set_item(&column.name, column_to_py(py, &column.data)?)?;
+        }
+        tables.set_item(&table.name, columns)?;
     }
     let meta = PyDict::new(py);
     for (key, value) in &results.meta {

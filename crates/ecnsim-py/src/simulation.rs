@@ -158,7 +158,7 @@ impl PySimulation {
             let digest = results.digest();
             (results, digest)
         });
-        results_to_py(py, &results, digest)
+        results_to_py(py, results, digest)
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.
