@@ -195,6 +195,17 @@ impl PySimulation {
         Ok(out)
     }
 
+    /// What is held for live connections: `{"live_connections", "endpoint_slots", "app_slots", "pending_events"}`.
+    fn live_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let l = self.inner.live_state();
+        let out = PyDict::new(py);
+        out.set_item("live_connections", l.live_connections)?;
+        out.set_item("endpoint_slots", l.endpoint_slots)?;
+        out.set_item("app_slots", l.app_slots)?;
+        out.set_item("pending_events", l.pending_events)?;
+        Ok(out)
+    }
+
     /// Packet accounting: `{"sent", "delivered", "dropped", "in_flight"}`.
     fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.inner.conservation();
