@@ -32,6 +32,9 @@ def test_quantiles_draws_and_means_agree() -> None:
         assert np.quantile(x, q) == pytest.approx(d.quantile(q), rel=0.03)
     assert x.mean() == pytest.approx(d.mean, rel=0.05)
     assert list(d.quantile([0.0, 1.0])) == [760.0, pytest.approx(1e6)]
+    assert d.cdf(d.quantile(0.3)) == pytest.approx(0.3)
+    assert (x <= 5000).mean() == pytest.approx(d.cdf(5000), abs=0.01)
+    assert list(d.cdf([0.0, 2e6])) == [0.0, 1.0]
     # Same seed and component, same draws (the run's streams).
     assert np.array_equal(d.sample(10, seed=3), x[:10])
     assert not np.array_equal(d.sample(10, seed=4), x[:10])

@@ -43,6 +43,9 @@ def check_json(text: str) -> None:
 def dist_quantiles(spec: str, us: list[float]) -> list[float]:
     """Quantiles of the distribution ``spec`` (JSON) at each ``u`` in [0, 1]."""
 
+def dist_cdf(spec: str, xs: list[float]) -> list[float]:
+    """``P(X <= x)`` of the distribution ``spec`` (JSON) at each ``x``."""
+
 def dist_mean(spec: str) -> float | None:
     """The distribution's mean, or None where it is infinite or has no closed form."""
 

@@ -40,6 +40,13 @@ fn dist_quantiles(spec: &str, us: Vec<f64>) -> PyResult<Vec<f64>> {
     Ok(us.into_iter().map(|u| d.quantile(u)).collect())
 }
 
+/// The distribution function `P(X <= x)` of `spec` (JSON) at each `x`.
+#[pyfunction]
+fn dist_cdf(spec: &str, xs: Vec<f64>) -> PyResult<Vec<f64>> {
+    let d = distribution(spec)?;
+    Ok(xs.into_iter().map(|x| d.cdf(x)).collect())
+}
+
 /// The mean of the distribution `spec` (JSON), or None where it is infinite or has no closed form.
 #[pyfunction]
 fn dist_mean(spec: &str) -> PyResult<Option<f64>> {
@@ -87,6 +94,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(dist_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(dist_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_cdf, m)?)?;
     m.add_function(wrap_pyfunction!(dist_sample, m)?)?;
     m.add_function(wrap_pyfunction!(dist_atoms, m)?)?;
     m.add_function(wrap_pyfunction!(shipped_tables, m)?)?;

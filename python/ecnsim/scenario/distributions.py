@@ -2,8 +2,9 @@
 
 A :class:`Distribution` wraps the scenario form of a distribution
 (``{"type": "pareto", "shape": 1.2, "scale": 1000}``) and answers from the
-simulator's own code: the quantile function, the mean, draws from the same
-random streams a run uses, and the atoms of a discrete law. Analytic models
+simulator's own code: the distribution and quantile functions, the mean,
+draws from the same random streams a run uses, and the atoms of a discrete
+law. Analytic models
 (``ecnsim.models``) and studies read a workload's flow sizes and receive
 windows here, so that a model and a simulation use one law.
 
@@ -54,6 +55,13 @@ class Distribution:
             )
         q = np.asarray(_core.dist_quantiles(self._json, us.tolist()), dtype=float)
         return float(q[0]) if np.ndim(u) == 0 else q
+
+    def cdf(self, x: float | Iterable[float] | np.ndarray) -> Any:
+        """``P(X <= x)`` (a float or an array): e.g. the probability that a flow is at most
+        ``k`` segments long is ``cdf(k * mss)``."""
+        xs = np.atleast_1d(np.asarray(x, dtype=float))
+        p = np.asarray(_core.dist_cdf(self._json, xs.tolist()), dtype=float)
+        return float(p[0]) if np.ndim(x) == 0 else p
 
     @property
     def mean(self) -> float | None:

@@ -184,6 +184,78 @@ impl Dist {
         }
     }
 
+    /// The distribution function `P(X <= x)`.
+    pub(crate) fn cdf(&self, x: f64) -> f64 {
+        let f = match self {
+            Dist::Constant(v) => f64::from(u8::from(x >= *v)),
+            Dist::Uniform { min, max } => {
+                if max > min {
+                    (x - min) / (max - min)
+                } else {
+                    f64::from(u8::from(x >= *min))
+                }
+            }
+            Dist::Exponential { mean } => 1.0 - (-x.max(0.0) / mean).exp(),
+            Dist::Pareto { shape, scale } => {
+                if x < *scale {
+                    0.0
+                } else {
+                    1.0 - (scale / x).powf(*shape)
+                }
+            }
+            Dist::BoundedPareto { shape, min, max } => {
+                if x < *min {
+                    0.0
+                } else if x >= *max {
+                    1.0
+                } else {
+                    (1.0 - (min / x).powf(*shape)) / (1.0 - (min / max).powf(*shape))
+                }
+            }
+            Dist::Lognormal { mu, sigma } => {
+                if x <= 0.0 {
+                    0.0
+                } else {
+                    normal_cdf((x.ln() - mu) / sigma)
+                }
+            }
+            Dist::LognormalPareto { mu, sigma, cutoff, shape } => {
+                let body = normal_cdf((cutoff.ln() - mu) / sigma);
+                if x <= 0.0 {
+                    0.0
+                } else if x <= *cutoff {
+                    normal_cdf((x.ln() - mu) / sigma)
+                } else {
+                    body + (1.0 - body) * (1.0 - (cutoff / x).powf(*shape))
+                }
+            }
+            Dist::Empirical(points) => {
+                let i = points.partition_point(|&(v, _)| v <= x);
+                if i == 0 {
+                    0.0
+                } else if i >= points.len() {
+                    1.0
+                } else {
+                    let ((x0, c0), (x1, c1)) = (points[i - 1], points[i]);
+                    if x1 > x0 {
+                        c0 + (c1 - c0) * (x - x0) / (x1 - x0)
+                    } else {
+                        c0
+                    }
+                }
+            }
+            Dist::Discrete { values, cum } => {
+                let i = values.partition_point(|&v| v <= x);
+                if i == 0 {
+                    0.0
+                } else {
+                    cum[i - 1]
+                }
+            }
+        };
+        f.clamp(0.0, 1.0)
+    }
+
     /// The mean, where it is finite and known in closed form (or by summation).
     pub(crate) fn mean(&self) -> Option<f64> {
         match self {
@@ -330,6 +402,11 @@ impl Distribution {
     #[must_use]
     pub fn mean(&self) -> Option<f64> {
         self.0.mean()
+    }
+    /// The distribution function `P(X <= x)`.
+    #[must_use]
+    pub fn cdf(&self, x: f64) -> f64 {
+        self.0.cdf(x)
     }
     /// `n` draws from the stream a component named `component` gets under `seed`.
     #[must_use]
@@ -658,6 +735,31 @@ mod tests {
         }
         assert!((Dist::Lognormal { mu: 0.0, sigma: 1.0 }.quantile(0.975).ln() - 1.959_964).abs() < 1e-6);
         assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-7);
+    }
+
+    #[test]
+    fn cdf_inverts_quantile_and_matches_the_draws() {
+        let cases = [
+            Dist::Uniform { min: 1.0, max: 5.0 },
+            Dist::Exponential { mean: 2.0 },
+            Dist::Pareto { shape: 1.5, scale: 2.0 },
+            Dist::BoundedPareto { shape: 0.9, min: 760.0, max: 1e6 },
+            Dist::Lognormal { mu: 8.0, sigma: 1.0 },
+            Dist::LognormalPareto { mu: 8.0, sigma: 1.0, cutoff: 10_000.0, shape: 1.2 },
+            Dist::Empirical(vec![(0.0, 0.0), (10.0, 0.5), (110.0, 1.0)]),
+        ];
+        for (k, d) in cases.iter().enumerate() {
+            for u in [0.05, 0.3, 0.5, 0.8, 0.99] {
+                assert!((d.cdf(d.quantile(u)) - u).abs() < 1e-6, "{d:?} u={u}");
+            }
+            let v = draws(d, 50_000, 40 + k as u64);
+            let x = d.quantile(0.7);
+            let share = v.iter().filter(|&&y| y <= x).count() as f64 / v.len() as f64;
+            // Binomial sd at n = 5e4 and p = 0.7 is 0.002; allow 4 sd.
+            assert!((share - 0.7).abs() < 0.009, "{d:?}: {share}");
+        }
+        let d = Dist::from_spec(&DistSpec::Discrete { values: vec![16_000.0, 8_000.0], weights: vec![1.0, 3.0] });
+        assert_eq!((d.cdf(7_999.0), d.cdf(8_000.0), d.cdf(15_999.0), d.cdf(16_000.0)), (0.0, 0.75, 0.75, 1.0));
     }
 
     #[test]
