@@ -439,6 +439,10 @@ impl TcpSocket {
                 // RFC 5681 §3.1 holds ssthresh on a repeated timeout; ns-2's slowdown() halves the
                 // (by then one-packet) window on every timeout.
                 let first = !self.rtt.is_backed_off() || self.cfg.reduction_basis == ReductionBasis::Ns2Window;
+                // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
+                // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
+                let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                let first = first && !after_ecn;
                 let flight = self.reduction_flight();
                 self.cc.on_rto(&mut self.win, flight, first);
                 self.win.acc = 0;
