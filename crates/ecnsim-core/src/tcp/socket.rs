@@ -817,6 +817,8 @@ impl TcpSocket {
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
     }
 
+    // DEVIATION(ns-2): ns-2's ecn() also reacts to the first ECE after a timeout inside the window
+    // (last_cwnd_action_ == CWND_ACTION_TIMEOUT); here echoes wait until SND.UNA passes the timeout's point.
     fn on_ecn_echo(&mut self, now: SimTime) {
         // RFC 3168 §6.1.2: react at most once per window of data, and not during
         // loss recovery (the window was already reduced for this window).
