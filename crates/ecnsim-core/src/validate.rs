@@ -1299,6 +1299,8 @@ mod tests {
         (&[("#TCP", "max_rto = \"100ms\"")], "tcp.max_rto", "max_rto must be >= min_rto, got max_rto = 100ms (from tcp.max_rto) < min_rto = 200ms (from tcp.min_rto)"),
         (&[("min_rto = \"200ms\"", "min_rto = \"61s\"")], "tcp.min_rto", "max_rto = 60s (from profile \"rfc\") < min_rto = 61s (from tcp.min_rto)"),
         (&[("#TCP", "clock_granularity = \"-1ns\"")], "tcp.clock_granularity", "must be >= 0 and <= 1000000s, got -1ns"),
+        (&[("#TCP", "rto_estimator = \"ns2\"\nclock_granularity = 0")], "tcp", "rto_estimator = \"ns2\" counts in ticks of clock_granularity, which must be > 0, got 0"),
+        (&[("#F0", "tcp = { rto_estimator = \"ns2_rfc2988\", clock_granularity = 0 }")], "flows[0].tcp", "which must be > 0, got 0"),
         (&[("#TCP", "syn_retries = 31")], "tcp.syn_retries", "must be >= 0 and <= 30, got 31"),
         (&[("#TCP", "syn_retries = -1")], "tcp.syn_retries", "got -1"),
         (&[("#TCP", "dupack_threshold = 0")], "tcp.dupack_threshold", "must be >= 1 and <= 1000, got 0"),
