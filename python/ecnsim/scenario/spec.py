@@ -316,8 +316,9 @@ def tcp(
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
     ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
-    ``"slow_start"`` or ``"after_loss"``; ``ca_increase`` ``"per_ack"`` or
-    ``"byte_counting"``; ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``.
+    ``"slow_start"`` or ``"after_loss"``; ``ca_increase`` ``"per_ack"``,
+    ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
+    ``"flight_size"`` or ``"ns2_window"``.
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
