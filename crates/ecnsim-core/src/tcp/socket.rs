@@ -181,6 +181,9 @@ pub struct TcpSocket {
     unacked_segments: u32,
     /// When the delayed ACK must go out, if one is pending.
     delack_deadline: Option<SimTime>,
+    /// A poll is wanted at this instant to hand events to the application (a
+    /// connection opened without a handshake is connected at once).
+    wake_at: Option<SimTime>,
 
     events: SocketEvents,
     /// Counters of this endpoint.
@@ -241,6 +244,7 @@ impl TcpSocket {
             ack_now: false,
             unacked_segments: 0,
             delack_deadline: None,
+            wake_at: None,
             events: SocketEvents::default(),
             counters: TcpCounters::default(),
             cfg,
@@ -253,11 +257,11 @@ impl TcpSocket {
 
     /// Active open: send a SYN (RFC 793 §3.4), or, without a handshake, start established.
     pub fn connect(&mut self, now: SimTime) {
-        let _ = now;
         if !self.cfg.handshake {
             // ns-2 one-way TCP, syn_ false: the first data packet goes out at once (see `assume_negotiated`).
             debug_assert_eq!(self.state, TcpState::Established);
             self.events.connected = true;
+            self.wake_at = Some(now);
             return;
         }
         debug_assert_eq!(self.state, TcpState::Closed);
@@ -393,14 +397,14 @@ impl TcpSocket {
     /// The earliest instant at which [`TcpSocket::on_timer`] has work.
     #[must_use]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        match (self.rto_deadline, self.delack_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, self.delack_deadline, self.wake_at].into_iter().flatten().min()
     }
 
     /// Run every timer due at `now`.
     pub fn on_timer(&mut self, now: SimTime) {
+        if self.wake_at.is_some_and(|d| d <= now) {
+            self.wake_at = None;
+        }
         if self.delack_deadline.is_some_and(|d| d <= now) {
             // RFC 5681 §4.2: the delayed-ACK timer expired: ACK now.
             self.delack_deadline = None;
