@@ -555,3 +555,41 @@ fn after_an_ecn_reduction_ece_still_blocks_growth_with_after_loss() {
     assert_eq!(d.a.counters.ecn_reductions, 1);
     assert_eq!(d.a.cwnd(), 5 * MSS);
 }
+
+// ---------------------------------------------------------------------------
+// Limited Transmit (RFC 3042)
+// ---------------------------------------------------------------------------
+
+#[test]
+fn limited_transmit_sends_one_new_segment_per_early_dupack_and_is_not_counted_in_ssthresh() {
+    for lt in [true, false] {
+        let c = TcpConfig { limited_transmit: lt, ..variant(CcKind::Reno, 8) };
+        let mut d = Dialogue::established(c, c);
+        d.a.send(100 * MSS);
+        let w = d.out_a();
+        assert_eq!(w.len(), 8);
+        // The first segment is lost; the next three arrive and each is duplicate-ACKed.
+        let dupacks = d.deliver_to_b(&w[1..4], &[]);
+        assert_eq!(dupacks.len(), 3);
+        d.now += OWD;
+        let now = t(d.now);
+        let mut sent = Vec::new();
+        for (i, ack) in dupacks.iter().enumerate() {
+            d.a.on_segment(now, &ack.header, ack.ecn);
+            let out: Vec<Segment> = std::iter::from_fn(|| d.a.poll_transmit(now)).collect();
+            sent.push(data_seqs(&out));
+            if i < 2 {
+                assert!(!d.a.in_recovery());
+            }
+        }
+        if lt {
+            // RFC 3042 §2: segments 9 and 10 on the first two duplicate ACKs, cwnd unchanged;
+            // then fast retransmit, with ssthresh from the 8 segments in flight before them.
+            assert_eq!(sent, vec![vec![1 + 8 * MSS], vec![1 + 9 * MSS], vec![1]]);
+        } else {
+            assert_eq!(sent, vec![vec![], vec![], vec![1]]);
+        }
+        // RFC 5681 §3.2 step 2: ssthresh = FlightSize / 2 without the Limited Transmit segments.
+        assert_eq!(d.a.ssthresh(), 4 * MSS, "limited_transmit = {lt}");
+    }
+}

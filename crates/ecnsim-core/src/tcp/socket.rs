@@ -1204,7 +1204,8 @@ impl TcpSocket {
                 self.counters.cwr_sent += 1;
             }
         }
-        if seq >= self.snd_max && self.limited_transmit_active() {
+        if seq >= self.snd_max && self.limited_transmit_active() && end > self.snd_una + self.win.cwnd {
+            // RFC 5681 §3.2 step 2: remember what Limited Transmit sent beyond cwnd.
             self.limited_transmit_bytes += len;
         }
         if self.sack_recovery() && is_retransmit {
