@@ -132,6 +132,61 @@ impl Dist {
         }
     }
 
+    /// The smallest value a draw can take (the lower end of the support).
+    pub(crate) fn lower_bound(&self) -> f64 {
+        match self {
+            Dist::Constant(v) => *v,
+            Dist::Uniform { min, .. } | Dist::BoundedPareto { min, .. } => *min,
+            Dist::Pareto { scale, .. } => *scale,
+            Dist::Exponential { .. } | Dist::Lognormal { .. } | Dist::LognormalPareto { .. } => 0.0,
+            Dist::Empirical(points) => points.first().map_or(0.0, |p| p.0),
+            Dist::Discrete { values, cum } => {
+                // Values with zero weight are never drawn.
+                let mut prev = 0.0;
+                values
+                    .iter()
+                    .zip(cum)
+                    .filter_map(|(v, c)| {
+                        let p = c - prev;
+                        prev = *c;
+                        (p > 0.0).then_some(*v)
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            }
+        }
+    }
+
+    /// The largest value a draw can take, if the support is bounded.
+    pub(crate) fn upper_bound(&self) -> Option<f64> {
+        match self {
+            Dist::Constant(v) => Some(*v),
+            Dist::Uniform { max, .. } | Dist::BoundedPareto { max, .. } => Some(*max),
+            Dist::Exponential { .. } | Dist::Pareto { .. } | Dist::Lognormal { .. } | Dist::LognormalPareto { .. } => {
+                None
+            }
+            Dist::Empirical(points) => points.last().map(|p| p.0),
+            Dist::Discrete { values, .. } => Some(values.iter().copied().fold(0.0, f64::max)),
+        }
+    }
+
+    /// The median (for the lognormal with a Pareto tail, a lower bound of it).
+    pub(crate) fn median(&self) -> f64 {
+        match self {
+            Dist::Constant(v) => *v,
+            Dist::Uniform { min, max } => 0.5 * (min + max),
+            Dist::Exponential { mean } => mean * std::f64::consts::LN_2,
+            Dist::Pareto { shape, scale } => scale * 2f64.powf(1.0 / shape),
+            Dist::BoundedPareto { shape, min, max } => {
+                let c = 1.0 - (min / max).powf(*shape);
+                min / (1.0 - 0.5 * c).powf(1.0 / shape)
+            }
+            Dist::Lognormal { mu, .. } => mu.exp(),
+            Dist::LognormalPareto { mu, cutoff, .. } => mu.exp().min(*cutoff),
+            Dist::Empirical(points) => interpolate(points, 0.5),
+            Dist::Discrete { values, cum } => values[cum.partition_point(|&c| c < 0.5).min(values.len() - 1)],
+        }
+    }
+
     /// The mean, where it is finite and known in closed form (or by summation).
     pub(crate) fn mean(&self) -> Option<f64> {
         match self {

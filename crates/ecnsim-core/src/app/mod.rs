@@ -224,6 +224,10 @@ impl Cx<'_> {
 }
 
 /// The hooks of an application. Every hook has a no-op default.
+///
+/// `on_timer` must handle every expiration due at `now` (drain
+/// [`Timers::pop_due`]); a deadline still due when it returns means the
+/// model made no progress in simulated time, and the run stops with an error.
 pub(crate) trait App {
     /// The app starts.
     fn on_start(&mut self, cx: &mut Cx<'_>);
@@ -282,11 +286,24 @@ impl App for AnyApp {
 
 /// Many timers of one app, earliest first (ties in insertion order), each
 /// carrying the app's token (a client, a session, a source).
+///
+/// A model that keeps re-arming timers at the current instant (zero-length
+/// periods) would loop forever inside one callback; [`Timers::pop_due`]
+/// therefore hands out at most [`Timers::instant_budget`] expirations per
+/// instant and then stops, leaving the rest due. The simulation sees a
+/// deadline still due after `on_timer` and stops the run with an error
+/// naming the app.
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
     heap: BinaryHeap<Reverse<(SimTime, u64, u32)>>,
     seq: u64,
+    /// The instant of the last expiration handed out, and how many were handed out at it.
+    instant: SimTime,
+    at_instant: u64,
 }
+
+/// Timer expirations one app may have at one instant, beyond one per token.
+pub(crate) const TIMER_POPS_PER_INSTANT: u64 = 1_000_000;
 
 impl Timers {
     /// Fire `token` at `at`.
@@ -298,20 +315,33 @@ impl Timers {
     pub(crate) fn next(&self) -> Option<SimTime> {
         self.heap.peek().map(|Reverse((t, _, _))| *t)
     }
-    /// Remove and return a token due at or before `now`.
+    /// Expirations allowed at one instant: every token several times over, and a large constant.
+    fn instant_budget(&self) -> u64 {
+        TIMER_POPS_PER_INSTANT + 64 * self.heap.len() as u64
+    }
+    /// Remove and return a token due at or before `now`; `None` also once the
+    /// instant's budget is spent (the token then stays due).
     pub(crate) fn pop_due(&mut self, now: SimTime) -> Option<u32> {
-        if self.next()? <= now {
-            self.heap.pop().map(|Reverse((_, _, k))| k)
-        } else {
-            None
+        if self.next()? > now {
+            return None;
         }
+        if self.instant == now {
+            if self.at_instant >= self.instant_budget() {
+                return None;
+            }
+            self.at_instant += 1;
+        } else {
+            self.instant = now;
+            self.at_instant = 1;
+        }
+        self.heap.pop().map(|Reverse((_, _, k))| k)
     }
 }
 
-/// Seconds (a distribution draw) as a duration, rounded to the nanosecond.
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+/// Seconds (a distribution draw) as a duration, rounded to the nanosecond;
+/// a draw longer than any run saturates (and `now + secs(x)` is then "never").
 pub(crate) fn secs(x: f64) -> SimDuration {
-    SimDuration::from_nanos((x.max(0.0) * 1e9).round() as u64)
+    SimDuration::from_secs_f64_saturating(x)
 }
 
 /// A size draw as whole bytes (at least `min`).

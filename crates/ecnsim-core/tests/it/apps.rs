@@ -409,7 +409,7 @@ fn released_connections_keep_their_counters_and_stepwise_runs_match() {
     let mut at = ecnsim_core::SimTime::ZERO;
     while !sim.is_finished() {
         at += ecnsim_core::SimDuration::from_millis(700);
-        sim.run_until(at);
+        sim.run_until(at).unwrap();
         assert_conservation(&sim);
     }
     let (_, whole) = run(&t, 4);
