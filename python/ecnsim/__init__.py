@@ -37,7 +37,13 @@ import importlib
 from typing import Any
 
 from ecnsim._core import __version__
-from ecnsim.exceptions import EcnsimError, SpecError, TopologyError
+from ecnsim.exceptions import (
+    EcnsimError,
+    ResourceError,
+    SimulationError,
+    SpecError,
+    TopologyError,
+)
 from ecnsim.results import Results, Table
 from ecnsim.scenario import (
     Scenario,
@@ -81,6 +87,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "EcnsimError",
+    "ResourceError",
+    "SimulationError",
     "Results",
     "Scenario",
     "Simulation",

@@ -1008,3 +1008,70 @@ impl Simulation {
 
 /// UDP (RFC 768) and IPv4 (RFC 791) header bytes of a datagram.
 pub(crate) const UDP_HEADER_BYTES: u32 = 28;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::dist::Dist;
+    use crate::app::udp::UdpSources;
+    use crate::rng::SimRng;
+    use crate::time::BitRate;
+
+    fn onoff_sim() -> Simulation {
+        let spec = ScenarioSpec::from_toml_str(
+            r#"
+simulation = { duration = "10s" }
+nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" } ]
+links = [ { a = "a", b = "b", rate = "10Mbps", delay = "1ms" } ]
+flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 1000 } } ]
+[[apps]]
+clients = ["a"]
+servers = ["b"]
+model = { type = "onoff", rate = "1Mbps" }
+"#,
+        )
+        .unwrap();
+        Simulation::new(&spec, Some(1)).unwrap()
+    }
+
+    #[test]
+    fn an_app_stuck_at_one_instant_stops_the_run_with_an_error_naming_it() {
+        // Validation refuses zero-length periods; put such a source in behind its back.
+        let mut sim = onoff_sim();
+        let pairs = [(NodeId(0), NodeId(1))];
+        let zero = || Dist::Constant(0.0);
+        let source = UdpSources::new(
+            &pairs,
+            SimTime::from_millis(5),
+            0,
+            BitRate::from_bps(1_000_000),
+            1000,
+            Some((zero(), zero())),
+            SimRng::for_component(1, "test"),
+        );
+        sim.apps[1].app = AnyApp::Udp(source);
+        let e = sim.run().unwrap_err();
+        assert!(matches!(e, SimError::Runtime { .. }), "{e}");
+        assert_eq!(e.path(), "apps[0]");
+        assert!(e.to_string().contains("makes no progress in simulated time"), "{e}");
+        assert!(e.to_string().contains("t = 0.005000000s"), "{e}");
+        assert_eq!(sim.now(), SimTime::from_millis(5));
+        assert_eq!(sim.fault(), Some(&e));
+        assert!(sim.conservation().holds());
+        // The flow before it completed; the results so far are readable.
+        let r = sim.results();
+        assert!(r.meta.iter().any(|(k, v)| k == "stopped" && v.starts_with("apps[0]:")));
+    }
+
+    #[test]
+    fn too_many_events_at_one_instant_stop_the_run() {
+        let mut sim = onoff_sim();
+        for _ in 0..1_100_000 {
+            sim.sched.schedule(SimTime::from_millis(1), Event::AppTimer { app: AppId(1), gen: u32::MAX });
+        }
+        let e = sim.run().unwrap_err();
+        assert!(matches!(e, SimError::Runtime { .. }), "{e}");
+        assert_eq!(e.path(), "apps[0]");
+        assert!(e.to_string().contains("application events"), "{e}");
+    }
+}

@@ -807,21 +807,35 @@ impl ScenarioSpec {
     }
 }
 
-/// A time distribution's draws stay within the bound of every time field
-/// ([`MAX_TIME`]): its upper end if it has one, else its median.
+/// Seconds for a message: plain for ordinary values, scientific for extreme ones.
+fn fmt_secs(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e7).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A time distribution's parameters stay within the bound of every time
+/// field ([`MAX_TIME`]): its upper end if it has one, else its scale (the
+/// Pareto minimum, the exponential mean, the lognormal median). Heavy tails
+/// may still draw longer times; those saturate at "never" (see [`crate::time`]).
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn check_time_dist(path: &str, d: &DistSpec) -> Result<(), SimError> {
     let dist = crate::app::dist::Dist::from_spec(d);
-    #[allow(clippy::cast_precision_loss)]
-    let max = MAX_TIME as f64 * 1e-9;
-    let (what, v) = match dist.upper_bound() {
-        Some(hi) => ("can give", hi),
-        None => ("has a median of", dist.median()),
+    let max = MAX_TIME / SEC;
+    let (what, v) = match (dist.upper_bound(), d) {
+        (Some(hi), _) => ("can give", hi),
+        (None, DistSpec::Pareto { scale, .. }) => ("has a scale of", *scale),
+        (None, _) => ("has a median of", dist.median()),
     };
+    #[allow(clippy::cast_precision_loss)]
+    let ok = v <= max as f64;
     ensure_spec!(
-        v <= max,
+        ok,
         path,
-        "a time must be <= {max} s (11.6 days) like every time of a scenario; this distribution {what} {v} s"
+        "a time must be <= {max} s (11.6 days) like every time of a scenario; this distribution {what} {} s",
+        fmt_secs(v)
     );
     Ok(())
 }
@@ -835,7 +849,8 @@ fn check_period(path: &str, d: &DistSpec) -> Result<(), SimError> {
         median >= 1e-9,
         path,
         "periods must be at least 1 ns (the clock's resolution) most of the time, or the source makes no \
-         progress; this distribution has a median of {median} s"
+         progress; this distribution has a median of {} s",
+        fmt_secs(median)
     );
     Ok(())
 }

@@ -355,3 +355,42 @@ pub(crate) fn bytes(x: f64, min: u64) -> u64 {
 pub(crate) fn count(x: f64) -> u32 {
     x.max(0.0).round().min(f64::from(u32::MAX)) as u32
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timers_pop_in_time_then_insertion_order() {
+        let mut t = Timers::default();
+        t.add(SimTime::from_nanos(5), 1);
+        t.add(SimTime::from_nanos(3), 2);
+        t.add(SimTime::from_nanos(5), 3);
+        assert_eq!(t.pop_due(SimTime::from_nanos(4)), Some(2));
+        assert_eq!(t.pop_due(SimTime::from_nanos(4)), None);
+        assert_eq!(t.pop_due(SimTime::from_nanos(5)), Some(1));
+        assert_eq!(t.pop_due(SimTime::from_nanos(5)), Some(3));
+        assert_eq!(t.next(), None);
+    }
+
+    #[test]
+    fn timers_rearmed_at_the_same_instant_stop_after_the_budget() {
+        // A model with zero-length periods re-arms its timer at `now` forever.
+        let mut t = Timers::default();
+        let now = SimTime::from_secs(1);
+        t.add(now, 0);
+        let mut pops = 0u64;
+        while let Some(k) = t.pop_due(now) {
+            t.add(now, k);
+            pops += 1;
+        }
+        // The budget: the constant and 64 per token (one token here).
+        assert_eq!(pops, TIMER_POPS_PER_INSTANT + 64);
+        // Still due: the simulation sees that and stops the run.
+        assert_eq!(t.next(), Some(now));
+        // The next instant has a fresh budget.
+        let later = SimTime::from_nanos(now.as_nanos() + 1);
+        t.add(later, 1);
+        assert!(t.pop_due(later).is_some());
+    }
+}

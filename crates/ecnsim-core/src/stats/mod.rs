@@ -416,7 +416,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     qs.push_f64("aqm_prob", s.queue_aqm_prob.clone());
     qs.push_f64("aqm_max_p", s.queue_aqm_max_p.clone());
 
-    let meta = vec![
+    let mut meta = vec![
         ("seed".to_owned(), sim.seed.to_string()),
         ("profile".to_owned(), sim.profile.to_owned()),
         ("duration_s".to_owned(), secs(sim.end).to_string()),
@@ -426,6 +426,10 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         ("resolved_spec".to_owned(), sim.resolved_spec.clone()),
         ("ecnsim_version".to_owned(), crate::VERSION.to_owned()),
     ];
+    if let Some(e) = &sim.fault {
+        // Why an unfinished run stopped for good.
+        meta.push(("stopped".to_owned(), e.to_string()));
+    }
     let rec = records_table(sim);
     Results { tables: vec![t, q, fs, qs, rec], meta }
 }
