@@ -54,6 +54,7 @@ pub mod ids;
 mod link;
 pub mod memory;
 pub mod packet;
+mod parse;
 pub mod profile;
 pub mod qdisc;
 pub mod results;

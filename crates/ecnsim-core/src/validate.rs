@@ -1786,10 +1786,10 @@ mod aqm_tests {
     #[test]
     fn parse_errors_of_rule_fields_list_the_rules() {
         let cases: &[Case] = &[
-            (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
-            (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
-            (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue", "unknown field `min_thresh`"),
-            (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue", "invalid type: integer `1`, expected a boolean"),
+            (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue.w_q", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
+            (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue.ecn", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
+            (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue.min_thresh", "unknown field `min_thresh`"),
+            (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue.ecn", "invalid type: integer `1`, expected a boolean"),
         ];
         for &(changes, path, fragment) in cases {
             match ScenarioSpec::from_toml_str(&edit(changes)) {
