@@ -240,3 +240,36 @@ fn a_run_that_outgrows_the_memory_limit_stops_and_keeps_its_results() {
     assert!(r.meta.iter().any(|(k, v)| k == "stopped" && v.contains("max_memory")));
     assert!(transactions(&r) > 1000);
 }
+
+// --- Item 9: building is linear in flows ---------------------------------------------
+
+/// Building 4x the flows takes about 4x as long (a step linear in flows per
+/// flow, as the group lookup was, would make it 16x). Best of three, so a
+/// busy machine does not decide.
+#[test]
+fn building_is_linear_in_flows() {
+    let spec = |n: usize| {
+        let mut s = ScenarioSpec::from_toml_str(&one_app(r#"{ type = "cbr", rate = "1Mbps" }"#, "1s")).unwrap();
+        s.apps.clear();
+        let flow: ecnsim_core::spec::FlowSpec =
+            serde_json::from_str(r#"{ "src": "a", "dst": "b", "start": "10ms" }"#).unwrap();
+        s.flows = vec![flow; n];
+        s
+    };
+    let time = |s: &ScenarioSpec| {
+        (0..3)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let sim = Simulation::new(s, Some(1)).unwrap();
+                let e = t.elapsed();
+                drop(sim);
+                e
+            })
+            .min()
+            .unwrap()
+    };
+    let (small, large) = (spec(5_000), spec(20_000));
+    let (a, b) = (time(&small), time(&large));
+    let ratio = b.as_secs_f64() / a.as_secs_f64();
+    assert!(ratio < 9.0, "5000 flows: {a:?}, 20000 flows: {b:?} (x{ratio:.1})");
+}
