@@ -88,10 +88,10 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "EcnsimError",
     "ResourceError",
-    "SimulationError",
     "Results",
     "Scenario",
     "Simulation",
+    "SimulationError",
     "SpecError",
     "Table",
     "TopologyError",

@@ -34,7 +34,10 @@ _UNITS = {
 
 
 def parse_bytes(text: str) -> int:
-    """``"2GB"``, ``"512MiB"``, ``"1.5e9"`` -> bytes (KB/MB/GB powers of 1000, KiB/MiB/GiB of 1024)."""
+    """``"2GB"``, ``"512MiB"``, ``"1.5e9"`` -> bytes.
+
+    KB/MB/GB are powers of 1000, KiB/MiB/GiB powers of 1024.
+    """
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", text)
     if m is None or m.group(2).lower() not in _UNITS:
         raise ValueError(

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from ecnsim import __version__
 from ecnsim.cli import bench, report, run, sweep
-from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, printable
 from ecnsim.exceptions import EcnsimError
 
 __all__ = ["build_parser", "main"]
@@ -51,8 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except EcnsimError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (EcnsimError, UsageError) as e:
+        print(f"error: {printable(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -116,6 +116,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     except duckdb.Error as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    for key, why in store.damaged():
+        print(
+            f"warning: run {key[:12]} left out: {why} (the next sweep that needs it reruns it)",
+            file=sys.stderr,
+        )
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     elif args.format == "json":

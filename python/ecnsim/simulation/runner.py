@@ -250,7 +250,7 @@ def _seed(seed: Any) -> int | None:
 
 
 def _max_memory(value: int | str | None) -> int | None:
-    """``max_memory`` in bytes; None: the default (see :func:`ecnsim._system.default_max_memory`)."""
+    """``max_memory`` in bytes; None: the default (:func:`ecnsim._system.default_max_memory`)."""
     if value is None:
         return default_max_memory()
     if isinstance(value, str):
