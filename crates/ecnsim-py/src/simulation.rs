@@ -93,6 +93,30 @@ fn detached<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl FnOnce() ->
     }
 }
 
+/// Parse a scenario on a thread of its own without the GIL, checking for
+/// signals meanwhile; on Ctrl-C return at once (the parser, which has no
+/// cancellation flag, finishes in the background and its result is dropped).
+fn parse_detached(py: Python<'_>, text: &str, json: bool) -> PyResult<ScenarioSpec> {
+    let text = text.to_owned();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let spec = if json { ScenarioSpec::from_json_str(&text) } else { ScenarioSpec::from_toml_str(&text) };
+        let _ = tx.send(spec);
+    });
+    let mut rx = rx;
+    loop {
+        let (received, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match received {
+            Ok(spec) => return Ok(spec.map_err(PySimError)?),
+            Err(mpsc::RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err("the scenario parser stopped"))
+            }
+        }
+    }
+}
+
 impl PySimulation {
     fn build(py: Python<'_>, spec: ScenarioSpec, seed: Option<u64>, max_memory: Option<u64>) -> PyResult<Self> {
         let cancel = Arc::new(AtomicBool::new(false));
@@ -162,14 +186,14 @@ impl PySimulation {
     #[staticmethod]
     #[pyo3(signature = (text, seed = None, max_memory = None))]
     fn from_toml(py: Python<'_>, text: &str, seed: Option<u64>, max_memory: Option<u64>) -> PyResult<Self> {
-        Self::build(py, ScenarioSpec::from_toml_str(text).map_err(PySimError)?, seed, max_memory)
+        Self::build(py, parse_detached(py, text, false)?, seed, max_memory)
     }
 
     /// Build from a JSON scenario (what `ecnsim.spec` produces); `seed` and `max_memory` as `from_toml`.
     #[staticmethod]
     #[pyo3(signature = (text, seed = None, max_memory = None))]
     fn from_json(py: Python<'_>, text: &str, seed: Option<u64>, max_memory: Option<u64>) -> PyResult<Self> {
-        Self::build(py, ScenarioSpec::from_json_str(text).map_err(PySimError)?, seed, max_memory)
+        Self::build(py, parse_detached(py, text, true)?, seed, max_memory)
     }
 
     /// Current simulated time in nanoseconds.

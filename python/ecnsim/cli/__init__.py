@@ -16,7 +16,9 @@ Exit codes: 0 success, 1 internal failure, 2 bad scenario or usage,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -56,11 +58,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     except BrokenPipeError:
         # Output piped into a program that stopped reading (`ecnsim run x | head`).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    if code == EXIT_INTERRUPTED and argv is None:
+        # The command is ending after Ctrl-C, its partial results written: a
+        # second Ctrl-C must not turn exit code 130 into death by signal.
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     return code
 
 

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -388,13 +389,31 @@ def _load_base(base: Any, where: str) -> dict[str, Any]:
 
 
 def _check_values(where: str, values: Any) -> list[Any]:
+    """The values of one grid axis; a repeated value is dropped with a warning.
+
+    A repeated value would make two identical points, whose runs are one
+    run each: counted twice, they would double ``n`` and shrink the confidence
+    interval.
+    """
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
         raise SweepSpecError(where, f"must be a list of values, got {values!r}")
     if len(values) == 0:
         raise SweepSpecError(where, "must have at least one value")
+    out: list[Any] = []
+    seen: dict[str, int] = {}
     for i, v in enumerate(values):
         _check_json_value(f"{where}[{i}]", v)
-    return list(values)
+        text = canonical_json(v)
+        if text in seen:
+            warnings.warn(
+                f"{where}[{i}]: {text} repeats {where}[{seen[text]}]; the repeat is dropped",
+                UserWarning,
+                stacklevel=4,
+            )
+            continue
+        seen[text] = i
+        out.append(v)
+    return out
 
 
 def _check_seeds(
