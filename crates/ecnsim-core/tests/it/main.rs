@@ -4,6 +4,7 @@ mod apps;
 mod aqm;
 mod common;
 mod determinism;
+mod fuzz;
 mod reliability;
 mod scenarios;
 mod tcp_variants;
