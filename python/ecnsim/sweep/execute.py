@@ -298,9 +298,15 @@ def _watch_parent(parent_pid: int, ppid: int) -> None:
             os._exit(1)
 
 
-def _worker_init(parent_pid: int) -> None:
-    """Pool worker set-up: Ctrl-C is the parent's business; die with the parent."""
+def _worker_init(parent_pid: int, max_memory: int | None = None) -> None:
+    """Pool worker set-up: Ctrl-C is the parent's business; die with the parent.
+
+    ``max_memory`` is this worker's share of the memory available, the
+    default limit of the simulations it runs (``ECNSIM_MAX_MEMORY``).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if max_memory is not None and not os.environ.get("ECNSIM_MAX_MEMORY"):
+        os.environ["ECNSIM_MAX_MEMORY"] = str(max_memory)
     if os.name == "posix":
         threading.Thread(target=_watch_parent, args=(parent_pid, os.getppid()), daemon=True).start()
 
@@ -361,11 +367,16 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 def _run_pool(
     tasks: Sequence[RunTask], jobs: int, on_output: OutputHandler, on_failure: FailureHandler
 ) -> None:
+    from ecnsim._system import default_max_memory
+
+    workers = max(1, min(jobs, len(tasks)))
+    # Workers run side by side: each may use its share of the memory available.
+    total = default_max_memory()
     pool = ProcessPoolExecutor(
-        max_workers=max(1, min(jobs, len(tasks))),
+        max_workers=workers,
         mp_context=_mp_context(),
         initializer=_worker_init,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), None if total is None else total // workers),
     )
     futures: dict[Future[RunOutput], RunTask] = {}
     handled: set[Future[RunOutput]] = set()
