@@ -343,3 +343,24 @@ def test_seeds_of_a_deterministic_scenario_are_reported(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result.aggregate(["goodput_bps"])
+
+
+def test_times_longer_than_the_run_are_warned_about(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "onoff.toml"
+    path.write_text(
+        'simulation = { duration = "2s" }\n'
+        'nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" } ]\n'
+        'links = [ { a = "a", b = "b", rate = "10Mbps", delay = "1ms" } ]\n'
+        '[[apps]]\nclients = ["a"]\nservers = ["b"]\n'
+        'model = { type = "onoff", rate = "1Mbps", on = { type = "constant", value = 0.1 }, '
+        'off = { type = "constant", value = 1e5 } }\n',
+        encoding="utf-8",
+    )
+    sim = Simulation.from_toml(path)
+    assert sim.warnings == [
+        "apps[0].model.off: every value is at least 100000 s, as long as the run after the app "
+        "starts (2 s): the sources send during their first on period only"
+    ]
+    r = cli("run", path, "-q")
+    assert r.returncode == 0, r.stderr
+    assert "warning: apps[0].model.off: every value is at least 100000 s" in r.stderr

@@ -807,6 +807,53 @@ impl ScenarioSpec {
     }
 }
 
+impl ScenarioSpec {
+    /// Values that are allowed but make part of the scenario inert, as
+    /// `(path, message)`: times whose every draw outlasts the run (an off
+    /// period longer than the run, a think time longer than the run). The
+    /// spec must have passed [`ScenarioSpec::validate`]. The command line
+    /// prints them as `warning:` lines.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        #[allow(clippy::cast_precision_loss)]
+        let duration = self.simulation.duration.0 as f64 * 1e-9;
+        for (j, app) in self.apps.iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let left = duration - app.start.map_or(0.0, |s| s.0 as f64 * 1e-9);
+            let fields: &[(&str, &Option<DistSpec>, &str)] = match &app.model {
+                ModelSpec::Crr { think_time, .. } | ModelSpec::Rr { think_time, .. } => {
+                    &[("think_time", think_time, "each client completes at most one transaction")]
+                }
+                ModelSpec::Http { think_time, .. } => {
+                    &[("think_time", think_time, "each client fetches at most one page")]
+                }
+                ModelSpec::Websessions { inter_page, .. } => &[("inter_page", inter_page, "each session has one page")],
+                ModelSpec::Onoff { on, off, .. } => &[
+                    ("on", on, "the sources never turn off (as CBR sources)"),
+                    ("off", off, "the sources send during their first on period only"),
+                ],
+                _ => &[],
+            };
+            for &(field, d, effect) in fields {
+                let Some(d) = d else { continue };
+                let low = crate::app::dist::Dist::from_spec(d).lower_bound();
+                if low >= left {
+                    out.push((
+                        format!("apps[{j}].model.{field}"),
+                        format!(
+                            "every value is at least {} s, as long as the run after the app starts ({} s): {effect}",
+                            fmt_secs(low),
+                            fmt_secs(left)
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Seconds for a message: plain for ordinary values, scientific for extreme ones.
 fn fmt_secs(v: f64) -> String {
     if v == 0.0 || (1e-3..1e7).contains(&v.abs()) {

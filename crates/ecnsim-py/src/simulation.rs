@@ -214,6 +214,11 @@ impl PySimulation {
         self.inner.is_finished()
     }
 
+    /// Allowed values that make part of the scenario inert, as `"path: message"`.
+    fn warnings(&self) -> Vec<String> {
+        self.spec.warnings().into_iter().map(|(path, msg)| format!("{path}: {msg}")).collect()
+    }
+
     /// Why the run stopped for good (`"path: message"`), or None.
     #[getter]
     fn stopped(&self) -> Option<String> {

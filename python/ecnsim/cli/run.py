@@ -17,6 +17,7 @@ from ecnsim.cli._common import (
     ProgressBar,
     UsageError,
     print_summary,
+    printable,
 )
 from ecnsim.exceptions import ResourceError, SimulationError
 from ecnsim.results import Results
@@ -116,6 +117,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     text = read_text_file(path)
     out = prepare_out("--out", args.out)
     sim = Simulation.from_toml_str(text, seed=args.seed, max_memory=args.max_memory)
+    for warning in sim.warnings:
+        print(f"warning: {printable(warning)}", file=sys.stderr)
     if args.trace_ns2 or args.trace_pcap:
         try:
             sim.trace(

@@ -205,6 +205,15 @@ class Simulation:
         return self._sim.is_finished
 
     @property
+    def warnings(self) -> list[str]:
+        """Allowed values that make part of the scenario inert (``"path: message"``).
+
+        For example an off period longer than the run: the source sends during
+        its first on period only. ``ecnsim run`` prints them as ``warning:`` lines.
+        """
+        return self._sim.warnings()
+
+    @property
     def stopped(self) -> str | None:
         """Why the run stopped for good before its end (``"path: message"``), or None."""
         return self._sim.stopped

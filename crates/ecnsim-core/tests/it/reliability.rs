@@ -273,3 +273,25 @@ fn building_is_linear_in_flows() {
     let ratio = b.as_secs_f64() / a.as_secs_f64();
     assert!(ratio < 9.0, "5000 flows: {a:?}, 20000 flows: {b:?} (x{ratio:.1})");
 }
+
+// --- Item 4: times that make part of the scenario inert are named -------------------
+
+#[test]
+fn times_longer_than_the_run_are_warned_about() {
+    let spec = ScenarioSpec::from_toml_str(&one_app(
+        r#"{ type = "onoff", rate = "1Mbps", on = { type = "constant", value = 0.5 }, off = { type = "constant", value = 20 } }"#,
+        "10s",
+    ))
+    .unwrap();
+    spec.validate().unwrap();
+    let w = spec.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "apps[0].model.off");
+    assert!(w[0].1.contains("first on period only"), "{}", w[0].1);
+    let spec = ScenarioSpec::from_toml_str(&one_app(
+        r#"{ type = "crr", think_time = { type = "uniform", min = 1, max = 5 } }"#,
+        "10s",
+    ))
+    .unwrap();
+    assert!(spec.warnings().is_empty());
+}
