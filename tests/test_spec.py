@@ -321,7 +321,8 @@ def test_toml_errors_name_the_field() -> None:
         Simulation.from_toml(text.replace('src = "a"', 'src = "a"\ncolour = 1'))
     with pytest.raises(SpecError) as info:
         Simulation.from_toml("simulation = { duration = ")
-    assert info.value.path == "<root>"
+    # A syntax error names the key whose value it is in.
+    assert info.value.path == "simulation"
 
 
 def test_exception_hierarchy() -> None:

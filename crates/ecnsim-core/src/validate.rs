@@ -157,6 +157,56 @@ fn opt_in_range<Q: Quantity>(path: &str, value: Option<Q>, lim: Limits) -> Resul
     value.map_or(Ok(()), |v| in_range(path, v, lim))
 }
 
+/// Longest name of a node, flow, app or group.
+const MAX_NAME_CHARS: usize = 200;
+
+/// The first character of `text` that would print invisibly or move the
+/// cursor (controls, zero-width and direction marks, non-ASCII spaces), if any.
+fn first_unprintable(text: &str) -> Option<(usize, char)> {
+    text.chars()
+        .enumerate()
+        .find(|&(_, c)| !(c.is_alphanumeric() || c.is_ascii_graphic() || c == ' ' || is_visible_symbol(c)))
+}
+
+/// Non-ASCII characters that print visibly though they are neither letters
+/// nor digits: common symbols and punctuation (Latin-1 and general punctuation
+/// ranges, excluding their invisible members).
+fn is_visible_symbol(c: char) -> bool {
+    matches!(c, '\u{a1}'..='\u{ac}' | '\u{ae}'..='\u{bf}' | '\u{d7}' | '\u{f7}' | '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{205e}')
+}
+
+/// Free text (the scenario's name) must print visibly: no control or invisible characters.
+fn check_printable(path: &str, text: &str) -> Result<(), SimError> {
+    if let Some((i, c)) = first_unprintable(text) {
+        return Err(SimError::spec(
+            path,
+            format!(
+                "must be printable text; character {i} is U+{:04X}, a control or invisible character, in {:?}",
+                u32::from(c),
+                text.escape_default().to_string()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A name (node, flow, app, group) is a printable identifier: non-empty, at
+/// most [`MAX_NAME_CHARS`] characters, no control or invisible characters, no
+/// space at either end, and no comma (names are listed with commas).
+fn check_name(path: &str, name: &str) -> Result<(), SimError> {
+    ensure_spec!(!name.trim().is_empty(), path, "must not be empty, got {name:?}");
+    check_printable(path, name)?;
+    ensure_spec!(name.trim() == name, path, "must not begin or end with a space, got {name:?}");
+    ensure_spec!(
+        !name.contains(','),
+        path,
+        "must not contain a comma (names are given as comma-separated lists), got {name:?}"
+    );
+    let n = name.chars().count();
+    ensure_spec!(n <= MAX_NAME_CHARS, path, "must have at most {MAX_NAME_CHARS} characters, got {n}");
+    Ok(())
+}
+
 /// `a, b, c`, or the first [`MAX_LISTED`] and a count of the rest.
 fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
     let n = names.len();
@@ -414,6 +464,9 @@ impl ScenarioSpec {
     }
 
     fn check_simulation(&self) -> Result<Profile, SimError> {
+        if let Some(name) = &self.name {
+            check_printable("name", name)?;
+        }
         let sim = &self.simulation;
         let duration = sim.duration.0;
         in_range("simulation.duration", sim.duration, Limits::positive(MAX_TIME))?;
@@ -469,7 +522,7 @@ impl ScenarioSpec {
         let mut by_name = HashMap::with_capacity(self.nodes.len());
         for (i, node) in self.nodes.iter().enumerate() {
             let name = node.name.as_str();
-            ensure_spec!(!name.trim().is_empty(), format!("nodes[{i}].name"), "must not be empty, got {name:?}");
+            check_name(&format!("nodes[{i}].name"), name)?;
             if let Some(&(first, _)) = by_name.get(name) {
                 return Err(SimError::spec(
                     format!("nodes[{i}].name"),
@@ -570,7 +623,7 @@ impl ScenarioSpec {
             }
             // Unnamed flows are called flow<i>; an explicit name must not take another flow's default.
             if let Some(name) = &flow.name {
-                ensure_spec!(!name.trim().is_empty(), format!("{p}.name"), "must not be empty, got {name:?}");
+                check_name(&format!("{p}.name"), name)?;
             }
             let name = flow.name.clone().unwrap_or_else(|| format!("flow{i}"));
             if let Some(first) = names.insert(name.clone(), i) {
@@ -618,7 +671,7 @@ impl ScenarioSpec {
         for (j, app) in self.apps.iter().enumerate() {
             let p = format!("apps[{j}]");
             let name = app.name.clone().unwrap_or_else(|| format!("app{j}"));
-            ensure_spec!(!name.trim().is_empty(), format!("{p}.name"), "must not be empty, got {name:?}");
+            check_name(&format!("{p}.name"), &name)?;
             ensure_spec!(
                 !self
                     .flows
@@ -635,7 +688,7 @@ impl ScenarioSpec {
                 ));
             }
             if let Some(g) = &app.group {
-                ensure_spec!(!g.trim().is_empty(), format!("{p}.group"), "must not be empty, got {g:?}");
+                check_name(&format!("{p}.group"), g)?;
             }
             for (field, hosts) in [("clients", &app.clients), ("servers", &app.servers)] {
                 ensure_spec!(!hosts.is_empty(), format!("{p}.{field}"), "at least one host is required, got none");
@@ -670,23 +723,35 @@ impl ScenarioSpec {
             let tcp_path = format!("{p}.tcp");
             check_tcp_ranges(&tcp_path, &app.tcp)?;
             check_tcp_cross(profile, &[("tcp", &self.tcp), (&tcp_path, &app.tcp)])?;
-            self.check_model(&format!("{p}.model"), &app.model)?;
+            self.check_model(j, &format!("{p}.model"), &app.model)?;
         }
         Ok(())
     }
 
-    fn check_model(&self, p: &str, model: &ModelSpec) -> Result<(), SimError> {
+    // Negated comparisons reject NaN as well.
+    #[allow(clippy::too_many_lines, clippy::neg_cmp_op_on_partial_ord)]
+    fn check_model(&self, j: usize, p: &str, model: &ModelSpec) -> Result<(), SimError> {
         let size = |field: &str, v: Option<ByteSize>| {
             opt_in_range(&format!("{p}.{field}"), v, Limits::closed(1, MAX_APP_OBJECT))
         };
         let dist =
             |field: &str, d: &Option<DistSpec>| d.as_ref().map_or(Ok(()), |d| check_dist(&format!("{p}.{field}"), d));
+        // A time distribution (seconds): checked as a distribution, then bounded like every time field.
+        let time_dist = |field: &str, d: &Option<DistSpec>| {
+            dist(field, d)?;
+            d.as_ref().map_or(Ok(()), |d| check_time_dist(&format!("{p}.{field}"), d))
+        };
+        // An on or off period: a time that must also advance the clock.
+        let period = |field: &str, d: &Option<DistSpec>| {
+            time_dist(field, d)?;
+            d.as_ref().map_or(Ok(()), |d| check_period(&format!("{p}.{field}"), d))
+        };
         match model {
             ModelSpec::Ftp { file_size } => size("file_size", *file_size),
             ModelSpec::Crr { request, response, think_time } | ModelSpec::Rr { request, response, think_time } => {
                 size("request", *request)?;
                 size("response", *response)?;
-                dist("think_time", think_time)
+                time_dist("think_time", think_time)
             }
             ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
                 dist("embedded", embedded)?;
@@ -699,7 +764,7 @@ impl ScenarioSpec {
                 dist("primary_size", primary_size)?;
                 dist("embedded_size", embedded_size)?;
                 dist("request_size", request_size)?;
-                dist("think_time", think_time)
+                time_dist("think_time", think_time)
             }
             ModelSpec::Websessions {
                 session_rate,
@@ -713,11 +778,22 @@ impl ScenarioSpec {
                 persistent: _,
             } => {
                 dist("pages", pages)?;
-                dist("inter_page", inter_page)?;
+                time_dist("inter_page", inter_page)?;
                 dist("objects", objects)?;
                 dist("object_size", object_size)?;
                 dist("request_size", request_size)?;
                 dist("rcv_window", rcv_window)?;
+                if let Some(d) = rcv_window {
+                    // As tcp.rcv_window: below one segment every segment is partial and the connection may stall.
+                    let mss = self.resolved_app_tcp(j).mss;
+                    let low = crate::app::dist::Dist::from_spec(d).lower_bound();
+                    ensure_spec!(
+                        low >= f64::from(mss),
+                        format!("{p}.rcv_window"),
+                        "every receive window must be >= mss ({mss} B, the app's TCP mss); this distribution \
+                         gives windows down to {low} B"
+                    );
+                }
                 match (session_rate, offered_load) {
                     (Some(r), None) => ensure_spec!(
                         r.is_finite() && *r > 0.0 && *r <= 1e7,
@@ -756,14 +832,121 @@ impl ScenarioSpec {
             ModelSpec::Cbr { rate, packet_size } | ModelSpec::Onoff { rate, packet_size, .. } => {
                 in_range(&format!("{p}.rate"), *rate, Limits::positive(MAX_RATE))?;
                 opt_in_range(&format!("{p}.packet_size"), *packet_size, Limits::closed(1, MAX_UDP_PAYLOAD))?;
+                // The source sends a datagram every (payload + 28) * 8 / rate seconds: at least
+                // the clock's resolution, or the gap would round and the rate be wrong.
+                let bits = (packet_size.map_or(1000, |b| b.0) + i128::from(crate::sim::UDP_HEADER_BYTES)) * 8;
+                ensure_spec!(
+                    bits * SEC >= rate.0,
+                    format!("{p}.rate"),
+                    "{rate} sends a datagram of {} bytes every {:.3} ns, below the clock's 1 ns resolution; \
+                     at most {} is allowed for this packet_size",
+                    bits / 8,
+                    (bits * SEC) as f64 / rate.0 as f64,
+                    RateValue(bits * SEC)
+                );
                 if let ModelSpec::Onoff { on, off, .. } = model {
-                    dist("on", on)?;
-                    dist("off", off)?;
+                    period("on", on)?;
+                    period("off", off)?;
                 }
                 Ok(())
             }
         }
     }
+}
+
+impl ScenarioSpec {
+    /// Values that are allowed but make part of the scenario inert, as
+    /// `(path, message)`: times whose every draw outlasts the run (an off
+    /// period longer than the run, a think time longer than the run). The
+    /// spec must have passed [`ScenarioSpec::validate`]. The command line
+    /// prints them as `warning:` lines.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        #[allow(clippy::cast_precision_loss)]
+        let duration = self.simulation.duration.0 as f64 * 1e-9;
+        for (j, app) in self.apps.iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let left = duration - app.start.map_or(0.0, |s| s.0 as f64 * 1e-9);
+            let fields: &[(&str, &Option<DistSpec>, &str)] = match &app.model {
+                ModelSpec::Crr { think_time, .. } | ModelSpec::Rr { think_time, .. } => {
+                    &[("think_time", think_time, "each client completes at most one transaction")]
+                }
+                ModelSpec::Http { think_time, .. } => {
+                    &[("think_time", think_time, "each client fetches at most one page")]
+                }
+                ModelSpec::Websessions { inter_page, .. } => &[("inter_page", inter_page, "each session has one page")],
+                ModelSpec::Onoff { on, off, .. } => &[
+                    ("on", on, "the sources never turn off (as CBR sources)"),
+                    ("off", off, "the sources send during their first on period only"),
+                ],
+                _ => &[],
+            };
+            for &(field, d, effect) in fields {
+                let Some(d) = d else { continue };
+                let low = crate::app::dist::Dist::from_spec(d).lower_bound();
+                if low >= left {
+                    out.push((
+                        format!("apps[{j}].model.{field}"),
+                        format!(
+                            "every value is at least {} s, as long as the run after the app starts ({} s): {effect}",
+                            fmt_secs(low),
+                            fmt_secs(left)
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Seconds for a message: plain for ordinary values, scientific for extreme ones.
+fn fmt_secs(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e7).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A time distribution's parameters stay within the bound of every time
+/// field ([`MAX_TIME`]): its upper end if it has one, else its scale (the
+/// Pareto minimum, the exponential mean, the lognormal median). Heavy tails
+/// may still draw longer times; those saturate at "never" (see [`crate::time`]).
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+fn check_time_dist(path: &str, d: &DistSpec) -> Result<(), SimError> {
+    let dist = crate::app::dist::Dist::from_spec(d);
+    let max = MAX_TIME / SEC;
+    let (what, v) = match (dist.upper_bound(), d) {
+        (Some(hi), _) => ("can give", hi),
+        (None, DistSpec::Pareto { scale, .. }) => ("has a scale of", *scale),
+        (None, _) => ("has a median of", dist.median()),
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let ok = v <= max as f64;
+    ensure_spec!(
+        ok,
+        path,
+        "a time must be <= {max} s (11.6 days) like every time of a scenario; this distribution {what} {} s",
+        fmt_secs(v)
+    );
+    Ok(())
+}
+
+/// An on or off period must advance the clock: its median at least 1 ns (the
+/// clock's resolution). Zero-length periods would keep the source at one instant.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+fn check_period(path: &str, d: &DistSpec) -> Result<(), SimError> {
+    let median = crate::app::dist::Dist::from_spec(d).median();
+    ensure_spec!(
+        median >= 1e-9,
+        path,
+        "periods must be at least 1 ns (the clock's resolution) most of the time, or the source makes no \
+         progress; this distribution has a median of {} s",
+        fmt_secs(median)
+    );
+    Ok(())
 }
 
 /// A distribution table's parameters.
@@ -1703,10 +1886,10 @@ mod aqm_tests {
     #[test]
     fn parse_errors_of_rule_fields_list_the_rules() {
         let cases: &[Case] = &[
-            (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
-            (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
-            (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue", "unknown field `min_thresh`"),
-            (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue", "invalid type: integer `1`, expected a boolean"),
+            (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue.w_q", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
+            (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue.ecn", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
+            (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue.min_thresh", "unknown field `min_thresh`"),
+            (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue.ecn", "invalid type: integer `1`, expected a boolean"),
         ];
         for &(changes, path, fragment) in cases {
             match ScenarioSpec::from_toml_str(&edit(changes)) {
@@ -1743,7 +1926,7 @@ mod aqm_tests {
             // And it builds and runs briefly.
             let spec = ScenarioSpec::from_toml_str(&text).unwrap();
             let mut sim = crate::Simulation::new(&spec, Some(1)).unwrap_or_else(|e| panic!("{q}: {e}"));
-            sim.run_until(crate::SimTime::from_millis(500));
+            sim.run_until(crate::SimTime::from_millis(500)).unwrap();
         }
     }
 

@@ -542,8 +542,12 @@ class Scenario:
         return copy.deepcopy(self._data)
 
     def to_json(self) -> str:
-        """The scenario as the JSON the core reads."""
-        return json.dumps(self._data)
+        """The scenario as the JSON the core reads.
+
+        numpy numbers and booleans become plain ones; a value JSON cannot
+        hold (an object, NaN) raises :class:`ecnsim.SpecError` naming its field.
+        """
+        return scenario_json(self._data)
 
     def check(self) -> Scenario:
         """Have the core check every field; raise :class:`ecnsim.SpecError` at the first bad one.
@@ -566,6 +570,47 @@ class Scenario:
             f"Scenario(name={d.get('name')!r}, nodes={len(d.get('nodes', []))}, "
             f"links={len(d.get('links', []))}, flows={len(d.get('flows', []))}{apps})"
         )
+
+
+def _spec_error(path: str, message: str) -> Exception:
+    err = _core.SpecError(f"{path}: {message}")
+    err.path = path
+    return err
+
+
+def _plain(value: Any, path: str) -> Any:
+    """``value`` as plain JSON data: numpy scalars and arrays converted, anything else refused."""
+    if type(value).__module__ == "numpy":
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        elif hasattr(value, "item"):  # pragma: no cover - every numpy scalar has tolist
+            value = value.item()
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _spec_error(path, f"must be a finite number, got {value}")
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _spec_error(path or "<root>", f"keys must be strings, got {k!r}")
+            out[k] = _plain(v, f"{path}.{k}" if path else k)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    raise _spec_error(
+        path or "<root>",
+        f"invalid type: {type(value).__name__} {value!r}; expected a number, string, boolean, "
+        "list or table",
+    )
+
+
+def scenario_json(scenario: Scenario | Mapping[str, Any]) -> str:
+    """The JSON text the core reads for ``scenario`` (see :meth:`Scenario.to_json`)."""
+    data = scenario._data if isinstance(scenario, Scenario) else scenario
+    return json.dumps(_plain(data, ""), allow_nan=False)
 
 
 def _read_toml_source(source: str | os.PathLike[str]) -> str:
