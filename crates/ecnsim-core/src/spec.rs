@@ -308,6 +308,10 @@ pub enum QueueSpec {
         /// Limit in bytes.
         #[serde(default)]
         limit_bytes: Option<ByteSize>,
+        /// How the limit is read: `"waiting"` (ns-3, Linux) or `"ns2"` (ns-2's
+        /// `limit_`: one packet less waits); default from the profile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_rule: Option<crate::qdisc::droptail::LimitRule>,
     },
     /// Random Early Detection and its variants (`docs/models/red.md`).
     Red(RedSpec),
@@ -376,7 +380,7 @@ pub enum ScriptMatch {
 
 impl Default for QueueSpec {
     fn default() -> Self {
-        QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None }
+        QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None, limit_rule: None }
     }
 }
 
@@ -1615,9 +1619,10 @@ tcp = { initial_window = 10 }
         (&[("#F0", "colour = 1")], "flows[0].colour", "unknown field `colour`"),
         // Internally tagged enums: unknown keys are rejected, but serde buffers
         // the table, so the path stops at the table (not `.limit_packet`).
-        (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue", "unknown field `limit_packet`, expected `limit_packets` or `limit_bytes`"),
+        (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue", "unknown field `limit_packet`, expected one of `limit_packets`, `limit_bytes`, `limit_rule`"),
         (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`"),
         (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`"),
+        (&[("limit_packets = 50", "limit_packets = 2, limit_rule = \"ns3\"")], "links[2].queue", "unknown variant `ns3`, expected `waiting` or `ns2`"),
         (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue", "invalid type: string \"x\", expected i64"),
         (&[("type = \"bulk\"", "type = \"web\"")], "flows[1].app.type", "unknown variant `web`, expected `bulk`"),
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),

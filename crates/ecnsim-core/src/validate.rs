@@ -21,6 +21,7 @@ use crate::ensure_spec;
 use crate::error::SimError;
 use crate::profile::Profile;
 use crate::qdisc::aecn::AecnVariant;
+use crate::qdisc::droptail::LimitRule;
 use crate::qdisc::red::{Adaptive, DropSpacing};
 use crate::qdisc::resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::qdisc::{Limit, Measure};
@@ -726,7 +727,7 @@ fn check_dist(path: &str, d: &DistSpec) -> Result<(), SimError> {
 
 fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
     match queue {
-        QueueSpec::Droptail { limit_packets, limit_bytes } => {
+        QueueSpec::Droptail { limit_packets, limit_bytes, .. } => {
             let packets = format!("{path}.limit_packets");
             opt_in_range(&packets, *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
             opt_in_range(&format!("{path}.limit_bytes"), *limit_bytes, Limits::closed(1, MAX_QUEUE_BYTES))?;
@@ -1126,6 +1127,21 @@ fn cross(
 
 /// Cross-field rules of an AQM table on its values resolved for `link`.
 fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInfo) -> Result<(), SimError> {
+    if let QueueSpec::Droptail { limit_packets: Some(1), limit_bytes: None, limit_rule } = q {
+        let rule = limit_rule.unwrap_or_else(|| profile.droptail_limit_rule());
+        let origin = if limit_rule.is_some() {
+            "limit_rule = \"ns2\"".to_owned()
+        } else {
+            format!("limit_rule \"ns2\" (profile \"{}\")", profile.name())
+        };
+        ensure_spec!(
+            rule != LimitRule::Ns2,
+            format!("{path}.limit_packets"),
+            "must be >= 2 with {origin}: ns-2's drop-tail drops an arrival when the queue would reach its limit, \
+             so 1 drops every packet; for a 1-packet buffer set limit_rule = \"waiting\""
+        );
+        return Ok(());
+    }
     let resolved = match queue_resolve::resolve(q, profile, link) {
         Ok(Some((cfg, _))) => cfg,
         Ok(None) => return Ok(()),
@@ -1301,6 +1317,8 @@ mod tests {
         (&[("limit_packets = 50", "limit_packets = 50, limit_bytes = \"64KB\"")], "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
         (&[("#L0", "queue_ab = { type = \"droptail\", limit_packets = 0 }")], "links[0].queue_ab.limit_packets", "got 0"),
         (&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = -1 }")], "links[0].queue_ba.limit_bytes", "got -1B"),
+        (&[("limit_packets = 50", "limit_packets = 1, limit_rule = \"ns2\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule = \"ns2\""),
+        (&[("limit_packets = 50", "limit_packets = 1"), ("profile = \"rfc\"", "profile = \"ns2-2001\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule \"ns2\" (profile \"ns2-2001\")"),
         // flows
         (&[("src = \"h2\"", "src = \"x\"")], "flows[1].src", "no node named \"x\"; nodes are: h1, h2, r1, h3"),
         (&[("src = \"h1\"", "src = \"r1\"")], "flows[0].src", "\"r1\" is a router; flows must start and end at hosts"),

@@ -78,16 +78,23 @@ def _strip_none(value: Any) -> Any:
 
 
 def droptail(
-    limit_packets: int | None = None, limit_bytes: Quantity | None = None
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    limit_rule: str | None = None,
 ) -> dict[str, Any]:
     """A FIFO queue that drops arrivals beyond its limit.
 
     Give at most one of ``limit_packets`` and ``limit_bytes``; with neither,
-    the core's default (100 packets) applies.
+    the core's default (100 packets) applies. ``limit_rule`` says how the
+    limit is read: ``"waiting"`` (the packets that may wait, as ns-3 and
+    Linux) or ``"ns2"`` (ns-2's ``limit_``: one packet fewer waits, the
+    ``ns2-2001`` profile's default); None takes the profile's.
     """
     return {
         "type": "droptail",
-        **_compact({"limit_packets": limit_packets, "limit_bytes": limit_bytes}),
+        **_compact(
+            {"limit_packets": limit_packets, "limit_bytes": limit_bytes, "limit_rule": limit_rule}
+        ),
     }
 
 
