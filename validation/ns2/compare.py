@@ -4,7 +4,7 @@
 From the repository root, with ecnsim's Python::
 
     .venv/bin/python validation/ns2/compare.py                 # deterministic + RED CBR (seconds)
-    .venv/bin/python validation/ns2/compare.py --hetero        # + the hetero star (N = 30, 120; minutes)
+    .venv/bin/python validation/ns2/compare.py --hetero        # + hetero star (N = 30, 120; min)
     .venv/bin/python validation/ns2/compare.py reno-3drops     # named scenarios only
     .venv/bin/python validation/ns2/compare.py --tcl reno-3drops   # print the ns-2 script
 
@@ -44,7 +44,8 @@ class Check:
 
     def row(self) -> str:
         verdict = "ok" if self.ok else "FAIL"
-        return f"| {self.case} | {self.metric} | {_fmt(self.ecnsim)} | {_fmt(self.ns2)} | {self.band} | {verdict} |"
+        cells = [self.case, self.metric, _fmt(self.ecnsim), _fmt(self.ns2), self.band, verdict]
+        return "| " + " | ".join(cells) + " |"
 
 
 def _fmt(v: Any) -> str:
@@ -119,7 +120,9 @@ def hetero_checks(case: Case, ns2: list[dict[str, Any]], eco: list[dict[str, Any
     for metric in ("drops", "marks", "timeouts", "goodput_pps_fragile", "goodput_pps_robust"):
         ma, sda = _mean_sd([s[metric] for s in sa])
         mb, sdb = _mean_sd([s[metric] for s in sb])
-        out.append(Check(case.name, metric, f"{ma:.4g} ± {sda:.2g}", f"{mb:.4g} ± {sdb:.2g}", "info", True))
+        out.append(
+            Check(case.name, metric, f"{ma:.4g} ± {sda:.2g}", f"{mb:.4g} ± {sdb:.2g}", "info", True)
+        )
     return out
 
 
@@ -133,7 +136,9 @@ def run_pair(case: Case, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("names", nargs="*", help="scenario names (default: all fast ones)")
     ap.add_argument("--hetero", action="store_true", help="also the hetero star (minutes)")
     ap.add_argument("--seeds", type=int, default=len(scenarios.HETERO_SEEDS), help="hetero seeds")
@@ -162,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         if n in scenarios.HETERO:
             seeds = scenarios.HETERO_SEEDS[: args.seeds]
             with ThreadPoolExecutor(args.jobs) as ex:
-                ns2 = list(ex.map(lambda s: ns2cmp.run_ns2(case, s), seeds))
+                ns2 = list(ex.map(ns2cmp.run_ns2, [case] * len(seeds), seeds))
             eco = [ns2cmp.run_ecnsim(case, s) for s in seeds]
             checks += hetero_checks(case, ns2, eco)
             record[n] = {

@@ -298,11 +298,12 @@ def tcl(case: Case, seed: int) -> str:
         f"set N {n}",
         f"set cbr {1 if case.cbr_rate is not None else 0}",
         "proc record {tag} {",
-        "  global ns tcp N qm cbr",
+        "  global ns tcp sink N qm cbr",
         "  for {set i 0} {$i < $N} {incr i} {",
-        "    if {$cbr} { puts \"FLOW $tag $i\"; continue }",
+        '    if {$cbr} { puts "FLOW $tag $i"; continue }',
         "    set v {}",
         f"    foreach x {{{tcp_vars}}} {{ lappend v [$tcp($i) set $x] }}",
+        "    lappend v [$sink($i) set bytes_]",
         '    puts "FLOW $tag $i [join $v { }]"',
         "  }",
         '  puts "QUEUE $tag [$qm set parrivals_] [$qm set pdepartures_] '
@@ -312,21 +313,22 @@ def tcl(case: Case, seed: int) -> str:
     if case.sample:
         lines += [
             "proc sample {} {",
-            "  global ns tcp N bq cbr",
+            "  global ns tcp sink N bq cbr",
             "  set now [$ns now]",
             "  if {!$cbr} {",
             "    for {set i 0} {$i < $N} {incr i} {",
-            '      puts "SAMPLE $now $i [$tcp($i) set cwnd_] [$tcp($i) set ssthresh_]"',
+            '      puts "SAMPLE $now $i [$tcp($i) set cwnd_] [$tcp($i) set ssthresh_] '
+            '[$sink($i) set bytes_]"',
             "    }",
             "  }",
-            "  catch { puts \"AVG $now [$bq set ave_]\" }",
+            '  catch { puts "AVG $now [$bq set ave_]" }',
             f"  $ns at [expr $now + {case.sample}] sample",
             "}",
             f"$ns at {case.sample} sample",
         ]
     lines += [
-        f'$ns at {case.warmup} {{record W}}',
-        f'$ns at {case.duration} {{record E; exit 0}}',
+        f"$ns at {case.warmup} {{record W}}",
+        f"$ns at {case.duration} {{record E; exit 0}}",
         "$ns run",
     ]
     return "\n".join(lines) + "\n"
@@ -351,7 +353,7 @@ def run_ns2(case: Case, seed: int = 1) -> dict[str, Any]:
 def parse_ns2(case: Case, stdout: str) -> dict[str, Any]:
     flows: dict[str, dict[int, list[float]]] = {"W": {}, "E": {}}
     queue: dict[str, list[int]] = {}
-    samples: dict[int, list[tuple[float, float, float]]] = {}
+    samples: dict[int, list[tuple[float, float, float, float]]] = {}
     avg: list[tuple[float, float]] = []
     for line in stdout.splitlines():
         parts = line.split()
@@ -363,7 +365,7 @@ def parse_ns2(case: Case, stdout: str) -> dict[str, Any]:
             queue[parts[1]] = [int(float(x)) for x in parts[2:]]
         elif parts[0] == "SAMPLE":
             t, i, cw, ss = float(parts[1]), int(parts[2]), float(parts[3]), float(parts[4])
-            samples.setdefault(i, []).append((t, cw, ss))
+            samples.setdefault(i, []).append((t, cw, ss, float(parts[5]) // PACKET))
         elif parts[0] == "AVG":
             avg.append((float(parts[1]), float(parts[2])))
     span = case.duration - case.warmup
@@ -373,22 +375,24 @@ def parse_ns2(case: Case, stdout: str) -> dict[str, Any]:
             per_flow.append({"group": f.group})
             continue
         w, e = flows["W"][i], flows["E"][i]
-        d = [b - a for a, b in zip(w, e)]
+        d = [b - a for a, b in zip(w, e, strict=True)]
         per_flow.append(
             {
                 "group": f.group,
                 "sent": int(d[0]),
                 "retransmitted": int(d[1]),
                 "timeouts": int(d[2]),
-                "delivered": int(d[3]),
-                "goodput_pps": d[3] / span,
+                # TCPSink bytes_: in-order bytes delivered (1000 per packet in 2001).
+                "delivered": int(d[8]) // PACKET,
+                "goodput_pps": int(d[8]) // PACKET / span,
                 "ecn_reductions": int(d[6]),
                 "final_cwnd": e[4],
                 "final_ssthresh": e[5],
             }
         )
     qw, qe = queue["W"], queue["E"]
-    q = dict(zip(("arrivals", "departures", "drops", "marks"), (b - a for a, b in zip(qw, qe))))
+    keys = ("arrivals", "departures", "drops", "marks")
+    q = dict(zip(keys, (b - a for a, b in zip(qw, qe, strict=True)), strict=True))
     return {
         "simulator": "ns-2.35",
         "flows": per_flow,
@@ -443,14 +447,18 @@ def ecnsim_scenario(case: Case, seed: int = 1):  # -> ecnsim.Scenario
     sc.router("r")
     sc.host("d")
     if case.cbr_rate is None:
+        # ns-2's window_ is the advertised window wnd_: it bounds min(cwnd_, wnd_) and also the
+        # window inflated in fast recovery; ecnsim's max_cwnd bounds cwnd alone, so both are set.
         sc.tcp(
             cc=case.variant,
             max_cwnd=case.window,
-            rcv_window=1 << 30,
+            rcv_window=case.window * MSS,
             ecn="request" if case.ecn else "off",
         )
     access = droptail(limit_packets=case.access_limit)
-    sc.link("r", "d", rate=case.rate, delay=case.delay, queue_ab=ecnsim_queue(case), queue_ba=access)
+    sc.link(
+        "r", "d", rate=case.rate, delay=case.delay, queue_ab=ecnsim_queue(case), queue_ba=access
+    )
     apps = []
     for i, f in enumerate(case.flows):
         sc.host(f"s{i}")
@@ -502,14 +510,19 @@ def run_ecnsim(case: Case, seed: int = 1) -> dict[str, Any]:
     qi = list(qt["queue"]).index("r->d")
     q = {k: int(qt[k][qi]) for k in ("arrivals", "departures", "drops", "marks")}
     q.update({k: int(qt[k][qi]) for k in ("drops_early", "drops_forced", "drops_overflow")})
-    samples: dict[int, list[tuple[float, float, float]]] = {}
+    samples: dict[int, list[tuple[float, float, float, float]]] = {}
     avg: list[tuple[float, float]] = []
     if case.sample:
         fs = res.table("flow_series")
-        for t, i, cw, ss in zip(
-            fs["time_s"], fs["flow_id"], fs["cwnd_bytes"], fs["ssthresh_bytes"], strict=True
+        for t, i, cw, ss, dl in zip(
+            fs["time_s"],
+            fs["flow_id"],
+            fs["cwnd_bytes"],
+            fs["ssthresh_bytes"],
+            fs["bytes_delivered"],
+            strict=True,
         ):
-            samples.setdefault(int(i), []).append((float(t), cw / MSS, ss / MSS))
+            samples.setdefault(int(i), []).append((float(t), cw / MSS, ss / MSS, dl // MSS))
         qs = res.table("queue_series")
         for t, qid, a in zip(qs["time_s"], qs["queue_id"], qs["aqm_avg"], strict=True):
             if int(qid) == int(qt["queue_id"][qi]) and not math.isnan(a):
@@ -532,8 +545,8 @@ def ssthresh_steps(r: dict[str, Any], flow: int = 0) -> list[int]:
     from the samples, leaving out the initial value."""
     seq: list[int] = []
     first = True
-    for _, _, ss in r["samples"].get(flow, []):
-        v = int(ss + 1e-9)
+    for _, _, ss, _ in r["samples"].get(flow, []):
+        v = int(min(ss, 1e9) + 1e-9)  # an unset ssthresh is infinite in ecnsim
         if first:
             first = False
             init = v

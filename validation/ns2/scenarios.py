@@ -179,10 +179,9 @@ def hetero(n: int, ecn: bool, duration: float = 100.0, warmup: float = 20.0) -> 
     Reno, window 64, 1000-byte packets, no delayed ACKs."""
     flows = []
     per = n // 3
-    for g, (name, delay) in enumerate(HETERO_DELAYS):
+    for name, delay in HETERO_DELAYS:
         for k in range(per):
             flows.append(Flow(delay, start=0.0 if k < per // 2 else 2.0, group=name))
-    del g
     return Case(
         f"hetero-n{n}-{'ecn' if ecn else 'red'}",
         flows=tuple(flows),
@@ -199,5 +198,7 @@ def hetero(n: int, ecn: bool, duration: float = 100.0, warmup: float = 20.0) -> 
     )
 
 
-HETERO: dict[str, Case] = {c.name: c for n in (30, 120) for ecn in (False, True) for c in [hetero(n, ecn)]}
+HETERO: dict[str, Case] = {
+    c.name: c for n in (30, 120) for ecn in (False, True) for c in [hetero(n, ecn)]
+}
 HETERO_SEEDS = (1, 2, 3, 4, 5)
