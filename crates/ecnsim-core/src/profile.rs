@@ -205,6 +205,9 @@ impl Profile {
             min_th: Some(NumOr::Num(5.0)),
             // Floyd 1997: max_th at least twice min_th; 3 min_th (also ns-2, ns-3: 15).
             max_th: Some(NumOr::Num(15.0)),
+            // Byte thresholds are a scenario's choice (with measure = "bytes"); no profile sets them.
+            min_th_bytes: None,
+            max_th_bytes: None,
             // FGS01 §5 (Adaptive RED): target queueing delay 5 ms, for min_th = "auto".
             target_delay: Some(TimeValue(5 * MS)),
             // FJ93 §6 / Floyd 1997: w_q 0.002.

@@ -502,12 +502,22 @@ pub struct RedSpec {
     /// Mean packet size (ns-2 `mean_pktsize_`, Linux `avpkt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_pktsize: Option<ByteSize>,
-    /// Minimum threshold in packets, or `"auto"` / `"tc"`.
+    /// Minimum threshold in packets (of `mean_pktsize` bytes when `measure = "bytes"`),
+    /// or `"auto"` / `"tc"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_th: Option<NumOr<ThresholdRule>>,
-    /// Maximum threshold in packets, or `"auto"` / `"tc"`.
+    /// Maximum threshold in packets (of `mean_pktsize` bytes when `measure = "bytes"`),
+    /// or `"auto"` / `"tc"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_th: Option<NumOr<ThresholdRule>>,
+    /// Minimum threshold in bytes (Linux tc-red `min`); only with `measure = "bytes"`,
+    /// not with `min_th`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th_bytes: Option<ByteSize>,
+    /// Maximum threshold in bytes (Linux tc-red `max`); only with `measure = "bytes"`,
+    /// not with `max_th`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th_bytes: Option<ByteSize>,
     /// Target queueing delay of the `"auto"` threshold rule (ns-2 `targetdelay_`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_delay: Option<TimeValue>,
@@ -854,6 +864,8 @@ fill_from_defaults!(RedSpec {
         mean_pktsize,
         min_th,
         max_th,
+        min_th_bytes,
+        max_th_bytes,
         target_delay,
         w_q,
         burst,
