@@ -9,7 +9,10 @@ ecnsim's::
 
 Keys (all optional): ``n`` (sources, multiple of 6; default 30), ``mode``
 (``"red"`` or ``"ecn"``), ``duration`` (100), ``warmup`` (20), ``seed`` (1,
-ns-3's RngRun), ``gentle`` (false), plus ``tcp`` overrides (see TCP below).
+ns-3's RngRun), ``gentle`` (false), ``ns1_compat`` (false: ns-3's RED then
+keeps counting arrivals through forced drops; true resets the count after a
+forced drop, as ns-2's ``red.cc`` does with its default ``ns1_compat_ false``),
+``sack`` (false), plus ``tcp`` overrides (see TCP below).
 
 Topology: s_i --(300 Mb/s / N, d_g)-- r --(10 Mb/s, 5 ms)-- sink, one-way
 access delays d_g = 145 / 45 / 5 ms for the fragile / average / robust
@@ -111,6 +114,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     warmup = float(cfg.get("warmup", 20.0))
     seed = int(cfg.get("seed", 1))
     gentle = bool(cfg.get("gentle", False))
+    ns1_compat = bool(cfg.get("ns1_compat", False))
+    sack = bool(cfg.get("sack", False))
     tcp = {**TCP, **cfg.get("tcp", {})}
     if n % 6 or mode not in ("red", "ecn"):
         raise SystemExit(f"n must be a multiple of 6 and mode red or ecn: {n}, {mode}")
@@ -145,7 +150,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     sd("ns3::RttEstimator::InitialEstimation", sec(tcp["initial_rto"]))
     sd("ns3::TcpSocketBase::MinRto", sec(tcp["min_rto"]))
     sd("ns3::TcpSocketBase::ClockGranularity", sec(tcp["clock_granularity"]))
-    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(sack))
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
@@ -198,6 +203,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         ns.BooleanValue(ecn),
         "UseHardDrop",
         ns.BooleanValue(True),
+        "Ns1Compat",
+        ns.BooleanValue(ns1_compat),
     )
     qdc = red.Install(bn.Get(0))
     qd = qdc.Get(0)
@@ -280,7 +287,15 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
             for i in range(n)
         ],
         "bottleneck": {k: q1[k] - q0[k] for k in q1},
-        "config": {**cfg, "tcp": tcp, "gentle": gentle, "duration": duration, "warmup": warmup},
+        "config": {
+            **cfg,
+            "tcp": tcp,
+            "gentle": gentle,
+            "ns1_compat": ns1_compat,
+            "sack": sack,
+            "duration": duration,
+            "warmup": warmup,
+        },
     }
 
 
