@@ -4,7 +4,7 @@
 
 use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
-use crate::spec::{CcKind, EcnPolicy, EcnSynAck};
+use crate::spec::{CarryRtt, CcKind, EcnPolicy, EcnSynAck};
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
@@ -449,7 +449,7 @@ fn receiver_window_limits_the_sender() {
 
 #[test]
 fn carried_rtt_hint_is_srtt_in_ms_on_data_only() {
-    let c = TcpConfig { carry_rtt: true, ..variant(CcKind::Reno, 2) };
+    let c = TcpConfig { carry_rtt: CarryRtt::Smoothed, ..variant(CcKind::Reno, 2) };
     let mut d = Dialogue::established(c, c);
     d.a.send(2 * MSS);
     let data = d.out_a();
