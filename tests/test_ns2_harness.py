@@ -30,29 +30,13 @@ pytestmark = pytest.mark.skipif(
     reason="ns-2.35 is not installed (`ns` not on PATH): apt-get install -y ns2",
 )
 
-#: Known differences, each owned by an item of issue 13 (branch fidelity-tcp).
+#: Known differences, each owned by an item of issue 13.
 KNOWN: dict[tuple[str, str], str] = {
-    ("droptail-limit", "ssthresh_steps"): (
-        "issue 13 items 2 and 3: ns-2's first timeout comes 0.1 s later (tick-based RTO, "
-        "floor ~0.3 s) and halves window() = 10 (ssthresh 5), ecnsim halves the FlightSize "
-        "inflated by recovery (9)"
+    ("reno-3drops", "delivered"): (
+        "issue 13 item 2 (residual): after the partial ACK at 0.78 s ns-2's retransmission timer "
+        "fires at 1.08 s (srtt_ 8, rttvar_ 2 scaled ticks: t_rtxcur_ = 3 ticks = 0.3 s), "
+        "ecnsim's ns2 estimator at 1.18 s, one 0.1 s tick later; delivered -1.9 %"
     ),
-    ("droptail-limit", "delivered"): "issue 13 items 2 and 3 (see droptail-limit ssthresh_steps)",
-    (
-        "reno-3drops",
-        "ssthresh_steps",
-    ): "issue 13 item 3: no bugFix_ (second halving from inflated FlightSize)",
-    ("reno-3drops", "delivered"): "issue 13 item 3: no bugFix_",
-    (
-        "tahoe-5drops",
-        "retransmitted",
-    ): "issue 13 item 3: no bugFix_ (a second go-back-N in one window)",
-    ("tahoe-5drops", "ssthresh_steps"): "issue 13 item 3: no bugFix_",
-    ("tahoe-5drops", "delivered"): "issue 13 item 3: no bugFix_",
-    (
-        "ecn-mark-then-loss",
-        "ssthresh_steps",
-    ): "issue 13 item 4: a CE mark and a loss in one window cut twice",
 }
 
 

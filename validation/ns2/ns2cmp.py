@@ -8,10 +8,11 @@ writes it as an ecnsim scenario under the ``ns2-2001`` profile. Both runs
 report the same metrics (:func:`run_ns2`, :func:`run_ecnsim`), which
 ``scenarios.py`` compares against bands fixed before any result was seen.
 
-Units on both sides are packets, not bytes: ns-2 of 2001 counted each
-1000-byte packet as 1000 bytes of payload (``useHeaders_ false``), ecnsim's
-``ns2-2001`` counts 960 B after 40 B of headers, so goodput is compared in
-data packets delivered per second.
+Both sides count packets of 1000 bytes: ns-2 of 2001 counted each 1000-byte
+packet as 1000 bytes of payload (``useHeaders_ false``), and so does ecnsim's
+``ns2-2001`` (``mss = 1000``, ``headers_on_data = false``), which the
+scenario also sets explicitly, with ``handshake = false`` (ns-2's one-way
+TCP of 2001, ``syn_ false``). Goodput is compared in data packets per second.
 
 Run with ecnsim's own Python (``.venv/bin/python``); needs only ``ns`` on PATH.
 """
@@ -28,10 +29,11 @@ from typing import Any
 
 NS = os.environ.get("NS2", "ns")
 
-#: Packet size on the wire (ns-2 packetSize_ with useHeaders_ false; ecnsim MSS 960 + 40 B).
+#: Data packet size on the wire, all of it payload (ns-2 packetSize_ with useHeaders_ false;
+#: ecnsim mss 1000 with headers_on_data false); ACKs are 40 B in both.
 PACKET = 1000
 ACK = 40
-MSS = PACKET - ACK
+MSS = PACKET
 
 # ---------------------------------------------------------------------------
 # ns-2 of 2001: the defaults the ns2-2001 profile follows, set explicitly.
@@ -84,7 +86,7 @@ Agent/TCP set maxcwnd_ 0
 Agent/TCP set low_window_ 4         ;# 38 from 2002/8/12 (HighSpeed TCP only)
 Agent/TCP set partial_ack_ false
 Agent/TCP set noFastRetrans_ false
-Agent/TCP set SetCWRonRetransmit_ false ;# added 2005/06/19
+Agent/TCP set SetCWRonRetransmit_ true ;# added 2005/06/19; 2001's output() set CWR on any packet
 Agent/TCP set old_ecn_ 0
 Agent/TCP set frto_enabled_ 0
 Agent/TCP set sfrto_enabled_ 0
@@ -186,7 +188,7 @@ class Case:
     duration: float = 10.0
     warmup: float = 0.0
     sample: float | None = None  # cwnd/ssthresh/avg sampling interval, s
-    align_handshake: bool = True  # start ns-2's flows one SYN RTT later (ecnsim handshakes)
+    align_handshake: bool = False  # start ns-2's flows one SYN RTT later (for an ecnsim handshake)
     notes: str = ""
 
 
@@ -246,19 +248,21 @@ def tcl(case: Case, seed: int) -> str:
         "set bq [[$ns link $r $d] queue]",
         "set qm [$ns monitor-queue $r $d 0 1000]",
     ]
+    # Error models sit at the head of the link, before the queue, where ecnsim's script queue
+    # acts (lossmodel inserts right after the head, so the last inserted is first): marks, then
+    # drops, both counting every data packet; droplist_ is 0-based, ecnsim's nth 1-based.
+    if case.drops:
+        lines += [
+            "set emd [new ErrorModel/List]",
+            "$emd droplist {" + " ".join(str(k - 1) for k in case.drops) + "}",
+            "$ns lossmodel $emd $r $d",
+        ]
     if case.marks:
         lines += [
             "set emk [new ErrorModel/List]",
             "$emk set markecn_ true",
             "$emk droplist {" + " ".join(str(k - 1) for k in case.marks) + "}",
             "$ns lossmodel $emk $r $d",
-        ]
-    if case.drops:
-        # Behind the marks (after the link's delay), counting the same packets.
-        lines += [
-            "set emd [new ErrorModel/List]",
-            "$emd droplist {" + " ".join(str(k - 1) for k in case.drops) + "}",
-            "$ns link-lossmodel $emd $r $d",
         ]
     for i, f in enumerate(case.flows):
         lines += [
@@ -455,6 +459,15 @@ def ecnsim_scenario(case: Case, seed: int = 1):  # -> ecnsim.Scenario
             rcv_window=case.window * MSS,
             ecn="request" if case.ecn else "off",
         )
+        # ns-2 of 2001: no SYN exchange (syn_ false), 1000-byte packets all payload
+        # (useHeaders_ false).
+        # (The ns2-2001 profile's values, set here so the comparison does not depend on them.)
+        # With align_handshake, ecnsim opens with a handshake and ns-2 starts one SYN RTT later.
+        data = sc.to_dict()
+        data["tcp"].update(
+            {"mss": PACKET, "headers_on_data": False, "handshake": case.align_handshake}
+        )
+        sc = ecnsim.Scenario.from_dict(data)
     access = droptail(limit_packets=case.access_limit)
     sc.link(
         "r", "d", rate=case.rate, delay=case.delay, queue_ab=ecnsim_queue(case), queue_ba=access
