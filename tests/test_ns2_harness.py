@@ -130,8 +130,32 @@ def test_tcl_sets_every_2001_default_it_relies_on() -> None:
         assert line in script
 
 
+#: hetero cases with a known difference (TCP, outside issue 13 items 1-6 and 9).
+KNOWN_HETERO = {
+    "hetero-n120-ecn": (
+        "TCP difference outside issue 13 items 1-6 and 9: ns-2 2001 answers an ECN-Echo at "
+        "cwnd 1 with cwnd_ = int(0.5) = 0 (precisionReduce_ false) and doubles the timer backoff "
+        "on every further one (ecn_backoff_, rtt_backoff()), so about 40 of 120 flows are silent "
+        "and 25 backed off at any time; ecnsim waits one unbacked-off RTO (RFC 3168 §6.1.2), "
+        "its flows keep sending, avg reaches 2 max_th: 10x the forced drops, 50x the timeouts"
+    ),
+}
+
+
+def _hetero_params() -> list[Any]:
+    return [
+        pytest.param(
+            name,
+            marks=[pytest.mark.xfail(reason=KNOWN_HETERO[name], strict=True)]
+            if name in KNOWN_HETERO
+            else [],
+        )
+        for name in scenarios.HETERO
+    ]
+
+
 @pytest.mark.ns2
-@pytest.mark.parametrize("name", list(scenarios.HETERO))
+@pytest.mark.parametrize("name", _hetero_params())
 def test_hetero_matches_ns2(name: str) -> None:
     """The hetero star at N = 30 and 120, RED and ECN, over scenarios.HETERO_SEEDS (minutes)."""
     case = scenarios.HETERO[name]
