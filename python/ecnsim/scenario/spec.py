@@ -127,6 +127,8 @@ def red(
     mean_pktsize: Quantity | None = None,
     min_th: NumOrRule | None = None,
     max_th: NumOrRule | None = None,
+    min_th_bytes: Quantity | None = None,
+    max_th_bytes: Quantity | None = None,
     target_delay: Quantity | None = None,
     w_q: NumOrRule | None = None,
     burst: float | None = None,
@@ -157,7 +159,9 @@ def red(
     ``ecn`` is ``"none"``, ``"rfc3168"``, ``"ns2_mark_p"`` or
     ``"mark_above_max"``; ``mark_target`` ``"arriving"`` or ``"front"``;
     ``adaptive`` ``"none"``, ``"floyd"`` or ``"feng"``; ``min_th``/``max_th``
-    a number of packets or ``"auto"``/``"tc"``; ``w_q`` a number or
+    a number of packets (of ``mean_pktsize`` bytes when ``measure="bytes"``)
+    or ``"auto"``/``"tc"``; ``min_th_bytes``/``max_th_bytes`` thresholds in
+    bytes instead (``measure="bytes"`` only); ``w_q`` a number or
     ``"auto"``, ``"auto_rtt"``, ``"auto_fast"``, ``"tc"``.
     """
     return {"type": "red", **_compact(locals())}
