@@ -82,6 +82,9 @@ def run_ecnsim(
             clock_granularity=0.001,
             delayed_ack=False,
             ecn="request" if mode == "ecn" else "off",
+            # As ns-3: no Limited Transmit (off there), TcpNewReno's whole-byte congestion avoidance.
+            limited_transmit=False,
+            ca_increase="per_ack_truncated",
         )
     )
     # ns-3 as configured in ns3_hetero.py: LimitedTransmit false; TcpNewReno grows cwnd by

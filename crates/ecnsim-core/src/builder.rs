@@ -504,7 +504,7 @@ fn compute_routes(nodes: &[Node], ports: &[Port]) -> Vec<u32> {
 }
 
 /// A resolved configuration written back as scenario fields.
-fn overrides_from(c: &TcpConfig) -> TcpOverrides {
+pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
     let t = |d: SimDuration| Some(TimeValue(i128::from(d.as_nanos())));
     TcpOverrides {
         cc: Some(c.cc),

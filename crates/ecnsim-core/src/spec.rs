@@ -1309,6 +1309,10 @@ pub enum CaIncrease {
     /// cwnd += SMSS once the bytes acknowledged reach cwnd (RFC 3465 §2.1, RFC 5681 §3.1's
     /// RECOMMENDED method).
     ByteCounting,
+    /// cwnd += max(1, SMSS*SMSS/cwnd) per ACK in whole bytes, the fraction dropped (ns-3's
+    /// `TcpNewReno::CongestionAvoidance`): slower than one SMSS per round trip at windows of
+    /// hundreds of segments, faster past SMSS segments. For cross-checks against ns-3 only.
+    PerAckTruncated,
 }
 
 /// What data segments carry in their RTT hint, for routers that classify by RTT (`tcp.carry_rtt`).
@@ -1462,7 +1466,7 @@ pub struct TcpOverrides {
     /// more than `recover` (the highest sequence number sent when the last one, or a timeout, began).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reno_bugfix: Option<bool>,
-    /// How congestion avoidance grows the window: `"per_ack"` or `"byte_counting"`.
+    /// How congestion avoidance grows the window: `"per_ack"`, `"byte_counting"` or `"per_ack_truncated"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_increase: Option<CaIncrease>,
     /// How window reductions are computed: `"flight_size"` (RFC 5681 eq. 4) or `"ns2_window"`.
@@ -1767,6 +1771,13 @@ tcp = { initial_window = 10 }
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "cc = \"cubic\"")], "tcp.cc", "unknown variant `cubic`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
+        (&[("#TCP", "carry_rtt = \"min\"")], "tcp.carry_rtt", "unknown variant `min`, expected one of `off`, `smoothed`, `base`"),
+        (&[("#TCP", "carry_rtt = 1")], "tcp.carry_rtt", "expected one of \"off\", \"smoothed\", \"base\" (or a boolean"),
+        (&[("#TCP", "rto_estimator = \"bsd\"")], "tcp.rto_estimator", "unknown variant `bsd`, expected one of `rfc6298`, `ns2`, `ns2_rfc2988`"),
+        (&[("#TCP", "ecn_ece_growth = \"always\"")], "tcp.ecn_ece_growth", "expected one of `never`, `slow_start`, `after_loss`"),
+        (&[("#TCP", "ca_increase = \"abc\"")], "tcp.ca_increase", "expected one of `per_ack`, `byte_counting`, `per_ack_truncated`"),
+        (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
+        (&[("#TCP", "handshake = \"no\"")], "tcp.handshake", "expected a boolean"),
         (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),
         (&[("\"10Mbps\"", "\"1.2.3Mbps\"")], "links[2].rate", "not a number: \"1.2.3Mbps\""),

@@ -1358,6 +1358,8 @@ mod tests {
         (&[("#TCP", "max_rto = \"100ms\"")], "tcp.max_rto", "max_rto must be >= min_rto, got max_rto = 100ms (from tcp.max_rto) < min_rto = 200ms (from tcp.min_rto)"),
         (&[("min_rto = \"200ms\"", "min_rto = \"61s\"")], "tcp.min_rto", "max_rto = 60s (from profile \"rfc\") < min_rto = 61s (from tcp.min_rto)"),
         (&[("#TCP", "clock_granularity = \"-1ns\"")], "tcp.clock_granularity", "must be >= 0 and <= 1000000s, got -1ns"),
+        (&[("#TCP", "rto_estimator = \"ns2\"\nclock_granularity = 0")], "tcp", "rto_estimator = \"ns2\" counts in ticks of clock_granularity, which must be > 0, got 0"),
+        (&[("#F0", "tcp = { rto_estimator = \"ns2_rfc2988\", clock_granularity = 0 }")], "flows[0].tcp", "which must be > 0, got 0"),
         (&[("#TCP", "syn_retries = 31")], "tcp.syn_retries", "must be >= 0 and <= 30, got 31"),
         (&[("#TCP", "syn_retries = -1")], "tcp.syn_retries", "got -1"),
         (&[("#TCP", "dupack_threshold = 0")], "tcp.dupack_threshold", "must be >= 1 and <= 1000, got 0"),
@@ -1623,7 +1625,11 @@ mod doc_tests {
 
     #[test]
     fn docs_name_every_tcp_field() {
-        for f in TCP_FIELDS.iter().map(|f| f.name).chain(["cc", "delayed_ack"]) {
+        // Every field of `[tcp]`, as a resolved configuration writes them all.
+        let all = serde_json::to_value(crate::builder::overrides_from(&Profile::Rfc.tcp())).unwrap();
+        let names: Vec<String> = all.as_object().unwrap().keys().cloned().collect();
+        assert!(names.len() > TCP_FIELDS.len(), "{names:?}");
+        for f in names {
             assert!(DOC.contains(&format!("| `{f}` |")), "docs/scenario.md lacks a row for tcp.{f}");
         }
     }

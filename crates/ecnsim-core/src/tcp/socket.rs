@@ -181,6 +181,9 @@ pub struct TcpSocket {
     unacked_segments: u32,
     /// When the delayed ACK must go out, if one is pending.
     delack_deadline: Option<SimTime>,
+    /// A poll is wanted at this instant to hand events to the application (a
+    /// connection opened without a handshake is connected at once).
+    wake_at: Option<SimTime>,
 
     events: SocketEvents,
     /// Counters of this endpoint.
@@ -241,6 +244,7 @@ impl TcpSocket {
             ack_now: false,
             unacked_segments: 0,
             delack_deadline: None,
+            wake_at: None,
             events: SocketEvents::default(),
             counters: TcpCounters::default(),
             cfg,
@@ -253,11 +257,11 @@ impl TcpSocket {
 
     /// Active open: send a SYN (RFC 793 §3.4), or, without a handshake, start established.
     pub fn connect(&mut self, now: SimTime) {
-        let _ = now;
         if !self.cfg.handshake {
             // ns-2 one-way TCP, syn_ false: the first data packet goes out at once (see `assume_negotiated`).
             debug_assert_eq!(self.state, TcpState::Established);
             self.events.connected = true;
+            self.wake_at = Some(now);
             return;
         }
         debug_assert_eq!(self.state, TcpState::Closed);
@@ -393,14 +397,14 @@ impl TcpSocket {
     /// The earliest instant at which [`TcpSocket::on_timer`] has work.
     #[must_use]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        match (self.rto_deadline, self.delack_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, self.delack_deadline, self.wake_at].into_iter().flatten().min()
     }
 
     /// Run every timer due at `now`.
     pub fn on_timer(&mut self, now: SimTime) {
+        if self.wake_at.is_some_and(|d| d <= now) {
+            self.wake_at = None;
+        }
         if self.delack_deadline.is_some_and(|d| d <= now) {
             // RFC 5681 §4.2: the delayed-ACK timer expired: ACK now.
             self.delack_deadline = None;
@@ -439,6 +443,10 @@ impl TcpSocket {
                 // RFC 5681 §3.1 holds ssthresh on a repeated timeout; ns-2's slowdown() halves the
                 // (by then one-packet) window on every timeout.
                 let first = !self.rtt.is_backed_off() || self.cfg.reduction_basis == ReductionBasis::Ns2Window;
+                // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
+                // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
+                let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                let first = first && !after_ecn;
                 let flight = self.reduction_flight();
                 self.cc.on_rto(&mut self.win, flight, first);
                 self.win.acc = 0;
@@ -813,6 +821,8 @@ impl TcpSocket {
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
     }
 
+    // DEVIATION(ns-2): ns-2's ecn() also reacts to the first ECE after a timeout inside the window
+    // (last_cwnd_action_ == CWND_ACTION_TIMEOUT); here echoes wait until SND.UNA passes the timeout's point.
     fn on_ecn_echo(&mut self, now: SimTime) {
         // RFC 3168 §6.1.2: react at most once per window of data, and not during
         // loss recovery (the window was already reduced for this window).
@@ -1194,7 +1204,8 @@ impl TcpSocket {
                 self.counters.cwr_sent += 1;
             }
         }
-        if seq >= self.snd_max && self.limited_transmit_active() {
+        if seq >= self.snd_max && self.limited_transmit_active() && end > self.snd_una + self.win.cwnd {
+            // RFC 5681 §3.2 step 2: remember what Limited Transmit sent beyond cwnd.
             self.limited_transmit_bytes += len;
         }
         if self.sack_recovery() && is_retransmit {

@@ -213,6 +213,10 @@ pub fn grow(w: &mut Window, acked_bytes: u64) {
                 w.cwnd += u64::try_from(total >> ACC_FRACTION_BITS).unwrap_or(u64::MAX / 2);
                 w.acc = u64::try_from(total & ((1u128 << ACC_FRACTION_BITS) - 1)).expect("below 2^32");
             }
+            CaIncrease::PerAckTruncated => {
+                // ns-3 TcpNewReno::CongestionAvoidance(): cwnd += max(1, segSize * segSize / cwnd), as uint32_t.
+                w.cwnd += (w.mss * w.mss / w.cwnd.max(1)).max(1);
+            }
             CaIncrease::ByteCounting => {
                 // RFC 3465 §2.1: bytes_acked += N; once bytes_acked >= cwnd, bytes_acked -= cwnd and cwnd += SMSS.
                 w.acc += acked_bytes;
@@ -254,6 +258,11 @@ mod tests {
                 assert!((counted - 1.0).abs() < 1e-9, "byte_counting W {w} MSS {mss}: {counted}");
             }
         }
+        // ns-3's truncating rule, kept for cross-checks, shows the drift (issue 13 item 5's numbers).
+        let truncated: Vec<f64> =
+            [200, 780, 3100].iter().map(|&w| growth_over_one_rtt(w, 1460, CaIncrease::PerAckTruncated)).collect();
+        assert!((truncated[0] - 0.96).abs() < 0.01 && (truncated[1] - 0.53).abs() < 0.01, "{truncated:?}");
+        assert!((truncated[2] - 2.12).abs() < 0.01, "{truncated:?}");
     }
 
     #[test]
