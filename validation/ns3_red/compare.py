@@ -87,13 +87,8 @@ def run_ecnsim(
             ca_increase="per_ack_truncated",
         )
     )
-    # ns-3 as configured in ns3_hetero.py: LimitedTransmit false; TcpNewReno grows cwnd by
-    # max(1, MSS^2 / cwnd) bytes per ACK (not by byte counting, the rfc profile's choice).
-    sc_data = sc.to_dict()
-    sc_data["tcp"].update(
-        {"limited_transmit": False, "ca_increase": "per_ack", **(tcp_overrides or {})}
-    )
-    sc = ecnsim.Scenario.from_dict(sc_data)
+    if tcp_overrides:
+        sc.tcp(**tcp_overrides)
     q = red(
         limit_packets=120,
         min_th=10,
