@@ -103,8 +103,8 @@ def test_droptail_limit_holds_what_ns2_holds() -> None:
         "TCP difference outside issue 13 items 1-6 and 9: ns-2 2001's Agent/TCP/Newreno "
         "(newreno_changes1_ 0, partial_window_deflation_ 0) keeps cwnd = ssthresh through recovery "
         "and sends no new data after a partial ACK; ecnsim's NewReno deflates partially "
-        "(RFC 6582 §3.2 step 5) and sends new data, so it delivers 5 packets more by the end "
-        "of recovery"
+        "(RFC 6582 §3.2 step 5) and sends new data, so 5 more packets are delivered when "
+        "recovery ends (124 against 119), and exits with min(ssthresh, FlightSize + SMSS)"
     ),
 )
 def test_newreno_recovery_delivers_what_ns2_2001_delivers() -> None:
