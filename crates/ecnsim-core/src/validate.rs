@@ -1029,9 +1029,7 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
     match q {
         QueueSpec::Red(s) => {
             rows(path, s, RED_FIELDS)?;
-            for (bytes, given, name) in
-                [(s.min_th_bytes, s.min_th, "min_th"), (s.max_th_bytes, s.max_th, "max_th")]
-            {
+            for (bytes, given, name) in [(s.min_th_bytes, s.min_th, "min_th"), (s.max_th_bytes, s.max_th, "max_th")] {
                 if let (Some(b), Some(t)) = (bytes, given) {
                     return Err(SimError::spec(
                         format!("{path}.{name}_bytes"),
@@ -1221,11 +1219,8 @@ fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInf
             };
             let min_th = threshold("min_th", "min_th_bytes", c.min_th, s.min_th.as_ref(), s.min_th_bytes);
             let max_th = threshold("max_th", "max_th_bytes", c.max_th, s.max_th.as_ref(), s.max_th_bytes);
-            let note = if s.min_th_bytes.is_some() || s.max_th_bytes.is_some() {
-                " (in packets of mean_pktsize)"
-            } else {
-                ""
-            };
+            let note =
+                if s.min_th_bytes.is_some() || s.max_th_bytes.is_some() { " (in packets of mean_pktsize)" } else { "" };
             // FJ93 §6: min_th < max_th.
             cross(path, profile, c.min_th < c.max_th, max_th, ">", min_th, note)?;
             // Above the buffer limit the forced region could never be reached.
