@@ -713,7 +713,13 @@ impl Simulation {
             (SimDuration::ZERO, SimDuration::ZERO)
         } else {
             // ns-2 tcp.cc reset(): boot_time_ = Random::uniform(tcpTick_), one per agent.
-            let mut rng = SimRng::for_component(self.seed, &format!("flow/{}/tcp_tick", f.index()));
+            // The stream is named after the flow (so adding a flow shifts no other flow's phase);
+            // application connections, which have no name, after their connection number.
+            let path = match &self.flows[f.index()].name {
+                Some(name) => format!("flow/{name}/tcp_tick"),
+                None => format!("connection/{}/tcp_tick", f.index()),
+            };
+            let mut rng = SimRng::for_component(self.seed, &path);
             let mut phase = |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
             (phase(&client_cfg), phase(&server_cfg))
         };

@@ -732,16 +732,23 @@ impl TcpSocket {
         if !(threshold || sack_lost) {
             return;
         }
-        // RFC 6582 §3.2 step 1: does the cumulative ACK cover more than `recover` (the highest sequence
-        // number sent when the last recovery or timeout began; kept here as one past it)?
-        let covers_recover = self.snd_una > self.recover;
+        // `recover` is kept as one past the highest sequence number sent when the last recovery or
+        // timeout began.
+        let guarded = if self.cc.checks_recover() {
+            // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
+            // `recover`. DEVIATION(RFC 6582): an ACK of exactly `recover` also qualifies (RFC 2582's
+            // "less careful" boundary), as ecnsim has always done; see docs/models/tcp.md.
+            self.cfg.newreno_careful && self.snd_una < self.recover
+        } else {
+            // ns-2 dupack_action() with bugFix_: only if highest_ack_ > recover_ (the ACK covers more
+            // than the highest packet sent when the last fast retransmit or timeout began).
+            self.cfg.reno_bugfix && self.snd_una <= self.recover
+        };
         // ns-2 dupack_action(): a loss in the window already reduced for a CE mark is retransmitted
         // without a second reduction (RFC 3168 §6.1.2: ssthresh is reduced once per round trip).
         let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
-        let guarded = if self.cc.checks_recover() { self.cfg.newreno_careful } else { self.cfg.reno_bugfix };
-        if !covers_recover && guarded && !after_ecn {
-            // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5 / ns-2 bugFix_: no second fast
-            // retransmit for losses in the same window.
+        if guarded && !after_ecn {
+            // No second fast retransmit for losses in the same window.
             return;
         }
         self.counters.fast_retransmits += 1;
