@@ -149,7 +149,7 @@ KNOWN_HETERO = {
         "cwnd 1 with cwnd_ = int(0.5) = 0 (precisionReduce_ false) and doubles the timer backoff "
         "on every further one (ecn_backoff_, rtt_backoff()), so about 40 of 120 flows are silent "
         "and 25 backed off at any time; ecnsim waits one unbacked-off RTO (RFC 3168 §6.1.2), "
-        "its flows keep sending, avg reaches 2 max_th: 10x the forced drops, 50x the timeouts"
+        "its flows keep sending, avg reaches 2 max_th: 13x the drops, 60x the timeouts"
     ),
 }
 
