@@ -23,6 +23,7 @@ The package is grouped by what a reader looks for:
 ``ecnsim.analysis``      metrics (goodput, Jain, lockout, delays, CIs) and sweep aggregation
 ``ecnsim.output``        figures, HTML reports, ns-2 and pcap traces
 ``ecnsim.sweep``         parameter sweeps and the results store
+``ecnsim.models``        analytic models beside the simulator (the M[X]/M/1 queue)
 ``ecnsim.cli``           the ``ecnsim`` command
 =======================  ===============================================================
 
@@ -67,6 +68,7 @@ _MODULES = {
     "spec": "ecnsim.scenario.spec",
     "topology": "ecnsim.scenario.topology",
     "sweep": "ecnsim.sweep",
+    "models": "ecnsim.models",
     "store": "ecnsim.sweep.store",
 }
 

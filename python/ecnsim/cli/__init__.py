@@ -5,6 +5,8 @@
     ecnsim run SCENARIO.toml [--out DIR] [--seed N] [--quiet]
     ecnsim bench [NAME ...] [--json] [--list]
     ecnsim report RESULTS_DIR [-o report.html] [--title TEXT] [--lockout SECONDS]
+    ecnsim study list | show NAME | run NAME [--quick] [--out DIR] [--workers N] [--dask ADDR]
+                 [--seeds K] [--set PATH=VALUE ...] [--only AXIS=V1,V2 ...]
     ecnsim sweep SWEEP.toml [--jobs N] [--dask ADDRESS|local] [--out DIR] [--dry-run]
     ecnsim runs [--out DIR] [--sweep NAME] [--where SQL] [--sql QUERY] [--format F]
     ecnsim --version
@@ -21,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from ecnsim import __version__
-from ecnsim.cli import bench, report, run, sweep
+from ecnsim.cli import bench, report, run, study, sweep
 from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ecnsim.exceptions import EcnsimError
 
@@ -29,7 +31,7 @@ __all__ = ["build_parser", "main"]
 
 #: The subcommand modules, in the order ``ecnsim --help`` lists them. Each has
 #: ``add_parsers(sub)``, which registers its subcommands with their handlers.
-COMMANDS = (run, bench, report, sweep)
+COMMANDS = (run, study, sweep, report, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
