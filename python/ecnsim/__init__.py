@@ -41,6 +41,7 @@ from ecnsim._core import __version__
 from ecnsim.exceptions import EcnsimError, SpecError, TopologyError
 from ecnsim.results import Results, Table
 from ecnsim.scenario import (
+    Distribution,
     Scenario,
     aecn,
     bulk,
@@ -55,6 +56,7 @@ from ecnsim.scenario import (
     rem,
     tcp,
     threshold,
+    workload_defaults,
 )
 from ecnsim.simulation import Simulation
 
@@ -66,6 +68,7 @@ _MODULES = {
     "report": "ecnsim.output.report",
     "trace": "ecnsim.output.trace",
     "spec": "ecnsim.scenario.spec",
+    "distributions": "ecnsim.scenario.distributions",
     "topology": "ecnsim.scenario.topology",
     "sweep": "ecnsim.sweep",
     "models": "ecnsim.models",
@@ -82,6 +85,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Distribution",
     "EcnsimError",
     "Results",
     "Scenario",
@@ -103,4 +107,5 @@ __all__ = [
     "rem",
     "tcp",
     "threshold",
+    "workload_defaults",
 ]

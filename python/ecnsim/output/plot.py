@@ -175,7 +175,7 @@ def plot_drops_marks(
         for ax, what in ((ax_d, "drops"), (ax_m, "marks")):
             ax.set_xlabel("time (s)")
             ax.set_ylabel(f"cumulative {what}")
-        if len(ids) <= 12:
+        if 0 < len(ids) <= 12:
             ax_m.legend(fontsize="small")
         fig.suptitle(title or "per-flow drops and marks over time")
         return fig
@@ -462,6 +462,51 @@ def _as_samples(
     if isinstance(data, Mapping):
         return {str(k): np.asarray(v, dtype=float) for k, v in data.items()}
     return {"": np.asarray(data, dtype=float)}
+
+
+def plot_response_time_cdf(
+    records: pd.DataFrame,
+    *,
+    kind: str | None = None,
+    by: str | None = "group",
+    failed: str = "never",
+    title: str | None = None,
+    log_ccdf: bool = True,
+) -> Figure:
+    """Response-time CDF (left) and CCDF (right) of a ``records`` table, per ``by``.
+
+    Unfinished records count: those in progress are censored, failed ones
+    never complete (or are censored, ``failed="censored"``); see
+    :func:`ecnsim.analysis.response_time_cdf`. The legend gives each
+    group's unfinished records. ``kind`` defaults to objects if any, else
+    pages, else every record.
+    """
+    if kind is None:
+        kinds = set(records["kind"]) if len(records) else set()
+        kind = next((k for k in ("object", "page", "transaction") if k in kinds), None)
+    df = records if kind is None else records[records["kind"] == kind]
+    groups = [("", df)] if by is None or by not in df else list(df.groupby(by, sort=True))
+    fig = _figure(10.0, 4.5)
+    ax_cdf, ax_ccdf = fig.subplots(1, 2)
+    for label, g in groups:
+        km = analysis.response_time_cdf(g, kind=None, failed=failed)
+        unfinished = int((g["state"] != "completed").sum()) if "state" in g else 0
+        text = str(label) + (f" ({unfinished} unfinished)" if unfinished else "")
+        ax_cdf.plot(km["x"], km["cdf"], drawstyle="steps-post", label=text or None)
+        c = km[(km["ccdf"] > 0) & (km["x"] > 0)] if log_ccdf else km
+        ax_ccdf.plot(c["x"], c["ccdf"], drawstyle="steps-post", label=text or None)
+    ax_cdf.set_xlabel("response time (s)")
+    ax_cdf.set_ylabel("P(X <= x)")
+    ax_cdf.set_ylim(0, 1.02)
+    ax_ccdf.set_xlabel("response time (s)")
+    ax_ccdf.set_ylabel("P(X > x)")
+    if log_ccdf:
+        ax_ccdf.set_xscale("log")
+        ax_ccdf.set_yscale("log")
+    if any(label for label, _ in groups) or len(groups) > 1:
+        ax_cdf.legend(fontsize="small")
+    fig.suptitle(title or f"{kind or 'record'} response times (unfinished counted, Kaplan-Meier)")
+    return fig
 
 
 def plot_cdf(

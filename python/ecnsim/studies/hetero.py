@@ -672,8 +672,9 @@ class HeteroStudy(Study):
                 "Packet and ACK sizes",
                 f"{p.packet_bytes} B data packets = {p.packet_bytes - 40} B payload + 40 B "
                 "headers; 40 B ACKs",
-                "ns-2 of 2001 counted the whole 1000 B packet as payload (useHeaders_ false); "
-                "ecnsim counts headers, so goodput here is payload only (x 1000/960 for ns-2's "
+                "ns-2 of 2001 counted the whole 1000 B packet as payload (useHeaders_ false, "
+                "the ns2-2001 profile's headers_on_data = false); this study keeps the 40 B of "
+                "headers on data packets, so goodput here is payload only (x 1000/960 for ns-2's "
                 "accounting).",
                 "packet_bytes",
             ),
@@ -742,6 +743,9 @@ class HeteroStudy(Study):
                 cc=p.cc,
                 mss=p.packet_bytes - 40,
                 header_bytes=40,
+                # 40 header bytes on every data packet (the ns2-2001 profile's own default is
+                # ns-2's useHeaders_ false: the whole packet counted as payload).
+                headers_on_data=True,
                 max_cwnd=p.window_packets,
                 delayed_ack=False,
                 ecn="off" if ecn == "none" else "request",
