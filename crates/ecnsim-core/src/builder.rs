@@ -470,13 +470,22 @@ fn make_qdisc(
             let limit = limit_packets.map_or(1000, |n| u64::try_from(n).expect("validated > 0"));
             AnyQdisc::Script(script::Script::new(rules, limit))
         }
-        QueueSpec::Droptail { limit_packets, limit_bytes } => {
+        QueueSpec::Droptail { limit_packets, limit_bytes, limit_rule } => {
             let limit = match (limit_packets, limit_bytes) {
                 (_, Some(b)) => Limit::Bytes(to_u64(b.0)),
                 (Some(p), None) => Limit::Packets(u64::try_from(*p).expect("validated > 0")),
                 (None, None) => Limit::Packets(100),
             };
-            AnyQdisc::DropTail(DropTail::new(limit))
+            let rule = limit_rule.unwrap_or_else(|| profile.droptail_limit_rule());
+            let resolved = QueueSpec::Droptail {
+                limit_packets: match limit {
+                    Limit::Packets(n) => Some(i64::try_from(n).expect("validated")),
+                    Limit::Bytes(_) => None,
+                },
+                limit_bytes: *limit_bytes,
+                limit_rule: Some(rule),
+            };
+            return (AnyQdisc::DropTail(DropTail::new(limit, rule)), resolved);
         }
         QueueSpec::Red(_)
         | QueueSpec::Aecn(_)

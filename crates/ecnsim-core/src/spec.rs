@@ -314,6 +314,10 @@ pub enum QueueSpec {
         /// Limit in bytes.
         #[serde(default)]
         limit_bytes: Option<ByteSize>,
+        /// How the limit is read: `"waiting"` (ns-3, Linux) or `"ns2"` (ns-2's
+        /// `limit_`: one packet less waits); default from the profile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_rule: Option<crate::qdisc::droptail::LimitRule>,
     },
     /// Random Early Detection and its variants (`docs/models/red.md`).
     Red(RedSpec),
@@ -382,7 +386,7 @@ pub enum ScriptMatch {
 
 impl Default for QueueSpec {
     fn default() -> Self {
-        QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None }
+        QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None, limit_rule: None }
     }
 }
 
@@ -504,12 +508,22 @@ pub struct RedSpec {
     /// Mean packet size (ns-2 `mean_pktsize_`, Linux `avpkt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_pktsize: Option<ByteSize>,
-    /// Minimum threshold in packets, or `"auto"` / `"tc"`.
+    /// Minimum threshold in packets (of `mean_pktsize` bytes when `measure = "bytes"`),
+    /// or `"auto"` / `"tc"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_th: Option<NumOr<ThresholdRule>>,
-    /// Maximum threshold in packets, or `"auto"` / `"tc"`.
+    /// Maximum threshold in packets (of `mean_pktsize` bytes when `measure = "bytes"`),
+    /// or `"auto"` / `"tc"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_th: Option<NumOr<ThresholdRule>>,
+    /// Minimum threshold in bytes (Linux tc-red `min`); only with `measure = "bytes"`,
+    /// not with `min_th`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th_bytes: Option<ByteSize>,
+    /// Maximum threshold in bytes (Linux tc-red `max`); only with `measure = "bytes"`,
+    /// not with `max_th`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th_bytes: Option<ByteSize>,
     /// Target queueing delay of the `"auto"` threshold rule (ns-2 `targetdelay_`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_delay: Option<TimeValue>,
@@ -856,6 +870,8 @@ fill_from_defaults!(RedSpec {
         mean_pktsize,
         min_th,
         max_th,
+        min_th_bytes,
+        max_th_bytes,
         target_delay,
         w_q,
         burst,
@@ -1795,9 +1811,10 @@ tcp = { initial_window = 10 }
         (&[("#F0", "colour = 1")], "flows[0].colour", "unknown field `colour`"),
         // Internally tagged enums: serde buffers the table, so its path stops at the
         // table; the field is found from the document (parse.rs).
-        (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue.limit_packet", "unknown field `limit_packet`, expected `limit_packets` or `limit_bytes`"),
+        (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue.limit_packet", "unknown field `limit_packet`, expected one of `limit_packets`, `limit_bytes`, `limit_rule`"),
         (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`"),
         (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`; allowed: `droptail`, `red`, `aecn`"),
+        (&[("limit_packets = 50", "limit_packets = 2, limit_rule = \"ns3\"")], "links[2].queue.limit_rule", "unknown variant `ns3`, expected `waiting` or `ns2`"),
         (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue.limit_packets", "invalid type: string \"x\", expected an integer"),
         (&[("type = \"bulk\"", "type = \"web\"")], "flows[1].app.type", "unknown variant `web`, expected `bulk`"),
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app.bytes", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),

@@ -21,6 +21,7 @@ use crate::ensure_spec;
 use crate::error::SimError;
 use crate::profile::Profile;
 use crate::qdisc::aecn::AecnVariant;
+use crate::qdisc::droptail::LimitRule;
 use crate::qdisc::red::{Adaptive, DropSpacing};
 use crate::qdisc::resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::qdisc::{Limit, Measure};
@@ -956,7 +957,7 @@ fn check_dist(path: &str, d: &DistSpec) -> Result<(), SimError> {
 
 fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
     match queue {
-        QueueSpec::Droptail { limit_packets, limit_bytes } => {
+        QueueSpec::Droptail { limit_packets, limit_bytes, .. } => {
             let packets = format!("{path}.limit_packets");
             opt_in_range(&packets, *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
             opt_in_range(&format!("{path}.limit_bytes"), *limit_bytes, Limits::closed(1, MAX_QUEUE_BYTES))?;
@@ -1109,6 +1110,8 @@ const RED_FIELDS: &[Field<RedSpec>] = &[
     // FJ93 §6: min_th >= 0; max_th > 0 (and > min_th, below).
     Field::Real { name: "min_th", get: |s| num(s.min_th), limits: PACKETS },
     Field::Real { name: "max_th", get: |s| num(s.max_th), limits: RealLimits::above(0.0, 1e9) },
+    int_field!(min_th_bytes, Unit::Bytes, size, Limits::closed(0, MAX_QUEUE_BYTES)),
+    int_field!(max_th_bytes, Unit::Bytes, size, BYTE_LIMIT),
     // FGS01 §5: a target queueing delay is positive.
     int_field!(target_delay, Unit::Time, time, POSITIVE_TIME),
     // FJ93 §6: 0 < w_q; w_q = 1 makes avg the instantaneous queue (ns-2 DCTCP configurations).
@@ -1224,6 +1227,19 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
     match q {
         QueueSpec::Red(s) => {
             rows(path, s, RED_FIELDS)?;
+            for (bytes, given, name) in [(s.min_th_bytes, s.min_th, "min_th"), (s.max_th_bytes, s.max_th, "max_th")] {
+                if let (Some(b), Some(t)) = (bytes, given) {
+                    return Err(SimError::spec(
+                        format!("{path}.{name}_bytes"),
+                        format!(
+                            "cannot be combined with {name} ({}); give the threshold once, in bytes or in \
+                             packets, got {}B",
+                            serde_json::to_string(&t).unwrap_or_default(),
+                            b.0
+                        ),
+                    ));
+                }
+            }
             check_limit_pair(path, s.limit_packets, s.limit_bytes)
         }
         QueueSpec::Aecn(s) => rows(path, s, AECN_FIELDS),
@@ -1356,6 +1372,21 @@ fn cross(
 
 /// Cross-field rules of an AQM table on its values resolved for `link`.
 fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInfo) -> Result<(), SimError> {
+    if let QueueSpec::Droptail { limit_packets: Some(1), limit_bytes: None, limit_rule } = q {
+        let rule = limit_rule.unwrap_or_else(|| profile.droptail_limit_rule());
+        let origin = if limit_rule.is_some() {
+            "limit_rule = \"ns2\"".to_owned()
+        } else {
+            format!("limit_rule \"ns2\" (profile \"{}\")", profile.name())
+        };
+        ensure_spec!(
+            rule != LimitRule::Ns2,
+            format!("{path}.limit_packets"),
+            "must be >= 2 with {origin}: ns-2's drop-tail drops an arrival when the queue would reach its limit, \
+             so 1 drops every packet; for a 1-packet buffer set limit_rule = \"waiting\""
+        );
+        return Ok(());
+    }
     let resolved = match queue_resolve::resolve(q, profile, link) {
         Ok(Some((cfg, _))) => cfg,
         Ok(None) => return Ok(()),
@@ -1363,10 +1394,33 @@ fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInf
     };
     match (q, resolved) {
         (QueueSpec::Red(s), QueueConfig::Red(c)) => {
-            let min_th = Term::num_or("min_th", c.min_th, s.min_th.as_ref());
-            let max_th = Term::num_or("max_th", c.max_th, s.max_th.as_ref());
+            if c.measure != Measure::Bytes {
+                let name = if s.min_th_bytes.is_some() { "min_th_bytes" } else { "max_th_bytes" };
+                let origin = if s.measure.is_some() {
+                    "measure = \"packets\"".to_owned()
+                } else {
+                    format!("measure \"packets\" (from profile \"{}\")", profile.name())
+                };
+                ensure_spec!(
+                    s.min_th_bytes.is_none() && s.max_th_bytes.is_none(),
+                    format!("{path}.{name}"),
+                    "needs measure = \"bytes\"; with {origin} the average and thresholds are in packets: give \
+                     min_th / max_th in packets, or set measure = \"bytes\""
+                );
+            }
+            let threshold = |name: &'static str, bytes_name: &'static str, v: f64, n, b: Option<ByteSize>| {
+                if b.is_some() {
+                    Term { label: name, value: v, from: Origin::Given(bytes_name) }
+                } else {
+                    Term::num_or(name, v, n)
+                }
+            };
+            let min_th = threshold("min_th", "min_th_bytes", c.min_th, s.min_th.as_ref(), s.min_th_bytes);
+            let max_th = threshold("max_th", "max_th_bytes", c.max_th, s.max_th.as_ref(), s.max_th_bytes);
+            let note =
+                if s.min_th_bytes.is_some() || s.max_th_bytes.is_some() { " (in packets of mean_pktsize)" } else { "" };
             // FJ93 §6: min_th < max_th.
-            cross(path, profile, c.min_th < c.max_th, max_th, ">", min_th, "")?;
+            cross(path, profile, c.min_th < c.max_th, max_th, ">", min_th, note)?;
             // Above the buffer limit the forced region could never be reached.
             let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
             cross(path, profile, c.max_th <= buffer.value, max_th, "<=", buffer, " (in packets of mean_pktsize)")?;
@@ -1533,6 +1587,8 @@ mod tests {
         (&[("limit_packets = 50", "limit_packets = 50, limit_bytes = \"64KB\"")], "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
         (&[("#L0", "queue_ab = { type = \"droptail\", limit_packets = 0 }")], "links[0].queue_ab.limit_packets", "got 0"),
         (&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = -1 }")], "links[0].queue_ba.limit_bytes", "got -1B"),
+        (&[("limit_packets = 50", "limit_packets = 1, limit_rule = \"ns2\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule = \"ns2\""),
+        (&[("limit_packets = 50", "limit_packets = 1"), ("profile = \"rfc\"", "profile = \"ns2-2001\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule \"ns2\" (profile \"ns2-2001\")"),
         // flows
         (&[("src = \"h2\"", "src = \"x\"")], "flows[1].src", "no node named \"x\"; nodes are: h1, h2, r1, h3"),
         (&[("src = \"h1\"", "src = \"r1\"")], "flows[0].src", "\"r1\" is a router; flows must start and end at hosts"),
@@ -1804,6 +1860,12 @@ mod aqm_tests {
         (r#"{ type = "red", limit_packets = 50, limit_bytes = "64KB" }"#, "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
         // RED cross-field rules on resolved values
         (r#"{ type = "red", min_th = 20, max_th = 10 }"#, "links[2].queue.max_th", "max_th must be > min_th, got max_th = 10 (from links[2].queue.max_th) and min_th = 20 (from links[2].queue.min_th)"),
+        // Issue 13 item 8: byte thresholds only with a byte average, once, and in order.
+        (r#"{ type = "red", min_th_bytes = "5KB" }"#, "links[2].queue.min_th_bytes", "needs measure = \"bytes\"; with measure \"packets\" (from profile \"rfc\") the average and thresholds are in packets"),
+        (r#"{ type = "red", measure = "packets", max_th_bytes = "30KB" }"#, "links[2].queue.max_th_bytes", "needs measure = \"bytes\"; with measure = \"packets\""),
+        (r#"{ type = "red", measure = "bytes", min_th = 5, min_th_bytes = "5KB" }"#, "links[2].queue.min_th_bytes", "cannot be combined with min_th (5.0); give the threshold once, in bytes or in packets, got 5000B"),
+        (r#"{ type = "red", measure = "bytes", mean_pktsize = 1000, min_th_bytes = "20KB", max_th = 15 }"#, "links[2].queue.max_th", "max_th must be > min_th (in packets of mean_pktsize), got max_th = 15 (from links[2].queue.max_th) and min_th = 20 (from links[2].queue.min_th_bytes)"),
+        (r#"{ type = "red", measure = "bytes", max_th_bytes = 0 }"#, "links[2].queue.max_th_bytes", "must be >= 1B"),
         (r#"{ type = "red", min_th = 20 }"#, "links[2].queue.min_th", "max_th = 15 (from profile \"rfc\") and min_th = 20 (from links[2].queue.min_th)"),
         (r#"{ type = "red", limit_packets = 20, max_th = 30 }"#, "links[2].queue.max_th", "max_th must be <= the buffer limit (in packets of mean_pktsize), got max_th = 30 (from links[2].queue.max_th) and the buffer limit = 20 (from links[2].queue.limit_packets)"),
         (r#"{ type = "red", limit_packets = 10 }"#, "links[2].queue.limit_packets", "max_th = 15 (from profile \"rfc\") and the buffer limit = 10 (from links[2].queue.limit_packets)"),

@@ -78,16 +78,23 @@ def _strip_none(value: Any) -> Any:
 
 
 def droptail(
-    limit_packets: int | None = None, limit_bytes: Quantity | None = None
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    limit_rule: str | None = None,
 ) -> dict[str, Any]:
     """A FIFO queue that drops arrivals beyond its limit.
 
     Give at most one of ``limit_packets`` and ``limit_bytes``; with neither,
-    the core's default (100 packets) applies.
+    the core's default (100 packets) applies. ``limit_rule`` says how the
+    limit is read: ``"waiting"`` (the packets that may wait, as ns-3 and
+    Linux) or ``"ns2"`` (ns-2's ``limit_``: one packet fewer waits, the
+    ``ns2-2001`` profile's default); None takes the profile's.
     """
     return {
         "type": "droptail",
-        **_compact({"limit_packets": limit_packets, "limit_bytes": limit_bytes}),
+        **_compact(
+            {"limit_packets": limit_packets, "limit_bytes": limit_bytes, "limit_rule": limit_rule}
+        ),
     }
 
 
@@ -120,6 +127,8 @@ def red(
     mean_pktsize: Quantity | None = None,
     min_th: NumOrRule | None = None,
     max_th: NumOrRule | None = None,
+    min_th_bytes: Quantity | None = None,
+    max_th_bytes: Quantity | None = None,
     target_delay: Quantity | None = None,
     w_q: NumOrRule | None = None,
     burst: float | None = None,
@@ -150,7 +159,9 @@ def red(
     ``ecn`` is ``"none"``, ``"rfc3168"``, ``"ns2_mark_p"`` or
     ``"mark_above_max"``; ``mark_target`` ``"arriving"`` or ``"front"``;
     ``adaptive`` ``"none"``, ``"floyd"`` or ``"feng"``; ``min_th``/``max_th``
-    a number of packets or ``"auto"``/``"tc"``; ``w_q`` a number or
+    a number of packets (of ``mean_pktsize`` bytes when ``measure="bytes"``)
+    or ``"auto"``/``"tc"``; ``min_th_bytes``/``max_th_bytes`` thresholds in
+    bytes instead (``measure="bytes"`` only); ``w_q`` a number or
     ``"auto"``, ``"auto_rtt"``, ``"auto_fast"``, ``"tc"``.
     """
     return {"type": "red", **_compact(locals())}
