@@ -12,6 +12,8 @@ use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
 use crate::ids::{AppId, FlowId, NodeId, PortId};
 use crate::link::Port;
+pub(crate) use crate::node::Node;
+use crate::node::Routes;
 use crate::packet::{Ecn, Packet, TcpHeader, Transport};
 use crate::qdisc::QueueCounters;
 use crate::results::{Results, Table};
@@ -85,13 +87,6 @@ pub struct SimOptions {
 
 /// Events between two looks at the cancellation flag and the memory limit.
 const CHECK_EVERY: u32 = 4096;
-
-/// A node of the network.
-#[derive(Debug)]
-pub(crate) struct Node {
-    pub(crate) name: String,
-    pub(crate) is_host: bool,
-}
 
 /// A TCP connection: who opened it, for which app, and its counters once
 /// its endpoints are released. One per connection for the whole run.
@@ -201,8 +196,8 @@ pub struct Simulation {
     /// Each host's own ECN policy, if it has one.
     pub(crate) host_ecn: Vec<Option<EcnPolicy>>,
     pub(crate) ports: Vec<Port>,
-    /// `routes[node * n_nodes + dst]`: the egress port from `node` towards host `dst`.
-    pub(crate) routes: Vec<u32>,
+    /// The egress port from any node towards any host.
+    pub(crate) routes: Routes,
     /// Every TCP connection of the run, by `FlowId`.
     pub(crate) flows: Vec<Flow>,
     /// `slot_of[flow]`: the endpoint pair of a live connection, or [`NO_SLOT`].
@@ -252,9 +247,6 @@ pub struct Simulation {
 
 /// Sentinel in `slot_of`: the connection's endpoints were released.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
-
-/// Sentinel in the route table: no route.
-pub(crate) const NO_ROUTE: u32 = u32::MAX;
 
 impl Simulation {
     /// Validate `spec` and build the simulation; `seed` overrides the spec's seed.
@@ -615,9 +607,8 @@ impl Simulation {
             self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
             self.service_endpoint(e);
         } else {
-            let route = self.routes[node.index() * self.nodes.len() + pkt.dst.index()];
-            debug_assert_ne!(route, NO_ROUTE, "validated at build time");
-            self.send_on(PortId(route), pkt);
+            let route = self.routes.get(node, pkt.dst).expect("routes are validated at build time");
+            self.send_on(route, pkt);
         }
     }
 
@@ -808,13 +799,12 @@ impl Simulation {
                 }
             }
             Command::OpenUdp { src, dst } => {
-                let route = self.routes[src.index() * self.nodes.len() + dst.index()];
-                debug_assert_ne!(route, NO_ROUTE, "validated at build time");
+                let route = self.routes.get(src, dst).expect("routes are validated at build time");
                 self.udp.push(UdpFlow {
                     app: a,
                     src,
                     dst,
-                    egress: PortId(route),
+                    egress: route,
                     start: now,
                     sent_packets: 0,
                     sent_bytes: 0,
@@ -897,7 +887,6 @@ impl Simulation {
         client_cfg: TcpConfig,
         server_cfg: TcpConfig,
     ) -> u32 {
-        let n = self.nodes.len();
         let ecn = |p: Option<EcnPolicy>, c: &TcpConfig| TcpConfig { ecn: p.unwrap_or(c.ecn), ..*c };
         let (client_cfg, server_cfg) =
             (ecn(self.host_ecn[client.index()], &client_cfg), ecn(self.host_ecn[server.index()], &server_cfg));
@@ -933,7 +922,7 @@ impl Simulation {
             live: true,
             node,
             peer,
-            egress: PortId(self.routes[node.index() * n + peer.index()]),
+            egress: self.routes.get(node, peer).expect("routes are validated at build time"),
             header_bytes: c.header_bytes,
             data_header_bytes: if c.headers_on_data { c.header_bytes } else { 0 },
             timer_gen: 0,
