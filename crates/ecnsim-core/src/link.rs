@@ -13,6 +13,9 @@ use crate::packet::Packet;
 use crate::qdisc::Queue;
 use crate::time::{BitRate, SimDuration, SimTime};
 
+/// Slots a wire keeps when it empties.
+const WIRE_MIN_SLOTS: usize = 8;
+
 /// One direction of a point-to-point link.
 #[derive(Debug)]
 pub(crate) struct Port {
@@ -50,6 +53,18 @@ impl Port {
         let arrival = self.busy_until + self.delay;
         self.wire.push_back((arrival, pkt));
         arrival
+    }
+
+    /// The packet at the head of the wire, which has arrived at the far end.
+    /// The wire gives memory back as it empties, as a queue does
+    /// ([`crate::qdisc::Fifo`]): slots are halved once at most an eighth are in use.
+    pub(crate) fn take_arrival(&mut self) -> Option<Packet> {
+        let (_, pkt) = self.wire.pop_front()?;
+        let slots = self.wire.capacity();
+        if slots > WIRE_MIN_SLOTS && self.wire.len() * 8 <= slots {
+            self.wire.shrink_to((slots / 2).max(WIRE_MIN_SLOTS));
+        }
+        Some(pkt)
     }
 
     /// Time the transmitter has spent sending up to `t` (not beyond), ns.

@@ -569,7 +569,7 @@ impl Simulation {
 
     fn on_wire_arrival(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
-        let (_, pkt) = port.wire.pop_front().expect("a wire event has a packet");
+        let pkt = port.take_arrival().expect("a wire event has a packet");
         let to = port.to;
         if let Some(&(next, _)) = port.wire.front() {
             self.sched.schedule(next, Event::WireArrival(p));

@@ -496,7 +496,14 @@ pub enum NonEct {
 }
 
 /// A FIFO of packets with its byte count: the buffer every discipline here uses.
-/// Preallocated; never shrinks, so a warm queue does not allocate.
+///
+/// It starts empty and grows on demand (doubling, so a queue that has reached
+/// its working size does not allocate again), and gives memory back as it
+/// drains: once it holds at most an eighth of its slots, the slots are halved,
+/// down to [`Fifo::MIN_SLOTS`]. Growing and shrinking are amortised O(1) per
+/// packet (after a halving, at least three eighths of the slots must be
+/// pushed again before the next doubling), and the order of packets never
+/// depends on either.
 #[derive(Debug)]
 pub struct Fifo {
     packets: VecDeque<Packet>,
@@ -504,14 +511,27 @@ pub struct Fifo {
 }
 
 impl Fifo {
-    /// An empty FIFO with room for `limit` without reallocating (up to 4096 packets).
+    /// Slots a FIFO keeps when it drains (an idle queue holds no more than this).
+    pub const MIN_SLOTS: usize = 8;
+
+    /// An empty FIFO. It allocates on its first packet; the discipline's
+    /// `limit` bounds how far it grows.
     #[must_use]
     pub fn new(limit: Limit) -> Self {
-        let cap = match limit {
-            Limit::Packets(n) => usize::try_from(n.min(4096)).unwrap_or(4096),
-            Limit::Bytes(b) => usize::try_from((b / 64).clamp(64, 4096)).unwrap_or(4096),
-        };
-        Fifo { packets: VecDeque::with_capacity(cap), bytes: 0 }
+        let _ = limit;
+        Fifo { packets: VecDeque::new(), bytes: 0 }
+    }
+    /// Packet slots allocated now.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.packets.capacity()
+    }
+    /// After a removal: halve the slots once at most an eighth are in use.
+    fn shrink_if_sparse(&mut self) {
+        let slots = self.packets.capacity();
+        if slots > Self::MIN_SLOTS && self.packets.len() * 8 <= slots {
+            self.packets.shrink_to((slots / 2).max(Self::MIN_SLOTS));
+        }
     }
     /// Packets queued.
     #[must_use]
@@ -563,18 +583,21 @@ impl Fifo {
     pub fn pop_front(&mut self) -> Option<Packet> {
         let pkt = self.packets.pop_front()?;
         self.bytes -= u64::from(pkt.size);
+        self.shrink_if_sparse();
         Some(pkt)
     }
     /// Remove the tail.
     pub fn pop_back(&mut self) -> Option<Packet> {
         let pkt = self.packets.pop_back()?;
         self.bytes -= u64::from(pkt.size);
+        self.shrink_if_sparse();
         Some(pkt)
     }
     /// Remove the packet at `index` (0 = head).
     pub fn remove(&mut self, index: usize) -> Option<Packet> {
         let pkt = self.packets.remove(index)?;
         self.bytes -= u64::from(pkt.size);
+        self.shrink_if_sparse();
         Some(pkt)
     }
     /// The head.
@@ -827,5 +850,70 @@ pub(crate) mod test_support {
         assert!(marked <= ect_offered, "marks {marked} > ECT arrivals {ect_offered}");
         assert_eq!(queue.counters.total_drops(), dropped);
         assert_eq!(queue.counters.total_marks(), marked);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::pkt;
+    use super::{Fifo, Limit};
+    use crate::packet::Ecn;
+
+    // ---- Fifo: memory on demand ---------------------------------------------------
+
+    #[test]
+    fn fifo_new_allocates_nothing_whatever_the_limit() {
+        assert_eq!(Fifo::new(Limit::Packets(100_000)).slots(), 0);
+        assert_eq!(Fifo::new(Limit::Bytes(1 << 30)).slots(), 0);
+    }
+
+    #[test]
+    fn fifo_burst_grows_then_drains_back_to_min_slots_in_order() {
+        let mut q = Fifo::new(Limit::Packets(10_000));
+        for uid in 0..5000 {
+            q.push_back(pkt(uid, 100, Ecn::NotEct));
+        }
+        assert!(q.slots() >= 5000 && q.slots() < 2 * 5000 + Fifo::MIN_SLOTS, "slots {}", q.slots());
+        assert_eq!(q.bytes(), 500_000);
+        for uid in 0..5000 {
+            assert_eq!(q.pop_front().map(|p| p.uid), Some(uid));
+            // Never fewer slots than packets.
+            assert!(q.slots() >= q.len());
+        }
+        assert!(q.is_empty());
+        assert_eq!(q.bytes(), 0);
+        assert_eq!(q.slots(), Fifo::MIN_SLOTS);
+    }
+
+    #[test]
+    fn fifo_steady_queue_does_not_reallocate() {
+        // A queue oscillating between 0 and 60 packets settles at one size.
+        let mut q = Fifo::new(Limit::Packets(1000));
+        let mut uid = 0;
+        let mut sizes = Vec::new();
+        for _ in 0..50 {
+            for _ in 0..60 {
+                q.push_back(pkt(uid, 1000, Ecn::NotEct));
+                uid += 1;
+            }
+            while q.pop_front().is_some() {}
+            sizes.push(q.slots());
+        }
+        assert!(sizes.windows(2).skip(1).all(|w| w[0] == w[1]), "slots changed: {sizes:?}");
+        assert!(q.slots() <= 64, "an idle queue keeps {} slots", q.slots());
+    }
+
+    #[test]
+    fn fifo_pop_back_and_remove_shrink_too() {
+        let mut q = Fifo::new(Limit::Packets(1000));
+        for uid in 0..512 {
+            q.push_back(pkt(uid, 10, Ecn::NotEct));
+        }
+        while q.len() > 1 {
+            let _ = if q.len() % 2 == 0 { q.pop_back() } else { q.remove(q.len() / 2) };
+        }
+        assert_eq!(q.front().map(|p| p.uid), Some(0));
+        assert_eq!(q.slots(), Fifo::MIN_SLOTS);
+        assert_eq!(q.bytes(), 10);
     }
 }
