@@ -110,7 +110,7 @@ def test_usage_error_is_exit_2(cli: Cli) -> None:
 
 
 def test_bench_json(cli: Cli) -> None:
-    proc = cli("bench", "dumbbell-10", "--json")
+    proc = cli("bench", "dumbbell-10", "--json", "--no-instructions")
     assert proc.returncode == 0, proc.stderr
     records = json.loads(proc.stdout)
     assert [r["name"] for r in records] == ["dumbbell-10"]
@@ -124,6 +124,48 @@ def test_bench_json(cli: Cli) -> None:
     assert r["events_per_s"] == pytest.approx(r["events"] / r["wall_s"])
     assert r["peak_rss_bytes"] > 1_000_000
     assert r["bytes_per_flow"] >= 0
+    assert "instructions_per_hop" not in r
+
+
+def test_bench_until_stops_early(cli: Cli) -> None:
+    proc = cli("bench", "dumbbell-10", "--json", "--no-instructions", "--until", "1.5")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)[0]
+    assert r["simulated_s"] == 1.5
+    assert r["packet_hops"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_bench_instructions_per_hop_by_callgrind() -> None:
+    from ecnsim.cli.bench import instructions_per_hop
+
+    r = instructions_per_hop(BENCHMARKS["dumbbell-10"], str(shutil.which("valgrind")))
+    assert r["instructions_window_s"] == [1.0, 2.0]
+    assert r["instructions_window_hops"] > 1000
+    # Hundreds to a few thousand instructions per hop; not the start-up's millions.
+    assert 100 < r["instructions_per_hop"] < 10_000
+
+
+def test_hetero_benchmarks_are_the_hetero_study_scenario() -> None:
+    from ecnsim.studies.hetero import HeteroParams, HeteroStudy
+
+    for n in (120, 9600):
+        bench = BENCHMARKS[f"hetero-{n}"]
+        assert bench.n_flows == n
+        ours = bench.build().to_dict()
+        study = HeteroStudy().scenario(HeteroParams(), {"n": n, "max_p": 0.1, "mode": "RED"})
+        theirs = study.to_dict()
+        assert ours["simulation"].pop("seed") == 1
+        assert ours.pop("name") == f"hetero-{n}"
+        theirs.pop("name")
+        assert ours == theirs
+
+
+def test_big_dumbbell_matches_its_description() -> None:
+    sc = BENCHMARKS["dumbbell-10000-10g"].build().to_dict()
+    assert len(sc["flows"]) == 10_000
+    assert sc["links"][0]["rate"] == "10Gbps"
 
 
 def test_bench_human_readable(cli: Cli) -> None:
