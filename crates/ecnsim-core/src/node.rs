@@ -203,6 +203,7 @@ impl Routes {
     }
 
     /// Entries in the core table (the part that grows with the square of the core).
+    #[cfg(test)]
     #[must_use]
     pub(crate) fn table_len(&self) -> usize {
         self.table.len()
