@@ -252,3 +252,42 @@ def test_web_benchmark_reports_connections_per_second() -> None:
     assert r["connections_per_s"] == pytest.approx(r["connections"] / r["wall_s"])
     assert r["bytes_per_connection"] >= 0
     assert r["run_peak_rss_bytes"] > 1_000_000
+
+
+# ---------------------------------------------------------------------------
+# ecnsim run --seeds
+# ---------------------------------------------------------------------------
+
+
+def test_run_seeds_in_parallel_equals_runs_one_at_a_time(cli: Cli, tmp_path: Path) -> None:
+    path = ROOT / "examples" / "dumbbell.toml"
+    out = tmp_path / "out"
+    proc = cli("run", path, "--seeds", "1-2,7", "--jobs", "2", "--out", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "3 seeds, 2 at a time" in proc.stdout
+    for seed in (1, 2, 7):
+        expected = Simulation.from_toml(path, seed=seed).run()
+        assert f"{expected.digest:016x}" in proc.stdout
+        meta = json.loads((out / f"seed-{seed}" / "meta.json").read_text())
+        assert meta["digest"] == expected.digest
+        assert meta["seed"] == str(seed)
+        for name, table in expected.tables.items():
+            df = pd.read_parquet(out / f"seed-{seed}" / f"{name}.parquet")
+            pd.testing.assert_frame_equal(df, table.to_pandas())
+    assert sorted(p.name for p in out.iterdir()) == ["seed-1", "seed-2", "seed-7"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seeds", "3-1"], "ends before it starts"),
+        (["--seeds", "1,x"], "expected seeds like 1-8"),
+        (["--seeds", "1-3,2"], "seed 2 is given twice"),
+        (["--seeds", "1-2", "--jobs", "0"], "must be at least 1"),
+        (["--seeds", "1-2", "--seed", "4"], "give --seed or --seeds, not both"),
+    ],
+)
+def test_run_seeds_bad_arguments(cli: Cli, args: list[str], message: str) -> None:
+    proc = cli("run", ROOT / "examples" / "dumbbell.toml", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
