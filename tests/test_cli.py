@@ -291,3 +291,18 @@ def test_run_seeds_bad_arguments(cli: Cli, args: list[str], message: str) -> Non
     proc = cli("run", ROOT / "examples" / "dumbbell.toml", *args)
     assert proc.returncode == 2
     assert message in proc.stderr
+
+
+def test_bench_scenario_written_as_json_runs_with_ecnsim_run(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "d10.json"
+    proc = cli("bench", "dumbbell-10", "--write-scenario", path)
+    assert proc.returncode == 0, proc.stderr
+    run = cli("run", path, "--quiet", "--seed", "2")
+    assert run.returncode == 0, run.stderr
+    expected = Simulation(BENCHMARKS["dumbbell-10"].build(), seed=2).run()
+    assert f"{expected.digest:016x}" in run.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    proc = cli("run", bad)
+    assert proc.returncode == 2
+    assert "a JSON scenario is an object" in proc.stderr

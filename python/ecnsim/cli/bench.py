@@ -409,6 +409,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.write_scenario is not None:
+        if len(names) != 1:
+            print("error: --write-scenario takes one benchmark name", file=sys.stderr)
+            return EXIT_USAGE
+        with open(args.write_scenario, "w", encoding="utf-8") as f:
+            json.dump(BENCHMARKS[names[0]].build().to_dict(), f, indent=1)
+            f.write("\n")
+        print(f"wrote {args.write_scenario} (run it with: ecnsim run {args.write_scenario})")
+        return EXIT_OK
     valgrind = None if args.no_instructions or not args.json else shutil.which("valgrind")
     records = []
     for name in names:
@@ -437,6 +446,12 @@ def add_parsers(sub: Any) -> None:
         type=float,
         metavar="SECONDS",
         help="stop each run at this simulated time (default: the benchmark's end)",
+    )
+    bench.add_argument(
+        "--write-scenario",
+        metavar="FILE.json",
+        help="write the benchmark's scenario as JSON (for ecnsim run, or another simulator) "
+        "instead of running it",
     )
     bench.add_argument(
         "--no-instructions",

@@ -153,13 +153,30 @@ def _write_results(results: Results, out: Path, *, partial: bool) -> None:
             results.write_parquet(out)
 
 
+def build_simulation(
+    path: Path, text: str, *, seed: int | None, max_memory: int | None
+) -> Simulation:
+    """The simulation of a scenario file: TOML, or JSON (same schema) if it ends in ``.json``."""
+    if path.suffix.lower() == ".json":
+        import json
+
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path}: not valid JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        return Simulation(data, seed=seed, max_memory=max_memory)
+    return Simulation.from_toml_str(text, seed=seed, max_memory=max_memory)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     text = read_text_file(path)
     if args.seeds is not None:
         return _run_seeds(args, path, text)
     out = prepare_out("--out", args.out)
-    sim = Simulation.from_toml_str(text, seed=args.seed, max_memory=args.max_memory)
+    sim = build_simulation(path, text, seed=args.seed, max_memory=args.max_memory)
     for warning in sim.warnings:
         print(f"warning: {printable(warning)}", file=sys.stderr)
     if args.trace_ns2 or args.trace_pcap:
@@ -219,10 +236,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _run_one_seed(text: str, seed: int, max_memory: int | None, out: str | None) -> dict[str, Any]:
-    """Run the scenario ``text`` with ``seed`` in this (worker) process; write its results to
-    ``out`` if given. Returns what the parent prints."""
-    sim = Simulation.from_toml_str(text, seed=seed, max_memory=max_memory)
+def _run_one_seed(
+    path: Path, text: str, seed: int, max_memory: int | None, out: str | None
+) -> dict[str, Any]:
+    """Run the scenario ``text`` (of file ``path``) with ``seed`` in this (worker) process;
+    write its results to ``out`` if given. Returns what the parent prints."""
+    sim = build_simulation(path, text, seed=seed, max_memory=max_memory)
     started = time.perf_counter()
     error = None
     try:
@@ -267,7 +286,7 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
     seeds: list[int] = args.seeds
     out = prepare_out("--out", args.out)
     # Check the scenario once, here, so a bad one is one error, not one per seed.
-    Simulation.from_toml_str(text, seed=seeds[0], max_memory=args.max_memory)
+    build_simulation(path, text, seed=seeds[0], max_memory=args.max_memory)
     jobs = max(1, min(args.jobs or default_jobs(), len(seeds)))
     # Runs side by side: each gets its share of the memory limit.
     total = args.max_memory or default_max_memory()
@@ -282,7 +301,7 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
     try:
         for seed in seeds:
             seed_out = None if out is None else str(out / f"seed-{seed}")
-            futures[seed] = pool.submit(_run_one_seed, text, seed, share, seed_out)
+            futures[seed] = pool.submit(_run_one_seed, path, text, seed, share, seed_out)
         done = {seed: f.result() for seed, f in futures.items()}
     except KeyboardInterrupt:
         _stop_pool(pool)
@@ -325,7 +344,11 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
 def add_parsers(sub: Any) -> None:
     """Register ``ecnsim run``."""
     run = sub.add_parser("run", help="run a TOML scenario and print a summary")
-    run.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
+    run.add_argument(
+        "scenario",
+        metavar="SCENARIO.toml",
+        help="scenario file (TOML; or JSON of the same schema, if it ends in .json)",
+    )
     run.add_argument("--out", metavar="DIR", help="write <table>.parquet and meta.json into DIR")
     run.add_argument("--seed", type=seed_arg, help="seed, 0 to 2^64-1 (overrides the scenario's)")
     run.add_argument(
