@@ -187,6 +187,8 @@ BENCHMARKS: dict[str, Benchmark] = {
             "100 Reno bulk flows, 100 Mb/s bottleneck, 100 ms RTT, BDP DropTail, 60 s",
             100,
             lambda: _dumbbell_bench(100, 60),
+            # Past the starts and the first slow start: the steady state.
+            instructions_window=(10.0, 20.0),
         ),
         Benchmark(
             "web-100m",
