@@ -150,7 +150,7 @@ def test_bench_instructions_per_hop_by_callgrind() -> None:
 def test_hetero_benchmarks_are_the_hetero_study_scenario() -> None:
     from ecnsim.studies.hetero import HeteroParams, HeteroStudy
 
-    for n in (120, 9600):
+    for n in (15, 120, 9600):
         bench = BENCHMARKS[f"hetero-{n}"]
         assert bench.n_flows == n
         ours = bench.build().to_dict()

@@ -206,6 +206,14 @@ BENCHMARKS: dict[str, Benchmark] = {
             connections=True,
         ),
         Benchmark(
+            "hetero-15",
+            "the hetero study's star, N = 15 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
+            "100 s (the reference of flat cost per hop as flows grow)",
+            15,
+            lambda: hetero_scenario(15),
+            instructions_window=(20.0, 30.0),
+        ),
+        Benchmark(
             "hetero-120",
             "the hetero study's star, N = 120 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
             "100 s",
