@@ -171,6 +171,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         spec_flows: spec.flows.len(),
         connection_path,
         fault: None,
+        since_give_back: 0,
         instant: SimTime::ZERO,
         instant_events: 0,
         memory_limit: options.max_memory,

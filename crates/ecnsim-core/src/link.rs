@@ -56,15 +56,14 @@ impl Port {
     }
 
     /// The packet at the head of the wire, which has arrived at the far end.
-    /// The wire gives memory back as it empties, as a queue does
-    /// ([`crate::qdisc::Fifo`]): slots are halved once at most an eighth are in use.
     pub(crate) fn take_arrival(&mut self) -> Option<Packet> {
-        let (_, pkt) = self.wire.pop_front()?;
-        let slots = self.wire.capacity();
-        if slots > WIRE_MIN_SLOTS && self.wire.len() * 8 <= slots {
-            self.wire.shrink_to((slots / 2).max(WIRE_MIN_SLOTS));
-        }
-        Some(pkt)
+        self.wire.pop_front().map(|(_, pkt)| pkt)
+    }
+
+    /// Free the queue's and the wire's slots beyond what they hold now.
+    pub(crate) fn give_back_memory(&mut self) {
+        self.queue.give_back_memory();
+        crate::qdisc::give_back(&mut self.wire, WIRE_MIN_SLOTS);
     }
 
     /// Time the transmitter has spent sending up to `t` (not beyond), ns.

@@ -87,6 +87,12 @@ pub struct SimOptions {
 
 /// Events between two looks at the cancellation flag and the memory limit.
 const CHECK_EVERY: u32 = 4096;
+/// Events between two passes that give back the memory of queues and link
+/// wires that have drained ([`crate::qdisc::Fifo::give_back_memory`]): rare
+/// enough to cost nothing per packet (a pass visits every link direction),
+/// frequent enough that a burst's buffers go back within a fraction of a
+/// second of wall time.
+pub(crate) const GIVE_BACK_EVERY: u32 = 1 << 20;
 
 /// A TCP connection: who opened it, for which app, and its counters once
 /// its endpoints are released. One per connection for the whole run.
@@ -236,6 +242,9 @@ pub struct Simulation {
     pub(crate) connection_path: &'static str,
     /// Why the run stopped for good, if it did.
     pub(crate) fault: Option<SimError>,
+    /// Events since the last [`Simulation::give_back_memory`] pass (counted in
+    /// steps of [`CHECK_EVERY`]).
+    pub(crate) since_give_back: u32,
     /// The instant of the last event run, and how many events ran at it.
     pub(crate) instant: SimTime,
     pub(crate) instant_events: u64,
@@ -331,6 +340,11 @@ impl Simulation {
             if since_check == CHECK_EVERY {
                 since_check = 0;
                 self.check_limits()?;
+                self.since_give_back += CHECK_EVERY;
+                if self.since_give_back >= GIVE_BACK_EVERY {
+                    self.since_give_back = 0;
+                    self.give_back_memory();
+                }
             }
         }
         self.check_limits()?;
@@ -357,6 +371,13 @@ impl Simulation {
     fn stop(&mut self, e: SimError) -> SimError {
         self.fault = Some(e.clone());
         e
+    }
+
+    /// Give back the slots of queues and wires beyond what they hold now.
+    pub(crate) fn give_back_memory(&mut self) {
+        for port in &mut self.ports {
+            port.give_back_memory();
+        }
     }
 
     /// The cancellation flag and the memory limit.

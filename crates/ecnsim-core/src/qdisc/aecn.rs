@@ -338,6 +338,12 @@ impl QueueDisc for Aecn {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+    fn give_back_memory(&mut self) {
+        self.fifo.give_back_memory();
+        for fq in &mut self.fq {
+            super::give_back(fq, Fifo::MIN_SLOTS);
+        }
+    }
 
     fn aqm_state(&mut self, _now: SimTime) -> AqmState {
         AqmState { avg: self.avg.avg, prob: self.prob1, max_p: self.cfg.base_max_p }

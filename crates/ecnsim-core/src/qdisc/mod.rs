@@ -197,6 +197,8 @@ pub trait QueueDisc {
     fn len_packets(&self) -> u64;
     /// Bytes queued.
     fn len_bytes(&self) -> u64;
+    /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
+    fn give_back_memory(&mut self) {}
     /// The discipline's internal estimates at `now`, for time series. A
     /// discipline with periodic updates first applies those due by `now`
     /// (which changes nothing observable: the same updates would be applied,
@@ -279,6 +281,9 @@ impl QueueDisc for AnyQdisc {
     }
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         dispatch!(self, q => q.aqm_state(now))
+    }
+    fn give_back_memory(&mut self) {
+        dispatch!(self, q => q.give_back_memory());
     }
 }
 
@@ -395,6 +400,11 @@ impl Queue {
         self.last_change
     }
 
+    /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
+    pub fn give_back_memory(&mut self) {
+        self.qdisc.give_back_memory();
+    }
+
     /// Restart the maximum from the current occupancy (at the end of warm-up).
     pub fn reset_max(&mut self) {
         self.max_packets = self.len_packets();
@@ -498,12 +508,11 @@ pub enum NonEct {
 /// A FIFO of packets with its byte count: the buffer every discipline here uses.
 ///
 /// It starts empty and grows on demand (doubling, so a queue that has reached
-/// its working size does not allocate again), and gives memory back as it
-/// drains: once it holds at most an eighth of its slots, the slots are halved,
-/// down to [`Fifo::MIN_SLOTS`]. Growing and shrinking are amortised O(1) per
-/// packet (after a halving, at least three eighths of the slots must be
-/// pushed again before the next doubling), and the order of packets never
-/// depends on either.
+/// its working size does not allocate again). Memory goes back only in
+/// [`Fifo::give_back_memory`], which the simulation calls on every queue once
+/// per [`crate::sim::GIVE_BACK_EVERY`] events: shrinking on the packet path
+/// would make a queue that fills and drains every cycle reallocate every
+/// cycle. The order of packets never depends on either.
 #[derive(Debug)]
 pub struct Fifo {
     packets: VecDeque<Packet>,
@@ -511,7 +520,7 @@ pub struct Fifo {
 }
 
 impl Fifo {
-    /// Slots a FIFO keeps when it drains (an idle queue holds no more than this).
+    /// Slots a FIFO keeps when it is idle (an idle queue holds no more than this).
     pub const MIN_SLOTS: usize = 8;
 
     /// An empty FIFO. It allocates on its first packet; the discipline's
@@ -526,12 +535,10 @@ impl Fifo {
     pub fn slots(&self) -> usize {
         self.packets.capacity()
     }
-    /// After a removal: halve the slots once at most an eighth are in use.
-    fn shrink_if_sparse(&mut self) {
-        let slots = self.packets.capacity();
-        if slots > Self::MIN_SLOTS && self.packets.len() * 8 <= slots {
-            self.packets.shrink_to((slots / 2).max(Self::MIN_SLOTS));
-        }
+    /// Give back the slots beyond twice the packets held now (at least
+    /// [`Fifo::MIN_SLOTS`] stay), if that frees at least half of them.
+    pub fn give_back_memory(&mut self) {
+        give_back(&mut self.packets, Self::MIN_SLOTS);
     }
     /// Packets queued.
     #[must_use]
@@ -583,21 +590,18 @@ impl Fifo {
     pub fn pop_front(&mut self) -> Option<Packet> {
         let pkt = self.packets.pop_front()?;
         self.bytes -= u64::from(pkt.size);
-        self.shrink_if_sparse();
         Some(pkt)
     }
     /// Remove the tail.
     pub fn pop_back(&mut self) -> Option<Packet> {
         let pkt = self.packets.pop_back()?;
         self.bytes -= u64::from(pkt.size);
-        self.shrink_if_sparse();
         Some(pkt)
     }
     /// Remove the packet at `index` (0 = head).
     pub fn remove(&mut self, index: usize) -> Option<Packet> {
         let pkt = self.packets.remove(index)?;
         self.bytes -= u64::from(pkt.size);
-        self.shrink_if_sparse();
         Some(pkt)
     }
     /// The head.
@@ -711,6 +715,15 @@ impl Ticker {
                 break;
             }
         }
+    }
+}
+
+/// Shrink `deque` to twice its length (at least `min_slots`) if that frees
+/// at least half of its slots (queues and link wires between packets).
+pub(crate) fn give_back<T>(deque: &mut VecDeque<T>, min_slots: usize) {
+    let want = (deque.len() * 2).max(min_slots);
+    if deque.capacity() >= 2 * want {
+        deque.shrink_to(want);
     }
 }
 
@@ -868,52 +881,55 @@ mod tests {
     }
 
     #[test]
-    fn fifo_burst_grows_then_drains_back_to_min_slots_in_order() {
+    fn fifo_burst_grows_then_gives_back_what_it_no_longer_holds() {
         let mut q = Fifo::new(Limit::Packets(10_000));
         for uid in 0..5000 {
             q.push_back(pkt(uid, 100, Ecn::NotEct));
         }
-        assert!(q.slots() >= 5000 && q.slots() < 2 * 5000 + Fifo::MIN_SLOTS, "slots {}", q.slots());
+        let grown = q.slots();
+        assert!((5000..2 * 5000).contains(&grown), "slots {grown}");
         assert_eq!(q.bytes(), 500_000);
-        for uid in 0..5000 {
+        q.give_back_memory(); // full: nothing to give back
+        assert_eq!(q.slots(), grown);
+        for uid in 0..4990 {
             assert_eq!(q.pop_front().map(|p| p.uid), Some(uid));
-            // Never fewer slots than packets.
-            assert!(q.slots() >= q.len());
         }
-        assert!(q.is_empty());
-        assert_eq!(q.bytes(), 0);
+        // Draining does not reallocate (a queue that fills every cycle keeps its slots) ...
+        assert_eq!(q.slots(), grown);
+        // ... the periodic pass gives them back, keeping twice what is held.
+        q.give_back_memory();
+        assert_eq!(q.slots(), 20);
+        assert_eq!((0..10).map(|_| q.pop_front().unwrap().uid).collect::<Vec<_>>(), (4990..5000).collect::<Vec<_>>());
+        q.give_back_memory();
         assert_eq!(q.slots(), Fifo::MIN_SLOTS);
+        assert_eq!(q.bytes(), 0);
     }
 
     #[test]
-    fn fifo_steady_queue_does_not_reallocate() {
-        // A queue oscillating between 0 and 60 packets settles at one size.
-        let mut q = Fifo::new(Limit::Packets(1000));
-        let mut uid = 0;
-        let mut sizes = Vec::new();
-        for _ in 0..50 {
-            for _ in 0..60 {
-                q.push_back(pkt(uid, 1000, Ecn::NotEct));
-                uid += 1;
-            }
-            while q.pop_front().is_some() {}
-            sizes.push(q.slots());
-        }
-        assert!(sizes.windows(2).skip(1).all(|w| w[0] == w[1]), "slots changed: {sizes:?}");
-        assert!(q.slots() <= 64, "an idle queue keeps {} slots", q.slots());
-    }
-
-    #[test]
-    fn fifo_pop_back_and_remove_shrink_too() {
+    fn fifo_give_back_keeps_order_after_pop_back_and_remove() {
         let mut q = Fifo::new(Limit::Packets(1000));
         for uid in 0..512 {
             q.push_back(pkt(uid, 10, Ecn::NotEct));
         }
-        while q.len() > 1 {
+        while q.len() > 3 {
             let _ = if q.len() % 2 == 0 { q.pop_back() } else { q.remove(q.len() / 2) };
         }
-        assert_eq!(q.front().map(|p| p.uid), Some(0));
+        let before: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid).collect();
+        q.give_back_memory();
         assert_eq!(q.slots(), Fifo::MIN_SLOTS);
-        assert_eq!(q.bytes(), 10);
+        let after: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid).collect();
+        assert_eq!(before, after);
+        assert_eq!(q.bytes(), 30);
+    }
+
+    #[test]
+    fn give_back_only_when_it_frees_half() {
+        let mut d: std::collections::VecDeque<u8> = std::collections::VecDeque::with_capacity(64);
+        d.extend(0..20);
+        super::give_back(&mut d, 8); // wants 40 of 64: not worth a reallocation
+        assert!(d.capacity() >= 64);
+        d.truncate(10);
+        super::give_back(&mut d, 8);
+        assert!(d.capacity() >= 20 && d.capacity() < 64, "capacity {}", d.capacity());
     }
 }
