@@ -62,6 +62,7 @@ __all__ = [
 STUDIES: dict[str, str] = {
     "hetero": "ecnsim.studies.hetero:HeteroStudy",
     "aecn": "ecnsim.studies.aecn:AecnStudy",
+    "rfc2415": "ecnsim.studies.rfc2415:Rfc2415Study",
 }
 
 
