@@ -819,6 +819,7 @@ class Rfc2415Study(Study):
         by = ["experiment", "webs", "ftps", "iw"]
         index = ["webs", "ftps"]
         power_unit = p.power_units
+        # The RFC's table numbers; HTTP/1.1's link table is not in the RFC.
         numbers = {"http10": ("1", "2", "3"), "http11": ("4", None, "5")}
         for exp in ("http10", "http11"):
             if exp not in p.experiments:
@@ -860,24 +861,26 @@ class Rfc2415Study(Study):
                 "pages as censored.",
                 digits=3,
             )
-            if n_link is not None:
-                cols = []
-                for block, metric in (
-                    ("Percentage link utilization", "util_pct"),
-                    ("Packet drop rate (%)", "drop_pct"),
-                ):
-                    for iw in iws:
-                        m, c = _column(agg, metric, rows, {"iw": iw}, index)
-                        cols.append(((block, f"IW={iw}"), m, c))
-                mean, ci = _table(cols, rows, [None, None])
-                out[f"table{n_link}_utilization_drops_{exp}"] = StudyTable(
-                    f"Table {n_link}. Link utilization and packet drop rates, {model}",
-                    mean,
-                    ci,
-                    unit="%",
-                    note=f"The bottleneck's data direction ({BOTTLENECK}).",
-                    digits=3,
-                )
+            cols = []
+            for block, metric in (
+                ("Percentage link utilization", "util_pct"),
+                ("Packet drop rate (%)", "drop_pct"),
+            ):
+                for iw in iws:
+                    m, c = _column(agg, metric, rows, {"iw": iw}, index)
+                    cols.append(((block, f"IW={iw}"), m, c))
+            mean, ci = _table(cols, rows, [None, None])
+            name = f"table{n_link}_" if n_link else ""
+            title = f"Table {n_link}. " if n_link else ""
+            out[f"{name}utilization_drops_{exp}"] = StudyTable(
+                f"{title}Link utilization and packet drop rates, {model}"
+                + ("" if n_link else " (not a table of the RFC)"),
+                mean,
+                ci,
+                unit="%",
+                note=f"The bottleneck's data direction ({BOTTLENECK}).",
+                digits=3,
+            )
             cols = []
             for iw in iws:
                 m, c = _column(agg, "ftp_power", ftp_rows, {"iw": iw}, index)
