@@ -40,14 +40,14 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from ecnsim import studies
-    from ecnsim.studies._base import format_seconds
+    from ecnsim.studies._base import format_seconds, pilot_runs
 
     rows = []
     for name in studies.names():
         study = studies.get(name)
         params = study.Params()
         quick = study.quick(params)
-        runs = len(study.grid(params)) * params.seeds
+        runs = len(study.grid(params)) * params.seeds + pilot_runs(study, params)
         rows.append(
             [
                 name,
@@ -64,7 +64,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from ecnsim import studies
-    from ecnsim.studies._base import format_seconds, params_dict
+    from ecnsim.studies._base import format_seconds, params_dict, pilot_runs
 
     study, params = _resolve(args)
     print(f"{study.name}: {study.title}")
@@ -84,9 +84,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"  {k} = {v}")
     points = study.grid(params)
     est = studies.estimate_wall_s(study, params, 1)
+    pilot = pilot_runs(study, params)
+    pilot_text = f" after {pilot} calibration runs" if pilot else ""
     print(
-        f"\n{len(points)} points x {params.seeds} seeds = {len(points) * params.seeds} runs; "
-        f"estimated {format_seconds(est)} on 1 core, {format_seconds(est / 2)} on 2"
+        f"\n{len(points)} points x {params.seeds} seeds = {len(points) * params.seeds} runs"
+        f"{pilot_text}; estimated {format_seconds(est)} on 1 core, {format_seconds(est / 2)} on 2"
     )
     return EXIT_OK
 
