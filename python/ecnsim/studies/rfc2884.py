@@ -484,6 +484,14 @@ def _derive_transactional(results: Any, context: Mapping[str, Any]) -> dict[str,
 # ---------------------------------------------------------------------------
 
 
+def _max_p_axis(ax: Any) -> None:
+    """max_p on a log axis (the RFC's values span 0.02 to 0.5), a zero line, a grid."""
+    ax.axhline(0, color="0.5", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_xlabel("max_p")
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def _level_label(level: int) -> str:
     name = LEVEL_NAMES.get(level)
     return f"{name} ({level})" if name else str(level)
@@ -1276,9 +1284,7 @@ class Rfc2884Study(Study):
             ax.errorbar(
                 x, y, yerr=err, marker="o", ms=3, capsize=2, lw=1.1, label=_level_label(level)
             )
-        ax.axhline(0, color="0.5", lw=0.6)
-        ax.set_xlabel("max_p")
-        ax.grid(True, alpha=0.3)
+        _max_p_axis(ax)
 
     def _bulk_figures(self, p: Rfc2884Params, runs: pd.DataFrame) -> Figures:
         by = ["cc", "level", "max_p"]
@@ -1336,10 +1342,8 @@ class Rfc2884Study(Study):
                         ax.plot(
                             c["max_p"], c[what], marker="o", ms=3, lw=1.1, label=_level_label(level)
                         )
-                ax.axhline(0, color="0.5", lw=0.6)
-                ax.set_xlabel("max_p")
+                _max_p_axis(ax)
                 ax.set_title(cc, fontsize="medium")
-                ax.grid(True, alpha=0.3)
             name = "retransmissions" if what == "retransmits" else "timeouts"
             axes[0].set_ylabel(f"% decrease in {name} with ECN")
             axes[0].legend(fontsize="small", title="congestion")
