@@ -484,12 +484,15 @@ def _derive_transactional(results: Any, context: Mapping[str, Any]) -> dict[str,
 # ---------------------------------------------------------------------------
 
 
-def _max_p_axis(ax: Any) -> None:
-    """max_p on a log axis (the RFC's values span 0.02 to 0.5), a zero line, a grid."""
+def _max_p_axis(ax: Any, values: Sequence[float]) -> None:
+    """max_p on a log axis (the RFC's values span 0.02 to 0.5) ticked at ``values``; a zero line."""
     ax.axhline(0, color="0.5", lw=0.6)
     ax.set_xscale("log")
+    ax.minorticks_off()
+    ax.set_xticks(list(values))
+    ax.set_xticklabels([f"{v:g}" for v in values])
     ax.set_xlabel("max_p")
-    ax.grid(True, which="both", alpha=0.3)
+    ax.grid(True, alpha=0.3)
 
 
 def _level_label(level: int) -> str:
@@ -1272,6 +1275,7 @@ class Rfc2884Study(Study):
         metric: str,
         levels: Sequence[int],
         scale: float,
+        max_p: Sequence[float],
     ) -> None:
         part = agg[agg["metric"] == metric]
         for level in levels:
@@ -1284,7 +1288,7 @@ class Rfc2884Study(Study):
             ax.errorbar(
                 x, y, yerr=err, marker="o", ms=3, capsize=2, lw=1.1, label=_level_label(level)
             )
-        _max_p_axis(ax)
+        _max_p_axis(ax, max_p)
 
     def _bulk_figures(self, p: Rfc2884Params, runs: pd.DataFrame) -> Figures:
         by = ["cc", "level", "max_p"]
@@ -1303,7 +1307,9 @@ class Rfc2884Study(Study):
         figs: Figures = {}
         fig, axes = self._panels(len(p.ccs))
         for ax, cc in zip(axes, p.ccs, strict=False):
-            self._curves(ax, agg[agg["cc"] == cc], "advantage", p.congestion_levels, 100.0)
+            self._curves(
+                ax, agg[agg["cc"] == cc], "advantage", p.congestion_levels, 100.0, p.max_p_values
+            )
             ax.set_title(cc, fontsize="medium")
         axes[0].set_ylabel("relative advantage of ECN (%)")
         axes[0].legend(fontsize="small", title="congestion")
@@ -1342,7 +1348,7 @@ class Rfc2884Study(Study):
                         ax.plot(
                             c["max_p"], c[what], marker="o", ms=3, lw=1.1, label=_level_label(level)
                         )
-                _max_p_axis(ax)
+                _max_p_axis(ax, p.max_p_values)
                 ax.set_title(cc, fontsize="medium")
             name = "retransmissions" if what == "retransmits" else "timeouts"
             axes[0].set_ylabel(f"% decrease in {name} with ECN")
@@ -1364,7 +1370,7 @@ class Rfc2884Study(Study):
             fig, axes = self._panels(len(p.response_kb))
             for ax, resp in zip(axes, p.response_kb, strict=False):
                 part = agg[(agg["cc"] == cc) & np.isclose(agg["response_kb"].astype(float), resp)]
-                self._curves(ax, part, "advantage", p.congestion_levels, 100.0)
+                self._curves(ax, part, "advantage", p.congestion_levels, 100.0, p.max_p_values)
                 ax.set_title(f"{resp:g} KB responses", fontsize="medium")
             axes[0].set_ylabel("relative advantage of ECN (%)")
             axes[0].legend(fontsize="small", title="congestion")
