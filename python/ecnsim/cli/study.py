@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Any
 
@@ -38,6 +39,12 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _short_source(source: str, width: int = 48) -> str:
+    """The source's first citation up to its first sentence end (not an initial's period)."""
+    first = re.split(r"(?<=[a-z0-9)]{3})\. ", source.split(";")[0])[0]
+    return first if len(first) <= width else first[: width - 3].rstrip(" ,") + "..."
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from ecnsim import studies
     from ecnsim.studies._base import format_seconds, pilot_runs
@@ -52,7 +59,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             [
                 name,
                 study.title,
-                study.source.split(";")[0].split(". ")[0],
+                _short_source(study.source),
                 f"{runs} ({len(study.grid(quick)) * quick.seeds} quick)",
                 f"~{format_seconds(studies.estimate_wall_s(study, params, 2))} on 2 cores",
             ]
