@@ -41,7 +41,7 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 def _short_source(source: str, width: int = 48) -> str:
     """The source's first citation up to its first sentence end (not an initial's period)."""
-    first = re.split(r"(?<=[a-z0-9)]{3})\. ", source.split(";")[0])[0]
+    first = re.split(r"(?<=[a-z0-9)-]{3})\. ", source.split(";")[0])[0]
     return first if len(first) <= width else first[: width - 3].rstrip(" ,") + "..."
 
 
