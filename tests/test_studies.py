@@ -21,6 +21,7 @@ import pytest
 from ecnsim import Simulation, bulk, studies
 from ecnsim.scenario.topology import hetero_rtt, rate_bps
 from ecnsim.studies import StudyError
+from ecnsim.studies._base import pilot_runs
 from ecnsim.studies.hetero import GROUPS, HeteroParams, HeteroStudy
 from ecnsim.sweep import Sweep, run_sweep
 from ecnsim.sweep.store import Store
@@ -247,6 +248,10 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
     again = cli("study", "run", name, "--quick", "--out", out, "--workers", "1", timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"({0} run now, {planned} already in the store" in again.stderr
+    pilots = pilot_runs(study, params)
+    if pilots:
+        # The pilot stage's runs are cached too, and the summary counts them.
+        assert f"after {pilots} calibration runs (0 run now, {pilots} already" in again.stderr
 
 
 def test_study_report_renders_in_headless_chromium(tmp_path: Path) -> None:

@@ -129,10 +129,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return EXIT_INTERRUPTED
     sweep = run.sweep
+    cal = run.calibration
+    pilot_text = (
+        f" after {len(cal.plan.tasks())} calibration runs ({cal.sweep.ran} run now, "
+        f"{cal.sweep.skipped} already in the store, {cal.sweep.wall_s:.1f} s)"
+        if cal is not None
+        else ""
+    )
     print(
         f"study {study.name}: {len(run.plan.tasks())} runs ({sweep.ran} run now, "
         f"{sweep.skipped} already in the store, {len(sweep.failures)} failed) in "
-        f"{sweep.wall_s:.1f} s; rendered in {run.render_s:.1f} s",
+        f"{sweep.wall_s:.1f} s{pilot_text}; rendered in {run.render_s:.1f} s",
         file=sys.stderr,
     )
     for _task, message in sweep.failures[:10]:
