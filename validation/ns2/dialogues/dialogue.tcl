@@ -29,6 +29,10 @@ Agent/TCP set SetCWRonRetransmit_ true
 Agent/TCP set packetSize_ 1000
 Agent/TCP set window_ 20
 Agent/TCP set bugFix_ true
+Agent/TCP/Newreno set newreno_changes_ 0
+Agent/TCP/Newreno set newreno_changes1_ 0
+Agent/TCP/Newreno set partial_window_deflation_ 0
+Agent/TCP/Newreno set exit_recovery_fix_ 0
 
 set variant [lindex $argv 0]
 set bytes [lindex $argv 1]
@@ -36,7 +40,12 @@ set drops [lindex $argv 2]
 set marks [lindex $argv 3]
 foreach setting [lrange $argv 4 end] {
     set kv [split $setting =]
-    Agent/TCP set [lindex $kv 0] [lindex $kv 1]
+    set name [lindex $kv 0]
+    if {[lsearch {newreno_changes_ newreno_changes1_ partial_window_deflation_ exit_recovery_fix_} $name] >= 0} {
+        Agent/TCP/Newreno set $name [lindex $kv 1]
+    } else {
+        Agent/TCP set $name [lindex $kv 1]
+    }
 }
 
 set ns [new Simulator]
