@@ -1358,7 +1358,7 @@ pub enum NewrenoCareful {
     /// RFC 6582 §3.2 step 1: only if the cumulative ACK covers more than `recover`.
     Careful,
     /// RFC 2582 §5's "less careful" variant: an ACK of exactly `recover` also qualifies
-    /// (ns-2 `less_careful_`).
+    /// (ns-2 `lessCareful_`).
     LessCareful,
 }
 

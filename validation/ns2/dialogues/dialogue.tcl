@@ -6,7 +6,9 @@
 #
 # VARIANT is Tahoe (Agent/TCP), Reno, Newreno or Sack1; DROPS and MARKS are comma-separated
 # ordinals (from 1) of the data packets passing, or "-" for none; options set
-# Agent/TCP variables (ecn_=1, SetCWRonRetransmit_=false, singledup_=1, window_=40, ...).
+# Agent/TCP variables (ecn_=1, SetCWRonRetransmit_=false, singledup_=1, window_=40, ...), or
+# Agent/TCP/Newreno ones for newreno_changes_, newreno_changes1_, partial_window_deflation_ and
+# exit_recovery_fix_.
 # ns-2's defaults of 2001-04-23..2001-05-14 are set first, as ns-2's test suites pin them.
 #
 # Prints ns-2's trace of cwnd_ and ssthresh_, each data packet sent ("send t seqno" and

@@ -63,6 +63,9 @@ pub struct TcpCounters {
     pub bytes_delivered: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
+    /// Of which in a window already reduced for an ECN-Echo (no second ssthresh cut; ns-2's
+    /// `nrexmit_` does not count these).
+    pub rto_after_ecn: u64,
     /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub fast_retransmits: u64,
     /// SYN (initiator) or SYN-ACK (responder) retransmissions on the timer.
@@ -454,6 +457,7 @@ impl TcpSocket {
                 // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
                 // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
                 let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
                 self.cc.on_rto(&mut self.win, flight, first);
@@ -775,7 +779,7 @@ impl TcpSocket {
                 // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
                 // `recover` (ns-2 dupack_action(): recovered = highest_ack_ > recover_).
                 NewrenoCareful::Careful => self.snd_una <= self.recover,
-                // RFC 2582 §5 "less careful" variant (ns-2 less_careful_): an ACK of exactly `recover` qualifies.
+                // RFC 2582 §5 "less careful" variant (ns-2 lessCareful_): an ACK of exactly `recover` qualifies.
                 NewrenoCareful::LessCareful => self.snd_una < self.recover,
             }
         } else {
@@ -885,7 +889,7 @@ impl TcpSocket {
         }
         // An ECE on an ACK that does not pass the reduction point echoes a mark of the
         // window already answered (the receiver echoes until our CWR reaches it).
-        !self.ecn.reduced_until.is_some_and(|r| ack <= r)
+        self.ecn.reduced_until.is_none_or(|r| ack > r)
     }
 
     /// ns-2 newack(): whether `ecn_backoff_` is set once ecn() has seen this ACK, which keeps

@@ -251,7 +251,8 @@ fn ecn_after_a_timeout_stalls_only_with_the_literal_rfc3168_rules() {
         let stalled = Run::new(&text(literal));
         let done = |r: &Run| f64s(&r.r, "flows", "completion_time_s")[0];
         // NaN: not done in 30 s (ns2-2001 backs the timer off at one segment, as ns-2 did).
-        assert!(!(done(&stalled) <= done(&own) + 0.3), "{profile}: {} s vs {} s", done(&own), done(&stalled));
+        let (own_s, stalled_s) = (done(&own), done(&stalled));
+        assert!(stalled_s.is_nan() || stalled_s > own_s + 0.3, "{profile}: {own_s} s vs {stalled_s} s");
     }
 }
 
@@ -272,8 +273,9 @@ fn ecn_echo_at_one_segment_zeroes_the_window_and_backs_off_as_ns2() {
         assert!((t - ns2).abs() < 0.001, "{rtx:?}");
     }
     assert_eq!((run.u("packets_sent"), run.u("ecn_reductions")), (43, 5));
-    // ns-2's nrexmit_ (0) counts only timeouts that cut ssthresh; ecnsim counts every expiry.
-    assert_eq!(run.u("rto_count"), 4);
+    // ns-2's nrexmit_ (0) counts only timeouts that cut ssthresh; ecnsim counts every expiry
+    // with data outstanding, and those in a window already reduced for ECN apart.
+    assert_eq!((run.u("rto_count"), run.u("rto_after_ecn")), (4, 4));
     assert_eq!(run.delivered_packets(), 24);
 }
 

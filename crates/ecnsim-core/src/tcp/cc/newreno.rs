@@ -12,13 +12,6 @@ pub struct NewReno {
     pub partial_ack: NewrenoPartialAck,
 }
 
-impl NewReno {
-    /// RFC 6582 NewReno.
-    pub const RFC6582: NewReno = NewReno { partial_ack: NewrenoPartialAck::Rfc6582 };
-    /// ns-2 2001's `Agent/TCP/Newreno`.
-    pub const NS2: NewReno = NewReno { partial_ack: NewrenoPartialAck::Ns2 };
-}
-
 impl CongestionControl for NewReno {
     fn on_dupack_threshold(&mut self, w: &mut Window, flight: u64) -> LossResponse {
         // RFC 6582 §3.2 step 2 (RFC 5681 §3.2 step 2): ssthresh = max (FlightSize / 2, 2*SMSS).
@@ -70,36 +63,41 @@ mod tests {
 
     const MSS: u64 = 1000;
 
+    fn rfc() -> NewReno {
+        NewReno { partial_ack: NewrenoPartialAck::Rfc6582 }
+    }
+
+    fn ns2() -> NewReno {
+        NewReno { partial_ack: NewrenoPartialAck::Ns2 }
+    }
+
     #[test]
     fn partial_ack_deflates_by_acked_and_adds_one_segment() {
         let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
-        assert_eq!(
-            NewReno::RFC6582.on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false),
-            RecoveryAck::RetransmitAndStay
-        );
+        assert_eq!(rfc().on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
         assert_eq!(w.cwnd, 12 * MSS);
         // Less than one SMSS acknowledged: no segment added back.
-        assert_eq!(NewReno::RFC6582.on_ack_in_recovery(&mut w, 500, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
+        assert_eq!(rfc().on_ack_in_recovery(&mut w, 500, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
         assert_eq!(w.cwnd, 12 * MSS - 500);
     }
 
     #[test]
     fn ns2_partial_and_full_acks_hold_cwnd_at_ssthresh() {
         let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAckTruncated);
-        assert_eq!(NewReno::NS2.on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
+        assert_eq!(ns2().on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
         assert_eq!(w.cwnd, 5 * MSS);
         w.cwnd += 2 * MSS;
-        assert_eq!(NewReno::NS2.on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::ExitAndGrow);
+        assert_eq!(ns2().on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::ExitAndGrow);
         assert_eq!(w.cwnd, 5 * MSS);
     }
 
     #[test]
     fn full_ack_sets_cwnd_to_min_of_ssthresh_and_flight_plus_one() {
         let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
-        assert_eq!(NewReno::RFC6582.on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::Exit);
+        assert_eq!(rfc().on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::Exit);
         assert_eq!(w.cwnd, 3 * MSS);
         let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
-        NewReno::RFC6582.on_ack_in_recovery(&mut w, MSS, 9 * MSS, true);
+        rfc().on_ack_in_recovery(&mut w, MSS, 9 * MSS, true);
         assert_eq!(w.cwnd, 5 * MSS);
     }
 }
