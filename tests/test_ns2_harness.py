@@ -139,9 +139,10 @@ def test_tcl_sets_every_2001_default_it_relies_on() -> None:
 #: case's other metrics are still checked.
 KNOWN_HETERO: dict[tuple[str, str], str] = {
     ("hetero-n120-ecn", "timeouts_per_s"): (
-        "ns-2's nrexmit_ against ecnsim's rto_count - rto_after_ecn: 0.37 against 0.72 per second "
-        "(29 against 58 in 80 s over 120 flows), with drops 225 against 312; the ECN-at-one-segment "
-        "rule that made it 60x is ns-2's now (docs/validation.md, ns-2 difference 3)"
+        "ns-2's nrexmit_ against ecnsim's rto_count - rto_after_ecn: 0.37 against 0.72 per "
+        "second (29 against 58 in 80 s over 120 flows), with drops 225 against 312; the "
+        "ECN-at-one-segment rule that made it 60x is ns-2's now (docs/validation.md, ns-2 "
+        "difference 3)"
     ),
 }
 
