@@ -1909,7 +1909,7 @@ tcp = { initial_window = 10 }
     #[test]
     fn bare_times_and_rates_are_refused_with_the_field_and_the_forms_it_takes() {
         #[rustfmt::skip]
-        let cases: &[(&[(&str, &str)], &str, &str)] = &[
+        let cases: &[Case] = &[
             (&[("delay = \"20ms\"", "delay = 20")], "links[2].delay", r#"a time needs a unit: write delay = "20ms" or "20s""#),
             (&[("\"10Mbps\"", "10")], "links[2].rate", r#"a rate needs a unit: write rate = "10Mbps" or "10bps""#),
             (&[("duration = \"10s\"", "duration = 2.5")], "simulation.duration", "a bare 2.5 is ambiguous"),
