@@ -116,7 +116,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     text = read_text_file(path)
     out = prepare_out("--out", args.out)
-    sim = Simulation.from_toml_str(text, seed=args.seed, max_memory=args.max_memory)
+    load = Simulation.from_json_str if path.suffix.lower() == ".json" else Simulation.from_toml_str
+    sim = load(text, seed=args.seed, max_memory=args.max_memory)
     for warning in sim.warnings:
         print(f"warning: {printable(warning)}", file=sys.stderr)
     if args.trace_ns2 or args.trace_pcap:
@@ -174,7 +175,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     """Register ``ecnsim run``."""
     run = sub.add_parser("run", help="run a TOML scenario and print a summary")
-    run.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
+    run.add_argument(
+        "scenario",
+        metavar="SCENARIO.toml",
+        help="scenario file (TOML, or JSON if it ends in .json)",
+    )
     run.add_argument("--out", metavar="DIR", help="write <table>.parquet and meta.json into DIR")
     run.add_argument("--seed", type=seed_arg, help="seed, 0 to 2^64-1 (overrides the scenario's)")
     run.add_argument(
