@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,35 @@ SWEEP_EXAMPLES = sorted((ROOT / "examples").glob("sweep_*.toml"))
 settings.register_profile("fast", max_examples=40, deadline=None)
 settings.register_profile("slow", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def cpu_seconds(proc: subprocess.Popen[str]) -> float | None:
+    """CPU time the running child has used so far (Linux /proc), or None."""
+    try:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # Fields 14 and 15 of proc(5): utime and stime, in clock ticks.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_cpu(proc: subprocess.Popen[str], seconds: float, timeout: float = 120) -> None:
+    """Wait until the child process has used ``seconds`` of CPU time.
+
+    Tests that signal a child must not signal it before it is past its imports.
+    A wall-clock sleep does that only on an idle machine; the child's own CPU
+    time measures its progress on a loaded one too (Linux /proc; elsewhere, or
+    once the child has ended, a plain sleep / an immediate return).
+    """
+    if cpu_seconds(proc) is None:
+        time.sleep(seconds)
+        return
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        used = cpu_seconds(proc)
+        if used is None or used >= seconds:
+            return
+        time.sleep(0.02)
 
 
 def small_scenario(
