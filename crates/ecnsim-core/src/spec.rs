@@ -1179,12 +1179,14 @@ pub enum ModelSpec {
 fn zero_or_dist<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DistSpec>, D::Error> {
     struct V;
     impl V {
-        fn number<E: de::Error>(v: f64) -> Result<DistSpec, E> {
+        /// `shown` is the value as serde quotes it (`integer `5``), so that the
+        /// error is placed at the field itself (`parse::refine`).
+        fn number<E: de::Error>(v: f64, shown: &str) -> Result<DistSpec, E> {
             if v == 0.0 {
                 Ok(DistSpec::Constant { value: 0.0 })
             } else {
                 Err(E::custom(format!(
-                    "a bare {v} is ambiguous: write 0, or a distribution in seconds such as \
+                    "{shown} is ambiguous: write 0, or a distribution in seconds such as \
                      {{ type = \"constant\", value = {v} }} or {{ type = \"exponential\", mean = {v} }}"
                 )))
             }
@@ -1197,14 +1199,14 @@ fn zero_or_dist<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DistSpec>, D::
         }
         #[allow(clippy::cast_precision_loss)]
         fn visit_i64<E: de::Error>(self, v: i64) -> Result<DistSpec, E> {
-            Self::number(v as f64)
+            Self::number(v as f64, &format!("integer `{v}`"))
         }
         #[allow(clippy::cast_precision_loss)]
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<DistSpec, E> {
-            Self::number(v as f64)
+            Self::number(v as f64, &format!("integer `{v}`"))
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<DistSpec, E> {
-            Self::number(v)
+            Self::number(v, &format!("floating point `{v}`"))
         }
         fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<DistSpec, A::Error> {
             DistSpec::deserialize(de::value::MapAccessDeserializer::new(map))
@@ -2026,7 +2028,7 @@ tcp = { initial_window = 10 }
             (
                 app(r#"{ type = "crr", think_time = 5 }"#),
                 "apps[0].model.think_time",
-                r#"a bare 5 is ambiguous: write 0, or a distribution in seconds such as { type = "constant", value = 5 }"#,
+                r#"integer `5` is ambiguous: write 0, or a distribution in seconds such as { type = "constant", value = 5 }"#,
             ),
             (
                 app(r#"{ type = "http", think_time = 5 }"#),
