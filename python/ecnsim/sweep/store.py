@@ -623,9 +623,7 @@ class Store:
     # -- the catalog --------------------------------------------------------------
 
     @contextlib.contextmanager
-    def catalog(
-        self, *, timeout: float = 30.0, views: bool = True
-    ) -> Iterator[duckdb.DuckDBPyConnection]:
+    def catalog(self, *, timeout: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
         """An open DuckDB connection to the catalog, brought up to date first.
 
         Tables: ``runs`` (one row per run and sweep it belongs to, with each
@@ -635,13 +633,11 @@ class Store:
         ``queue_series`` (whichever tables the runs have), each with a ``key``
         column to join with ``runs``. The file can be held by one process at
         a time; opening waits up to ``timeout`` seconds for another holder.
-        ``views=False`` skips the views (the tables only: quicker).
         """
         con = self._connect(timeout)
         try:
             self._sync(con)
-            if views:
-                self._create_views(con)
+            self._create_views(con)
             yield con
         finally:
             con.close()
@@ -664,8 +660,7 @@ class Store:
         if conditions:
             sql += " WHERE " + " AND ".join(conditions)
         sql += " ORDER BY sweep NULLS LAST, point NULLS LAST, seed, key"
-        with self.catalog(views=False) as con:
-            df = con.execute(sql, args).df()
+        df = self.query(sql, args)
         empty = [c for c in df.columns if c not in RUN_COLUMNS and df[c].isna().all()]
         kept: pd.DataFrame = df.drop(columns=empty)
         return kept
@@ -686,7 +681,9 @@ class Store:
         import pandas as pd
 
         wanted = list(dict.fromkeys(str(k) for k in keys))
-        with self.catalog(views=False) as con:
+        # The full catalog: making its views finds files damaged in place, whose
+        # runs (and metrics) it leaves out.
+        with self.catalog() as con:
             con.register("_wanted", pd.DataFrame({"key": wanted}))
             try:
                 long = con.execute(
