@@ -6,9 +6,13 @@
 //! Rules:
 //! - Unknown keys are rejected (`deny_unknown_fields` everywhere).
 //! - Every error names the field path, e.g. `links[2].rate: must be > 0, got -5bps`.
-//! - Quantities accept a number in the base unit (seconds, bit/s, bytes) or
-//!   a string with a unit (`"10ms"`, `"1.5Mbps"`, `"64KB"`), parsed exactly
-//!   in integers. KB/MB/GB are powers of 1000, KiB/MiB/GiB powers of 1024.
+//! - Quantities are strings with a unit (`"10ms"`, `"1.5Mbps"`, `"64KB"`),
+//!   parsed exactly in integers. KB/MB/GB are powers of 1000, KiB/MiB/GiB
+//!   powers of 1024. A scenario file (TOML, or JSON read by
+//!   [`ScenarioSpec::from_json_file_str`]) must write a unit for every
+//!   non-zero time and rate (`delay = 20` is refused: 20 s? 20 ms?); sizes
+//!   may be bare bytes. The JSON the Python builder produces may use bare
+//!   numbers in the base unit (seconds, bit/s, bytes), as its docstrings say.
 //! - Parsing accepts out-of-range values (a negative rate) so that
 //!   [`ScenarioSpec::validate`] can report them with the field's name and the
 //!   allowed range instead of a generic type error.
@@ -1074,8 +1078,8 @@ pub enum ModelSpec {
         /// Response bytes (default 1).
         #[serde(default)]
         response: Option<ByteSize>,
-        /// Pause between transactions, seconds (default 0).
-        #[serde(default)]
+        /// Pause between transactions, seconds (default 0; `0` may be written as a number).
+        #[serde(default, deserialize_with = "zero_or_dist")]
         think_time: Option<DistSpec>,
     },
     /// netperf TCP_RR: request/response transactions on one persistent connection.
@@ -1086,8 +1090,8 @@ pub enum ModelSpec {
         /// Response bytes (default 1).
         #[serde(default)]
         response: Option<ByteSize>,
-        /// Pause between transactions, seconds (default 0).
-        #[serde(default)]
+        /// Pause between transactions, seconds (default 0; `0` may be written as a number).
+        #[serde(default, deserialize_with = "zero_or_dist")]
         think_time: Option<DistSpec>,
     },
     /// Web browsing (RFC 2415): pages of a primary and embedded objects, think times.
@@ -1166,6 +1170,49 @@ pub enum ModelSpec {
         #[serde(default)]
         off: Option<DistSpec>,
     },
+}
+
+/// A distribution field whose default is zero: a distribution table, or the
+/// number `0` (the constant 0, as the docs list the default). Any other bare
+/// number is refused: a time needs its unit, and a distribution its table.
+#[allow(clippy::unnecessary_wraps)]
+fn zero_or_dist<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DistSpec>, D::Error> {
+    struct V;
+    impl V {
+        /// `shown` is the value as serde quotes it (`integer `5``), so that the
+        /// error is placed at the field itself (`parse::refine`).
+        fn number<E: de::Error>(v: f64, shown: &str) -> Result<DistSpec, E> {
+            if v == 0.0 {
+                Ok(DistSpec::Constant { value: 0.0 })
+            } else {
+                Err(E::custom(format!(
+                    "{shown} is ambiguous: write 0, or a distribution in seconds such as \
+                     {{ type = \"constant\", value = {v} }} or {{ type = \"exponential\", mean = {v} }}"
+                )))
+            }
+        }
+    }
+    impl<'de> Visitor<'de> for V {
+        type Value = DistSpec;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("0 or a distribution table with a `type` key")
+        }
+        #[allow(clippy::cast_precision_loss)]
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<DistSpec, E> {
+            Self::number(v as f64, &format!("integer `{v}`"))
+        }
+        #[allow(clippy::cast_precision_loss)]
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<DistSpec, E> {
+            Self::number(v as f64, &format!("integer `{v}`"))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<DistSpec, E> {
+            Self::number(v, &format!("floating point `{v}`"))
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<DistSpec, A::Error> {
+            DistSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V).map(Some)
 }
 
 /// A random distribution (`{ type = "pareto", shape = 1.2, scale = 1000 }`).
@@ -1626,11 +1673,26 @@ impl ScenarioSpec {
             }
             refined_error(parse::Tree::from_toml(text).as_ref(), &path, msg, &at.unwrap_or_default())
         })?;
-        check_no_arrays_for_tables(&spec, parse::Tree::from_toml(text).as_ref())?;
+        let tree = parse::Tree::from_toml(text);
+        check_no_arrays_for_tables(&spec, tree.as_ref())?;
+        check_units(&spec, tree.as_ref())?;
         Ok(spec)
     }
 
-    /// Parse a JSON scenario (what the Python builder produces).
+    /// Parse a JSON scenario file: as [`ScenarioSpec::from_json_str`], and,
+    /// as for TOML, every non-zero time and rate must carry its unit.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSpec`] for syntax errors, unknown keys, wrong types
+    /// and bare numbers for times and rates.
+    pub fn from_json_file_str(text: &str) -> Result<Self, SimError> {
+        let spec = Self::from_json_str(text)?;
+        check_units(&spec, parse::Tree::from_json(text).as_ref())?;
+        Ok(spec)
+    }
+
+    /// Parse a JSON scenario (what the Python builder produces: numbers for
+    /// times and rates are read in seconds and bit/s, as its docstrings say).
     ///
     /// # Errors
     /// [`SimError::InvalidSpec`] for syntax errors, unknown keys and wrong types.
@@ -1677,6 +1739,12 @@ fn refined_error(tree: Option<&parse::Tree>, path: &str, msg: &str, position: &s
 fn check_no_arrays_for_tables(spec: &ScenarioSpec, tree: Option<&parse::Tree>) -> Result<(), SimError> {
     let (Some(tree), Ok(parsed)) = (tree, serde_json::to_value(spec)) else { return Ok(()) };
     parse::check_tables(tree, &parsed, "<root>").map_err(|(path, msg)| SimError::spec(path, msg))
+}
+
+/// A scenario file's times and rates carry units (see [`parse::check_units`]).
+fn check_units(spec: &ScenarioSpec, tree: Option<&parse::Tree>) -> Result<(), SimError> {
+    let (Some(tree), Ok(parsed)) = (tree, serde_json::to_value(spec)) else { return Ok(()) };
+    parse::check_units(tree, &parsed, "<root>").map_err(|(path, msg)| SimError::spec(path, msg))
 }
 
 #[cfg(test)]
@@ -1932,6 +2000,45 @@ tcp = { initial_window = 10 }
     ];
 
     #[test]
+    fn bare_times_and_rates_are_refused_with_the_field_and_the_forms_it_takes() {
+        #[rustfmt::skip]
+        let cases: &[Case] = &[
+            (&[("delay = \"20ms\"", "delay = 20")], "links[2].delay", r#"a time needs a unit: write delay = "20ms" or "20s""#),
+            (&[("\"10Mbps\"", "10")], "links[2].rate", r#"a rate needs a unit: write rate = "10Mbps" or "10bps""#),
+            (&[("duration = \"10s\"", "duration = 2.5")], "simulation.duration", "a bare 2.5 is ambiguous"),
+            (&[("min_rto = \"200ms\"", "min_rto = 1")], "tcp.min_rto", "units: s, ms, us, ns, min"),
+            (&[("#F1", "start_jitter = 1")], "flows[1].start_jitter", "a time needs a unit"),
+            (&[("type = \"droptail\", limit_packets = 50", "type = \"red\", target_delay = 5")], "links[2].queue.target_delay", "a time needs a unit"),
+            (&[("#L0", "queue_ba = { type = \"codel\", interval = 1 }")], "links[0].queue_ba.interval", "a time needs a unit"),
+        ];
+        for &(changes, path, fragment) in cases {
+            match ScenarioSpec::from_toml_str(&edit(changes)) {
+                Err(SimError::InvalidSpec { path: p, msg }) => {
+                    assert_eq!(p, path, "{changes:?}: {msg}");
+                    assert!(msg.contains(fragment), "{changes:?}: {msg:?} lacks {fragment:?}");
+                }
+                other => panic!("{changes:?}: expected InvalidSpec, got {other:?}"),
+            }
+        }
+        // Zero needs no unit; sizes may be bare bytes; strings with units are the rule.
+        let ok =
+            edit(&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = 64000 }"), ("#F1", "start_jitter = 0")]);
+        let spec = ScenarioSpec::from_toml_str(&ok).unwrap();
+        // The same document as JSON: the builder's form takes bare numbers in base units,
+        // a JSON scenario file does not.
+        let builder = spec.to_json().replace("\"20ms\"", "0.02");
+        assert!(ScenarioSpec::from_json_str(&builder).is_ok());
+        match ScenarioSpec::from_json_file_str(&builder) {
+            Err(SimError::InvalidSpec { path, msg }) => {
+                assert_eq!(path, "links[2].delay");
+                assert!(msg.contains(r#"write delay = "0.02ms" or "0.02s""#), "{msg}");
+            }
+            other => panic!("expected InvalidSpec, got {other:?}"),
+        }
+        assert!(ScenarioSpec::from_json_file_str(&spec.to_json()).is_ok());
+    }
+
+    #[test]
     fn parse_errors_name_the_path_and_list_what_is_allowed() {
         for &(changes, path, fragment) in PARSE_ERRORS {
             let text = edit(changes);
@@ -1980,6 +2087,25 @@ tcp = { initial_window = 10 }
     }
 
     #[test]
+    fn a_zero_think_time_may_be_written_as_the_number_the_docs_give() {
+        for model in ["crr", "rr"] {
+            for zero in ["0", "0.0"] {
+                let text = edit(&[(
+                    "#F1",
+                    &format!("[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = {{ type = \"{model}\", think_time = {zero} }}"),
+                )]);
+                let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+                let json = serde_json::to_value(&spec).unwrap();
+                assert_eq!(
+                    json["apps"][0]["model"]["think_time"],
+                    serde_json::json!({"type": "constant", "value": 0.0})
+                );
+                spec.validate().unwrap();
+            }
+        }
+    }
+
+    #[test]
     fn errors_inside_distributions_and_lists_name_the_field() {
         let app = |model: &str| {
             edit(&[("#F1", &format!("[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = {model}"))])
@@ -1993,7 +2119,17 @@ tcp = { initial_window = 10 }
             (
                 app(r#"{ type = "crr", think_time = 5 }"#),
                 "apps[0].model.think_time",
+                r#"integer `5` is ambiguous: write 0, or a distribution in seconds such as { type = "constant", value = 5 }"#,
+            ),
+            (
+                app(r#"{ type = "http", think_time = 5 }"#),
+                "apps[0].model.think_time",
                 "expected a table with a `type` key",
+            ),
+            (
+                app(r#"{ type = "rr", think_time = { type = "constant", value = "x" } }"#),
+                "apps[0].model.think_time.value",
+                "expected a number",
             ),
             (
                 app(r#"{ type = "crr", think_time = { type = "gauss" } }"#),

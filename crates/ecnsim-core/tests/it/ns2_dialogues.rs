@@ -34,7 +34,7 @@ fn ns2_line(cc: &str, packets: u64, drops: &[u64], marks: &[u64], tcp: &str) -> 
     let sep = if tcp.is_empty() { "" } else { ", " };
     format!(
         r#"
-        simulation = {{ duration = 30, profile = "ns2-2001" }}
+        simulation = {{ duration = "30s", profile = "ns2-2001" }}
         tcp = {{ cc = "{cc}"{sep}{tcp} }}
         nodes = [ {{ name = "a", kind = "host" }}, {{ name = "r1", kind = "router" }},
                   {{ name = "r2", kind = "router" }}, {{ name = "b", kind = "host" }} ]
