@@ -270,7 +270,7 @@ def test_run_seeds_in_parallel_equals_runs_one_at_a_time(cli: Cli, tmp_path: Pat
         assert f"{expected.digest:016x}" in proc.stdout
         meta = json.loads((out / f"seed-{seed}" / "meta.json").read_text())
         assert meta["digest"] == expected.digest
-        assert meta["seed"] == str(seed)
+        assert meta["seed"] == seed
         for name, table in expected.tables.items():
             df = pd.read_parquet(out / f"seed-{seed}" / f"{name}.parquet")
             pd.testing.assert_frame_equal(df, table.to_pandas())

@@ -227,12 +227,18 @@ class Table:
                 f"table {self.name!r} has no column {column!r}; columns: {', '.join(self.columns)}"
             ) from None
 
-    def _insert_after(self, after: str, name: str, values: Column) -> None:
-        """Add column ``name`` right after column ``after`` (an empty one without decoding)."""
-        if self._columns is None and self._encoded is not None and len(values) == 0:
+    def _peek(self, column: str) -> Column:
+        """One column's values, without decoding (or keeping) the others."""
+        if self._columns is None and self._encoded is not None:
+            return _decode_column(column, self._encoded[column])
+        return self.columns[column]
+
+    def _insert_after(self, after: str, name: str, values: list[str]) -> None:
+        """Add the name column ``name`` right after column ``after`` (nothing is decoded)."""
+        if self._columns is None and self._encoded is not None:
             items = list(self._encoded.items())
             at = [c for c, _ in items].index(after) + 1
-            self._encoded = dict([*items[:at], (name, ("str", [])), *items[at:]])
+            self._encoded = dict([*items[:at], (name, ("str", values)), *items[at:]])
             return
         cols = list(self.columns.items())
         at = [c for c, _ in cols].index(after) + 1
@@ -327,9 +333,9 @@ class Results:
                 continue
             import numpy as np
 
-            names = names_table[name_col]
-            by_id = dict(zip(np.asarray(names_table[id_col]).tolist(), names, strict=True))
-            ids = np.asarray(t[id_col])
+            names = names_table._peek(name_col)
+            by_id = dict(zip(np.asarray(names_table._peek(id_col)).tolist(), names, strict=True))
+            ids = np.asarray(t._peek(id_col))
             try:
                 column = [by_id[i] for i in ids.tolist()]
             except KeyError as e:
