@@ -144,6 +144,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         profile: profile.name(),
         tap: None,
         tracer: None,
+        external: crate::external::External::default(),
     };
     let route = |routes: &[u32], a: NodeId, b: NodeId| routes[a.index() * n_nodes + b.index()];
     for (i, f) in spec.flows.iter().enumerate() {
