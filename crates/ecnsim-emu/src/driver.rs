@@ -72,6 +72,9 @@ pub struct EmuConfig {
     pub flow_port_base: u16,
     /// Number of flows (each has its own server port).
     pub flow_count: u16,
+    /// The scenario's warm-up: the per-flow counters of `emu_flow_dirs` count from here,
+    /// as the simulator's `flows` and `queues` tables do.
+    pub warmup_ns: u64,
 }
 
 /// A TUN device of one host, and what crossed it.
@@ -110,6 +113,22 @@ struct DirTally {
     ece: u64,
     /// Packets sent with CWR (the sender reduced its window, RFC 3168 §6.1.2).
     cwr: u64,
+}
+
+impl DirTally {
+    /// The counts since `earlier`.
+    fn since(&self, earlier: &DirTally) -> DirTally {
+        DirTally {
+            packets: self.packets - earlier.packets,
+            bytes: self.bytes - earlier.bytes,
+            payload_bytes: self.payload_bytes - earlier.payload_bytes,
+            drops: self.drops - earlier.drops,
+            marks: self.marks - earlier.marks,
+            ce_delivered: self.ce_delivered - earlier.ce_delivered,
+            ece: self.ece - earlier.ece,
+            cwr: self.cwr - earlier.cwr,
+        }
+    }
 }
 
 /// What a buffer holds besides its bytes.
@@ -204,6 +223,10 @@ pub struct Emulator {
     /// `CLOCK_REALTIME - CLOCK_MONOTONIC`, ns, for capture timestamps.
     realtime_offset: u64,
     tallies: Vec<DirTally>,
+    /// The tallies at the end of the warm-up (zero until then).
+    tallies_warm: Vec<DirTally>,
+    warmup_ns: u64,
+    warm_taken: bool,
     flow_port_base: u16,
     /// A buffer for packets that cannot be kept.
     scratch: Box<[u8; 65536]>,
@@ -281,6 +304,9 @@ impl Emulator {
             t0: 0,
             realtime_offset: 0,
             tallies: vec![DirTally::default(); 2 * usize::from(cfg.flow_count)],
+            tallies_warm: vec![DirTally::default(); 2 * usize::from(cfg.flow_count)],
+            warmup_ns: cfg.warmup_ns,
+            warm_taken: cfg.warmup_ns == 0,
             flow_port_base: cfg.flow_port_base,
             scratch: Box::new([0u8; 65536]),
             report: EmuReport {
@@ -304,13 +330,23 @@ impl Emulator {
     }
 
     /// Run in real time until the scenario's end, or until `stop` is set
-    /// (checked at least every 50 ms). Can be called once.
+    /// (checked at least every 50 ms). Simulated time zero is monotonic time
+    /// `start_at_ns` (the driver sleeps until then), or now if that is `None`
+    /// or past, so that programs started beforehand can be timed against it.
+    /// Can be called once.
     ///
     /// # Errors
     /// [`EmuError::Io`] if reading a TUN device, epoll or the timer fails
     /// (writes that fail are counted, not fatal).
-    pub fn run(&mut self, stop: &AtomicBool) -> Result<(), EmuError> {
+    pub fn run(&mut self, stop: &AtomicBool, start_at_ns: Option<u64>) -> Result<(), EmuError> {
         let end = self.sim.end_time();
+        if let Some(at) = start_at_ns {
+            while sys::monotonic_ns() < at && !stop.load(Ordering::Relaxed) {
+                let left = at - sys::monotonic_ns().min(at);
+                std::thread::sleep(std::time::Duration::from_nanos(left.min(50_000_000)));
+            }
+            // Packets the hosts sent before the start (none are expected) wait on their devices.
+        }
         self.t0 = sys::monotonic_ns();
         self.realtime_offset = realtime_ns().saturating_sub(self.t0);
         let mut deadline: Option<u64> = None;
@@ -327,6 +363,13 @@ impl Emulator {
                 }
             }
             let now = SimTime::from_nanos(wall - self.t0);
+            if !self.warm_taken && now.as_nanos() >= self.warmup_ns {
+                // Packets up to the warm-up instant count before it (as the core's WarmupEnd event).
+                self.sim.run_until(SimTime::from_nanos(self.warmup_ns));
+                self.flush();
+                self.tallies_warm.copy_from_slice(&self.tallies);
+                self.warm_taken = true;
+            }
             self.sim.run_until(now);
             self.flush();
             if now >= end {
@@ -531,7 +574,8 @@ impl Emulator {
 
         let mut f = Table::new("emu_flow_dirs");
         let n = self.tallies.len();
-        let ts = &self.tallies;
+        let ts: Vec<DirTally> = self.tallies.iter().zip(&self.tallies_warm).map(|(a, w)| a.since(w)).collect();
+        let ts = &ts;
         f.push_u64("flow_index", (0..n as u64).map(|i| i / 2).collect());
         f.push_u64("server_port", (0..n as u64).map(|i| u64::from(self.flow_port_base) + i / 2).collect());
         f.push_str(

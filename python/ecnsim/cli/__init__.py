@@ -3,6 +3,7 @@
 ::
 
     ecnsim run SCENARIO.toml [--out DIR] [--seed N] [--quiet]
+    ecnsim emulate SCENARIO.toml [--out DIR] [--pcap-dir DIR] | --cleanup   (root)
     ecnsim bench [NAME ...] [--json] [--list]
     ecnsim report RESULTS_DIR [-o report.html] [--title TEXT] [--lockout SECONDS]
     ecnsim sweep SWEEP.toml [--jobs N] [--dask ADDRESS|local] [--out DIR] [--dry-run]
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from ecnsim import __version__
-from ecnsim.cli import bench, report, run, sweep
+from ecnsim.cli import bench, emulate, report, run, sweep
 from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ecnsim.exceptions import EcnsimError
 
@@ -29,7 +30,7 @@ __all__ = ["build_parser", "main"]
 
 #: The subcommand modules, in the order ``ecnsim --help`` lists them. Each has
 #: ``add_parsers(sub)``, which registers its subcommands with their handlers.
-COMMANDS = (run, bench, report, sweep)
+COMMANDS = (run, emulate, bench, report, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

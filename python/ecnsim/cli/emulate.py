@@ -1,0 +1,169 @@
+"""``ecnsim emulate``: run a scenario's network in real time between real Linux hosts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ecnsim import _core
+from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, format_table, print_summary
+from ecnsim.emulation import (
+    Emulation,
+    EmulationError,
+    NamespaceError,
+    PlanError,
+    check_environment,
+    cleanup_leftovers,
+)
+from ecnsim.results import Results
+
+#: Exit code when the machine cannot emulate (not root, no namespaces, no TUN).
+EXIT_UNAVAILABLE = 3
+
+
+def print_emulation_report(results: Results, stream: Any) -> None:
+    """The driver's own measurements: scheduling error, falling behind, the TCP mapping."""
+    e = results.tables["emulation"]
+    us = 1e-3
+
+    def v(col: str) -> Any:
+        return e[col][0]
+
+    stream.write(
+        f"\nemulation: {int(v('departures'))} packets delivered to hosts; departure error "
+        f"p50 {v('departure_error_p50_ns') * us:.0f} us, p99 {v('departure_error_p99_ns') * us:.0f} us, "
+        f"max {v('departure_error_max_ns') * us:.0f} us; timer wake-up error p99 "
+        f"{v('wakeup_error_p99_ns') * us:.0f} us; buffers used {int(v('pool_high_water'))} of "
+        f"{int(v('pool_packets'))}\n"
+    )
+    late = int(v("late_departures"))
+    if late:
+        frac = late / max(1, int(v("departures")))
+        stream.write(
+            f"WARNING: the emulation fell behind: {late} departures ({100 * frac:.2f} %) were written "
+            f"more than {v('late_threshold_ns') * us:.0f} us after their simulated time. The "
+            "experiment was not changed (no packet was dropped or re-timed to catch up), but its "
+            "timing is that much less exact; see docs/emulation.md (limits).\n"
+        )
+    if int(v("pool_exhausted")):
+        stream.write(
+            f"WARNING: {int(v('pool_exhausted'))} packets were lost because every buffer was in use "
+            "(raise --pool-packets)\n"
+        )
+    ports = results.tables["emu_ports"]
+    unroutable = int(sum(ports["rx_unroutable"]))
+    if unroutable:
+        stream.write(f"note: {unroutable} packets to no emulated host were not carried\n")
+    loadavg = results.meta.get("loadavg")
+    if loadavg:
+        stream.write(f"machine load during the run (/proc/loadavg at the end): {loadavg}\n")
+    mapping = results.tables["tcp_mapping"]
+    rows = [i for i, s in enumerate(mapping["status"]) if s != "applied"]
+    if rows:
+        params = sorted({mapping["parameter"][i] for i in rows})
+        stream.write(
+            f"not mapped onto Linux (their Linux defaults apply): {', '.join(params)}; "
+            "the tcp_mapping table has the reasons\n"
+        )
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    if args.cleanup:
+        removed = cleanup_leftovers(include_live=args.all)
+        print(f"removed {len(removed)} namespaces" + (": " + ", ".join(removed) if removed else ""))
+        return EXIT_OK
+    if args.scenario is None:
+        print("error: SCENARIO.toml is required (or --cleanup)", file=sys.stderr)
+        return EXIT_USAGE
+    path = Path(args.scenario)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        print(f"error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        check_environment()
+    except NamespaceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    scenario = json.loads(_core.toml_to_json(text))
+    emu = Emulation(
+        scenario,
+        seed=args.seed,
+        pcap_dir=args.pcap_dir or (Path(args.out) / "pcap" if args.out else None),
+        late_threshold_s=args.late_threshold_us * 1e-6,
+        pool_packets=args.pool_packets,
+        log=(lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr)),
+    )
+    try:
+        plan = emu.make_plan()
+    except PlanError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.dry_run:
+        for m in plan.mapping:
+            print(f"{m.host:8} {m.parameter:20} {m.value:14} {m.linux:40} {m.status} {m.note}")
+        return EXIT_OK
+    started = time.monotonic()
+    try:
+        results = emu.run()
+    except KeyboardInterrupt:
+        print(
+            f"interrupted after {time.monotonic() - started:.1f} s; namespaces, devices and "
+            "programs removed",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    except (EmulationError, NamespaceError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(
+        f"{path.name}: {plan.duration_s:g} s emulated in real time with {len(plan.hosts)} Linux "
+        f"hosts ({', '.join(h.name for h in plan.hosts)}), kernel {results.meta.get('kernel', '?')}"
+    )
+    print_summary(results, sys.stdout)
+    print_emulation_report(results, sys.stdout)
+    if args.verbose:
+        print("\ntcp_mapping")
+        print(format_table(results.tables["tcp_mapping"]))
+    if args.out is not None:
+        results.write_parquet(args.out)
+        print(f"\nresults written to {args.out}")
+    return EXIT_OK
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``ecnsim emulate``."""
+    p = sub.add_parser(
+        "emulate",
+        help="run a scenario's network in real time between real Linux hosts (root)",
+        description=(
+            "Hosts become network namespaces with their own Linux TCP; routers, links and queue "
+            "disciplines run in ecnsim's core in real time, joined to the hosts by TUN devices."
+        ),
+    )
+    p.add_argument("scenario", metavar="SCENARIO.toml", nargs="?", help="scenario file")
+    p.add_argument("--out", metavar="DIR", help="write <table>.parquet, meta.json and pcap/ into DIR")
+    p.add_argument("--pcap-dir", metavar="DIR", help="one capture per host device (default DIR/pcap with --out)")
+    p.add_argument("--seed", type=int, help="seed (overrides the scenario's)")
+    p.add_argument(
+        "--late-threshold-us",
+        type=float,
+        default=1000.0,
+        help="count a packet written later than this after its simulated time as late (default 1000)",
+    )
+    p.add_argument("--pool-packets", type=int, default=16384, help="packet buffers (default 16384)")
+    p.add_argument("--dry-run", action="store_true", help="print the TCP mapping and exit")
+    p.add_argument("--verbose", "-v", action="store_true", help="also print the TCP mapping")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="remove namespaces left by emulations whose process is gone, and exit",
+    )
+    p.add_argument("--all", action="store_true", help="with --cleanup: also those of running emulations")
+    p.set_defaults(func=cmd_emulate)
