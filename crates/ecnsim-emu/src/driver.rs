@@ -75,6 +75,10 @@ pub struct EmuConfig {
     /// The scenario's warm-up: the per-flow counters of `emu_flow_dirs` count from here,
     /// as the simulator's `flows` and `queues` tables do.
     pub warmup_ns: u64,
+    /// Run the driver's thread under `SCHED_FIFO` at this priority (1-99), so
+    /// that other work on the machine (compilers, the traffic programs) does not
+    /// delay departures; `None` leaves the thread's scheduling alone.
+    pub realtime_priority: Option<i32>,
 }
 
 /// A TUN device of one host, and what crossed it.
@@ -165,6 +169,10 @@ pub struct EmuReport {
     pub sim_ns: u64,
     /// True if the run was stopped before the scenario's end.
     pub stopped: bool,
+    /// The `SCHED_FIFO` priority the driver ran at (0: normal scheduling).
+    pub realtime_priority: i32,
+    /// Why real-time scheduling was asked for but not obtained, if so.
+    pub realtime_error: Option<String>,
 }
 
 /// Errors of the emulation driver.
@@ -227,6 +235,7 @@ pub struct Emulator {
     tallies_warm: Vec<DirTally>,
     warmup_ns: u64,
     warm_taken: bool,
+    realtime_priority: Option<i32>,
     flow_port_base: u16,
     /// A buffer for packets that cannot be kept.
     scratch: Box<[u8; 65536]>,
@@ -307,6 +316,7 @@ impl Emulator {
             tallies_warm: vec![DirTally::default(); 2 * usize::from(cfg.flow_count)],
             warmup_ns: cfg.warmup_ns,
             warm_taken: cfg.warmup_ns == 0,
+            realtime_priority: cfg.realtime_priority,
             flow_port_base: cfg.flow_port_base,
             scratch: Box::new([0u8; 65536]),
             report: EmuReport {
@@ -346,6 +356,12 @@ impl Emulator {
                 std::thread::sleep(std::time::Duration::from_nanos(left.min(50_000_000)));
             }
             // Packets the hosts sent before the start (none are expected) wait on their devices.
+        }
+        if let Some(p) = self.realtime_priority {
+            match sys::set_realtime(Some(p)) {
+                Ok(()) => self.report.realtime_priority = p,
+                Err(e) => self.report.realtime_error = Some(format!("SCHED_FIFO priority {p}: {e}")),
+            }
         }
         self.t0 = sys::monotonic_ns();
         self.realtime_offset = realtime_ns().saturating_sub(self.t0);
@@ -397,6 +413,10 @@ impl Emulator {
                 break Err(e.into());
             }
         };
+        if self.report.realtime_priority != 0 {
+            // Back to normal scheduling; failing to is harmless (the thread ends with the run).
+            let _ = sys::set_realtime(None);
+        }
         self.report.wall_ns = sys::monotonic_ns() - self.t0;
         self.report.sim_ns = self.sim.now().as_nanos();
         for p in &mut self.ports {
@@ -557,6 +577,8 @@ impl Emulator {
         t.push_f64("wall_s", vec![r.wall_ns as f64 * 1e-9]);
         t.push_f64("sim_s", vec![r.sim_ns as f64 * 1e-9]);
         t.push_u64("stopped", vec![u64::from(r.stopped)]);
+        t.push_u64("realtime_priority", vec![u64::try_from(r.realtime_priority).unwrap_or(0)]);
+        t.push_str("realtime_error", vec![r.realtime_error.clone().unwrap_or_default()]);
         res.tables.push(t);
 
         let mut p = Table::new("emu_ports");

@@ -32,6 +32,19 @@ pub(crate) fn monotonic_ns() -> u64 {
     u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
+/// Put the calling thread under `SCHED_FIFO` at `priority` (1-99), or back
+/// under `SCHED_OTHER` with `None`. Needs root (or `CAP_SYS_NICE`).
+///
+/// # Errors
+/// `EPERM` without the privilege, `EINVAL` for a bad priority.
+pub(crate) fn set_realtime(priority: Option<i32>) -> io::Result<()> {
+    let (policy, prio) = priority.map_or((libc::SCHED_OTHER, 0), |p| (libc::SCHED_FIFO, p));
+    let param = libc::sched_param { sched_priority: prio };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    check(unsafe { libc::sched_setscheduler(0, policy, &raw const param) })?;
+    Ok(())
+}
+
 /// The `ifreq` of `TUNSETIFF`: a name and the flags (the rest of the union is unused).
 #[repr(C)]
 struct IfReq {

@@ -45,7 +45,7 @@ impl PyEmulator {
     /// apps) and open a TUN device for each host in `hosts`, a list of
     /// `(host, netns_path, ifname, "a.b.c.d", pcap_path_or_None)`.
     #[new]
-    #[pyo3(signature = (spec_json, hosts, *, seed = None, pool_packets = 65536, late_threshold_ns = 1_000_000, flow_port_base = 20000, flow_count = 0, warmup_ns = 0))]
+    #[pyo3(signature = (spec_json, hosts, *, seed = None, pool_packets = 65536, late_threshold_ns = 1_000_000, flow_port_base = 20000, flow_count = 0, warmup_ns = 0, realtime_priority = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -57,6 +57,7 @@ impl PyEmulator {
         flow_port_base: u16,
         flow_count: u16,
         warmup_ns: u64,
+        realtime_priority: Option<i32>,
     ) -> PyResult<Self> {
         let spec = ScenarioSpec::from_json_str(spec_json).map_err(PySimError)?;
         let mut ports = Vec::with_capacity(hosts.len());
@@ -65,7 +66,7 @@ impl PyEmulator {
                 addr.parse().map_err(|_| PyValueError::new_err(format!("hosts[{i}]: bad IPv4 address {addr:?}")))?;
             ports.push(HostPort { host, netns, ifname, addr: ip.octets(), pcap });
         }
-        let cfg = EmuConfig { hosts: ports, pool_packets, late_threshold_ns, flow_port_base, flow_count, warmup_ns };
+        let cfg = EmuConfig { hosts: ports, pool_packets, late_threshold_ns, flow_port_base, flow_count, warmup_ns, realtime_priority };
         let emu = py
             .detach(|| {
                 let sim = Simulation::new(&spec, seed).map_err(EmuError::Sim)?;

@@ -58,9 +58,12 @@ def print_emulation_report(results: Results, stream: Any) -> None:
     unroutable = int(sum(ports["rx_unroutable"]))
     if unroutable:
         stream.write(f"note: {unroutable} packets to no emulated host were not carried\n")
-    loadavg = results.meta.get("loadavg")
-    if loadavg:
-        stream.write(f"machine load during the run (/proc/loadavg at the end): {loadavg}\n")
+    rt_error = e["realtime_error"][0]
+    if rt_error:
+        stream.write(f"note: the driver ran under normal scheduling ({rt_error})\n")
+    start, end = results.meta.get("loadavg_start"), results.meta.get("loadavg_end")
+    if start or end:
+        stream.write(f"machine load (/proc/loadavg) at the start: {start}; at the end: {end}\n")
     mapping = results.tables["tcp_mapping"]
     rows = [i for i, s in enumerate(mapping["status"]) if s != "applied"]
     if rows:
@@ -97,6 +100,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         pcap_dir=args.pcap_dir or (Path(args.out) / "pcap" if args.out else None),
         late_threshold_s=args.late_threshold_us * 1e-6,
         pool_packets=args.pool_packets,
+        realtime_priority=None if args.no_realtime else args.realtime_priority,
         log=(lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr)),
     )
     try:
@@ -157,6 +161,15 @@ def add_parsers(sub: Any) -> None:
         help="count a packet written later than this after its simulated time as late (default 1000)",
     )
     p.add_argument("--pool-packets", type=int, default=16384, help="packet buffers (default 16384)")
+    p.add_argument(
+        "--realtime-priority",
+        type=int,
+        default=10,
+        help="SCHED_FIFO priority of the driver thread (1-99, default 10)",
+    )
+    p.add_argument(
+        "--no-realtime", action="store_true", help="run the driver under normal scheduling"
+    )
     p.add_argument("--dry-run", action="store_true", help="print the TCP mapping and exit")
     p.add_argument("--verbose", "-v", action="store_true", help="also print the TCP mapping")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")

@@ -127,13 +127,13 @@ def _linux_cc(cc: str, path: str, available: set[str]) -> str:
         return "reno"
     if cc == "tahoe":
         raise PlanError(
-            f"{path}: cc = 'tahoe' cannot be emulated: Linux has no Tahoe (its loss recovery "
+            f"{path}: 'tahoe' cannot be emulated: Linux has no Tahoe (its loss recovery "
             "always includes fast recovery); use reno, newreno or sack"
         )
     if cc in available:
         return cc
     raise PlanError(
-        f"{path}: cc = {cc!r} is not available in this kernel "
+        f"{path}: {cc!r} is not available in this kernel "
         f"(tcp_available_congestion_control: {' '.join(sorted(available))})"
     )
 
@@ -210,7 +210,7 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
             q = link.get(side) or {}
             if q.get("type") == "aecn":
                 raise PlanError(
-                    f"links[{i}].{side}: type = 'aecn' cannot be emulated: it classifies packets "
+                    f"links[{i}].{side}.type: 'aecn' cannot be emulated: it classifies packets "
                     "by the sender's RTT estimate, which real packets do not carry"
                 )
     flows: list[FlowPlan] = []
@@ -218,7 +218,7 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
 
     def add(fp: FlowPlan, tcp: dict[str, Any], path: str) -> None:
         if tcp.get("carry_rtt"):
-            raise PlanError(f"{path}.tcp.carry_rtt = true cannot be emulated (real packets carry no RTT hint)")
+            raise PlanError(f"{path}.tcp.carry_rtt: true cannot be emulated (real packets carry no RTT hint)")
         fp.cc = _linux_cc(tcp["cc"], f"{path}.tcp.cc", available_cc)
         fp.scenario_cc = tcp["cc"]
         window = parse_bytes(tcp["rcv_window"], f"{path}.tcp.rcv_window")
@@ -233,7 +233,7 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
             raise PlanError(f"{path}.start_jitter is not supported by `ecnsim emulate`")
         app = f.get("app") or {"type": "bulk"}
         if app.get("type", "bulk") != "bulk":
-            raise PlanError(f"{path}.app.type = {app.get('type')!r} is not supported (bulk only)")
+            raise PlanError(f"{path}.app.type: {app.get('type')!r} is not supported (bulk only)")
         size = app.get("bytes")
         name = f.get("name") or f"flow{i}"
         fp = FlowPlan(
@@ -255,7 +255,7 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
         kind = model.get("type")
         if kind not in SUPPORTED_MODELS:
             raise PlanError(
-                f"{path}.model.type = {kind!r} is not supported by `ecnsim emulate` "
+                f"{path}.model.type: {kind!r} is not supported by `ecnsim emulate` "
                 f"(supported: {', '.join(SUPPORTED_MODELS)}, and [[flows]] bulk transfers)"
             )
         if model.get("think_time") not in (None, 0, "0s"):
