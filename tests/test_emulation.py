@@ -48,8 +48,10 @@ _PROBLEM = _environment_problem()
 needs_emulation = pytest.mark.skipif(_PROBLEM is not None, reason=f"{_PROBLEM}")
 
 
-def scenario(queue: dict[str, Any], *, duration: str = "4s", warmup: str = "1s", **tcp: Any) -> dict:
-    """s0 --100 Mb/s, 1 ms-- r1 ==10 Mb/s, 10 ms, `queue`== r2 --100 Mb/s, 1 ms-- c0, one bulk flow."""
+def scenario(
+    queue: dict[str, Any], *, duration: str = "4s", warmup: str = "1s", **tcp: Any
+) -> dict:
+    """s0 --100 Mb/s, 1 ms-- r1 ==10 Mb/s, 10 ms, `queue`== r2 --100 Mb/s, 1 ms-- c0; one flow."""
     return {
         "name": "emu-test",
         "simulation": {"duration": duration, "warmup": warmup, "seed": 1},
@@ -126,7 +128,8 @@ def test_plan_maps_tcp_parameters_and_lists_the_unmapped() -> None:
     assert s0.route_options[s0.route_options.index("initcwnd") + 1] == "4"
     unmapped = {m.parameter for m in plan.mapping if m.status != "applied"}
     assert {"initial_rto", "ecn_synack", "delayed_ack_timeout"} <= unmapped
-    assert plan.network_spec["flows"] == [] and plan.flows[0].port == 20000
+    assert plan.network_spec["flows"] == []
+    assert plan.flows[0].port == 20000
 
 
 @pytest.mark.parametrize(
@@ -163,7 +166,13 @@ def test_plan_refuses_by_name(change: Any, message: str) -> None:
 def test_cli_refuses_clearly_when_not_root(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         r = subprocess.run(
-            [sys.executable, "-m", "ecnsim", "emulate", str(ROOT / "examples/emulate_red_ecn.toml")],
+            [
+                sys.executable,
+                "-m",
+                "ecnsim",
+                "emulate",
+                str(ROOT / "examples/emulate_red_ecn.toml"),
+            ],
             capture_output=True,
             text=True,
             check=False,
@@ -213,9 +222,11 @@ def test_bulk_flow_reaches_the_bottleneck_rate_less_headers(tmp_path: Path) -> N
     departures = int(q.loc["r1->r2", "departures"])
     assert departures * 1500 * 8 / 3.0 >= 0.90 * 10e6, departures
     ports = res.tables["emu_ports"].to_pandas().set_index("host")
-    assert ports.loc["c0", "tx_packets"] > 0 and ports.loc["s0", "rx_unroutable"] == 0
+    assert ports.loc["c0", "tx_packets"] > 0
+    assert ports.loc["s0", "rx_unroutable"] == 0
     assert res.tables["emulation"]["pool_exhausted"][0] == 0
-    assert (tmp_path / "s0.pcap").stat().st_size > 24 and (tmp_path / "c0.pcap").exists()
+    assert (tmp_path / "s0.pcap").stat().st_size > 24
+    assert (tmp_path / "c0.pcap").exists()
     assert ours() == []
 
 
@@ -233,12 +244,16 @@ def test_red_with_ecn_marks_and_the_real_sender_answers_with_cwr(tmp_path: Path)
     f = res.tables["flows"].to_pandas().iloc[0]
     assert f["ecn_negotiated"] == 1
     marks = int(res.queues.set_index("queue").loc["r1->r2", "marks"])
-    assert marks > 0 and f["marks"] > 0 and f["ce_received"] > 0
-    assert f["ece_received"] > 0 and f["cwr_sent"] > 0
+    assert marks > 0
+    assert f["marks"] > 0
+    assert f["ce_received"] > 0
+    assert f["ece_received"] > 0
+    assert f["cwr_sent"] > 0
     cwr, _, _ = cwr_and_ce(tmp_path / "s0.pcap")
     _, ce, bad = cwr_and_ce(tmp_path / "c0.pcap")
     assert cwr > 0, "the sender's capture shows CWR on data"
-    assert ce > 0 and bad == 0, "the receiver's capture shows CE with valid IP checksums"
+    assert ce > 0, "the receiver's capture shows CE"
+    assert bad == 0, "CE packets have valid IP checksums"
 
 
 @needs_emulation
@@ -248,8 +263,10 @@ def test_threshold_marker_marks_real_packets(tmp_path: Path) -> None:
     ).run()
     q = res.queues.set_index("queue").loc["r1->r2"]
     f = res.tables["flows"].to_pandas().iloc[0]
-    assert q["marks"] > 0 and q["drops"] == 0
-    assert f["ce_received"] > 0 and f["cwr_sent"] > 0
+    assert q["marks"] > 0
+    assert q["drops"] == 0
+    assert f["ce_received"] > 0
+    assert f["cwr_sent"] > 0
     # Marks are decided by the core and carried into the packets one for one (after warm-up).
     assert f["marks"] == q["marks"]
 
@@ -272,7 +289,8 @@ def test_transactions_are_recorded() -> None:
     # Each transaction is a handshake, a request and a 10 KB response: >= 2 RTTs of 24 ms.
     assert 5 <= len(rec) <= 3.0 / 0.048 + 1
     assert flows.loc[0, "transactions"] == len(rec)
-    assert (rec["response_bytes"] == 10_000).all() and (rec["response_time_s"] > 0.048).all()
+    assert (rec["response_bytes"] == 10_000).all()
+    assert (rec["response_time_s"] > 0.048).all()
 
 
 @needs_emulation
@@ -324,8 +342,10 @@ def test_cleanup_removes_leftovers_of_dead_processes_only() -> None:
     live.create()
     try:
         removed = cleanup_leftovers()
-        assert leftover.name in removed and live.name not in removed
-        assert live.name in list_namespaces() and leftover.name not in list_namespaces()
+        assert leftover.name in removed
+        assert live.name not in removed
+        assert live.name in list_namespaces()
+        assert leftover.name not in list_namespaces()
     finally:
         live.destroy()
         leftover.destroy()

@@ -1,11 +1,11 @@
 """Measure the emulation driver's limits on this machine (root; docs/emulation.md).
 
-For each bottleneck rate, one window-limited Reno bulk flow (no loss: the
-receive window stays below the pipe plus buffer) crosses
+For each bottleneck rate, one window-limited Reno bulk flow crosses
 
     s0 --(10 x rate), 1 ms-- r1 ==rate, 10 ms, DropTail== r2 --(10 x rate), 1 ms-- c0
 
-(every queue holds twice the window, so no packet is lost) for ``--duration`` seconds of real time, with the driver under SCHED_FIFO and
+(every queue holds twice the receive window, so no packet is lost) for
+``--duration`` seconds of real time, with the driver under SCHED_FIFO and
 under normal scheduling. Recorded per run: goodput against the payload rate
 (rate x 1460 / 1500), the departure error (how late each packet is written to
 its host against its simulated time: p50, p99, max), the share of departures
@@ -114,7 +114,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rates", default="10,20,50,100,200,500", help="Mb/s, comma-separated")
     ap.add_argument("--duration", type=float, default=4.0, help="seconds per run")
-    ap.add_argument("--out", default=str(Path(__file__).parent.parent / "img" / "emulation_limits.json"))
+    ap.add_argument(
+        "--out", default=str(Path(__file__).parent.parent / "img" / "emulation_limits.json")
+    )
     ap.add_argument("--label", default="", help="free text stored with the results (e.g. 'quiet')")
     args = ap.parse_args()
     rows = []

@@ -35,7 +35,8 @@ def print_emulation_report(results: Results, stream: Any) -> None:
 
     stream.write(
         f"\nemulation: {int(v('departures'))} packets delivered to hosts; departure error "
-        f"p50 {v('departure_error_p50_ns') * us:.0f} us, p99 {v('departure_error_p99_ns') * us:.0f} us, "
+        f"p50 {v('departure_error_p50_ns') * us:.0f} us, "
+        f"p99 {v('departure_error_p99_ns') * us:.0f} us, "
         f"max {v('departure_error_max_ns') * us:.0f} us; timer wake-up error p99 "
         f"{v('wakeup_error_p99_ns') * us:.0f} us; buffers used {int(v('pool_high_water'))} of "
         f"{int(v('pool_packets'))}\n"
@@ -44,14 +45,16 @@ def print_emulation_report(results: Results, stream: Any) -> None:
     if late:
         frac = late / max(1, int(v("departures")))
         stream.write(
-            f"WARNING: the emulation fell behind: {late} departures ({100 * frac:.2f} %) were written "
+            f"WARNING: the emulation fell behind: {late} departures ({100 * frac:.2f} %) "
+            "were written "
             f"more than {v('late_threshold_ns') * us:.0f} us after their simulated time. The "
             "experiment was not changed (no packet was dropped or re-timed to catch up), but its "
             "timing is that much less exact; see docs/emulation.md (limits).\n"
         )
     if int(v("pool_exhausted")):
         stream.write(
-            f"WARNING: {int(v('pool_exhausted'))} packets were lost because every buffer was in use "
+            f"WARNING: {int(v('pool_exhausted'))} packets were lost because every buffer "
+            "was in use "
             "(raise --pool-packets)\n"
         )
     ports = results.tables["emu_ports"]
@@ -151,14 +154,21 @@ def add_parsers(sub: Any) -> None:
         ),
     )
     p.add_argument("scenario", metavar="SCENARIO.toml", nargs="?", help="scenario file")
-    p.add_argument("--out", metavar="DIR", help="write <table>.parquet, meta.json and pcap/ into DIR")
-    p.add_argument("--pcap-dir", metavar="DIR", help="one capture per host device (default DIR/pcap with --out)")
+    p.add_argument(
+        "--out", metavar="DIR", help="write <table>.parquet, meta.json and pcap/ into DIR"
+    )
+    p.add_argument(
+        "--pcap-dir",
+        metavar="DIR",
+        help="one capture per host device (default DIR/pcap with --out)",
+    )
     p.add_argument("--seed", type=int, help="seed (overrides the scenario's)")
     p.add_argument(
         "--late-threshold-us",
         type=float,
         default=1000.0,
-        help="count a packet written later than this after its simulated time as late (default 1000)",
+        help="count a packet written later than this after its simulated time as late "
+        "(default 1000)",
     )
     p.add_argument("--pool-packets", type=int, default=16384, help="packet buffers (default 16384)")
     p.add_argument(
@@ -178,5 +188,7 @@ def add_parsers(sub: Any) -> None:
         action="store_true",
         help="remove namespaces left by emulations whose process is gone, and exit",
     )
-    p.add_argument("--all", action="store_true", help="with --cleanup: also those of running emulations")
+    p.add_argument(
+        "--all", action="store_true", help="with --cleanup: also those of running emulations"
+    )
     p.set_defaults(func=cmd_emulate)

@@ -66,7 +66,9 @@ def check_environment() -> None:
     if shutil.which("ip") is None:
         problems.append("the 'ip' command (iproute2) is not installed: apt-get install iproute2")
     if not Path("/dev/net/tun").exists():
-        problems.append("/dev/net/tun is missing: modprobe tun (in a container: --device /dev/net/tun)")
+        problems.append(
+            "/dev/net/tun is missing: modprobe tun (in a container: --device /dev/net/tun)"
+        )
     if not Path("/proc/self/ns/net").exists():
         problems.append("this kernel has no network namespaces (CONFIG_NET_NS)")
     if problems:

@@ -26,7 +26,15 @@ FLOW_PORT_BASE = 20000
 SUPPORTED_MODELS = ("crr", "rr")
 
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
-_BYTE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+_BYTE_UNITS = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+}
 
 
 class PlanError(ValueError):
@@ -170,15 +178,16 @@ def _route_settings(tcp: dict[str, Any], path: str) -> dict[str, tuple[str, str]
     """``{route option: (value, parameter)}`` for one host's end of a connection."""
     mss = int(tcp["mss"])
     iw = tcp["initial_window"]
-    if iw == "rfc3390":
-        # RFC 3390 §1: min(4*MSS, max(2*MSS, 4380 bytes)), in whole segments.
-        iw_segments = max(1, min(4 * mss, max(2 * mss, 4380)) // mss)
-    else:
-        iw_segments = int(iw)
+    # RFC 3390 §1: min(4*MSS, max(2*MSS, 4380 bytes)), in whole segments.
+    rfc3390 = max(1, min(4 * mss, max(2 * mss, 4380)) // mss)
+    iw_segments = rfc3390 if iw == "rfc3390" else int(iw)
     out = {
         "initcwnd": (str(iw_segments), "initial_window"),
         "advmss": (str(mss), "mss"),
-        "rto_min": (f"{round(parse_seconds(tcp['min_rto'], path + '.min_rto') * 1000)}ms", "min_rto"),
+        "rto_min": (
+            f"{round(parse_seconds(tcp['min_rto'], path + '.min_rto') * 1000)}ms",
+            "min_rto",
+        ),
     }
     if not tcp["delayed_ack"]:
         out["quickack"] = ("1", "delayed_ack")
@@ -193,7 +202,7 @@ UNMAPPED = {
     "initial_rto": "Linux's initial RTO is fixed at 1 s (TCP_TIMEOUT_INIT)",
     "max_rto": "Linux's RTO ceiling is fixed at 120 s (TCP_RTO_MAX)",
     "clock_granularity": "Linux's timers tick in jiffies; not settable",
-    "delayed_ack_timeout": "Linux's delayed-ACK timer adapts between 40 ms and 200 ms; not settable",
+    "delayed_ack_timeout": "Linux's delayed-ACK timer adapts between 40 and 200 ms; not settable",
     "ecn_synack": "Linux sends SYN-ACKs Not-ECT (RFC 5562 is not implemented)",
     "newreno_careful": "Linux's recovery logic is its own (RFC 6582 with PRR, RFC 6937)",
 }
@@ -218,7 +227,9 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
 
     def add(fp: FlowPlan, tcp: dict[str, Any], path: str) -> None:
         if tcp.get("carry_rtt"):
-            raise PlanError(f"{path}.tcp.carry_rtt: true cannot be emulated (real packets carry no RTT hint)")
+            raise PlanError(
+                f"{path}.tcp.carry_rtt: true cannot be emulated (real packets carry no RTT hint)"
+            )
         fp.cc = _linux_cc(tcp["cc"], f"{path}.tcp.cc", available_cc)
         fp.scenario_cc = tcp["cc"]
         window = parse_bytes(tcp["rcv_window"], f"{path}.tcp.rcv_window")
@@ -259,7 +270,9 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
                 f"(supported: {', '.join(SUPPORTED_MODELS)}, and [[flows]] bulk transfers)"
             )
         if model.get("think_time") not in (None, 0, "0s"):
-            raise PlanError(f"{path}.model.think_time is not supported by `ecnsim emulate` (0 only)")
+            raise PlanError(
+                f"{path}.model.think_time is not supported by `ecnsim emulate` (0 only)"
+            )
         if a.get("start_jitter") and parse_seconds(a["start_jitter"], path) > 0:
             raise PlanError(f"{path}.start_jitter is not supported by `ecnsim emulate`")
         app_name = a.get("name") or f"app{i}"
@@ -328,7 +341,9 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
             mapping.append(MappingRow(h, param, shown, f"{key} = {value}", "applied"))
         for key, (value, param, _) in route_values.items():
             mapping.append(
-                MappingRow(h, param, str(first_tcp[param]), f"ip route ... {key} {value}", "applied")
+                MappingRow(
+                    h, param, str(first_tcp[param]), f"ip route ... {key} {value}", "applied"
+                )
             )
         mapping.append(
             MappingRow(

@@ -37,7 +37,7 @@ __all__ = ["Emulation", "EmulationError"]
 TCPI_OPT_SACK = 2
 TCPI_OPT_ECN = 8
 
-#: Time between starting the programs and simulated time zero, s (Python start-up inside the namespaces).
+#: Time between starting the programs and simulated time zero, s (their Python start-up).
 LEAD_TIME_S = 1.5
 #: How long after the end the programs get to report, s.
 GRACE_S = 1.0
@@ -317,8 +317,9 @@ class Emulation:
                 "src": f.client,
                 "dst": f.server,
                 "start_s": f.start_s,
-                "app_bytes": math.inf if f.bytes is None and f.kind == "bulk" else
-                (float(f.bytes) if f.bytes is not None else math.nan),
+                "app_bytes": math.inf
+                if f.bytes is None and f.kind == "bulk"
+                else (float(f.bytes) if f.bytes is not None else math.nan),
                 "packets_sent": int(dirs["packets"][data_dir]),
                 "bytes_sent": int(dirs["payload_bytes"][data_dir]),
                 "drops": int(dirs["drops"][to_srv] + dirs["drops"][to_cli]),
@@ -339,9 +340,7 @@ class Emulation:
                 span = end - max(warm, f.start_s)
                 closed = c.get("closed_ns")
                 done = (
-                    f.bytes is not None
-                    and got >= f.bytes
-                    and any(x.get("eof_ns") for x in conns)
+                    f.bytes is not None and got >= f.bytes and any(x.get("eof_ns") for x in conns)
                 )
                 eof = max((x["eof_ns"] for x in conns if x.get("eof_ns")), default=None)
                 row.update(
@@ -434,7 +433,7 @@ def _loadavg() -> str:
 
 
 def _table(name: str, rows: list[dict[str, Any]], like: Table | None = None) -> Table:
-    """A results table from row dicts: numbers become uint64 or float64 columns, the rest strings."""
+    """A results table from row dicts: numbers become uint64 or float64 columns, others str."""
     if not rows:
         cols: dict[str, Any] = {}
         if like is not None:

@@ -68,7 +68,9 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     out = {}
     for name, (offset, fmt) in _TCP_INFO_FIELDS.items():
         size = struct.calcsize(fmt)
-        out[name] = struct.unpack_from("=" + fmt, raw, offset)[0] if len(raw) >= offset + size else 0
+        out[name] = (
+            struct.unpack_from("=" + fmt, raw, offset)[0] if len(raw) >= offset + size else 0
+        )
     return out
 
 
