@@ -234,6 +234,93 @@ def test_lockout_intervals_by_hand() -> None:
     assert w["duration_s"].to_list() == [2.0, 2.0]
 
 
+def test_silence_by_flow_a_flow_silent_for_exactly_the_lockout_interval() -> None:
+    t = np.arange(0.0, 10.01, 0.5)
+    # Flow 1 delivers every sample except in [2, 7]: silent for exactly 5 s.
+    c1 = np.where(t <= 2.0, t, np.where(t < 7.0, 2.0, t - 5.0))
+    # Flow 2 delivers all the time; flow 3 nothing at all.
+    s = pd.concat(
+        [
+            pd.DataFrame({"time_s": t, "flow_id": 1, "bytes_delivered": c1}),
+            pd.DataFrame({"time_s": t, "flow_id": 2, "bytes_delivered": t * 3}),
+            pd.DataFrame({"time_s": t, "flow_id": 3, "bytes_delivered": 0.0}),
+        ]
+    )
+    flows = pd.DataFrame({"flow_id": [1, 2, 3, 4]})
+    sil = analysis.silence_by_flow(s, flows=flows).set_index("flow_id")
+    assert sil.loc[1, "longest_silence_s"] == pytest.approx(5.0)
+    assert sil.loc[1, "silent_s"] == pytest.approx(5.0)
+    assert sil.loc[1, "silent_share"] == pytest.approx(0.5)
+    assert sil.loc[2, "longest_silence_s"] == 0.0
+    assert sil.loc[3, "longest_silence_s"] == pytest.approx(10.0)
+    assert sil.loc[3, "silent_share"] == pytest.approx(1.0)
+    assert math.isnan(sil.loc[4, "observed_s"])  # no sample: not observed
+    # Locked out at a threshold of exactly the silence, not above it.
+    assert analysis.lockout_count(sil.reset_index(), 5.0) == 2
+    assert analysis.lockout_count(sil.reset_index(), 5.5) == 1
+    # After a warm-up at 4 s, flow 1's silence is seen from 4 to 7 only.
+    late = analysis.silence_by_flow(s, warmup_s=4.0).set_index("flow_id")
+    assert late.loc[1, "longest_silence_s"] == pytest.approx(3.0)
+    assert late.loc[3, "longest_silence_s"] == pytest.approx(6.0)
+
+
+def _trace() -> dict[str, np.ndarray]:
+    """Packet records at a link direction 5 -> 6 (and one on another link, and one ACK)."""
+    rows = [
+        # time_ns, event, from, to, flow, ecn, payload
+        (1_000_000_000, "+", 5, 6, 0, 2, 960),
+        (1_100_000_000, "-", 5, 6, 0, 2, 960),
+        (1_200_000_000, "-", 5, 6, 1, 3, 960),  # marked
+        (1_300_000_000, "d", 5, 6, 1, 2, 960),  # dropped
+        (1_400_000_000, "-", 6, 5, 0, 0, 0),  # an ACK the other way
+        (1_500_000_000, "-", 7, 6, 2, 2, 960),  # another link
+        (4_000_000_000, "-", 5, 6, 0, 2, 960),
+        (4_100_000_000, "r", 5, 6, 0, 2, 960),
+    ]
+    cols = list(zip(*rows, strict=True))
+    names = ["time_ns", "event", "from_node", "to_node", "flow_id", "ecn", "payload"]
+    return {n: np.asarray(c) for n, c in zip(names, cols, strict=True)}
+
+
+def test_packet_raster_and_its_silences_by_hand() -> None:
+    raster = analysis.packet_raster(_trace(), from_node=5, to_node=6)
+    assert raster["time_s"].to_list() == [1.1, 1.2, 1.3, 4.0]
+    assert raster["flow_id"].to_list() == [0, 1, 1, 0]
+    assert raster["kind"].to_list() == ["sent", "marked", "dropped", "sent"]
+    with_acks = analysis.packet_raster(_trace(), from_node=6, to_node=5, data_only=False)
+    assert with_acks["kind"].to_list() == ["sent"]
+    sil = analysis.raster_silence(
+        raster, start_s=0.0, end_s=10.0, flows=pd.DataFrame({"flow_id": [0, 1, 2]})
+    ).set_index("flow_id")
+    # Flow 0 left the queue at 1.1 and 4.0: longest gap 4.0 -> 10.0.
+    assert sil.loc[0, "longest_silence_s"] == pytest.approx(6.0)
+    assert sil.loc[0, "packets_out"] == 2
+    # Flow 1: a marked packet got through at 1.2 (the drop does not count).
+    assert sil.loc[1, "longest_silence_s"] == pytest.approx(8.8)
+    # Flow 2 never got a packet through this queue: the whole interval.
+    assert sil.loc[2, "longest_silence_s"] == pytest.approx(10.0)
+    assert sil.loc[2, "packets_out"] == 0
+
+
+def test_red_region_share_by_hand() -> None:
+    qs = pd.DataFrame(
+        {
+            "time_s": np.arange(10.0),
+            "queue_id": 0,
+            "aqm_avg": [1, 5, 9.99, 10, 15, 29.9, 30, 31, np.nan, 12],
+        }
+    )
+    other = qs.assign(queue_id=1, aqm_avg=100.0)
+    share = analysis.red_region_share(pd.concat([qs, other]), 0, min_th=10, max_th=30, warmup_s=1.0)
+    # Samples from t = 1 with a value: 5, 9.99 below; 10, 15, 29.9, 12 inside; 30, 31 above.
+    assert share["samples"] == 8
+    assert share["below"] == pytest.approx(2 / 8)
+    assert share["inside"] == pytest.approx(4 / 8)
+    assert share["above"] == pytest.approx(2 / 8)
+    with pytest.raises(ValueError, match="min_th"):
+        analysis.red_region_share(qs, 0, min_th=30, max_th=10)
+
+
 def test_lockout_summary_by_hand() -> None:
     s = pd.DataFrame(
         {

@@ -389,3 +389,50 @@ def test_aqm_builders_are_thin_and_run() -> None:
     d["links"][0]["queue"] = red(w_q=1.5)
     with pytest.raises(SpecError, match=r"^links\[0\]\.queue\.w_q: must be > 0 and <= 1, got 1.5"):
         Simulation(d)
+
+
+def test_workload_builders_make_the_schema_tables_and_run() -> None:
+    from ecnsim import Scenario, Simulation
+    from ecnsim.scenario import workloads as w
+
+    sc = (
+        Scenario(duration="6s", seed=1)
+        .host("c0", "c1", "s0")
+        .router("r")
+        .link("c0", "r", rate="10Mbps", delay="1ms")
+        .link("c1", "r", rate="10Mbps", delay="1ms")
+        .link("r", "s0", rate="10Mbps", delay="5ms")
+        .app(
+            w.crr(request="1KB", response="5KB", think_time=0),
+            clients="c0",
+            servers="s0",
+            name="crr",
+            group="tx",
+        )
+        .app(w.http(think_time=w.uniform(1, 2)), clients=["c1"], servers=["s0"], start="1s")
+        .app(w.cbr("100kbps", packet_size=500), clients="c1", servers="s0", name="udp")
+    )
+    apps = sc.to_dict()["apps"]
+    assert apps[0] == {
+        "name": "crr",
+        "group": "tx",
+        "clients": ["c0"],
+        "servers": ["s0"],
+        "model": {
+            "type": "crr",
+            "request": "1KB",
+            "response": "5KB",
+            "think_time": {"type": "constant", "value": 0},
+        },
+    }
+    assert apps[1]["model"]["think_time"] == {"type": "uniform", "min": 1, "max": 2}
+    assert apps[1]["start"] == "1s"
+    assert "apps=3" in repr(sc)
+    records = Simulation(sc).run().table("records").to_pandas()
+    assert (records["app"] == "crr").sum() > 10
+    assert set(records["app"]) >= {"crr", "udp"}
+    assert w.empirical(points=[(1, 0.0), (2, 1.0)])["points"] == [[1.0, 0.0], [2.0, 1.0]]
+    with pytest.raises(ValueError, match="exactly one"):
+        w.empirical()
+    with pytest.raises(TypeError, match="distribution"):
+        w.crr(think_time=True)

@@ -43,13 +43,21 @@ from ecnsim.analysis.flows import (
     one_way_delay,
     trim_warmup,
 )
-from ecnsim.analysis.lockout import lockout_intervals, lockout_summary
+from ecnsim.analysis.lockout import (
+    lockout_count,
+    lockout_intervals,
+    lockout_summary,
+    packet_raster,
+    raster_silence,
+    silence_by_flow,
+)
 from ecnsim.analysis.queues import (
     link_utilization,
     queue_delay_ccdf,
     queue_drop_mark_rates,
     queue_occupancy_distribution,
     queueing_delay_exceeds,
+    red_region_share,
 )
 from ecnsim.analysis.records import ccdf, ecdf, network_power, record_metrics
 from ecnsim.analysis.stats import mean_ci, student_t_ppf, summarize
@@ -74,16 +82,21 @@ __all__ = [
     "jain_index",
     "jain_index_series",
     "link_utilization",
+    "lockout_count",
     "lockout_intervals",
     "lockout_summary",
     "mean_ci",
     "network_power",
     "one_way_delay",
+    "packet_raster",
     "queue_delay_ccdf",
     "queue_drop_mark_rates",
     "queue_occupancy_distribution",
     "queueing_delay_exceeds",
+    "raster_silence",
     "record_metrics",
+    "red_region_share",
+    "silence_by_flow",
     "student_t_ppf",
     "summarize",
     "trim_warmup",

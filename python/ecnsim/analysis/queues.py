@@ -150,3 +150,36 @@ def queue_delay_ccdf(
 ) -> pd.DataFrame:
     """:func:`ccdf` of the queueing delay (``bytes * 8 / rate``) over the samples."""
     return ccdf(_queue_delays(queue_series, queues, queue_id, warmup_s))
+
+
+def red_region_share(
+    queue_series: pd.DataFrame,
+    queue_id: int,
+    *,
+    min_th: float,
+    max_th: float,
+    warmup_s: float = 0.0,
+    column: str = "aqm_avg",
+) -> dict[str, float]:
+    """Share of the sampled time a queue's average spent below, inside and above the RED region.
+
+    The RED region is ``[min_th, max_th)``: where RED's early drop or mark
+    probability applies (Floyd & Jacobson 1993 §4; RFC 2884 tunes RED so
+    that the average stays in it). From the samples of ``column`` (RED's
+    and AECN's average, ``aqm_avg``, in the queue's measure, so the
+    thresholds must be in the same unit) at or after ``warmup_s``, each
+    sample weighing the same. Returns ``{"below": .., "inside": ..,
+    "above": .., "samples": n}`` (shares NaN without samples).
+    """
+    _require(queue_series, "queue_series", ["time_s", "queue_id", column], "the RED region")
+    if not min_th < max_th:
+        raise ValueError(f"min_th ({min_th}) must be < max_th ({max_th})")
+    s = trim_warmup(queue_series, warmup_s)
+    avg = s.loc[s["queue_id"] == queue_id, column].to_numpy(dtype=float)
+    avg = avg[~np.isnan(avg)]
+    n = avg.size
+    if n == 0:
+        return {"below": math.nan, "inside": math.nan, "above": math.nan, "samples": 0.0}
+    below = float(np.count_nonzero(avg < min_th)) / n
+    above = float(np.count_nonzero(avg >= max_th)) / n
+    return {"below": below, "inside": 1.0 - below - above, "above": above, "samples": float(n)}

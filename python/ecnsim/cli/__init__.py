@@ -6,6 +6,8 @@
     ecnsim emulate SCENARIO.toml [--out DIR] [--pcap-dir DIR] | --cleanup   (root)
     ecnsim bench [NAME ...] [--json] [--list]
     ecnsim report RESULTS_DIR [-o report.html] [--title TEXT] [--lockout SECONDS]
+    ecnsim study list | show NAME | run NAME [--quick] [--out DIR] [--workers N] [--dask ADDR]
+                 [--seeds K] [--set PATH=VALUE ...] [--only AXIS=V1,V2 ...]
     ecnsim sweep SWEEP.toml [--jobs N] [--dask ADDRESS|local] [--out DIR] [--dry-run]
     ecnsim runs [--out DIR] [--sweep NAME] [--where SQL] [--sql QUERY] [--format F]
     ecnsim --version
@@ -22,7 +24,7 @@ import sys
 from collections.abc import Sequence
 
 from ecnsim import __version__
-from ecnsim.cli import bench, emulate, report, run, sweep
+from ecnsim.cli import bench, emulate, report, run, study, sweep
 from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ecnsim.exceptions import EcnsimError
 
@@ -30,7 +32,7 @@ __all__ = ["build_parser", "main"]
 
 #: The subcommand modules, in the order ``ecnsim --help`` lists them. Each has
 #: ``add_parsers(sub)``, which registers its subcommands with their handlers.
-COMMANDS = (run, emulate, bench, report, sweep)
+COMMANDS = (run, emulate, study, sweep, report, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,7 +32,9 @@ __all__ = [
     "plot_group_goodput",
     "plot_lockout",
     "plot_queue_delay_ccdf",
+    "plot_raster",
     "plot_sweep",
+    "plot_sweep_panels",
 ]
 
 
@@ -277,6 +279,179 @@ def plot_sweep(
     if hue is not None:
         ax.legend()
     fig.suptitle(title or f"{ylabel or y} against {xlabel or x}")
+    return fig
+
+
+def plot_sweep_panels(
+    df: pd.DataFrame,
+    x: str,
+    *,
+    panel: str,
+    hue: str | None = None,
+    y: str = "mean",
+    ci: str | None = "ci",
+    ylabel: str | None = None,
+    xlabel: str | None = None,
+    logx: bool = False,
+    ylim: tuple[float | None, float | None] | None = None,
+    title: str | None = None,
+    panel_label: str | None = None,
+    hue_order: Sequence[Any] | None = None,
+) -> Figure:
+    """:func:`plot_sweep` once per value of ``panel``, side by side with a shared y axis.
+
+    ``df`` is tidy (``x``, ``panel``, ``hue``, ``y`` and ``ci`` columns):
+    e.g. goodput against N, one line per queue mode, one panel per max_p.
+    ``hue_order`` fixes the order (and so the colours) of the lines.
+    """
+    panels = sorted(df[panel].unique().tolist()) if not df.empty else []
+    ncols = max(1, min(4, len(panels)))
+    nrows = max(1, math.ceil(len(panels) / ncols))
+    fig = _figure(3.4 * ncols + 1.0, 3.0 * nrows + 0.8)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharey=True, squeeze=False)).ravel()
+    for ax, value in zip(axes, panels, strict=False):
+        part = df[df[panel] == value]
+        if hue is None:
+            hues: list[tuple[Any, pd.DataFrame]] = [(None, part)]
+        else:
+            order = list(hue_order) if hue_order is not None else sorted(part[hue].unique())
+            hues = [(h, part[part[hue] == h]) for h in order if (part[hue] == h).any()]
+        for label, sub in hues:
+            sub = sub.sort_values(x)
+            err = sub[ci].to_numpy(dtype=float) if ci is not None and ci in sub else None
+            ax.errorbar(
+                sub[x].to_numpy(dtype=float),
+                sub[y].to_numpy(dtype=float),
+                yerr=err,
+                marker="o",
+                ms=3.5,
+                capsize=3,
+                lw=1.2,
+                label=None if label is None else str(label),
+            )
+        if logx:
+            ax.set_xscale("log")
+            values = np.unique(part[x].to_numpy(dtype=float))
+            if 0 < values.size <= 12:
+                from matplotlib.ticker import NullFormatter
+
+                ax.set_xticks(values, [f"{v:g}" for v in values], fontsize="small")
+                ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(
+            f"{panel_label or panel} = {value:g}"
+            if isinstance(value, float)
+            else f"{panel_label or panel} = {value}",
+            fontsize="medium",
+        )
+        ax.set_xlabel(xlabel or x)
+        ax.grid(True, alpha=0.3)
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    axes[0].set_ylabel(ylabel or y)
+    if ylim is not None:
+        axes[0].set_ylim(*ylim)
+    if hue is not None and panels:
+        axes[0].legend(fontsize="small")
+    if not panels:
+        _note(axes[0], "no data")
+    fig.suptitle(title or f"{ylabel or y} against {xlabel or x}")
+    return fig
+
+
+def plot_raster(
+    raster: pd.DataFrame,
+    *,
+    flows: pd.DataFrame | None = None,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    max_points: int = 400_000,
+    title: str | None = None,
+) -> Figure:
+    """The lockout raster: flow against time, one dot per packet through, marked or dropped.
+
+    ``raster`` is :func:`ecnsim.analysis.packet_raster`'s output. Flows are
+    rows in ``flow_id`` order (labelled with their names when ``flows`` is
+    given and there are few enough to read); a flow locked out shows as a
+    gap in its row. Above ``max_points`` dots, the "sent" dots are thinned
+    evenly (marks and drops are always drawn).
+    """
+    fig = _figure(9.0, 5.5)
+    ax = fig.subplots()
+    if raster.empty:
+        _note(ax, "no packet events (was the bottleneck traced?)")
+        return fig
+    ids = (
+        sorted(flows["flow_id"].tolist())
+        if flows is not None
+        else sorted(raster["flow_id"].unique().tolist())
+    )
+    row = {fid: i for i, fid in enumerate(ids)}
+    rows = raster["flow_id"].map(row).to_numpy(dtype=float)
+    t = raster["time_s"].to_numpy(dtype=float)
+    kind = raster["kind"].to_numpy()
+    sent = np.flatnonzero(kind == "sent")
+    if sent.size > max_points:
+        sent = sent[:: math.ceil(sent.size / max_points)]
+    dense = len(ids) > 100
+    # Rasterized: an SVG of 10^5 dots stays small (the axes and text stay vector).
+    ax.scatter(
+        t[sent],
+        rows[sent],
+        s=0.4 if dense else 1.5,
+        marker=".",
+        color="0.55",
+        lw=0,
+        label="through",
+        rasterized=True,
+    )
+    for k, color, m in (("marked", "C0", "|"), ("dropped", "C3", "x")):
+        sel = kind == k
+        if sel.any():
+            ax.scatter(
+                t[sel],
+                rows[sel],
+                s=2 if dense else 5,
+                marker=m,
+                color=color,
+                lw=0.6,
+                label=k,
+                rasterized=True,
+            )
+    if flows is not None and "group" in flows:
+        # Group bands: a line between groups and the group's name at its middle.
+        by_id = dict(zip(flows["flow_id"], flows["group"], strict=True))
+        labels = [str(by_id.get(f, "")) for f in ids]
+        start = 0
+        for i in range(1, len(labels) + 1):
+            if i == len(labels) or labels[i] != labels[start]:
+                if i < len(labels):
+                    ax.axhline(i - 0.5, color="0.3", lw=0.6)
+                ax.annotate(
+                    labels[start],
+                    xy=(1.0, (start + i - 1) / 2),
+                    xycoords=("axes fraction", "data"),
+                    xytext=(4, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize="small",
+                )
+                start = i
+    ax.set_ylim(-1, len(ids))
+    if start_s is not None or end_s is not None:
+        ax.set_xlim(start_s, end_s)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("flow")
+    if flows is not None and len(ids) <= 40:
+        ax.set_yticks(range(len(ids)), [_flow_label(flows, f) for f in ids], fontsize="x-small")
+    ax.legend(
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncols=3,
+        fontsize="small",
+        markerscale=4,
+        frameon=False,
+    )
+    fig.suptitle(title or "packets at the bottleneck: through, marked, dropped")
     return fig
 
 

@@ -465,6 +465,43 @@ class Scenario:
         self._data.setdefault("flows", []).append(flow)
         return self
 
+    def app(
+        self,
+        model: Mapping[str, Any],
+        *,
+        clients: str | list[str],
+        servers: str | list[str],
+        name: str | None = None,
+        group: str | None = None,
+        start: Quantity | None = None,
+        start_jitter: Quantity | None = None,
+        tcp: Mapping[str, Any] | None = None,
+    ) -> Scenario:
+        """Add a workload (``[[apps]]``) running ``model`` between ``clients`` and ``servers``.
+
+        ``model`` comes from a builder of :mod:`ecnsim.scenario.workloads`
+        (``ftp``, ``crr``, ``rr``, ``http``, ``websessions``, ``cbr``,
+        ``onoff``). ``group`` labels the app's rows in the ``records`` table
+        (default: its name); each client starts at ``start`` plus a random
+        delay in ``[0, start_jitter)``; ``tcp`` overrides the TCP defaults
+        for the app's connections.
+        """
+        app: dict[str, Any] = _compact(
+            {
+                "name": name,
+                "group": group,
+                "clients": [clients] if isinstance(clients, str) else list(clients),
+                "servers": [servers] if isinstance(servers, str) else list(servers),
+                "start": start,
+                "start_jitter": start_jitter,
+            }
+        )
+        if tcp is not None:
+            app["tcp"] = dict(tcp)
+        app["model"] = dict(model)
+        self._data.setdefault("apps", []).append(app)
+        return self
+
     def tcp(self, **defaults: Any) -> Scenario:
         """Set TCP defaults for every flow; takes the keyword arguments of :func:`tcp`."""
         self._data["tcp"] = {**self._data.get("tcp", {}), **tcp(**defaults)}
@@ -496,9 +533,10 @@ class Scenario:
 
     def __repr__(self) -> str:
         d = self._data
+        apps = f", apps={len(d['apps'])}" if d.get("apps") else ""
         return (
             f"Scenario(name={d.get('name')!r}, nodes={len(d.get('nodes', []))}, "
-            f"links={len(d.get('links', []))}, flows={len(d.get('flows', []))})"
+            f"links={len(d.get('links', []))}, flows={len(d.get('flows', []))}{apps})"
         )
 
 

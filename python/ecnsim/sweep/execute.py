@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from ecnsim import _core
 from ecnsim.sweep.store import RunCheck, RunOutput, Store, run_key
@@ -57,11 +57,10 @@ def execute(task: RunTask) -> RunOutput:
 
     Refuses to run on a different ecnsim version than the one that planned
     the sweep (the store key includes the version), and checks that the
-    resolved scenario gives the planned key.
+    resolved scenario gives the planned key. With a :class:`RunJob`, also
+    records the trace it asks for, calls its hook on the results and encodes
+    the tables the hook returns; only the run's tables the job keeps are encoded.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from ecnsim.simulation import Simulation
 
     if _core.__version__ != task.version:
@@ -69,9 +68,22 @@ def execute(task: RunTask) -> RunOutput:
             f"this worker has ecnsim {_core.__version__}, the sweep was planned with "
             f"{task.version}: install the same version on every worker"
         )
+    job = task.job
     started = time.perf_counter()
     sim = Simulation(json.loads(task.scenario_json), seed=task.seed)
-    results = sim.run()
+    trace: dict[str, Any] | None = None
+    if job is not None and job.trace_links is not None:
+        chunks: list[dict[str, Any]] = []
+        sim._sim.enable_trace(list(job.trace_links), None, None)
+
+        def drain(_now: int, _end: int) -> None:
+            chunks.append(sim._sim.drain_trace())
+
+        results = sim.run(drain)
+        chunks.append(sim._sim.drain_trace())
+        trace = _concat_trace(chunks)
+    else:
+        results = sim.run()
     wall_s = time.perf_counter() - started
     resolved = results.meta["resolved_spec"]
     key = run_key(resolved, task.seed, task.version)
@@ -80,13 +92,31 @@ def execute(task: RunTask) -> RunOutput:
             f"run {task.key[:12]}: the resolved scenario gives key {key[:12]}; "
             "was the scenario resolved by another build of ecnsim?"
         )
+    keep = None if job is None or job.keep_tables is None else set(job.keep_tables)
     tables: dict[str, bytes] = {}
     rows: dict[str, int] = {}
     for name, table in results.tables.items():
-        sink = pa.BufferOutputStream()
-        pq.write_table(table.to_arrow(), sink)
-        tables[name] = sink.getvalue().to_pybytes()
+        if keep is not None and name not in keep:
+            continue
+        tables[name] = _parquet_bytes(table.to_arrow())
         rows[name] = table.num_rows
+    derived: dict[str, dict[str, bytes]] = {}
+    derived_rows: dict[str, dict[str, int]] = {}
+    if job is not None:
+        import pyarrow as pa
+
+        hook = _import_hook(job.hook)
+        out = hook(results, trace, job.context)
+        derived[job.tag] = {}
+        derived_rows[job.tag] = {}
+        for name, frame in out.items():
+            arrow = (
+                frame
+                if isinstance(frame, pa.Table)
+                else pa.Table.from_pandas(frame, preserve_index=False)
+            )
+            derived[job.tag][name] = _parquet_bytes(arrow)
+            derived_rows[job.tag][name] = arrow.num_rows
     perf = sim.perf()
     return RunOutput(
         key=key,
@@ -101,7 +131,46 @@ def execute(task: RunTask) -> RunOutput:
         packet_hops=perf.get("packet_hops", 0),
         host=socket.gethostname(),
         pid=os.getpid(),
+        derived=derived,
+        derived_rows=derived_rows,
     )
+
+
+def _parquet_bytes(table: Any) -> bytes:
+    """An Arrow table as the bytes of a Parquet file (zstd-compressed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
+
+
+def _import_hook(spec: str) -> Callable[..., Any]:
+    """The function named ``"package.module:function"``."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"a run hook is named 'package.module:function', got {spec!r}")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"run hook {spec!r} is not callable")
+    return cast("Callable[..., Any]", obj)
+
+
+def _concat_trace(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Drained trace chunks (``{column: (dtype, payload)}``) as one ``{column: array}``."""
+    import numpy as np
+
+    from ecnsim.results import Table
+
+    parts = [Table._from_core("trace", c).to_numpy() for c in chunks]
+    parts = [p for p in parts if p and len(next(iter(p.values()))) > 0] or parts[:1]
+    if not parts:
+        return {}
+    return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
 
 
 # ---------------------------------------------------------------------------
@@ -469,7 +538,7 @@ class SweepResult:
 
         names = list(resolve_metrics(metrics))
         per_run = self.metrics(metrics)
-        by = [p for p in self.plan.sweep.params if p in per_run.columns]
+        by = [p for p in self.plan.params if p in per_run.columns]
         return aggregate(per_run, by=by, metrics=names, confidence=confidence)
 
 
@@ -504,7 +573,7 @@ def run_sweep(
     if not isinstance(store, Store):
         from ecnsim.sweep.store import default_store_path
 
-        store = Store(store if store is not None else plan.sweep.store or default_store_path())
+        store = Store(store if store is not None else plan.store or default_store_path())
     if executor == "auto":
         executor = "dask" if dask is not None else ("serial" if jobs == 1 else "process")
     if executor == "dask" and dask is None:
@@ -524,7 +593,7 @@ def run_sweep(
     result = SweepResult(plan, store, executor, workers)
     for t in tasks:
         check = store.check(t.key, full=verify)
-        if check.is_done:
+        if check.is_done and (t.job is None or store.has_derived(t.key, t.job.tag)):
             result.skipped += 1
         else:
             todo.append(t)

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,7 +101,9 @@ class Sweep:
     """A base scenario, parameter axes and seeds: the definition of a set of runs.
 
     ``base`` is a :class:`~ecnsim.Scenario`, a scenario dict, or the path of a
-    TOML scenario. ``set`` maps parameter paths to single values applied to
+    TOML scenario, or a function that builds a scenario from keyword
+    arguments (such as :func:`ecnsim.topology.hetero_rtt`). ``set`` maps
+    parameter paths to single values applied to
     every point (fixed changes to the base, not swept). ``grid`` maps
     parameter paths to lists of values;
     ``zipped`` is a list of groups, each mapping paths to equally long lists
@@ -109,12 +111,21 @@ class Sweep:
     ``1..N``), or neither (the base scenario's seed). ``name`` names the sweep
     in the store (default ``"sweep"``); ``store`` is a default store directory.
 
+    With a function as ``base``, a parameter named like one of its keyword
+    arguments (``n``, ``aggregate_access_rate``, ...) is passed to it, so the
+    number of flows and anything else that changes the topology can be swept
+    like any other parameter; every other path is set in the scenario it
+    returns::
+
+        Sweep(hetero_rtt, set={"duration": 100, "aggregate_access_rate": 300e6},
+              grid={"n": [15, 30, 60], "links[0].queue.max_p": [0.1, 0.5]}, repetitions=5)
+
     Every problem raises :class:`SweepSpecError` naming the field.
     """
 
     def __init__(
         self,
-        base: Scenario | Mapping[str, Any] | str | os.PathLike[str],
+        base: Scenario | Mapping[str, Any] | str | os.PathLike[str] | Callable[..., Any],
         *,
         set: Mapping[str, Any] | None = None,
         grid: Mapping[str, Sequence[Any]] | None = None,
@@ -125,7 +136,15 @@ class Sweep:
         description: str | None = None,
         store: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.base: dict[str, Any] = _load_base(base, "base")
+        #: The scenario builder, when ``base`` is a function; its keyword names.
+        self.builder: Callable[..., Any] | None = None
+        self.builder_params: frozenset[str] = frozenset()
+        if callable(base) and not isinstance(base, (Scenario, Mapping, str, os.PathLike)):
+            self.builder = base
+            self.builder_params = _keyword_names(base)
+            self.base: dict[str, Any] = {}
+        else:
+            self.base = _load_base(base, "base")
         self.name: str = _check_name(name)
         self.description = description
         self.store: Path | None = Path(store) if store is not None else None
@@ -153,10 +172,11 @@ class Sweep:
                 add_param(where, path)
                 _check_json_value(where, value)
                 self.overrides[path] = copy.deepcopy(value)
-            try:
-                self._apply_overrides()
-            except ValueError as e:
-                raise SweepSpecError("set", str(e)) from None
+            if self.builder is None:
+                try:
+                    self._apply_overrides()
+                except ValueError as e:
+                    raise SweepSpecError("set", str(e)) from None
         if grid is not None:
             if not isinstance(grid, Mapping):
                 raise SweepSpecError("grid", "must be a table of parameter paths to value lists")
@@ -189,7 +209,12 @@ class Sweep:
                     )
                 steps = tuple(zip(*columns, strict=True))
                 self.axes.append(Axis(tuple(group), steps))
-        self.seeds: list[int] = _check_seeds(seeds, repetitions, self.base)
+        if self.builder is not None and seeds is None and repetitions is None:
+            points = self.points()
+            first = self._scenario_checked(points[0], "point 0" if points else "base")
+            self.seeds: list[int] = _check_seeds(None, None, first)
+        else:
+            self.seeds = _check_seeds(seeds, repetitions, self.base)
 
     # -- construction --------------------------------------------------------------
 
@@ -275,11 +300,37 @@ class Sweep:
         return out
 
     def scenario(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The base scenario with ``params`` applied (a new dict)."""
-        data = copy.deepcopy(self.base)
-        for path, value in params.items():
-            set_path(data, path, value)
+        """The base scenario with ``params`` applied (a new dict).
+
+        With a builder as ``base``: the builder's result for the builder
+        arguments of ``set`` and ``params``, then every other path set in it.
+        """
+        if self.builder is None:
+            data = copy.deepcopy(self.base)
+            rest: Mapping[str, Any] = params
+        else:
+            merged = {**self.overrides, **params}
+            args = {p: v for p, v in merged.items() if p in self.builder_params}
+            built = self.builder(**args)
+            data = built.to_dict() if isinstance(built, Scenario) else copy.deepcopy(dict(built))
+            rest = {p: v for p, v in merged.items() if p not in self.builder_params}
+        for path, value in rest.items():
+            try:
+                set_path(data, path, value)
+            except ValueError as e:
+                raise _PathError(path, str(e)) from None
         return data
+
+    def _scenario_checked(self, params: Mapping[str, Any], label: str) -> dict[str, Any]:
+        """:meth:`scenario`, with a bad path or builder argument raised as a SweepSpecError."""
+        try:
+            return self.scenario(params)
+        except _PathError as e:
+            raise SweepSpecError(e.path, str(e), point=label) from None
+        except (ValueError, TypeError) as e:
+            # The builder refused its arguments.
+            name = getattr(self.builder, "__name__", "base")
+            raise SweepSpecError("base", f"{name}(): {e}", point=label) from None
 
     def _apply_overrides(self) -> None:
         """Apply ``set`` to the base (once, at construction)."""
@@ -301,9 +352,12 @@ class Sweep:
         out: dict[str, Any] = {"name": self.name}
         if self.description is not None:
             out["description"] = self.description
+        base: Any = self.base
+        if self.builder is not None:
+            base = f"{self.builder.__module__}:{self.builder.__qualname__}"
         out.update(
             {
-                "base": self.base,
+                "base": base,
                 "set": self.overrides,
                 "grid": grid,
                 "zip": zipped,
@@ -324,36 +378,40 @@ class Sweep:
         runs: list[PlannedRun] = []
         for i, params in enumerate(points):
             label = f"point {i} ({_format_params(params)})" if params else f"point {i}"
-            scenario = copy.deepcopy(self.base)
-            for path, value in params.items():
-                try:
-                    set_path(scenario, path, value)
-                except ValueError as e:
-                    raise SweepSpecError(path, str(e), point=label) from None
-            text = json.dumps(scenario)
-            for seed in self.seeds:
-                try:
-                    sim = _core.PySimulation.from_json(text, seed)
-                except EcnsimError as e:
-                    raise SweepSpecError(
-                        getattr(e, "path", "<root>"), str(e), point=f"{label}, seed {seed}"
-                    ) from None
-                resolved = sim.results()["meta"]["resolved_spec"]
-                del sim
-                runs.append(
-                    PlannedRun(
-                        key=run_key(resolved, seed, version),
-                        point=i,
-                        seed=seed,
-                        params=params,
-                        scenario_json=text,
-                    )
-                )
-        return Plan(self, points, runs, version)
+            scenario = self._scenario_checked(params, label)
+            runs.extend(
+                _plan_point(i, params, json.dumps(scenario), self.seeds, version, label, None)
+            )
+        return Plan(
+            name=self.name,
+            params=self.params,
+            seeds=self.seeds,
+            points=points,
+            runs=runs,
+            version=version,
+            spec=self.to_dict(),
+            store=self.store,
+        )
 
     def __repr__(self) -> str:
         shape = " x ".join(str(len(a)) for a in self.axes) or "1"
         return f"Sweep({self.name!r}, points={shape}, seeds={len(self.seeds)}, runs={len(self)})"
+
+
+class _PathError(ValueError):
+    """A parameter path that cannot be set in the scenario."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _keyword_names(fn: Callable[..., Any]) -> frozenset[str]:
+    """The names ``fn`` accepts as keyword arguments."""
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(p.name for p in inspect.signature(fn).parameters.values() if p.kind in kinds)
 
 
 def _check_name(name: Any) -> str:
@@ -434,6 +492,30 @@ def _format_params(params: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class RunJob:
+    """Work a worker does with a run's results besides storing them: a study's per-run metrics.
+
+    The worker imports ``hook`` (``"package.module:function"``) and calls
+    ``hook(results, trace, context)`` right after the run, while every table
+    is still in memory; it returns small tables (``{name: DataFrame}``) that
+    the store keeps with the run under ``tag`` (:meth:`Store.read_derived`).
+    ``trace`` is None, or, when ``trace_links`` names links, the packet
+    records of those links (columns of :mod:`ecnsim.output.trace`, as numpy
+    arrays). ``keep_tables`` lists the run's own tables to store (None: all);
+    big per-flow series need not be kept when the hook has reduced them.
+
+    ``tag`` must change whenever ``hook``'s code or ``context`` changes what
+    it computes: a stored run lacking the tag is run again.
+    """
+
+    hook: str
+    tag: str
+    context: dict[str, Any]
+    trace_links: tuple[int, ...] | None = None
+    keep_tables: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class RunTask:
     """What a worker needs to run one simulation: picklable, self-contained."""
 
@@ -441,6 +523,7 @@ class RunTask:
     scenario_json: str
     seed: int
     version: str
+    job: RunJob | None = None
 
 
 @dataclass(frozen=True)
@@ -452,38 +535,121 @@ class PlannedRun:
     seed: int
     params: dict[str, Any]
     scenario_json: str
+    job: RunJob | None = None
 
 
 @dataclass
 class Plan:
-    """A sweep whose runs were checked by the core, each with its store key."""
+    """Runs whose scenarios were checked by the core, each with its store key.
 
-    sweep: Sweep
+    Made by :meth:`Sweep.plan`, or by :func:`plan_runs` for any list of
+    scenarios (a study's points). ``params`` are the names of the parameters
+    that vary between points (the catalog's parameter columns), ``spec``
+    what the store records as the definition (``sweeps/<name>.json``).
+    """
+
+    name: str
+    params: list[str]
+    seeds: list[int]
     points: list[dict[str, Any]]
     runs: list[PlannedRun]
     version: str
-
-    @property
-    def name(self) -> str:
-        return self.sweep.name
+    spec: dict[str, Any]
+    store: Path | None = None
 
     def tasks(self) -> list[RunTask]:
-        """One task per distinct key (identical runs are run once), in sweep order."""
-        seen: dict[str, RunTask] = {}
+        """One task per distinct key and job (identical runs are run once), in plan order."""
+        seen: dict[tuple[str, str | None], RunTask] = {}
         for r in self.runs:
-            if r.key not in seen:
-                seen[r.key] = RunTask(r.key, r.scenario_json, r.seed, self.version)
+            ident = (r.key, r.job.tag if r.job is not None else None)
+            if ident not in seen:
+                seen[ident] = RunTask(r.key, r.scenario_json, r.seed, self.version, r.job)
         return list(seen.values())
 
     def definition(self) -> dict[str, Any]:
-        """What the store records for this sweep (``sweeps/<name>.json``)."""
+        """What the store records for this plan (``sweeps/<name>.json``)."""
         return {
             "name": self.name,
             "ecnsim_version": self.version,
             "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "params": self.sweep.params,
-            "seeds": self.sweep.seeds,
+            "params": self.params,
+            "seeds": self.seeds,
             "points": [{"point": i, "params": p} for i, p in enumerate(self.points)],
             "runs": [{"key": r.key, "point": r.point, "seed": r.seed} for r in self.runs],
-            "spec": self.sweep.to_dict(),
+            "spec": self.spec,
         }
+
+
+def plan_runs(
+    name: str,
+    points: Sequence[tuple[Mapping[str, Any], Mapping[str, Any], RunJob | None]],
+    seeds: Sequence[int],
+    *,
+    spec: Mapping[str, Any] | None = None,
+    store: str | os.PathLike[str] | None = None,
+) -> Plan:
+    """A :class:`Plan` from explicit points: ``(params, scenario, job)`` each, run once per seed.
+
+    ``params`` labels the point in the catalog (``{"n": 30, "mode": "ecn"}``),
+    ``scenario`` is its scenario dict, ``job`` an optional :class:`RunJob`.
+    Every run's scenario is checked by the core; the first bad one raises
+    :class:`SweepSpecError` naming the point, the seed and the field.
+    """
+    name = _check_name(name)
+    seeds = _check_seeds(list(seeds), None, {})
+    version = _core.__version__
+    names: list[str] = []
+    runs: list[PlannedRun] = []
+    out_points: list[dict[str, Any]] = []
+    for i, (params, scenario, job) in enumerate(points):
+        params = dict(params)
+        for p in params:
+            if p not in names:
+                names.append(p)
+        label = f"point {i} ({_format_params(params)})" if params else f"point {i}"
+        _check_json_value(label, scenario)
+        runs.extend(_plan_point(i, params, json.dumps(scenario), seeds, version, label, job))
+        out_points.append(params)
+    return Plan(
+        name=name,
+        params=names,
+        seeds=seeds,
+        points=out_points,
+        runs=runs,
+        version=version,
+        spec=dict(spec) if spec is not None else {"name": name},
+        store=Path(store) if store is not None else None,
+    )
+
+
+def _plan_point(
+    point: int,
+    params: dict[str, Any],
+    text: str,
+    seeds: Sequence[int],
+    version: str,
+    label: str,
+    job: RunJob | None,
+) -> list[PlannedRun]:
+    """Check one point's scenario with the core, once per seed; its planned runs."""
+    runs = []
+    for seed in seeds:
+        try:
+            sim = _core.PySimulation.from_json(text, seed)
+        except EcnsimError as e:
+            raise SweepSpecError(
+                getattr(e, "path", "<root>"), str(e), point=f"{label}, seed {seed}"
+            ) from None
+        resolved = sim.results()["meta"]["resolved_spec"]
+        del sim
+        runs.append(
+            PlannedRun(
+                key=run_key(resolved, seed, version),
+                point=point,
+                seed=seed,
+                params=params,
+                scenario_json=text,
+                job=job,
+            )
+        )
+    return runs

@@ -11,6 +11,7 @@ Layout (``docs/sweeps.md``)::
       runs/<key[:2]>/<key>/
           flows.parquet  queues.parquet  flow_series.parquet  queue_series.parquet
           scenario.json        the resolved scenario
+          derived/<tag>/<name>.parquet   tables a study computed from the run (RunJob)
           manifest.json        written last: the run is in the store once this exists
       sweeps/<name>.json       each sweep's points, parameters and run keys
       catalog.duckdb           the catalog: an index rebuilt from the two above
@@ -40,7 +41,7 @@ import re
 import secrets
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -136,6 +137,10 @@ class RunOutput:
     packet_hops: int = 0
     host: str = ""
     pid: int = 0
+    #: Tables a :class:`~ecnsim.sweep.RunJob` derived from the run: ``{tag: {name: Parquet}}``.
+    derived: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    #: Their row counts, ``{tag: {name: rows}}``.
+    derived_rows: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,44 @@ def _utc_now() -> str:
 
 def _json_bytes(value: Any) -> bytes:
     return (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _tag_dir(tag: str) -> str:
+    """A directory name for a derived-table tag: readable, and distinct for distinct tags."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", tag)[:60]
+    return f"{safe}-{hashlib.sha256(tag.encode('utf-8')).hexdigest()[:8]}"
+
+
+def _carry_over(
+    d: Path,
+    previous: Mapping[str, Any],
+    files: dict[str, dict[str, Any]],
+    tables: dict[str, dict[str, Any]],
+    derived: dict[str, dict[str, dict[str, Any]]],
+) -> None:
+    """Add to a new manifest what ``previous`` has and it lacks (tables, tags), if intact."""
+    old_files = previous.get("files") or {}
+
+    def intact(rel: str) -> bool:
+        info = old_files.get(rel)
+        if not isinstance(info, dict):
+            return False
+        try:
+            return (d / rel).stat().st_size == info.get("bytes")
+        except OSError:
+            return False
+
+    for name, info in (previous.get("tables") or {}).items():
+        if name not in tables and isinstance(info, dict) and intact(info.get("file", "")):
+            tables[name] = info
+            files[info["file"]] = old_files[info["file"]]
+    for tag, named in (previous.get("derived") or {}).items():
+        if tag in derived or not isinstance(named, dict):
+            continue
+        if all(isinstance(i, dict) and intact(i.get("file", "")) for i in named.values()):
+            derived[tag] = named
+            for info in named.values():
+                files[info["file"]] = old_files[info["file"]]
 
 
 def _column_from_arrow(array: Any) -> Column:
@@ -312,10 +355,16 @@ class Store:
                 )
             if full and _sha256_file(f) != info.get("sha256"):
                 return RunCheck(key, "corrupt", f"{name}: SHA-256 differs from the manifest")
+        derived = m.get("derived", {})
+        if not isinstance(derived, dict):
+            return RunCheck(key, "corrupt", "manifest.json has a malformed derived section")
         if full:
             import pyarrow.parquet as pq
 
-            for table, info in tables.items():
+            every = [*tables.items()]
+            for tag, named in derived.items():
+                every.extend((f"{tag}/{name}", info) for name, info in named.items())
+            for table, info in every:
                 f = d / info["file"]
                 try:
                     rows = pq.read_metadata(f).num_rows
@@ -363,6 +412,44 @@ class Store:
         df: pd.DataFrame = pd.read_parquet(self.run_dir(key) / info["file"])
         return df
 
+    def has_derived(self, key: str, tag: str) -> bool:
+        """True if the run's manifest lists tables derived under ``tag`` (see :class:`RunJob`)."""
+        m = self.manifest(key)
+        return m is not None and tag in (m.get("derived") or {})
+
+    def read_derived(self, key: str, tag: str, name: str) -> pd.DataFrame:
+        """One table that a :class:`~ecnsim.sweep.RunJob` derived from a run, as a DataFrame."""
+        import pandas as pd
+
+        m = self.manifest(key)
+        if m is None:
+            raise KeyError(f"no run {key} in {self.root}")
+        try:
+            info = m["derived"][tag][name]
+        except KeyError:
+            raise KeyError(f"run {key} has no derived table {tag}/{name}") from None
+        df: pd.DataFrame = pd.read_parquet(self.run_dir(key) / info["file"])
+        return df
+
+    def concat_derived(self, keys: Sequence[str], tag: str, name: str) -> pd.DataFrame:
+        """A derived table of several runs, stacked, with a leading ``key`` column.
+
+        Each key is a ``(key, tag)`` pair's key; runs without the table are skipped.
+        """
+        import pandas as pd
+
+        parts = []
+        for key in keys:
+            try:
+                df = self.read_derived(key, tag, name)
+            except KeyError:
+                continue
+            df.insert(0, "key", key)
+            parts.append(df)
+        if not parts:
+            return pd.DataFrame({"key": pd.Series([], dtype="str")})
+        return pd.concat(parts, ignore_index=True)
+
     # -- writing ----------------------------------------------------------------
 
     def put(
@@ -393,11 +480,25 @@ class Store:
                 stale.unlink()
         files: dict[str, dict[str, Any]] = {}
         tables: dict[str, dict[str, Any]] = {}
+        derived: dict[str, dict[str, dict[str, Any]]] = {}
         for name, data in output.tables.items():
             filename = f"{name}.parquet"
             _atomic_write(d / filename, data)
             files[filename] = {"bytes": len(data), "sha256": _sha256(data)}
             tables[name] = {"file": filename, "rows": output.rows[name]}
+        for tag, named in output.derived.items():
+            sub = d / "derived" / _tag_dir(tag)
+            sub.mkdir(parents=True, exist_ok=True)
+            derived[tag] = {}
+            for name, data in named.items():
+                rel = f"derived/{_tag_dir(tag)}/{name}.parquet"
+                _atomic_write(d / rel, data)
+                files[rel] = {"bytes": len(data), "sha256": _sha256(data)}
+                derived[tag][name] = {"file": rel, "rows": output.derived_rows[tag][name]}
+        if previous is not None:
+            # The same key gives the same results: keep what an earlier write stored
+            # and this one did not (other tables, other tags), if it is still intact.
+            _carry_over(d, previous, files, tables, derived)
         spec_bytes = output.resolved_spec.encode("utf-8")
         _atomic_write(d / "scenario.json", spec_bytes)
         files["scenario.json"] = {"bytes": len(spec_bytes), "sha256": _sha256(spec_bytes)}
@@ -415,6 +516,7 @@ class Store:
             "params": dict(params) if params is not None else {},
             "meta": dict(output.meta),
             "tables": tables,
+            "derived": derived,
             "files": files,
             "run_count": run_count,
             "wall_s": output.wall_s,

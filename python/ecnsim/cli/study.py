@@ -1,0 +1,176 @@
+"""``ecnsim study``: the reference studies as one command each.
+
+::
+
+    ecnsim study list
+    ecnsim study show NAME [--quick] [--set PATH=VALUE ...]
+    ecnsim study run NAME [--quick] [--out DIR] [--workers N] [--dask ADDR|local]
+                          [--seeds K] [--set PATH=VALUE ...] [--only AXIS=V1,V2 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+EXIT_RUNS_FAILED = 1
+
+
+def _resolve(args: argparse.Namespace) -> tuple[Any, Any]:
+    from ecnsim import studies
+
+    study = studies.get(args.name)
+    params = studies.resolve_params(
+        study, args.set or [], quick=args.quick, seeds=getattr(args, "seeds", None)
+    )
+    return study, params
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from ecnsim import studies
+    from ecnsim.studies._base import format_seconds
+
+    rows = []
+    for name in studies.names():
+        study = studies.get(name)
+        params = study.Params()
+        quick = study.quick(params)
+        runs = len(study.grid(params)) * params.seeds
+        rows.append(
+            [
+                name,
+                study.title,
+                study.source.split(";")[0].split(". ")[0],
+                f"{runs} ({len(study.grid(quick)) * quick.seeds} quick)",
+                f"~{format_seconds(studies.estimate_wall_s(study, params, 2))} on 2 cores",
+            ]
+        )
+    print(_table(rows, ["study", "what", "reproduces", "runs", "estimated wall time"]))
+    print("\necnsim study show NAME: the setup and every choice; ecnsim study run NAME [--quick]")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from ecnsim import studies
+    from ecnsim.studies._base import format_seconds, params_dict
+
+    study, params = _resolve(args)
+    print(f"{study.name}: {study.title}")
+    print(f"source: {study.source}\n")
+    print(_table([[k, v] for k, v in study.setup(params)], ["setup", "value"]))
+    print("\nChoices where the source is ambiguous:")
+    for i, c in enumerate(study.choices(params), start=1):
+        knob = f" [parameter: {c.parameter}]" if c.parameter else ""
+        print(f"  {i}. {c.topic}: {c.choice}{knob}\n     why: {c.reason}")
+    if study.variants:
+        print(f"\nvariants (--set variant=NAME): {', '.join(study.variants)}")
+    print(
+        "\nparameters (--set NAME=VALUE; a scenario path such as tcp.min_rto=1s is set in "
+        "every point):"
+    )
+    for k, v in params_dict(params).items():
+        print(f"  {k} = {v}")
+    points = study.grid(params)
+    est = studies.estimate_wall_s(study, params, 1)
+    print(
+        f"\n{len(points)} points x {params.seeds} seeds = {len(points) * params.seeds} runs; "
+        f"estimated {format_seconds(est)} on 1 core, {format_seconds(est / 2)} on 2"
+    )
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ecnsim import studies
+    from ecnsim.sweep import SweepInterrupted, SweepProgressBar
+
+    study, params = _resolve(args)
+    if args.workers is not None and args.workers < 1:
+        print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return EXIT_USAGE
+    out = args.out or os.path.join("ecnsim-studies", study.name + ("-quick" if args.quick else ""))
+    if os.path.exists(out) and not os.path.isdir(out):
+        print(f"error: --out {out}: exists and is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    only = studies.parse_only(args.only or [])
+    dask = args.dask
+    bar = SweepProgressBar(sys.stderr)
+    print(f"study {study.name}: planning (every scenario is checked first) ...", file=sys.stderr)
+    try:
+        run = studies.run_study(
+            study, params, out, workers=args.workers, dask=dask, only=only, progress=bar
+        )
+    except SweepInterrupted as e:
+        r = e.result
+        print(
+            f"interrupted: {r.ran} runs finished and are kept in {out}/store; run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    sweep = run.sweep
+    print(
+        f"study {study.name}: {len(run.plan.tasks())} runs ({sweep.ran} run now, "
+        f"{sweep.skipped} already in the store, {len(sweep.failures)} failed) in "
+        f"{sweep.wall_s:.1f} s; rendered in {run.render_s:.1f} s",
+        file=sys.stderr,
+    )
+    for _task, message in sweep.failures[:10]:
+        print(f"  failed: {message}", file=sys.stderr)
+    print(f"report:  {run.report}")
+    print(f"tables:  {os.path.join(out, 'tables')}/ ({len(run.tables)} CSV files)")
+    print(f"figures: {os.path.join(out, 'figures')}/ ({len(run.figures)} figures, PNG and SVG)")
+    return EXIT_RUNS_FAILED if sweep.failures else EXIT_OK
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", metavar="NAME", help="the study (ecnsim study list)")
+    p.add_argument(
+        "--quick", action="store_true", help="the reduced grid (< 1 min on one core, one seed)"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="PATH=VALUE",
+        help="a study parameter (max_p_values=0.1,0.5; variant=icn2001) or a scenario path set "
+        "in every point (tcp.min_rto=1s); repeatable",
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``ecnsim study list|show|run``."""
+    study = sub.add_parser("study", help="run a reference study (one command per study)")
+    ssub = study.add_subparsers(dest="study_command", metavar="COMMAND")
+    ssub.required = True
+    lst = ssub.add_parser("list", help="the studies, their size and estimated wall time")
+    lst.set_defaults(func=cmd_list)
+    show = ssub.add_parser("show", help="a study's setup and every choice made, with reasons")
+    _add_common(show)
+    show.add_argument("--seeds", type=int, metavar="K", help="seeds per point")
+    show.set_defaults(func=cmd_show)
+    run = ssub.add_parser("run", help="run a study and write its report, tables and figures")
+    _add_common(run)
+    run.add_argument("--out", metavar="DIR", help="output directory (default ecnsim-studies/NAME)")
+    run.add_argument(
+        "--workers", type=int, metavar="N", help="worker processes (default: one per core)"
+    )
+    run.add_argument("--dask", metavar="ADDR|local", help="run on a Dask cluster (or a local one)")
+    run.add_argument("--seeds", type=int, metavar="K", help="seeds per point (1..K)")
+    run.add_argument(
+        "--only",
+        action="append",
+        metavar="AXIS=V1,V2",
+        help="run only the points with these values (n=30,60; mode=ECN); repeatable",
+    )
+    run.set_defaults(func=cmd_run)

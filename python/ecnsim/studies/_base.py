@@ -1,0 +1,709 @@
+"""The study machinery: what a study module provides, and how a study is planned, run and read.
+
+A *study* reproduces one published experiment (``shared/STUDIES.md``). Its
+module under :mod:`ecnsim.studies` defines a :class:`Study` subclass with:
+
+- ``Params``: a frozen dataclass of every input, with the source's values as
+  defaults (and ``variants``: named sets of values, e.g. a later paper's);
+- :meth:`Study.choices`: every reading of an ambiguous source, with its reason
+  and the parameter that changes it;
+- :meth:`Study.grid` and :meth:`Study.scenario`: the points and the scenario
+  of one point;
+- :meth:`Study.job` and :meth:`Study.derive`: what each run reduces to, computed
+  in the worker right after the run (small tables: one row of metrics, per-group
+  rows, series for the figures), so the store never holds per-flow series it
+  does not need and a re-render never re-reads them;
+- :meth:`Study.tables` and :meth:`Study.figures`: the source's tables (laid out
+  as the source lays them out) and figures, from the derived data of every run.
+
+:func:`run_study` plans every run with :func:`ecnsim.sweep.plan_runs` (so each
+scenario is checked by the core first), runs what the store lacks with
+:func:`ecnsim.sweep.run_sweep` (serial, a process pool or Dask; interrupted
+studies resume), then renders CSV tables, PNG and SVG figures and one
+self-contained ``report.html``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import re
+import types
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+
+from ecnsim.exceptions import SpecError
+from ecnsim.scenario.paths import parse_path, set_path
+from ecnsim.scenario.spec import Scenario
+from ecnsim.sweep.spec import Plan, RunJob, plan_runs
+from ecnsim.sweep.store import canonical_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from ecnsim.sweep.execute import ProgressCallback, SweepResult
+    from ecnsim.sweep.store import Store
+
+__all__ = [
+    "Choice",
+    "Figures",
+    "Study",
+    "StudyData",
+    "StudyError",
+    "StudyParams",
+    "StudyRun",
+    "StudyTable",
+    "apply_settings",
+    "filter_points",
+    "parse_only",
+    "parse_setting",
+    "plan_study",
+    "resolve_params",
+    "run_study",
+]
+
+
+class StudyError(SpecError):
+    """A bad study name, parameter, setting or filter; the message names it and what is allowed.
+
+    A :class:`~ecnsim.SpecError` (so also a ``ValueError``): the command line reports it as
+    ``error: ...`` with exit code 2.
+    """
+
+
+# ---------------------------------------------------------------------------
+# What a study module provides
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One reading of an ambiguous source: the question, the answer taken, why, and its knob."""
+
+    topic: str
+    choice: str
+    reason: str
+    #: The study parameter (or scenario path) that changes it, if any.
+    parameter: str | None = None
+
+
+@dataclass(frozen=True)
+class StudyParams:
+    """Fields every study has; a study's ``Params`` subclasses this.
+
+    ``seeds``: runs per point (seeds 1..``seeds``), for confidence intervals.
+    ``scenario_set``: scenario paths set in every point's scenario after the
+    study built it (``--set tcp.min_rto=1s``), recorded in the report.
+    """
+
+    seeds: int = 5
+    scenario_set: tuple[tuple[str, Any], ...] = ()
+
+
+P = TypeVar("P", bound=StudyParams)
+
+
+@dataclass
+class StudyTable:
+    """A table of a study, laid out as its source lays it out.
+
+    ``mean`` holds the values (rows and columns as in the source; columns
+    may be a MultiIndex), ``ci`` the matching confidence-interval
+    half-widths (or None), ``unit`` the unit of every cell.
+    """
+
+    title: str
+    mean: pd.DataFrame
+    ci: pd.DataFrame | None = None
+    unit: str = ""
+    note: str = ""
+    #: Significant digits shown in the report.
+    digits: int = 4
+
+
+#: ``{name: (figure, caption)}``.
+Figures = dict[str, tuple["Figure", str]]
+
+
+class Study(ABC):
+    """A reproduction of one published study. Subclasses set the class attributes and methods."""
+
+    #: Command-line name (``ecnsim study run NAME``).
+    name: ClassVar[str]
+    #: One line: what the study compares.
+    title: ClassVar[str]
+    #: The source it reproduces (authors, title, venue, year; section).
+    source: ClassVar[str]
+    #: The parameters dataclass (a :class:`StudyParams` subclass).
+    Params: ClassVar[type[StudyParams]]
+    #: Named sets of parameter values (``--set variant=NAME`` applies one).
+    variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    #: Bump when :meth:`derive` changes what it computes: stored runs are then derived again.
+    derive_version: ClassVar[int] = 1
+    #: Wall seconds per simulated second and flow-independent part, for estimates (measured).
+    cost_per_sim_s: ClassVar[float] = 0.01
+
+    # -- parameters -------------------------------------------------------------------
+
+    def quick(self, params: Any) -> Any:
+        """The reduced grid of ``--quick``: fewer points, shorter runs, one seed (< 1 min)."""
+        return params
+
+    @abstractmethod
+    def setup(self, params: Any) -> list[tuple[str, str]]:
+        """The setup as ``(parameter, value)`` rows, in the source's terms and units."""
+
+    @abstractmethod
+    def choices(self, params: Any) -> list[Choice]:
+        """Every choice made where the source is ambiguous, with the reason."""
+
+    # -- runs -------------------------------------------------------------------------
+
+    @abstractmethod
+    def grid(self, params: Any) -> list[dict[str, Any]]:
+        """The points: one dict of axis values per point (``{"n": 30, "mode": "ecn"}``)."""
+
+    @abstractmethod
+    def scenario(self, params: Any, point: Mapping[str, Any]) -> Scenario | dict[str, Any]:
+        """The scenario of one point (the seed is set per run)."""
+
+    def job(self, params: Any, point: Mapping[str, Any]) -> JobSpec:
+        """What to compute from each run of ``point`` (the context :meth:`derive` receives)."""
+        return JobSpec(context={})
+
+    @staticmethod
+    @abstractmethod
+    def derive(
+        results: Any, trace: Mapping[str, Any] | None, context: Mapping[str, Any]
+    ) -> dict[str, pd.DataFrame]:
+        """Reduce one run to small tables; runs in the worker, right after the simulation."""
+
+    def estimate_seconds(self, params: Any, point: Mapping[str, Any]) -> float:
+        """Estimated wall seconds of one run of ``point`` on one core."""
+        return 1.0
+
+    # -- rendering --------------------------------------------------------------------
+
+    @abstractmethod
+    def tables(self, params: Any, data: StudyData) -> dict[str, StudyTable]:
+        """The study's tables, from the derived data of every run."""
+
+    @abstractmethod
+    def figures(self, params: Any, data: StudyData) -> Figures:
+        """The study's figures, from the derived data of every run."""
+
+    # -- helpers ----------------------------------------------------------------------
+
+    @classmethod
+    def hook_name(cls) -> str:
+        """``"module:Class.derive"``: how a worker finds :meth:`derive`."""
+        return f"{cls.__module__}:{cls.__qualname__}.derive"
+
+    @classmethod
+    def docs_path(cls) -> str:
+        return f"docs/studies/{cls.name}.md"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A study's per-run job: the context of :meth:`Study.derive`, the trace and tables it needs."""
+
+    context: dict[str, Any]
+    #: Links whose packet records :meth:`Study.derive` receives (None: no trace).
+    trace_links: tuple[int, ...] | None = None
+    #: The run's own tables to keep in the store (default: the small per-flow and per-queue ones).
+    keep_tables: tuple[str, ...] | None = ("flows", "queues")
+
+
+# ---------------------------------------------------------------------------
+# Parameters from the command line: --set, variants, --quick, --seeds
+# ---------------------------------------------------------------------------
+
+
+def resolve_params(
+    study: Study,
+    settings: Sequence[str] = (),
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+) -> Any:
+    """The study's parameters: defaults, then a ``variant=...`` setting, ``--quick``, the other
+    settings (``PATH=VALUE``), ``--seeds``. Raises :class:`StudyError` naming a bad setting."""
+    parsed = [parse_setting(s) for s in settings]
+    params = study.Params()
+    variant = [v for k, v in parsed if k == "variant"]
+    if variant:
+        params = apply_settings(study, params, [("variant", variant[-1])])
+    if quick:
+        params = study.quick(params)
+    params = apply_settings(study, params, [(k, v) for k, v in parsed if k != "variant"])
+    if seeds is not None:
+        if seeds < 1:
+            raise StudyError(f"--seeds must be >= 1, got {seeds}")
+        params = dataclasses.replace(params, seeds=seeds)
+    return params
+
+
+def parse_setting(text: str) -> tuple[str, str]:
+    """``"PATH=VALUE"`` split at the first ``=``."""
+    path, sep, value = text.partition("=")
+    if not sep or not path.strip():
+        raise StudyError(f"--set {text!r}: write PATH=VALUE (e.g. max_p=0.1 or tcp.min_rto=1s)")
+    return path.strip(), value.strip()
+
+
+def apply_settings(study: Study, params: Any, settings: Sequence[tuple[str, Any]]) -> Any:
+    """``params`` with each ``(path, value)`` applied.
+
+    A path naming a field of the study's parameters sets it (the value is
+    converted to the field's type, or refused naming the allowed values);
+    ``variant=NAME`` applies a named variant; any other path is a scenario
+    path (``tcp.min_rto``, ``links[0].queue.w_q``) set in every point's
+    scenario (``scenario.`` may prefix it).
+    """
+    fields = {f.name: f for f in dataclasses.fields(params) if f.name != "scenario_set"}
+    hints = typing.get_type_hints(type(params))
+    changes: dict[str, Any] = {}
+    scenario_set = list(params.scenario_set)
+    for path, raw in settings:
+        if path == "variant":
+            name = _convert_text(raw) if isinstance(raw, str) else raw
+            if name not in study.variants:
+                allowed = ", ".join(sorted(study.variants)) or "(none)"
+                raise StudyError(f"variant={name!r}: unknown variant; allowed: {allowed}")
+            for k, v in study.variants[name].items():
+                changes[k] = _convert(f"variant {name}: {k}", v, hints[k])
+            if "variant" in fields:
+                changes["variant"] = name
+            continue
+        if path in fields:
+            changes[path] = _convert(path, raw, hints[path])
+            continue
+        spath = path.removeprefix("scenario.")
+        try:
+            parse_path(spath)
+        except ValueError as e:
+            raise StudyError(f"--set {path}: {e}") from None
+        if "." not in spath and "[" not in spath:
+            allowed = ", ".join(sorted(fields))
+            raise StudyError(
+                f"--set {path}: not a parameter of study {study.name!r}; its parameters: "
+                f"{allowed} (a scenario path such as tcp.min_rto is set in every point)"
+            )
+        value = _convert_text(raw) if isinstance(raw, str) else raw
+        scenario_set = [(p, v) for p, v in scenario_set if p != spath] + [(spath, value)]
+    if scenario_set != list(params.scenario_set):
+        changes["scenario_set"] = tuple(scenario_set)
+    try:
+        out = dataclasses.replace(params, **changes)
+    except (TypeError, ValueError) as e:
+        raise StudyError(str(e)) from None
+    check = getattr(out, "check", None)
+    if callable(check):
+        try:
+            check()
+        except ValueError as e:
+            raise StudyError(str(e)) from None
+    return out
+
+
+def _convert_text(text: str) -> Any:
+    """A command-line value: JSON if it parses (``0.1``, ``[15, 30]``, ``true``), else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _convert(name: str, raw: Any, hint: Any) -> Any:
+    """``raw`` (text or a value) as a value of type ``hint``, or a StudyError naming ``name``."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is tuple:
+        elem = args[0] if args else Any
+        if isinstance(raw, str):
+            value = _convert_text(raw)
+            if not isinstance(value, list):
+                value = [_convert_text(p.strip()) for p in raw.split(",") if p.strip()]
+        else:
+            value = raw
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            value = [value]
+        if not value:
+            raise StudyError(f"{name}: needs at least one value")
+        return tuple(_convert(f"{name}[{i}]", v, elem) for i, v in enumerate(value))
+    if origin is Literal:
+        value = _convert_text(raw) if isinstance(raw, str) else raw
+        if value not in args:
+            allowed = ", ".join(repr(a) for a in args)
+            raise StudyError(f"{name}={value!r}: must be one of {allowed}")
+        return value
+    if origin in (typing.Union, types.UnionType):
+        is_none = raw is None or (isinstance(raw, str) and raw.lower() in ("none", "null"))
+        if is_none and type(None) in args:
+            return None
+        errors = []
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _convert(name, raw, a)
+            except StudyError as e:
+                errors.append(str(e))
+        raise StudyError(errors[-1] if errors else f"{name}: bad value {raw!r}")
+    value = _convert_text(raw) if isinstance(raw, str) else raw
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise StudyError(f"{name}={value!r}: must be true or false")
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise StudyError(f"{name}={value!r}: must be an integer")
+        return int(value)
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise StudyError(f"{name}={value!r}: must be a number")
+        if not math.isfinite(value):
+            raise StudyError(f"{name}={value!r}: must be finite")
+        return float(value)
+    if hint is str:
+        return str(raw) if isinstance(raw, str) else str(value)
+    return value
+
+
+# ---------------------------------------------------------------------------
+# --only: a subset of the points
+# ---------------------------------------------------------------------------
+
+
+def parse_only(filters: Sequence[str]) -> dict[str, list[Any]]:
+    """``["n=30,60", "mode=ecn"]`` as ``{"n": [30, 60], "mode": ["ecn"]}``."""
+    out: dict[str, list[Any]] = {}
+    for text in filters:
+        for part in text.split(";"):
+            if not part.strip():
+                continue
+            key, sep, values = part.partition("=")
+            if not sep or not key.strip() or not values.strip():
+                raise StudyError(f"--only {text!r}: write AXIS=V1,V2 (e.g. n=30,60 or mode=ecn)")
+            vals = [_convert_text(v.strip()) for v in values.split(",") if v.strip()]
+            out.setdefault(key.strip(), []).extend(vals)
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
+    return str(a) == str(b)
+
+
+def filter_points(
+    points: Sequence[dict[str, Any]], only: Mapping[str, Sequence[Any]]
+) -> list[dict[str, Any]]:
+    """The points whose every filtered axis has one of the given values."""
+    if not only:
+        return list(points)
+    axes = {k for p in points for k in p}
+    for key in only:
+        if key not in axes:
+            raise StudyError(
+                f"--only {key}=...: the study's points have no axis {key!r}; "
+                f"axes: {', '.join(sorted(axes))}"
+            )
+    return [p for p in points if all(any(_same(p[k], v) for v in vals) for k, vals in only.items())]
+
+
+# ---------------------------------------------------------------------------
+# Planning and running
+# ---------------------------------------------------------------------------
+
+
+def _job_tag(study: Study, context: Mapping[str, Any]) -> str:
+    digest = hashlib.sha256(canonical_json(context).encode("utf-8")).hexdigest()[:12]
+    return f"{study.name}.v{study.derive_version}.{digest}"
+
+
+def study_seeds(params: StudyParams) -> list[int]:
+    return list(range(1, params.seeds + 1))
+
+
+def plan_study(
+    study: Study,
+    params: Any,
+    *,
+    only: Mapping[str, Sequence[Any]] | None = None,
+    store: str | os.PathLike[str] | None = None,
+) -> Plan:
+    """Every run of the study (points x seeds), each scenario checked by the core."""
+    points = filter_points(study.grid(params), only or {})
+    if not points:
+        raise StudyError("no point of the study is left after --only")
+    planned = []
+    for point in points:
+        built = study.scenario(params, point)
+        scenario = built.to_dict() if isinstance(built, Scenario) else dict(built)
+        for path, value in params.scenario_set:
+            try:
+                set_path(scenario, path, value)
+            except ValueError as e:
+                raise StudyError(f"--set {path}: {e}") from None
+        spec = study.job(params, point)
+        job = RunJob(
+            hook=study.hook_name(),
+            tag=_job_tag(study, spec.context),
+            context=spec.context,
+            trace_links=spec.trace_links,
+            keep_tables=spec.keep_tables,
+        )
+        planned.append((point, scenario, job))
+    return plan_runs(
+        f"study-{study.name}",
+        planned,
+        study_seeds(params),
+        spec={"study": study.name, "params": params_dict(params)},
+        store=store,
+    )
+
+
+def params_dict(params: Any) -> dict[str, Any]:
+    """The parameters as JSON-ready data (tuples as lists)."""
+    out: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(params)))
+    return out
+
+
+@dataclass
+class StudyRun:
+    """What :func:`run_study` did and wrote."""
+
+    study: Study
+    params: Any
+    plan: Plan
+    sweep: SweepResult
+    out: Path
+    report: Path | None
+    tables: dict[str, Path] = field(default_factory=dict)
+    figures: dict[str, list[Path]] = field(default_factory=dict)
+    render_s: float = math.nan
+
+
+def run_study(
+    study: Study,
+    params: Any,
+    out: str | os.PathLike[str],
+    *,
+    workers: int | None = None,
+    dask: Any = None,
+    only: Mapping[str, Sequence[Any]] | None = None,
+    progress: ProgressCallback | bool | None = None,
+    render: bool = True,
+) -> StudyRun:
+    """Run every run of the study that ``out/store`` lacks, then write its report into ``out``.
+
+    ``workers``: processes (default: one per core; 1 runs in this process);
+    ``dask``: a Dask scheduler address, ``"local"`` or a Client. On Ctrl-C
+    the finished runs stay in the store (:class:`ecnsim.sweep.SweepInterrupted`
+    is raised) and the next call resumes. Runs that fail are reported and
+    the report is still written from the others.
+    """
+    from ecnsim.sweep.execute import run_sweep
+    from ecnsim.sweep.store import Store
+
+    out = Path(out)
+    store = Store(out / "store")
+    plan = plan_study(study, params, only=only, store=store.root)
+    executor: Literal["auto", "serial", "process", "dask"] = "auto"
+    if dask is None and workers == 1:
+        executor = "serial"
+    result = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
+    run = StudyRun(study, params, plan, result, out, None)
+    if render:
+        from ecnsim.studies.render import render_study
+
+        render_study(run)
+    return run
+
+
+# ---------------------------------------------------------------------------
+# Reading a study's derived data
+# ---------------------------------------------------------------------------
+
+
+class StudyData:
+    """The derived tables of every run of a study, with each run's point and seed as columns."""
+
+    def __init__(self, study: Study, plan: Plan, store: Store) -> None:
+        self.study = study
+        self.plan = plan
+        self.store = store
+        self._cache: dict[str, pd.DataFrame] = {}
+        self.axes = list(plan.params)
+
+    def runs(self) -> list[tuple[int, int, str, str]]:
+        """``(point, seed, key, tag)`` of every planned run whose derived data is stored."""
+        out = []
+        for r in self.plan.runs:
+            assert r.job is not None
+            if self.store.has_derived(r.key, r.job.tag):
+                out.append((r.point, r.seed, r.key, r.job.tag))
+        return out
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """Derived table ``name`` of every stored run, with the point's axes and ``seed`` first."""
+        import pandas as pd
+
+        if name in self._cache:
+            return self._cache[name]
+        parts = []
+        for point, seed, key, tag in self.runs():
+            try:
+                df = self.store.read_derived(key, tag, name)
+            except KeyError:
+                continue
+            params = self.plan.points[point]
+            for i, (k, v) in enumerate([*params.items(), ("seed", seed)]):
+                df.insert(i, k, v)
+            parts.append(df)
+        if parts:
+            frame = pd.concat(parts, ignore_index=True)
+        else:
+            frame = pd.DataFrame({c: pd.Series([], dtype="float64") for c in [*self.axes, "seed"]})
+        self._cache[name] = frame
+        return frame
+
+    def aggregate(
+        self,
+        name: str,
+        metrics: Sequence[str],
+        *,
+        by: Sequence[str] | None = None,
+        confidence: float = 0.95,
+    ) -> pd.DataFrame:
+        """Mean and CI over seeds of ``metrics`` of table ``name`` per point (and extra ``by``).
+
+        Tidy: the ``by`` columns (default: the study's axes), ``metric``,
+        ``runs``, ``mean``, ``std``, ``sem``, ``ci_low``, ``ci_high``,
+        ``confidence``; ``ci`` = the half-width.
+        """
+        from ecnsim.analysis.aggregate import aggregate
+
+        df = self.frame(name)
+        keys = [c for c in (by if by is not None else self.axes) if c in df.columns]
+        if df.empty:
+            import pandas as pd
+
+            return pd.DataFrame(
+                columns=[*keys, "metric", "runs", "mean", "std", "sem", "ci_low", "ci_high", "ci"]
+            )
+        # aggregate() adds columns named n, mean, ...: keep axes of those names apart.
+        tmp = {k: f"__axis_{k}" for k in keys}
+        agg = aggregate(
+            df.rename(columns=tmp),
+            by=list(tmp.values()),
+            metrics=list(metrics),
+            confidence=confidence,
+        )
+        agg = agg.rename(columns={"n": "runs"}).rename(columns={v: k for k, v in tmp.items()})
+        agg["ci"] = agg["ci_high"] - agg["mean"]
+        return agg
+
+    def order(self) -> dict[str, list[Any]]:
+        """Each axis' values in the order of the grid (the source's order)."""
+        out: dict[str, list[Any]] = {a: [] for a in self.axes}
+        for point in self.plan.points:
+            for k, v in point.items():
+                if v not in out[k]:
+                    out[k].append(v)
+        return out
+
+    def resolved_scenarios(self) -> list[tuple[dict[str, Any], str]]:
+        """``(point, resolved scenario JSON)`` of the first stored seed of each point."""
+        seen: set[int] = set()
+        out = []
+        for point, _seed, key, _tag in self.runs():
+            if point in seen:
+                continue
+            seen.add(point)
+            try:
+                text = (self.store.run_dir(key) / "scenario.json").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            out.append((self.plan.points[point], text))
+        return out
+
+
+def pivot(
+    agg: pd.DataFrame,
+    metric: str,
+    *,
+    index: str | Sequence[str],
+    columns: str | Sequence[str],
+    scale: float = 1.0,
+    order: Mapping[str, Sequence[Any]] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(mean, ci)`` tables of one metric of :meth:`StudyData.aggregate`, rows ``index`` and
+    columns ``columns`` (the source's layout), values times ``scale``.
+
+    ``order`` gives each axis' values in the order to show them (default:
+    sorted); :meth:`StudyData.order` is the grid's order.
+    """
+    import pandas as pd
+
+    part = agg[agg["metric"] == metric]
+    idx = [index] if isinstance(index, str) else list(index)
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    mean = part.pivot_table(index=idx, columns=cols, values="mean", aggfunc="first", sort=False)
+    ci = part.pivot_table(
+        index=idx, columns=cols, values="ci", aggfunc="first", sort=False, dropna=False
+    )
+
+    def key(names: Sequence[str]) -> Callable[[Any], Any]:
+        def rank(label: Any) -> tuple[Any, ...]:
+            parts = label if isinstance(label, tuple) else (label,)
+            out = []
+            for name, value in zip(names, parts, strict=True):
+                values = list((order or {}).get(name, ()))
+                out.append((values.index(value), "") if value in values else (len(values), value))
+            return tuple(out)
+
+        return rank
+
+    rows = sorted(mean.index, key=key(idx))
+    columns_sorted = sorted(mean.columns, key=key(cols))
+    mean = (
+        mean.reindex(
+            index=pd.Index(rows, name=mean.index.name)
+            if len(idx) == 1
+            else pd.MultiIndex.from_tuples(rows, names=idx),
+            columns=columns_sorted,
+        )
+        * scale
+    )
+    ci = ci.reindex_like(mean) * scale
+    return mean, ci
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of ``text``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def format_seconds(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def estimate_wall_s(study: Study, params: Any, workers: int = 1) -> float:
+    """Estimated wall seconds of the whole study on ``workers`` cores."""
+    total = sum(study.estimate_seconds(params, p) for p in study.grid(params)) * params.seeds
+    return float(total) / max(1, workers)

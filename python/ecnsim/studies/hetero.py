@@ -1,0 +1,793 @@
+"""``hetero``: RED vs ECN vs ECNM with heterogeneous round-trip times (STUDIES.md §3).
+
+Source: Z. Zheng, "Evaluation of ECN and RED with heterogeneous round-trip
+times" (WPI MS thesis, chapter 4), and R. Kinicki, Z. Zheng, ICN 2001
+(the ``icn2001`` variant). ns-2, TCP Reno, FTP.
+
+N sources in three equal groups (fragile / average / robust: access one-way
+delays 145 / 45 / 5 ms, minimum RTTs 300 / 100 / 20 ms) share a 10 Mb/s,
+5 ms bottleneck behind a RED queue in one of three modes: RED (drops), ECN
+(marks between the thresholds, drops above max_th) and ECNM (marks above
+max_th too; drops only when the buffer overflows). ``docs/studies/hetero.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+
+from ecnsim import analysis
+from ecnsim.scenario.spec import red, tcp
+from ecnsim.scenario.topology import hetero_rtt
+from ecnsim.studies._base import (
+    Choice,
+    Figures,
+    JobSpec,
+    Study,
+    StudyData,
+    StudyParams,
+    StudyTable,
+    pivot,
+)
+
+__all__ = ["GROUPS", "MODES", "HeteroParams", "HeteroStudy", "derive_star"]
+
+#: The RTT groups, in the order of their access delays.
+GROUPS = ("fragile", "average", "robust")
+
+Mode = Literal["RED", "ECN", "ECNM"]
+#: Queue modes: the RED ``ecn`` policy each stands for (``docs/models/red.md``).
+MODES: dict[str, str] = {"RED": "none", "ECN": "rfc3168", "ECNM": "mark_above_max"}
+
+
+@dataclass(frozen=True)
+class HeteroParams(StudyParams):
+    """The thesis' setup (chapter 4) as defaults; ``variant="icn2001"`` gives the ICN paper's."""
+
+    variant: Literal["thesis", "icn2001"] = "thesis"
+    #: Numbers of sources (split equally into the three groups).
+    n_values: tuple[int, ...] = (15, 30, 60, 120, 240, 480, 600)
+    max_p_values: tuple[float, ...] = (0.1, 0.2, 0.5, 0.8)
+    modes: tuple[Mode, ...] = ("RED", "ECN", "ECNM")
+    #: One-way access delays of the fragile, average and robust groups.
+    access_delays_ms: tuple[float, ...] = (145.0, 45.0, 5.0)
+    #: Sum of the access links' capacities (each gets this / N).
+    aggregate_access_mbps: float = 300.0
+    bottleneck_mbps: float = 10.0
+    bottleneck_delay_ms: float = 5.0
+    buffer_packets: int = 120
+    min_th: float = 10.0
+    max_th: float = 30.0
+    w_q: float = 0.002
+    gentle: bool = False
+    #: Access links' DropTail buffers (packets).
+    access_buffer_packets: int = 50
+    cc: Literal["reno", "newreno", "sack", "tahoe"] = "reno"
+    #: Largest send window (ns-2 ``window_``), packets.
+    window_packets: int = 64
+    #: Data packet size on the wire (TCP payload + 40 bytes of headers).
+    packet_bytes: int = 1000
+    #: Each group's flows start in equal waves at these times.
+    starts_s: tuple[float, ...] = (0.0, 2.0)
+    start_jitter_s: float = 0.0
+    duration_s: float = 100.0
+    warmup_s: float = 20.0
+    profile: str = "ns2-2001"
+    #: Sampling interval of the per-flow counters: the resolution of lockout and series.
+    sample_interval_s: float = 0.1
+    #: A flow is locked out when it delivers nothing for at least this long.
+    lockout_s: float = 5.0
+    #: Bin width of goodput over time.
+    bin_s: float = 1.0
+    #: Points (all modes) whose series and packet raster are kept for figures.
+    figure_n: tuple[int, ...] = (30, 120, 600)
+    figure_max_p: float = 0.1
+    #: The seed whose packet raster is kept at figure points.
+    raster_seed: int = 1
+
+    def check(self) -> None:
+        if not self.n_values or any(n < len(GROUPS) for n in self.n_values):
+            raise ValueError(f"n_values: each N must be >= {len(GROUPS)}, got {self.n_values}")
+        if any(not 0 < p <= 1 for p in self.max_p_values):
+            raise ValueError(f"max_p_values must be in (0, 1], got {self.max_p_values}")
+        if len(self.access_delays_ms) != len(GROUPS):
+            raise ValueError(
+                f"access_delays_ms needs {len(GROUPS)} values (fragile, average, "
+                f"robust), got {self.access_delays_ms}"
+            )
+        if not 0 <= self.min_th < self.max_th <= self.buffer_packets:
+            raise ValueError(
+                f"need 0 <= min_th < max_th <= buffer_packets, got {self.min_th}, "
+                f"{self.max_th}, {self.buffer_packets}"
+            )
+        if not 0 <= self.warmup_s < self.duration_s:
+            raise ValueError(
+                f"need 0 <= warmup_s < duration_s, got {self.warmup_s}, {self.duration_s}"
+            )
+        if self.packet_bytes <= 40:
+            raise ValueError(
+                f"packet_bytes must exceed the 40 header bytes, got {self.packet_bytes}"
+            )
+        if self.seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {self.seeds}")
+
+
+def _figure_points(p: HeteroParams) -> tuple[list[int], float]:
+    ns = [n for n in p.figure_n if n in p.n_values] or [max(p.n_values)]
+    max_p = p.figure_max_p if p.figure_max_p in p.max_p_values else p.max_p_values[0]
+    return ns, max_p
+
+
+# ---------------------------------------------------------------------------
+# Per-run metrics of a star of RTT groups (shared with the aecn study)
+# ---------------------------------------------------------------------------
+
+
+def derive_star(
+    results: Any, trace: Mapping[str, Any] | None, context: Mapping[str, Any]
+) -> dict[str, pd.DataFrame]:
+    """Reduce one run of a heterogeneous-RTT star to the tables the studies report.
+
+    ``metrics`` (one row), ``groups`` (one row per group), ``flows`` (one row
+    per flow: goodput, drops, marks, silences); at figure points also
+    ``group_series`` (goodput per group over time), ``queue_series`` (the
+    bottleneck's queue and RED average over time) and, for the raster seed,
+    ``raster`` (every data packet through, marked or dropped at the bottleneck).
+    """
+    warmup = float(context["warmup_s"])
+    end = float(context["end_s"])
+    interval = end - warmup
+    groups = list(context["groups"])
+    flows = results.flows
+    queues = results.queues
+    fseries = results.table("flow_series").to_pandas()
+    qseries = results.table("queue_series").to_pandas()
+
+    rates = analysis.flow_rates(flows, end_s=end, warmup_s=warmup)
+    group_of = analysis.flow_groups(flows)
+    silences = analysis.silence_by_flow(fseries, warmup_s=warmup, flows=flows)
+    owd = flows["mean_owd_s"].to_numpy(dtype=float)
+
+    per_flow = pd.DataFrame(
+        {
+            "flow_id": flows["flow_id"].to_numpy(dtype=np.int64),
+            "flow": flows["flow"].astype(str).to_numpy(),
+            "group": group_of.to_numpy(),
+            "goodput_bps": rates["goodput_bps"].to_numpy(dtype=float),
+            "throughput_bps": rates["throughput_bps"].to_numpy(dtype=float),
+            "drops": flows["drops"].to_numpy(dtype=np.int64),
+            "marks": flows["marks"].to_numpy(dtype=np.int64),
+            "rto_count": flows["rto_count"].to_numpy(dtype=np.int64),
+            "retransmits": flows["packets_retransmitted"].to_numpy(dtype=np.int64),
+            "owd_s": owd,
+            "longest_silence_s": silences["longest_silence_s"].to_numpy(dtype=float),
+            "silent_s": silences["silent_s"].to_numpy(dtype=float),
+        }
+    )
+    lockout_s = float(context["lockout_s"])
+    per_flow["locked_out"] = per_flow["longest_silence_s"] >= lockout_s - 1e-12
+
+    bq = queues.loc[queues["queue_id"] == 0].iloc[0]
+    region = analysis.red_region_share(
+        qseries,
+        0,
+        min_th=float(context["min_th"]),
+        max_th=float(context["max_th"]),
+        warmup_s=warmup,
+    )
+    goodputs = per_flow["goodput_bps"].to_numpy(dtype=float)
+    metrics: dict[str, float] = {
+        "goodput_mbps": float(np.nansum(goodputs)) / 1e6,
+        "throughput_mbps": float(np.nansum(per_flow["throughput_bps"])) / 1e6,
+        "jain": analysis.jain_index(goodputs),
+        "utilization": float(bq["utilization"]),
+        "drops_per_s": float(bq["drops"]) / interval,
+        "marks_per_s": float(bq["marks"]) / interval,
+        "drops_overflow_per_s": float(bq["drops_overflow"]) / interval,
+        "timeouts_per_s": float(per_flow["rto_count"].sum()) / interval,
+        "retransmits_per_s": float(per_flow["retransmits"].sum()) / interval,
+        "lockout_flows": float(per_flow["locked_out"].sum()),
+        "lockout_share": float(per_flow["locked_out"].mean()),
+        "longest_silence_s_max": float(per_flow["longest_silence_s"].max()),
+        "queue_avg_packets": float(bq["avg_packets"]),
+        "red_below": region["below"],
+        "red_inside": region["inside"],
+        "red_above": region["above"],
+    }
+    group_rows = []
+    means: list[float] = []
+    for g in groups:
+        part = per_flow[per_flow["group"] == g]
+        gp = part["goodput_bps"].to_numpy(dtype=float)
+        mean_gp = float(np.nanmean(gp)) if gp.size else math.nan
+        means.append(mean_gp)
+        owd_g = part["owd_s"].to_numpy(dtype=float)
+        owd_g = owd_g[~np.isnan(owd_g)]
+        row = {
+            "group": g,
+            "flows": float(len(part)),
+            "goodput_mbps": float(np.nansum(gp)) / 1e6,
+            "goodput_per_flow_kbps": mean_gp / 1e3,
+            "throughput_mbps": float(np.nansum(part["throughput_bps"])) / 1e6,
+            "owd_ms": float(owd_g.mean()) * 1e3 if owd_g.size else math.nan,
+            "drops_per_flow": float(part["drops"].mean()) if len(part) else math.nan,
+            "marks_per_flow": float(part["marks"].mean()) if len(part) else math.nan,
+            "timeouts_per_flow": float(part["rto_count"].mean()) if len(part) else math.nan,
+            "lockout_flows": float(part["locked_out"].sum()),
+            "jain_within": analysis.jain_index(gp) if gp.size else math.nan,
+        }
+        group_rows.append(row)
+        metrics[f"goodput_{g}_kbps"] = row["goodput_per_flow_kbps"]
+        metrics[f"owd_{g}_ms"] = row["owd_ms"]
+    finite = [m for m in means if not math.isnan(m)]
+    metrics["group_min_max_ratio"] = (
+        min(finite) / max(finite) if finite and max(finite) > 0 else math.nan
+    )
+    out: dict[str, pd.DataFrame] = {
+        "metrics": pd.DataFrame([metrics]),
+        "groups": pd.DataFrame(group_rows),
+        "flows": per_flow,
+    }
+    if context.get("series"):
+        # The whole run, start-up included: the thesis' plots show it.
+        gs = analysis.group_goodput_series(fseries, flows, bin_s=float(context["bin_s"]))
+        out["group_series"] = gs[["time_s", "group", "goodput_bps", "goodput_bps_mean"]]
+        out["signal_series"] = _group_signal_series(fseries, per_flow, float(context["bin_s"]))
+        q = qseries.loc[qseries["queue_id"] == 0, ["time_s", "packets", "aqm_avg"]]
+        out["queue_series"] = q.reset_index(drop=True)
+        raster_seed = context.get("raster_seed")
+        if (
+            trace is not None
+            and raster_seed is not None
+            and int(results.meta["seed"]) == int(raster_seed)
+        ):
+            router, sink = _bottleneck_nodes(results)
+            out["raster"] = analysis.packet_raster(trace, from_node=router, to_node=sink)
+    return out
+
+
+def _group_signal_series(
+    fseries: pd.DataFrame, per_flow: pd.DataFrame, bin_s: float
+) -> pd.DataFrame:
+    """Drops and marks per flow and second, per group and time bin (the whole run)."""
+    group = per_flow.set_index("flow_id")["group"]
+    parts = []
+    for column in ("drops", "marks"):
+        inc = analysis.binned_increments(fseries, column, bin_s=bin_s)
+        inc["group"] = inc["flow_id"].map(group)
+        agg = (
+            inc.groupby(["time_s", "group"], sort=True)["rate"]
+            .mean()
+            .rename(f"{column}_per_flow_per_s")
+        )
+        parts.append(agg)
+    return pd.concat(parts, axis=1).reset_index()
+
+
+def _bottleneck_nodes(results: Any) -> tuple[int, int]:
+    """Node indices of the bottleneck direction (``links[0]``, a -> b) in the trace's numbering."""
+    import json
+
+    spec = json.loads(results.meta["resolved_spec"])
+    names = [n["name"] for n in spec["nodes"]]
+    link = spec["links"][0]
+    return names.index(link["a"]), names.index(link["b"])
+
+
+# ---------------------------------------------------------------------------
+# Tables and figures of a star study (shared with the aecn study)
+# ---------------------------------------------------------------------------
+
+#: (table name, metric, title, unit, scale, digits)
+_RUN_TABLES = (
+    (
+        "throughput",
+        "throughput_mbps",
+        "Aggregate throughput (retransmissions included)",
+        "Mb/s",
+        1.0,
+        4,
+    ),
+    ("goodput", "goodput_mbps", "Aggregate goodput", "Mb/s", 1.0, 4),
+    ("jain", "jain", "Jain's fairness index over per-flow goodputs", "", 1.0, 3),
+    ("lockout", "lockout_flows", "Flows locked out", "flows", 1.0, 3),
+    ("drops", "drops_per_s", "Drops at the bottleneck", "packets/s", 1.0, 4),
+    ("marks", "marks_per_s", "Marks at the bottleneck", "packets/s", 1.0, 4),
+    ("timeouts", "timeouts_per_s", "Retransmission timeouts", "per s", 1.0, 4),
+    (
+        "red_region",
+        "red_inside",
+        "Time the average queue spent in [min_th, max_th)",
+        "share of samples",
+        1.0,
+        3,
+    ),
+)
+_GROUP_TABLES = (
+    ("owd", "owd_ms", "Mean one-way delay per group", "ms", 1.0, 4),
+    ("group_goodput", "goodput_per_flow_kbps", "Goodput per flow, by group", "kb/s", 1.0, 4),
+    ("group_drops_marks_drops", "drops_per_flow", "Drops per flow, by group", "packets", 1.0, 4),
+    ("group_drops_marks_marks", "marks_per_flow", "Marks per flow, by group", "packets", 1.0, 4),
+)
+
+
+def _where(df: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame:
+    return df if not where else _select(df, where)
+
+
+def star_tables(
+    data: StudyData,
+    *,
+    groups: tuple[str, ...],
+    columns: tuple[str, ...],
+    where: Mapping[str, Any] | None = None,
+    prefix: str = "",
+    title: str = "",
+) -> dict[str, StudyTable]:
+    """The run-level and per-group tables: rows N (and group), columns ``columns`` axes.
+
+    ``where`` keeps only the points with these axis values (one experiment
+    of a study); ``prefix`` and ``title`` name the tables of that subset.
+    """
+    out: dict[str, StudyTable] = {}
+    order = {**data.order(), "group": list(groups)}
+    agg = _where(data.aggregate("metrics", [m for _, m, *_ in _RUN_TABLES]), where)
+    note = "Rows: N (number of sources); columns: " + ", ".join(columns) + "."
+    for name, metric, ttl, unit, scale, digits in _RUN_TABLES:
+        mean, ci = pivot(agg, metric, index="n", columns=columns, scale=scale, order=order)
+        out[prefix + name] = StudyTable(title + ttl, mean, ci, unit=unit, note=note, digits=digits)
+    gagg = _where(
+        data.aggregate("groups", [m for _, m, *_ in _GROUP_TABLES], by=[*data.axes, "group"]),
+        where,
+    )
+    gnote = "Rows: group, N; columns: " + ", ".join(columns) + "."
+    for name, metric, ttl, unit, scale, digits in _GROUP_TABLES:
+        if gagg.empty:
+            mean = ci = pd.DataFrame()
+        else:
+            mean, ci = pivot(
+                gagg, metric, index=["group", "n"], columns=columns, scale=scale, order=order
+            )
+        out[prefix + name] = StudyTable(title + ttl, mean, ci, unit=unit, note=gnote, digits=digits)
+    return out
+
+
+def star_figures(
+    data: StudyData,
+    *,
+    groups: tuple[str, ...],
+    curve: str,
+    panel: str,
+    panel_label: str,
+    figure_points: list[dict[str, Any]],
+    warmup_s: float,
+    end_s: float,
+    min_th: float,
+    max_th: float,
+    where: Mapping[str, Any] | None = None,
+    prefix: str = "",
+    title: str = "",
+) -> Figures:
+    """Goodput, Jain's index, lockout and timeouts against N; per-group goodput, drops and
+    marks, the queue and the raster at the figure points."""
+    from ecnsim.output import plot
+
+    figs: Figures = {}
+    agg = _where(
+        data.aggregate("metrics", ["goodput_mbps", "jain", "lockout_flows", "timeouts_per_s"]),
+        where,
+    )
+    curves = (
+        [c for c in data.order().get(curve, []) if c in set(agg[curve])] if not agg.empty else []
+    )
+    for metric, ylabel, fname, ylim in (
+        ("goodput_mbps", "aggregate goodput (Mb/s)", "goodput_vs_n", None),
+        ("jain", "Jain's index", "jain_vs_n", (0.0, 1.02)),
+        ("lockout_flows", "flows locked out", "lockout_vs_n", None),
+        ("timeouts_per_s", "timeouts per second", "timeouts_vs_n", None),
+    ):
+        part = agg[agg["metric"] == metric]
+        fig = plot.plot_sweep_panels(
+            part,
+            "n",
+            panel=panel,
+            hue=curve,
+            ylabel=ylabel,
+            xlabel="N (sources)",
+            logx=True,
+            ylim=ylim,
+            panel_label=panel_label,
+            hue_order=curves,
+            title=f"{title}{ylabel} against N (mean and 95% CI over seeds)",
+        )
+        figs[prefix + fname] = (
+            fig,
+            f"{title}{ylabel} against the number of sources N, one line per {curve}.",
+        )
+
+    frames = {
+        name: _where(data.frame(name), where)
+        for name in ("group_series", "signal_series", "queue_series", "raster", "flows")
+    }
+    for fp in figure_points:
+        label = ", ".join(
+            f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}" for k, v in fp.items()
+        )
+        slug_fp = prefix + _fp_slug(fp)
+        sel = {name: _select(df, fp) for name, df in frames.items()}
+        if not sel["group_series"].empty:
+            figs[f"group_goodput_{slug_fp}"] = (
+                _group_panels(
+                    sel["group_series"],
+                    curve,
+                    groups,
+                    "goodput_bps_mean",
+                    1e-3,
+                    "goodput per flow (kb/s)",
+                    f"goodput per flow by group, {label}",
+                ),
+                f"{title}Goodput per flow of each group over time ({label}; mean over seeds): "
+                "the thesis' visual max-min fairness is the gap between the curves.",
+            )
+        if not sel["signal_series"].empty:
+            for column, what in (
+                ("drops_per_flow_per_s", "drops"),
+                ("marks_per_flow_per_s", "marks"),
+            ):
+                figs[f"group_{what}_{slug_fp}"] = (
+                    _group_panels(
+                        sel["signal_series"],
+                        curve,
+                        groups,
+                        column,
+                        1.0,
+                        f"{what} per flow and second",
+                        f"{what} per flow by group, {label}",
+                    ),
+                    f"{title}{what.capitalize()} per flow and second in each group over time "
+                    f"({label}; mean over seeds).",
+                )
+        if not sel["queue_series"].empty:
+            figs[f"queue_{slug_fp}"] = (
+                _queue_panels(sel["queue_series"], curve, min_th, max_th, label),
+                f"{title}Bottleneck queue, instantaneous and RED average, over time ({label}; "
+                "first seed).",
+            )
+        raster = sel["raster"]
+        if not raster.empty:
+            for value, part in raster.groupby(curve, sort=False):
+                seed = part["seed"].iloc[0]
+                pflows = _select(sel["flows"], {curve: value})
+                pflows = pflows[pflows["seed"] == seed]
+                fig = plot.plot_raster(
+                    part,
+                    flows=pflows,
+                    start_s=0.0,
+                    end_s=end_s,
+                    title=f"packets at the bottleneck, {label}, {curve} = {value}",
+                )
+                figs[f"raster_{slug_fp}_{value}"] = (
+                    fig,
+                    f"{title}Lockout raster ({label}, {curve} = {value}, seed {int(seed)}): one "
+                    "row per flow, one dot per data packet that left the bottleneck queue, marks "
+                    "and drops marked. A gap in a row is lockout.",
+                )
+    return figs
+
+
+def _select(df: pd.DataFrame, point: Mapping[str, Any]) -> pd.DataFrame:
+    if df.empty:
+        return df
+    mask = np.ones(len(df), dtype=bool)
+    for k, v in point.items():
+        if k not in df.columns:
+            return df.iloc[0:0]
+        col = df[k]
+        if isinstance(v, float):
+            mask &= np.isclose(col.to_numpy(dtype=float), v)
+        else:
+            mask &= (col == v).to_numpy()
+    return df[mask]
+
+
+def _fp_slug(fp: Mapping[str, Any]) -> str:
+    return "_".join(f"{k}{v:g}" if isinstance(v, float) else f"{k}{v}" for k, v in fp.items())
+
+
+def _group_panels(
+    series: pd.DataFrame,
+    curve: str,
+    groups: tuple[str, ...],
+    column: str,
+    scale: float,
+    ylabel: str,
+    title: str,
+) -> Any:
+    """One panel per ``curve`` value, one line per group: ``column`` (mean over seeds) over time."""
+    from ecnsim.output.plot import _figure
+
+    values = list(dict.fromkeys(series[curve].tolist()))
+    ncols = min(4, len(values))
+    nrows = math.ceil(len(values) / ncols)
+    fig = _figure(3.6 * ncols + 0.8, 3.0 * nrows + 0.6)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharey=True, squeeze=False)).ravel()
+    for ax, value in zip(axes, values, strict=False):
+        part = series[series[curve] == value]
+        mean = part.groupby(["group", "time_s"], sort=True)[column].mean()
+        for g in groups:
+            if g in mean.index.get_level_values(0):
+                s = mean.loc[g]
+                ax.plot(s.index.to_numpy(), s.to_numpy() * scale, label=g, lw=1.1)
+        ax.set_title(f"{curve} = {value}", fontsize="medium")
+        ax.set_xlabel("time (s)")
+        ax.grid(True, alpha=0.3)
+    for ax in axes[len(values) :]:
+        ax.set_visible(False)
+    axes[0].set_ylabel(ylabel)
+    axes[0].legend(fontsize="small")
+    fig.suptitle(title)
+    return fig
+
+
+def _queue_panels(
+    series: pd.DataFrame, curve: str, min_th: float, max_th: float, label: str
+) -> Any:
+    from ecnsim.output.plot import _figure
+
+    values = list(dict.fromkeys(series[curve].tolist()))
+    ncols = min(4, len(values))
+    nrows = math.ceil(len(values) / ncols)
+    fig = _figure(3.6 * ncols + 0.8, 3.0 * nrows + 0.6)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharey=True, squeeze=False)).ravel()
+    for ax in axes[len(values) :]:
+        ax.set_visible(False)
+    for ax, value in zip(axes, values, strict=False):
+        part = series[series[curve] == value]
+        part = part[part["seed"] == part["seed"].min()]
+        t = part["time_s"].to_numpy(dtype=float)
+        ax.plot(t, part["packets"].to_numpy(dtype=float), lw=0.5, color="0.6", label="queue")
+        ax.plot(t, part["aqm_avg"].to_numpy(dtype=float), lw=1.2, color="C0", label="average")
+        for th in (min_th, max_th):
+            ax.axhline(th, color="C3", lw=0.8, ls="--")
+        ax.set_title(f"{curve} = {value}", fontsize="medium")
+        ax.set_xlabel("time (s)")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("packets")
+    axes[0].legend(fontsize="small")
+    fig.suptitle(f"bottleneck queue over time, {label} (dashed: min_th, max_th)")
+    return fig
+
+
+class HeteroStudy(Study):
+    name = "hetero"
+    title = "RED vs ECN vs ECNM with heterogeneous round-trip times"
+    source = (
+        "Z. Zheng, WPI MS thesis, ch. 4 (ns-2); R. Kinicki and Z. Zheng, ICN 2001 "
+        "(variant icn2001). STUDIES.md §3."
+    )
+    Params = HeteroParams
+    variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {
+        "thesis": {},
+        # ICN 2001 slides: 600 Mb/s aggregate, buffer 50, min_th 5, w_q 0.001, window 30.
+        "icn2001": {
+            "aggregate_access_mbps": 600.0,
+            "buffer_packets": 50,
+            "min_th": 5.0,
+            "max_th": 30.0,
+            "w_q": 0.001,
+            "window_packets": 30,
+        },
+    }
+    derive_version = 1
+
+    # -- parameters -------------------------------------------------------------------
+
+    def quick(self, params: HeteroParams) -> HeteroParams:
+        return dataclasses.replace(
+            params,
+            n_values=(15, 60),
+            max_p_values=(0.1,),
+            duration_s=40.0,
+            warmup_s=10.0,
+            figure_n=(60,),
+            seeds=1,
+        )
+
+    def setup(self, p: HeteroParams) -> list[tuple[str, str]]:
+        delays = " / ".join(f"{d:g}" for d in p.access_delays_ms)
+        rtts = " / ".join(f"{2 * (d + p.bottleneck_delay_ms):g}" for d in p.access_delays_ms)
+        return [
+            ("variant", p.variant),
+            ("topology", "N sources, each on its own access link, -> router -> sink"),
+            (
+                "N (sources, split equally into fragile / average / robust)",
+                ", ".join(map(str, p.n_values)),
+            ),
+            ("access one-way delays (ms)", delays),
+            ("minimum RTTs (ms)", rtts),
+            ("access link capacity", f"{p.aggregate_access_mbps:g} Mb/s / N each"),
+            ("bottleneck", f"{p.bottleneck_mbps:g} Mb/s, {p.bottleneck_delay_ms:g} ms"),
+            ("router buffer (packets)", str(p.buffer_packets)),
+            ("RED min_th / max_th (packets)", f"{p.min_th:g} / {p.max_th:g}"),
+            ("RED w_q", f"{p.w_q:g}"),
+            ("RED max_p", ", ".join(f"{m:g}" for m in p.max_p_values)),
+            ("RED gentle", "yes" if p.gentle else "no"),
+            (
+                "queue modes",
+                ", ".join(p.modes) + " (RED: drop; ECN: mark in [min_th, max_th), drop above; "
+                "ECNM: mark above max_th too, drop only on overflow)",
+            ),
+            ("TCP", f"{p.cc}, FTP (always has data), no delayed ACKs"),
+            ("packets", f"data {p.packet_bytes} B, ACK 40 B"),
+            ("largest window (packets)", str(p.window_packets)),
+            ("starts", " / ".join(f"{s:g} s" for s in p.starts_s) + " (equal waves of each group)"),
+            ("simulated", f"{p.duration_s:g} s, the first {p.warmup_s:g} s discarded"),
+            ("defaults", f"ecnsim profile {p.profile}"),
+            ("seeds per point", str(p.seeds)),
+            (
+                "lockout",
+                f"a flow that delivers nothing for >= {p.lockout_s:g} s "
+                f"(measured every {p.sample_interval_s:g} s)",
+            ),
+        ]
+
+    def choices(self, p: HeteroParams) -> list[Choice]:
+        return [
+            Choice(
+                "RED's gentle mode",
+                "off" if not p.gentle else "on",
+                "The thesis describes ECN as marking between the thresholds and dropping above "
+                "max_th, which holds only without gentle RED (with gentle_, ns-2 marks up to "
+                "2 max_th); ns-2 turned gentle_ on by default on 2001-04-23, and the thesis does "
+                "not say which release it ran.",
+                "gentle",
+            ),
+            Choice(
+                "ECN senders and receivers",
+                "every endpoint ECN-capable in ECN and ECNM modes, none in RED mode",
+                "The thesis compares the three queue modes with all flows of one kind.",
+            ),
+            Choice(
+                "Access link buffers",
+                f"DropTail, {p.access_buffer_packets} packets",
+                "Not given; ns-2's default queue limit (limit_ 50). At N = 600 an access link "
+                "runs at 0.5 Mb/s, so a full window can queue there.",
+                "access_buffer_packets",
+            ),
+            Choice(
+                "Start times",
+                "half of each group (the larger half when odd) at 0 s, the rest at 2 s, "
+                f"jitter {p.start_jitter_s:g} s",
+                "The source gives the two start times only; ns-2 starts them exactly on time, "
+                "so no jitter by default.",
+                "starts_s, start_jitter_s",
+            ),
+            Choice(
+                "Packet and ACK sizes",
+                f"{p.packet_bytes} B data packets = {p.packet_bytes - 40} B payload + 40 B "
+                "headers; 40 B ACKs",
+                "ns-2 of 2001 counted the whole 1000 B packet as payload (useHeaders_ false); "
+                "ecnsim counts headers, so goodput here is payload only (x 1000/960 for ns-2's "
+                "accounting).",
+                "packet_bytes",
+            ),
+            Choice(
+                "Lockout",
+                f"a flow with a silent interval of >= {p.lockout_s:g} s in [warm-up, end], "
+                f"measured from its delivered bytes every {p.sample_interval_s:g} s",
+                "The thesis reads lockout off per-flow packet plots (flows that get no packet "
+                "through for long periods); the threshold is a parameter, the raster figure "
+                "shows the packets themselves.",
+                "lockout_s, sample_interval_s",
+            ),
+            Choice(
+                "One-way delay per group",
+                "mean over the group's flows of each flow's mean host-to-host delay of "
+                "delivered data segments",
+                "Each flow weighs the same, as in a per-flow average.",
+            ),
+            Choice(
+                "Throughput",
+                "payload bytes sent, retransmissions included, over [warm-up, end]",
+                "The thesis' throughput includes retransmissions; goodput counts only what "
+                "the receivers delivered in order.",
+            ),
+        ]
+
+    # -- runs -------------------------------------------------------------------------
+
+    def grid(self, p: HeteroParams) -> list[dict[str, Any]]:
+        return [
+            {"n": n, "max_p": mp, "mode": mode}
+            for n in p.n_values
+            for mp in p.max_p_values
+            for mode in p.modes
+        ]
+
+    def scenario(self, p: HeteroParams, point: Mapping[str, Any]) -> Any:
+        mode = str(point["mode"])
+        ecn = MODES[mode]
+        queue = red(
+            limit_packets=p.buffer_packets,
+            min_th=p.min_th,
+            max_th=p.max_th,
+            w_q=p.w_q,
+            max_p=float(point["max_p"]),
+            gentle=p.gentle,
+            ecn=ecn,
+        )
+        return hetero_rtt(
+            int(point["n"]),
+            name=f"hetero-n{point['n']}-maxp{point['max_p']:g}-{mode}",
+            duration=p.duration_s,
+            warmup=p.warmup_s,
+            sample_interval=p.sample_interval_s,
+            profile=p.profile,
+            groups=GROUPS,
+            access_delays=[d / 1e3 for d in p.access_delays_ms],
+            aggregate_access_rate=p.aggregate_access_mbps * 1e6,
+            bottleneck_rate=p.bottleneck_mbps * 1e6,
+            bottleneck_delay=p.bottleneck_delay_ms / 1e3,
+            queue=queue,
+            access_queue={"type": "droptail", "limit_packets": p.access_buffer_packets},
+            starts=p.starts_s,
+            start_jitter=p.start_jitter_s if p.start_jitter_s > 0 else None,
+            tcp=tcp(
+                cc=p.cc,
+                mss=p.packet_bytes - 40,
+                header_bytes=40,
+                max_cwnd=p.window_packets,
+                delayed_ack=False,
+                ecn="off" if ecn == "none" else "request",
+            ),
+        )
+
+    def job(self, p: HeteroParams, point: Mapping[str, Any]) -> JobSpec:
+        ns, max_p = _figure_points(p)
+        figure = int(point["n"]) in ns and math.isclose(float(point["max_p"]), max_p)
+        context = {
+            "warmup_s": p.warmup_s,
+            "end_s": p.duration_s,
+            "lockout_s": p.lockout_s,
+            "bin_s": p.bin_s,
+            "min_th": p.min_th,
+            "max_th": p.max_th,
+            "groups": list(GROUPS),
+            "series": figure,
+            "raster_seed": p.raster_seed if figure else None,
+        }
+        return JobSpec(context=context, trace_links=(0,) if figure else None)
+
+    derive = staticmethod(derive_star)
+
+    def estimate_seconds(self, p: HeteroParams, point: Mapping[str, Any]) -> float:
+        # Measured on the project's machine (docs/studies/hetero.md): about 0.15 s of
+        # start-up and 2.5 ms per simulated second, plus 0.1 ms per flow and simulated second.
+        n = int(point["n"])
+        return 0.15 + p.duration_s * (2.5e-3 + 1e-4 * n)
+
+    # -- rendering --------------------------------------------------------------------
+
+    def tables(self, p: HeteroParams, data: StudyData) -> dict[str, StudyTable]:
+        return star_tables(data, groups=GROUPS, columns=("max_p", "mode"))
+
+    def figures(self, p: HeteroParams, data: StudyData) -> Figures:
+        ns, max_p = _figure_points(p)
+        return star_figures(
+            data,
+            groups=GROUPS,
+            curve="mode",
+            panel="max_p",
+            panel_label="max_p",
+            figure_points=[{"n": n, "max_p": max_p} for n in ns],
+            warmup_s=p.warmup_s,
+            end_s=p.duration_s,
+            min_th=p.min_th,
+            max_th=p.max_th,
+        )
