@@ -258,6 +258,26 @@ impl Emulator {
     /// twice, [`EmuError::Sim`] for hosts with no route between them,
     /// [`EmuError::Io`] if a device cannot be opened.
     pub fn new(sim: Simulation, cfg: &EmuConfig) -> Result<Self, EmuError> {
+        Self::build(sim, cfg, None)
+    }
+
+    /// As [`Emulator::new`], but with the hosts' devices given: `devices[i]`
+    /// stands for `cfg.hosts[i]`'s TUN device (`netns` and `ifname` are then
+    /// unused). Any non-blocking descriptor that reads and writes one IPv4
+    /// packet per call will do, e.g. one end of a Unix datagram socket pair;
+    /// the tests use that to run the driver without root.
+    ///
+    /// # Errors
+    /// As [`Emulator::new`], and [`EmuError::Config`] if the counts differ.
+    pub fn with_devices(sim: Simulation, cfg: &EmuConfig, devices: Vec<OwnedFd>) -> Result<Self, EmuError> {
+        if devices.len() != cfg.hosts.len() {
+            return Err(EmuError::Config(format!("{} devices for {} hosts", devices.len(), cfg.hosts.len())));
+        }
+        Self::build(sim, cfg, Some(devices))
+    }
+
+    fn build(sim: Simulation, cfg: &EmuConfig, devices: Option<Vec<OwnedFd>>) -> Result<Self, EmuError> {
+        let mut devices = devices.map(|d| d.into_iter().map(Some).collect::<Vec<_>>());
         if cfg.pool_packets == 0 || cfg.pool_packets > (1 << 24) {
             return Err(EmuError::Config(format!("pool_packets must be 1 to 2^24, got {}", cfg.pool_packets)));
         }
@@ -274,7 +294,10 @@ impl Emulator {
             for p in &ports {
                 sim.check_external_pair(p.host, node)?;
             }
-            let fd = sys::open_tun_in_netns(&h.netns, &h.ifname)?;
+            let fd = match &mut devices {
+                Some(d) => d[i].take().expect("one device per host"),
+                None => sys::open_tun_in_netns(&h.netns, &h.ifname)?,
+            };
             epoll.add(fd.as_raw_fd(), i as u64)?;
             let pcap = h.pcap.as_deref().map(PcapWriter::create).transpose()?;
             if port_of_node.len() <= node.index() {
@@ -615,5 +638,153 @@ impl Emulator {
         res.tables.push(f);
         res.meta.push(("mode".to_owned(), "emulation".to_owned()));
         res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::net::UnixDatagram;
+    use std::time::{Duration, Instant};
+
+    use ecnsim_core::ScenarioSpec;
+
+    use super::*;
+    use crate::ipv4::tests::packet;
+    use crate::ipv4::{header_checksum, parse};
+
+    /// a --100 Mb/s, 1 ms-- r ==10 Mb/s, 10 ms, threshold marker K = 2== b, no flows, 400 ms.
+    fn network() -> Simulation {
+        let spec = ScenarioSpec::from_toml_str(
+            r#"
+            simulation = { duration = "400ms" }
+            nodes = [ { name = "a", kind = "host" }, { name = "r", kind = "router" }, { name = "b", kind = "host" } ]
+            links = [
+              { a = "a", b = "r", rate = "100Mbps", delay = "1ms" },
+              { a = "r", b = "b", rate = "10Mbps", delay = "10ms", queue = { type = "threshold", limit_packets = 100, k = 2 } },
+            ]
+            "#,
+        )
+        .unwrap();
+        Simulation::new(&spec, Some(1)).unwrap()
+    }
+
+    fn config() -> EmuConfig {
+        let host = |name: &str, addr: [u8; 4]| HostPort {
+            host: name.to_owned(),
+            netns: PathBuf::new(),
+            ifname: String::new(),
+            addr,
+            pcap: None,
+        };
+        EmuConfig {
+            hosts: vec![host("a", [10, 201, 1, 2]), host("b", [10, 201, 2, 2])],
+            pool_packets: 64,
+            late_threshold_ns: 1_000_000,
+            flow_port_base: 20000,
+            flow_count: 1,
+            warmup_ns: 0,
+            realtime_priority: None,
+        }
+    }
+
+    /// A fake device: the driver's end (non-blocking) and the host's end.
+    fn device() -> (OwnedFd, UnixDatagram) {
+        let (driver, host) = UnixDatagram::pair().unwrap();
+        driver.set_nonblocking(true).unwrap();
+        host.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        (OwnedFd::from(driver), host)
+    }
+
+    #[test]
+    fn packets_cross_the_simulated_path_in_real_time_and_are_marked_in_place() {
+        let (a_dev, a_host) = device();
+        let (b_dev, b_host) = device();
+        let mut emu = Emulator::with_devices(network(), &config(), vec![a_dev, b_dev]).unwrap();
+        let start = sys::monotonic_ns() + 20_000_000;
+        let driver = std::thread::spawn(move || {
+            emu.run(&AtomicBool::new(false), Some(start)).unwrap();
+            emu
+        });
+        std::thread::sleep(Duration::from_nanos(start - sys::monotonic_ns().min(start)) + Duration::from_millis(5));
+        let sent = Instant::now();
+        for _ in 0..5 {
+            a_host.send(&packet(0x02, 0x10, 1460)).unwrap(); // ECT(0), 1500 B, to port 20000
+        }
+        a_host.send(&packet(0x02, 0x10, 0)[..30]).unwrap(); // truncated: not carried
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2048];
+        while got.len() < 5 {
+            let n = b_host.recv(&mut buf).expect("five packets arrive");
+            got.push((sent.elapsed(), buf[..n].to_vec()));
+        }
+        let emu = driver.join().unwrap();
+        // 120 us + 1 ms on the access link, then 1.2 ms per packet + 10 ms on the bottleneck.
+        for (k, (at, pkt)) in got.iter().enumerate() {
+            let due = Duration::from_micros(120 + 1000 + 10_000 + 1200 * (k as u64 + 1));
+            assert!(*at >= due - Duration::from_micros(200), "packet {k} at {at:?}, due {due:?}");
+            assert!(*at <= due + Duration::from_millis(20), "packet {k} at {at:?}, due {due:?}");
+            assert_eq!(header_checksum(&pkt[..20]), 0, "packet {k}: IP checksum");
+            let ecn = parse(pkt).unwrap().ecn;
+            // The first goes straight to the transmitter; the others find 0, 1, 2, 3 packets
+            // queued, and K = 2 marks only the last.
+            assert_eq!(ecn, if k == 4 { Ecn::Ce } else { Ecn::Ect0 }, "packet {k}");
+        }
+        let r = emu.report();
+        assert_eq!(r.departure_error.count(), 5);
+        assert!(!r.stopped && r.sim_ns == 400_000_000);
+        let res = emu.results();
+        let dirs = res.table("emu_flow_dirs").unwrap();
+        let col = |name: &str| match dirs.column(name) {
+            Some(ecnsim_core::ColumnData::U64(v)) => v.clone(),
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(col("packets"), vec![5, 0]);
+        assert_eq!(col("marks"), vec![1, 0]);
+        assert_eq!(col("ce_delivered"), vec![1, 0]);
+        let ports = res.table("emu_ports").unwrap();
+        assert!(matches!(ports.column("rx_unroutable"), Some(ecnsim_core::ColumnData::U64(v)) if v == &vec![1, 0]));
+        let c = emu.sim().conservation();
+        assert!(c.holds() && c.sent == 5 && c.delivered == 5);
+    }
+
+    #[test]
+    fn a_full_pool_is_counted_never_silent() {
+        let (a_dev, a_host) = device();
+        let (b_dev, _b_host) = device();
+        let cfg = EmuConfig { pool_packets: 2, ..config() };
+        let mut emu = Emulator::with_devices(network(), &cfg, vec![a_dev, b_dev]).unwrap();
+        for _ in 0..6 {
+            a_host.send(&packet(0, 0x10, 1460)).unwrap();
+        }
+        emu.run(&AtomicBool::new(false), None).unwrap();
+        let r = emu.report();
+        assert_eq!(r.pool_exhausted, 4);
+        assert_eq!(r.pool_high_water, 2);
+        assert_eq!(r.departure_error.count(), 2);
+    }
+
+    #[test]
+    fn stop_ends_the_run_early() {
+        let (a_dev, _a) = device();
+        let (b_dev, _b) = device();
+        let mut emu = Emulator::with_devices(network(), &config(), vec![a_dev, b_dev]).unwrap();
+        let stop = AtomicBool::new(true);
+        emu.run(&stop, None).unwrap();
+        assert!(emu.report().stopped);
+    }
+
+    #[test]
+    fn unknown_hosts_are_refused_by_index() {
+        let mut cfg = config();
+        cfg.hosts[1].host = "zz".to_owned();
+        let (a, _x) = device();
+        let (b, _y) = device();
+        let err = Emulator::with_devices(network(), &cfg, vec![a, b]).unwrap_err().to_string();
+        assert!(err.contains("hosts[1]") && err.contains("\"zz\""), "{err}");
+        cfg.hosts[1].host = "r".to_owned();
+        let (a, _x) = device();
+        let (b, _y) = device();
+        let err = Emulator::with_devices(network(), &cfg, vec![a, b]).unwrap_err().to_string();
+        assert!(err.contains("router"), "{err}");
     }
 }

@@ -188,8 +188,7 @@ pub(crate) struct TimerFd {
 impl TimerFd {
     pub(crate) fn new() -> io::Result<Self> {
         // SAFETY: plain system call with valid flags.
-        let fd =
-            check(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+        let fd = check(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
         // SAFETY: `fd` was just returned by timerfd_create and is owned by nobody else.
         Ok(Self { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed_at: None })
     }
@@ -214,7 +213,9 @@ impl TimerFd {
             },
         };
         // SAFETY: `spec` is a valid itimerspec; the old value is not asked for.
-        check(unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &raw const spec, std::ptr::null_mut()) })?;
+        check(unsafe {
+            libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &raw const spec, std::ptr::null_mut())
+        })?;
         self.armed_at = deadline_ns;
         Ok(())
     }

@@ -66,7 +66,15 @@ impl PyEmulator {
                 addr.parse().map_err(|_| PyValueError::new_err(format!("hosts[{i}]: bad IPv4 address {addr:?}")))?;
             ports.push(HostPort { host, netns, ifname, addr: ip.octets(), pcap });
         }
-        let cfg = EmuConfig { hosts: ports, pool_packets, late_threshold_ns, flow_port_base, flow_count, warmup_ns, realtime_priority };
+        let cfg = EmuConfig {
+            hosts: ports,
+            pool_packets,
+            late_threshold_ns,
+            flow_port_base,
+            flow_count,
+            warmup_ns,
+            realtime_priority,
+        };
         let emu = py
             .detach(|| {
                 let sim = Simulation::new(&spec, seed).map_err(EmuError::Sim)?;
