@@ -206,8 +206,9 @@ def test_cli_refuses_clearly_when_not_root(tmp_path: Path) -> None:
 
 @needs_emulation
 def test_bulk_flow_reaches_the_bottleneck_rate_less_headers(tmp_path: Path) -> None:
-    # The receive window (64 KB, 44 packets) stays below the pipe plus buffer (20 + 200 packets),
-    # so no packet is lost and the flow runs at the bottleneck rate from the end of slow start.
+    # A window clamp below 64 KB keeps window scaling off, so the receive window stays below
+    # 65,535 B (45 packets), less than the pipe plus buffer (20 + 200 packets): no packet is
+    # lost and the flow runs at the bottleneck rate from the end of slow start.
     spec = scenario({"type": "droptail", "limit_packets": 200}, rcv_window="64KB")
     emu = Emulation(spec, pcap_dir=tmp_path)
     res = emu.run()

@@ -68,13 +68,14 @@ def print_emulation_report(results: Results, stream: Any) -> None:
     if start or end:
         stream.write(f"machine load (/proc/loadavg) at the start: {start}; at the end: {end}\n")
     mapping = results.tables["tcp_mapping"]
-    rows = [i for i, s in enumerate(mapping["status"]) if s != "applied"]
-    if rows:
-        params = sorted({mapping["parameter"][i] for i in rows})
-        stream.write(
-            f"not mapped onto Linux (their Linux defaults apply): {', '.join(params)}; "
-            "the tcp_mapping table has the reasons\n"
-        )
+    for status, text in (
+        ("not mapped", "not mapped onto Linux (its defaults apply)"),
+        ("approximate", "mapped onto Linux only approximately"),
+    ):
+        rows = [i for i, s in enumerate(mapping["status"]) if s == status]
+        if rows:
+            params = sorted({mapping["parameter"][i] for i in rows})
+            stream.write(f"{text}: {', '.join(params)}; the tcp_mapping table has the reasons\n")
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:

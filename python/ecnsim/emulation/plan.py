@@ -107,6 +107,7 @@ class FlowPlan:
     response: int = 0
     cc: str = "reno"
     window_clamp: int | None = None
+    max_cwnd: int | None = None
     scenario_cc: str = "reno"
 
 
@@ -191,9 +192,6 @@ def _route_settings(tcp: dict[str, Any], path: str) -> dict[str, tuple[str, str]
     }
     if not tcp["delayed_ack"]:
         out["quickack"] = ("1", "delayed_ack")
-    max_cwnd = int(tcp["max_cwnd"])
-    if max_cwnd < 1_000_000:
-        out["cwnd"] = (f"lock {max_cwnd}", "max_cwnd")
     return out
 
 
@@ -233,6 +231,13 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
         fp.cc = _linux_cc(tcp["cc"], f"{path}.tcp.cc", available_cc)
         fp.scenario_cc = tcp["cc"]
         window = parse_bytes(tcp["rcv_window"], f"{path}.tcp.rcv_window")
+        max_cwnd = int(tcp["max_cwnd"])
+        if max_cwnd < 1_000_000:
+            # The sender's window is min(cwnd, rwnd): a receive window of max_cwnd segments
+            # bounds what is in flight as the model's cap on cwnd does. (Linux's own clamp,
+            # `ip route ... cwnd lock N`, reaches connections only through the metrics cache.)
+            window = min(window, max_cwnd * int(tcp["mss"]))
+            fp.max_cwnd = max_cwnd
         fp.window_clamp = window if window < 2**30 else None
         flows.append(fp)
         for h in (fp.client, fp.server):
@@ -373,10 +378,18 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
             mapping.append(
                 MappingRow(
                     fp.server if fp.kind == "bulk" else fp.client,
-                    "rcv_window",
+                    "rcv_window" if fp.max_cwnd is None else "rcv_window, max_cwnd",
                     str(fp.window_clamp),
                     f"TCP_WINDOW_CLAMP {fp.window_clamp} ({fp.name})",
-                    "applied",
+                    "approximate",
+                    "TCP_WINDOW_CLAMP bounds the SYN's window (below 64 KB it also turns "
+                    "window scaling off, capping the window at 64 KB), but Linux 6.x's "
+                    "receive-buffer autotuning may advertise more later"
+                    + (
+                        ""
+                        if fp.max_cwnd is None
+                        else f"; max_cwnd {fp.max_cwnd} segments is mapped onto this clamp"
+                    ),
                 )
             )
 

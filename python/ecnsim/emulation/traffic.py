@@ -87,6 +87,14 @@ def _set_cc(sock: socket.socket, cc: str | None) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
 
 
+def _clamp_window(sock: socket.socket, window: int | None) -> None:
+    """Ask Linux to advertise at most ``window`` bytes (TCP_WINDOW_CLAMP). Below 64 KB at
+    the SYN this also turns window scaling off; beyond that, see docs/emulation.md: the
+    kernel's receive-buffer autotuning may advertise more."""
+    if window:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, window)
+
+
 def _recv_exact(sock: socket.socket, n: int, deadline_ns: int) -> int:
     got = 0
     while got < n:
@@ -115,8 +123,7 @@ def run_server(a: argparse.Namespace) -> dict[str, Any]:
     lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     _set_cc(lsock, a.cc)
-    if a.window_clamp:
-        lsock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, a.window_clamp)
+    _clamp_window(lsock, a.window_clamp)
     lsock.bind((a.bind, a.port))
     lsock.listen(128)
     lsock.settimeout(0.05)
@@ -184,6 +191,8 @@ def run_server(a: argparse.Namespace) -> dict[str, Any]:
             sock, peer = lsock.accept()
         except TimeoutError:
             continue
+        # Set again on the connection: a listener's clamp reaches only its SYN-ACK.
+        _clamp_window(sock, a.window_clamp)
         rec: dict[str, Any] = {
             "accepted_ns": time.monotonic_ns(),
             "peer": f"{peer[0]}:{peer[1]}",
@@ -221,8 +230,7 @@ def run_server(a: argparse.Namespace) -> dict[str, Any]:
 def _connect(a: argparse.Namespace) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     _set_cc(sock, a.cc)
-    if a.window_clamp:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, a.window_clamp)
+    _clamp_window(sock, a.window_clamp)
     sock.settimeout(max(0.05, (a.end_at - time.monotonic_ns()) / 1e9))
     sock.connect((a.dst, a.port))
     return sock
