@@ -5,6 +5,7 @@ from typing import Any, Literal, TypeAlias, TypedDict, final
 
 __all__ = [
     "EcnsimError",
+    "PyEmulator",
     "PySimulation",
     "SpecError",
     "TopologyError",
@@ -74,8 +75,8 @@ class PySimulation:
 class PyEmulator:
     """A scenario's network run in real time between real hosts (``ecnsim.emulation``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         spec_json: str,
         hosts: list[tuple[str, str, str, str, str | None]],
         *,
@@ -86,7 +87,7 @@ class PyEmulator:
         flow_count: int = 0,
         warmup_ns: int = 0,
         realtime_priority: int | None = None,
-    ) -> None: ...
+    ) -> PyEmulator: ...
     def run(self, start_at_ns: int | None = None) -> None: ...
     def stop(self) -> None: ...
     def close(self) -> None: ...

@@ -600,6 +600,12 @@ impl Emulator {
         t.push_f64("wall_s", vec![r.wall_ns as f64 * 1e-9]);
         t.push_f64("sim_s", vec![r.sim_ns as f64 * 1e-9]);
         t.push_u64("stopped", vec![u64::from(r.stopped)]);
+        // Conservation (core): injected = delivered to hosts + dropped by queues + in flight.
+        let c = self.sim.conservation();
+        t.push_u64("packets_injected", vec![c.sent]);
+        t.push_u64("packets_delivered", vec![c.delivered]);
+        t.push_u64("packets_dropped", vec![c.dropped]);
+        t.push_u64("packets_in_flight", vec![c.in_flight]);
         t.push_u64("realtime_priority", vec![u64::try_from(r.realtime_priority).unwrap_or(0)]);
         t.push_str("realtime_error", vec![r.realtime_error.clone().unwrap_or_default()]);
         res.tables.push(t);
@@ -745,6 +751,8 @@ mod tests {
         assert!(matches!(ports.column("rx_unroutable"), Some(ecnsim_core::ColumnData::U64(v)) if v == &vec![1, 0]));
         let c = emu.sim().conservation();
         assert!(c.holds() && c.sent == 5 && c.delivered == 5);
+        let e = res.table("emulation").unwrap();
+        assert_eq!(e.column("packets_delivered"), Some(&ecnsim_core::ColumnData::U64(vec![5])));
     }
 
     #[test]
