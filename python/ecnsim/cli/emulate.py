@@ -57,6 +57,14 @@ def print_emulation_report(results: Results, stream: Any) -> None:
             "was in use "
             "(raise --pool-packets)\n"
         )
+    flows = results.tables["flows"]
+    for i, kind in enumerate(flows.columns.get("kind", [])):
+        if kind != "bulk":
+            stream.write(
+                f"{flows['flow'][i]} ({kind}, {flows['src'][i]} -> {flows['dst'][i]}): "
+                f"{int(flows['transactions'][i])} transactions after the warm-up, "
+                f"{flows['transactions_per_s'][i]:.2f} per second\n"
+            )
     ports = results.tables["emu_ports"]
     unroutable = int(sum(ports["rx_unroutable"]))
     if unroutable:
