@@ -218,6 +218,11 @@ def test_bulk_flow_reaches_the_bottleneck_rate_less_headers(tmp_path: Path) -> N
     expected = 10e6 * 1460 / 1500
     goodput = float(flows["goodput_bps"][0])
     assert 0.90 * expected <= goodput <= 1.005 * expected, goodput
+    assert flows["rto_count"][0] == 0
+    assert flows["packets_retransmitted"][0] == 0
+    hosts = res.tables["emu_hosts"].to_pandas().set_index("host")
+    assert hosts.loc["s0", "TcpRetransSegs"] == 0
+    assert hosts.loc["s0", "TcpOutSegs"] > 0
     q = res.queues.set_index("queue")
     # The bottleneck was busy: the router's queue fed it 10 Mb/s of 1500 B packets.
     departures = int(q.loc["r1->r2", "departures"])

@@ -154,6 +154,21 @@ class Namespace:
             **kwargs,
         )
 
+    def tcp_counters(self) -> dict[str, int]:
+        """This namespace's TCP counters (``/proc/net/netstat`` TcpExt and ``/proc/net/snmp``
+        Tcp, as ``nstat`` names them: ``TcpExtTCPTimeouts``, ``TcpRetransSegs``, ...)."""
+        out: dict[str, int] = {}
+        text = self.exec(["cat", "/proc/net/netstat", "/proc/net/snmp"])
+        lines = text.splitlines()
+        for names, values in zip(lines[::2], lines[1::2], strict=False):
+            prefix, _, keys = names.partition(":")
+            if prefix not in ("TcpExt", "Tcp") or not values.startswith(prefix + ":"):
+                continue
+            for k, v in zip(keys.split(), values.partition(":")[2].split(), strict=False):
+                with contextlib.suppress(ValueError):
+                    out[prefix + k] = int(v)
+        return out
+
     def pids(self) -> list[int]:
         """Processes still running in this namespace."""
         with contextlib.suppress(NamespaceError):

@@ -37,6 +37,21 @@ __all__ = ["Emulation", "EmulationError"]
 TCPI_OPT_SACK = 2
 TCPI_OPT_ECN = 8
 
+#: Kernel TCP counters kept per host (``emu_hosts``), from the warm-up to the end.
+HOST_COUNTERS = (
+    "TcpOutSegs",
+    "TcpRetransSegs",
+    "TcpExtTCPTimeouts",
+    "TcpExtTCPFastRetrans",
+    "TcpExtTCPLossProbes",
+    "TcpExtTCPSpuriousRTOs",
+    "TcpExtTCPRenoRecovery",
+    "TcpExtTCPSackRecovery",
+    "TcpExtDelayedACKs",
+    "TcpExtTCPDelivered",
+    "TcpExtTCPDeliveredCE",
+)
+
 #: Time between starting the programs and simulated time zero, s (their Python start-up).
 LEAD_TIME_S = 1.5
 #: How long after the end the programs get to report, s.
@@ -106,6 +121,8 @@ class Emulation:
     _programs: list[_Program] = field(default_factory=list, init=False)
     _emulator: Any = field(default=None, init=False)
     _loadavg_start: str = field(default="", init=False)
+    _counters_warm: dict[str, dict[str, int]] = field(default_factory=dict, init=False)
+    _counters_end: dict[str, dict[str, int]] = field(default_factory=dict, init=False)
 
     @classmethod
     def from_toml_str(cls, text: str, **kwargs: Any) -> Emulation:
@@ -235,18 +252,30 @@ class Emulation:
 
         driver = threading.Thread(target=drive, name="ecnsim-emulator", daemon=True)
         driver.start()
+        # Kernel TCP counters per host, at the warm-up and at the end (as the core's tables).
+        self._counters_warm = {} if plan.warmup_s > 0 else self._tcp_counters()
         try:
             while driver.is_alive():
-                driver.join(timeout=0.2)
+                driver.join(timeout=0.05 if not self._counters_warm else 0.2)
+                if not self._counters_warm and time.monotonic_ns() >= warmup_at:
+                    self._counters_warm = self._tcp_counters()
         except KeyboardInterrupt:
             self._emulator.stop()
             driver.join(timeout=5)
             raise
         if errors:
             raise EmulationError(f"the emulation driver failed: {errors[0]}") from errors[0]
+        self._counters_end = self._tcp_counters()
         self._collect(deadline=time.monotonic() + GRACE_S + 2)
         raw = self._emulator.results()
         return self._results(plan, raw, t0)
+
+    def _tcp_counters(self) -> dict[str, dict[str, int]]:
+        out = {}
+        for ns in self.namespaces:
+            with contextlib.suppress(NamespaceError):
+                out[ns.host] = ns.tcp_counters()
+        return out
 
     def _collect(self, deadline: float) -> None:
         """Let each program print its report (SIGTERM once past its end), then read it."""
@@ -302,6 +331,10 @@ class Emulation:
         def rel(ns: int | None) -> float:
             return math.nan if ns is None else (ns - t0) / 1e9
 
+        deltas = {
+            h: {k: v - self._counters_warm.get(h, {}).get(k, 0) for k, v in end.items()}
+            for h, end in self._counters_end.items()
+        }
         rows: list[dict[str, Any]] = []
         records: list[dict[str, Any]] = []
         for f in plan.flows:
@@ -399,8 +432,33 @@ class Emulation:
                             "setup_s": r[2] / 1e9 if r[2] >= 0 else math.nan,
                         }
                     )
+            # Linux counts timeouts and fast retransmits per namespace, not per socket: they
+            # are a flow's own when it is the only one its sender host sends.
+            sender = f.client if f.kind == "bulk" else f.server
+            alone = (
+                sum(
+                    1
+                    for g in plan.flows
+                    if (g.client if g.kind == "bulk" else g.server) == sender and g.kind == f.kind
+                )
+                == 1
+                and f.kind == "bulk"
+            )
+            host_delta = deltas.get(sender, {})
+            row["rto_count"] = host_delta.get("TcpExtTCPTimeouts", 0) if alone else math.nan
+            row["fast_retransmits"] = (
+                host_delta.get("TcpExtTCPFastRetrans", 0) if alone else math.nan
+            )
             rows.append(row)
         res.tables["flows"] = _table("flows", rows)
+        res.tables["emu_hosts"] = _table(
+            "emu_hosts",
+            [
+                {"host": h, **{k: deltas[h].get(k, 0) for k in HOST_COUNTERS}}
+                for h in (hp.name for hp in plan.hosts)
+                if h in deltas
+            ],
+        )
         res.tables["records"] = _table("records", records, like=res.tables.get("records"))
         res.tables["tcp_mapping"] = _table(
             "tcp_mapping",
