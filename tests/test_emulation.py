@@ -163,6 +163,37 @@ def test_plan_refuses_by_name(change: Any, message: str) -> None:
         make_plan(resolved(spec), pid=1, available_cc={"reno"})
 
 
+def test_plan_refuses_conflicting_namespace_settings_naming_both_flows() -> None:
+    spec = scenario({"type": "droptail", "limit_packets": 50})
+    spec["flows"] = [
+        {"name": "a", "src": "s0", "dst": "c0", "tcp": {"ecn": "request"}},
+        {"name": "b", "src": "s0", "dst": "c0", "tcp": {"ecn": "off"}},
+    ]
+    with pytest.raises(PlanError, match=r"flows\[1\]\.tcp\.ecn: host 's0' .* flows\[0\]"):
+        make_plan(resolved(spec), pid=1, available_cc={"reno"})
+
+
+def test_plan_for_transactions_gives_each_client_its_own_server_port() -> None:
+    spec = scenario({"type": "droptail", "limit_packets": 50})
+    spec["nodes"].append({"name": "c1", "kind": "host"})
+    spec["links"].append({"a": "r2", "b": "c1", "rate": "100Mbps", "delay": "1ms"})
+    spec["flows"] = []
+    spec["apps"] = [
+        {
+            "name": "crr",
+            "clients": ["c0", "c1"],
+            "servers": ["s0"],
+            "model": {"type": "crr", "request": "1KB", "response": "5KB"},
+        }
+    ]
+    plan = make_plan(resolved(spec), pid=1, available_cc={"reno"})
+    assert [(f.name, f.client, f.server, f.port) for f in plan.flows] == [
+        ("crr#0", "c0", "s0", 20000),
+        ("crr#1", "c1", "s0", 20001),
+    ]
+    assert (plan.flows[0].request, plan.flows[0].response) == (1000, 5000)
+
+
 def test_cli_refuses_clearly_when_not_root(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         r = subprocess.run(
@@ -342,6 +373,40 @@ def test_interrupt_leaves_nothing_behind(tmp_path: Path, sig: int) -> None:
     assert "removed" in err
     assert not any(n.startswith(prefix) for n in list_namespaces())
     assert traffic_processes() == []
+
+
+@needs_emulation
+def test_cli_cleanup_and_dry_run() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    leftover = Namespace(name=namespace_name(dead.pid, "y"), host="y", address="")
+    leftover.create()
+    r = subprocess.run(
+        [sys.executable, "-m", "ecnsim", "emulate", "--cleanup"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert leftover.name in r.stdout
+    assert leftover.name not in list_namespaces()
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ecnsim",
+            "emulate",
+            str(ROOT / "examples/emulate_red_ecn.toml"),
+            "--dry-run",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "net.ipv4.tcp_ecn = 1" in r.stdout
+    assert "not mapped" in r.stdout
+    assert not any(n.startswith(f"ecnsim-{os.getpid()}-") for n in list_namespaces())
 
 
 @needs_emulation
