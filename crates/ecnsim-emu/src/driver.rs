@@ -117,6 +117,10 @@ struct DirTally {
     ece: u64,
     /// Packets sent with CWR (the sender reduced its window, RFC 3168 §6.1.2).
     cwr: u64,
+    /// The window-scale shift this direction's SYN offered (RFC 7323), if any.
+    syn_wscale: Option<u8>,
+    /// The largest window field after the SYN, unscaled.
+    max_window_raw: u16,
 }
 
 impl DirTally {
@@ -131,6 +135,9 @@ impl DirTally {
             ce_delivered: self.ce_delivered - earlier.ce_delivered,
             ece: self.ece - earlier.ece,
             cwr: self.cwr - earlier.cwr,
+            // Not counts: the whole run's.
+            syn_wscale: self.syn_wscale,
+            max_window_raw: self.max_window_raw,
         }
     }
 }
@@ -514,6 +521,11 @@ impl Emulator {
                     t.payload_bytes += u64::from(h.tcp_payload);
                     t.ece += u64::from(h.tcp_flags & TCP_ECE != 0);
                     t.cwr += u64::from(h.tcp_flags & TCP_CWR != 0);
+                    if h.tcp_flags & ipv4::TCP_SYN != 0 {
+                        t.syn_wscale = h.syn_wscale;
+                    } else {
+                        t.max_window_raw = t.max_window_raw.max(h.tcp_window);
+                    }
                 }
                 self.meta[slot as usize] = SlotMeta { len: h.total_len, ecn_in: h.ecn, tally };
                 let in_use = self.report.pool_packets - self.free.len() as u64;
@@ -641,6 +653,15 @@ impl Emulator {
         f.push_u64("ce_delivered", ts.iter().map(|x| x.ce_delivered).collect());
         f.push_u64("ece_sent", ts.iter().map(|x| x.ece).collect());
         f.push_u64("cwr_sent", ts.iter().map(|x| x.cwr).collect());
+        // RFC 7323 §2.2: windows are scaled only if both SYNs carried the option.
+        let max_window = (0..n)
+            .map(|i| {
+                let (mine, peer) = (ts[i].syn_wscale, ts[i ^ 1].syn_wscale);
+                let shift = if peer.is_some() { mine.unwrap_or(0) } else { 0 };
+                u64::from(ts[i].max_window_raw) << shift
+            })
+            .collect();
+        f.push_u64("max_window_bytes", max_window);
         res.tables.push(f);
         res.meta.push(("mode".to_owned(), "emulation".to_owned()));
         res

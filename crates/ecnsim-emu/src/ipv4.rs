@@ -32,7 +32,14 @@ pub(crate) struct Header {
     pub(crate) tcp_flags: u8,
     /// TCP payload bytes (0 for other protocols).
     pub(crate) tcp_payload: u16,
+    /// The TCP window field as on the wire (unscaled).
+    pub(crate) tcp_window: u16,
+    /// The window-scale shift of a SYN's option (RFC 7323 §2.2), if it carries one.
+    pub(crate) syn_wscale: Option<u8>,
 }
+
+/// RFC 9293 §3.1 flag bit of a SYN.
+pub(crate) const TCP_SYN: u8 = 0x02;
 
 /// Why a buffer is not an IPv4 packet the driver can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +86,8 @@ pub(crate) fn parse(buf: &[u8]) -> Result<Header, ParseError> {
         dport: 0,
         tcp_flags: 0,
         tcp_payload: 0,
+        tcp_window: 0,
+        syn_wscale: None,
     };
     // RFC 791: fragment offset is the low 13 bits of bytes 6-7; only offset 0 has the TCP header.
     let frag_offset = u16::from_be_bytes([buf[6], buf[7]]) & 0x1fff;
@@ -90,8 +99,35 @@ pub(crate) fn parse(buf: &[u8]) -> Result<Header, ParseError> {
         // RFC 9293 §3.1: data offset in 32-bit words.
         let data_offset = usize::from(tcp[12] >> 4) * 4;
         h.tcp_payload = u16::try_from(tcp.len().saturating_sub(data_offset)).unwrap_or(0);
+        h.tcp_window = u16::from_be_bytes([tcp[14], tcp[15]]);
+        if h.tcp_flags & TCP_SYN != 0 {
+            h.syn_wscale = window_scale(&tcp[20..data_offset.clamp(20, tcp.len())]);
+        }
     }
     Ok(h)
+}
+
+/// The shift of a window-scale option (RFC 7323 §2.2: kind 3, length 3) among TCP `options`.
+fn window_scale(options: &[u8]) -> Option<u8> {
+    let mut i = 0;
+    while i < options.len() {
+        match options[i] {
+            0 => return None, // RFC 9293 §3.1: end of option list
+            1 => i += 1,      // no-operation
+            kind => {
+                let len = usize::from(*options.get(i + 1)?);
+                if len < 2 || i + len > options.len() {
+                    return None;
+                }
+                if kind == 3 && len == 3 {
+                    // RFC 7323 §2.3: a shift above 14 is used as 14.
+                    return Some(options[i + 2].min(14));
+                }
+                i += len;
+            }
+        }
+    }
+    None
 }
 
 /// Set the ECN field of the IPv4 packet in `buf` to `ecn`, updating the
@@ -158,6 +194,24 @@ pub(crate) mod tests {
         assert_eq!(h.ecn, Ecn::Ect0);
         assert_eq!((h.src, h.dst), ([10, 201, 1, 2], [10, 201, 2, 2]));
         assert_eq!((h.sport, h.dport, h.tcp_flags, h.tcp_payload), (40000, 20000, 0x90, 1448));
+    }
+
+    #[test]
+    fn reads_the_window_and_a_syns_window_scale() {
+        let mut p = packet(0, TCP_SYN, 0);
+        // Grow the TCP header by 8 bytes of options: MSS 1460, NOP, window scale 7.
+        p.splice(40..40, [2, 4, 0x05, 0xb4, 1, 3, 3, 7]);
+        p[32] = 7 << 4;
+        p[34..36].copy_from_slice(&64240u16.to_be_bytes());
+        let total = u16::try_from(p.len()).unwrap();
+        p[2..4].copy_from_slice(&total.to_be_bytes());
+        let h = parse(&p).unwrap();
+        assert_eq!((h.tcp_window, h.syn_wscale, h.tcp_payload), (64240, Some(7), 0));
+        let plain = parse(&packet(0, 0x10, 10)).unwrap();
+        assert_eq!(plain.syn_wscale, None, "only SYNs are searched");
+        assert_eq!(window_scale(&[1, 1, 3, 3, 20]), Some(14));
+        assert_eq!(window_scale(&[3, 9]), None, "truncated option");
+        assert_eq!(window_scale(&[0, 3, 3, 5]), None, "after end of list");
     }
 
     #[test]

@@ -360,6 +360,8 @@ class Emulation:
                 "ce_received": int(dirs["ce_delivered"][data_dir]),
                 "ece_received": int(dirs["ece_sent"][to_cli if data_dir == to_srv else to_srv]),
                 "cwr_sent": int(dirs["cwr_sent"][data_dir]),
+                # The largest window the data's receiver advertised (its ACKs' direction).
+                "max_rwnd_bytes": int(dirs["max_window_bytes"][to_cli + to_srv - data_dir]),
                 "cc": f.scenario_cc,
                 "linux_cc": f.cc,
                 "app": f.app or f.name,
