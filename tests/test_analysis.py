@@ -549,8 +549,101 @@ def test_record_metrics_on_a_real_workload() -> None:
     results = Simulation.from_toml(root / "examples" / "http.toml").run()
     records = results.table("records").to_pandas()
     m = analysis.record_metrics(records, kind="page", by=None)
-    assert m.loc[0, "count"] == (records["kind"] == "page").sum() > 0
+    pages = records[records["kind"] == "page"]
+    assert m.loc[0, "count"] == (pages["state"] == "completed").sum() > 0
+    assert m.loc[0, "count"] + m.loc[0, "in_progress"] + m.loc[0, "failed"] == len(pages)
     assert m.loc[0, "p50_response_time_s"] > 0
+
+
+# ---------------------------------------------------------------------------
+# Censored response times and the steady-state check
+# ---------------------------------------------------------------------------
+
+
+def test_kaplan_meier_by_hand() -> None:
+    # Times 1, 2 (censored), 3, 4: S(1) = 3/4; at 3, 2 at risk, one completes: S = 3/4 * 1/2.
+    km = analysis.kaplan_meier(np.array([1.0, 2.0, 3.0, 4.0]), np.array([True, False, True, True]))
+    assert km["x"].tolist() == [1.0, 3.0, 4.0]
+    assert km["at_risk"].tolist() == [4, 2, 1]
+    assert km["cdf"].tolist() == pytest.approx([0.25, 0.625, 1.0])
+    # Without censoring it is the empirical CDF.
+    e = analysis.kaplan_meier(np.array([3.0, 1.0, 2.0, 2.0]), np.ones(4, bool))
+    assert e["cdf"].tolist() == pytest.approx(analysis.ecdf([3.0, 1.0, 2.0, 2.0])["cdf"].tolist())
+
+
+def _censored_records() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "kind": ["object"] * 5,
+            "state": ["completed", "completed", "in_progress", "failed", "completed"],
+            "group": ["g"] * 5,
+            "start_s": [0.0, 0.0, 0.0, 0.0, 0.0],
+            "end_s": [1.0, 2.0, 5.0, 3.0, 4.0],
+            "response_time_s": [1.0, 2.0, 5.0, 3.0, 4.0],
+            "response_bytes": [100, 100, 100, 100, 100],
+        }
+    )
+
+
+def test_response_time_cdf_counts_unfinished_records() -> None:
+    r = _censored_records()
+    # failed never completes: it stays at risk; in progress is censored at 5 s (after all else).
+    cdf = analysis.response_time_cdf(r)
+    assert cdf["x"].tolist() == [1.0, 2.0, 4.0]
+    assert cdf["cdf"].tolist() == pytest.approx([0.2, 0.4, 0.6])
+    # Dropping the unfinished records would claim every object completes by 4 s.
+    assert analysis.ecdf(r[r["state"] == "completed"]["response_time_s"])["cdf"].iloc[-1] == 1.0
+    # failed censored at 3 s: at 4 s one of two at risk completes.
+    c = analysis.response_time_cdf(r, failed="censored")
+    assert c["cdf"].tolist() == pytest.approx([0.2, 0.4, 0.7])
+    assert c["ccdf"].tolist() == pytest.approx([0.8, 0.6, 0.3])
+    with pytest.raises(ValueError, match="failed must be"):
+        analysis.response_time_cdf(r, failed="drop")
+
+
+def test_record_metrics_censored_quantiles_and_counts() -> None:
+    m = analysis.record_metrics(_censored_records(), kind="object", by=None, interval_s=(0.0, 5.0))
+    row = m.loc[0]
+    assert (row["count"], row["in_progress"], row["failed"]) == (3, 1, 1)
+    assert row["unfinished_share"] == pytest.approx(0.4)
+    # Median of the censored estimate: the CDF reaches 0.5 at 4 s (completed median: 2 s).
+    assert row["p50_response_time_s"] == pytest.approx(4.0)
+    # 0.9 is never reached (the failed object never completes).
+    assert np.isnan(row["p90_response_time_s"])
+    assert row["mean_response_time_s"] == pytest.approx(7.0 / 3.0)
+    assert row["goodput_bps"] == pytest.approx(3 * 100 * 8 / 5.0)
+
+
+def _backlog_records(growing: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    starts = np.sort(rng.uniform(0, 100, 4000))
+    # Steady: every object takes about 1 s. Growing: each takes longer the later it starts.
+    dur = rng.exponential(1.0, starts.size) * (1 + (starts / 5 if growing else 0))
+    ends = starts + dur
+    state = np.where(ends > 100, "in_progress", "completed")
+    ends = np.minimum(ends, 100.0)
+    return pd.DataFrame(
+        {
+            "kind": "object",
+            "state": state,
+            "start_s": starts,
+            "end_s": ends,
+            "response_time_s": ends - starts,
+        }
+    )
+
+
+def test_steady_state_tells_a_growing_backlog_from_a_steady_one() -> None:
+    steady = analysis.steady_state(_backlog_records(False), warmup_s=10)
+    assert steady["steady"], steady
+    grow = analysis.steady_state(_backlog_records(True), warmup_s=10)
+    assert not grow["steady"], grow
+    assert "NO STEADY STATE" in grow["message"]
+    assert grow["growth"] > 2
+    assert grow["p_value"] < 0.01
+    b = analysis.open_backlog(_backlog_records(False), points=11)
+    assert b["open"].iloc[0] >= 1
+    assert len(b) == 11
 
 
 def test_one_way_delay_per_group_by_hand() -> None:
@@ -564,3 +657,14 @@ def test_one_way_delay_per_group_by_hand() -> None:
     d = analysis.one_way_delay(flows).set_index("group")
     assert d.loc["a", "mean_owd_s"] == pytest.approx(0.020)
     assert "b" not in d.index
+
+
+def test_name_columns_share_one_str_object_per_distinct_value() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    results = Simulation.from_toml(root / "examples" / "http.toml").run()
+    kind = results.table("records")["kind"]
+    assert len(kind) > 10
+    # No Python object per row: equal names are one object.
+    assert len({id(k) for k in kind}) == len(set(kind))

@@ -184,3 +184,29 @@ def test_python_m_ecnsim_is_the_cli() -> None:
     )
     assert proc.returncode == 0
     assert "dumbbell-100" in proc.stdout
+
+
+def test_run_summarises_records_by_state_and_judges_the_backlog(cli: Cli) -> None:
+    proc = cli("run", ROOT / "examples" / "http.toml", "--seed", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "records (" in proc.stdout
+    assert "page: " in proc.stdout
+    assert "completed" in proc.stdout
+    assert "open backlog steady" in proc.stdout
+
+
+def test_web_benchmark_reports_connections_per_second() -> None:
+    from ecnsim.cli.bench import Benchmark, run_benchmark, web_sessions_scenario
+
+    sc = BENCHMARKS["web-100m"].build().to_dict()
+    assert sc["links"][0]["rate"] == "100Mbps"
+    assert sc["apps"][0]["model"]["offered_load"] == {"link": 0, "percent": 105.0}
+    assert sc["simulation"]["duration"] == "200.0s"
+    small = Benchmark(
+        "web-tiny", "tiny", 0, lambda: web_sessions_scenario(90.0, 2.0), connections=True
+    )
+    r = run_benchmark(small)
+    assert r["connections"] > 50
+    assert r["connections_per_s"] == pytest.approx(r["connections"] / r["wall_s"])
+    assert r["bytes_per_connection"] >= 0
+    assert r["run_peak_rss_bytes"] > 1_000_000

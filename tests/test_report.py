@@ -170,3 +170,13 @@ def test_report_renders_in_headless_chromium(cli: Cli, results_dir: Path, tmp_pa
         assert img["complete"]
         assert img["width"] > 0
         assert img["height"] > 0
+
+
+def test_report_of_a_workload_counts_unfinished_records_and_judges_the_backlog() -> None:
+    root = Path(__file__).resolve().parent.parent
+    results = Simulation.from_toml(root / "examples" / "http.toml", seed=1).run()
+    html = build_report(results)
+    assert "<h2>Workload</h2>" in html
+    assert "open backlog steady" in html
+    assert "in_progress" in html
+    assert "Kaplan-Meier" in html

@@ -23,6 +23,7 @@ The package is grouped by what a reader looks for:
 ``ecnsim.analysis``      metrics (goodput, Jain, lockout, delays, CIs) and sweep aggregation
 ``ecnsim.output``        figures, HTML reports, ns-2 and pcap traces
 ``ecnsim.sweep``         parameter sweeps and the results store
+``ecnsim.models``        analytic models beside the simulator (the M[X]/M/1 queue)
 ``ecnsim.cli``           the ``ecnsim`` command
 =======================  ===============================================================
 
@@ -40,6 +41,7 @@ from ecnsim._core import __version__
 from ecnsim.exceptions import EcnsimError, SpecError, TopologyError
 from ecnsim.results import Results, Table
 from ecnsim.scenario import (
+    Distribution,
     Scenario,
     aecn,
     bulk,
@@ -54,6 +56,7 @@ from ecnsim.scenario import (
     rem,
     tcp,
     threshold,
+    workload_defaults,
 )
 from ecnsim.simulation import Simulation
 
@@ -65,8 +68,10 @@ _MODULES = {
     "report": "ecnsim.output.report",
     "trace": "ecnsim.output.trace",
     "spec": "ecnsim.scenario.spec",
+    "distributions": "ecnsim.scenario.distributions",
     "topology": "ecnsim.scenario.topology",
     "sweep": "ecnsim.sweep",
+    "models": "ecnsim.models",
     "store": "ecnsim.sweep.store",
 }
 
@@ -80,6 +85,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Distribution",
     "EcnsimError",
     "Results",
     "Scenario",
@@ -101,4 +107,5 @@ __all__ = [
     "rem",
     "tcp",
     "threshold",
+    "workload_defaults",
 ]

@@ -41,6 +41,30 @@ def toml_to_json(text: str) -> str:
 def check_json(text: str) -> None:
     """Parse a JSON scenario and check every field rule; raise SpecError on the first violation."""
 
+def dist_quantiles(spec: str, us: list[float]) -> list[float]:
+    """Quantiles of the distribution ``spec`` (JSON) at each ``u`` in [0, 1]."""
+
+def dist_cdf(spec: str, xs: list[float]) -> list[float]:
+    """``P(X <= x)`` of the distribution ``spec`` (JSON) at each ``x``."""
+
+def dist_mean(spec: str) -> float | None:
+    """The distribution's mean, or None where it is infinite or has no closed form."""
+
+def dist_sample(spec: str, n: int, seed: int, component: str) -> list[float]:
+    """``n`` draws from the stream of ``component`` under ``seed``."""
+
+def dist_atoms(spec: str) -> tuple[list[float], list[float]] | None:
+    """``(values, probabilities)`` of a discrete distribution, else None."""
+
+def workload_defaults(model: str) -> str | None:
+    """The default distributions of a workload model as JSON ``{field: distribution}``."""
+
+def shipped_tables() -> list[str]:
+    """The names of the shipped empirical tables."""
+
+def shipped_table(name: str) -> tuple[list[float], list[float]] | None:
+    """A shipped table's ``(values, counts)``, or None for an unknown name."""
+
 @final
 class PySimulation:
     """A simulation built from a scenario."""
@@ -63,6 +87,7 @@ class PySimulation:
     def digest(self) -> int: ...
     def perf(self) -> dict[str, int]: ...
     def conservation(self) -> dict[str, int]: ...
+    def live_state(self) -> dict[str, int]: ...
     def enable_trace(
         self,
         links: list[int] | None = None,

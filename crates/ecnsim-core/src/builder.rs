@@ -6,10 +6,10 @@ use std::collections::VecDeque;
 
 use crate::app::bulk::{Bulk, Ftp};
 use crate::app::dist::Dist;
-use crate::app::http::{Http, HttpParams};
+use crate::app::http::{Http, HttpMode, HttpParams};
 use crate::app::transactions::Transactions;
 use crate::app::udp::UdpSources;
-use crate::app::websessions::{default_object_size, WebParams, WebSessions};
+use crate::app::websessions::{WebParams, WebSessions};
 use crate::app::AnyApp;
 use crate::error::SimError;
 use crate::ids::AppId;
@@ -138,6 +138,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         cons: Conservation::default(),
         perf: PerfCounters::default(),
         sample_interval,
+        sampled_apps: None,
         series: Series::default(),
         warm: None,
         resolved_spec: String::new(),
@@ -249,6 +250,9 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
             sim.sched.schedule(start, Event::AppStart(id));
         }
     }
+    // Sampling limited to named flows and apps (validated: every name exists).
+    sim.sampled_apps =
+        spec.simulation.sample_flows.as_ref().map(|names| sim.apps.iter().map(|a| names.contains(&a.name)).collect());
     resolved.tcp = TcpOverrides::default();
     sim.resolved_spec = resolved.to_json();
     Ok(sim)
@@ -299,19 +303,22 @@ fn make_app(
             ))
         }
         ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
-            let p = HttpParams {
-                persistent: *version == Some(HttpVersion::Http11),
-                // RFC 2415 §3: a primary object plus exactly 3 embedded objects.
-                embedded: dist_or(embedded.as_ref(), Dist::Constant(3.0)),
+            let mode = match version.unwrap_or(HttpVersion::Http10) {
                 // ecnsim default: 4 parallel connections (any value >= 3 fetches RFC 2415's 3 objects at once).
-                parallel: parallel.map_or(4, |n| u32::try_from(n).expect("validated")),
-                // Mah 1997 shape, median within two 1460-byte packets (RFC 2415 §3): shipped table.
-                primary_size: dist_or(primary_size.as_ref(), Dist::from_spec(&shipped("http_primary"))),
-                embedded_size: dist_or(embedded_size.as_ref(), Dist::from_spec(&shipped("http_embedded"))),
-                // ecnsim default: a GET of a few hundred bytes.
-                request_size: dist_or(request_size.as_ref(), Dist::Constant(256.0)),
-                // RFC 2415 §3: think time uniform on [1, 5] s.
-                think_time: dist_or(think_time.as_ref(), Dist::Uniform { min: 1.0, max: 5.0 }),
+                HttpVersion::Http10 => {
+                    HttpMode::Http10 { parallel: parallel.map_or(4, |n| u32::try_from(n).expect("validated")) }
+                }
+                HttpVersion::Http11Persistent => HttpMode::Http11Persistent,
+                HttpVersion::Http11Rfc2415 => HttpMode::Http11Rfc2415,
+            };
+            let d = |given: &Option<DistSpec>, name: &str| dist_or(given.as_ref(), crate::app::http::default(name));
+            let p = HttpParams {
+                mode,
+                embedded: d(embedded, "embedded"),
+                primary_size: d(primary_size, "primary_size"),
+                embedded_size: d(embedded_size, "embedded_size"),
+                request_size: d(request_size, "request_size"),
+                think_time: d(think_time, "think_time"),
             };
             AnyApp::Http(Http::new(pairs, start, jitter, p, rng))
         }
@@ -324,27 +331,20 @@ fn make_app(
             object_size,
             request_size,
             rcv_window,
+            persistent,
         } => {
+            let d =
+                |given: &Option<DistSpec>, name: &str| dist_or(given.as_ref(), crate::app::websessions::default(name));
             let mut p = WebParams {
+                // Feldmann99 / WebTraf: one connection per object unless asked otherwise.
+                persistent: persistent.unwrap_or(false),
                 session_rate: session_rate.unwrap_or(0.0),
-                // ecnsim default: 5 pages per session ("sessions of several pages", STUDIES.md §5).
-                pages: dist_or(pages.as_ref(), Dist::Constant(5.0)),
-                // Feldmann99 §3: Pareto inter-page times; ecnsim default shape 1.5, mean 1 s.
-                inter_page: dist_or(inter_page.as_ref(), Dist::Pareto { shape: 1.5, scale: 1.0 / 3.0 }),
-                // ecnsim default: 4 objects per page ("several objects", STUDIES.md §5).
-                objects: dist_or(objects.as_ref(), Dist::Constant(4.0)),
-                // Smith, Campos, Jeffay & Ott 2001: mean about 7.2 KB, ~80% of bytes in the largest 15%.
-                object_size: dist_or(object_size.as_ref(), default_object_size()),
-                // ecnsim default: a GET of a few hundred bytes.
-                request_size: dist_or(request_size.as_ref(), Dist::Constant(256.0)),
-                // Kuzmanovic 2005 (STUDIES.md §5): 8 / 16 / 64 KB with probability 35 / 20 / 45 %.
-                rcv_window: dist_or(
-                    rcv_window.as_ref(),
-                    Dist::from_spec(&DistSpec::Discrete {
-                        values: vec![8_000.0, 16_000.0, 64_000.0],
-                        weights: vec![0.35, 0.20, 0.45],
-                    }),
-                ),
+                pages: d(pages, "pages"),
+                inter_page: d(inter_page, "inter_page"),
+                objects: d(objects, "objects"),
+                object_size: d(object_size, "object_size"),
+                request_size: d(request_size, "request_size"),
+                rcv_window: d(rcv_window, "rcv_window"),
             };
             if let Some(load) = offered_load {
                 let link = &spec.links[usize::try_from(load.link).expect("validated")];
@@ -383,10 +383,6 @@ pub(crate) fn offered_session_rate(p: &WebParams, percent: f64, rate_bps: f64, c
     let overhead = f64::from(cfg.mss + cfg.header_bytes) / f64::from(cfg.mss);
     let bits_per_session = 8.0 * mean(&p.pages).max(1.0) * mean(&p.objects).max(1.0) * mean(&p.object_size) * overhead;
     percent / 100.0 * rate_bps / bits_per_session
-}
-
-fn shipped(name: &str) -> DistSpec {
-    DistSpec::Empirical { table: Some(name.to_owned()), points: None }
 }
 
 /// The discipline for queue table `q` on a link described by `link`, and the

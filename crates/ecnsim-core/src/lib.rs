@@ -61,9 +61,10 @@ pub mod time;
 pub mod trace;
 mod validate;
 
+pub use app::dist::Distribution;
 pub use error::SimError;
 pub use results::{Column, ColumnData, Results, Table};
-pub use sim::{Conservation, PerfCounters, Simulation};
+pub use sim::{Conservation, LiveState, PerfCounters, Simulation};
 pub use spec::ScenarioSpec;
 pub use time::{BitRate, SimDuration, SimTime};
 pub use trace::TraceFilter;

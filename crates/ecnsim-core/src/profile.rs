@@ -23,11 +23,15 @@ pub enum Profile {
     Ns2_2001,
     /// Linux defaults (minimum RTO 200 ms, initial RTO 1 s, IW 10, delayed ACKs).
     Linux,
+    /// The Linux 2.4 kernels of RFC 2884's era (HZ = 100, initial RTO 3 s,
+    /// minimum RTO 200 ms, IW 2 on paths over 20 ms, SACK and timestamps on,
+    /// ECN per RFC 2481 when a host turns it on). Sources in `docs/profiles.md`.
+    Linux24,
 }
 
 impl Profile {
     /// Every profile name a scenario may use.
-    pub const NAMES: &'static [&'static str] = &["rfc", "ns2-2001", "linux"];
+    pub const NAMES: &'static [&'static str] = &["rfc", "ns2-2001", "linux", "linux-2.4"];
 
     /// The profile called `name`.
     #[must_use]
@@ -36,6 +40,7 @@ impl Profile {
             "rfc" => Some(Profile::Rfc),
             "ns2-2001" => Some(Profile::Ns2_2001),
             "linux" => Some(Profile::Linux),
+            "linux-2.4" => Some(Profile::Linux24),
             _ => None,
         }
     }
@@ -47,6 +52,7 @@ impl Profile {
             Profile::Rfc => "rfc",
             Profile::Ns2_2001 => "ns2-2001",
             Profile::Linux => "linux",
+            Profile::Linux24 => "linux-2.4",
         }
     }
 
@@ -133,6 +139,45 @@ impl Profile {
                 ecn: EcnPolicy::Accept,
                 ..rfc
             },
+            // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of
+            // 2.2 too). Not modelled: quick-ACK mode (ACK every segment for up to TCP_MAX_QUICKACKS = 16
+            // segments at start and after idle), Linux's RTT estimator (mdev) and undo; see docs/profiles.md.
+            Profile::Linux24 => TcpConfig {
+                // Linux 2.4 sysctl_tcp_sack = 1: SACK on; RFC 2884 names Reno, NewReno or SACK per run.
+                cc: CcKind::Sack,
+                // Linux 2.4 sysctl_tcp_timestamps = 1: every segment carries the 12-byte RFC 1323 timestamp
+                // option, so 1500-byte packets hold 1448 payload bytes behind 52 bytes of headers.
+                mss: 1448,
+                header_bytes: 52,
+                // Linux 2.4 tcp_init_cwnd(): 2 segments when the handshake RTT exceeds 20 ms (3 at MSS 1448
+                // below that). DEVIATION(Linux): fixed at 2, RFC 2884's paths being longer than 20 ms.
+                initial_window: InitialWindow::Segments(2),
+                // Linux 2.4 tcp_rmem[1] = 87380 with tcp_adv_win_scale = 2: 87380 * 3/4 = 65535 bytes.
+                rcv_window: 65_535,
+                // Linux 2.4 TCP_TIMEOUT_INIT (3*HZ): 3 s ("RFC 1122 initial RTO value").
+                initial_rto: SimDuration::from_secs(3),
+                // Linux 2.4 TCP_RTO_MIN (HZ/5): 200 ms.
+                min_rto: SimDuration::from_millis(200),
+                // Linux 2.4 TCP_RTO_MAX (120*HZ): 120 s.
+                max_rto: SimDuration::from_secs(120),
+                // Linux 2.4 on i386: HZ = 100, one jiffy = 10 ms (RFC 6298's G).
+                clock_granularity: SimDuration::from_millis(10),
+                // Linux 2.4 TCP_SYN_RETRIES 5.
+                syn_retries: 5,
+                // Linux 2.4 delayed ACKs, the timer between TCP_DELACK_MIN (HZ/25 = 40 ms) and
+                // TCP_DELACK_MAX (HZ/5 = 200 ms). DEVIATION(Linux): fixed at 40 ms (TCP_ATO_MIN, where Linux
+                // starts); Linux adapts it to the packet inter-arrival time.
+                delayed_ack: true,
+                delayed_ack_timeout: SimDuration::from_millis(40),
+                // Linux 2.4 sysctl_tcp_ecn = 0: off unless the host turns it on (RFC 2481 negotiation,
+                // the same SYN/SYN-ACK flags as RFC 3168 §6.1.1).
+                ecn: EcnPolicy::Off,
+                // RFC 2481 §6.1.1: the SYN-ACK is not ECT.
+                ecn_synack: EcnSynAck::Off,
+                // Linux 2.4 tcp_cwnd_restart(): cwnd decays after an idle period (RFC 2861).
+                restart_after_idle: true,
+                ..rfc
+            },
         }
     }
 
@@ -146,6 +191,8 @@ impl Profile {
             Profile::Ns2_2001 => QueueSpec::Droptail { limit_packets: Some(50), limit_bytes: None },
             // Linux pfifo_fast with txqueuelen 1000.
             Profile::Linux => QueueSpec::Droptail { limit_packets: Some(1000), limit_bytes: None },
+            // Linux 2.4 pfifo_fast with Ethernet's txqueuelen 100 (ether_setup in 2.4).
+            Profile::Linux24 => QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None },
         }
     }
 }
@@ -270,9 +317,9 @@ impl Profile {
                 ..rfc
             },
             // Linux tc-red(8) and net/sched/sch_red.c.
-            Profile::Linux => RedSpec {
-                // Linux txqueuelen 1000 (sch_red needs an explicit byte limit; here in packets).
-                limit_packets: Some(1000),
+            Profile::Linux | Profile::Linux24 => RedSpec {
+                // Linux txqueuelen (sch_red needs an explicit byte limit; here in packets).
+                limit_packets: Some(self.queue_limit()),
                 // sch_red averages the backlog in bytes.
                 measure: Some(Measure::Bytes),
                 // tc-red(8): avpkt, "1000 is a good value".
@@ -373,7 +420,7 @@ impl Profile {
             byte_mode: Some(false),
         };
         match self {
-            Profile::Rfc | Profile::Linux => PiSpec { ecn: Some(self == Profile::Rfc), ..paper },
+            Profile::Rfc | Profile::Linux | Profile::Linux24 => PiSpec { ecn: Some(self == Profile::Rfc), ..paper },
             // ns-2 ns-default.tcl: Queue/PI set a_ 0.00001822, b_ 0.00001816, w_ 170, qref_ 50,
             // mean_pktsize_ 500, setbit_ false, bytes_ false, queue_in_bytes_ false; Queue limit_ 50.
             Profile::Ns2_2001 => {
@@ -415,7 +462,7 @@ impl Profile {
                 ..paper
             },
             // Linux has no REM; the paper's values, without ECN like Linux's AQMs by default.
-            Profile::Linux => RemSpec { ecn: Some(false), ..paper },
+            Profile::Linux | Profile::Linux24 => RemSpec { ecn: Some(false), ..paper },
         }
     }
 
@@ -441,7 +488,7 @@ impl Profile {
             // CoDel postdates 2001: RFC 8289's parameters with ns-2's queue limit and no ECN.
             Profile::Ns2_2001 => CodelSpec { limit_packets: Some(50), ecn: Some(false), ..rfc },
             // Linux sch_codel: limit 1000, target 5 ms, interval 100 ms, noecn by default.
-            Profile::Linux => CodelSpec { ecn: Some(false), ..rfc },
+            Profile::Linux | Profile::Linux24 => CodelSpec { ecn: Some(false), ..rfc },
         }
     }
 
@@ -481,7 +528,9 @@ impl Profile {
             Profile::Ns2_2001 => PieSpec { limit_packets: Some(50), ecn: Some(false), ..rfc },
             // Linux sch_pie: limit 1000, target 15 ms, tupdate 15 ms, alpha 2/16, beta 20/16,
             // noecn, timestamps unless dq_rate_estimator is given.
-            Profile::Linux => PieSpec { ecn: Some(false), delay_estimator: Some(DelayEstimator::Timestamp), ..rfc },
+            Profile::Linux | Profile::Linux24 => {
+                PieSpec { ecn: Some(false), delay_estimator: Some(DelayEstimator::Timestamp), ..rfc }
+            }
         }
     }
 }
@@ -511,5 +560,20 @@ mod queue_default_tests {
             // Every field but limit_bytes and burst (derived) is set.
             assert_eq!(red.as_object().unwrap().len(), 28, "{name}: {red}");
         }
+    }
+
+    /// The Linux 2.4 profile carries the kernel's constants (include/net/tcp.h) at HZ = 100.
+    #[test]
+    fn linux_2_4_has_the_kernels_timers() {
+        let t = Profile::from_name("linux-2.4").unwrap().tcp();
+        let hz = SimDuration::from_millis(10);
+        assert_eq!(t.clock_granularity, hz);
+        assert_eq!(t.initial_rto, SimDuration::from_nanos(300 * hz.as_nanos())); // 3*HZ
+        assert_eq!(t.min_rto, SimDuration::from_nanos(20 * hz.as_nanos())); // HZ/5
+        assert_eq!(t.max_rto, SimDuration::from_nanos(12_000 * hz.as_nanos())); // 120*HZ
+        assert_eq!(t.delayed_ack_timeout, SimDuration::from_nanos(4 * hz.as_nanos())); // HZ/25
+        assert_eq!((t.syn_retries, t.mss + t.header_bytes, t.cc), (5, 1500, CcKind::Sack));
+        assert_eq!(Profile::Linux24.name(), "linux-2.4");
+        assert_eq!(Profile::Linux24.queue_limit(), 100);
     }
 }

@@ -28,6 +28,20 @@ pub struct PerfCounters {
     pub packet_hops: u64,
 }
 
+/// What a running simulation holds for the connections alive now (as opposed to
+/// its output: flow rows and records, which grow with the connections ever opened).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveState {
+    /// TCP connections whose endpoints are allocated now.
+    pub live_connections: u64,
+    /// Endpoint pairs allocated (live or free for reuse): the high-water mark of live connections.
+    pub endpoint_slots: u64,
+    /// Per-connection and per-session slots the applications hold (live or free for reuse).
+    pub app_slots: u64,
+    /// Events waiting in the scheduler.
+    pub pending_events: u64,
+}
+
 /// Packet accounting: `sent == delivered + dropped + in_flight` always holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Conservation {
@@ -185,6 +199,8 @@ pub struct Simulation {
     pub(crate) cons: Conservation,
     pub(crate) perf: PerfCounters,
     pub(crate) sample_interval: Option<SimDuration>,
+    /// `sampled_apps[app]`: the flow series samples this app's connections (`None`: every app's).
+    pub(crate) sampled_apps: Option<Vec<bool>>,
     pub(crate) series: Series,
     pub(crate) warm: Option<Snapshot>,
     pub(crate) resolved_spec: String,
@@ -298,6 +314,17 @@ impl Simulation {
     #[must_use]
     pub fn perf(&self) -> PerfCounters {
         self.perf
+    }
+
+    /// What the simulation holds for live connections now; see [`LiveState`].
+    #[must_use]
+    pub fn live_state(&self) -> LiveState {
+        LiveState {
+            live_connections: self.slot_of.iter().filter(|&&s| s != NO_SLOT).count() as u64,
+            endpoint_slots: (self.endpoints.len() / 2) as u64,
+            app_slots: self.apps.iter().map(|a| a.app.slots() as u64).sum(),
+            pending_events: self.sched.pending() as u64,
+        }
     }
 
     /// Packet accounting at the current instant.

@@ -245,6 +245,11 @@ pub struct SimulationSpec {
     /// If set, cwnd/ssthresh per flow and length per queue are sampled at this interval.
     #[serde(default)]
     pub sample_interval: Option<TimeValue>,
+    /// Which connections the flow series samples: the names of `[[flows]]` and
+    /// `[[apps]]` entries (an app's name covers all its connections); `[]` samples
+    /// queues only. Absent: every live connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_flows: Option<Vec<String>>,
     /// The named default profile (see [`crate::profile`]); default `"rfc"`.
     #[serde(default)]
     pub profile: Option<String>,
@@ -1006,15 +1011,21 @@ pub struct WorkloadSpec {
     pub model: ModelSpec,
 }
 
-/// HTTP protocol version.
+/// Which HTTP page-fetch model (`docs/models/http.md`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub enum HttpVersion {
-    /// HTTP/1.0 (RFC 1945): one connection per object.
-    #[serde(rename = "1.0")]
+    /// HTTP/1.0 (RFC 1945): the primary, then each embedded object on its own
+    /// connection, up to `parallel` at a time. `"1.0"` is accepted for it.
+    #[serde(rename = "http10", alias = "1.0")]
     Http10,
-    /// HTTP/1.1 (RFC 2616 §8.1): one persistent connection per page.
-    #[serde(rename = "1.1")]
-    Http11,
+    /// HTTP/1.1 (RFC 2616 §8.1): one persistent connection per page, the
+    /// objects requested one after another.
+    #[serde(rename = "http11_persistent")]
+    Http11Persistent,
+    /// RFC 2415 §3's "http1.1" model: one connection, one request, one
+    /// response carrying the primary and every embedded object.
+    #[serde(rename = "http11_rfc2415")]
+    Http11Rfc2415,
 }
 
 /// Offered load: pick the session rate so that demand is `percent` of `link`'s capacity.
@@ -1064,22 +1075,22 @@ pub enum ModelSpec {
     },
     /// Web browsing (RFC 2415): pages of a primary and embedded objects, think times.
     Http {
-        /// `"1.0"` (default) or `"1.1"`.
+        /// `"http10"` (default), `"http11_persistent"` or `"http11_rfc2415"`.
         #[serde(default)]
         version: Option<HttpVersion>,
         /// Embedded objects per page (count; default constant 3).
         #[serde(default)]
         embedded: Option<DistSpec>,
-        /// HTTP/1.0: most parallel connections for embedded objects (default 4).
+        /// `http10` only: most parallel connections for embedded objects (default 4).
         #[serde(default)]
         parallel: Option<i64>,
-        /// Primary object size, bytes (default: shipped table `http_primary`).
+        /// Primary object size, bytes (default: shipped table `mah97_reply`).
         #[serde(default)]
         primary_size: Option<DistSpec>,
-        /// Embedded object size, bytes (default: shipped table `http_embedded`).
+        /// Embedded object size, bytes (default: shipped table `mah97_reply`).
         #[serde(default)]
         embedded_size: Option<DistSpec>,
-        /// Request size, bytes (default constant 256).
+        /// Request size, bytes (default: shipped table `mah97_request`).
         #[serde(default)]
         request_size: Option<DistSpec>,
         /// Think time between pages, seconds (default uniform [1, 5]).
@@ -1112,6 +1123,9 @@ pub enum ModelSpec {
         /// Client receive window, bytes (default 8/16/64 KB with probability 35/20/45 %).
         #[serde(default)]
         rcv_window: Option<DistSpec>,
+        /// One persistent connection per page instead of one per object (default false).
+        #[serde(default)]
+        persistent: Option<bool>,
     },
     /// UDP constant bit rate from each client to its server.
     Cbr {
@@ -1193,9 +1207,10 @@ pub enum DistSpec {
         /// Tail shape.
         shape: f64,
     },
-    /// Piecewise-linear CDF: a shipped `table` or `points = [[value, cdf], ...]`.
+    /// A shipped `table` (its observed values, drawn with their observed frequencies)
+    /// or a piecewise-linear CDF `points = [[value, cdf], ...]`.
     Empirical {
-        /// A shipped table: `"http_primary"`, `"http_embedded"`.
+        /// A shipped table of measured data: `"mah97_reply"`, `"mah97_request"`, `"mah97_connections"`.
         #[serde(default)]
         table: Option<String>,
         /// `[value, cdf]` pairs, non-decreasing, the last cdf 1.
@@ -1239,7 +1254,7 @@ pub enum EcnPolicy {
 
 /// Whether the responder's SYN-ACK is ECN-capable, and how a CE mark on it is handled.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum EcnSynAck {
     /// RFC 3168 §6.1.1: SYN-ACKs are never ECT.
     Off,

@@ -393,6 +393,23 @@ impl ScenarioSpec {
                 sim.duration
             );
         }
+        if let Some(names) = &sim.sample_flows {
+            let known: Vec<String> = self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}")))
+                .chain(self.apps.iter().enumerate().map(|(j, a)| a.name.clone().unwrap_or_else(|| format!("app{j}"))))
+                .collect();
+            for (i, n) in names.iter().enumerate() {
+                ensure_spec!(
+                    known.contains(n),
+                    format!("simulation.sample_flows[{i}]"),
+                    "no [[flows]] or [[apps]] entry named {n:?}; names: {}",
+                    if known.is_empty() { "(none)".to_owned() } else { known.join(", ") }
+                );
+            }
+        }
         if let Some(interval) = sim.sample_interval {
             in_range("simulation.sample_interval", interval, Limits::positive(MAX_TIME))?;
             let samples = duration / interval.0;
@@ -639,17 +656,14 @@ impl ScenarioSpec {
                 size("response", *response)?;
                 dist("think_time", think_time)
             }
-            ModelSpec::Http {
-                version: _,
-                embedded,
-                parallel,
-                primary_size,
-                embedded_size,
-                request_size,
-                think_time,
-            } => {
+            ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
                 dist("embedded", embedded)?;
                 opt_in_range(&format!("{p}.parallel"), *parallel, Limits::closed(1, 1000))?;
+                ensure_spec!(
+                    parallel.is_none() || matches!(version, None | Some(crate::spec::HttpVersion::Http10)),
+                    format!("{p}.parallel"),
+                    "applies to version = \"http10\" only (the HTTP/1.1 models use one connection per page)"
+                );
                 dist("primary_size", primary_size)?;
                 dist("embedded_size", embedded_size)?;
                 dist("request_size", request_size)?;
@@ -664,6 +678,7 @@ impl ScenarioSpec {
                 object_size,
                 request_size,
                 rcv_window,
+                persistent: _,
             } => {
                 dist("pages", pages)?;
                 dist("inter_page", inter_page)?;

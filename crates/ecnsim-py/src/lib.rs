@@ -30,6 +30,62 @@ fn check_json(text: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// A checked workload distribution from its scenario form (JSON text).
+fn distribution(spec: &str) -> PyResult<ecnsim_core::Distribution> {
+    Ok(ecnsim_core::Distribution::from_json(spec).map_err(PySimError)?)
+}
+
+/// Quantiles of the distribution `spec` (JSON) at each `u` in `[0, 1]`.
+#[pyfunction]
+fn dist_quantiles(spec: &str, us: Vec<f64>) -> PyResult<Vec<f64>> {
+    let d = distribution(spec)?;
+    Ok(us.into_iter().map(|u| d.quantile(u)).collect())
+}
+
+/// The distribution function `P(X <= x)` of `spec` (JSON) at each `x`.
+#[pyfunction]
+fn dist_cdf(spec: &str, xs: Vec<f64>) -> PyResult<Vec<f64>> {
+    let d = distribution(spec)?;
+    Ok(xs.into_iter().map(|x| d.cdf(x)).collect())
+}
+
+/// The mean of the distribution `spec` (JSON), or None where it is infinite or has no closed form.
+#[pyfunction]
+fn dist_mean(spec: &str) -> PyResult<Option<f64>> {
+    Ok(distribution(spec)?.mean())
+}
+
+/// `n` draws of the distribution `spec` (JSON), from the stream of component `component` under `seed`.
+#[pyfunction]
+fn dist_sample(spec: &str, n: usize, seed: u64, component: &str) -> PyResult<Vec<f64>> {
+    Ok(distribution(spec)?.sample(n, seed, component))
+}
+
+/// The atoms `(values, probabilities)` of a discrete distribution `spec` (JSON), else None.
+#[pyfunction]
+fn dist_atoms(spec: &str) -> PyResult<Option<(Vec<f64>, Vec<f64>)>> {
+    Ok(distribution(spec)?.atoms())
+}
+
+/// The default distributions of a workload model (`"http"`, `"websessions"`) as JSON
+/// `{field: distribution}`, or None for a model without any.
+#[pyfunction]
+fn workload_defaults(model: &str) -> Option<String> {
+    ecnsim_core::Distribution::workload_defaults_json(model)
+}
+
+/// The names of the shipped empirical tables.
+#[pyfunction]
+fn shipped_tables() -> Vec<&'static str> {
+    ecnsim_core::Distribution::shipped_tables()
+}
+
+/// A shipped table's `(values, counts)`, or None for an unknown name.
+#[pyfunction]
+fn shipped_table(name: &str) -> Option<(Vec<f64>, Vec<f64>)> {
+    ecnsim_core::Distribution::shipped_table(name)
+}
+
 /// The compiled core of ecnsim.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -39,6 +95,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyEmulator>()?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_quantiles, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_cdf, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_sample, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_atoms, m)?)?;
+    m.add_function(wrap_pyfunction!(shipped_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(shipped_table, m)?)?;
     m.add("EcnsimError", py.get_type::<EcnsimError>())?;
     m.add("SpecError", error::spec_error_type(py)?)?;
     m.add("TopologyError", error::topology_error_type(py)?)?;

@@ -11,9 +11,11 @@
 //! or `dtype` is `"str"` and `payload` a `list[str]`. Tables and columns keep
 //! the core's order (dicts are ordered).
 
+use std::collections::HashMap;
+
 use ecnsim_core::{ColumnData, Results, Table};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 /// numpy dtype string of a little-endian u64 column.
 const DTYPE_U64: &str = "<u8";
@@ -36,12 +38,22 @@ fn le_bytes<'py, T: Copy>(
     })
 }
 
+/// A `list[str]` in which equal values are one shared `str` object: a column of
+/// a few distinct names (kinds, states, hosts, apps) costs a pointer per row,
+/// not a Python object per row.
+fn interned_list<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py, PyList>> {
+    let mut seen: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+    let items: Vec<Bound<'py, PyString>> =
+        values.iter().map(|v| seen.entry(v.as_str()).or_insert_with(|| PyString::new(py, v)).clone()).collect();
+    PyList::new(py, items)
+}
+
 /// One column as `(dtype, payload)`.
 fn column_to_py<'py>(py: Python<'py>, data: &ColumnData) -> PyResult<Bound<'py, PyAny>> {
     let pair = match data {
         ColumnData::U64(v) => (DTYPE_U64, le_bytes(py, v, u64::to_le_bytes)?.into_any()),
         ColumnData::F64(v) => (DTYPE_F64, le_bytes(py, v, f64::to_le_bytes)?.into_any()),
-        ColumnData::Str(v) => (DTYPE_STR, PyList::new(py, v)?.into_any()),
+        ColumnData::Str(v) => (DTYPE_STR, interned_list(py, v)?.into_any()),
     };
     pair.into_pyobject(py).map(Bound::into_any)
 }
@@ -58,10 +70,16 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound
 /// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`.
 ///
 /// `digest` is `results.digest()`, computed by the caller without the GIL.
-pub(crate) fn results_to_py<'py>(py: Python<'py>, results: &Results, digest: u64) -> PyResult<Bound<'py, PyDict>> {
+/// Each column is dropped once converted, so the core's copy and Python's
+/// coexist one column at a time (a run of many connections has big tables).
+pub(crate) fn results_to_py(py: Python<'_>, results: Results, digest: u64) -> PyResult<Bound<'_, PyDict>> {
     let tables = PyDict::new(py);
-    for table in &results.tables {
-        tables.set_item(&table.name, table_to_py(py, table)?)?;
+    for table in results.tables {
+        let columns = PyDict::new(py);
+        for column in table.columns {
+            columns.set_item(&column.name, column_to_py(py, &column.data)?)?;
+        }
+        tables.set_item(&table.name, columns)?;
     }
     let meta = PyDict::new(py);
     for (key, value) in &results.meta {

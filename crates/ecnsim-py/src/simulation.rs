@@ -158,7 +158,7 @@ impl PySimulation {
             let digest = results.digest();
             (results, digest)
         });
-        results_to_py(py, &results, digest)
+        results_to_py(py, results, digest)
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.
@@ -192,6 +192,17 @@ impl PySimulation {
         let out = PyDict::new(py);
         out.set_item("events", perf.events)?;
         out.set_item("packet_hops", perf.packet_hops)?;
+        Ok(out)
+    }
+
+    /// What is held for live connections: `{"live_connections", "endpoint_slots", "app_slots", "pending_events"}`.
+    fn live_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let l = self.inner.live_state();
+        let out = PyDict::new(py);
+        out.set_item("live_connections", l.live_connections)?;
+        out.set_item("endpoint_slots", l.endpoint_slots)?;
+        out.set_item("app_slots", l.app_slots)?;
+        out.set_item("pending_events", l.pending_events)?;
         Ok(out)
     }
 

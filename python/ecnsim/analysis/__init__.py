@@ -59,7 +59,16 @@ from ecnsim.analysis.queues import (
     queueing_delay_exceeds,
     red_region_share,
 )
-from ecnsim.analysis.records import ccdf, ecdf, network_power, record_metrics
+from ecnsim.analysis.records import (
+    ccdf,
+    ecdf,
+    kaplan_meier,
+    network_power,
+    open_backlog,
+    record_metrics,
+    response_time_cdf,
+    steady_state,
+)
 from ecnsim.analysis.stats import mean_ci, student_t_ppf, summarize
 
 __all__ = [
@@ -81,6 +90,7 @@ __all__ = [
     "group_rates",
     "jain_index",
     "jain_index_series",
+    "kaplan_meier",
     "link_utilization",
     "lockout_count",
     "lockout_intervals",
@@ -88,6 +98,7 @@ __all__ = [
     "mean_ci",
     "network_power",
     "one_way_delay",
+    "open_backlog",
     "packet_raster",
     "queue_delay_ccdf",
     "queue_drop_mark_rates",
@@ -96,7 +107,9 @@ __all__ = [
     "raster_silence",
     "record_metrics",
     "red_region_share",
+    "response_time_cdf",
     "silence_by_flow",
+    "steady_state",
     "student_t_ppf",
     "summarize",
     "trim_warmup",

@@ -171,10 +171,38 @@ def format_table(table: Table, preferred: Sequence[str] = ()) -> str:
 
 
 def print_summary(results: Results, stream: TextIO) -> None:
-    """Print the flow and queue tables (whatever columns they have)."""
+    """Print the flow and queue tables (whatever columns they have), then the workload records."""
     for name in SUMMARY_TABLES:
         if name not in results.tables:
             continue
         table = results.tables[name]
         stream.write(f"\n{name} ({len(table)} rows)\n")
         stream.write(format_table(table, PREFERRED_COLUMNS.get(name, ())) + "\n")
+    for line in workload_summary(results):
+        stream.write(line + "\n")
+
+
+def workload_summary(results: Results) -> list[str]:
+    """Lines on the ``records`` table: records by kind and state, and whether the
+    open backlog reached a steady state (:func:`ecnsim.analysis.steady_state`)."""
+    if "records" not in results.tables or not len(results.tables["records"]):
+        return []
+    from ecnsim.analysis import steady_state
+
+    rec = results.tables["records"].to_pandas()
+    rec = rec[rec["kind"] != "udp"]
+    if not len(rec):
+        return []
+    lines = ["", f"records ({len(rec)} rows)"]
+    states = rec["state"] if "state" in rec.columns else None
+    for kind, g in rec.groupby("kind", sort=True):
+        counts = (
+            ""
+            if states is None
+            else ", ".join(f"{n} {s}" for s, n in g["state"].value_counts().sort_index().items())
+        )
+        lines.append(f"  {kind}: {counts}")
+    kind = "object" if (rec["kind"] == "object").any() else None
+    verdict = steady_state(rec, kind=kind, warmup_s=float(results.meta.get("warmup_s", 0) or 0))
+    lines.append(f"  {verdict['message']}")
+    return lines

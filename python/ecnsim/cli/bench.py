@@ -32,6 +32,8 @@ class Benchmark:
     description: str
     n_flows: int
     build: Callable[[], Scenario]
+    #: A workload of many short connections: report connections per wall second.
+    connections: bool = False
 
 
 def _dumbbell_bench(n_flows: int, duration_s: int) -> Scenario:
@@ -53,6 +55,64 @@ def _dumbbell_bench(n_flows: int, duration_s: int) -> Scenario:
     )
 
 
+def web_sessions_scenario(
+    load_percent: float = 105.0,
+    duration_s: float = 60.0,
+    *,
+    clients: int = 20,
+    servers: int = 10,
+    rate: str = "100Mbps",
+    queue_packets: int = 500,
+    seed: int = 1,
+) -> Scenario:
+    """Web sessions (Feldmann et al. 1999 defaults) across one bottleneck, as STUDIES.md §5 sets it.
+
+    Servers s<i> -- r2 ==``rate``, 2.5 ms== r1 -- clients c<i>; congestion in the
+    server -> client direction. Client access delays are spread so that
+    round-trip times run from 10 to 150 ms (servers 1 ms away). DropTail of
+    ``queue_packets`` at r2. ``load_percent`` of the bottleneck is offered.
+    """
+    nodes = [{"name": "r1", "kind": "router"}, {"name": "r2", "kind": "router"}]
+    links: list[dict[str, Any]] = [
+        {
+            "a": "r2",
+            "b": "r1",
+            "rate": rate,
+            "delay": "2.5ms",
+            "queue": {"type": "droptail", "limit_packets": queue_packets},
+        }
+    ]
+    big = {"type": "droptail", "limit_packets": 10_000}
+    for i in range(servers):
+        nodes.append({"name": f"s{i}", "kind": "host"})
+        links.append({"a": f"s{i}", "b": "r2", "rate": "1Gbps", "delay": "1ms", "queue": big})
+    for i in range(clients):
+        # RTT = 2 * (1 ms + 2.5 ms + d): 10 ms to 150 ms.
+        rtt_ms = 10.0 + 140.0 * i / max(clients - 1, 1)
+        d_us = round((rtt_ms / 2 - 3.5) * 1000)
+        nodes.append({"name": f"c{i}", "kind": "host"})
+        links.append({"a": f"c{i}", "b": "r1", "rate": "1Gbps", "delay": f"{d_us}us", "queue": big})
+    return Scenario.from_dict(
+        {
+            "simulation": {"duration": f"{duration_s}s", "seed": seed},
+            "tcp": {"initial_window": 2},
+            "nodes": nodes,
+            "links": links,
+            "apps": [
+                {
+                    "name": "web",
+                    "clients": [f"c{i}" for i in range(clients)],
+                    "servers": [f"s{i}" for i in range(servers)],
+                    "model": {
+                        "type": "websessions",
+                        "offered_load": {"link": 0, "percent": load_percent},
+                    },
+                }
+            ],
+        }
+    )
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in [
@@ -61,6 +121,21 @@ BENCHMARKS: dict[str, Benchmark] = {
             "100 Reno bulk flows, 100 Mb/s bottleneck, 100 ms RTT, BDP DropTail, 60 s",
             100,
             lambda: _dumbbell_bench(100, 60),
+        ),
+        Benchmark(
+            "web-100m",
+            "web sessions (Feldmann99 defaults) at 105% of a 100 Mb/s bottleneck, RTT 10-150 ms, "
+            "DropTail 500, 200 s",
+            0,
+            lambda: web_sessions_scenario(105.0, 200.0),
+            connections=True,
+        ),
+        Benchmark(
+            "web-100m-90",
+            "web sessions at 90% of a 100 Mb/s bottleneck, RTT 10-150 ms, DropTail 500, 200 s",
+            0,
+            lambda: web_sessions_scenario(90.0, 200.0),
+            connections=True,
         ),
         Benchmark(
             "dumbbell-10",
@@ -85,14 +160,24 @@ def run_benchmark(bench: Benchmark) -> dict[str, Any]:
     sim = Simulation(bench.build())
     build_s = time.perf_counter() - t0
     t1 = time.perf_counter()
-    sim.run()
+    sim.run_until(sim.duration)
     wall_s = time.perf_counter() - t1
     perf = sim.perf()
+    run_peak = _maxrss_bytes()
+    conns = len(sim.results.tables["flows"]) if bench.connections else bench.n_flows
     peak = _maxrss_bytes()
+    extra: dict[str, Any] = {}
+    if bench.connections:
+        extra = {
+            "connections": conns,
+            "connections_per_s": conns / wall_s if wall_s > 0 else math.inf,
+            "run_peak_rss_bytes": run_peak,
+            "bytes_per_connection": max(peak - rss_before, 0) / max(conns, 1),
+        }
     return {
         "name": bench.name,
         "description": bench.description,
-        "flows": bench.n_flows,
+        "flows": conns,
         "simulated_s": sim.duration,
         "wall_s": wall_s,
         "build_s": build_s,
@@ -101,7 +186,8 @@ def run_benchmark(bench: Benchmark) -> dict[str, Any]:
         "packet_hops_per_s": perf["packet_hops"] / wall_s if wall_s > 0 else math.inf,
         "events_per_s": perf["events"] / wall_s if wall_s > 0 else math.inf,
         "peak_rss_bytes": peak,
-        "bytes_per_flow": max(peak - rss_before, 0) / bench.n_flows,
+        "bytes_per_flow": max(peak - rss_before, 0) / max(conns, 1),
+        **extra,
         "ecnsim_version": __version__,
     }
 
@@ -129,6 +215,20 @@ def _si(value: float) -> str:
 
 def _format_benchmark(r: dict[str, Any]) -> str:
     speed = r["simulated_s"] / r["wall_s"] if r["wall_s"] > 0 else math.inf
+    if "connections" in r:
+        return "\n".join(
+            [
+                f"{r['name']}: {r['description']}",
+                f"  connections/s  {_si(r['connections_per_s'])}connections/s "
+                f"({r['connections']} connections)",
+                f"  packet-hops/s  {_si(r['packet_hops_per_s'])}hops/s ({r['packet_hops']} hops)",
+                f"  wall time      {r['wall_s']:.3f} s run, {r['build_s']:.3f} s build "
+                f"({speed:.1f}x real time)",
+                f"  peak memory    {r['run_peak_rss_bytes'] / 2**20:.1f} MiB RSS after the run, "
+                f"{r['peak_rss_bytes'] / 2**20:.1f} MiB with its results "
+                f"({r['bytes_per_connection']:.0f} B per connection)",
+            ]
+        )
     return "\n".join(
         [
             f"{r['name']}: {r['description']}",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "plot_cdf",
     "plot_cwnd_queue",
+    "plot_delay_exceedance",
     "plot_drops_marks",
     "plot_group_goodput",
     "plot_lockout",
@@ -174,7 +175,7 @@ def plot_drops_marks(
         for ax, what in ((ax_d, "drops"), (ax_m, "marks")):
             ax.set_xlabel("time (s)")
             ax.set_ylabel(f"cumulative {what}")
-        if len(ids) <= 12:
+        if 0 < len(ids) <= 12:
             ax_m.legend(fontsize="small")
         fig.suptitle(title or "per-flow drops and marks over time")
         return fig
@@ -463,6 +464,51 @@ def _as_samples(
     return {"": np.asarray(data, dtype=float)}
 
 
+def plot_response_time_cdf(
+    records: pd.DataFrame,
+    *,
+    kind: str | None = None,
+    by: str | None = "group",
+    failed: str = "never",
+    title: str | None = None,
+    log_ccdf: bool = True,
+) -> Figure:
+    """Response-time CDF (left) and CCDF (right) of a ``records`` table, per ``by``.
+
+    Unfinished records count: those in progress are censored, failed ones
+    never complete (or are censored, ``failed="censored"``); see
+    :func:`ecnsim.analysis.response_time_cdf`. The legend gives each
+    group's unfinished records. ``kind`` defaults to objects if any, else
+    pages, else every record.
+    """
+    if kind is None:
+        kinds = set(records["kind"]) if len(records) else set()
+        kind = next((k for k in ("object", "page", "transaction") if k in kinds), None)
+    df = records if kind is None else records[records["kind"] == kind]
+    groups = [("", df)] if by is None or by not in df else list(df.groupby(by, sort=True))
+    fig = _figure(10.0, 4.5)
+    ax_cdf, ax_ccdf = fig.subplots(1, 2)
+    for label, g in groups:
+        km = analysis.response_time_cdf(g, kind=None, failed=failed)
+        unfinished = int((g["state"] != "completed").sum()) if "state" in g else 0
+        text = str(label) + (f" ({unfinished} unfinished)" if unfinished else "")
+        ax_cdf.plot(km["x"], km["cdf"], drawstyle="steps-post", label=text or None)
+        c = km[(km["ccdf"] > 0) & (km["x"] > 0)] if log_ccdf else km
+        ax_ccdf.plot(c["x"], c["ccdf"], drawstyle="steps-post", label=text or None)
+    ax_cdf.set_xlabel("response time (s)")
+    ax_cdf.set_ylabel("P(X <= x)")
+    ax_cdf.set_ylim(0, 1.02)
+    ax_ccdf.set_xlabel("response time (s)")
+    ax_ccdf.set_ylabel("P(X > x)")
+    if log_ccdf:
+        ax_ccdf.set_xscale("log")
+        ax_ccdf.set_yscale("log")
+    if any(label for label, _ in groups) or len(groups) > 1:
+        ax_cdf.legend(fontsize="small")
+    fig.suptitle(title or f"{kind or 'record'} response times (unfinished counted, Kaplan-Meier)")
+    return fig
+
+
 def plot_cdf(
     data: Mapping[str, Any] | pd.Series | np.ndarray | Sequence[float],
     *,
@@ -531,4 +577,82 @@ def plot_queue_delay_ccdf(
     ax.set_xlabel("queueing delay d (ms)")
     ax.set_ylabel("P(queueing delay > d)")
     fig.suptitle(title or f"queueing delay of queue {queue_id}")
+    return fig
+
+
+def _rate_label(bps: float) -> str:
+    return f"{bps / 1e6:g} Mb/s"
+
+
+def plot_delay_exceedance(
+    model: pd.DataFrame,
+    simulated: pd.DataFrame | None = None,
+    *,
+    ymin: float = 1e-4,
+    log_y: bool = True,
+    title: str | None = None,
+) -> Figure:
+    """P(queueing delay > d) against utilization: the model's curves beside simulated points.
+
+    The ``ecnplus`` study's figure. ``model`` is
+    :func:`ecnsim.models.delay_exceedance_curve`'s table (``link_rate_bps,
+    utilization, delay_s, measure, p_exceed``): one line per link rate.
+    ``simulated`` (optional) has one row per run or sweep point with
+    ``link_rate_bps, utilization, p_exceed`` and, if present, ``ci`` (a
+    confidence half-width, drawn as an error bar); the simulated
+    utilization is the link's measured one (``analysis.link_utilization``)
+    and ``p_exceed`` comes from ``analysis.queueing_delay_exceeds``. Each
+    link rate keeps one colour for its line and its points. Probabilities
+    below ``ymin`` are off the (log) scale.
+    """
+    fig = _figure()
+    ax = fig.subplots()
+    delays = sorted(set(model["delay_s"].to_numpy(dtype=float))) if not model.empty else []
+    measures = sorted(set(model["measure"].astype(str))) if "measure" in model else []
+    rates = sorted(set(model["link_rate_bps"].to_numpy(dtype=float)))
+    if simulated is not None:
+        rates = sorted(set(rates) | set(simulated["link_rate_bps"].to_numpy(dtype=float)))
+    colors = {r: f"C{i % 10}" for i, r in enumerate(rates)}
+    for rate, part in model.groupby("link_rate_bps", sort=True):
+        part = part.sort_values("utilization")
+        r = float(rate)  # type: ignore[arg-type]
+        ax.plot(
+            part["utilization"],
+            part["p_exceed"],
+            color=colors[r],
+            lw=1.5,
+            label=f"M[X]/M/1, {_rate_label(r)}",
+        )
+    if simulated is not None and not simulated.empty:
+        for rate, part in simulated.groupby("link_rate_bps", sort=True):
+            part = part.sort_values("utilization")
+            r = float(rate)  # type: ignore[arg-type]
+            ax.errorbar(
+                part["utilization"],
+                part["p_exceed"],
+                yerr=part["ci"].to_numpy(dtype=float) if "ci" in part else None,
+                color=colors[r],
+                marker="o",
+                ls="none",
+                capsize=3,
+                label=f"simulation, {_rate_label(r)}",
+            )
+    if log_y:
+        ax.set_yscale("log")
+        ax.set_ylim(ymin, 1.5)
+    else:
+        ax.set_ylim(0.0, 1.02)
+    ax.set_xlim(0.0, 1.0)
+    ax.set_xlabel("utilization")
+    d = f"{delays[0] * 1e3:g} ms" if len(delays) == 1 else "d"
+    ax.set_ylabel(f"P(queueing delay > {d})")
+    if rates:
+        ax.legend(fontsize="small")
+    readings = {
+        "queue": "waiting backlog / link rate",
+        "system": "packets in the system x packet time",
+        "packet": "a packet's own wait",
+    }
+    reading = f"; delay = {', '.join(readings.get(m, m) for m in measures)}" if measures else ""
+    fig.suptitle(title or f"P(queueing delay > {d}) against utilization{reading}")
     return fig

@@ -233,19 +233,15 @@ def _bin_s(series: pd.DataFrame) -> float | None:
     return dt * step
 
 
-def _response_times(results: Results) -> dict[str, np.ndarray] | None:
+def _workload_records(results: Results) -> pd.DataFrame | None:
+    """The transactions, pages and objects of ``records`` (UDP rows left out), if any."""
     if "records" not in results.tables:
         return None
     rec = results.table("records").to_pandas()
-    if "response_time_s" in rec:
-        rt = rec["response_time_s"].to_numpy(dtype=float)
-    elif {"start_s", "end_s"} <= set(rec.columns):
-        rt = rec["end_s"].to_numpy(dtype=float) - rec["start_s"].to_numpy(dtype=float)
-    else:
+    if "kind" not in rec or "response_time_s" not in rec:
         return None
-    if "group" in rec:
-        return {str(g): rt[(rec["group"] == g).to_numpy()] for g in sorted(rec["group"].unique())}
-    return {"all": rt}
+    rec = rec[rec["kind"] != "udp"]
+    return rec if len(rec) else None
 
 
 def build_report(
@@ -441,11 +437,20 @@ def build_report(
             ),
             "P(queueing delay > d) at the bottleneck (backlog / link rate, per sample).",
         )
-    rts = _response_times(results)
-    if rts:
+    records = _workload_records(results)
+    if records is not None:
+        from ecnsim.cli._common import workload_summary
+
+        summary = workload_summary(results)
+        page.add(
+            "<h2>Workload</h2><pre>"
+            + _esc("\n".join(line.strip() for line in summary if line))
+            + "</pre>"
+        )
         page.figure(
-            lambda: plot.plot_cdf(rts, title="response times"),
-            "Response-time CDF and CCDF.",
+            lambda: plot.plot_response_time_cdf(records),
+            "Response-time CDF and CCDF; records still in progress at the end are censored, "
+            "failed ones never complete (Kaplan-Meier).",
         )
 
     # -- tables ------------------------------------------------------------------

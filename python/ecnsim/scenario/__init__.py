@@ -3,6 +3,12 @@ topologies, and parameter paths (``links[0].queue.max_p``) into a scenario's dat
 
 from __future__ import annotations
 
+from ecnsim.scenario.distributions import (
+    Distribution,
+    shipped_table,
+    shipped_tables,
+    workload_defaults,
+)
 from ecnsim.scenario.paths import ANY, parse_path, set_path
 from ecnsim.scenario.spec import (
     Quantity,
@@ -24,6 +30,7 @@ from ecnsim.scenario.topology import dumbbell
 
 __all__ = [
     "ANY",
+    "Distribution",
     "Quantity",
     "Scenario",
     "aecn",
@@ -39,6 +46,9 @@ __all__ = [
     "red",
     "rem",
     "set_path",
+    "shipped_table",
+    "shipped_tables",
     "tcp",
     "threshold",
+    "workload_defaults",
 ]

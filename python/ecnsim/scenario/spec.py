@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -349,6 +349,7 @@ class Scenario:
         warmup: Quantity | None = None,
         seed: int | None = None,
         sample_interval: Quantity | None = None,
+        sample_flows: Sequence[str] | None = None,
         profile: str | None = None,
     ) -> None:
         self._data: dict[str, Any] = _compact({"name": name})
@@ -358,6 +359,7 @@ class Scenario:
                 "warmup": warmup,
                 "seed": seed,
                 "sample_interval": sample_interval,
+                "sample_flows": None if sample_flows is None else list(sample_flows),
                 "profile": profile,
             }
         )

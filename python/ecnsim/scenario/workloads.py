@@ -109,7 +109,9 @@ def lognormal_pareto(mu: float, sigma: float, cutoff: float, shape: float) -> di
 def empirical(
     table: str | None = None, *, points: Sequence[tuple[float, float]] | None = None
 ) -> dict[str, Any]:
-    """A piecewise-linear CDF: a table the core ships (by name) or ``[(value, cdf), ...]``."""
+    """A shipped table of measured data (by name: its observed values with their observed
+    frequencies; ``ecnsim.distributions.shipped_tables()``) or a piecewise-linear CDF
+    ``[(value, cdf), ...]``."""
     if (table is None) == (points is None):
         raise ValueError("give exactly one of table (a shipped table's name) and points")
     if table is not None:
@@ -170,8 +172,9 @@ def http(
 ) -> dict[str, Any]:
     """Web browsing: pages of a primary object and embedded objects, with think times.
 
-    ``docs/models/http.md`` lists the versions (HTTP/1.0 with parallel
-    connections, HTTP/1.1 variants) and the default size tables.
+    ``version``: ``"http10"`` (default), ``"http11_persistent"`` or
+    ``"http11_rfc2415"``; ``docs/models/http.md`` describes them and the
+    default size tables (Mah 1997, as ns-2 ships them).
     """
     return model(
         "http",
@@ -196,6 +199,7 @@ def websessions(
     object_size: Dist | None = None,
     request_size: Dist | None = None,
     rcv_window: Dist | None = None,
+    persistent: bool | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Web sessions (Feldmann et al. 1999): Poisson sessions of pages of objects.
@@ -214,6 +218,7 @@ def websessions(
         object_size=_dist(object_size),
         request_size=_dist(request_size),
         rcv_window=_dist(rcv_window),
+        persistent=persistent,
         **extra,
     )
 

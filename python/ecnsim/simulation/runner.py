@@ -202,5 +202,12 @@ class Simulation:
         """Packet accounting: ``sent == delivered + dropped + in_flight``."""
         return self._sim.conservation()
 
+    def live_state(self) -> dict[str, int]:
+        """What the run holds for live connections now: ``live_connections``,
+        ``endpoint_slots`` (the most connections alive at once), ``app_slots``
+        (the workloads' connection and session slots) and ``pending_events``.
+        Unlike the output tables, these do not grow with the connections ever opened."""
+        return self._sim.live_state()
+
     def __repr__(self) -> str:
         return f"Simulation(now={self.now:g}s, end={self.duration:g}s, finished={self.is_finished})"

@@ -5,8 +5,8 @@
 //! Read first: RFC 959 §3.2 (FTP opens a data connection per transfer) and
 //! RFC 2415 §3.
 
-use super::{App, Command, ConnEvent, Cx, Record, RecordKind, Side, Timers};
-use crate::ids::{FlowId, NodeId};
+use super::{App, Command, ConnEvent, ConnFacts, ConnView, Cx, Record, RecordKind, RecordState, Side, Timers};
+use crate::ids::{AppId, FlowId, NodeId};
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
@@ -84,6 +84,23 @@ impl Ftp {
         Ftp { clients, file_size, timers }
     }
 
+    fn record(&self, app: AppId, i: u32, start: SimTime, end: SimTime, state: RecordState, facts: ConnFacts) -> Record {
+        let c = &self.clients[i as usize];
+        Record {
+            kind: RecordKind::Object,
+            state,
+            app,
+            client: c.host,
+            server: c.server,
+            start,
+            end,
+            request_bytes: 0,
+            response_bytes: self.file_size,
+            objects: 1,
+            facts,
+        }
+    }
+
     fn fetch(&mut self, cx: &mut Cx<'_>, i: u32) {
         let c = &mut self.clients[i as usize];
         // RFC 959 §3.2: each file travels on its own data connection, opened by the client here.
@@ -105,6 +122,15 @@ impl App for Ftp {
         self.timers.next()
     }
 
+    fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {
+        for (i, c) in self.clients.iter().enumerate() {
+            if let Some((f, started)) = c.current {
+                let i = u32::try_from(i).expect("clients fit in u32");
+                out.push(self.record(app, i, started, now, RecordState::InProgress, view.facts(f)));
+            }
+        }
+    }
+
     fn on_conn(&mut self, cx: &mut Cx<'_>, ev: ConnEvent) {
         match ev.side {
             Side::Server => {
@@ -118,29 +144,17 @@ impl App for Ftp {
                 if ev.ev.peer_closed {
                     cx.push(Command::Close { flow: ev.flow, side: Side::Client });
                 }
-                let c = &self.clients[ev.tag as usize];
-                let done = ev.ev.received && ev.delivered >= self.file_size;
-                if let (true, Some((f, started))) = (done, c.current) {
-                    if f == ev.flow {
-                        let facts = cx.facts(f);
-                        cx.record(Record {
-                            kind: RecordKind::Object,
-                            app: cx.app,
-                            client: c.host,
-                            server: c.server,
-                            start: started,
-                            end: cx.now,
-                            request_bytes: 0,
-                            response_bytes: self.file_size,
-                            objects: 1,
-                            facts,
-                        });
-                        self.clients[ev.tag as usize].current = None;
-                        // The next file is requested at once.
-                        self.fetch(cx, ev.tag);
-                    }
+                let Some((f, started)) = self.clients[ev.tag as usize].current else { return };
+                if f != ev.flow {
+                    return;
                 }
-                if ev.ev.failed {
+                let done = ev.ev.received && ev.delivered >= self.file_size;
+                if done || ev.ev.failed {
+                    let state = if done { RecordState::Completed } else { RecordState::Failed };
+                    let r = self.record(cx.app, ev.tag, started, cx.now, state, cx.facts(f));
+                    cx.record(r);
+                    self.clients[ev.tag as usize].current = None;
+                    // The next file is requested at once.
                     self.fetch(cx, ev.tag);
                 }
             }

@@ -103,6 +103,28 @@ impl RecordKind {
     }
 }
 
+/// Where a record's transaction, page or object stood when the record was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecordState {
+    /// It finished: `end` is when the last byte arrived.
+    Completed,
+    /// Still under way when the results were taken: `end` is that time, so the
+    /// response time is censored (it is at least `end - start`).
+    InProgress,
+    /// Abandoned (a connection's SYN retries ran out): `end` is when it was given up.
+    Failed,
+}
+
+impl RecordState {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            RecordState::Completed => "completed",
+            RecordState::InProgress => "in_progress",
+            RecordState::Failed => "failed",
+        }
+    }
+}
+
 /// TCP facts of a set of connections (summed), for records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ConnFacts {
@@ -138,6 +160,7 @@ impl ConnFacts {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Record {
     pub(crate) kind: RecordKind,
+    pub(crate) state: RecordState,
     pub(crate) app: AppId,
     pub(crate) client: NodeId,
     pub(crate) server: NodeId,
@@ -239,6 +262,15 @@ pub(crate) trait App {
     fn next_deadline(&self) -> Option<SimTime> {
         None
     }
+    /// Connection and session slots the app holds (live or free for reuse).
+    fn slots(&self) -> usize {
+        0
+    }
+    /// Append a record, state [`RecordState::InProgress`] and end `now`, for
+    /// everything the app has under way (results taken before or at the end of a run).
+    fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {
+        let _ = (app, view, now, out);
+    }
 }
 
 /// Every application model.
@@ -277,6 +309,12 @@ impl App for AnyApp {
     }
     fn next_deadline(&self) -> Option<SimTime> {
         dispatch!(self, a => a.next_deadline())
+    }
+    fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {
+        dispatch!(self, a => a.open_records(app, view, now, out));
+    }
+    fn slots(&self) -> usize {
+        dispatch!(self, a => a.slots())
     }
 }
 

@@ -10,8 +10,8 @@
 //! response; the next one starts after the think time (0: at once).
 
 use super::dist::Dist;
-use super::{App, Command, ConnEvent, Cx, Record, RecordKind, Side, Timers};
-use crate::ids::{FlowId, NodeId};
+use super::{App, Command, ConnEvent, ConnFacts, ConnView, Cx, Record, RecordKind, RecordState, Side, Timers};
+use crate::ids::{AppId, FlowId, NodeId};
 use crate::rng::SimRng;
 use crate::time::{SimDuration, SimTime};
 
@@ -84,6 +84,23 @@ impl Transactions {
         cx.push(Command::Send { flow, side: Side::Client, bytes: self.request });
     }
 
+    fn record(&self, app: AppId, i: u32, end: SimTime, state: RecordState, facts: ConnFacts) -> Option<Record> {
+        let c = &self.clients[i as usize];
+        Some(Record {
+            kind: RecordKind::Transaction,
+            state,
+            app,
+            client: c.host,
+            server: c.server,
+            start: c.started?,
+            end,
+            request_bytes: self.request,
+            response_bytes: self.response,
+            objects: 1,
+            facts,
+        })
+    }
+
     /// Client `i` finished a transaction: record it and schedule the next.
     fn finish(&mut self, cx: &mut Cx<'_>, i: u32, flow: FlowId) {
         let c = &mut self.clients[i as usize];
@@ -91,6 +108,7 @@ impl Transactions {
         let facts = cx.facts(flow);
         cx.record(Record {
             kind: RecordKind::Transaction,
+            state: RecordState::Completed,
             app: cx.app,
             client: c.host,
             server: c.server,
@@ -128,6 +146,19 @@ impl App for Transactions {
         self.timers.next()
     }
 
+    fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {
+        for (i, c) in self.clients.iter().enumerate() {
+            let facts = c.flow.map(|f| view.facts(f)).unwrap_or_default();
+            out.extend(self.record(
+                app,
+                u32::try_from(i).expect("clients fit in u32"),
+                now,
+                RecordState::InProgress,
+                facts,
+            ));
+        }
+    }
+
     fn on_conn(&mut self, cx: &mut Cx<'_>, ev: ConnEvent) {
         let i = ev.tag;
         let c = &mut self.clients[i as usize];
@@ -145,6 +176,11 @@ impl App for Transactions {
             }
             Side::Client => {
                 if ev.ev.failed && current {
+                    let facts = cx.facts(ev.flow);
+                    if let Some(r) = self.record(cx.app, i, cx.now, RecordState::Failed, facts) {
+                        cx.record(r);
+                    }
+                    let c = &mut self.clients[i as usize];
                     c.flow = None;
                     c.started = None;
                     self.timers.add(cx.now, i);

@@ -10,20 +10,49 @@
 //! open-loop: page `i + 1` starts an inter-page time after page `i` started,
 //! whether or not page `i` is complete (as in WebTraf). Every object of a page
 //! is requested at the page's start on its own connection (HTTP/1.0), and the
-//! server closes it after the response. One `object` record per object.
+//! server closes it after the response; with `persistent`, one connection per
+//! page carries its objects one after another. One `object` record per
+//! requested object: completed, failed, or in progress when results are taken.
+//! A connection's state here is released (its slot reused) when it ends.
 
 use super::dist::Dist;
-use super::{App, Command, ConnEvent, Cx, Record, RecordKind, Side, Timers};
-use crate::ids::{FlowId, NodeId};
+use super::{App, Command, ConnEvent, ConnFacts, ConnView, Cx, Record, RecordKind, RecordState, Side, Timers};
+use crate::ids::{AppId, FlowId, NodeId};
 use crate::rng::SimRng;
+use crate::spec::DistSpec;
 use crate::time::SimTime;
 
-/// The default object-size distribution: bounded Pareto, shape 0.9, on
-/// [760 B, 1 MB]: mean 7.2 KB, about 78% of the bytes in the largest 15% of
-/// objects (Smith, Campos, Jeffay & Ott 2001 report a mean near 7.2 KB and
-/// about 80% of the bytes in the largest 15%; this fit is ecnsim's).
-pub(crate) fn default_object_size() -> Dist {
-    Dist::BoundedPareto { shape: 0.9, min: 760.0, max: 1_000_000.0 }
+/// The model's default distributions, by field name: the one place they are
+/// set (the builder and Python's `ecnsim.workload_defaults` read them here).
+pub(crate) fn defaults() -> Vec<(&'static str, DistSpec)> {
+    vec![
+        // ecnsim default: 5 pages per session ("sessions of several pages", STUDIES.md §5).
+        ("pages", DistSpec::Constant { value: 5.0 }),
+        // Feldmann99 §3: Pareto inter-page times; ecnsim default shape 1.5, mean 1 s.
+        ("inter_page", DistSpec::Pareto { shape: 1.5, scale: 1.0 / 3.0 }),
+        // ecnsim default: 4 objects per page ("several objects", STUDIES.md §5).
+        ("objects", DistSpec::Constant { value: 4.0 }),
+        // Smith, Campos, Jeffay & Ott 2001: mean about 7.2 KB, about 80% of the bytes in the largest
+        // 15% of objects. This bounded Pareto (shape 0.9 on [760 B, 1 MB]) is ecnsim's fit to those two
+        // figures: mean 7.2 KB, 78% of the bytes in the largest 15%.
+        ("object_size", DistSpec::BoundedPareto { shape: 0.9, min: 760.0, max: 1_000_000.0 }),
+        // ecnsim default: a GET of a few hundred bytes.
+        ("request_size", DistSpec::Constant { value: 256.0 }),
+        // Kuzmanovic 2005 (STUDIES.md §5): 8 / 16 / 64 KB with probability 35 / 20 / 45 %.
+        (
+            "rcv_window",
+            DistSpec::Discrete { values: vec![8_000.0, 16_000.0, 64_000.0], weights: vec![0.35, 0.20, 0.45] },
+        ),
+    ]
+}
+
+/// The default of field `name`.
+///
+/// # Panics
+/// If `name` is not one of [`defaults`]' fields.
+pub(crate) fn default(name: &str) -> Dist {
+    let (_, spec) = defaults().into_iter().find(|(n, _)| *n == name).expect("a web-session field");
+    Dist::from_spec(&spec)
 }
 
 /// Parameters of the model.
@@ -37,6 +66,9 @@ pub(crate) struct WebParams {
     pub(crate) object_size: Dist,
     pub(crate) request_size: Dist,
     pub(crate) rcv_window: Dist,
+    /// One persistent connection per page, its objects fetched one after another
+    /// (RFC 2616 §8.1, no pipelining), instead of one connection per object.
+    pub(crate) persistent: bool,
 }
 
 #[derive(Debug)]
@@ -47,15 +79,24 @@ struct Session {
     pages_left: u32,
 }
 
+/// One connection and the object it is carrying (a few dozen bytes; reused once the connection ends).
 #[derive(Debug)]
 struct Conn {
     flow: FlowId,
     client: NodeId,
     server: NodeId,
+    /// When the current object was requested.
     start: SimTime,
+    /// The current object's request and response bytes.
     request: u64,
     size: u64,
-    served: bool,
+    /// Cumulative request and response bytes at the end of the current object.
+    req_end: u64,
+    resp_end: u64,
+    /// Response bytes the server has written so far.
+    served: u64,
+    /// Objects of the page still to be requested on this connection (persistent only).
+    remaining: u32,
     done: bool,
 }
 
@@ -117,33 +158,50 @@ impl WebSessions {
         self.page(cx, id);
     }
 
+    /// Open a connection of session `id` that will carry `objects` objects, requesting the first.
+    fn open(&mut self, cx: &mut Cx<'_>, id: u32, objects: u32) {
+        let (client, server, w) = {
+            let s = &self.sessions[id as usize];
+            (s.client, s.server, s.rcv_window)
+        };
+        let size = super::bytes(self.p.object_size.sample(&mut self.rng), 1);
+        let request = super::bytes(self.p.request_size.sample(&mut self.rng), 1);
+        let now = cx.now;
+        let conn = |flow| Conn {
+            flow,
+            client,
+            server,
+            start: now,
+            request,
+            size,
+            req_end: request,
+            resp_end: size,
+            served: 0,
+            remaining: objects - 1,
+            done: false,
+        };
+        let token = match self.free_conns.pop() {
+            Some(t) => t,
+            None => {
+                self.conns.push(conn(FlowId(u32::MAX)));
+                u32::try_from(self.conns.len() - 1).expect("tokens fit in u32")
+            }
+        };
+        let flow = cx.open(client, server, Some(w), token);
+        self.conns[token as usize] = conn(flow);
+        cx.push(Command::Send { flow, side: Side::Client, bytes: request });
+    }
+
     /// Session `id` starts a page.
     fn page(&mut self, cx: &mut Cx<'_>, id: u32) {
         let n = super::count(self.p.objects.sample(&mut self.rng)).max(1);
-        for _ in 0..n {
-            let (client, server, w) = {
-                let s = &self.sessions[id as usize];
-                (s.client, s.server, s.rcv_window)
-            };
-            let size = super::bytes(self.p.object_size.sample(&mut self.rng), 1);
-            let request = super::bytes(self.p.request_size.sample(&mut self.rng), 1);
-            let token = self.free_conns.pop().unwrap_or_else(|| {
-                self.conns.push(Conn {
-                    flow: FlowId(u32::MAX),
-                    client,
-                    server,
-                    start: cx.now,
-                    request,
-                    size,
-                    served: true,
-                    done: true,
-                });
-                u32::try_from(self.conns.len() - 1).expect("tokens fit in u32")
-            });
-            let flow = cx.open(client, server, Some(w), token);
-            self.conns[token as usize] =
-                Conn { flow, client, server, start: cx.now, request, size, served: false, done: false };
-            cx.push(Command::Send { flow, side: Side::Client, bytes: request });
+        if self.p.persistent {
+            self.open(cx, id, n);
+        } else {
+            // Feldmann99 §3 / WebTraf: every object of a page on its own connection, all at the page's start.
+            for _ in 0..n {
+                self.open(cx, id, 1);
+            }
         }
         let s = &mut self.sessions[id as usize];
         s.pages_left -= 1;
@@ -153,6 +211,22 @@ impl WebSessions {
             // Feldmann99 §3 / WebTraf: the next page starts an inter-page time after this one started.
             let gap = super::secs(self.p.inter_page.sample(&mut self.rng));
             self.timers.add(cx.now + gap, id);
+        }
+    }
+
+    fn record(app: AppId, c: &Conn, end: SimTime, state: RecordState, facts: ConnFacts) -> Record {
+        Record {
+            kind: RecordKind::Object,
+            state,
+            app,
+            client: c.client,
+            server: c.server,
+            start: c.start,
+            end,
+            request_bytes: c.request,
+            response_bytes: c.size,
+            objects: 1,
+            facts,
         }
     }
 }
@@ -182,42 +256,59 @@ impl App for WebSessions {
             let side = ev.side;
             cx.push(Command::Close { flow: ev.flow, side });
         }
+        let persistent = self.p.persistent;
         let Some(c) = self.conns.get_mut(ev.tag as usize) else { return };
         if c.flow != ev.flow || c.done {
             return;
         }
         match ev.side {
             Side::Server => {
-                if !c.served && ev.delivered >= c.request {
-                    c.served = true;
-                    cx.push(Command::Send { flow: ev.flow, side: Side::Server, bytes: c.size });
-                    // RFC 1945 §1.3: the server closes after the response.
-                    cx.push(Command::Close { flow: ev.flow, side: Side::Server });
+                if ev.delivered >= c.req_end && c.served < c.resp_end {
+                    cx.push(Command::Send { flow: ev.flow, side: Side::Server, bytes: c.resp_end - c.served });
+                    c.served = c.resp_end;
+                    if !persistent {
+                        // RFC 1945 §1.3: the server closes after the response.
+                        cx.push(Command::Close { flow: ev.flow, side: Side::Server });
+                    }
                 }
             }
             Side::Client => {
                 let failed = ev.ev.failed;
-                if failed || ev.delivered >= c.size {
-                    c.done = true;
-                    let (start, client, server, request, size) = (c.start, c.client, c.server, c.request, c.size);
-                    self.free_conns.push(ev.tag);
-                    if !failed {
-                        let facts = cx.facts(ev.flow);
-                        cx.record(Record {
-                            kind: RecordKind::Object,
-                            app: cx.app,
-                            client,
-                            server,
-                            start,
-                            end: cx.now,
-                            request_bytes: request,
-                            response_bytes: size,
-                            objects: 1,
-                            facts,
-                        });
-                    }
+                if !failed && ev.delivered < c.resp_end {
+                    return;
                 }
+                let state = if failed { RecordState::Failed } else { RecordState::Completed };
+                let r = Self::record(cx.app, c, cx.now, state, cx.facts(ev.flow));
+                cx.record(r);
+                if !failed && c.remaining > 0 {
+                    // Persistent: the next object's request follows this response.
+                    let size = super::bytes(self.p.object_size.sample(&mut self.rng), 1);
+                    let request = super::bytes(self.p.request_size.sample(&mut self.rng), 1);
+                    let c = &mut self.conns[ev.tag as usize];
+                    (c.start, c.request, c.size, c.remaining) = (cx.now, request, size, c.remaining - 1);
+                    c.req_end += request;
+                    c.resp_end += size;
+                    cx.push(Command::Send { flow: ev.flow, side: Side::Client, bytes: request });
+                    return;
+                }
+                let c = &mut self.conns[ev.tag as usize];
+                c.done = true;
+                if persistent && !failed {
+                    // RFC 2616 §8.1.2.1: the client closes the persistent connection when done with it.
+                    cx.push(Command::Close { flow: ev.flow, side: Side::Client });
+                }
+                self.free_conns.push(ev.tag);
             }
+        }
+    }
+
+    fn slots(&self) -> usize {
+        self.conns.len() + self.sessions.len()
+    }
+
+    fn open_records(&self, app: AppId, view: &ConnView<'_>, now: SimTime, out: &mut Vec<Record>) {
+        for c in self.conns.iter().filter(|c| !c.done) {
+            out.push(Self::record(app, c, now, RecordState::InProgress, view.facts(c.flow)));
         }
     }
 }

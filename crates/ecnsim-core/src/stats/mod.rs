@@ -107,6 +107,9 @@ pub(crate) fn sample(sim: &mut Simulation) {
         if !ep.live || sim.now() < sim.flows[i].start {
             continue;
         }
+        if sim.sampled_apps.as_ref().is_some_and(|m| !m[sim.flows[i].app.index()]) {
+            continue;
+        }
         let s = &ep.sock;
         sim.series.flow_time.push(now);
         sim.series.flow_id.push(i as u64);
@@ -368,13 +371,21 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     Results { tables: vec![t, q, fs, qs, rec], meta }
 }
 
-/// The `records` table: one row per completed transaction, page or object
-/// (in completion order), then one per UDP flow. Built in one linear pass.
-#[allow(clippy::cast_precision_loss)]
+/// The `records` table: one row per finished transaction, page or object
+/// (completed or failed, in the order they finished), then one per item still
+/// under way (state `in_progress`, end = now: its response time is censored),
+/// app by app, then one per UDP flow. Built in one linear pass.
+#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
 fn records_table(sim: &Simulation) -> Table {
     let mut t = Table::new("records");
-    let rs = &sim.records;
-    let n = rs.len() + sim.udp.len();
+    let mut open = Vec::new();
+    let view = crate::app::ConnView { flows: &sim.flows, slot_of: &sim.slot_of, endpoints: &sim.endpoints };
+    for (i, a) in sim.apps.iter().enumerate() {
+        crate::app::App::open_records(&a.app, crate::ids::AppId::from_index(i), &view, sim.now(), &mut open);
+    }
+    let rs = sim.records.iter().chain(&open);
+    let n = sim.records.len() + open.len() + sim.udp.len();
+    let mut state = Vec::with_capacity(n);
     let node = |id: crate::ids::NodeId| sim.nodes[id.index()].name.clone();
     let mut kind = Vec::with_capacity(n);
     let mut app = Vec::with_capacity(n);
@@ -399,6 +410,7 @@ fn records_table(sim: &Simulation) -> Table {
     for r in rs {
         let a = &sim.apps[r.app.index()];
         kind.push(r.kind.name().to_owned());
+        state.push(r.state.name().to_owned());
         app.push(a.name.clone());
         group.push(sim.groups[a.group as usize].clone());
         client.push(node(r.client));
@@ -422,6 +434,8 @@ fn records_table(sim: &Simulation) -> Table {
     for u in &sim.udp {
         let a = &sim.apps[u.app.index()];
         kind.push(crate::app::RecordKind::Udp.name().to_owned());
+        // A UDP source sends until the end of the run.
+        state.push(crate::app::RecordState::InProgress.name().to_owned());
         app.push(a.name.clone());
         group.push(sim.groups[a.group as usize].clone());
         client.push(node(u.src));
@@ -448,6 +462,7 @@ fn records_table(sim: &Simulation) -> Table {
         drops.push(u.drops);
     }
     t.push_str("kind", kind);
+    t.push_str("state", state);
     t.push_str("app", app);
     t.push_str("group", group);
     t.push_str("client", client);

@@ -36,14 +36,18 @@ fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
 
 const RTT: f64 = 0.030;
 
-/// Rows of `records` of one kind, as (start, end, response time, request, response, objects, connections).
+/// Completed rows of `records` of one kind, as (start, end, response time, request, response, objects, connections).
 fn rows(r: &Results, kind: &str) -> Vec<(f64, f64, f64, u64, u64, u64, u64)> {
     let k = strs(r, "records", "kind");
+    let st = strs(r, "records", "state");
     let (s, e, rt) =
         (f64s(r, "records", "start_s"), f64s(r, "records", "end_s"), f64s(r, "records", "response_time_s"));
     let (q, p) = (u64s(r, "records", "request_bytes"), u64s(r, "records", "response_bytes"));
     let (o, c) = (u64s(r, "records", "objects"), u64s(r, "records", "connections"));
-    (0..k.len()).filter(|&i| k[i] == kind).map(|i| (s[i], e[i], rt[i], q[i], p[i], o[i], c[i])).collect()
+    (0..k.len())
+        .filter(|&i| k[i] == kind && (st[i] == "completed" || kind == "udp"))
+        .map(|i| (s[i], e[i], rt[i], q[i], p[i], o[i], c[i]))
+        .collect()
 }
 
 // --- netperf transactions ---------------------------------------------------
@@ -88,7 +92,9 @@ fn crr_response_time_is_handshake_request_and_slow_start_rounds() {
             assert!((w[1].0 - w[0].1).abs() < 1e-9);
         }
         // Connection setup is one RTT.
-        assert!(f64s(&r, "records", "connect_time_s").iter().all(|c| (c - RTT).abs() < 0.0002));
+        let setup = f64s(&r, "records", "connect_time_s");
+        assert!(tx.len() + 1 >= setup.len(), "at most one transaction under way");
+        assert!(setup[..tx.len()].iter().all(|c| (c - RTT).abs() < 0.0002));
     }
 }
 
@@ -147,7 +153,7 @@ name = "web"
 clients = [{}]
 servers = ["s0"]
 tcp = {{ initial_window = 2 }}
-model = {{ type = "http", version = "{version}", primary_size = {{ type = "constant", value = 2000 }}, embedded_size = {{ type = "constant", value = 2900 }}, think_time = {think} }}
+model = {{ type = "http", version = "{version}", primary_size = {{ type = "constant", value = 2000 }}, embedded_size = {{ type = "constant", value = 2900 }}, request_size = {{ type = "constant", value = 256 }}, think_time = {think} }}
 "#,
             names.join(", ")
         );
@@ -156,7 +162,7 @@ model = {{ type = "http", version = "{version}", primary_size = {{ type = "const
 
 #[test]
 fn http10_page_is_primary_then_three_parallel_objects() {
-    let r = http("1.0", r#"{ type = "constant", value = 1 }"#, "5s", 1);
+    let r = http("http10", r#"{ type = "constant", value = 1 }"#, "5s", 1);
     let pages = rows(&r, "page");
     assert!(pages.len() >= 3);
     for &(_, _, rt, req, resp, objects, conns) in &pages {
@@ -174,8 +180,8 @@ fn http10_page_is_primary_then_three_parallel_objects() {
 }
 
 #[test]
-fn http11_page_uses_one_persistent_connection_in_turn() {
-    let r = http("1.1", r#"{ type = "constant", value = 1 }"#, "5s", 1);
+fn http11_persistent_page_uses_one_connection_in_turn() {
+    let r = http("http11_persistent", r#"{ type = "constant", value = 1 }"#, "5s", 1);
     let pages = rows(&r, "page");
     assert!(pages.len() >= 3);
     for &(_, _, rt, req, resp, objects, conns) in &pages {
@@ -187,8 +193,168 @@ fn http11_page_uses_one_persistent_connection_in_turn() {
 }
 
 #[test]
+fn http11_rfc2415_page_is_one_request_and_one_response_of_all_objects() {
+    let r = http("http11_rfc2415", r#"{ type = "constant", value = 1 }"#, "5s", 1);
+    let pages = rows(&r, "page");
+    assert!(pages.len() >= 3);
+    for &(_, _, rt, req, resp, objects, conns) in &pages {
+        // Handshake 1 RTT, request 0.5 RTT; 10700 response bytes are 8 segments, sent in
+        // rounds of 2, 4 and 2 (IW 2, no delayed ACKs): the last arrives at 4 RTT.
+        assert!((rt - 4.0 * RTT).abs() < 0.0005, "page delay {rt}");
+        assert_eq!((req, resp, objects, conns), (256, 2000 + 3 * 2900, 4, 1));
+    }
+    // Per object: the primary (2 segments, the first round) arrives at 2 RTT; every object was
+    // requested by the page's one request, at the page's start.
+    let objs = rows(&r, "object");
+    let first = &objs[0];
+    assert!((first.2 - 2.0 * RTT).abs() < 0.0005, "primary {}", first.2);
+    assert_eq!((first.3, first.4), (256, 2000));
+    assert!(objs.iter().take(4).all(|o| o.0 == pages[0].0));
+    assert!((objs[3].1 - pages[0].1).abs() < 1e-12, "the last object ends the page");
+    assert_eq!(r.table("flows").unwrap().rows(), pages.len() + usize::from(objs.len() % 4 != 0));
+}
+
+/// One HTTP client of the given model with random embedded sizes; `tcp` and the bottleneck's
+/// client -> server `queue_ab` are given.
+fn http_scripted(version: &str, rules: &str, tcp: &str, think: f64, duration: &str) -> Results {
+    let t = topo(1, 1, "1Gbps", duration, "").replacen(
+        r#"queue = { type = "droptail", limit_packets = 1000 }"#,
+        &format!(r#"queue_ab = {{ type = "script", rules = [ {rules} ] }}"#),
+        1,
+    ) + &format!(
+        r#"[[apps]]
+name = "web"
+clients = ["c0"]
+servers = ["s0"]
+tcp = {{ initial_window = 2{tcp} }}
+model = {{ type = "http", version = "{version}", embedded_size = {{ type = "uniform", min = 1000, max = 60000 }}, think_time = {{ type = "constant", value = {think} }} }}
+"#
+    );
+    run(&t, 3).1
+}
+
+/// Records of one kind: (start, end, state, syn retransmits, response bytes).
+fn states(r: &Results, kind: &str) -> Vec<(f64, f64, String, u64, u64)> {
+    let k = strs(r, "records", "kind");
+    let st = strs(r, "records", "state");
+    let (s, e) = (f64s(r, "records", "start_s"), f64s(r, "records", "end_s"));
+    let (syn, b) = (u64s(r, "records", "syn_retransmits"), u64s(r, "records", "response_bytes"));
+    (0..k.len()).filter(|&i| k[i] == kind).map(|i| (s[i], e[i], st[i].clone(), syn[i], b[i])).collect()
+}
+
+#[test]
+fn page_delay_runs_to_the_last_byte_of_the_last_object_to_finish() {
+    for version in ["http10", "http11_persistent", "http11_rfc2415"] {
+        let r = http_scripted(version, "", "", 0.5, "20s");
+        let pages = states(&r, "page");
+        let objs = states(&r, "object");
+        assert!(pages.len() > 10, "{version}: {} pages", pages.len());
+        let mut spread = 0;
+        for p in pages.iter().filter(|p| p.2 == "completed") {
+            let mine: Vec<_> = objs.iter().filter(|o| o.0 >= p.0 - 1e-12 && o.1 <= p.1 + 1e-12).collect();
+            assert_eq!(mine.len(), 4, "{version}: page at {} has {} objects", p.0, mine.len());
+            // The page starts with its primary's request and ends with the last object to finish,
+            // whichever was requested last.
+            assert!((mine.iter().map(|o| o.0).fold(f64::INFINITY, f64::min) - p.0).abs() < 1e-12);
+            assert!((mine.iter().map(|o| o.1).fold(0.0, f64::max) - p.1).abs() < 1e-12, "{version}: {p:?} {mine:?}");
+            assert_eq!(mine.iter().map(|o| o.4).sum::<u64>(), p.4, "{version}");
+            // The objects end at different times, so which one ends the page matters.
+            let first_end = mine.iter().map(|o| o.1).fold(f64::INFINITY, f64::min);
+            spread += usize::from(p.1 - first_end > RTT);
+        }
+        assert!(spread > pages.len() / 2, "{version}: {spread} of {} pages", pages.len());
+    }
+}
+
+#[test]
+fn a_lost_syn_on_one_embedded_connection_delays_its_page_by_the_initial_rto() {
+    // SYNs in the client -> server direction: the primary's (1st), then the three embedded
+    // connections' (2nd to 4th). Drop the 3rd; one page only (think time beyond the run).
+    let base = http_scripted("http10", "", "", 100.0, "10s");
+    let lossy = http_scripted("http10", r#"{ action = "drop", packets = "syn", nth = [3] }"#, "", 100.0, "10s");
+    let (p0, p1) = (&states(&base, "page")[0], &states(&lossy, "page")[0]);
+    assert_eq!((p0.2.as_str(), p1.2.as_str()), ("completed", "completed"));
+    let rto = 1.0; // RFC 6298 §2.1: initial RTO 1 s (the default profile).
+    let objs = states(&lossy, "object");
+    let late: Vec<_> = objs.iter().filter(|o| o.3 == 1).collect();
+    assert_eq!(late.len(), 1, "exactly one object saw a SYN retransmission");
+    // It finishes last and ends the page, one RTO after it would have.
+    assert!((late[0].1 - p1.1).abs() < 1e-12);
+    assert_eq!(p1.3, 1, "the page sums its connections' SYN retransmissions");
+    let delay = |p: &(f64, f64, String, u64, u64)| p.1 - p.0;
+    // The late object starts its fetch one RTO late; the page ends with it, so the page is
+    // late by at most the RTO (less if, without the loss, another object would have ended it).
+    let late_by = delay(p1) - delay(p0);
+    assert!(late_by <= rto + 0.001 && late_by > rto - delay(p0), "{} vs {}", delay(p1), delay(p0));
+    assert_eq!(u64s(&lossy, "queues", "drops")[0], 1);
+}
+
+#[test]
+fn an_abandoned_connection_fails_its_object_and_its_page_and_browsing_goes_on() {
+    // Drop the 3rd SYN and its one retransmission (the 5th: the other embedded SYNs come first).
+    let r = http_scripted(
+        "http10",
+        r#"{ action = "drop", packets = "syn", nth = [3, 5] }"#,
+        ", syn_retries = 1",
+        0.5,
+        "20s",
+    );
+    let pages = states(&r, "page");
+    let objs = states(&r, "object");
+    assert_eq!(pages[0].2, "failed");
+    let failed: Vec<_> = objs.iter().filter(|o| o.2 == "failed").collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].3, 1, "one SYN retransmission before giving up");
+    // The page fails when the connection is abandoned; browsing continues after the think time.
+    assert!((pages[0].1 - failed[0].1).abs() < 1e-12);
+    assert!((pages[1].0 - pages[0].1 - 0.5).abs() < 1e-9);
+    assert!(pages[1..].iter().filter(|p| p.2 == "completed").count() > 5);
+}
+
+#[test]
+fn results_taken_mid_run_hold_a_censored_record_for_everything_under_way() {
+    let t = topo(4, 2, "10Mbps", "30s", "")
+        + r#"[[apps]]
+name = "web"
+clients = ["c0", "c1", "c2", "c3"]
+servers = ["s0", "s1"]
+model = { type = "websessions", offered_load = { link = 0, percent = 95 } }
+"#;
+    let spec = ScenarioSpec::from_toml_str(&t).unwrap();
+    let mut sim = Simulation::new(&spec, Some(2)).unwrap();
+    sim.run_until(ecnsim_core::SimTime::from_secs(10));
+    let r = sim.results();
+    let objs = states(&r, "object");
+    let open: Vec<_> = objs.iter().filter(|o| o.2 == "in_progress").collect();
+    assert!(!open.is_empty());
+    assert!(open.iter().all(|o| (o.1 - 10.0).abs() < 1e-12), "censored at the time the results were taken");
+    // One connection per object: every connection opened so far has exactly one record.
+    assert_eq!(objs.len(), r.table("flows").unwrap().rows());
+    let done = objs.iter().filter(|o| o.2 == "completed").count();
+    assert_eq!(done + open.len() + objs.iter().filter(|o| o.2 == "failed").count(), objs.len());
+}
+
+#[test]
+fn ecn_synack_modes_take_their_documented_names() {
+    for (name, ok) in
+        [("off", true), ("rfc5562", true), ("ecnplus", true), ("ecnplus_wait", true), ("ecnpluswait", false)]
+    {
+        let t = topo(1, 1, "10Mbps", "1s", "")
+            .replace("delayed_ack = false", &format!("delayed_ack = false, ecn_synack = \"{name}\""));
+        match ScenarioSpec::from_toml_str(&t) {
+            Ok(_) => assert!(ok, "{name} accepted"),
+            Err(e) => {
+                assert!(!ok, "{name}: {e}");
+                let msg = e.to_string();
+                assert!(msg.contains("ecn_synack") && msg.contains("ecnplus_wait"), "{msg}");
+            }
+        }
+    }
+}
+
+#[test]
 fn http_think_time_follows_its_uniform_distribution() {
-    let r = http("1.0", r#"{ type = "uniform", min = 1, max = 5 }"#, "300s", 8);
+    let r = http("http10", r#"{ type = "uniform", min = 1, max = 5 }"#, "300s", 8);
     let clients = strs(&r, "records", "client");
     let kinds = strs(&r, "records", "kind");
     let (s, e) = (f64s(&r, "records", "start_s"), f64s(&r, "records", "end_s"));
@@ -289,9 +455,12 @@ model = { type = "crr", request = 500, response = 5000 }
 "#;
     let (_, r) = run(&t, 1);
     let groups = strs(&r, "records", "group");
+    let done = strs(&r, "records", "state");
     let ecn = u64s(&r, "records", "ecn_negotiated");
-    let on: Vec<u64> = (0..groups.len()).filter(|&i| groups[i] == "ecn-on").map(|i| ecn[i]).collect();
-    let off: Vec<u64> = (0..groups.len()).filter(|&i| groups[i] == "ecn-off").map(|i| ecn[i]).collect();
+    let of = |g: &str| -> Vec<u64> {
+        (0..groups.len()).filter(|&i| groups[i] == g && done[i] == "completed").map(|i| ecn[i]).collect()
+    };
+    let (on, off) = (of("ecn-on"), of("ecn-off"));
     assert!(on.len() > 10 && off.len() > 10);
     assert!(on.iter().all(|&e| e == 1) && off.iter().all(|&e| e == 0));
 }
@@ -315,9 +484,10 @@ model = { type = "crr", request = 100, response = 14600 }
 "#;
     let (_, r) = run(&t, 1);
     let g = strs(&r, "records", "group");
+    let st = strs(&r, "records", "state");
     let rt = f64s(&r, "records", "response_time_s");
     for (group, rtts) in [("iw1", 5.0), ("iw4", 3.0)] {
-        let mine: Vec<f64> = (0..g.len()).filter(|&i| g[i] == group).map(|i| rt[i]).collect();
+        let mine: Vec<f64> = (0..g.len()).filter(|&i| g[i] == group && st[i] == "completed").map(|i| rt[i]).collect();
         assert!(!mine.is_empty());
         assert!(mine.iter().all(|x| (x - rtts * RTT).abs() < 0.0005), "{group}: {mine:?}");
     }
@@ -441,7 +611,7 @@ fn app_errors_name_their_path() {
             r#"model = { type = "http" }"#,
             r#"model = { type = "http", primary_size = { type = "empirical", table = "nope" } }"#,
             "apps[1].model.primary_size.table",
-            "shipped tables: http_primary",
+            "shipped tables: mah97_reply, mah97_request, mah97_connections",
         ),
         (r#"rate = "1Mbps" }"#, r#"rate = "-1Mbps" }"#, "apps[2].model.rate", "must be > 0"),
         (r#"name = "cbr""#, r#"name = "web""#, "apps[2].name", "duplicate app name"),
@@ -459,4 +629,71 @@ fn app_errors_name_their_path() {
             other => panic!("{path}: expected InvalidSpec, got {other:?}"),
         }
     }
+}
+
+// --- Web sessions at scale ------------------------------------------------------
+
+fn web_at(load: f64, duration: &str, extra_sim: &str) -> String {
+    web_model(&format!("offered_load = {{ link = 0, percent = {load} }}"), duration, extra_sim)
+}
+
+fn web_model(model: &str, duration: &str, extra_sim: &str) -> String {
+    topo(6, 3, "10Mbps", duration, "").replace(
+        &format!("simulation = {{ duration = \"{duration}\" }}"),
+        &format!("simulation = {{ duration = \"{duration}\"{extra_sim} }}"),
+    ) + &format!(
+        r#"[[apps]]
+name = "web"
+clients = ["c0", "c1", "c2", "c3", "c4", "c5"]
+servers = ["s0", "s1", "s2"]
+model = {{ type = "websessions", {model} }}
+"#
+    )
+}
+
+#[test]
+fn websessions_live_state_stays_flat_when_simulated_time_doubles() {
+    // Poisson arrivals of single objects at 70% of 10 Mb/s: a steady state. Twice the time opens
+    // twice the connections, but the endpoints and the app's slots stay those of the connections
+    // alive at the busiest moment (the high-water mark, which grows only slowly with time).
+    let model = "offered_load = { link = 0, percent = 70 }, pages = { type = \"constant\", value = 1 }, objects = { type = \"constant\", value = 1 }";
+    let (a, ra) = run(&web_model(model, "40s", ""), 4);
+    let (b, rb) = run(&web_model(model, "80s", ""), 4);
+    let (ca, cb) = (ra.table("flows").unwrap().rows() as f64, rb.table("flows").unwrap().rows() as f64);
+    assert!(cb / ca > 1.7, "connections {ca} -> {cb}");
+    let (la, lb) = (a.live_state(), b.live_state());
+    for (what, x, y) in
+        [("endpoint slots", la.endpoint_slots, lb.endpoint_slots), ("app slots", la.app_slots, lb.app_slots)]
+    {
+        assert!((y as f64) < 1.35 * x as f64 + 20.0, "{what}: {x} at 40 s, {y} at 80 s ({ca} -> {cb} connections)");
+    }
+    assert!(lb.endpoint_slots < (cb / 20.0) as u64, "slots are reused: {lb:?} for {cb} connections");
+}
+
+#[test]
+fn sampling_can_be_limited_to_queues_or_named_apps() {
+    let mixed = |sample: &str| {
+        let t = web_at(50.0, "5s", &format!(r#", sample_interval = "100ms"{sample}"#))
+            + r#"[[apps]]
+name = "crr"
+clients = ["c0"]
+servers = ["s0"]
+model = { type = "crr", request = 100, response = 1000 }
+"#;
+        run(&t, 1).1
+    };
+    let all = mixed("");
+    let none = mixed(", sample_flows = []");
+    let crr = mixed(r#", sample_flows = ["crr"]"#);
+    let rows = |r: &Results, t: &str| r.table(t).unwrap().rows();
+    assert!(rows(&all, "flow_series") > rows(&crr, "flow_series"));
+    assert_eq!(rows(&none, "flow_series"), 0);
+    assert_eq!(rows(&none, "queue_series"), rows(&all, "queue_series"));
+    // Only the CRR app's connections: one live connection at a time, one row per sample.
+    let ids = u64s(&crr, "flow_series", "flow_id");
+    let apps = strs(&crr, "flows", "app");
+    assert!(!ids.is_empty() && ids.iter().all(|&i| apps[i as usize] == "crr"));
+    let bad = web_at(50.0, "5s", r#", sample_flows = ["nope"]"#);
+    let err = ScenarioSpec::from_toml_str(&bad).and_then(|s| Simulation::new(&s, None).map(|_| ())).unwrap_err();
+    assert!(err.to_string().contains("simulation.sample_flows[0]") && err.to_string().contains("web"), "{err}");
 }

@@ -143,7 +143,7 @@ fn host_policies_decide_negotiation() {
 
 #[test]
 fn dropped_synack_costs_the_profiles_initial_rto() {
-    for (profile, rto) in [("rfc", 1.0), ("ns2-2001", 6.0), ("linux", 1.0)] {
+    for (profile, rto) in [("rfc", 1.0), ("ns2-2001", 6.0), ("linux", 1.0), ("linux-2.4", 3.0)] {
         let t = line("", "", 10_000).replace(
             "simulation = { duration = 30 }",
             &format!("simulation = {{ duration = 30, profile = \"{profile}\" }}"),

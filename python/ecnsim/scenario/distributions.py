@@ -1,0 +1,121 @@
+"""The distributions workload models draw from, readable outside a run.
+
+A :class:`Distribution` wraps the scenario form of a distribution
+(``{"type": "pareto", "shape": 1.2, "scale": 1000}``) and answers from the
+simulator's own code: the distribution and quantile functions, the mean,
+draws from the same random streams a run uses, and the atoms of a discrete
+law. Analytic models
+(``ecnsim.models``) and studies read a workload's flow sizes and receive
+windows here, so that a model and a simulation use one law.
+
+:func:`workload_defaults` gives the distributions a model uses when a
+scenario names none; :func:`shipped_table` the measured tables shipped with
+ecnsim (their sources: ``docs/models/http.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ecnsim import _core
+
+
+class Distribution:
+    """A workload distribution, checked as a scenario field would be.
+
+    ``spec`` is the scenario form; a bad one raises :class:`SpecError`
+    naming the field (``distribution.shape``) and the rule it breaks.
+    """
+
+    __slots__ = ("_json", "spec")
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        # Absent and null fields are the same field (the core writes nulls for absent options).
+        self.spec: dict[str, Any] = {k: v for k, v in spec.items() if v is not None}
+        self._json = json.dumps(self.spec)
+        # Validates: raises SpecError on a bad spec.
+        _core.dist_mean(self._json)
+
+    @classmethod
+    def shipped(cls, table: str) -> Distribution:
+        """The shipped measured table ``table`` (``"mah97_reply"``, ...)."""
+        return cls({"type": "empirical", "table": table})
+
+    def quantile(self, u: float | Iterable[float] | np.ndarray) -> Any:
+        """The smallest ``x`` with ``P(X <= x) >= u``, for ``u`` in [0, 1] (a float or an array)."""
+        us = np.atleast_1d(np.asarray(u, dtype=float))
+        if np.any(~((us >= 0) & (us <= 1))):
+            raise ValueError(
+                f"quantile: u must be in [0, 1], got {us[~((us >= 0) & (us <= 1))][0]}"
+            )
+        q = np.asarray(_core.dist_quantiles(self._json, us.tolist()), dtype=float)
+        return float(q[0]) if np.ndim(u) == 0 else q
+
+    def cdf(self, x: float | Iterable[float] | np.ndarray) -> Any:
+        """``P(X <= x)`` (a float or an array): e.g. the probability that a flow is at most
+        ``k`` segments long is ``cdf(k * mss)``."""
+        xs = np.atleast_1d(np.asarray(x, dtype=float))
+        p = np.asarray(_core.dist_cdf(self._json, xs.tolist()), dtype=float)
+        return float(p[0]) if np.ndim(x) == 0 else p
+
+    @property
+    def mean(self) -> float | None:
+        """The mean; None where it is infinite or has no closed form."""
+        return _core.dist_mean(self._json)
+
+    def sample(self, n: int, *, seed: int = 1, component: str = "distribution") -> np.ndarray:
+        """``n`` draws from the stream a component named ``component`` gets under ``seed``."""
+        if n < 0:
+            raise ValueError(f"sample: n must be >= 0, got {n}")
+        return np.asarray(_core.dist_sample(self._json, n, seed, component), dtype=float)
+
+    @property
+    def atoms(self) -> pd.DataFrame | None:
+        """A discrete law's ``value`` and ``probability`` columns (values ascending); else None."""
+        a = _core.dist_atoms(self._json)
+        if a is None:
+            return None
+        return pd.DataFrame(
+            {"value": np.asarray(a[0], float), "probability": np.asarray(a[1], float)}
+        )
+
+    def __repr__(self) -> str:
+        return f"Distribution({self.spec!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Distribution) and self.spec == other.spec
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+
+def workload_defaults(model: str) -> dict[str, Distribution]:
+    """The default distributions of workload ``model`` (``"http"``, ``"websessions"``), by field."""
+    text = _core.workload_defaults(model)
+    if text is None:
+        raise ValueError(
+            f"workload_defaults: model must be one of http, websessions, got {model!r}"
+        )
+    return {name: Distribution(spec) for name, spec in json.loads(text).items()}
+
+
+def shipped_tables() -> list[str]:
+    """The names of the measured tables shipped with ecnsim."""
+    return list(_core.shipped_tables())
+
+
+def shipped_table(name: str) -> pd.DataFrame:
+    """A shipped table as its source gives it: ``value`` and ``count`` (observations) columns."""
+    t = _core.shipped_table(name)
+    if t is None:
+        known = ", ".join(shipped_tables())
+        raise ValueError(f"shipped_table: unknown table {name!r}; shipped tables: {known}")
+    return pd.DataFrame({"value": np.asarray(t[0], float), "count": np.asarray(t[1], float)})
+
+
+__all__ = ["Distribution", "shipped_table", "shipped_tables", "workload_defaults"]
