@@ -40,6 +40,10 @@ pub struct Departure {
 pub enum ExternalEvent {
     /// The packet reached its destination host.
     Departed(Departure),
+    /// A queue CE-marked the packet with this handle (reported when the queue
+    /// decides, as the simulator charges marks to flows; the packet itself
+    /// departs later with [`Ecn::Ce`]).
+    Marked(u32),
     /// A queue dropped the packet with this handle.
     Dropped(u32),
 }
@@ -47,6 +51,7 @@ pub enum ExternalEvent {
 /// The outboxes of injected packets, drained by the driver.
 #[derive(Debug, Default)]
 pub(crate) struct External {
+    marked: Vec<u32>,
     departures: Vec<Departure>,
     dropped: Vec<u32>,
 }
@@ -60,6 +65,11 @@ impl External {
     /// A queue dropped the packet whose handle is `handle`.
     pub(crate) fn dropped(&mut self, handle: FlowId) {
         self.dropped.push(handle.0);
+    }
+
+    /// A queue CE-marked the packet whose handle is `handle`.
+    pub(crate) fn marked(&mut self, handle: FlowId) {
+        self.marked.push(handle.0);
     }
 }
 
@@ -140,9 +150,13 @@ impl Simulation {
         self.send_on(PortId(route), pkt);
     }
 
-    /// Hand every departure and drop of injected packets since the last
-    /// drain to `on`, departures first and in order of time.
+    /// Hand every mark, departure and drop of injected packets since the
+    /// last drain to `on`: marks first, then departures in order of time, then
+    /// drops (so a handle is never reported after the event that frees it).
     pub fn drain_external(&mut self, mut on: impl FnMut(ExternalEvent)) {
+        for h in self.external.marked.drain(..) {
+            on(ExternalEvent::Marked(h));
+        }
         for d in self.external.departures.drain(..) {
             on(ExternalEvent::Departed(d));
         }
@@ -250,14 +264,19 @@ mod tests {
             s.inject(a, b, 1500, Ecn::Ect0, h);
         }
         s.run_until(SimTime::from_nanos(100_000_000));
-        let ecn: Vec<Ecn> = drain(&mut s)
-            .iter()
-            .filter_map(|e| if let ExternalEvent::Departed(d) = e { Some(d.ecn) } else { None })
-            .collect();
+        let events = drain(&mut s);
+        let ecn: Vec<Ecn> =
+            events.iter().filter_map(|e| if let ExternalEvent::Departed(d) = e { Some(d.ecn) } else { None }).collect();
         assert_eq!(ecn.len(), 10);
-        assert!(ecn.contains(&Ecn::Ce) && ecn.contains(&Ecn::Ect0), "{ecn:?}");
-        let marks = s.queue_counters()[2].total_marks();
-        assert_eq!(marks, ecn.iter().filter(|&&e| e == Ecn::Ce).count() as u64);
+        // Packet 0 goes straight to the 10 Mb/s transmitter; packet k finds k - 1 queued
+        // (arrivals every 120 us, departures every 1.2 ms), so K = 2 marks packets 4 to 9.
+        let marked: Vec<u32> =
+            events.iter().filter_map(|e| if let ExternalEvent::Marked(h) = e { Some(*h) } else { None }).collect();
+        assert_eq!(marked, (4..10).collect::<Vec<u32>>(), "marks name their packets' handles");
+        assert!(matches!(events[0], ExternalEvent::Marked(4)), "marks come first");
+        let ce: Vec<bool> = ecn.iter().map(|&e| e == Ecn::Ce).collect();
+        assert_eq!(ce, (0..10).map(|k| k >= 4).collect::<Vec<bool>>(), "{ecn:?}");
+        assert_eq!(s.queue_counters()[2].total_marks(), 6);
     }
 
     #[test]

@@ -484,9 +484,9 @@ impl Simulation {
             (Transport::Tcp, false) => self.flows[flow.index()].extra.marks += 1,
             (Transport::Udp, true) => self.udp[flow.index()].drops += 1,
             (Transport::Udp, false) => self.udp[flow.index()].marks += 1,
-            // A real host's packet: the driver frees its bytes (marks travel in the packet).
+            // A real host's packet: the driver frees its bytes, or counts the mark.
             (Transport::External, true) => self.external.dropped(flow),
-            (Transport::External, false) => {}
+            (Transport::External, false) => self.external.marked(flow),
         }
     }
 

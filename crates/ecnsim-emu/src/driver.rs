@@ -109,7 +109,7 @@ struct DirTally {
     bytes: u64,
     payload_bytes: u64,
     drops: u64,
-    /// Packets a queue marked CE (ECT when injected, CE when delivered).
+    /// Packets a queue marked CE (counted when the queue decided, as the core counts marks).
     marks: u64,
     /// Packets delivered with CE.
     ce_delivered: u64,
@@ -570,9 +570,13 @@ impl Emulator {
                 }
                 if let Some(t) = tallies.get_mut(m.tally as usize) {
                     t.ce_delivered += u64::from(d.ecn == Ecn::Ce);
-                    t.marks += u64::from(d.ecn == Ecn::Ce && m.ecn_in != Ecn::Ce);
                 }
                 free.push(d.handle);
+            }
+            ExternalEvent::Marked(h) => {
+                if let Some(t) = tallies.get_mut(meta[h as usize].tally as usize) {
+                    t.marks += 1;
+                }
             }
             ExternalEvent::Dropped(h) => {
                 if let Some(t) = tallies.get_mut(meta[h as usize].tally as usize) {
