@@ -8,9 +8,11 @@
 //! links and queues like any other (serialisation, propagation, queueing,
 //! drops and CE marks), carrying only its handle. When it reaches its
 //! destination host it is handed back as a [`Departure`] (with the ECN field
-//! the queues left it with); when a queue drops it, its handle is reported as
-//! dropped so the driver can reuse the buffer. [`Simulation::drain_external`]
-//! hands both over; its buffers are reused, so a warm run does not allocate.
+//! the queues left it with); when a queue marks it, its handle is reported as
+//! marked at that instant (as the simulator charges marks to flows); when a
+//! queue drops it, its handle is reported as dropped so the driver can reuse
+//! the buffer. [`Simulation::drain_external`] hands these over; its buffers
+//! are reused, so a warm run does not allocate.
 //!
 //! The core still reads no clock: the driver decides what `now` is by calling
 //! [`Simulation::run_until`] before it injects, and asks
