@@ -135,6 +135,25 @@ def test_component_builders_omit_unset_fields() -> None:
     assert tcp(delayed_ack=False, min_rto="200ms") == {"delayed_ack": False, "min_rto": "200ms"}
 
 
+def test_tcp_fidelity_options_reach_the_core_and_the_resolved_spec() -> None:
+    d = small_scenario().to_dict()
+    d["simulation"]["profile"] = "ns2-2001"
+    d["tcp"] = tcp(carry_rtt=True, limited_transmit=True, ecn_ece_growth="slow_start")
+    run = Simulation(d).run()
+    resolved = run.spec["flows"][0]["tcp"]
+    # Booleans for carry_rtt are still accepted: True is "smoothed".
+    assert resolved["carry_rtt"] == "smoothed"
+    assert resolved["limited_transmit"] is True
+    assert resolved["ecn_ece_growth"] == "slow_start"
+    # The rest is ns2-2001's: ns-2's estimator, no handshake, whole-packet payload accounting.
+    assert resolved["rto_estimator"] == "ns2"
+    assert resolved["handshake"] is False
+    assert resolved["headers_on_data"] is False
+    assert resolved["mss"] == 1000
+    with pytest.raises(SpecError, match=r"^tcp\.carry_rtt: unknown variant `min`"):
+        Simulation({**d, "tcp": tcp(carry_rtt="min")})
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -134,7 +134,7 @@ def test_settings_convert_to_the_fields_types_and_name_bad_ones() -> None:
         studies.resolve_params(study, ["variant=icn2002"])
     with pytest.raises(StudyError, match="PATH=VALUE"):
         studies.resolve_params(study, ["max_p"])
-    with pytest.raises(StudyError, match="unknown study 'nope'; studies: hetero"):
+    with pytest.raises(StudyError, match="unknown study 'nope'; studies: hetero, aecn"):
         studies.get("nope")
 
 
@@ -184,7 +184,7 @@ def test_each_mode_sets_the_queue_and_the_endpoints() -> None:
         assert (q["limit_packets"], q["min_th"], q["max_th"], q["w_q"]) == (120, 10.0, 30.0, 0.002)
         assert sc["tcp"]["ecn"] == tcp_ecn
         assert sc["tcp"]["max_cwnd"] == 64
-        assert sc["tcp"]["mss"] == 960
+        assert (sc["tcp"]["mss"], sc["tcp"]["headers_on_data"]) == (1000, False)
         assert sc["simulation"]["profile"] == "ns2-2001"
 
 

@@ -154,6 +154,8 @@ def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
             initial_rto=t["initial_rto"], min_rto=t["min_rto"], max_rto=60.0,
             clock_granularity=t["clock_granularity"], delayed_ack=False,
             ecn="request" if t.get("ecn") else "off",
+            # As ns-3: no Limited Transmit (off there), TcpNewReno's whole-byte congestion avoidance.
+            limited_transmit=False, ca_increase="per_ack_truncated",
         ),
     )
     res = ecnsim.Simulation(sc).run()

@@ -74,6 +74,9 @@ def run_ecnsim(n: int, mode: str, seed: int) -> dict[str, Any]:
             clock_granularity=0.001,
             delayed_ack=False,
             ecn="request" if mode == "ecn" else "off",
+            # As ns-3: no Limited Transmit (off there), TcpNewReno's whole-byte congestion avoidance.
+            limited_transmit=False,
+            ca_increase="per_ack_truncated",
         )
     )
     q = red(

@@ -380,7 +380,8 @@ fn make_app(
 /// demand = rate * E[pages] * E[objects] * E[object] * (mss + headers) / mss * 8.
 pub(crate) fn offered_session_rate(p: &WebParams, percent: f64, rate_bps: f64, cfg: &TcpConfig) -> f64 {
     let mean = |d: &Dist| d.mean().expect("validated: finite mean");
-    let overhead = f64::from(cfg.mss + cfg.header_bytes) / f64::from(cfg.mss);
+    let headers = if cfg.headers_on_data { cfg.header_bytes } else { 0 };
+    let overhead = f64::from(cfg.mss + headers) / f64::from(cfg.mss);
     let bits_per_session = 8.0 * mean(&p.pages).max(1.0) * mean(&p.objects).max(1.0) * mean(&p.object_size) * overhead;
     percent / 100.0 * rate_bps / bits_per_session
 }
@@ -491,7 +492,7 @@ fn compute_routes(nodes: &[Node], ports: &[Port]) -> Vec<u32> {
 }
 
 /// A resolved configuration written back as scenario fields.
-fn overrides_from(c: &TcpConfig) -> TcpOverrides {
+pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
     let t = |d: SimDuration| Some(TimeValue(i128::from(d.as_nanos())));
     TcpOverrides {
         cc: Some(c.cc),
@@ -516,5 +517,15 @@ fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         restart_after_idle: Some(c.restart_after_idle),
         newreno_careful: Some(c.newreno_careful),
         carry_rtt: Some(c.carry_rtt),
+        rto_estimator: Some(c.rto_estimator),
+        ecn_cwr_on_retransmit: Some(c.ecn_cwr_on_retransmit),
+        ecn_ect_on_retransmit: Some(c.ecn_ect_on_retransmit),
+        ecn_ece_growth: Some(c.ecn_ece_growth),
+        reno_bugfix: Some(c.reno_bugfix),
+        ca_increase: Some(c.ca_increase),
+        reduction_basis: Some(c.reduction_basis),
+        limited_transmit: Some(c.limited_transmit),
+        handshake: Some(c.handshake),
+        headers_on_data: Some(c.headers_on_data),
     }
 }

@@ -6,7 +6,9 @@
 //! Profiles are versioned by name: a profile's values never change once
 //! released; a corrected set of defaults gets a new name.
 
-use crate::spec::{CcKind, EcnPolicy, EcnSynAck, QueueSpec};
+use crate::spec::{
+    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, QueueSpec, ReductionBasis, RtoEstimator,
+};
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
 
@@ -17,8 +19,9 @@ pub enum Profile {
     /// minimum RTO 1 s), initial window per RFC 3390 for a 1460-byte MSS
     /// (3 segments), no delayed ACKs.
     Rfc,
-    /// The ns-2 defaults that studies of 1998-2002 ran with, as recorded by
-    /// ns-2's own test suites (see each value's provenance below). ns-2's base
+    /// ns-2's defaults as they stood between 2001-04-23 and 2001-05-14, the
+    /// only span in which every value below held, as recorded by ns-2's own
+    /// source and test suites (see each value's provenance below). ns-2's base
     /// `Agent/TCP` is Tahoe; studies name their variant, so `cc` stays Reno.
     Ns2_2001,
     /// Linux defaults (minimum RTO 200 ms, initial RTO 1 s, IW 10, delayed ACKs).
@@ -92,33 +95,72 @@ impl Profile {
             restart_after_idle: true,
             // RFC 6582 §3.2 step 1: the careful variant is the recommended one.
             newreno_careful: true,
-            carry_rtt: false,
+            // STUDIES.md §4 (AECN) asks for it; no RFC does.
+            carry_rtt: CarryRtt::Off,
+            // RFC 6298 §2.
+            rto_estimator: RtoEstimator::Rfc6298,
+            // RFC 3168 §6.1.2: CWR goes on the first new data packet sent after the window reduction.
+            ecn_cwr_on_retransmit: false,
+            // RFC 3168 §6.1.5: ECN-capable TCPs MUST NOT set ECT on retransmitted data packets.
+            ecn_ect_on_retransmit: false,
+            // RFC 3168 §6.1.2: SHOULD NOT increase cwnd in response to an ECN-Echo; but a timeout or fast
+            // retransmit already answered the marks of its window, whose echoes cannot end before new data carries CWR.
+            ecn_ece_growth: EceGrowth::AfterLoss,
+            // RFC 5681 §3.2 has no guard against a second fast retransmit in one window (RFC 6582 §4 gives
+            // NewReno one, `newreno_careful`).
+            reno_bugfix: false,
+            // RFC 5681 §3.1: the RECOMMENDED way to increase cwnd in congestion avoidance is to count bytes (RFC 3465).
+            ca_increase: CaIncrease::ByteCounting,
+            // RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize / 2, 2*SMSS).
+            reduction_basis: ReductionBasis::FlightSize,
+            // RFC 5681 §3.2: a TCP SHOULD use Limited Transmit (RFC 3042).
+            limited_transmit: true,
+            // RFC 9293 §3.5: connections open with the three-way handshake.
+            handshake: true,
+            // RFC 791 / RFC 9293: every segment carries its IP and TCP headers.
+            headers_on_data: true,
         };
         match self {
             Profile::Rfc => rfc,
-            // ns-2 as of early 2001 (ns-2.1b7/b8), before the default changes of 2001-05 to 2002-03.
-            // Provenance: the dated comments of ns-2.1b9a's tcl/lib/ns-default.tcl, the
-            // "FOR UPDATING GLOBAL DEFAULTS" headers of ns-2's test suites, and tcp.cc.
+            // ns-2's defaults as they stood between 2001-04-23 (RED gentle_ true) and 2001-05-14 (minrto_ 1).
+            // Provenance: ns-2's tcp.cc v1.122 (2001-05-21), the dated comments of tcl/lib/ns-default.tcl,
+            // and the "FOR UPDATING GLOBAL DEFAULTS" headers of ns-2's test suites, which pin old values.
             Profile::Ns2_2001 => TcpConfig {
-                // ns-2 Agent/TCP packetSize_ 1000 with useHeaders_ false (true from 2001-11-28): data
-                // packets are 1000 B on the wire and ACKs 40 B.
-                // DEVIATION(ns-2): we count the 960 B after the 40 B of headers as payload,
-                // where ns-2 counted all 1000 B.
-                mss: 960,
+                // ns-2 Agent/TCP packetSize_ 1000 with useHeaders_ false (true from 2001-11-28): data packets
+                // are 1000 B on the wire and all 1000 B count as data; ACKs are 40 B (TCPSink packetSize_ 40).
+                mss: 1000,
+                headers_on_data: false,
                 // ns-2 Agent/TCP windowInit_ 1 (2 from 2001-05-26).
                 initial_window: InitialWindow::Segments(1),
                 // ns-2 Agent/TCP window_ 20 (the largest window, in packets).
                 max_cwnd: 20,
                 // ns-2 Agent/TCP rtxcur_init_ 6.0 (3.0 from 2006-01-21).
                 initial_rto: SimDuration::from_secs(6),
-                // ns-2 tcp.cc rtt_timeout(): the RTO is at least 2 * tcpTick_ = 0.2 s (minrto_ 0; 1 from 2001-05-14).
-                min_rto: SimDuration::from_millis(200),
-                // DEVIATION(ns-2): ns-2 capped the backoff multiplier at 64 (maxrto_ was 100000 until
-                // 2007); we cap the RTO itself, at 64 s.
-                max_rto: SimDuration::from_secs(64),
-                // ns-2 Agent/TCP tcpTick_ 0.1 (0.01 from 2002-03-07). DEVIATION(ns-2): ns-2 also rounds RTT
-                // samples to ticks; we use the tick only as RFC 6298's G.
+                // ns-2 Agent/TCP minrto_ 0 (1 from 2001-05-14); rtt_timeout() still keeps two ticks.
+                min_rto: SimDuration::ZERO,
+                // ns-2 Agent/TCP maxrto_ 100000 (60 from 2007); the backoff multiplier stops at 64.
+                max_rto: SimDuration::from_secs(100_000),
+                // ns-2 Agent/TCP tcpTick_ 0.1 (0.01 from 2002-03-07).
                 clock_granularity: SimDuration::from_millis(100),
+                // ns-2 tcp.cc rtt_update()/rtt_timeout()/rtt_backoff(); rfc2988_ false (true from 2002-03-07).
+                rto_estimator: RtoEstimator::Ns2,
+                // ns-2 tcp.cc output() (2001): CWR on the next packet sent after a reduction, retransmitted or
+                // not (SetCWRonRetransmit_ from 2005-06-19 keeps this behaviour under `true`, the default from 2008).
+                ecn_cwr_on_retransmit: true,
+                // ns-2 tcp.cc output(): `if (ecn_) hf->ect() = 1` on every data packet, retransmissions included.
+                ecn_ect_on_retransmit: true,
+                // ns-2 tcp.cc recv_newack_helper(): opencwnd() only for an ACK without ECN-Echo (old_ecn_ 0).
+                ecn_ece_growth: EceGrowth::Never,
+                // ns-2 Agent/TCP bugFix_ true.
+                reno_bugfix: true,
+                // ns-2 tcp.cc opencwnd(), windowOption_ 1: cwnd_ += increase_num_ / cwnd_, a double.
+                ca_increase: CaIncrease::PerAck,
+                // ns-2 tcp.cc slowdown(), precisionReduce_ false (true from 2006-01-24).
+                reduction_basis: ReductionBasis::Ns2Window,
+                // ns-2 Agent/TCP singledup_ 0 (1 later).
+                limited_transmit: false,
+                // ns-2 Agent/TCP syn_ false (true from 2001-05-17): no SYN exchange.
+                handshake: false,
                 ..rfc
             },
             Profile::Linux => TcpConfig {
@@ -137,6 +179,13 @@ impl Profile {
                 delayed_ack_timeout: SimDuration::from_millis(40),
                 // Linux: net.ipv4.tcp_ecn = 2, accept ECN when the peer asks.
                 ecn: EcnPolicy::Accept,
+                // Linux tcp_may_raise_cwnd() (2.6 to 4.x): an ECE ACK may raise cwnd while cwnd < ssthresh;
+                // in Loss state (after a timeout) ECE starts no reduction (tcp_enter_cwr needs ca_state < CWR).
+                ecn_ece_growth: EceGrowth::SlowStart,
+                // Linux tcp_fastretrans_alert(): no new recovery until snd_una passes high_seq.
+                reno_bugfix: true,
+                // Linux tcp_cong_avoid_ai(): +1 segment once snd_cwnd_cnt acknowledged segments reach cwnd.
+                ca_increase: CaIncrease::ByteCounting,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of
@@ -282,8 +331,8 @@ impl Profile {
         };
         match self {
             Profile::Rfc => rfc,
-            // ns-2 tcl/lib/ns-default.tcl as of late 2001 (ns-2.1b8a; the test suites' "FOR UPDATING
-            // GLOBAL DEFAULTS" headers record these pre-2002 values).
+            // ns-2 tcl/lib/ns-default.tcl between 2001-04-23 and 2001-05-14, as for TCP (the test suites'
+            // "FOR UPDATING GLOBAL DEFAULTS" headers record these pre-2002 values).
             Profile::Ns2_2001 => RedSpec {
                 // ns-2 Queue set limit_ 50.
                 limit_packets: Some(50),
@@ -349,15 +398,16 @@ impl Profile {
     }
 
     /// Adaptive ECN defaults. AECN has one source, STUDIES.md §4 (Zheng's
-    /// thesis ch. 5), so every profile gives the same values.
+    /// thesis ch. 5), so every profile gives the same values, except
+    /// `mean_pktsize`, which is the profile's RED value.
     #[must_use]
     pub fn aecn(self) -> AecnSpec {
         AecnSpec {
             variant: Some(AecnVariant::Aecn),
             // STUDIES.md §4: buffer 120.
             limit_packets: Some(120),
-            // STUDIES.md §4: 1000 B packets.
-            mean_pktsize: Some(ByteSize(1000)),
+            // The profile's RED value, so that AECN's idle decay matches its own RED/ECN baselines.
+            mean_pktsize: self.red().mean_pktsize,
             // STUDIES.md §3-4: the ns-2 default of the time, 0.002.
             w_q: Some(0.002),
             // STUDIES.md §4: min_th 10, max_th 30.

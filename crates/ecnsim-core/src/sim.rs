@@ -12,8 +12,9 @@ use crate::link::Port;
 use crate::packet::{Ecn, Packet, TcpHeader, Transport};
 use crate::qdisc::QueueCounters;
 use crate::results::{Results, Table};
+use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::spec::{CcKind, EcnPolicy, ScenarioSpec};
+use crate::spec::{CcKind, EcnPolicy, RtoEstimator, ScenarioSpec};
 use crate::stats::{FlowExtra, Series, Snapshot};
 use crate::tcp::{SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
@@ -138,6 +139,8 @@ pub(crate) struct Endpoint {
     pub(crate) egress: PortId,
     /// IP + TCP header bytes of every segment.
     pub(crate) header_bytes: u32,
+    /// Header bytes on a segment that carries data (0 with ns-2's `useHeaders_ false`).
+    pub(crate) data_header_bytes: u32,
     /// Generation of the current timer event; older ones are stale.
     pub(crate) timer_gen: u32,
     /// When the current-generation timer event fires, if one is pending.
@@ -742,22 +745,48 @@ impl Simulation {
     ) -> u32 {
         let n = self.nodes.len();
         let ecn = |p: Option<EcnPolicy>, c: &TcpConfig| TcpConfig { ecn: p.unwrap_or(c.ecn), ..*c };
-        let initiator = TcpSocket::new(ecn(self.host_ecn[client.index()], &client_cfg));
-        let mut responder = TcpSocket::new(ecn(self.host_ecn[server.index()], &server_cfg));
+        let (client_cfg, server_cfg) =
+            (ecn(self.host_ecn[client.index()], &client_cfg), ecn(self.host_ecn[server.index()], &server_cfg));
+        let (client_phase, server_phase) = if client_cfg.rto_estimator == RtoEstimator::Rfc6298 {
+            (SimDuration::ZERO, SimDuration::ZERO)
+        } else {
+            // ns-2 tcp.cc reset(): boot_time_ = Random::uniform(tcpTick_), one per agent.
+            // The stream is named after the flow (so adding a flow shifts no other flow's phase);
+            // application connections, which have no name, after their connection number.
+            let path = match &self.flows[f.index()].name {
+                Some(name) => format!("flow/{name}/tcp_tick"),
+                None => format!("connection/{}/tcp_tick", f.index()),
+            };
+            let mut rng = SimRng::for_component(self.seed, &path);
+            let mut phase = |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
+            (phase(&client_cfg), phase(&server_cfg))
+        };
+        let mut initiator = TcpSocket::with_tick_phase(client_cfg, client_phase);
+        let mut responder = TcpSocket::with_tick_phase(server_cfg, server_phase);
         responder.listen();
-        let mk = |sock, node: NodeId, peer: NodeId, hb| Endpoint {
+        if !client_cfg.handshake {
+            // No SYN exchange (ns-2 one-way TCP, syn_ false): what the handshake would have negotiated.
+            // RFC 3168 §6.1.1: ECN if the initiator requests it and the responder does not refuse.
+            let ecn_ok = client_cfg.ecn == EcnPolicy::Request && server_cfg.ecn != EcnPolicy::Off;
+            // RFC 2018 §2: SACK if both ends offer it.
+            let sack_ok = client_cfg.cc == CcKind::Sack && server_cfg.cc == CcKind::Sack;
+            initiator.assume_negotiated(ecn_ok, sack_ok);
+            responder.assume_negotiated(ecn_ok, sack_ok);
+        }
+        let mk = |sock, node: NodeId, peer: NodeId, c: &TcpConfig| Endpoint {
             sock,
             flow: f,
             live: true,
             node,
             peer,
             egress: PortId(self.routes[node.index() * n + peer.index()]),
-            header_bytes: hb,
+            header_bytes: c.header_bytes,
+            data_header_bytes: if c.headers_on_data { c.header_bytes } else { 0 },
             timer_gen: 0,
             timer_at: None,
         };
-        let a = mk(initiator, client, server, client_cfg.header_bytes);
-        let b = mk(responder, server, client, server_cfg.header_bytes);
+        let a = mk(initiator, client, server, &client_cfg);
+        let b = mk(responder, server, client, &server_cfg);
         if let Some(slot) = self.free_slots.pop() {
             let i = 2 * slot as usize;
             // Keep the generations moving so that no old event can look current.
@@ -818,7 +847,9 @@ impl Simulation {
                 flow: ep.flow,
                 proto: Transport::Tcp,
                 from_initiator: is_initiator,
-                size: seg.header.payload + ep.header_bytes + seg.header.options_len(),
+                size: seg.header.payload
+                    + if seg.header.payload > 0 { ep.data_header_bytes } else { ep.header_bytes }
+                    + seg.header.options_len(),
                 ecn: seg.ecn,
                 tcp: seg.header,
                 sent_at: now,

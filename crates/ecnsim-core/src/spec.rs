@@ -1270,6 +1270,103 @@ pub enum EcnSynAck {
     EcnplusWait,
 }
 
+/// The retransmission-timer estimator (`tcp.rto_estimator`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoEstimator {
+    /// RFC 6298 in nanoseconds: RTO = SRTT + max(G, 4 RTTVAR), bounded by min/max RTO.
+    Rfc6298,
+    /// ns-2's `TcpAgent` estimator of 2001 (`rfc2988_ false`): samples and sums in whole
+    /// ticks of `clock_granularity`, backoff multiplier capped at 64, then `min_rto`, `max_rto`.
+    Ns2,
+    /// ns-2.35's default (`rfc2988_ true`): as `ns2`, but `min_rto` bounds the RTO before the
+    /// backoff and the multiplier doubles on while the RTO is below `max_rto`.
+    Ns2Rfc2988,
+}
+
+/// Which ACKs carrying ECN-Echo may still open the congestion window (`tcp.ecn_ece_growth`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EceGrowth {
+    /// None (ns-2 `recv_newack_helper()`; RFC 3168 §6.1.2 read literally).
+    Never,
+    /// Those arriving in slow start (Linux `tcp_may_raise_cwnd()`, 2.6 to 4.x).
+    SlowStart,
+    /// Those echoing a mark that a timeout or fast retransmit answered: the last reduction
+    /// was for a loss and the ACK does not pass its point (RFC 3168 §6.1.2: the sender
+    /// "reduces its congestion window for any reason"; retransmissions cannot carry CWR).
+    AfterLoss,
+}
+
+/// How congestion avoidance grows the window (`tcp.ca_increase`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CaIncrease {
+    /// cwnd += SMSS*SMSS/cwnd per ACK, fractions of a byte kept (RFC 5681 eq. 3; ns-2's
+    /// floating window in packets, `cwnd_ += 1/cwnd_`).
+    PerAck,
+    /// cwnd += SMSS once the bytes acknowledged reach cwnd (RFC 3465 §2.1, RFC 5681 §3.1's
+    /// RECOMMENDED method).
+    ByteCounting,
+    /// cwnd += max(1, SMSS*SMSS/cwnd) per ACK in whole bytes, the fraction dropped (ns-3's
+    /// `TcpNewReno::CongestionAvoidance`): slower than one SMSS per round trip at windows of
+    /// hundreds of segments, faster past SMSS segments. For cross-checks against ns-3 only.
+    PerAckTruncated,
+}
+
+/// What data segments carry in their RTT hint, for routers that classify by RTT (`tcp.carry_rtt`).
+///
+/// Scenarios may also give a boolean: `true` means `"smoothed"`, `false` means `"off"`.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CarryRtt {
+    /// No hint (0).
+    Off,
+    /// The smoothed RTT (SRTT).
+    Smoothed,
+    /// The base RTT: the smallest RTT measured so far (Vegas-style).
+    Base,
+}
+
+impl<'de> Deserialize<'de> for CarryRtt {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = CarryRtt;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "one of \"off\", \"smoothed\", \"base\" (or a boolean: true = \"smoothed\", false = \"off\")",
+                )
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<CarryRtt, E> {
+                Ok(if v { CarryRtt::Smoothed } else { CarryRtt::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CarryRtt, E> {
+                match v {
+                    "off" => Ok(CarryRtt::Off),
+                    "smoothed" => Ok(CarryRtt::Smoothed),
+                    "base" => Ok(CarryRtt::Base),
+                    _ => Err(E::unknown_variant(v, &["off", "smoothed", "base"])),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// What a window reduction halves (`tcp.reduction_basis`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ReductionBasis {
+    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 SMSS), held on a repeated timeout;
+    /// RFC 3168 §6.1.2 halves cwnd.
+    FlightSize,
+    /// ns-2 `slowdown()` with `precisionReduce_ false`: half the window in whole segments
+    /// (`int(window() / 2)`, window() = min(cwnd, window_) in packets), at least 2 for
+    /// ssthresh, recomputed on every timeout.
+    Ns2Window,
+}
+
 /// The initial congestion window: a number of segments, or a formula.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(untagged)]
@@ -1347,9 +1444,43 @@ pub struct TcpOverrides {
     /// more than `recover` (NewReno and SACK only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub newreno_careful: Option<bool>,
-    /// Data segments carry the sender's RTT estimate in ms (for Adaptive ECN routers).
+    /// What data segments carry as their RTT hint in ms, for routers that classify by RTT
+    /// (Adaptive ECN): `"off"`, `"smoothed"` (SRTT) or `"base"` (the minimum RTT measured);
+    /// `true` means `"smoothed"`, `false` `"off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub carry_rtt: Option<bool>,
+    pub carry_rtt: Option<CarryRtt>,
+    /// The retransmission-timer estimator: `"rfc6298"`, `"ns2"` or `"ns2_rfc2988"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_estimator: Option<RtoEstimator>,
+    /// CWR may go on a retransmitted segment (ns-2), not only on new data (RFC 3168 §6.1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_cwr_on_retransmit: Option<bool>,
+    /// Retransmitted data segments are ECT (ns-2), not Not-ECT (RFC 3168 §6.1.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_ect_on_retransmit: Option<bool>,
+    /// Which ACKs carrying ECE may still open the window: `"never"`, `"slow_start"`, `"after_loss"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_ece_growth: Option<EceGrowth>,
+    /// ns-2's `bugFix_`: Tahoe and Reno start no new fast retransmit until an ACK covers
+    /// more than `recover` (the highest sequence number sent when the last one, or a timeout, began).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reno_bugfix: Option<bool>,
+    /// How congestion avoidance grows the window: `"per_ack"`, `"byte_counting"` or `"per_ack_truncated"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_increase: Option<CaIncrease>,
+    /// How window reductions are computed: `"flight_size"` (RFC 5681 eq. 4) or `"ns2_window"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction_basis: Option<ReductionBasis>,
+    /// Limited Transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_transmit: Option<bool>,
+    /// The three-way handshake; `false` starts both ends established, as ns-2's one-way TCP with `syn_ false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake: Option<bool>,
+    /// Data segments carry `header_bytes` on the wire; `false` makes a data packet exactly
+    /// `mss` bytes, all of it payload (ns-2 `useHeaders_ false`). ACKs always carry the headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers_on_data: Option<bool>,
 }
 
 /// serde_json ends its messages with " at line L column C"; for the one-line
@@ -1638,6 +1769,13 @@ tcp = { initial_window = 10 }
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "cc = \"cubic\"")], "tcp.cc", "unknown variant `cubic`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
+        (&[("#TCP", "carry_rtt = \"min\"")], "tcp.carry_rtt", "unknown variant `min`, expected one of `off`, `smoothed`, `base`"),
+        (&[("#TCP", "carry_rtt = 1")], "tcp.carry_rtt", "expected one of \"off\", \"smoothed\", \"base\" (or a boolean"),
+        (&[("#TCP", "rto_estimator = \"bsd\"")], "tcp.rto_estimator", "unknown variant `bsd`, expected one of `rfc6298`, `ns2`, `ns2_rfc2988`"),
+        (&[("#TCP", "ecn_ece_growth = \"always\"")], "tcp.ecn_ece_growth", "expected one of `never`, `slow_start`, `after_loss`"),
+        (&[("#TCP", "ca_increase = \"abc\"")], "tcp.ca_increase", "expected one of `per_ack`, `byte_counting`, `per_ack_truncated`"),
+        (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
+        (&[("#TCP", "handshake = \"no\"")], "tcp.handshake", "expected a boolean"),
         (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),
         (&[("\"10Mbps\"", "\"1.2.3Mbps\"")], "links[2].rate", "not a number: \"1.2.3Mbps\""),

@@ -26,8 +26,8 @@ use crate::qdisc::resolve::{self as queue_resolve, limit_in_packets, LinkInfo, Q
 use crate::qdisc::{Limit, Measure};
 use crate::spec::{AecnSpec, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
 use crate::spec::{
-    AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, ScenarioSpec,
-    TcpOverrides, TimeValue,
+    AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
+    ScenarioSpec, TcpOverrides, TimeValue,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::{BitRate, SimDuration};
@@ -236,6 +236,18 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
 /// from different levels.
 fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
     let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
+    if cfg.rto_estimator != RtoEstimator::Rfc6298 && cfg.clock_granularity == SimDuration::ZERO {
+        // ns-2 tcp.cc rtt_update() divides by tcpTick_: the tick-based estimator needs a tick.
+        let at = levels.iter().rposition(|&(_, o)| o.clock_granularity.is_some() || o.rto_estimator.is_some());
+        let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| levels[l].0.to_owned());
+        return Err(SimError::spec(
+            path,
+            format!(
+                "rto_estimator = \"{}\" counts in ticks of clock_granularity, which must be > 0, got 0",
+                if cfg.rto_estimator == RtoEstimator::Ns2 { "ns2" } else { "ns2_rfc2988" }
+            ),
+        ));
+    }
     for &(name, floor) in TCP_AT_LEAST {
         let (field, floor_field) = (tcp_field(name), tcp_field(floor));
         let (value, floor_value) = ((field.resolved)(&cfg), (floor_field.resolved)(&cfg));
@@ -302,6 +314,16 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             restart_after_idle,
             newreno_careful,
             carry_rtt,
+            rto_estimator,
+            ecn_cwr_on_retransmit,
+            ecn_ect_on_retransmit,
+            ecn_ece_growth,
+            reno_bugfix,
+            ca_increase,
+            reduction_basis,
+            limited_transmit,
+            handshake,
+            headers_on_data,
         } = *o;
         set(&mut c.cc, cc, Some);
         set(&mut c.mss, mss, count);
@@ -325,6 +347,16 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.restart_after_idle, restart_after_idle, Some);
         set(&mut c.newreno_careful, newreno_careful, Some);
         set(&mut c.carry_rtt, carry_rtt, Some);
+        set(&mut c.rto_estimator, rto_estimator, Some);
+        set(&mut c.ecn_cwr_on_retransmit, ecn_cwr_on_retransmit, Some);
+        set(&mut c.ecn_ect_on_retransmit, ecn_ect_on_retransmit, Some);
+        set(&mut c.ecn_ece_growth, ecn_ece_growth, Some);
+        set(&mut c.reno_bugfix, reno_bugfix, Some);
+        set(&mut c.ca_increase, ca_increase, Some);
+        set(&mut c.reduction_basis, reduction_basis, Some);
+        set(&mut c.limited_transmit, limited_transmit, Some);
+        set(&mut c.handshake, handshake, Some);
+        set(&mut c.headers_on_data, headers_on_data, Some);
     }
     c
 }
@@ -1282,6 +1314,8 @@ mod tests {
         (&[("#TCP", "max_rto = \"100ms\"")], "tcp.max_rto", "max_rto must be >= min_rto, got max_rto = 100ms (from tcp.max_rto) < min_rto = 200ms (from tcp.min_rto)"),
         (&[("min_rto = \"200ms\"", "min_rto = \"61s\"")], "tcp.min_rto", "max_rto = 60s (from profile \"rfc\") < min_rto = 61s (from tcp.min_rto)"),
         (&[("#TCP", "clock_granularity = \"-1ns\"")], "tcp.clock_granularity", "must be >= 0 and <= 1000000s, got -1ns"),
+        (&[("#TCP", "rto_estimator = \"ns2\"\nclock_granularity = 0")], "tcp", "rto_estimator = \"ns2\" counts in ticks of clock_granularity, which must be > 0, got 0"),
+        (&[("#F0", "tcp = { rto_estimator = \"ns2_rfc2988\", clock_granularity = 0 }")], "flows[0].tcp", "which must be > 0, got 0"),
         (&[("#TCP", "syn_retries = 31")], "tcp.syn_retries", "must be >= 0 and <= 30, got 31"),
         (&[("#TCP", "syn_retries = -1")], "tcp.syn_retries", "got -1"),
         (&[("#TCP", "dupack_threshold = 0")], "tcp.dupack_threshold", "must be >= 1 and <= 1000, got 0"),
@@ -1545,7 +1579,11 @@ mod doc_tests {
 
     #[test]
     fn docs_name_every_tcp_field() {
-        for f in TCP_FIELDS.iter().map(|f| f.name).chain(["cc", "delayed_ack"]) {
+        // Every field of `[tcp]`, as a resolved configuration writes them all.
+        let all = serde_json::to_value(crate::builder::overrides_from(&Profile::Rfc.tcp())).unwrap();
+        let names: Vec<String> = all.as_object().unwrap().keys().cloned().collect();
+        assert!(names.len() > TCP_FIELDS.len(), "{names:?}");
+        for f in names {
             assert!(DOC.contains(&format!("| `{f}` |")), "docs/scenario.md lacks a row for tcp.{f}");
         }
     }

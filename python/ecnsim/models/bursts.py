@@ -41,7 +41,8 @@ __all__ = [
 ]
 
 #: Default maximum segment size (bytes): the ``rfc`` and ``linux`` profiles' (``profile.rs``;
-#: a 1500-byte Ethernet MTU less 40 bytes of headers). ``ns2-2001`` uses 960.
+#: a 1500-byte Ethernet MTU less 40 bytes of headers). ``ns2-2001`` uses 1000 (ns-2's
+#: 1000-byte packets, all counted as payload).
 DEFAULT_MSS = 1460
 
 

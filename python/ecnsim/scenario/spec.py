@@ -180,7 +180,7 @@ def aecn(
 ) -> dict[str, Any]:
     """Adaptive ECN (``docs/models/aecn.md``); ``variant`` is ``"aecn"``,
     ``"aecn2"``, ``"aecn3"`` or ``"aecn4"``. Senders must carry their RTT
-    (``tcp(carry_rtt=True)``)."""
+    (``tcp(carry_rtt="smoothed")`` or ``"base"``)."""
     return {"type": "aecn", **_compact(locals())}
 
 
@@ -295,7 +295,17 @@ def tcp(
     ecn_synack: str | None = None,
     restart_after_idle: bool | None = None,
     newreno_careful: bool | None = None,
-    carry_rtt: bool | None = None,
+    carry_rtt: str | bool | None = None,
+    rto_estimator: str | None = None,
+    ecn_cwr_on_retransmit: bool | None = None,
+    ecn_ect_on_retransmit: bool | None = None,
+    ecn_ece_growth: str | None = None,
+    reno_bugfix: bool | None = None,
+    ca_increase: str | None = None,
+    reduction_basis: str | None = None,
+    limited_transmit: bool | None = None,
+    handshake: bool | None = None,
+    headers_on_data: bool | None = None,
 ) -> dict[str, Any]:
     """TCP parameters; each one left as None takes the profile's value.
 
@@ -303,7 +313,13 @@ def tcp(
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"reno"``, ``"newreno"``,
     ... ; ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
-    ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``.
+    ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
+    ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
+    ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
+    ``"slow_start"`` or ``"after_loss"``; ``ca_increase`` ``"per_ack"``,
+    ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
+    ``"flight_size"`` or ``"ns2_window"``.
+    Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
         {
@@ -326,6 +342,16 @@ def tcp(
             "restart_after_idle": restart_after_idle,
             "newreno_careful": newreno_careful,
             "carry_rtt": carry_rtt,
+            "rto_estimator": rto_estimator,
+            "ecn_cwr_on_retransmit": ecn_cwr_on_retransmit,
+            "ecn_ect_on_retransmit": ecn_ect_on_retransmit,
+            "ecn_ece_growth": ecn_ece_growth,
+            "reno_bugfix": reno_bugfix,
+            "ca_increase": ca_increase,
+            "reduction_basis": reduction_basis,
+            "limited_transmit": limited_transmit,
+            "handshake": handshake,
+            "headers_on_data": headers_on_data,
         }
     )
 

@@ -61,6 +61,7 @@ __all__ = [
 #: Study name -> ``"module:Class"``; modules are imported when a study is asked for.
 STUDIES: dict[str, str] = {
     "hetero": "ecnsim.studies.hetero:HeteroStudy",
+    "aecn": "ecnsim.studies.aecn:AecnStudy",
 }
 
 

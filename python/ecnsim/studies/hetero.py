@@ -71,8 +71,10 @@ class HeteroParams(StudyParams):
     cc: Literal["reno", "newreno", "sack", "tahoe"] = "reno"
     #: Largest send window (ns-2 ``window_``), packets.
     window_packets: int = 64
-    #: Data packet size on the wire (TCP payload + 40 bytes of headers).
+    #: Data packet size on the wire.
     packet_bytes: int = 1000
+    #: ns-2's accounting (``useHeaders_ false``): the whole data packet counts as payload.
+    ns2_accounting: bool = True
     #: Each group's flows start in equal waves at these times.
     starts_s: tuple[float, ...] = (0.0, 2.0)
     start_jitter_s: float = 0.0
@@ -116,6 +118,14 @@ class HeteroParams(StudyParams):
             )
         if self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
+
+
+def _packet_fields(packet_bytes: int, ns2_accounting: bool) -> dict[str, Any]:
+    """TCP fields for data packets of ``packet_bytes`` on the wire (40 B of headers)."""
+    if ns2_accounting:
+        # ns-2 Agent/TCP packetSize_ with useHeaders_ false: the packet is all payload.
+        return {"mss": packet_bytes, "header_bytes": 40, "headers_on_data": False}
+    return {"mss": packet_bytes - 40, "header_bytes": 40, "headers_on_data": True}
 
 
 def _figure_points(p: HeteroParams) -> tuple[list[int], float]:
@@ -670,12 +680,14 @@ class HeteroStudy(Study):
             ),
             Choice(
                 "Packet and ACK sizes",
-                f"{p.packet_bytes} B data packets = {p.packet_bytes - 40} B payload + 40 B "
+                f"{p.packet_bytes} B data packets, all of it counted as payload, as ns-2 of 2001 "
+                "did (useHeaders_ false); 40 B ACKs"
+                if p.ns2_accounting
+                else f"{p.packet_bytes} B data packets = {p.packet_bytes - 40} B payload + 40 B "
                 "headers; 40 B ACKs",
-                "ns-2 of 2001 counted the whole 1000 B packet as payload (useHeaders_ false); "
-                "ecnsim counts headers, so goodput here is payload only (x 1000/960 for ns-2's "
-                "accounting).",
-                "packet_bytes",
+                "ns-2's accounting makes goodputs comparable with the thesis' ns-2 runs; with "
+                "ns2_accounting = false, goodput is payload only (x 1000/960 for ns-2's).",
+                "packet_bytes, ns2_accounting",
             ),
             Choice(
                 "Lockout",
@@ -740,8 +752,7 @@ class HeteroStudy(Study):
             start_jitter=p.start_jitter_s if p.start_jitter_s > 0 else None,
             tcp=tcp(
                 cc=p.cc,
-                mss=p.packet_bytes - 40,
-                header_bytes=40,
+                **_packet_fields(p.packet_bytes, p.ns2_accounting),
                 max_cwnd=p.window_packets,
                 delayed_ack=False,
                 ecn="off" if ecn == "none" else "request",

@@ -4,7 +4,7 @@
 
 use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
-use crate::spec::{CcKind, EcnPolicy, EcnSynAck};
+use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck};
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
@@ -449,11 +449,147 @@ fn receiver_window_limits_the_sender() {
 
 #[test]
 fn carried_rtt_hint_is_srtt_in_ms_on_data_only() {
-    let c = TcpConfig { carry_rtt: true, ..variant(CcKind::Reno, 2) };
+    let c = TcpConfig { carry_rtt: CarryRtt::Smoothed, ..variant(CcKind::Reno, 2) };
     let mut d = Dialogue::established(c, c);
     d.a.send(2 * MSS);
     let data = d.out_a();
     assert!(data.iter().all(|s| s.header.rtt_hint_ms == 100), "{data:?}");
     let acks = d.deliver_to_b(&data, &[]);
     assert!(acks.iter().all(|s| s.header.rtt_hint_ms == 0));
+}
+
+#[test]
+fn carried_base_rtt_stays_at_the_minimum_while_queueing_inflates_the_rtt() {
+    let c = TcpConfig { carry_rtt: CarryRtt::Base, ..variant(CcKind::Reno, 2) };
+    let sm = TcpConfig { carry_rtt: CarryRtt::Smoothed, ..c };
+    for (cfg, smoothed) in [(c, false), (sm, true)] {
+        let mut d = Dialogue::established(cfg, cfg);
+        d.a.send(200 * MSS);
+        let mut segs = d.out_a();
+        // Each round trip the ACKs come back 50 ms later than the one before (a growing queue).
+        for round in 1..=6u64 {
+            let acks = d.deliver_to_b(&segs, &[]);
+            d.now += 50 * round;
+            segs = d.deliver_to_a(&acks, &[]);
+        }
+        let hint = segs.iter().find(|s| s.header.payload > 0).unwrap().header.rtt_hint_ms;
+        if smoothed {
+            assert!(hint > 150, "SRTT follows the queue: {hint} ms");
+        } else {
+            // The handshake's 100 ms, the smallest RTT measured.
+            assert_eq!(hint, 100);
+        }
+    }
+}
+
+#[test]
+fn a_sub_millisecond_rtt_is_carried_as_one_ms_not_as_no_sample() {
+    let c = TcpConfig { carry_rtt: CarryRtt::Base, ..variant(CcKind::Reno, 2) };
+    let mut a = TcpSocket::new(c);
+    let mut b = TcpSocket::new(c);
+    b.listen();
+    let us = |v: u64| SimTime::from_nanos(v * 1000);
+    a.connect(us(0));
+    let syn: Vec<Segment> = std::iter::from_fn(|| a.poll_transmit(us(0))).collect();
+    b.on_segment(us(200), &syn[0].header, syn[0].ecn);
+    let synack: Vec<Segment> = std::iter::from_fn(|| b.poll_transmit(us(200))).collect();
+    a.on_segment(us(400), &synack[0].header, synack[0].ecn);
+    a.send(MSS);
+    let data: Vec<Segment> = std::iter::from_fn(|| a.poll_transmit(us(400))).collect();
+    let seg = data.iter().find(|s| s.header.payload > 0).unwrap();
+    // A 0.4 ms RTT: 1 ms, so AECN puts the flow in its shortest-RTT class, not "no sample".
+    assert_eq!(seg.header.rtt_hint_ms, 1);
+}
+
+// ---------------------------------------------------------------------------
+// ECN-Echo and window growth (`ecn_ece_growth`)
+// ---------------------------------------------------------------------------
+
+/// After a timeout the receiver still echoes a mark (our retransmissions cannot carry CWR
+/// under RFC 3168); whether those ACKs open the window is the profile's choice.
+fn ece_acks_after_a_timeout(growth: EceGrowth, cwr_on_retransmit: bool) -> u64 {
+    let c = TcpConfig {
+        initial_window: InitialWindow::Segments(8),
+        ecn_ece_growth: growth,
+        ecn_cwr_on_retransmit: cwr_on_retransmit,
+        ..cfg()
+    };
+    let mut d = Dialogue::established(c, c);
+    d.a.send(1000 * MSS);
+    let w1 = d.out_a();
+    // The first segment is CE-marked; its ECE reduces the window once.
+    let acks = d.deliver_to_b(&w1[..1], &[0]);
+    d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 1);
+    // Everything else of the window is lost, and so is the CWR segment sent after the reduction.
+    d.a_timeout();
+    let mut segs = d.out_a();
+    for _ in 0..4 {
+        let acks = d.deliver_to_b(&segs, &[]);
+        segs = d.deliver_to_a(&acks, &[]);
+    }
+    d.a.cwnd() / MSS
+}
+
+#[test]
+fn ece_after_a_timeout_blocks_growth_only_with_never_and_no_cwr_on_retransmissions() {
+    // RFC 3168 read literally: every ACK still carries ECE, cwnd stays at one segment.
+    assert_eq!(ece_acks_after_a_timeout(EceGrowth::Never, false), 1);
+    // ns-2 2001: the retransmission carries CWR, the echo stops, slow start resumes.
+    assert!(ece_acks_after_a_timeout(EceGrowth::Never, true) >= 4);
+    // Linux: ECE does not stop slow start.
+    assert!(ece_acks_after_a_timeout(EceGrowth::SlowStart, false) >= 4);
+    // rfc: the timeout answered the mark whose echoes these are.
+    assert!(ece_acks_after_a_timeout(EceGrowth::AfterLoss, false) >= 4);
+}
+
+#[test]
+fn after_an_ecn_reduction_ece_still_blocks_growth_with_after_loss() {
+    let c = TcpConfig { initial_window: InitialWindow::Segments(10), ecn_ece_growth: EceGrowth::AfterLoss, ..cfg() };
+    let mut d = Dialogue::established(c, c);
+    d.a.send(1000 * MSS);
+    let w1 = d.out_a();
+    let acks = d.deliver_to_b(&w1, &[0]);
+    d.deliver_to_a(&acks, &[]);
+    // One reduction, 10 -> 5 segments, and the nine later ECE ACKs did not grow it.
+    assert_eq!(d.a.counters.ecn_reductions, 1);
+    assert_eq!(d.a.cwnd(), 5 * MSS);
+}
+
+// ---------------------------------------------------------------------------
+// Limited Transmit (RFC 3042)
+// ---------------------------------------------------------------------------
+
+#[test]
+fn limited_transmit_sends_one_new_segment_per_early_dupack_and_is_not_counted_in_ssthresh() {
+    for lt in [true, false] {
+        let c = TcpConfig { limited_transmit: lt, ..variant(CcKind::Reno, 8) };
+        let mut d = Dialogue::established(c, c);
+        d.a.send(100 * MSS);
+        let w = d.out_a();
+        assert_eq!(w.len(), 8);
+        // The first segment is lost; the next three arrive and each is duplicate-ACKed.
+        let dupacks = d.deliver_to_b(&w[1..4], &[]);
+        assert_eq!(dupacks.len(), 3);
+        d.now += OWD;
+        let now = t(d.now);
+        let mut sent = Vec::new();
+        for (i, ack) in dupacks.iter().enumerate() {
+            d.a.on_segment(now, &ack.header, ack.ecn);
+            let out: Vec<Segment> = std::iter::from_fn(|| d.a.poll_transmit(now)).collect();
+            sent.push(data_seqs(&out));
+            if i < 2 {
+                assert!(!d.a.in_recovery());
+            }
+        }
+        if lt {
+            // RFC 3042 §2: segments 9 and 10 on the first two duplicate ACKs, cwnd unchanged;
+            // then fast retransmit, with ssthresh from the 8 segments in flight before them.
+            assert_eq!(sent, vec![vec![1 + 8 * MSS], vec![1 + 9 * MSS], vec![1]]);
+        } else {
+            assert_eq!(sent, vec![vec![], vec![], vec![1]]);
+        }
+        // RFC 5681 §3.2 step 2: ssthresh = FlightSize / 2 without the Limited Transmit segments.
+        assert_eq!(d.a.ssthresh(), 4 * MSS, "limited_transmit = {lt}");
+    }
 }

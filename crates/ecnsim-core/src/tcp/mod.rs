@@ -7,16 +7,18 @@ pub mod cc;
 #[cfg(test)]
 mod dialogues;
 mod rtt;
+mod rtt_ns2;
 mod sack;
 mod socket;
 mod state;
 
-pub use rtt::RttEstimator;
+pub use rtt::{Rfc6298Estimator, RttEstimator};
+pub use rtt_ns2::Ns2Estimator;
 pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket};
 
 pub use state::TcpState;
 
-use crate::spec::{CcKind, EcnPolicy, EcnSynAck};
+use crate::spec::{CaIncrease, CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, ReductionBasis, RtoEstimator};
 use crate::time::SimDuration;
 
 /// Fully resolved TCP parameters of one connection (both ends use the same).
@@ -58,8 +60,28 @@ pub struct TcpConfig {
     pub restart_after_idle: bool,
     /// RFC 6582 §3.2 step 1 "careful" check of `recover` before fast retransmit.
     pub newreno_careful: bool,
-    /// Data segments carry the RTT estimate in ms.
-    pub carry_rtt: bool,
+    /// What data segments carry as their RTT hint (ms).
+    pub carry_rtt: CarryRtt,
+    /// The retransmission-timer estimator.
+    pub rto_estimator: RtoEstimator,
+    /// CWR may go on a retransmitted segment (ns-2), not only on new data (RFC 3168).
+    pub ecn_cwr_on_retransmit: bool,
+    /// Retransmitted data segments are ECT (ns-2), not Not-ECT (RFC 3168 §6.1.5).
+    pub ecn_ect_on_retransmit: bool,
+    /// Which ACKs carrying ECE may still open the window.
+    pub ecn_ece_growth: EceGrowth,
+    /// ns-2 `bugFix_`: no new Tahoe/Reno fast retransmit until an ACK covers more than `recover`.
+    pub reno_bugfix: bool,
+    /// How congestion avoidance grows the window.
+    pub ca_increase: CaIncrease,
+    /// What window reductions halve.
+    pub reduction_basis: ReductionBasis,
+    /// RFC 3042 Limited Transmit.
+    pub limited_transmit: bool,
+    /// The three-way handshake is exchanged (ns-2 `syn_`).
+    pub handshake: bool,
+    /// Data segments carry `header_bytes` on the wire (ns-2 `useHeaders_`).
+    pub headers_on_data: bool,
 }
 
 /// The initial congestion window.

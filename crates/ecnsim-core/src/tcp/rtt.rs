@@ -1,4 +1,6 @@
-//! The retransmission timer's estimator, per RFC 6298.
+//! The retransmission timer's estimators: RFC 6298 (here) and ns-2's
+//! integer-tick estimator (`rtt_ns2.rs`), chosen by `TcpConfig::rto_estimator`
+//! and dispatched by the closed enum [`RttEstimator`].
 //!
 //! Read first: RFC 6298 "Computing TCP's Retransmission Timer" §2 (the
 //! estimator), §3 (Karn's algorithm: the caller never feeds a sample taken
@@ -7,11 +9,108 @@
 //! Arithmetic is in integer nanoseconds; the RFC's real-valued gains
 //! alpha = 1/8 and beta = 1/4 become exact shifts of scaled sums.
 
-use crate::time::SimDuration;
+use crate::spec::RtoEstimator;
+use crate::tcp::rtt_ns2::Ns2Estimator;
+use crate::tcp::TcpConfig;
+use crate::time::{SimDuration, SimTime};
 
-/// SRTT / RTTVAR / RTO state of one connection.
+/// The retransmission-timer estimator of one connection.
 #[derive(Clone, Debug)]
-pub struct RttEstimator {
+pub enum RttEstimator {
+    /// RFC 6298, in nanoseconds.
+    Rfc6298(Rfc6298Estimator),
+    /// ns-2's `TcpAgent` estimator, in clock ticks.
+    Ns2(Ns2Estimator),
+}
+
+impl RttEstimator {
+    /// The estimator `cfg.rto_estimator` names; `tick_phase` is the offset of
+    /// this connection's tick clock (ns-2's `boot_time_`, used by the ns-2 estimator only).
+    #[must_use]
+    pub fn for_config(cfg: &TcpConfig, tick_phase: SimDuration) -> Self {
+        match cfg.rto_estimator {
+            RtoEstimator::Rfc6298 => RttEstimator::Rfc6298(Rfc6298Estimator::new(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                cfg.clock_granularity,
+            )),
+            RtoEstimator::Ns2 | RtoEstimator::Ns2Rfc2988 => RttEstimator::Ns2(Ns2Estimator::new(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                cfg.clock_granularity,
+                tick_phase,
+                cfg.rto_estimator == RtoEstimator::Ns2Rfc2988,
+            )),
+        }
+    }
+
+    /// A segment sent at `sent` was acknowledged at `now` (never a
+    /// retransmitted one: RFC 6298 §3, Karn). Clears the backoff.
+    pub fn on_sample(&mut self, sent: SimTime, now: SimTime) {
+        match self {
+            RttEstimator::Rfc6298(e) => e.on_sample(now.saturating_since(sent)),
+            RttEstimator::Ns2(e) => e.on_sample(sent, now),
+        }
+    }
+
+    /// The timer expired: back off.
+    pub fn on_backoff(&mut self) {
+        match self {
+            RttEstimator::Rfc6298(e) => e.on_backoff(),
+            RttEstimator::Ns2(e) => e.on_backoff(),
+        }
+    }
+
+    /// Replace the RTO by `rto`, keeping any samples, and clear the backoff.
+    pub fn reset_rto(&mut self, rto: SimDuration) {
+        match self {
+            RttEstimator::Rfc6298(e) => e.reset_rto(rto),
+            RttEstimator::Ns2(e) => e.reset_rto(rto),
+        }
+    }
+
+    /// The current RTO, backoff applied.
+    #[must_use]
+    pub fn rto(&self) -> SimDuration {
+        match self {
+            RttEstimator::Rfc6298(e) => e.rto(),
+            RttEstimator::Ns2(e) => e.rto(),
+        }
+    }
+
+    /// SRTT, if any sample has been taken.
+    #[must_use]
+    pub fn srtt(&self) -> Option<SimDuration> {
+        match self {
+            RttEstimator::Rfc6298(e) => e.srtt(),
+            RttEstimator::Ns2(e) => e.srtt(),
+        }
+    }
+
+    /// RTTVAR.
+    #[must_use]
+    pub fn rttvar(&self) -> SimDuration {
+        match self {
+            RttEstimator::Rfc6298(e) => e.rttvar(),
+            RttEstimator::Ns2(e) => e.rttvar(),
+        }
+    }
+
+    /// True if the timer has expired since the last sample (a repeated timeout follows).
+    #[must_use]
+    pub fn is_backed_off(&self) -> bool {
+        match self {
+            RttEstimator::Rfc6298(e) => e.backoffs() > 0,
+            RttEstimator::Ns2(e) => e.backoff() > 1,
+        }
+    }
+}
+
+/// SRTT / RTTVAR / RTO state of one connection, per RFC 6298.
+#[derive(Clone, Debug)]
+pub struct Rfc6298Estimator {
     /// Smoothed round-trip time (SRTT); `None` until the first sample.
     srtt: Option<SimDuration>,
     /// Round-trip time variation (RTTVAR).
@@ -26,11 +125,11 @@ pub struct RttEstimator {
     granularity: SimDuration,
 }
 
-impl RttEstimator {
+impl Rfc6298Estimator {
     /// A fresh estimator: RFC 6298 §2.1, RTO <- the initial RTO until a sample is made.
     #[must_use]
     pub fn new(initial_rto: SimDuration, min_rto: SimDuration, max_rto: SimDuration, granularity: SimDuration) -> Self {
-        RttEstimator {
+        Rfc6298Estimator {
             srtt: None,
             rttvar: SimDuration::ZERO,
             base_rto: initial_rto.min(max_rto),
@@ -117,14 +216,14 @@ mod tests {
         SimDuration::from_millis(v)
     }
 
-    fn est() -> RttEstimator {
-        RttEstimator::new(ms(1000), ms(200), ms(60_000), ms(1))
+    fn est() -> Rfc6298Estimator {
+        Rfc6298Estimator::new(ms(1000), ms(200), ms(60_000), ms(1))
     }
 
     #[test]
     fn before_any_sample_rto_is_initial() {
         assert_eq!(est().rto(), ms(1000));
-        assert_eq!(RttEstimator::new(ms(3000), ms(200), ms(60_000), ms(1)).rto(), ms(3000));
+        assert_eq!(Rfc6298Estimator::new(ms(3000), ms(200), ms(60_000), ms(1)).rto(), ms(3000));
     }
 
     #[test]
@@ -152,7 +251,7 @@ mod tests {
 
     #[test]
     fn granularity_bounds_the_variance_term() {
-        let mut e = RttEstimator::new(ms(1000), ms(0), ms(60_000), ms(500));
+        let mut e = Rfc6298Estimator::new(ms(1000), ms(0), ms(60_000), ms(500));
         for _ in 0..50 {
             e.on_sample(ms(100));
         }
@@ -162,14 +261,14 @@ mod tests {
 
     #[test]
     fn rto_is_rounded_up_to_the_minimum() {
-        let mut e = RttEstimator::new(ms(1000), ms(1000), ms(60_000), ms(1));
+        let mut e = Rfc6298Estimator::new(ms(1000), ms(1000), ms(60_000), ms(1));
         e.on_sample(ms(10));
         assert_eq!(e.rto(), ms(1000));
     }
 
     #[test]
     fn backoff_doubles_up_to_the_maximum_and_a_sample_clears_it() {
-        let mut e = RttEstimator::new(ms(1000), ms(200), ms(5000), ms(1));
+        let mut e = Rfc6298Estimator::new(ms(1000), ms(200), ms(5000), ms(1));
         e.on_backoff();
         assert_eq!(e.rto(), ms(2000));
         e.on_backoff();

@@ -17,7 +17,7 @@
 //! Application data is modelled as byte counts (no payload bytes are stored).
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
-use crate::spec::{CcKind, EcnPolicy, EcnSynAck};
+use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, ReductionBasis};
 use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
@@ -95,6 +95,9 @@ struct EcnState {
     cwr_due: bool,
     /// Sender: no new reduction until SND.UNA passes this point (once per window).
     reduced_until: Option<u64>,
+    /// Sender: the last reduction was for an ECN-Echo, in the window ending here
+    /// (a loss detected before SND.UNA passes it is not a new reduction: RFC 3168 §6.1.2).
+    ecn_cut_until: Option<u64>,
     /// Sender: the cwnd = 1 rule of RFC 3168 §6.1.2: send new data only after the timer expires.
     wait_for_timer: bool,
     /// Responder: the next SYN-ACK is ECT (RFC 5562 / ECN+).
@@ -138,6 +141,8 @@ pub struct TcpSocket {
     recover: u64,
     /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
     partial_acks: u32,
+    /// New data sent by Limited Transmit since the last ACK of new data (RFC 3042).
+    limited_transmit_bytes: u64,
     /// Fast retransmit of the segment at SND.UNA is due.
     retransmit_due: bool,
     /// SACK was negotiated.
@@ -145,6 +150,8 @@ pub struct TcpSocket {
     /// SACK scoreboard (sender side).
     scoreboard: Scoreboard,
     rtt: RttEstimator,
+    /// The smallest RTT measured (the base RTT of `carry_rtt = "base"`).
+    min_rtt: Option<SimDuration>,
     /// Karn: the one segment being timed, as (end sequence, send time).
     rtt_probe: Option<(u64, SimTime)>,
     /// When the retransmission timer expires, if running.
@@ -174,6 +181,9 @@ pub struct TcpSocket {
     unacked_segments: u32,
     /// When the delayed ACK must go out, if one is pending.
     delack_deadline: Option<SimTime>,
+    /// A poll is wanted at this instant to hand events to the application (a
+    /// connection opened without a handshake is connected at once).
+    wake_at: Option<SimTime>,
 
     events: SocketEvents,
     /// Counters of this endpoint.
@@ -184,6 +194,12 @@ impl TcpSocket {
     /// A closed endpoint with parameters `cfg`.
     #[must_use]
     pub fn new(cfg: TcpConfig) -> Self {
+        Self::with_tick_phase(cfg, SimDuration::ZERO)
+    }
+
+    /// A closed endpoint whose tick clock (ns-2's estimator only) is offset by `tick_phase`.
+    #[must_use]
+    pub fn with_tick_phase(cfg: TcpConfig, tick_phase: SimDuration) -> Self {
         let mss = u64::from(cfg.mss);
         TcpSocket {
             state: TcpState::Closed,
@@ -194,23 +210,26 @@ impl TcpSocket {
             app_end: ISS + 1,
             unlimited: false,
             fin_requested: false,
-            win: Window {
+            win: Window::new(
                 // RFC 5681 §3.1: IW (a number of segments, or RFC 3390's formula).
-                cwnd: cfg.initial_window.bytes(cfg.mss),
+                cfg.initial_window.bytes(cfg.mss),
                 // RFC 5681 §3.1: the initial value of ssthresh SHOULD be set arbitrarily high.
-                ssthresh: u64::MAX / 2,
+                u64::MAX / 2,
                 mss,
-                max_cwnd: u64::from(cfg.max_cwnd) * mss,
-            },
+                u64::from(cfg.max_cwnd) * mss,
+                cfg.ca_increase,
+            ),
             cc: AnyCc::new(cfg.cc),
             dupacks: 0,
             in_recovery: false,
             recover: ISS,
             partial_acks: 0,
+            limited_transmit_bytes: 0,
             retransmit_due: false,
             sack_ok: false,
             scoreboard: Scoreboard::default(),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
+            rtt: RttEstimator::for_config(&cfg, tick_phase),
+            min_rtt: None,
             rtt_probe: None,
             rto_deadline: None,
             syn_due: false,
@@ -225,6 +244,7 @@ impl TcpSocket {
             ack_now: false,
             unacked_segments: 0,
             delack_deadline: None,
+            wake_at: None,
             events: SocketEvents::default(),
             counters: TcpCounters::default(),
             cfg,
@@ -235,17 +255,41 @@ impl TcpSocket {
     // Application interface
     // ------------------------------------------------------------------
 
-    /// Active open: send a SYN (RFC 793 §3.4).
+    /// Active open: send a SYN (RFC 793 §3.4), or, without a handshake, start established.
     pub fn connect(&mut self, now: SimTime) {
+        if !self.cfg.handshake {
+            // ns-2 one-way TCP, syn_ false: the first data packet goes out at once (see `assume_negotiated`).
+            debug_assert_eq!(self.state, TcpState::Established);
+            self.events.connected = true;
+            self.wake_at = Some(now);
+            return;
+        }
         debug_assert_eq!(self.state, TcpState::Closed);
-        let _ = now;
         self.state = TcpState::SynSent;
         self.syn_due = true;
+    }
+
+    /// Without a handshake (`TcpConfig::handshake` false): skip it, with the
+    /// outcome it would have had. Both ends are ESTABLISHED with SYN and SYN-ACK
+    /// counted as sent and received; the RTO stays the initial one until a data
+    /// segment is timed. Call once, after `listen` on the responder.
+    pub fn assume_negotiated(&mut self, ecn_ok: bool, sack_ok: bool) {
+        self.ecn.ok = ecn_ok;
+        self.sack_ok = sack_ok;
+        self.snd_una = ISS + 1;
+        self.snd_nxt = ISS + 1;
+        self.snd_max = ISS + 1;
+        self.rcv_nxt = ISS + 1;
+        if self.state == TcpState::Listen {
+            self.events.connected = true;
+        }
+        self.state = TcpState::Established;
     }
 
     /// Passive open: wait for a SYN.
     pub fn listen(&mut self) {
         debug_assert_eq!(self.state, TcpState::Closed);
+        debug_assert_eq!(self.snd_max, ISS);
         self.state = TcpState::Listen;
     }
 
@@ -353,14 +397,14 @@ impl TcpSocket {
     /// The earliest instant at which [`TcpSocket::on_timer`] has work.
     #[must_use]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        match (self.rto_deadline, self.delack_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, self.delack_deadline, self.wake_at].into_iter().flatten().min()
     }
 
     /// Run every timer due at `now`.
     pub fn on_timer(&mut self, now: SimTime) {
+        if self.wake_at.is_some_and(|d| d <= now) {
+            self.wake_at = None;
+        }
         if self.delack_deadline.is_some_and(|d| d <= now) {
             // RFC 5681 §4.2: the delayed-ACK timer expired: ACK now.
             self.delack_deadline = None;
@@ -396,9 +440,17 @@ impl TcpSocket {
             _ if self.snd_una < self.snd_max => {
                 self.counters.rto_count += 1;
                 self.ecn.wait_for_timer = false;
-                let first = self.rtt.backoffs() == 0;
-                let flight = self.flight_size();
+                // RFC 5681 §3.1 holds ssthresh on a repeated timeout; ns-2's slowdown() halves the
+                // (by then one-packet) window on every timeout.
+                let first = !self.rtt.is_backed_off() || self.cfg.reduction_basis == ReductionBasis::Ns2Window;
+                // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
+                // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
+                let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                let first = first && !after_ecn;
+                let flight = self.reduction_flight();
                 self.cc.on_rto(&mut self.win, flight, first);
+                self.win.acc = 0;
+                self.ecn.ecn_cut_until = None;
                 // RFC 6582 §3.2 step 4: after a timeout, recover <- the highest sequence number sent.
                 self.recover = self.snd_max;
                 self.in_recovery = false;
@@ -543,7 +595,7 @@ impl TcpSocket {
         if self.syn_retries == 0 {
             // RFC 6298 §3 (Karn): only a SYN sent once gives a valid sample.
             if let Some(t) = self.syn_sent_at {
-                self.rtt.on_sample(now.saturating_since(t));
+                self.take_rtt_sample(t, now);
             }
         } else if self.cfg.initial_rto < SimDuration::from_secs(3) {
             // RFC 6298 §5.7: after a retransmitted SYN with an RTO below 3 s, RTO is re-initialised to 3 s.
@@ -608,10 +660,11 @@ impl TcpSocket {
         self.snd_nxt = self.snd_nxt.max(ack);
         self.snd_wnd = h.window;
         self.dupacks = 0;
+        self.limited_transmit_bytes = 0;
         // RFC 6298 §3 (Karn) / §2: an ACK covering the timed segment gives a sample.
         if let Some((end, sent)) = self.rtt_probe {
             if ack >= end {
-                self.rtt.on_sample(now.saturating_since(sent));
+                self.take_rtt_sample(sent, now);
                 self.rtt_probe = None;
             }
         }
@@ -633,9 +686,7 @@ impl TcpSocket {
             if full {
                 self.in_recovery = false;
             }
-        } else if !(self.ecn.ok && h.flags.contains(TcpFlags::ECE)) {
-            // RFC 3168 §6.1.2 treats ECE as a loss; as in ns-2's TcpAgent, an ACK
-            // carrying ECE does not open the window.
+        } else if self.may_grow_on(h) {
             self.cc.on_ack(&mut self.win, acked);
         }
         if self.snd_una == self.snd_max {
@@ -681,14 +732,39 @@ impl TcpSocket {
         if !(threshold || sack_lost) {
             return;
         }
-        // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
-        // `recover` (kept here as one past the highest sequence number sent, hence `<`).
-        if self.cc.checks_recover() && self.cfg.newreno_careful && self.snd_una < self.recover {
+        // `recover` is kept as one past the highest sequence number sent when the last recovery or
+        // timeout began.
+        let guarded = if self.cc.checks_recover() {
+            // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
+            // `recover`. DEVIATION(RFC 6582): an ACK of exactly `recover` also qualifies (RFC 2582's
+            // "less careful" boundary), as ecnsim has always done; see docs/models/tcp.md.
+            self.cfg.newreno_careful && self.snd_una < self.recover
+        } else {
+            // ns-2 dupack_action() with bugFix_: only if highest_ack_ > recover_ (the ACK covers more
+            // than the highest packet sent when the last fast retransmit or timeout began).
+            self.cfg.reno_bugfix && self.snd_una <= self.recover
+        };
+        // ns-2 dupack_action(): a loss in the window already reduced for a CE mark is retransmitted
+        // without a second reduction (RFC 3168 §6.1.2: ssthresh is reduced once per round trip).
+        let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+        if guarded && !after_ecn {
+            // No second fast retransmit for losses in the same window.
             return;
         }
         self.counters.fast_retransmits += 1;
-        let flight = self.flight_size();
-        match self.cc.on_dupack_threshold(&mut self.win, flight) {
+        let response = if after_ecn {
+            self.cc.on_dupack_threshold_after_ecn(&mut self.win, self.cfg.dupack_threshold)
+        } else {
+            // RFC 5681 §3.2 step 2: data sent by Limited Transmit is not counted in FlightSize here.
+            let flight = self.reduction_flight().saturating_sub(self.limited_transmit_bytes);
+            let r = self.cc.on_dupack_threshold(&mut self.win, flight);
+            self.note_window_reduced();
+            r
+        };
+        self.win.acc = 0;
+        self.ecn.ecn_cut_until = None;
+        self.limited_transmit_bytes = 0;
+        match response {
             LossResponse::FastRecovery => {
                 self.in_recovery = true;
                 self.partial_acks = 0;
@@ -704,11 +780,56 @@ impl TcpSocket {
                 self.snd_nxt = self.snd_una;
             }
         }
-        self.note_window_reduced();
         // RFC 6298 §3 (Karn): a retransmission invalidates the sample in progress.
         self.rtt_probe = None;
     }
 
+    /// The FlightSize a loss reduction halves: RFC 5681 eq. (4)'s FlightSize, or ns-2's window
+    /// in whole packets (`int(window())`, at most `window_`), rounded down to an even number of
+    /// segments so that halving it gives ns-2's `int(window() / 2)`.
+    fn reduction_flight(&self) -> u64 {
+        match self.cfg.reduction_basis {
+            ReductionBasis::FlightSize => self.flight_size(),
+            ReductionBasis::Ns2Window => self.ns2_window_basis(),
+        }
+    }
+
+    /// ns-2 slowdown() with precisionReduce_ false: 2 * int(window() / 2) packets, in bytes.
+    fn ns2_window_basis(&self) -> u64 {
+        let mss = self.win.mss;
+        let packets = self.win.cwnd.min(self.win.max_cwnd) / mss;
+        packets / 2 * 2 * mss
+    }
+
+    /// Whether this ACK of new data may open the window (`TcpConfig::ecn_ece_growth`).
+    fn may_grow_on(&self, h: &TcpHeader) -> bool {
+        if !(self.ecn.ok && h.flags.contains(TcpFlags::ECE)) {
+            return true;
+        }
+        match self.cfg.ecn_ece_growth {
+            // ns-2 recv_newack_helper() / RFC 3168 §6.1.2: no ACK carrying ECE opens the window.
+            EceGrowth::Never => false,
+            // Linux tcp_may_raise_cwnd(): (!(flag & FLAG_ECE) || snd_cwnd < snd_ssthresh).
+            EceGrowth::SlowStart => self.win.in_slow_start(),
+            // RFC 3168 §6.1.2: a timeout or fast retransmit is the response to any congestion in its
+            // window ("reduces its congestion window for any reason"); an ECE on an ACK that does not
+            // pass that reduction's point echoes a mark it answered, and retransmissions cannot carry
+            // the CWR that would end the echo. After an ECN reduction, ECE still blocks growth.
+            EceGrowth::AfterLoss => {
+                self.ecn.ecn_cut_until.is_none() && self.ecn.reduced_until.is_some_and(|r| self.snd_una <= r)
+            }
+        }
+    }
+
+    /// One RTT measurement: the segment sent at `sent` was acknowledged at `now`.
+    fn take_rtt_sample(&mut self, sent: SimTime, now: SimTime) {
+        self.rtt.on_sample(sent, now);
+        let r = now.saturating_since(sent);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+    }
+
+    // DEVIATION(ns-2): ns-2's ecn() also reacts to the first ECE after a timeout inside the window
+    // (last_cwnd_action_ == CWND_ACTION_TIMEOUT); here echoes wait until SND.UNA passes the timeout's point.
     fn on_ecn_echo(&mut self, now: SimTime) {
         // RFC 3168 §6.1.2: react at most once per window of data, and not during
         // loss recovery (the window was already reduced for this window).
@@ -718,8 +839,15 @@ impl TcpSocket {
             return;
         }
         self.counters.ecn_reductions += 1;
-        let at_minimum = self.cc.on_ecn_echo(&mut self.win);
+        let basis = match self.cfg.reduction_basis {
+            // RFC 3168 §6.1.2: halve cwnd.
+            ReductionBasis::FlightSize => self.win.cwnd,
+            ReductionBasis::Ns2Window => self.ns2_window_basis(),
+        };
+        let at_minimum = self.cc.on_ecn_echo(&mut self.win, basis);
+        self.win.acc = 0;
         self.note_window_reduced();
+        self.ecn.ecn_cut_until = self.ecn.reduced_until;
         if at_minimum {
             // RFC 3168 §6.1.2: with cwnd at one segment, set the retransmit timer and send
             // a new packet only when it expires.
@@ -944,7 +1072,7 @@ impl TcpSocket {
             self.retransmit_due = false;
             return Some(self.snd_una);
         }
-        let usable = self.snd_una + self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd);
+        let usable = self.send_limit();
         if self.sack_recovery() {
             return self.next_seg_sack(data_end);
         }
@@ -961,11 +1089,43 @@ impl TcpSocket {
                 return None;
             }
             self.restart_if_idle(now);
-            if seq + len.max(1) > self.snd_una + self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd) {
+            if seq + len.max(1) > self.send_limit() {
                 return None;
             }
         }
         Some(seq)
+    }
+
+    /// One past the last sequence number the windows allow: SND.UNA + min(cwnd, rwnd, max_cwnd),
+    /// plus one segment per duplicate ACK of new data under Limited Transmit.
+    fn send_limit(&self) -> u64 {
+        let usable = self.snd_una + self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd);
+        if self.limited_transmit_active() && self.snd_nxt >= self.snd_max {
+            // RFC 3042 §2: a new segment per duplicate ACK (at most two), within the receiver's
+            // window; cwnd itself is unchanged (ns-2 send_one(): t_seqno_ <= highest_ack_ + cwnd_ + dupacks_).
+            let extra = u64::from(self.dupacks) * self.win.mss;
+            return usable.max(self.snd_una + (self.win.cwnd + extra).min(self.snd_wnd));
+        }
+        usable
+    }
+
+    /// RFC 3042 §2: between the first duplicate ACK and the threshold, new data may exceed cwnd.
+    fn limited_transmit_active(&self) -> bool {
+        self.cfg.limited_transmit && !self.in_recovery && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold
+    }
+
+    /// The RTT hint a data segment carries, in whole ms (0 = none).
+    fn rtt_hint_ms(&self) -> u32 {
+        let rtt = match self.cfg.carry_rtt {
+            CarryRtt::Off => return 0,
+            // STUDIES.md §4 (AECN): the sender's current RTT estimate in ms, 0 without a sample.
+            CarryRtt::Smoothed => self.rtt.srtt(),
+            // STUDIES.md §4: the thesis carried a Vegas-style base RTT, the smallest RTT measured.
+            CarryRtt::Base => self.min_rtt,
+        };
+        // A measured RTT below 1 ms is carried as 1 ms: 0 means "no sample" to the router, and
+        // AECN's lowest class starts at 0.5 ms, so 1 ms keeps such a flow in it.
+        rtt.map_or(0, |d| u32::try_from(d.as_nanos() / 1_000_000).unwrap_or(u32::MAX).max(1))
     }
 
     /// RFC 6675 §4 NextSeg(), gated by §5 step (C): cwnd - pipe >= 1 SMSS.
@@ -1025,10 +1185,8 @@ impl TcpSocket {
         let payload = u32::try_from(len).expect("len <= mss");
         let mut header = self.header(seq, payload);
         let mut ecn = Ecn::NotEct;
-        if self.cfg.carry_rtt && len > 0 {
-            // STUDIES.md §4 (AECN): the sender's current RTT estimate in ms, 0 without a sample.
-            header.rtt_hint_ms =
-                self.rtt.srtt().map_or(0, |d| u32::try_from(d.as_nanos() / 1_000_000).unwrap_or(u32::MAX));
+        if len > 0 {
+            header.rtt_hint_ms = self.rtt_hint_ms();
         }
         if with_fin {
             header.flags.insert(TcpFlags::FIN);
@@ -1039,15 +1197,23 @@ impl TcpSocket {
                 s => s,
             };
         }
-        if self.ecn.ok && len > 0 && !is_retransmit {
-            // RFC 3168 §6.1.2: ECT on data segments only, never on retransmissions (§6.1.5).
-            ecn = Ecn::Ect0;
-            if self.ecn.cwr_due {
-                // RFC 3168 §6.1.2: CWR on the first new data segment after a reduction.
+        if self.ecn.ok && len > 0 {
+            if !is_retransmit || self.cfg.ecn_ect_on_retransmit {
+                // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
+                // unless as ns-2's output() does.
+                ecn = Ecn::Ect0;
+            }
+            if self.ecn.cwr_due && (!is_retransmit || self.cfg.ecn_cwr_on_retransmit) {
+                // RFC 3168 §6.1.2: CWR on the first new data segment after a reduction (ns-2 output():
+                // on the next packet, retransmitted or not).
                 header.flags.insert(TcpFlags::CWR);
                 self.ecn.cwr_due = false;
                 self.counters.cwr_sent += 1;
             }
+        }
+        if seq >= self.snd_max && self.limited_transmit_active() && end > self.snd_una + self.win.cwnd {
+            // RFC 5681 §3.2 step 2: remember what Limited Transmit sent beyond cwnd.
+            self.limited_transmit_bytes += len;
         }
         if self.sack_recovery() && is_retransmit {
             self.scoreboard.high_rxt = self.scoreboard.high_rxt.max(end);
@@ -1111,6 +1277,8 @@ mod tests {
             initial_window: crate::tcp::InitialWindow::Segments(1),
             min_rto: SimDuration::from_millis(200),
             initial_rto: SimDuration::from_secs(1),
+            // Plain RFC 5681 fast retransmit here; Limited Transmit has its dialogues.
+            limited_transmit: false,
             ..Profile::Rfc.tcp()
         }
     }

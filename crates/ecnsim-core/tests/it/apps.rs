@@ -99,6 +99,27 @@ fn crr_response_time_is_handshake_request_and_slow_start_rounds() {
 }
 
 #[test]
+fn crr_without_a_handshake_saves_the_connection_round_trip() {
+    // tcp.handshake = false (ns-2 syn_ false): the client is connected when it opens, sends its
+    // request at once, and the transaction takes one RTT less (IW 2: 4 RTT -> 3 RTT).
+    let t = topo(1, 1, "1Gbps", "2s", "")
+        + r#"[[apps]]
+name = "crr"
+clients = ["c0"]
+servers = ["s0"]
+tcp = { initial_window = 2, handshake = false }
+model = { type = "crr", request = 1000, response = 14600 }
+"#;
+    let r = run(&t, 1).1;
+    let tx = rows(&r, "transaction");
+    assert!(tx.len() > 10, "{} transactions", tx.len());
+    for &(_, _, rt, req, resp, _, _) in &tx {
+        assert!((rt - 3.0 * RTT).abs() < 0.0005, "response time {rt} vs {}", 3.0 * RTT);
+        assert_eq!((req, resp), (1000, 14600));
+    }
+}
+
+#[test]
 fn rr_runs_every_transaction_on_one_connection() {
     let t = topo(2, 1, "1Gbps", "2s", "")
         + r#"[[apps]]

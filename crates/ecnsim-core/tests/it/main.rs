@@ -4,6 +4,7 @@ mod apps;
 mod aqm;
 mod common;
 mod determinism;
+mod ns2_dialogues;
 mod scenarios;
 mod tcp_variants;
 mod trace;

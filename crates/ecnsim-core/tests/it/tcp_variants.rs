@@ -144,7 +144,8 @@ fn host_policies_decide_negotiation() {
 #[test]
 fn dropped_synack_costs_the_profiles_initial_rto() {
     for (profile, rto) in [("rfc", 1.0), ("ns2-2001", 6.0), ("linux", 1.0), ("linux-2.4", 3.0)] {
-        let t = line("", "", 10_000).replace(
+        // ns2-2001 has no handshake by default (ns-2 syn_ false); ask for one.
+        let t = line("", "handshake = true", 10_000).replace(
             "simulation = { duration = 30 }",
             &format!("simulation = {{ duration = 30, profile = \"{profile}\" }}"),
         );

@@ -13,7 +13,10 @@ pub use reno::Reno;
 pub use sack::Sack;
 pub use tahoe::Tahoe;
 
-use crate::spec::CcKind;
+use crate::spec::{CaIncrease, CcKind};
+
+/// Fractional bits of [`Window::acc`] in `per_ack` congestion avoidance.
+const ACC_FRACTION_BITS: u32 = 32;
 
 /// The window state an algorithm works on, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,9 +29,20 @@ pub struct Window {
     pub mss: u64,
     /// Largest congestion window allowed.
     pub max_cwnd: u64,
+    /// How congestion avoidance grows `cwnd`.
+    pub ca: CaIncrease,
+    /// Congestion-avoidance carry: `per_ack`, the fraction of a byte not yet added
+    /// (units of 2^-32 byte); `byte_counting`, RFC 3465's `bytes_acked`.
+    pub acc: u64,
 }
 
 impl Window {
+    /// A window of `cwnd` bytes with no threshold yet (tests and fixtures).
+    #[must_use]
+    pub fn new(cwnd: u64, ssthresh: u64, mss: u64, max_cwnd: u64, ca: CaIncrease) -> Self {
+        Window { cwnd, ssthresh, mss, max_cwnd, ca, acc: 0 }
+    }
+
     /// True below ssthresh (RFC 5681 §3.1: slow start when cwnd < ssthresh).
     #[must_use]
     pub fn in_slow_start(&self) -> bool {
@@ -86,15 +100,25 @@ pub trait CongestionControl {
         w.cwnd = w.mss;
     }
     /// An ECN-Echo calls for a reduction (at most once per window; the socket
-    /// enforces that). Returns true if cwnd was already at its minimum of one
-    /// segment, in which case RFC 3168 §6.1.2 makes the sender wait for the
-    /// retransmission timer before sending new data.
-    fn on_ecn_echo(&mut self, w: &mut Window) -> bool {
+    /// enforces that); `basis` is the window to halve (cwnd, or ns-2's whole-packet
+    /// window). Returns true if the halved window is below one segment, in which
+    /// case RFC 3168 §6.1.2 makes the sender wait for the retransmission timer
+    /// before sending new data.
+    fn on_ecn_echo(&mut self, w: &mut Window, basis: u64) -> bool {
         // RFC 3168 §6.1.2: the TCP source halves the congestion window and reduces ssthresh.
-        let half = w.cwnd / 2;
+        let half = basis / 2;
         w.ssthresh = half.max(2 * w.mss);
         w.cwnd = half.max(w.mss);
         half < w.mss
+    }
+    /// The duplicate-ACK threshold was reached in a window already reduced for a
+    /// CE mark: RFC 3168 §6.1.2, the sender does not reduce ssthresh again within
+    /// that round trip; it retransmits and recovers with the window it has. This
+    /// default inflates by the segments that left, as fast recovery does (ns-2 Reno
+    /// `dupack_action()`: `dupwnd_ = numdupacks_`, cwnd untouched).
+    fn on_dupack_threshold_after_ecn(&mut self, w: &mut Window, dupacks: u32) -> LossResponse {
+        w.cwnd += u64::from(dupacks) * w.mss;
+        LossResponse::FastRecovery
     }
     /// RFC 6582 §3.2 step 1: fast retransmit only if the ACK covers more than
     /// `recover` (NewReno and SACK). Tahoe and Reno (RFC 5681) do not check.
@@ -156,8 +180,11 @@ impl CongestionControl for AnyCc {
     fn on_rto(&mut self, w: &mut Window, flight: u64, first: bool) {
         dispatch!(self, cc => cc.on_rto(w, flight, first));
     }
-    fn on_ecn_echo(&mut self, w: &mut Window) -> bool {
-        dispatch!(self, cc => cc.on_ecn_echo(w))
+    fn on_ecn_echo(&mut self, w: &mut Window, basis: u64) -> bool {
+        dispatch!(self, cc => cc.on_ecn_echo(w, basis))
+    }
+    fn on_dupack_threshold_after_ecn(&mut self, w: &mut Window, dupacks: u32) -> LossResponse {
+        dispatch!(self, cc => cc.on_dupack_threshold_after_ecn(w, dupacks))
     }
     fn checks_recover(&self) -> bool {
         dispatch!(self, cc => cc.checks_recover())
@@ -170,15 +197,88 @@ pub fn halved_ssthresh(flight: u64, mss: u64) -> u64 {
     (flight / 2).max(2 * mss)
 }
 
-/// RFC 5681 §3.1: slow start grows cwnd by min(N, SMSS) per ACK, and
-/// congestion avoidance by SMSS*SMSS/cwnd (eq. 3) per ACK, at least 1 byte.
+/// RFC 5681 §3.1: slow start grows cwnd by min(N, SMSS) per ACK;
+/// congestion avoidance by about one SMSS per window of data, per `w.ca`.
 pub fn grow(w: &mut Window, acked_bytes: u64) {
     if w.in_slow_start() {
         // RFC 5681 §3.1 eq. (2): cwnd += min (N, SMSS).
         w.cwnd += acked_bytes.min(w.mss);
     } else {
-        // RFC 5681 §3.1 eq. (3): cwnd += SMSS*SMSS/cwnd.
-        w.cwnd += (w.mss * w.mss / w.cwnd.max(1)).max(1);
+        match w.ca {
+            CaIncrease::PerAck => {
+                // RFC 5681 §3.1 eq. (3): cwnd += SMSS*SMSS/cwnd, the fraction kept (ns-2 opencwnd():
+                // cwnd_ += 1/cwnd_ in packets, a double), so no truncation drift at any window.
+                let step = (u128::from(w.mss * w.mss) << ACC_FRACTION_BITS) / u128::from(w.cwnd.max(1));
+                let total = u128::from(w.acc) + step;
+                w.cwnd += u64::try_from(total >> ACC_FRACTION_BITS).unwrap_or(u64::MAX / 2);
+                w.acc = u64::try_from(total & ((1u128 << ACC_FRACTION_BITS) - 1)).expect("below 2^32");
+            }
+            CaIncrease::PerAckTruncated => {
+                // ns-3 TcpNewReno::CongestionAvoidance(): cwnd += max(1, segSize * segSize / cwnd), as uint32_t.
+                w.cwnd += (w.mss * w.mss / w.cwnd.max(1)).max(1);
+            }
+            CaIncrease::ByteCounting => {
+                // RFC 3465 §2.1: bytes_acked += N; once bytes_acked >= cwnd, bytes_acked -= cwnd and cwnd += SMSS.
+                w.acc += acked_bytes;
+                if w.acc >= w.cwnd {
+                    w.acc -= w.cwnd;
+                    w.cwnd += w.mss;
+                }
+            }
+        }
     }
     w.cwnd = w.cwnd.min(w.max_cwnd);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Congestion avoidance from `w` segments for one window of ACKs (one ACK per segment):
+    /// the growth in segments.
+    fn growth_over_one_rtt(w: u64, mss: u64, ca: CaIncrease) -> f64 {
+        let mut win = Window::new(w * mss, w * mss, mss, u64::MAX / 4, ca);
+        let before = win.cwnd;
+        for _ in 0..w {
+            grow(&mut win, mss);
+        }
+        (win.cwnd - before) as f64 / mss as f64
+    }
+
+    #[test]
+    fn congestion_avoidance_grows_one_segment_per_round_trip_at_any_window() {
+        // The integer-byte rule cwnd += max(1, MSS*MSS/cwnd) gave 0.93 MSS per RTT at W = 200,
+        // 0.53 at W = 780 and 2.13 at W = 3100 (MSS 1460); these must all be 1 (per_ack a hair
+        // under 1 since cwnd grows within the round trip: sum of 1/(W + k/W) over W ACKs).
+        for w in [200, 780, 3100] {
+            for mss in [1460, 1000, 536] {
+                let per_ack = growth_over_one_rtt(w, mss, CaIncrease::PerAck);
+                assert!((per_ack - 1.0).abs() < 0.005, "per_ack W {w} MSS {mss}: {per_ack}");
+                let counted = growth_over_one_rtt(w, mss, CaIncrease::ByteCounting);
+                assert!((counted - 1.0).abs() < 1e-9, "byte_counting W {w} MSS {mss}: {counted}");
+            }
+        }
+        // ns-3's truncating rule, kept for cross-checks, shows the drift (issue 13 item 5's numbers).
+        let truncated: Vec<f64> =
+            [200, 780, 3100].iter().map(|&w| growth_over_one_rtt(w, 1460, CaIncrease::PerAckTruncated)).collect();
+        assert!((truncated[0] - 0.96).abs() < 0.01 && (truncated[1] - 0.53).abs() < 0.01, "{truncated:?}");
+        assert!((truncated[2] - 2.12).abs() < 0.01, "{truncated:?}");
+    }
+
+    #[test]
+    fn per_ack_growth_has_no_drift_over_many_round_trips() {
+        // 100 round trips from W = 780: exactly 100 segments up to the within-round fraction.
+        let mss = 1460;
+        let mut win = Window::new(780 * mss, 780 * mss, mss, u64::MAX / 4, CaIncrease::PerAck);
+        let start = win.cwnd;
+        let mut acks = 0u64;
+        while win.cwnd < start + 100 * mss {
+            grow(&mut win, mss);
+            acks += 1;
+        }
+        // d(cwnd)/d(ack) = 1/cwnd (segments): from k to k + 1 segments takes k + 1/2 ACKs,
+        // so sum_{k=780}^{879} (k + 1/2) = 83000, give or take one.
+        let expect: u64 = (780..880).sum::<u64>() + 50;
+        assert!(acks.abs_diff(expect) <= 1, "{acks} ACKs, expected {expect}");
+    }
 }

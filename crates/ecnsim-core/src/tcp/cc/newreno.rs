@@ -47,12 +47,13 @@ impl CongestionControl for NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::CaIncrease;
 
     const MSS: u64 = 1000;
 
     #[test]
     fn partial_ack_deflates_by_acked_and_adds_one_segment() {
-        let mut w = Window { cwnd: 13 * MSS, ssthresh: 5 * MSS, mss: MSS, max_cwnd: u64::MAX };
+        let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
         assert_eq!(NewReno.on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
         assert_eq!(w.cwnd, 12 * MSS);
         // Less than one SMSS acknowledged: no segment added back.
@@ -62,10 +63,10 @@ mod tests {
 
     #[test]
     fn full_ack_sets_cwnd_to_min_of_ssthresh_and_flight_plus_one() {
-        let mut w = Window { cwnd: 13 * MSS, ssthresh: 5 * MSS, mss: MSS, max_cwnd: u64::MAX };
+        let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
         assert_eq!(NewReno.on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::Exit);
         assert_eq!(w.cwnd, 3 * MSS);
-        let mut w = Window { cwnd: 13 * MSS, ssthresh: 5 * MSS, mss: MSS, max_cwnd: u64::MAX };
+        let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
         NewReno.on_ack_in_recovery(&mut w, MSS, 9 * MSS, true);
         assert_eq!(w.cwnd, 5 * MSS);
     }

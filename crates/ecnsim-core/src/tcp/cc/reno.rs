@@ -33,11 +33,12 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::CaIncrease;
 
     const MSS: u64 = 1000;
 
     fn win(cwnd: u64, ssthresh: u64) -> Window {
-        Window { cwnd, ssthresh, mss: MSS, max_cwnd: 1_000_000 * MSS }
+        Window::new(cwnd, ssthresh, MSS, 1_000_000 * MSS, CaIncrease::PerAck)
     }
 
     #[test]
@@ -90,7 +91,7 @@ mod tests {
 
     #[test]
     fn growth_is_capped_by_max_cwnd() {
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: 100 * MSS, mss: MSS, max_cwnd: 10 * MSS };
+        let mut w = Window::new(10 * MSS, 100 * MSS, MSS, 10 * MSS, CaIncrease::PerAck);
         Reno.on_ack(&mut w, MSS);
         assert_eq!(w.cwnd, 10 * MSS);
     }

@@ -17,6 +17,12 @@ impl CongestionControl for Sack {
         LossResponse::FastRecovery
     }
 
+    fn on_dupack_threshold_after_ecn(&mut self, _w: &mut Window, _dupacks: u32) -> LossResponse {
+        // RFC 3168 §6.1.2: ssthresh is not reduced again in the round trip; RFC 6675 §5's
+        // pipe and NextSeg recover with the window already halved (no inflation).
+        LossResponse::FastRecovery
+    }
+
     fn on_ack_in_recovery(&mut self, _w: &mut Window, _acked_bytes: u64, _flight: u64, full: bool) -> RecoveryAck {
         // RFC 6675 §5: recovery ends when a cumulative ACK covers RecoveryPoint;
         // until then pipe and NextSeg decide (no window inflation or deflation).

@@ -19,6 +19,13 @@ impl CongestionControl for Tahoe {
         LossResponse::SlowStart
     }
 
+    fn on_dupack_threshold_after_ecn(&mut self, w: &mut Window, _dupacks: u32) -> LossResponse {
+        // ns-2 tcp.cc dupack_action() after an ECN reduction: slowdown(CLOSE_CWND_ONE), go-back-N,
+        // ssthresh kept (RFC 3168 §6.1.2: one reduction of ssthresh per round trip).
+        w.cwnd = w.mss;
+        LossResponse::SlowStart
+    }
+
     fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, _flight: u64, _full: bool) -> RecoveryAck {
         // Tahoe never enters fast recovery; grow as usual if asked.
         super::grow(w, acked_bytes);
@@ -29,10 +36,11 @@ impl CongestionControl for Tahoe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::CaIncrease;
 
     #[test]
     fn three_dupacks_restart_slow_start_from_one_segment() {
-        let mut w = Window { cwnd: 20_000, ssthresh: u64::MAX / 2, mss: 1000, max_cwnd: u64::MAX };
+        let mut w = Window::new(20_000, u64::MAX / 2, 1000, u64::MAX, CaIncrease::PerAck);
         assert_eq!(Tahoe.on_dupack_threshold(&mut w, 20_000), LossResponse::SlowStart);
         assert_eq!((w.cwnd, w.ssthresh), (1000, 10_000));
     }

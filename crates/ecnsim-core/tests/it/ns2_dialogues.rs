@@ -1,0 +1,231 @@
+//! ns-2 dialogues: tiny scenarios run in ns-2.35 with the 2001 defaults set in Tcl
+//! (`validation/ns2/dialogues/dialogue.tcl`, the command is in each test's comment) and
+//! here with the `ns2-2001` profile, on the same line a - r1 - r2 - b (1 Gb/s 1 ms,
+//! 10 Mb/s 10 ms, 1 Gb/s 1 ms). Both sides CE-mark the listed data packets on r1 -> r2
+//! and drop them on r2 -> b, counting every data packet that passes (retransmissions
+//! included), from 1. The expected values are ns-2's outputs; the mechanisms are
+//! deterministic, so they must match exactly. ns-2 numbers packets from 0: packet `k`
+//! is ecnsim's sequence number `1 + 1000 k`.
+
+use ecnsim_core::packet::TcpFlags;
+use ecnsim_core::{ScenarioSpec, Simulation};
+
+use crate::common::{assert_conservation, f64s, u64s};
+
+/// The line, `ns2-2001` profile, `packets` packets of 1000 B, marks and drops as above.
+fn ns2_line(cc: &str, packets: u64, drops: &[u64], marks: &[u64], tcp: &str) -> String {
+    let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let mark = if marks.is_empty() {
+        String::new()
+    } else {
+        format!(
+            r#", queue_ab = {{ type = "script", rules = [ {{ action = "mark", packets = "data", nth = [{}] }} ] }}"#,
+            list(marks)
+        )
+    };
+    let drop = if drops.is_empty() {
+        String::new()
+    } else {
+        format!(
+            r#", queue_ab = {{ type = "script", rules = [ {{ action = "drop", packets = "data", nth = [{}] }} ] }}"#,
+            list(drops)
+        )
+    };
+    let sep = if tcp.is_empty() { "" } else { ", " };
+    format!(
+        r#"
+        simulation = {{ duration = 30, profile = "ns2-2001" }}
+        tcp = {{ cc = "{cc}"{sep}{tcp} }}
+        nodes = [ {{ name = "a", kind = "host" }}, {{ name = "r1", kind = "router" }},
+                  {{ name = "r2", kind = "router" }}, {{ name = "b", kind = "host" }} ]
+        links = [ {{ a = "a", b = "r1", rate = "1Gbps", delay = "1ms" }},
+                  {{ a = "r1", b = "r2", rate = "10Mbps", delay = "10ms"{mark} }},
+                  {{ a = "r2", b = "b", rate = "1Gbps", delay = "1ms"{drop} }} ]
+        flows = [ {{ name = "f0", src = "a", dst = "b", app = {{ type = "bulk", bytes = {} }} }} ]
+        "#,
+        packets * 1000
+    )
+}
+
+struct Run {
+    sim: Simulation,
+    r: ecnsim_core::Results,
+}
+
+impl Run {
+    fn new(text: &str) -> Self {
+        let spec = ScenarioSpec::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = Simulation::new(&spec, Some(1)).unwrap_or_else(|e| panic!("{e}"));
+        sim.record_sent_packets();
+        sim.run();
+        assert_conservation(&sim);
+        let r = sim.results();
+        Run { sim, r }
+    }
+    fn u(&self, col: &str) -> u64 {
+        u64s(&self.r, "flows", col)[0]
+    }
+    /// Data packets the sender sent: (time s, ns-2 packet number, CWR set).
+    fn sent(&self) -> Vec<(f64, u64, bool)> {
+        let data = self.sim.sent_packets().iter().filter(|p| p.from_initiator && p.tcp.payload > 0);
+        data.map(|p| (p.sent_at.as_secs_f64(), (p.tcp.seq - 1) / 1000, p.tcp.flags.contains(TcpFlags::CWR))).collect()
+    }
+    /// Retransmitted packets: (time s, ns-2 packet number).
+    fn retransmissions(&self) -> Vec<(f64, u64)> {
+        let mut next = 0;
+        let mut out = Vec::new();
+        for (t, k, _) in self.sent() {
+            if k < next {
+                out.push((t, k));
+            }
+            next = next.max(k + 1);
+        }
+        out
+    }
+    fn retransmitted_numbers(&self) -> Vec<u64> {
+        self.retransmissions().iter().map(|&(_, k)| k).collect()
+    }
+    fn delivered_packets(&self) -> u64 {
+        self.u("bytes_delivered") / 1000
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Loss recovery (issue 13 item 3: bugFix_)
+// ---------------------------------------------------------------------------
+
+/// `ns dialogue.tcl Reno 60000 20,22,24 -`: fast retransmit of 19 (ssthresh 20 -> 10), no
+/// second fast retransmit in the window (bugFix_), a timeout (ssthresh -> 5) resends 21, then
+/// 23 and 24 go-back-N. ns-2: summary 64 4 1 0 60; retransmissions 19@0.131 21@0.456 23@0.481 24@0.481.
+#[test]
+fn reno_three_losses_one_fast_retransmit_then_a_timeout_as_ns2() {
+    let run = Run::new(&ns2_line("reno", 60, &[20, 22, 24], &[], ""));
+    assert_eq!(run.retransmitted_numbers(), vec![19, 21, 23, 24]);
+    assert_eq!((run.u("packets_sent"), run.u("fast_retransmits"), run.u("rto_count")), (64, 1, 1));
+    assert_eq!(run.delivered_packets(), 60);
+    let rtx = run.retransmissions();
+    for ((t, _), ns2) in rtx.iter().zip([0.131, 0.456, 0.481, 0.481]) {
+        assert!((t - ns2).abs() < 0.002, "{rtx:?}");
+    }
+}
+
+/// With window_ 40 the second loss gets enough duplicate ACKs for a second fast retransmit,
+/// which bugFix_ forbids. `ns dialogue.tcl Reno 100000 30,32,34 - window_=40`: retransmissions
+/// 29@0.151 31@0.476 33@0.501 34@0.501, ssthresh 40 -> 15 -> 7 (timeout), summary 104 4 1 0 100.
+/// `... bugFix_=false`: 29@0.151 31@0.188 (a second fast retransmit, ssthresh 7) 33@0.513
+/// (timeout, ssthresh 3), summary 103 3 1 0 100.
+#[test]
+fn reno_bugfix_forbids_a_second_fast_retransmit_in_one_window_as_ns2() {
+    let on = Run::new(&ns2_line("reno", 100, &[30, 32, 34], &[], "max_cwnd = 40"));
+    assert_eq!(on.retransmitted_numbers(), vec![29, 31, 33, 34]);
+    assert_eq!((on.u("packets_sent"), on.u("fast_retransmits"), on.u("rto_count")), (104, 1, 1));
+    let off = Run::new(&ns2_line("reno", 100, &[30, 32, 34], &[], "max_cwnd = 40, reno_bugfix = false"));
+    assert_eq!(off.retransmitted_numbers(), vec![29, 31, 33]);
+    assert_eq!((off.u("packets_sent"), off.u("fast_retransmits"), off.u("rto_count")), (103, 2, 1));
+    let rtx = off.retransmissions();
+    for ((t, _), ns2) in rtx.iter().zip([0.151, 0.188, 0.513]) {
+        assert!((t - ns2).abs() < 0.002, "{rtx:?}");
+    }
+}
+
+/// `ns dialogue.tcl Tahoe 60000 20,22,24,26,28 -`: one fast retransmit, then slow start
+/// go-back-N resends 19 and 21..31; ns-2: summary 72 12 0 0 60. With bugFix_=false ns-2
+/// fast-retransmits again on the dupacks of the go-back-N and resends 27 packets (summary 87 27 0 0 60).
+#[test]
+fn tahoe_five_losses_resend_twelve_packets_as_ns2() {
+    let run = Run::new(&ns2_line("tahoe", 60, &[20, 22, 24, 26, 28], &[], ""));
+    let mut expect = vec![19];
+    expect.extend(21..=31);
+    assert_eq!(run.retransmitted_numbers(), expect);
+    assert_eq!((run.u("packets_sent"), run.u("rto_count")), (72, 0));
+    let off = Run::new(&ns2_line("tahoe", 60, &[20, 22, 24, 26, 28], &[], "reno_bugfix = false"));
+    assert_eq!((off.u("packets_sent"), off.u("packets_retransmitted")), (87, 27));
+}
+
+// ---------------------------------------------------------------------------
+// ECN (items 1 and 4)
+// ---------------------------------------------------------------------------
+
+/// `ns dialogue.tcl Reno 60000 24 20 ecn_=1`: the mark halves (ssthresh 20 -> 10); the loss of
+/// 23 in the same window is retransmitted (with CWR) without a second reduction. ns-2: summary
+/// 61 1 0 1 60, ssthresh trace 20, 10 only.
+#[test]
+fn ce_mark_then_loss_in_one_window_reduce_once_as_ns2() {
+    let run = Run::new(&ns2_line("reno", 60, &[24], &[20], r#"ecn = "request""#));
+    assert_eq!(run.retransmitted_numbers(), vec![23]);
+    assert_eq!((run.u("packets_sent"), run.u("rto_count"), run.u("ecn_reductions")), (61, 0, 1));
+    // The retransmission carries the CWR (ns-2: "send 0.133043 23 cwr").
+    let rtx = run.sent().into_iter().find(|&(t, k, _)| k == 23 && t > 0.13).unwrap();
+    assert!(rtx.2, "{rtx:?}");
+    assert!((rtx.0 - 0.133).abs() < 0.002, "{rtx:?}");
+}
+
+/// The ECN-after-timeout stall (item 1). `ns dialogue.tcl Reno 100000 21,...,39 20 ecn_=1`:
+/// packet 20's mark halves the window, every packet after it (the CWR one included) is lost,
+/// and the timer fires with the receiver still echoing ECE. ns-2 of 2001 puts CWR on the
+/// timeout's retransmission, the echo stops, slow start resends 20..38: summary 119 19 0 1 100,
+/// all delivered by 0.53 s. ns-2 with SetCWRonRetransmit_=false (its default 2005-2008) stalls:
+/// summary 43 4 0 5 24, cwnd 1 -> 0 on each ECE and the timer backed off, 24 packets in 30 s.
+#[test]
+fn ecn_after_a_timeout_does_not_stall_where_ns2_did_not() {
+    let drops: Vec<u64> = (21..=39).collect();
+    let run = Run::new(&ns2_line("reno", 100, &drops, &[20], r#"ecn = "request""#));
+    let mut expect: Vec<u64> = (20..=38).collect();
+    expect.dedup();
+    assert_eq!(run.retransmitted_numbers(), expect);
+    assert_eq!((run.u("packets_sent"), run.u("ecn_reductions")), (119, 1));
+    assert_eq!(run.delivered_packets(), 100);
+    // ns-2's sends after the timeout: 20 (CWR) at 0.4274, 21 and 22 at 0.4523, 23..26 by 0.4779,
+    // ..., the last packet, 99, at 0.6543.
+    let sent = run.sent();
+    let at = |k: u64| sent.iter().rev().find(|s| s.1 == k).unwrap().0;
+    for (k, ns2) in [(20, 0.427_443), (22, 0.452_292), (26, 0.477_94), (38, 0.527_638), (99, 0.654_281)] {
+        assert!((at(k) - ns2).abs() < 0.001, "packet {k} sent at {} s, ns-2 {ns2} s", at(k));
+    }
+    // The timeout's retransmission carries CWR.
+    let first_rtx = run.sent().into_iter().find(|&(t, k, _)| k == 20 && t > 0.2).unwrap();
+    assert!(first_rtx.2);
+}
+
+/// The same run under each profile, with its own ECN rules and with RFC 3168 read literally
+/// (no CWR on a retransmission, no growth on any ACK carrying ECE): only the literal rules
+/// stall, at one segment per round trip for the rest of the window the timeout resends.
+#[test]
+fn ecn_after_a_timeout_stalls_only_with_the_literal_rfc3168_rules() {
+    let drops: Vec<u64> = (21..=39).collect();
+    let literal = r#", ecn_cwr_on_retransmit = false, ecn_ect_on_retransmit = false, ecn_ece_growth = "never""#;
+    for profile in ["ns2-2001", "rfc", "linux"] {
+        let text = |extra: &str| {
+            ns2_line("reno", 100, &drops, &[20], &format!(r#"ecn = "request", handshake = true{extra}"#))
+                .replace(r#"profile = "ns2-2001""#, &format!(r#"profile = "{profile}""#))
+        };
+        let own = Run::new(&text(""));
+        let stalled = Run::new(&text(literal));
+        let done = |r: &Run| f64s(&r.r, "flows", "completion_time_s")[0];
+        assert!(done(&stalled) > done(&own) + 0.3, "{profile}: {} s vs {} s", done(&own), done(&stalled));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Limited Transmit (item 6) and the RTO (item 2)
+// ---------------------------------------------------------------------------
+
+/// `ns dialogue.tcl Reno 20000 2 - singledup_=0`: packet 1 lost with cwnd 2: one duplicate ACK
+/// only, the timer fires at 0.325 s (RTO 0.3 s: a 25 ms sample is one tick, rtxcur = 3 ticks);
+/// ns-2: summary 21 1 1 0 20, retransmission 1@0.325.
+/// `... singledup_=1`: Limited Transmit sends 3 and 4, their duplicate ACKs make three, fast
+/// retransmit at 0.100 s; ns-2: summary 21 1 0 0 20, retransmission 1@0.100.
+#[test]
+fn limited_transmit_turns_a_timeout_into_a_fast_retransmit_as_ns2() {
+    let off = Run::new(&ns2_line("reno", 20, &[2], &[], ""));
+    assert_eq!((off.u("packets_sent"), off.u("rto_count")), (21, 1));
+    let rtx = off.retransmissions();
+    assert_eq!(rtx.len(), 1);
+    assert!((rtx[0].0 - 0.325).abs() < 0.002, "{rtx:?}");
+    let on = Run::new(&ns2_line("reno", 20, &[2], &[], "limited_transmit = true"));
+    assert_eq!((on.u("packets_sent"), on.u("rto_count"), on.u("fast_retransmits")), (21, 0, 1));
+    let rtx = on.retransmissions();
+    assert!((rtx[0].0 - 0.100).abs() < 0.002, "{rtx:?}");
+    let sent: Vec<u64> = on.sent().iter().filter(|s| s.0 < 0.09).map(|s| s.1).collect();
+    assert_eq!(sent, vec![0, 1, 2, 3, 4]);
+}

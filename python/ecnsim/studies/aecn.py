@@ -1,0 +1,435 @@
+"""``aecn``: Adaptive ECN against ECN with heterogeneous round-trip times (STUDIES.md §4).
+
+Source: Z. Zheng, WPI MS thesis, chapter 5 (ns-2). The topology of
+``hetero`` with access one-way delays 95 / 45 / 20 ms (minimum RTTs 200 /
+100 / 50 ms) and 90 Mb/s of aggregate access capacity. AECN gives each RTT
+group its own RED ``max_p`` (fragile ``base_max_p / a``, average
+``base_max_p``, robust ``base_max_p * b``) and marks the front of the
+group's virtual queue; the router reads each packet's RTT from a header
+field that the sender fills in. ``docs/models/aecn.md``, ``docs/studies/aecn.md``.
+
+Experiments (each a set of queue *schemes* against N and ``base_max_p``):
+
+- ``main``: ECN, AECN with a = 1 (mark-front alone), AECN with a = b = 2.5, AECN2;
+- ``a_sweep``: AECN with a = 1.0 ... 3.0;
+- ``aecn3``: AECN3 with the robust group's min_th from 2 to 9;
+- ``aecn4``: AECN4 (AECN3 plus a larger max_th, 30 to 60);
+- ``count_scope``: AECN a = b = 2.5 with RED's count kept per queue and per group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from ecnsim.scenario.spec import aecn, red, tcp
+from ecnsim.scenario.topology import hetero_rtt
+from ecnsim.studies._base import (
+    Choice,
+    Figures,
+    JobSpec,
+    Study,
+    StudyData,
+    StudyParams,
+    StudyTable,
+)
+from ecnsim.studies.hetero import GROUPS, _packet_fields, derive_star, star_figures, star_tables
+
+__all__ = ["EXPERIMENTS", "AecnParams", "AecnStudy"]
+
+Experiment = Literal["main", "a_sweep", "aecn3", "aecn4", "count_scope"]
+#: The experiments, in the thesis' order.
+EXPERIMENTS: tuple[str, ...] = ("main", "a_sweep", "aecn3", "aecn4", "count_scope")
+
+
+@dataclass(frozen=True)
+class AecnParams(StudyParams):
+    """The thesis' chapter 5 setup as defaults."""
+
+    n_values: tuple[int, ...] = (30, 60, 120, 240, 480)
+    base_max_p_values: tuple[float, ...] = (0.5, 0.8)
+    experiments: tuple[Experiment, ...] = EXPERIMENTS  # type: ignore[assignment]
+    #: AECN's fragile divisor and robust multiplier.
+    a: float = 2.5
+    b: float = 2.5
+    #: The a sweep; b follows a (``a_sweep_b`` None) or stays at a fixed value.
+    a_values: tuple[float, ...] = (1.0, 1.5, 2.0, 2.5, 2.6, 2.8, 3.0)
+    a_sweep_b: float | None = None
+    #: AECN3: the robust group's min_th.
+    robust_min_th_values: tuple[float, ...] = (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+    #: AECN4: the robust min_th, and every group's max_th.
+    aecn4_robust_min_th: float = 5.0
+    aecn4_max_th_values: tuple[float, ...] = (30.0, 40.0, 50.0, 60.0)
+    #: RED's count: one per queue (the thesis' code) or one per group.
+    count_scope: Literal["queue", "group"] = "queue"
+    #: What the sender carries for the router: its base (minimum) RTT or its smoothed RTT.
+    carry_rtt: Literal["base", "smoothed"] = "base"
+    access_delays_ms: tuple[float, ...] = (95.0, 45.0, 20.0)
+    aggregate_access_mbps: float = 90.0
+    bottleneck_mbps: float = 10.0
+    bottleneck_delay_ms: float = 5.0
+    buffer_packets: int = 120
+    min_th: float = 10.0
+    max_th: float = 30.0
+    w_q: float = 0.002
+    gentle: bool = False
+    access_buffer_packets: int = 50
+    cc: Literal["reno", "newreno", "sack", "tahoe"] = "reno"
+    window_packets: int = 64
+    packet_bytes: int = 1000
+    ns2_accounting: bool = True
+    starts_s: tuple[float, ...] = (0.0, 2.0)
+    start_jitter_s: float = 0.0
+    duration_s: float = 100.0
+    warmup_s: float = 20.0
+    profile: str = "ns2-2001"
+    sample_interval_s: float = 0.1
+    lockout_s: float = 5.0
+    bin_s: float = 1.0
+    #: N of the figure points (the main experiment, every scheme, the first base_max_p).
+    figure_n: tuple[int, ...] = (60, 240)
+    raster_seed: int = 1
+
+    def check(self) -> None:
+        if not self.n_values or any(n < len(GROUPS) for n in self.n_values):
+            raise ValueError(f"n_values: each N must be >= {len(GROUPS)}, got {self.n_values}")
+        if any(not 0 < p <= 1 for p in self.base_max_p_values):
+            raise ValueError(f"base_max_p_values must be in (0, 1], got {self.base_max_p_values}")
+        if self.a <= 0 or self.b <= 0 or any(a <= 0 for a in self.a_values):
+            raise ValueError("a, b and a_values must be > 0")
+        if not 0 <= self.min_th < self.max_th <= self.buffer_packets:
+            raise ValueError(
+                f"need 0 <= min_th < max_th <= buffer_packets, got {self.min_th}, "
+                f"{self.max_th}, {self.buffer_packets}"
+            )
+        if any(not 0 <= m < self.max_th for m in self.robust_min_th_values):
+            raise ValueError(
+                f"robust_min_th_values must be in [0, max_th), got {self.robust_min_th_values}"
+            )
+        if any(not self.min_th < m <= self.buffer_packets for m in self.aecn4_max_th_values):
+            raise ValueError(
+                f"aecn4_max_th_values must be in (min_th, buffer], got {self.aecn4_max_th_values}"
+            )
+        if len(self.access_delays_ms) != len(GROUPS):
+            raise ValueError(f"access_delays_ms needs {len(GROUPS)} values")
+        if not 0 <= self.warmup_s < self.duration_s:
+            raise ValueError("need 0 <= warmup_s < duration_s")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def schemes(p: AecnParams) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """``(experiment, scheme label, AECN queue fields or None for plain ECN)`` in order."""
+    out: list[tuple[str, str, dict[str, Any] | None]] = []
+    scope = p.count_scope
+    for exp in p.experiments:
+        if exp == "main":
+            out += [
+                ("main", "ECN", None),
+                ("main", "AECN a=1", {"variant": "aecn", "a": 1.0, "b": 1.0}),
+                (
+                    "main",
+                    f"AECN a={_fmt(p.a)} b={_fmt(p.b)}",
+                    {"variant": "aecn", "a": p.a, "b": p.b},
+                ),
+                ("main", "AECN2", {"variant": "aecn2"}),
+            ]
+        elif exp == "a_sweep":
+            for a in p.a_values:
+                b = a if p.a_sweep_b is None else p.a_sweep_b
+                out.append(
+                    ("a_sweep", f"a={_fmt(a)} b={_fmt(b)}", {"variant": "aecn", "a": a, "b": b})
+                )
+        elif exp == "aecn3":
+            for m in p.robust_min_th_values:
+                out.append(
+                    (
+                        "aecn3",
+                        f"robust min_th={_fmt(m)}",
+                        {"variant": "aecn3", "a": p.a, "b": p.b, "robust_min_th": m},
+                    )
+                )
+        elif exp == "aecn4":
+            for m in p.aecn4_max_th_values:
+                out.append(
+                    (
+                        "aecn4",
+                        f"max_th={_fmt(m)}",
+                        {
+                            "variant": "aecn4",
+                            "a": p.a,
+                            "b": p.b,
+                            "robust_min_th": p.aecn4_robust_min_th,
+                            "wide_max_th": m,
+                        },
+                    )
+                )
+        elif exp == "count_scope":
+            for s in ("queue", "group"):
+                out.append(
+                    (
+                        "count_scope",
+                        f"count per {s}",
+                        {"variant": "aecn", "a": p.a, "b": p.b, "count_scope": s},
+                    )
+                )
+    for _, _, fields in out:
+        if fields is not None:
+            fields.setdefault("count_scope", scope)
+    return out
+
+
+_TITLES = {
+    "main": "ECN vs AECN",
+    "a_sweep": "AECN, the a sweep",
+    "aecn3": "AECN3: the robust group's min_th",
+    "aecn4": "AECN4: AECN3 with a larger max_th",
+    "count_scope": "AECN: RED's count per queue or per group",
+}
+
+
+class AecnStudy(Study):
+    name = "aecn"
+    title = "Adaptive ECN vs ECN with heterogeneous round-trip times"
+    source = "Z. Zheng, WPI MS thesis, ch. 5 (ns-2). STUDIES.md §4."
+    Params = AecnParams
+    variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"thesis": {}}
+    derive_version = 1
+    derive = staticmethod(derive_star)
+
+    def quick(self, params: AecnParams) -> AecnParams:
+        return dataclasses.replace(
+            params,
+            n_values=(30, 120),
+            base_max_p_values=(0.5,),
+            experiments=("main",),
+            duration_s=40.0,
+            warmup_s=10.0,
+            figure_n=(120,),
+            seeds=1,
+        )
+
+    def setup(self, p: AecnParams) -> list[tuple[str, str]]:
+        rtts = " / ".join(f"{2 * (d + p.bottleneck_delay_ms):g}" for d in p.access_delays_ms)
+        return [
+            ("topology", "N sources, each on its own access link, -> router -> sink"),
+            ("N (split equally into fragile / average / robust)", ", ".join(map(str, p.n_values))),
+            ("access one-way delays (ms)", " / ".join(_fmt(d) for d in p.access_delays_ms)),
+            ("minimum RTTs (ms)", rtts),
+            ("access link capacity", f"{p.aggregate_access_mbps:g} Mb/s / N each"),
+            ("bottleneck", f"{p.bottleneck_mbps:g} Mb/s, {p.bottleneck_delay_ms:g} ms"),
+            ("router buffer (packets)", str(p.buffer_packets)),
+            ("min_th / max_th (packets)", f"{p.min_th:g} / {p.max_th:g}"),
+            ("w_q", f"{p.w_q:g}"),
+            ("base max_p", ", ".join(_fmt(m) for m in p.base_max_p_values)),
+            ("AECN a / b", f"{p.a:g} / {p.b:g}; a sweep {', '.join(map(_fmt, p.a_values))}"),
+            ("AECN3 robust min_th", ", ".join(map(_fmt, p.robust_min_th_values))),
+            (
+                "AECN4 max_th",
+                ", ".join(map(_fmt, p.aecn4_max_th_values))
+                + f" (robust min_th {p.aecn4_robust_min_th:g})",
+            ),
+            (
+                "RTT classes (carried RTT)",
+                "robust [0.5, 75) ms, average [75, 150) ms and 0 (no sample), fragile >= 150 ms",
+            ),
+            ("carried RTT", f"{p.carry_rtt} RTT, in whole ms"),
+            ("RED count", f"one per {p.count_scope}"),
+            ("TCP", f"{p.cc}, FTP, an ACK for every packet, window {p.window_packets}"),
+            (
+                "packets",
+                f"data {p.packet_bytes} B, ACK 40 B"
+                + (
+                    " (ns-2's accounting: the whole data packet is payload)"
+                    if p.ns2_accounting
+                    else ""
+                ),
+            ),
+            ("simulated", f"{p.duration_s:g} s, the first {p.warmup_s:g} s discarded"),
+            ("experiments", ", ".join(p.experiments)),
+            ("defaults", f"ecnsim profile {p.profile}"),
+            ("seeds per point", str(p.seeds)),
+        ]
+
+    def choices(self, p: AecnParams) -> list[Choice]:
+        return [
+            Choice(
+                "The RTT the sender carries",
+                f"its {p.carry_rtt} RTT",
+                "The thesis used a Vegas-style base RTT (the smallest RTT the sender has "
+                "measured); a smoothed RTT includes queueing delay, which moves flows across "
+                "the 75 ms and 150 ms class boundaries as the queue fills.",
+                "carry_rtt",
+            ),
+            Choice(
+                "RED's count (packets since the last mark)",
+                f"one per {p.count_scope}",
+                "STUDIES.md does not say; the thesis' own code (its appendix) keeps one count "
+                "for the queue. The count_scope experiment shows both.",
+                "count_scope",
+            ),
+            Choice(
+                "b in the a sweep",
+                "b = a" if p.a_sweep_b is None else f"b = {p.a_sweep_b:g}",
+                "The source sweeps a with a = b = 2.5 as the default; moving both keeps the "
+                "fragile and robust adjustments symmetric.",
+                "a_sweep_b",
+            ),
+            Choice(
+                "AECN4's robust min_th",
+                f"{p.aecn4_robust_min_th:g} packets",
+                "AECN4 is AECN3 plus a larger max_th; one AECN3 setting is needed, the middle "
+                "of its 2 to 9 range.",
+                "aecn4_robust_min_th",
+            ),
+            Choice(
+                "The ECN baseline",
+                "RED with ECN marking between the thresholds and drops above max_th, "
+                "max_p = base max_p, gentle off",
+                "AECN drops above max_th 'as standard ECN does'; the baseline is that ECN.",
+                "gentle",
+            ),
+            Choice(
+                "Access buffers, start times, packet sizes, lockout",
+                "as in the hetero study",
+                "The thesis keeps chapter 4's setup apart from the listed changes.",
+            ),
+        ]
+
+    # -- runs -------------------------------------------------------------------------
+
+    def grid(self, p: AecnParams) -> list[dict[str, Any]]:
+        return [
+            {"experiment": exp, "scheme": label, "base_max_p": mp, "n": n}
+            for exp, label, _ in schemes(p)
+            for mp in p.base_max_p_values
+            for n in p.n_values
+        ]
+
+    def scenario(self, p: AecnParams, point: Mapping[str, Any]) -> Any:
+        fields = {(e, label): f for e, label, f in schemes(p)}[
+            (str(point["experiment"]), str(point["scheme"]))
+        ]
+        base_max_p = float(point["base_max_p"])
+        if fields is None:
+            queue = red(
+                limit_packets=p.buffer_packets,
+                min_th=p.min_th,
+                max_th=p.max_th,
+                w_q=p.w_q,
+                max_p=base_max_p,
+                gentle=p.gentle,
+                ecn="rfc3168",
+            )
+        else:
+            queue = aecn(
+                limit_packets=p.buffer_packets,
+                min_th=p.min_th,
+                max_th=p.max_th,
+                w_q=p.w_q,
+                base_max_p=base_max_p,
+                **fields,
+            )
+        n = int(point["n"])
+        return hetero_rtt(
+            n,
+            name=f"aecn-{point['experiment']}-{point['scheme']}-maxp{base_max_p:g}-n{n}".replace(
+                " ", "_"
+            ),
+            duration=p.duration_s,
+            warmup=p.warmup_s,
+            sample_interval=p.sample_interval_s,
+            profile=p.profile,
+            groups=GROUPS,
+            access_delays=[d / 1e3 for d in p.access_delays_ms],
+            aggregate_access_rate=p.aggregate_access_mbps * 1e6,
+            bottleneck_rate=p.bottleneck_mbps * 1e6,
+            bottleneck_delay=p.bottleneck_delay_ms / 1e3,
+            queue=queue,
+            access_queue={"type": "droptail", "limit_packets": p.access_buffer_packets},
+            starts=p.starts_s,
+            start_jitter=p.start_jitter_s if p.start_jitter_s > 0 else None,
+            tcp=tcp(
+                cc=p.cc,
+                **_packet_fields(p.packet_bytes, p.ns2_accounting),
+                max_cwnd=p.window_packets,
+                delayed_ack=False,
+                ecn="request",
+                carry_rtt=p.carry_rtt,
+            ),
+        )
+
+    def _figure_points(self, p: AecnParams) -> tuple[list[int], float]:
+        ns = [n for n in p.figure_n if n in p.n_values] or [max(p.n_values)]
+        return ns, p.base_max_p_values[0]
+
+    def job(self, p: AecnParams, point: Mapping[str, Any]) -> JobSpec:
+        ns, max_p = self._figure_points(p)
+        figure = (
+            point["experiment"] == "main"
+            and int(point["n"]) in ns
+            and math.isclose(float(point["base_max_p"]), max_p)
+        )
+        context = {
+            "warmup_s": p.warmup_s,
+            "end_s": p.duration_s,
+            "lockout_s": p.lockout_s,
+            "bin_s": p.bin_s,
+            "min_th": p.min_th,
+            "max_th": p.max_th,
+            "groups": list(GROUPS),
+            "series": figure,
+            "raster_seed": p.raster_seed if figure else None,
+        }
+        return JobSpec(context=context, trace_links=(0,) if figure else None)
+
+    def estimate_seconds(self, p: AecnParams, point: Mapping[str, Any]) -> float:
+        n = int(point["n"])
+        return 0.15 + p.duration_s * (2.5e-3 + 1e-4 * n)
+
+    # -- rendering --------------------------------------------------------------------
+
+    def tables(self, p: AecnParams, data: StudyData) -> dict[str, StudyTable]:
+        out: dict[str, StudyTable] = {}
+        for exp in p.experiments:
+            out.update(
+                star_tables(
+                    data,
+                    groups=GROUPS,
+                    columns=("base_max_p", "scheme"),
+                    where={"experiment": exp},
+                    prefix=f"{exp}_",
+                    title=f"{_TITLES[exp]}: ",
+                )
+            )
+        return out
+
+    def figures(self, p: AecnParams, data: StudyData) -> Figures:
+        ns, max_p = self._figure_points(p)
+        out: Figures = {}
+        for exp in p.experiments:
+            out.update(
+                star_figures(
+                    data,
+                    groups=GROUPS,
+                    curve="scheme",
+                    panel="base_max_p",
+                    panel_label="base max_p",
+                    figure_points=[{"n": n, "base_max_p": max_p} for n in ns]
+                    if exp == "main"
+                    else [],
+                    warmup_s=p.warmup_s,
+                    end_s=p.duration_s,
+                    min_th=p.min_th,
+                    max_th=p.max_th,
+                    where={"experiment": exp},
+                    prefix=f"{exp}_",
+                    title=f"{_TITLES[exp]}: ",
+                )
+            )
+        return out
