@@ -195,7 +195,25 @@ def _route_settings(tcp: dict[str, Any], path: str) -> dict[str, tuple[str, str]
     return out
 
 
-#: Parameters no Linux setting stands for, with the reason.
+#: Resolved TCP parameters that become a Linux setting (the rest are listed as not mapped).
+MAPPED = {
+    "cc",
+    "mss",
+    "header_bytes",
+    "initial_window",
+    "max_cwnd",
+    "rcv_window",
+    "min_rto",
+    "syn_retries",
+    "dupack_threshold",
+    "delayed_ack",
+    "ecn",
+    "restart_after_idle",
+    "carry_rtt",
+}
+
+#: Parameters no Linux setting stands for, with the reason; any other resolved parameter
+#: not in MAPPED is listed as "Linux's own behaviour applies".
 UNMAPPED = {
     "initial_rto": "Linux's initial RTO is fixed at 1 s (TCP_TIMEOUT_INIT)",
     "max_rto": "Linux's RTO ceiling is fixed at 120 s (TCP_RTO_MAX)",
@@ -203,6 +221,10 @@ UNMAPPED = {
     "delayed_ack_timeout": "Linux's delayed-ACK timer adapts between 40 and 200 ms; not settable",
     "ecn_synack": "Linux sends SYN-ACKs Not-ECT (RFC 5562 is not implemented)",
     "newreno_careful": "Linux's recovery logic is its own (RFC 6582 with PRR, RFC 6937)",
+    "handshake": "real TCP always opens with a three-way handshake",
+    "limited_transmit": "Linux always uses Limited Transmit (RFC 3042)",
+    "rto_estimator": "Linux's RTO estimator is its own (RFC 6298 with a 200 ms RTTVAR floor)",
+    "headers_on_data": "a real packet's size is its headers plus its payload",
 }
 
 
@@ -224,9 +246,10 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
     tcp_of: dict[str, list[tuple[str, dict[str, Any]]]] = {h: [] for h in host_names}
 
     def add(fp: FlowPlan, tcp: dict[str, Any], path: str) -> None:
-        if tcp.get("carry_rtt"):
+        if tcp.get("carry_rtt") not in (None, False, "off"):
             raise PlanError(
-                f"{path}.tcp.carry_rtt: true cannot be emulated (real packets carry no RTT hint)"
+                f"{path}.tcp.carry_rtt: {tcp['carry_rtt']!r} cannot be emulated "
+                "(real packets carry no RTT hint)"
             )
         fp.cc = _linux_cc(tcp["cc"], f"{path}.tcp.cc", available_cc)
         fp.scenario_cc = tcp["cc"]
@@ -360,7 +383,10 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
                 "MTU = mss + header_bytes",
             )
         )
-        for param, why in UNMAPPED.items():
+        for param in first_tcp:
+            if param in MAPPED:
+                continue
+            why = UNMAPPED.get(param, "Linux's own behaviour applies (no setting for it)")
             mapping.append(MappingRow(h, param, str(first_tcp.get(param)), "-", "not mapped", why))
         hosts.append(hp)
     for fp in flows:
