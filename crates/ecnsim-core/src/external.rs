@@ -204,7 +204,7 @@ mod tests {
         let (a, b) = (s.node_id("a").unwrap(), s.node_id("b").unwrap());
         s.check_external_pair(a, b).unwrap();
         s.inject(a, b, 1500, Ecn::Ect0, 7);
-        s.run_until(SimTime::from_nanos(50_000_000));
+        s.run_until(SimTime::from_nanos(50_000_000)).unwrap();
         // 1500 B: 120 us at 100 Mb/s + 1 ms, then 1.2 ms at 10 Mb/s + 10 ms.
         let t = SimTime::ZERO + SimDuration::from_micros(120 + 1000 + 1200 + 10_000);
         assert_eq!(
@@ -224,7 +224,7 @@ mod tests {
         s.inject(b, a, 40, Ecn::NotEct, 1);
         // 40 B at 10 Mb/s is 32 us: the wire arrival at r is the next event.
         assert_eq!(s.next_event_time(), Some(SimTime::from_nanos(32_000 + 10_000_000)));
-        s.run_until(SimTime::from_nanos(20_000_000));
+        s.run_until(SimTime::from_nanos(20_000_000)).unwrap();
         let ev = drain(&mut s);
         assert!(matches!(ev[..], [ExternalEvent::Departed(Departure { handle: 1, host, .. })] if host == a));
     }
@@ -239,7 +239,7 @@ mod tests {
         for h in 0..10 {
             s.inject(a, b, 1500, Ecn::NotEct, h);
         }
-        s.run_until(SimTime::from_nanos(100_000_000));
+        s.run_until(SimTime::from_nanos(100_000_000)).unwrap();
         let ev = drain(&mut s);
         let departed: Vec<u32> =
             ev.iter().filter_map(|e| if let ExternalEvent::Departed(d) = e { Some(d.handle) } else { None }).collect();
@@ -265,7 +265,7 @@ mod tests {
         for h in 0..10 {
             s.inject(a, b, 1500, Ecn::Ect0, h);
         }
-        s.run_until(SimTime::from_nanos(100_000_000));
+        s.run_until(SimTime::from_nanos(100_000_000)).unwrap();
         let events = drain(&mut s);
         let ecn: Vec<Ecn> =
             events.iter().filter_map(|e| if let ExternalEvent::Departed(d) = e { Some(d.ecn) } else { None }).collect();
@@ -297,10 +297,10 @@ mod tests {
                 sim(r#"{ type = "red", limit_packets = 30, min_th = 3, max_th = 9, max_p = 0.5, ecn = "rfc3168" }"#);
             let (a, b) = (s.node_id("a").unwrap(), s.node_id("b").unwrap());
             for h in 0..200 {
-                s.run_until(SimTime::from_nanos(u64::from(h) * 500_000));
+                s.run_until(SimTime::from_nanos(u64::from(h) * 500_000)).unwrap();
                 s.inject(a, b, 1500, if h % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct }, h);
             }
-            s.run_until(SimTime::from_nanos(1_000_000_000));
+            s.run_until(SimTime::from_nanos(1_000_000_000)).unwrap();
             (drain(&mut s), s.results().digest())
         };
         assert_eq!(run(), run());

@@ -411,12 +411,16 @@ impl Emulator {
             let now = SimTime::from_nanos(wall - self.t0);
             if !self.warm_taken && now.as_nanos() >= self.warmup_ns {
                 // Packets up to the warm-up instant count before it (as the core's WarmupEnd event).
-                self.sim.run_until(SimTime::from_nanos(self.warmup_ns));
+                if let Err(e) = self.sim.run_until(SimTime::from_nanos(self.warmup_ns)) {
+                    break Err(e.into());
+                }
                 self.flush();
                 self.tallies_warm.copy_from_slice(&self.tallies);
                 self.warm_taken = true;
             }
-            self.sim.run_until(now);
+            if let Err(e) = self.sim.run_until(now) {
+                break Err(e.into());
+            }
             self.flush();
             if now >= end {
                 break Ok(());
