@@ -85,7 +85,7 @@ def traffic_processes() -> list[int]:
                 cmd = (p / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"ecnsim.emulation.traffic" in cmd:
+            if b"ecnsim/emulation/traffic.py" in cmd:
                 pids.append(int(p.name))
     return pids
 
@@ -192,6 +192,27 @@ def test_plan_for_transactions_gives_each_client_its_own_server_port() -> None:
         ("crr#1", "c1", "s0", 20001),
     ]
     assert (plan.flows[0].request, plan.flows[0].response) == (1000, 5000)
+
+
+def test_traffic_program_starts_only_at_the_time_zero_it_is_given() -> None:
+    # Run as the runner runs it (by path, isolated): it says ready, then waits for time zero
+    # on stdin, and refuses anything else with a message (before it opens any socket).
+    from ecnsim.emulation.runner import TRAFFIC_PROGRAM
+
+    args = ["client", "--mode", "bulk", "--dst", "127.0.0.1", "--port", "9"]
+    args += ["--start-at", "0", "--end-at", "0"]
+    r = subprocess.run(
+        [sys.executable, "-I", "-S", TRAFFIC_PROGRAM, *args],
+        input="soon\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert r.stderr.startswith("ready\n")
+    assert "expected simulated time zero (ns) on stdin, got 'soon'" in r.stderr
+    assert r.returncode != 0
+    assert r.stdout == ""
 
 
 def test_cli_refuses_clearly_when_not_root(tmp_path: Path) -> None:

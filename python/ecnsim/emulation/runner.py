@@ -14,6 +14,7 @@ import contextlib
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -52,8 +53,12 @@ HOST_COUNTERS = (
     "TcpExtTCPDeliveredCE",
 )
 
-#: Time between starting the programs and simulated time zero, s (their Python start-up).
-LEAD_TIME_S = 1.5
+#: Time between the last program's ``ready`` and simulated time zero, s (their wake-up).
+LEAD_TIME_S = 0.2
+#: How long the traffic programs may take to start, s.
+READY_TIMEOUT_S = 30.0
+#: The built-in traffic programs (``ecnsim/emulation/traffic.py``), run by path.
+TRAFFIC_PROGRAM = str(Path(__file__).resolve().with_name("traffic.py"))
 #: How long after the end the programs get to report, s.
 GRACE_S = 1.0
 
@@ -194,22 +199,38 @@ class Emulation:
         assert self.plan is not None
         host = flow.server if role == "server" else flow.client
         ns = next(n for n in self.namespaces if n.host == host)
-        cmd = [sys.executable, "-m", "ecnsim.emulation.traffic", role, *args]
-        proc = ns.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # By path, isolated and without site-packages: it imports the standard library only,
+        # and skipping ecnsim's own imports keeps its start-up short on a loaded machine.
+        cmd = [sys.executable, "-I", "-S", TRAFFIC_PROGRAM, role, *args]
+        proc = ns.popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         prog = _Program(flow=flow, role=role, proc=proc)
         self._programs.append(prog)
         return prog
 
+    def _await_ready(self, prog: _Program, deadline: float) -> None:
+        """Wait for ``prog``'s ``ready`` line; an error naming it if it fails or is too slow."""
+        assert prog.proc.stderr is not None
+        name = f"the {prog.role} of {prog.flow.name}"
+        wait = max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select([prog.proc.stderr], [], [], wait)
+        line = prog.proc.stderr.readline() if ready else ""
+        if line.strip() == "ready":
+            return
+        if not ready:
+            raise EmulationError(
+                f"{name} did not start within {READY_TIMEOUT_S:g} s (machine load "
+                f"{_loadavg()}); nothing was measured"
+            )
+        rest = prog.proc.stderr.read() if prog.proc.poll() is not None else ""
+        raise EmulationError(f"{name} did not start: {(line + rest).strip()}")
+
     def _run(self, plan: EmulationPlan) -> Results:
         self._loadavg_start = _loadavg()
-        t_ready = time.monotonic_ns()
-        # Simulated time zero: far enough ahead for every program to start.
-        t0 = t_ready + round(LEAD_TIME_S * 1e9)
-        end_at = t0 + round(plan.duration_s * 1e9)
-        warmup_at = t0 + round(plan.warmup_s * 1e9)
         grace = round(GRACE_S * 1e9)
-        common = ["--end-at", str(end_at), "--warmup-at", str(warmup_at)]
-        servers = []
+        # Every time the programs get is relative to simulated time zero, which is chosen
+        # once all of them are ready (and sent to them on stdin).
+        end_ns = round(plan.duration_s * 1e9)
+        common = ["--end-at", str(end_ns), "--warmup-at", str(round(plan.warmup_s * 1e9))]
         for f in plan.flows:
             mode = "sink" if f.kind == "bulk" else f.kind
             args = ["--mode", mode, "--port", str(f.port), "--grace-ns", str(grace), *common]
@@ -218,26 +239,28 @@ class Emulation:
                 args.append("--once")
                 if f.window_clamp:
                     args += ["--window-clamp", str(f.window_clamp)]
-            servers.append(self._spawn(f, "server", args))
-        for prog in servers:
-            assert prog.proc.stderr is not None
-            line = prog.proc.stderr.readline()
-            if line.strip() != "ready":
-                rest = prog.proc.stderr.read() if prog.proc.poll() is not None else ""
-                raise EmulationError(
-                    f"the server of {prog.flow.name} did not start: {(line + rest).strip()}"
-                )
+            self._spawn(f, "server", args)
         for f in plan.flows:
             dst = plan.host(f.server).address
-            start_at = t0 + round(f.start_s * 1e9)
             args = ["--mode", f.kind, "--dst", dst, "--port", str(f.port), "--cc", f.cc]
-            args += ["--start-at", str(start_at), *common]
+            args += ["--start-at", str(round(f.start_s * 1e9)), *common]
             args += ["--request", str(f.request), "--response", str(f.response)]
             if f.bytes is not None:
                 args += ["--bytes", str(f.bytes)]
             if f.kind != "bulk" and f.window_clamp:
                 args += ["--window-clamp", str(f.window_clamp)]
             self._spawn(f, "client", args)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        for prog in self._programs:
+            self._await_ready(prog, deadline)
+        t0 = time.monotonic_ns() + round(LEAD_TIME_S * 1e9)
+        warmup_at = t0 + round(plan.warmup_s * 1e9)
+        for prog in self._programs:
+            assert prog.proc.stdin is not None
+            prog.proc.stdin.write(f"{t0}\n")
+            prog.proc.stdin.close()
+            # communicate() would flush the closed stream.
+            prog.proc.stdin = None
         self.log(
             f"{len(self._programs)} traffic programs started; running {plan.duration_s:g} s "
             "in real time"

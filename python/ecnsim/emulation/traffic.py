@@ -8,12 +8,20 @@ namespaces with the hosts' own Linux TCP:
 - ``client --mode bulk``: connects and sends ``--bytes`` bytes (or until the end);
 - ``client --mode crr|rr``: runs transactions back to back until the end.
 
-Times are ``CLOCK_MONOTONIC`` nanoseconds (``time.monotonic_ns()``, the clock
-of the emulation driver, the same in every namespace). Each program prints
+Times on the command line (``--start-at``, ``--end-at``, ``--warmup-at``) are
+nanoseconds after simulated time zero. Each program sets itself up (a
+server listens), prints ``ready`` on stderr, then reads simulated time zero
+from stdin: one line, a ``CLOCK_MONOTONIC`` instant in nanoseconds
+(``time.monotonic_ns()``, the clock of the emulation driver, the same in
+every namespace). The runner picks that instant only once every program is
+ready, so a slow start on a loaded machine delays the whole experiment
+instead of shifting one program against the others. Each program prints
 one JSON object on stdout when it ends (at ``--end-at``, on EOF, or on
 SIGTERM), with Linux's ``TCP_INFO`` of its sockets.
 
-Run as ``python -m ecnsim.emulation.traffic {server,client} ...``.
+The module imports the standard library only, and the runner starts it by
+path (``python -I -S .../ecnsim/emulation/traffic.py {server,client} ...``),
+so it starts in tenths of a second even on a loaded machine.
 """
 
 from __future__ import annotations
@@ -74,6 +82,21 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     return out
 
 
+def _await_time_zero(a: argparse.Namespace) -> None:
+    """Say ``ready``, read simulated time zero from stdin, make the times absolute."""
+    print("ready", file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    try:
+        t0 = int(line)
+    except ValueError:
+        got = line.strip()
+        raise SystemExit(f"expected simulated time zero (ns) on stdin, got {got!r}") from None
+    a.end_at += t0
+    a.warmup_at += t0
+    if getattr(a, "start_at", None) is not None:
+        a.start_at += t0
+
+
 def _sleep_until(t_ns: int) -> None:
     while True:
         left = t_ns - time.monotonic_ns()
@@ -127,7 +150,7 @@ def run_server(a: argparse.Namespace) -> dict[str, Any]:
     lsock.bind((a.bind, a.port))
     lsock.listen(128)
     lsock.settimeout(0.05)
-    print("ready", file=sys.stderr, flush=True)
+    _await_time_zero(a)
     lock = threading.Lock()
     conns: list[dict[str, Any]] = []
     threads = []
@@ -326,6 +349,7 @@ def run_transactions(a: argparse.Namespace, stop: _Stop) -> dict[str, Any]:
 
 def run_client(a: argparse.Namespace) -> dict[str, Any]:
     stop = _Stop()
+    _await_time_zero(a)
     _sleep_until(a.start_at)
     if a.mode == "bulk":
         return run_bulk_client(a, stop)
@@ -333,7 +357,9 @@ def run_client(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ecnsim.emulation.traffic")
+    p = argparse.ArgumentParser(
+        prog="traffic.py", description="Times are ns after simulated time zero (read from stdin)."
+    )
     sub = p.add_subparsers(dest="role", required=True)
     s = sub.add_parser("server")
     s.add_argument("--mode", choices=("sink", "crr", "rr"), required=True)
