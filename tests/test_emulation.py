@@ -453,3 +453,50 @@ def test_cleanup_removes_leftovers_of_dead_processes_only() -> None:
         live.destroy()
         leftover.destroy()
     assert ours() == []
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--pool-packets", "0", "must be from 1 to 16777216, got 0"),
+        ("--realtime-priority", "100", "must be from 1 to 99, got 100"),
+        ("--late-threshold-us", "-5", "must be a finite number > 0, got -5"),
+        ("--seed", "x", "expected an integer, got 'x'"),
+    ],
+)
+def test_cli_refuses_bad_options_by_name(option: str, value: str, message: str) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "ecnsim", "emulate", "x.toml", option, value],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 2, r.stderr
+    assert option in r.stderr
+    assert message in r.stderr
+
+
+@needs_emulation
+def test_cli_checks_out_before_emulating(tmp_path: Path) -> None:
+    # --out names a file: refused at once, before namespaces or traffic (nothing left behind).
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ecnsim",
+            "emulate",
+            str(ROOT / "examples/emulate_red_ecn.toml"),
+            "--out",
+            str(blocker),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert r.returncode == 2, r.stderr
+    assert "--out" in r.stderr
+    assert "exists and is not a directory" in r.stderr
+    assert "namespaces up" not in r.stderr

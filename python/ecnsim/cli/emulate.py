@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from ecnsim import _core
-from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, format_table, print_summary
+from ecnsim._system import deferred_sigint
+from ecnsim.cli._common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    format_table,
+    print_summary,
+    printable,
+)
+from ecnsim.cli.run import prepare_out, read_text_file, seed_arg
 from ecnsim.emulation import (
     Emulation,
     EmulationError,
@@ -95,21 +104,19 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         print("error: SCENARIO.toml is required (or --cleanup)", file=sys.stderr)
         return EXIT_USAGE
     path = Path(args.scenario)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        print(f"error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_USAGE
+    text = read_text_file(path)
     try:
         check_environment()
     except NamespaceError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     scenario = json.loads(_core.toml_to_json(text))
+    # Checked before the experiment, so its results are never lost to a bad path.
+    out = prepare_out("--out", args.out)
     emu = Emulation(
         scenario,
         seed=args.seed,
-        pcap_dir=args.pcap_dir or (Path(args.out) / "pcap" if args.out else None),
+        pcap_dir=args.pcap_dir or (out / "pcap" if out else None),
         late_threshold_s=args.late_threshold_us * 1e-6,
         pool_packets=args.pool_packets,
         realtime_priority=None if args.no_realtime else args.realtime_priority,
@@ -120,6 +127,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     except PlanError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    for warning in emu.warnings:
+        print(f"warning: {printable(warning)}", file=sys.stderr)
     if args.dry_run:
         for m in plan.mapping:
             print(f"{m.host:8} {m.parameter:20} {m.value:14} {m.linux:40} {m.status} {m.note}")
@@ -146,10 +155,37 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     if args.verbose:
         print("\ntcp_mapping")
         print(format_table(results.tables["tcp_mapping"]))
-    if args.out is not None:
-        results.write_parquet(args.out)
-        print(f"\nresults written to {args.out}")
+    if out is not None:
+        with deferred_sigint(f"writing results to {out}; please wait"):
+            results.write_parquet(out)
+        print(f"\nresults written to {out}")
     return EXIT_OK
+
+
+def _positive_float(text: str) -> float:
+    """A number > 0 (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def _int_in(lo: int, hi: int) -> Any:
+    """An argparse type: an integer from ``lo`` to ``hi``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be from {lo} to {hi}, got {value}")
+        return value
+
+    return parse
 
 
 def add_parsers(sub: Any) -> None:
@@ -171,18 +207,23 @@ def add_parsers(sub: Any) -> None:
         metavar="DIR",
         help="one capture per host device (default DIR/pcap with --out)",
     )
-    p.add_argument("--seed", type=int, help="seed (overrides the scenario's)")
+    p.add_argument("--seed", type=seed_arg, help="seed, 0 to 2^64-1 (overrides the scenario's)")
     p.add_argument(
         "--late-threshold-us",
-        type=float,
+        type=_positive_float,
         default=1000.0,
         help="count a packet written later than this after its simulated time as late "
         "(default 1000)",
     )
-    p.add_argument("--pool-packets", type=int, default=16384, help="packet buffers (default 16384)")
+    p.add_argument(
+        "--pool-packets",
+        type=_int_in(1, 1 << 24),
+        default=16384,
+        help="packet buffers, 1 to 16777216 (default 16384)",
+    )
     p.add_argument(
         "--realtime-priority",
-        type=int,
+        type=_int_in(1, 99),
         default=10,
         help="SCHED_FIFO priority of the driver thread (1-99, default 10)",
     )

@@ -128,6 +128,9 @@ class Emulation:
     _loadavg_start: str = field(default="", init=False)
     _counters_warm: dict[str, dict[str, int]] = field(default_factory=dict, init=False)
     _counters_end: dict[str, dict[str, int]] = field(default_factory=dict, init=False)
+    #: Allowed values that make part of the scenario inert, as ``ecnsim run`` warns of them
+    #: (``"path: message"``; set by :meth:`make_plan`).
+    warnings: list[str] = field(default_factory=list, init=False)
 
     @classmethod
     def from_toml_str(cls, text: str, **kwargs: Any) -> Emulation:
@@ -140,6 +143,7 @@ class Emulation:
         """Validate the scenario as ``ecnsim run`` does and plan the emulation."""
         sim = _core.PySimulation.from_json(json.dumps(self.scenario), self.seed)
         resolved = json.loads(sim.results()["meta"]["resolved_spec"])
+        self.warnings = list(sim.warnings())
         if self.seed is not None:
             resolved["simulation"]["seed"] = self.seed
         self.plan = make_plan(resolved, pid=os.getpid(), available_cc=_available_cc())
