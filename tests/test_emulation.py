@@ -272,6 +272,8 @@ def test_bulk_flow_reaches_the_bottleneck_rate_less_headers(tmp_path: Path) -> N
     assert 0.90 * expected <= goodput <= 1.005 * expected, goodput
     # The clamp below 64 KB at the SYN leaves the window unscaled: at most 65,535 B advertised.
     assert 0 < flows["max_rwnd_bytes"][0] <= 65535
+    # The client began at its start time (time zero waits for every program to be ready).
+    assert 0 <= flows["start_delay_s"][0] < 0.5
     assert flows["rto_count"][0] == 0
     assert flows["packets_retransmitted"][0] == 0
     hosts = res.tables["emu_hosts"].to_pandas().set_index("host")

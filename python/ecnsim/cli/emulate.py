@@ -30,6 +30,9 @@ from ecnsim.emulation import (
 )
 from ecnsim.results import Results
 
+#: A traffic program that begins later than this after its start time is reported, s.
+LATE_START_S = 0.01
+
 #: Exit code when the machine cannot emulate (not root, no namespaces, no TUN).
 EXIT_UNAVAILABLE = 3
 
@@ -67,6 +70,13 @@ def print_emulation_report(results: Results, stream: Any) -> None:
             "(raise --pool-packets)\n"
         )
     flows = results.tables["flows"]
+    for i, delay in enumerate(flows.columns.get("start_delay_s", [])):
+        if delay > LATE_START_S:
+            stream.write(
+                f"WARNING: the traffic program of {flows['flow'][i]} began {delay * 1e3:.0f} ms "
+                "after its start time (the machine was busy); its connection started that much "
+                "later than the scenario says\n"
+            )
     for i, kind in enumerate(flows.columns.get("kind", [])):
         if kind != "bulk":
             stream.write(

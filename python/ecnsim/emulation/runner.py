@@ -394,6 +394,8 @@ class Emulation:
                 "app": f.app or f.name,
                 "kind": f.kind,
                 "error": c.get("error", ""),
+                # How late the client program began against its start time (it reports it).
+                "start_delay_s": rel(c["start_ns"]) - f.start_s if c.get("start_ns") else math.nan,
             }
             if f.kind == "bulk":
                 got = sum(x["bytes"] for x in conns)
