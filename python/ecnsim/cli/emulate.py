@@ -20,14 +20,6 @@ from ecnsim.cli._common import (
     printable,
 )
 from ecnsim.cli.run import prepare_out, read_text_file, seed_arg
-from ecnsim.emulation import (
-    Emulation,
-    EmulationError,
-    NamespaceError,
-    PlanError,
-    check_environment,
-    cleanup_leftovers,
-)
 from ecnsim.results import Results
 
 #: A traffic program that begins later than this after its start time is reported, s.
@@ -106,6 +98,16 @@ def print_emulation_report(results: Results, stream: Any) -> None:
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
+    # Imported here: every other subcommand starts without the emulation's modules.
+    from ecnsim.emulation import (
+        Emulation,
+        EmulationError,
+        NamespaceError,
+        PlanError,
+        check_environment,
+        cleanup_leftovers,
+    )
+
     if args.cleanup:
         removed = cleanup_leftovers(include_live=args.all)
         print(f"removed {len(removed)} namespaces" + (": " + ", ".join(removed) if removed else ""))
