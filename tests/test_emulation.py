@@ -502,3 +502,36 @@ def test_cli_checks_out_before_emulating(tmp_path: Path) -> None:
     assert "--out" in r.stderr
     assert "exists and is not a directory" in r.stderr
     assert "namespaces up" not in r.stderr
+
+
+def test_a_program_that_fails_or_never_says_ready_is_named() -> None:
+    # Runs no emulation (no root): the runner's readiness wait on stand-in programs.
+    from ecnsim.emulation.plan import FlowPlan
+    from ecnsim.emulation.runner import EmulationError, _Program
+
+    flow = FlowPlan(
+        index=0, name="bulk", kind="bulk", client="s0", server="c0", port=5001, start_s=0, app=""
+    )
+    emu = Emulation(scenario({"type": "droptail"}))
+    failing = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.exit('no such congestion control: xyz')"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    silent = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        failing.wait(timeout=30)
+        with pytest.raises(EmulationError, match="the server of bulk did not start: no such"):
+            emu._await_ready(_Program(flow, "server", failing), time.monotonic() + 5)
+        started = time.monotonic()
+        with pytest.raises(EmulationError, match=r"the client of bulk did not start within"):
+            emu._await_ready(_Program(flow, "client", silent), time.monotonic() + 0.3)
+        assert time.monotonic() - started < 5
+    finally:
+        silent.kill()
+        silent.wait()
+        for p in (failing, silent):
+            assert p.stderr is not None
+            p.stderr.close()
