@@ -332,9 +332,10 @@ class Emulation:
                     os.killpg(prog.proc.pid, signal.SIGKILL)
                 with contextlib.suppress(Exception):
                     prog.proc.wait(timeout=2)
-            for stream in (prog.proc.stdout, prog.proc.stderr):
+            for stream in (prog.proc.stdin, prog.proc.stdout, prog.proc.stderr):
                 if stream is not None:
-                    stream.close()
+                    with contextlib.suppress(OSError):
+                        stream.close()
         if self._emulator is not None:
             self._emulator.close()
             self._emulator = None
