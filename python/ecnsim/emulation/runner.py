@@ -261,8 +261,13 @@ class Emulation:
         warmup_at = t0 + round(plan.warmup_s * 1e9)
         for prog in self._programs:
             assert prog.proc.stdin is not None
-            prog.proc.stdin.write(f"{t0}\n")
-            prog.proc.stdin.close()
+            try:
+                prog.proc.stdin.write(f"{t0}\n")
+                prog.proc.stdin.close()
+            except BrokenPipeError:
+                raise EmulationError(
+                    f"the {prog.role} of {prog.flow.name} ended before simulated time zero"
+                ) from None
             # communicate() would flush the closed stream.
             prog.proc.stdin = None
         self.log(
