@@ -163,6 +163,33 @@ def test_plan_refuses_by_name(change: Any, message: str) -> None:
         make_plan(resolved(spec), pid=1, available_cc={"reno"})
 
 
+def crr_app(think_time: Any) -> dict:
+    model = {"type": "crr", "request": 100, "response": 1000}
+    if think_time is not None:
+        model["think_time"] = think_time
+    return {"clients": ["c0"], "servers": ["s0"], "model": model}
+
+
+@pytest.mark.parametrize(
+    ("think_time", "ok"),
+    [
+        (None, True),
+        ({"type": "constant", "value": 0}, True),  # as the studies' crr() writes it
+        ({"type": "constant", "value": 0.5}, False),
+        ({"type": "exponential", "mean": 1.0}, False),
+    ],
+)
+def test_plan_takes_a_zero_think_time_in_any_form(think_time: Any, ok: bool) -> None:
+    spec = scenario({"type": "droptail", "limit_packets": 50})
+    spec.update(flows=[], apps=[crr_app(think_time)])
+    if ok:
+        plan = make_plan(resolved(spec), pid=1, available_cc={"reno"})
+        assert [f.kind for f in plan.flows] == ["crr"]
+    else:
+        with pytest.raises(PlanError, match=r"apps\[0\]\.model\.think_time is not supported"):
+            make_plan(resolved(spec), pid=1, available_cc={"reno"})
+
+
 def test_plan_refuses_conflicting_namespace_settings_naming_both_flows() -> None:
     spec = scenario({"type": "droptail", "limit_packets": 50})
     spec["flows"] = [

@@ -51,6 +51,18 @@ def parse_seconds(value: Any, path: str) -> float:
     return float(m.group(1)) * _TIME_UNITS[m.group(2)]
 
 
+def _is_zero_time(value: Any, path: str) -> bool:
+    """True for no time or a time of zero: ``0``, ``"0s"``, or a constant distribution of 0."""
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return value.get("type") == "constant" and _is_zero_time(value.get("value"), path)
+    try:
+        return parse_seconds(value, path) == 0
+    except PlanError:
+        return False
+
+
 def parse_bytes(value: Any, path: str) -> int:
     """A scenario size (``"10KB"`` or a number of bytes) in bytes."""
     if isinstance(value, int):
@@ -297,7 +309,7 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
                 f"{path}.model.type: {kind!r} is not supported by `ecnsim emulate` "
                 f"(supported: {', '.join(SUPPORTED_MODELS)}, and [[flows]] bulk transfers)"
             )
-        if model.get("think_time") not in (None, 0, "0s"):
+        if not _is_zero_time(model.get("think_time"), f"{path}.model.think_time"):
             raise PlanError(
                 f"{path}.model.think_time is not supported by `ecnsim emulate` (0 only)"
             )
