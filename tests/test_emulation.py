@@ -385,10 +385,22 @@ def test_transactions_are_recorded() -> None:
     flows = res.tables["flows"].to_pandas()
     rec = res.tables["records"].to_pandas()
     # Each transaction is a handshake, a request and a 10 KB response: >= 2 RTTs of 24 ms.
-    assert 5 <= len(rec) <= 3.0 / 0.048 + 1
-    assert flows.loc[0, "transactions"] == len(rec)
+    done = rec[rec["state"] == "completed"]
+    assert 5 <= len(done) <= 3.0 / 0.048 + 1
+    assert flows.loc[0, "transactions"] == len(done)
     assert (rec["response_bytes"] == 10_000).all()
-    assert (rec["response_time_s"] > 0.048).all()
+    assert (done["response_time_s"] > 0.048).all()
+    # As in a simulation: no failure here, and at most the one under way at the end.
+    assert set(rec["state"]) <= {"completed", "in_progress"}
+    open_ = rec[rec["state"] == "in_progress"]
+    assert len(open_) <= 1
+    assert (open_["end_s"] == 3.0).all()
+    # The study helpers read these records as they read simulated ones.
+    from ecnsim import analysis
+
+    m = analysis.record_metrics(rec, kind="transaction", by="group")
+    assert int(m["count"].iloc[0]) == len(done)
+    assert int(m["failed"].iloc[0]) == 0
 
 
 @needs_emulation

@@ -436,7 +436,8 @@ class Emulation:
                 )
             else:
                 recs = c.get("records", [])
-                in_window = [r for r in recs if rel(r[1]) >= warm]
+                done = [r for r in recs if r[3] == "completed"]
+                in_window = [r for r in done if rel(r[1]) >= warm]
                 span = end - max(warm, f.start_s)
                 row.update(
                     bytes_delivered=len(in_window) * f.response,
@@ -457,13 +458,17 @@ class Emulation:
                     records.append(
                         {
                             "kind": "transaction",
+                            "state": r[3],
                             "app": f.app,
                             "group": f.app,
                             "client": f.client,
                             "server": f.server,
                             "start_s": rel(r[0]),
-                            "end_s": rel(r[1]),
-                            "response_time_s": (r[1] - r[0]) / 1e9,
+                            # Under way at the end: seen until the end, as in a simulation.
+                            "end_s": end if r[3] == "in_progress" else rel(r[1]),
+                            "response_time_s": (end - rel(r[0]))
+                            if r[3] == "in_progress"
+                            else (r[1] - r[0]) / 1e9,
                             "request_bytes": f.request,
                             "response_bytes": f.response,
                             "setup_s": r[2] / 1e9 if r[2] >= 0 else math.nan,

@@ -330,8 +330,14 @@ def run_transactions(a: argparse.Namespace, stop: _Stop) -> dict[str, Any]:
             errors += 1
             got = -1
         t1 = time.monotonic_ns()
+        # As the simulator's records: completed; under way at the end; or given up on an error.
         if got == a.response:
-            records.append([t0, t1, setup if setup is not None else -1])
+            state = "completed"
+        elif t1 >= a.end_at:
+            state = "in_progress"
+        else:
+            state = "failed"
+        records.append([t0, t1, setup if setup is not None else -1, state])
         if sock is not None and (a.mode == "crr" or got != a.response):
             info = tcp_info(sock)
             retrans += info.get("total_retrans", 0)
