@@ -244,6 +244,10 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
         assert np.isfinite(goodput[value_cols].to_numpy(dtype=float)).all()
         owd = tables[f"{prefix}owd"]
         assert owd["group"].tolist() == [g for g in GROUPS for _ in params.n_values]
+    elif name == "rfc2415":
+        from .test_study_rfc2415 import check_quick_tables
+
+        check_quick_tables(params, tables)
     # A second run finds every run in the store and only renders.
     again = cli("study", "run", name, "--quick", "--out", out, "--workers", "1", timeout=600)
     assert again.returncode == 0, again.stderr
