@@ -54,6 +54,7 @@ pub mod external;
 pub mod ids;
 mod link;
 pub mod memory;
+mod node;
 pub mod packet;
 mod parse;
 pub mod profile;

@@ -1315,6 +1315,80 @@ pub enum EceGrowth {
     AfterLoss,
 }
 
+/// What NewReno does on a partial ACK and when fast recovery ends (`tcp.newreno_partial_ack`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NewrenoPartialAck {
+    /// RFC 6582 §3.2: a partial ACK deflates cwnd by the data it acknowledges and adds back
+    /// one SMSS, the timer is reset on the first partial ACK only ("Impatient"); recovery ends
+    /// with cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    Rfc6582,
+    /// ns-2 `Agent/TCP/Newreno` of 2001 (`partial_window_deflation_ 0`, `newreno_changes1_ 0`,
+    /// `exit_recovery_fix_ 0`): a partial ACK drops the inflation (cwnd back to ssthresh), the
+    /// timer is reset on every partial ACK ("Slow-but-Steady"); recovery ends with cwnd =
+    /// ssthresh, and the ACK that ends it opens the window as any new ACK does.
+    Ns2,
+}
+
+/// What an ECN-Echo does when the congestion window is one segment (`tcp.ecn_one_segment`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnOneSegment {
+    /// RFC 3168 §6.1.2: cwnd stays at one segment (ssthresh two), the retransmit timer is
+    /// reset, and new data waits until it expires.
+    Rfc3168,
+    /// ns-2 `tcp.cc` `ecn()` with `precisionReduce_ false`: the window is halved to whole
+    /// packets, so below two packets it becomes zero and only the timer's expiry reopens it
+    /// (one packet); a further ECN-Echo at one packet doubles the timer's backoff
+    /// (`ecn_backoff_`), which RTT samples on ACKs carrying ECN-Echo do not clear.
+    Ns2,
+    /// Linux `tcp_enter_cwr()` (2.4 to 6.x): cwnd never falls below one segment and no timer
+    /// is involved; sending continues at one segment per round trip.
+    Linux,
+}
+
+/// The guard on a new fast retransmit within a window already recovered (`tcp.newreno_careful`,
+/// NewReno and SACK). Booleans are accepted, as before the option had names: `true` is
+/// `"less_careful"` (what `true` always did), `false` is `"off"`.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NewrenoCareful {
+    /// No guard: any third duplicate ACK starts a fast retransmit (RFC 2582's basic algorithm).
+    Off,
+    /// RFC 6582 §3.2 step 1: only if the cumulative ACK covers more than `recover`.
+    Careful,
+    /// RFC 2582 §5's "less careful" variant: an ACK of exactly `recover` also qualifies
+    /// (ns-2 `lessCareful_`).
+    LessCareful,
+}
+
+impl<'de> Deserialize<'de> for NewrenoCareful {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const NAMES: &[&str] = &["off", "careful", "less_careful"];
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = NewrenoCareful;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "one of \"off\", \"careful\", \"less_careful\" (or a boolean: true = \"less_careful\", false = \"off\")",
+                )
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<NewrenoCareful, E> {
+                Ok(if v { NewrenoCareful::LessCareful } else { NewrenoCareful::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<NewrenoCareful, E> {
+                match v {
+                    "off" => Ok(NewrenoCareful::Off),
+                    "careful" => Ok(NewrenoCareful::Careful),
+                    "less_careful" => Ok(NewrenoCareful::LessCareful),
+                    _ => Err(E::unknown_variant(v, NAMES)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// How congestion avoidance grows the window (`tcp.ca_increase`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -1457,10 +1531,14 @@ pub struct TcpOverrides {
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(IW, cwnd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
-    /// RFC 6582 §3.2 step 1 "careful" variant: no fast retransmit unless the ACK covers
-    /// more than `recover` (NewReno and SACK only).
+    /// The guard on a new fast retransmit after a recovery or timeout (NewReno and SACK):
+    /// `"off"`, `"careful"` (RFC 6582 §3.2 step 1) or `"less_careful"` (RFC 2582 §5);
+    /// `true` means `"less_careful"` (its meaning before the names), `false` `"off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub newreno_careful: Option<bool>,
+    pub newreno_careful: Option<NewrenoCareful>,
+    /// NewReno's partial ACKs and end of recovery: `"rfc6582"` or `"ns2"` (ns-2 of 2001).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newreno_partial_ack: Option<NewrenoPartialAck>,
     /// What data segments carry as their RTT hint in ms, for routers that classify by RTT
     /// (Adaptive ECN): `"off"`, `"smoothed"` (SRTT) or `"base"` (the minimum RTT measured);
     /// `true` means `"smoothed"`, `false` `"off"`.
@@ -1478,6 +1556,14 @@ pub struct TcpOverrides {
     /// Which ACKs carrying ECE may still open the window: `"never"`, `"slow_start"`, `"after_loss"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_ece_growth: Option<EceGrowth>,
+    /// An ECN-Echo at a one-segment window: `"rfc3168"` (wait for the reset timer), `"ns2"`
+    /// (zero window, timer backed off on repeated echoes) or `"linux"` (keep sending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_one_segment: Option<EcnOneSegment>,
+    /// The first ECN-Echo after a retransmission timeout starts a reduction even inside the
+    /// window the timeout resent (ns-2 `ecn()`); otherwise it echoes a mark the timeout answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_after_timeout: Option<bool>,
     /// ns-2's `bugFix_`: Tahoe and Reno start no new fast retransmit until an ACK covers
     /// more than `recover` (the highest sequence number sent when the last one, or a timeout, began).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1826,6 +1912,11 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "ecn_ece_growth = \"always\"")], "tcp.ecn_ece_growth", "expected one of `never`, `slow_start`, `after_loss`"),
         (&[("#TCP", "ca_increase = \"abc\"")], "tcp.ca_increase", "expected one of `per_ack`, `byte_counting`, `per_ack_truncated`"),
         (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
+        (&[("#TCP", "newreno_partial_ack = \"rfc2582\"")], "tcp.newreno_partial_ack", "expected `rfc6582` or `ns2`"),
+        (&[("#TCP", "ecn_one_segment = \"wait\"")], "tcp.ecn_one_segment", "expected one of `rfc3168`, `ns2`, `linux`"),
+        (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`"),
+        (&[("#TCP", "newreno_careful = 1")], "tcp.newreno_careful", "expected one of \"off\", \"careful\", \"less_careful\" (or a boolean"),
+        (&[("#TCP", "ecn_after_timeout = \"yes\"")], "tcp.ecn_after_timeout", "expected a boolean"),
         (&[("#TCP", "handshake = \"no\"")], "tcp.handshake", "expected a boolean"),
         (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),

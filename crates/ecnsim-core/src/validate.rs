@@ -364,11 +364,14 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             ecn_synack,
             restart_after_idle,
             newreno_careful,
+            newreno_partial_ack,
             carry_rtt,
             rto_estimator,
             ecn_cwr_on_retransmit,
             ecn_ect_on_retransmit,
             ecn_ece_growth,
+            ecn_one_segment,
+            ecn_after_timeout,
             reno_bugfix,
             ca_increase,
             reduction_basis,
@@ -397,11 +400,14 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.ecn_synack, ecn_synack, Some);
         set(&mut c.restart_after_idle, restart_after_idle, Some);
         set(&mut c.newreno_careful, newreno_careful, Some);
+        set(&mut c.newreno_partial_ack, newreno_partial_ack, Some);
         set(&mut c.carry_rtt, carry_rtt, Some);
         set(&mut c.rto_estimator, rto_estimator, Some);
         set(&mut c.ecn_cwr_on_retransmit, ecn_cwr_on_retransmit, Some);
         set(&mut c.ecn_ect_on_retransmit, ecn_ect_on_retransmit, Some);
         set(&mut c.ecn_ece_growth, ecn_ece_growth, Some);
+        set(&mut c.ecn_one_segment, ecn_one_segment, Some);
+        set(&mut c.ecn_after_timeout, ecn_after_timeout, Some);
         set(&mut c.reno_bugfix, reno_bugfix, Some);
         set(&mut c.ca_increase, ca_increase, Some);
         set(&mut c.reduction_basis, reduction_basis, Some);

@@ -305,12 +305,15 @@ def tcp(
     ecn: str | None = None,
     ecn_synack: str | None = None,
     restart_after_idle: bool | None = None,
-    newreno_careful: bool | None = None,
+    newreno_careful: str | bool | None = None,
+    newreno_partial_ack: str | None = None,
     carry_rtt: str | bool | None = None,
     rto_estimator: str | None = None,
     ecn_cwr_on_retransmit: bool | None = None,
     ecn_ect_on_retransmit: bool | None = None,
     ecn_ece_growth: str | None = None,
+    ecn_one_segment: str | None = None,
+    ecn_after_timeout: bool | None = None,
     reno_bugfix: bool | None = None,
     ca_increase: str | None = None,
     reduction_basis: str | None = None,
@@ -327,7 +330,10 @@ def tcp(
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
     ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
-    ``"slow_start"`` or ``"after_loss"``; ``ca_increase`` ``"per_ack"``,
+    ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
+    ``"ns2"`` or ``"linux"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
+    ``"less_careful"`` (``True`` means ``"less_careful"``); ``newreno_partial_ack``
+    ``"rfc6582"`` or ``"ns2"``; ``ca_increase`` ``"per_ack"``,
     ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
     ``"flight_size"`` or ``"ns2_window"``.
     Each option's value per profile and its source: ``docs/models/tcp.md``.
@@ -352,11 +358,14 @@ def tcp(
             "ecn_synack": ecn_synack,
             "restart_after_idle": restart_after_idle,
             "newreno_careful": newreno_careful,
+            "newreno_partial_ack": newreno_partial_ack,
             "carry_rtt": carry_rtt,
             "rto_estimator": rto_estimator,
             "ecn_cwr_on_retransmit": ecn_cwr_on_retransmit,
             "ecn_ect_on_retransmit": ecn_ect_on_retransmit,
             "ecn_ece_growth": ecn_ece_growth,
+            "ecn_one_segment": ecn_one_segment,
+            "ecn_after_timeout": ecn_after_timeout,
             "reno_bugfix": reno_bugfix,
             "ca_increase": ca_increase,
             "reduction_basis": reduction_basis,
