@@ -19,9 +19,9 @@
 //! [`Simulation::next_event_time`] when to come back.
 
 use crate::error::SimError;
-use crate::ids::{FlowId, NodeId, PortId};
+use crate::ids::{FlowId, NodeId};
 use crate::packet::{Ecn, Packet, TcpHeader, Transport};
-use crate::sim::{Simulation, NO_ROUTE};
+use crate::sim::Simulation;
 use crate::time::SimTime;
 
 /// A real host's packet that reached its destination host.
@@ -105,7 +105,7 @@ impl Simulation {
             }
         }
         for (a, b) in [(src, dst), (dst, src)] {
-            if a != b && self.routes[a.index() * n + b.index()] == NO_ROUTE {
+            if a != b && self.routes.get(a, b).is_none() {
                 let name = |x: NodeId| &self.nodes[x.index()].name;
                 return Err(SimError::topology("links", format!("no route from {:?} to {:?}", name(a), name(b))));
             }
@@ -147,9 +147,8 @@ impl Simulation {
             self.external.depart(now, &pkt);
             return;
         }
-        let route = self.routes[src.index() * self.nodes.len() + dst.index()];
-        debug_assert_ne!(route, NO_ROUTE, "check_external_pair first");
-        self.send_on(PortId(route), pkt);
+        let route = self.routes.get(src, dst).expect("check_external_pair first");
+        self.send_on(route, pkt);
     }
 
     /// Hand every mark, departure and drop of injected packets since the
