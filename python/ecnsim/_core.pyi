@@ -5,6 +5,7 @@ from typing import Any, Literal, TypeAlias, TypedDict, final
 
 __all__ = [
     "EcnsimError",
+    "PyEmulator",
     "PySimulation",
     "ResourceError",
     "SimulationError",
@@ -115,3 +116,27 @@ class PySimulation:
         flows: list[str] | None = None,
     ) -> None: ...
     def drain_trace(self) -> dict[str, tuple[str, Any]]: ...
+
+@final
+class PyEmulator:
+    """A scenario's network run in real time between real hosts (``ecnsim.emulation``)."""
+
+    def __new__(
+        cls,
+        spec_json: str,
+        hosts: list[tuple[str, str, str, str, str | None]],
+        *,
+        seed: int | None = None,
+        pool_packets: int = 65536,
+        late_threshold_ns: int = 1_000_000,
+        flow_port_base: int = 20000,
+        flow_count: int = 0,
+        warmup_ns: int = 0,
+        realtime_priority: int | None = None,
+    ) -> PyEmulator: ...
+    def run(self, start_at_ns: int | None = None) -> None: ...
+    def stop(self) -> None: ...
+    def close(self) -> None: ...
+    def now_ns(self) -> int: ...
+    def results(self) -> _Results:
+        """As ``PySimulation.results``, plus ``emulation``, ``emu_ports``, ``emu_flow_dirs``."""

@@ -168,6 +168,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         profile: profile.name(),
         tap: None,
         tracer: None,
+        external: crate::external::External::default(),
         spec_flows: spec.flows.len(),
         connection_path,
         fault: None,

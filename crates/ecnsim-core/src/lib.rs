@@ -50,6 +50,7 @@
 mod app;
 mod builder;
 pub mod error;
+pub mod external;
 pub mod ids;
 mod link;
 pub mod memory;

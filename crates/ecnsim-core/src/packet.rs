@@ -151,6 +151,9 @@ pub enum Transport {
     Tcp,
     /// UDP: `flow` is a UDP flow; `tcp` is unused except `payload` (the datagram's payload bytes).
     Udp,
+    /// A packet from outside the simulation (a real host, see [`crate::external`]):
+    /// `flow` is the driver's opaque handle for its bytes; `tcp` is unused.
+    External,
 }
 
 /// A packet on the network.

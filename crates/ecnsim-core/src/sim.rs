@@ -235,6 +235,8 @@ pub struct Simulation {
     pub(crate) tap: Option<Vec<Packet>>,
     /// Link-event trace, if enabled.
     pub(crate) tracer: Option<Tracer>,
+    /// Packets of real hosts leaving the simulation ([`crate::external`]).
+    pub(crate) external: crate::external::External,
     /// How many `[[flows]]` the scenario has: `AppId`s below this are
     /// `flows[i]`, the others `apps[i - spec_flows]`.
     pub(crate) spec_flows: usize,
@@ -607,12 +609,19 @@ impl Simulation {
         if pkt.dst == node {
             self.cons.delivered += 1;
             let now = self.sched.now();
-            if pkt.proto == Transport::Udp {
-                let u = &mut self.udp[pkt.flow.index()];
-                u.received_packets += 1;
-                u.received_bytes += u64::from(pkt.tcp.payload);
-                u.delay_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
-                return;
+            match pkt.proto {
+                Transport::Tcp => {}
+                Transport::Udp => {
+                    let u = &mut self.udp[pkt.flow.index()];
+                    u.received_packets += 1;
+                    u.received_bytes += u64::from(pkt.tcp.payload);
+                    u.delay_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
+                    return;
+                }
+                Transport::External => {
+                    self.external.depart(now, &pkt);
+                    return;
+                }
             }
             if pkt.tcp.payload > 0 {
                 // One-way delay of data segments, host to host, either direction.
@@ -640,11 +649,14 @@ impl Simulation {
             (Transport::Tcp, false) => self.flows[flow.index()].extra.marks += 1,
             (Transport::Udp, true) => self.udp[flow.index()].drops += 1,
             (Transport::Udp, false) => self.udp[flow.index()].marks += 1,
+            // A real host's packet: the driver frees its bytes, or counts the mark.
+            (Transport::External, true) => self.external.dropped(flow),
+            (Transport::External, false) => self.external.marked(flow),
         }
     }
 
     /// Offer `pkt` to port `p`'s queue and start the transmitter if it is idle.
-    fn send_on(&mut self, p: PortId, pkt: Packet) {
+    pub(crate) fn send_on(&mut self, p: PortId, pkt: Packet) {
         let now = self.sched.now();
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
@@ -677,9 +689,8 @@ impl Simulation {
             }
         }
         for i in 0..n_marks {
-            let (f, _) = self.ports[p.index()].queue.outcome().marks[i];
-            // Marks name the flow only; UDP packets are never ECN-capable here.
-            self.charge(f, Transport::Tcp, false);
+            let (f, proto, _) = self.ports[p.index()].queue.outcome().marks[i];
+            self.charge(f, proto, false);
         }
     }
 

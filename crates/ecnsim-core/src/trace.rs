@@ -159,7 +159,15 @@ impl Tracer {
         t.push_u64("size", col(&|x| u64::from(x.pkt.size)));
         t.push_u64("src_node", col(&|x| u64::from(x.pkt.src.0)));
         t.push_u64("dst_node", col(&|x| u64::from(x.pkt.dst.0)));
-        t.push_u64("proto", col(&|x| if x.pkt.proto == Transport::Udp { 17 } else { 6 }));
+        // IP protocol numbers (RFC 790); 0 for a real host's packet, whose protocol the core does not read.
+        t.push_u64(
+            "proto",
+            col(&|x| match x.pkt.proto {
+                Transport::Tcp => 6,
+                Transport::Udp => 17,
+                Transport::External => 0,
+            }),
+        );
         t.push_u64("ecn", col(&|x| x.pkt.ecn as u64));
         t.push_u64("tcp_flags", col(&|x| u64::from(x.pkt.tcp.flags.bits())));
         t.push_u64("seq", col(&|x| x.pkt.tcp.seq));

@@ -2,6 +2,7 @@
 //! type here is named `Py*`, wraps one core value and converts at the
 //! boundary; the Python package `ecnsim` builds its API on top.
 
+mod emulator;
 mod error;
 mod results;
 mod simulation;
@@ -9,6 +10,7 @@ mod simulation;
 use ecnsim_core::ScenarioSpec;
 use pyo3::prelude::*;
 
+use crate::emulator::PyEmulator;
 use crate::error::{EcnsimError, PySimError};
 use crate::simulation::PySimulation;
 
@@ -106,6 +108,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", ecnsim_core::VERSION)?;
     m.add_class::<PySimulation>()?;
+    m.add_class::<PyEmulator>()?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file_json, m)?)?;

@@ -3,6 +3,7 @@
 ::
 
     ecnsim run SCENARIO.toml [--out DIR] [--seed N] [--quiet]
+    ecnsim emulate SCENARIO.toml [--out DIR] [--pcap-dir DIR] | --cleanup   (root)
     ecnsim bench [NAME ...] [--json] [--list]
     ecnsim report RESULTS_DIR [-o report.html] [--title TEXT] [--lockout SECONDS]
     ecnsim study list | show NAME | run NAME [--quick] [--out DIR] [--workers N] [--dask ADDR]
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Sequence
 
 from ecnsim import __version__
-from ecnsim.cli import bench, report, run, study, sweep
+from ecnsim.cli import bench, emulate, report, run, study, sweep
 from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, printable
 from ecnsim.exceptions import EcnsimError
 
@@ -33,7 +34,7 @@ __all__ = ["build_parser", "main"]
 
 #: The subcommand modules, in the order ``ecnsim --help`` lists them. Each has
 #: ``add_parsers(sub)``, which registers its subcommands with their handlers.
-COMMANDS = (run, study, sweep, report, bench)
+COMMANDS = (run, emulate, study, sweep, report, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -317,7 +317,7 @@ mod tests {
         d.enqueue(pkt(1, 1000, Ecn::NotEct), ms(0));
         d.enqueue(pkt(2, 1000, Ecn::Ect1), ms(10));
         assert_eq!(d.dequeue(ms(2)).unwrap().ecn, Ecn::Ce);
-        assert_eq!(d.out.marks[0].1, MarkReason::CeThreshold);
+        assert_eq!(d.out.marks[0].2, MarkReason::CeThreshold);
         assert_eq!(d.dequeue(ms(2)).unwrap().ecn, Ecn::NotEct);
         assert_eq!(d.dequeue(ms(10)).unwrap().ecn, Ecn::Ect1);
     }

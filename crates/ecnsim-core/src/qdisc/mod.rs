@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::FlowId;
-use crate::packet::{Ecn, Packet};
+use crate::packet::{Ecn, Packet, Transport};
 use crate::rng::SimRng;
 use crate::time::{BitRate, SimDuration, SimTime};
 
@@ -107,8 +107,9 @@ impl MarkReason {
 pub struct Outcome {
     /// Packets dropped, with their reasons.
     pub drops: Vec<(Packet, DropReason)>,
-    /// Flows whose packets were marked, with the reasons.
-    pub marks: Vec<(FlowId, MarkReason)>,
+    /// Flows whose packets were marked (the flow's arena is named by the
+    /// packet's transport), with the reasons.
+    pub marks: Vec<(FlowId, Transport, MarkReason)>,
 }
 
 impl Outcome {
@@ -149,7 +150,7 @@ impl QdiscCx<'_> {
             return false;
         }
         pkt.ecn = Ecn::Ce;
-        self.outcome.marks.push((pkt.flow, reason));
+        self.outcome.marks.push((pkt.flow, pkt.proto, reason));
         true
     }
 
@@ -460,7 +461,7 @@ impl Queue {
             self.counters.drops[*reason as usize] += 1;
             self.counters.drop_bytes[*reason as usize] += u64::from(p.size);
         }
-        for (_, reason) in &self.outcome.marks {
+        for (_, _, reason) in &self.outcome.marks {
             self.counters.marks[*reason as usize] += 1;
         }
         self.max_packets = self.max_packets.max(self.qdisc.len_packets());

@@ -884,7 +884,7 @@ mod tests {
             let out = d.enqueue(pkt(100 + i, 1000, Ecn::Ect0), t(1));
             marks += out.marks.len();
             drops += out.drops.len();
-            assert!(out.marks.iter().all(|m| m.1 == MarkReason::Early));
+            assert!(out.marks.iter().all(|m| m.2 == MarkReason::Early));
             if out.drops.is_empty() {
                 d.q.fifo.pop_back();
             }
@@ -906,7 +906,7 @@ mod tests {
         }
         let out = d.enqueue(pkt(100, 1000, ecn), t(1));
         let drops = out.drops.iter().map(|x| x.1).collect();
-        let marks = out.marks.iter().map(|x| x.1).collect();
+        let marks = out.marks.iter().map(|x| x.2).collect();
         (drops, marks, d.q.len_packets())
     }
 

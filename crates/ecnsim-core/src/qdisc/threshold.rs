@@ -105,7 +105,7 @@ mod tests {
         }
         // Arrivals find 0, 1, 2, 3 packets (not above K = 3), then 4, 5, 6, 7.
         assert_eq!(marked, vec![false, false, false, false, true, true, true, true]);
-        assert!(d.out.marks.iter().all(|m| m.1 == MarkReason::CeThreshold));
+        assert!(d.out.marks.iter().all(|m| m.2 == MarkReason::CeThreshold));
     }
 
     #[test]

@@ -127,6 +127,11 @@ impl Scheduler {
             self.now = t;
         }
     }
+    /// The time of the earliest queued event (stale ones included), if any.
+    #[must_use]
+    pub fn next_time(&self) -> Option<SimTime> {
+        self.queue.peek_key().map(|k| k.time)
+    }
     /// Number of queued events.
     #[must_use]
     pub fn pending(&self) -> usize {
