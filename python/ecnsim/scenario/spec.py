@@ -202,15 +202,21 @@ def pi(
     limit_bytes: Quantity | None = None,
     measure: str | None = None,
     mean_pktsize: Quantity | None = None,
-    a: float | None = None,
-    b: float | None = None,
+    a: NumOrRule | None = None,
+    b: NumOrRule | None = None,
+    design_flows: float | None = None,
+    design_rtt: Quantity | None = None,
     w: float | None = None,
     qref: float | None = None,
     ecn: bool | None = None,
     non_ect: str | None = None,
     byte_mode: bool | None = None,
 ) -> dict[str, Any]:
-    """The PI controller (``docs/models/pi.md``); ``w`` is the sampling frequency in Hz."""
+    """The PI controller (``docs/models/pi.md``); ``w`` is the sampling frequency in Hz.
+
+    ``a="auto", b="auto"`` designs the gains for the link the queue feeds (Hollot et al.
+    2001 §IV) from ``design_flows`` (N^-) and ``design_rtt`` (R^+).
+    """
     return {"type": "pi", **_compact(locals())}
 
 
