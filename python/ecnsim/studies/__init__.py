@@ -62,6 +62,7 @@ __all__ = [
 STUDIES: dict[str, str] = {
     "hetero": "ecnsim.studies.hetero:HeteroStudy",
     "aecn": "ecnsim.studies.aecn:AecnStudy",
+    "ecnplus": "ecnsim.studies.ecnplus:EcnplusStudy",
 }
 
 

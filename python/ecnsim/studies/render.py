@@ -179,6 +179,7 @@ def render_study(run: StudyRun) -> Path:
     (out / "figures").mkdir(parents=True, exist_ok=True)
     tables = study.tables(params, data)
     figures = study.figures(params, data)
+    warnings = study.warnings(params, data)
 
     run.tables = {}
     for name, t in tables.items():
@@ -224,6 +225,7 @@ def render_study(run: StudyRun) -> Path:
         "runs_stored": len(stored),
         "runs_run_now": sweep.ran,
         "runs_failed": [msg for _task, msg in sweep.failures],
+        "warnings": warnings,
         "executor": sweep.executor,
         "workers": sweep.workers,
         "wall_s_this_call": sweep.wall_s,
@@ -283,6 +285,9 @@ def _report(
             f"not in the store; tables and figures use the others. Run the same command again "
             f"to finish.<ul>{lines}</ul></div>"
         )
+
+    for text in info.get("warnings", []):
+        s.append(f'<div class="warn"><b>Warning:</b> {_esc(text)}</div>')
 
     s.append("<h2>Setup</h2>")
     s.append(
