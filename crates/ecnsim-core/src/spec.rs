@@ -250,6 +250,15 @@ pub struct SimulationSpec {
     /// queues only. Absent: every live connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_flows: Option<Vec<String>>,
+    /// Which queues the queue series samples: indices of `[[links]]` (both
+    /// directions of each); `[]` samples none. Absent: every queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_queues: Option<Vec<usize>>,
+    /// Keep a `flows` row for every workload connection too (memory then grows with
+    /// the connections opened); default false: workload connections are summed in
+    /// the `apps` table and their records are the per-object output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_rows: Option<bool>,
     /// The named default profile (see [`crate::profile`]); default `"rfc"`.
     #[serde(default)]
     pub profile: Option<String>,

@@ -442,6 +442,16 @@ impl ScenarioSpec {
                 );
             }
         }
+        if let Some(links) = &sim.sample_queues {
+            for (i, &l) in links.iter().enumerate() {
+                ensure_spec!(
+                    l < self.links.len(),
+                    format!("simulation.sample_queues[{i}]"),
+                    "must be the index of a link (0 to {}), got {l}",
+                    self.links.len().saturating_sub(1)
+                );
+            }
+        }
         if let Some(interval) = sim.sample_interval {
             in_range("simulation.sample_interval", interval, Limits::positive(MAX_TIME))?;
             let samples = duration / interval.0;
