@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -199,23 +200,9 @@ def _finite_tables(out: Path) -> dict[str, pd.DataFrame]:
     return tables
 
 
-@pytest.mark.parametrize("name", studies.names())
-def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
-    out = tmp_path / name
-    r = cli("study", "run", name, "--quick", "--out", out, "--workers", "2", timeout=600)
-    assert r.returncode == 0, r.stderr
-    assert f"report:  {out / 'report.html'}" in r.stdout
-    info = json.loads((out / "study.json").read_text())
-    study = studies.get(name)
-    params = study.quick(study.Params())
-    planned = len(study.grid(params))
-    assert info["runs_planned"] == planned == info["runs_stored"] == info["runs_run_now"]
-    for fig in info["figures"].values():
-        for f in fig:
-            assert (out / f).stat().st_size > 1000
-    tables = _finite_tables(out)
+def _check_star_study(name: str, params: Any, tables: dict[str, pd.DataFrame]) -> None:
+    """The hetero and aecn studies' quick runs: goodput, fairness, RED region, the thesis' layout."""
     runs = tables["runs"]
-    assert len(runs) == planned
     capacity_mbps = params.bottleneck_mbps
     n = runs["n"].to_numpy(dtype=float)
     assert (runs["goodput_mbps"] <= capacity_mbps + 1e-9).all()
@@ -241,6 +228,55 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
     assert np.isfinite(goodput[value_cols].to_numpy(dtype=float)).all()
     owd = tables[f"{prefix}owd"]
     assert owd["group"].tolist() == [g for g in GROUPS for _ in params.n_values]
+
+
+def _check_ecnplus(name: str, params: Any, tables: dict[str, pd.DataFrame]) -> None:
+    """The ecnplus study's quick run: web metrics in range, the paper's layout, the model."""
+    runs = tables["runs"]
+    web = runs[runs["experiment"] != "model"]
+    assert (web["utilization"] <= 1 + 1e-12).all()
+    assert (web["normalized_throughput"] > 0.4).all()
+    assert (web["normalized_throughput"] <= web["utilization"] + 1e-9).all()
+    assert ((web["unfinished_share"] >= 0) & (web["unfinished_share"] < 0.5)).all()
+    assert (web["objects"] > 1000).all()
+    # Every object requested after the warm-up has a record: completed, in progress or failed.
+    assert (web["completed"] + web["in_progress"] + web["failed"] == web["objects"]).all()
+    assert (web["p50_response_time_s"] <= web["p90_response_time_s"]).all()
+    # Rows AQM, columns load x endpoint, as the paper lays them out.
+    table = tables["main_mean_response_time_s"]
+    assert table["aqm"].tolist() == list(params.aqms)
+    cols = [c for c in table.columns if c != "aqm" and not c.endswith("ci95")]
+    assert len(cols) == len(params.loads_percent) * len(params.endpoints)
+    model = runs[runs["experiment"] == "model"]
+    assert len(model) == len(params.model_links_mbps) * len(params.model_utilizations)
+    assert ((model["p_exceed"] >= 0) & (model["p_exceed"] <= 1)).all()
+    assert (model["samples"] > 1000).all()
+    # The simulated utilization follows the offered one (sessions ramp up during the warm-up).
+    assert (abs(model["utilization"] - model["offered_utilization"]) < 0.15).all()
+
+
+_QUICK_CHECKS = {"hetero": _check_star_study, "aecn": _check_star_study, "ecnplus": _check_ecnplus}
+
+
+@pytest.mark.parametrize("name", studies.names())
+def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    r = cli("study", "run", name, "--quick", "--out", out, "--workers", "2", timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"report:  {out / 'report.html'}" in r.stdout
+    info = json.loads((out / "study.json").read_text())
+    study = studies.get(name)
+    params = study.quick(study.Params())
+    planned = len(study.grid(params))
+    assert info["runs_planned"] == planned == info["runs_stored"] == info["runs_run_now"]
+    for fig in info["figures"].values():
+        for f in fig:
+            assert (out / f).stat().st_size > 1000
+    tables = _finite_tables(out)
+    assert len(tables["runs"]) == planned
+    check = _QUICK_CHECKS.get(name)
+    if check is not None:
+        check(name, params, tables)
     # A second run finds every run in the store and only renders.
     again = cli("study", "run", name, "--quick", "--out", out, "--workers", "1", timeout=600)
     assert again.returncode == 0, again.stderr

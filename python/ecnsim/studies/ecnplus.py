@@ -132,8 +132,8 @@ class EcnplusParams(StudyParams):
     model_utilizations: tuple[float, ...] = (0.3, 0.5, 0.7, 0.8, 0.9)
     model_delay_ms: float = 5.0
     model_measure: Literal["queue", "system", "packet"] = "queue"
-    model_duration_s: float = 30.0
-    model_warmup_s: float = 5.0
+    model_duration_s: float = 40.0
+    model_warmup_s: float = 10.0
     model_sample_ms: float = 1.0
     model_buffer_ms: float = 1000.0
 
@@ -373,8 +373,10 @@ def web_scenario(
         "profile": p.profile,
     }
     if sample_ms is not None:
+        # The bottleneck's queues only: a fine series of every access link would be large.
         simulation["sample_interval"] = f"{sample_ms:g}ms"
         simulation["sample_flows"] = []
+        simulation["sample_queues"] = [0]
     return {
         "name": name,
         "simulation": simulation,
@@ -610,8 +612,8 @@ class EcnplusStudy(Study):
             warmup_s=4.0,
             model_links_mbps=(100.0,),
             model_utilizations=(0.5, 0.8),
-            model_duration_s=8.0,
-            model_warmup_s=2.0,
+            model_duration_s=10.0,
+            model_warmup_s=4.0,
             seeds=1,
         )
 
