@@ -272,6 +272,31 @@ BAD_INPUT = [
     ("unknown-cc", _set("tcp", {"cc": "vegas"}), SpecError, "tcp.cc", "vegas"),
     ("missing-duration", _set("simulation", {}), SpecError, "simulation", "duration"),
     ("self-link", _set("links.2.b", "a"), SpecError, "links[2]", "a"),
+    # Issue 13 item 8: RED thresholds in bytes only with a byte average.
+    (
+        "red-byte-threshold-in-packet-measure",
+        _set("links.0.queue", {"type": "red", "min_th_bytes": "5KB"}),
+        SpecError,
+        "links[0].queue.min_th_bytes",
+        'needs measure = "bytes"',
+    ),
+    (
+        "red-threshold-twice",
+        _set(
+            "links.0.queue",
+            {"type": "red", "measure": "bytes", "max_th": 15, "max_th_bytes": "15KB"},
+        ),
+        SpecError,
+        "links[0].queue.max_th_bytes",
+        "cannot be combined with max_th",
+    ),
+    (
+        "droptail-ns2-limit-of-one",
+        _set("links.0.queue", {"type": "droptail", "limit_packets": 1, "limit_rule": "ns2"}),
+        SpecError,
+        "links[0].queue.limit_packets",
+        "must be >= 2",
+    ),
 ]
 
 
@@ -321,7 +346,8 @@ def test_toml_errors_name_the_field() -> None:
         Simulation.from_toml(text.replace('src = "a"', 'src = "a"\ncolour = 1'))
     with pytest.raises(SpecError) as info:
         Simulation.from_toml("simulation = { duration = ")
-    assert info.value.path == "<root>"
+    # A syntax error names the key whose value it is in.
+    assert info.value.path == "simulation"
 
 
 def test_exception_hierarchy() -> None:

@@ -174,6 +174,12 @@ def _lie_about_rows(d: Path) -> None:
     (d / "manifest.json").write_text(json.dumps(m))
 
 
+def _edit_digest(d: Path) -> None:
+    m = json.loads((d / "manifest.json").read_text())
+    m["digest"] += 1
+    (d / "manifest.json").write_text(json.dumps(m))
+
+
 @pytest.mark.parametrize(
     ("damage", "reason", "quick"),
     [
@@ -181,9 +187,11 @@ def _lie_about_rows(d: Path) -> None:
         (_flip_a_bit, "queues.parquet: SHA-256 differs", False),
         (_remove_table, "flow_series.parquet is missing", True),
         (_garble_manifest, "not valid JSON", True),
-        (_lie_about_rows, "table flows: 2 rows, the manifest says 3", False),
+        # An edited manifest fails its own checksum (issue 17 item 12).
+        (_lie_about_rows, "manifest.json was changed after it was written", True),
+        (_edit_digest, "manifest.json was changed after it was written", True),
     ],
-    ids=["truncated", "bit-flip", "missing-table", "bad-manifest", "row-count"],
+    ids=["truncated", "bit-flip", "missing-table", "bad-manifest", "row-count", "digest"],
 )
 def test_damage_is_detected(
     tmp_path: Path,
@@ -285,6 +293,90 @@ def test_catalog_follows_the_files(tmp_path: Path, outputs: list[RunOutput]) -> 
     store.put(outputs[0], sweep="by-hand", point=7, params={"tcp.cc": "reno"})
     row = store.runs(where="sweep = 'by-hand'").to_dict("records")[0]
     assert (row["point"], row["tcp.cc"]) == (7, "reno")
+
+
+def _corrupt_in_place(path: Path) -> None:
+    """Overwrite the middle of ``path`` with garbage, keeping its size and, at worst, its time."""
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    mid = len(data) // 2
+    data[mid - 64 : mid + 64] = b"\xff" * 128
+    data[-12:-8] = b"\xff\xff\xff\x7f"  # the footer's length: no longer a Parquet file
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_damaged_file_is_left_out_of_the_catalog_and_named(
+    tmp_path: Path, outputs: list[RunOutput], cli: Cli
+) -> None:
+    """Issue 17 item 8: a corrupted Parquet file does not break `ecnsim runs`."""
+    store = Store(tmp_path)
+    for out in outputs:
+        store.put(out)
+    assert len(store.runs()) == 4
+    with store.catalog() as con:  # the views over the files work
+        assert con.execute("SELECT count(*) FROM flows").fetchone()[0] > 0
+    # Same size and modification time: only reading the file shows the damage.
+    bad = store.run_dir(outputs[0].key) / "flows.parquet"
+    _corrupt_in_place(bad)
+    runs = store.runs()
+    assert outputs[0].key not in set(runs["key"])
+    assert len(runs) == 3
+    with store.catalog() as con:
+        assert con.execute("SELECT count(DISTINCT key) FROM flows").fetchone()[0] == 3
+    ((key, why),) = store.damaged()
+    assert key == outputs[0].key
+    assert why.startswith("flows.parquet: "), why
+    r = cli("runs", "--out", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "3 runs" in r.stdout
+    assert f"warning: run {outputs[0].key[:12]} left out: flows.parquet" in r.stderr
+    # A damaged file with a new time is found by its checksum.
+    bad2 = store.run_dir(outputs[1].key) / "queues.parquet"
+    data = bytearray(bad2.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    bad2.write_bytes(bytes(data))
+    assert len(store.runs()) == 2
+    assert (
+        dict(store.damaged())[outputs[1].key] == "queues.parquet: SHA-256 differs from the manifest"
+    )
+    # Rewritten, both are back.
+    store.put(outputs[0])
+    store.put(outputs[1])
+    assert len(store.runs()) == 4
+    assert store.damaged() == []
+
+
+def test_symlinks_out_of_the_store_are_refused(tmp_path: Path, outputs: list[RunOutput]) -> None:
+    """Issue 17 item 12: no write through a link that leads out of the store."""
+    from ecnsim.sweep.store import StoreError
+
+    root, outside = tmp_path / "store", tmp_path / "elsewhere"
+    outside.mkdir()
+    store = Store(root)
+    out = outputs[0]
+    (root / "runs").mkdir(parents=True)
+    (root / "runs" / out.key[:2]).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(StoreError, match=r"symbolic link to .*elsewhere, outside the store"):
+        store.put(out)
+    assert list(outside.iterdir()) == []
+    # A catalog linked to another DuckDB file is refused, not filled with our tables.
+    other = tmp_path / "other.duckdb"
+    import duckdb
+
+    duckdb.connect(str(other)).close()
+    before = other.read_bytes()
+    store.catalog_path.symlink_to(other)
+    with pytest.raises(StoreError, match=r"catalog.duckdb: is a symbolic link"):
+        store.runs()
+    assert other.read_bytes() == before
+    # Links inside the store are fine.
+    store.catalog_path.unlink()
+    (root / "runs" / out.key[:2]).unlink()
+    (root / "runs" / "real").mkdir()
+    (root / "runs" / out.key[:2]).symlink_to(root / "runs" / "real", target_is_directory=True)
+    store.put(out)
+    assert store.has(out.key)
 
 
 def test_non_scalar_parameters_are_json_columns(tmp_path: Path) -> None:

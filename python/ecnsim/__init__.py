@@ -38,7 +38,13 @@ import importlib
 from typing import Any
 
 from ecnsim._core import __version__
-from ecnsim.exceptions import EcnsimError, SpecError, TopologyError
+from ecnsim.exceptions import (
+    EcnsimError,
+    ResourceError,
+    SimulationError,
+    SpecError,
+    TopologyError,
+)
 from ecnsim.results import Results, Table
 from ecnsim.scenario import (
     Distribution,
@@ -87,9 +93,11 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Distribution",
     "EcnsimError",
+    "ResourceError",
     "Results",
     "Scenario",
     "Simulation",
+    "SimulationError",
     "SpecError",
     "Table",
     "TopologyError",

@@ -6,6 +6,8 @@ from typing import Any, Literal, TypeAlias, TypedDict, final
 __all__ = [
     "EcnsimError",
     "PySimulation",
+    "ResourceError",
+    "SimulationError",
     "SpecError",
     "TopologyError",
     "__version__",
@@ -33,6 +35,12 @@ class SpecError(EcnsimError, ValueError):
 
 class TopologyError(EcnsimError, ValueError):
     """The scenario is well-formed but its network is not usable."""
+
+class ResourceError(EcnsimError, MemoryError):
+    """The run would need, or came to need, more memory than allowed."""
+
+class SimulationError(EcnsimError, RuntimeError):
+    """The run cannot go on: a component makes no progress in simulated time."""
 
 def toml_to_json(text: str) -> str:
     """Parse a TOML scenario and return it as JSON."""
@@ -75,16 +83,23 @@ class PySimulation:
     """A simulation built from a scenario."""
 
     @staticmethod
-    def from_toml(text: str, seed: int | None = None) -> PySimulation: ...
+    def from_toml(
+        text: str, seed: int | None = None, max_memory: int | None = None
+    ) -> PySimulation: ...
     @staticmethod
-    def from_json(text: str, seed: int | None = None) -> PySimulation: ...
+    def from_json(
+        text: str, seed: int | None = None, max_memory: int | None = None
+    ) -> PySimulation: ...
     @property
     def now_ns(self) -> int: ...
     @property
     def end_ns(self) -> int: ...
     @property
     def is_finished(self) -> bool: ...
+    @property
+    def stopped(self) -> str | None: ...
     def spec_json(self) -> str: ...
+    def warnings(self) -> list[str]: ...
     def run_until(self, t_ns: int) -> None: ...
     def run(self, progress: Callable[[int, int], object] | None = None) -> None: ...
     def results(self) -> _Results:

@@ -5,7 +5,9 @@
     Exception
     └── EcnsimError
         ├── SpecError(EcnsimError, ValueError)
-        └── TopologyError(EcnsimError, ValueError)
+        ├── TopologyError(EcnsimError, ValueError)
+        ├── ResourceError(EcnsimError, MemoryError)
+        └── SimulationError(EcnsimError, RuntimeError)
 
 Each carries ``path``, the scenario field it is about (``links[2].rate``);
 its message is ``"<path>: <what is wrong and what is allowed>"``. The
@@ -15,9 +17,9 @@ here.
 
 from __future__ import annotations
 
-from ecnsim._core import EcnsimError, SpecError, TopologyError
+from ecnsim._core import EcnsimError, ResourceError, SimulationError, SpecError, TopologyError
 
-__all__ = ["EcnsimError", "SpecError", "TopologyError"]
+__all__ = ["EcnsimError", "ResourceError", "SimulationError", "SpecError", "TopologyError"]
 
 EcnsimError.__doc__ = """Base class of every error raised by ecnsim.
 
@@ -36,3 +38,18 @@ TopologyError.__doc__ = """The scenario is well-formed but its network is not us
 Also a :class:`ValueError`. Examples: no route between a flow's endpoints,
 a link from a node to itself. ``path`` names the field whose value leads to
 the problem."""
+
+ResourceError.__doc__ = """The run would need, or came to need, more memory than allowed.
+
+Also a :class:`MemoryError`. Raised when a simulation is built if the
+scenario's memory estimate exceeds ``max_memory`` (by default the memory the
+machine has available), naming the field that needs the most (``nodes`` for
+the route table, ``simulation.sample_interval`` for the time series,
+``apps[0].model.session_rate`` for open-loop connections), and during a run
+whose state outgrows the limit; the results so far are then kept
+(``Simulation.results``, unfinished)."""
+
+SimulationError.__doc__ = """The run cannot go on: a component makes no progress in simulated time.
+
+Also a :class:`RuntimeError`. ``path`` names the component (``apps[1]``,
+``links[0]``); the results up to that instant stay readable, unfinished."""

@@ -53,7 +53,15 @@ def jain(xs: list[float]) -> float:
     return s * s / (len(xs) * s2) if s2 > 0 else float("nan")
 
 
-def run_ecnsim(n: int, mode: str, seed: int) -> dict[str, Any]:
+def run_ecnsim(
+    n: int,
+    mode: str,
+    seed: int,
+    cc: str = "reno",
+    red_overrides: dict[str, Any] | None = None,
+    tcp_overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One ecnsim run; ``cc``, ``red_overrides`` and ``tcp_overrides`` serve item10.py."""
     import ecnsim
     from ecnsim.scenario.spec import bulk, droptail, red, tcp
 
@@ -62,7 +70,7 @@ def run_ecnsim(n: int, mode: str, seed: int) -> dict[str, Any]:
     sc.host("sink")
     sc.tcp(
         **tcp(
-            cc="reno",
+            cc=cc,
             mss=960,
             header_bytes=42,  # IP 20 + TCP 20 + PPP 2: ns-3's 1002-byte frame
             initial_window=1,
@@ -79,6 +87,8 @@ def run_ecnsim(n: int, mode: str, seed: int) -> dict[str, Any]:
             ca_increase="per_ack_truncated",
         )
     )
+    if tcp_overrides:
+        sc.tcp(**tcp_overrides)
     q = red(
         limit_packets=120,
         min_th=10,
@@ -98,6 +108,7 @@ def run_ecnsim(n: int, mode: str, seed: int) -> dict[str, Any]:
         mark_target="arriving",
         adaptive="none",
     )
+    q.update(red_overrides or {})
     sc.link(
         "r",
         "sink",
@@ -125,6 +136,8 @@ def run_ecnsim(n: int, mode: str, seed: int) -> dict[str, Any]:
             "group": GROUPS[(3 * i) // n],
             "rx_bytes": int(ft["bytes_delivered"][i]),
             "goodput_bps": int(ft["bytes_delivered"][i]) * 8 / span,
+            "timeouts": int(ft["rto_count"][i]),
+            "fast_retransmits": int(ft["fast_retransmits"][i]),
         }
         for i in range(n)
     ]

@@ -9,7 +9,10 @@ ecnsim's::
 
 Keys (all optional): ``n`` (sources, multiple of 6; default 30), ``mode``
 (``"red"`` or ``"ecn"``), ``duration`` (100), ``warmup`` (20), ``seed`` (1,
-ns-3's RngRun), ``gentle`` (false), plus ``tcp`` overrides (see TCP below).
+ns-3's RngRun), ``gentle`` (false), ``ns1_compat`` (false: ns-3's RED then
+keeps counting arrivals through forced drops; true resets the count after a
+forced drop, as ns-2's ``red.cc`` does with its default ``ns1_compat_ false``),
+``sack`` (false), plus ``tcp`` overrides (see TCP below).
 
 Topology: s_i --(300 Mb/s / N, d_g)-- r --(10 Mb/s, 5 ms)-- sink, one-way
 access delays d_g = 145 / 45 / 5 ms for the fragile / average / robust
@@ -26,8 +29,9 @@ transmit, DelAckCount 1, SegmentSize 960 (IP packet 1000 B, 1002 B on the
 PPP wire), InitialCwnd 1, initial RTO 1 s, MinRto 1 s, clock granularity
 1 ms, RcvBufSize 64 * 960 (the 64-packet window), SndBufSize 128 KiB, UseEcn On in ECN mode.
 
-Output: JSON with per-flow goodput over [warmup, duration] and the queue
-disc's drop / mark counters by reason over the same interval.
+Output: JSON with per-flow goodput, entries into TCP's Loss state (first
+timeouts) and Recovery state (fast retransmits) over [warmup, duration], and
+the queue disc's drop / mark counters by reason over the same interval.
 """
 
 from __future__ import annotations
@@ -59,6 +63,20 @@ struct SinkProbe {
 };
 inline void ConnectSink(ns3::Ptr<ns3::Application> app, SinkProbe* probe) {
     app->TraceConnectWithoutContext("Rx", ns3::MakeCallback(&SinkProbe::OnRx, probe));
+}
+// Entries into TCP's Loss state (a first timeout) and Recovery state (a fast retransmit).
+struct CongProbe {
+    uint64_t loss = 0;
+    uint64_t recovery = 0;
+    void OnState(ns3::TcpSocketState::TcpCongState_t from, ns3::TcpSocketState::TcpCongState_t to) {
+        if (to == ns3::TcpSocketState::CA_LOSS && from != ns3::TcpSocketState::CA_LOSS) { loss++; }
+        if (to == ns3::TcpSocketState::CA_RECOVERY && from != ns3::TcpSocketState::CA_RECOVERY) {
+            recovery++;
+        }
+    }
+};
+inline void ConnectCong(const std::string& path, CongProbe* probe) {
+    ns3::Config::ConnectWithoutContext(path, ns3::MakeCallback(&CongProbe::OnState, probe));
 }
 }
 """
@@ -111,6 +129,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     warmup = float(cfg.get("warmup", 20.0))
     seed = int(cfg.get("seed", 1))
     gentle = bool(cfg.get("gentle", False))
+    ns1_compat = bool(cfg.get("ns1_compat", False))
+    sack = bool(cfg.get("sack", False))
     tcp = {**TCP, **cfg.get("tcp", {})}
     if n % 6 or mode not in ("red", "ecn"):
         raise SystemExit(f"n must be a multiple of 6 and mode red or ecn: {n}, {mode}")
@@ -145,7 +165,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     sd("ns3::RttEstimator::InitialEstimation", sec(tcp["initial_rto"]))
     sd("ns3::TcpSocketBase::MinRto", sec(tcp["min_rto"]))
     sd("ns3::TcpSocketBase::ClockGranularity", sec(tcp["clock_granularity"]))
-    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(sack))
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
@@ -198,6 +218,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         ns.BooleanValue(ecn),
         "UseHardDrop",
         ns.BooleanValue(True),
+        "Ns1Compat",
+        ns.BooleanValue(ns1_compat),
     )
     qdc = red.Install(bn.Get(0))
     qd = qdc.Get(0)
@@ -260,13 +282,26 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         start = 0.0 if within < n // 6 else 2.0
         app.SetStartTime(sec(start).Get())
 
-    ns.Simulator.Stop(sec(warmup).Get())
+    # Every sender's socket exists once the last application has started (2 s).
+    ns.Simulator.Stop(sec(2.5).Get())
+    ns.Simulator.Run()
+    cong_probes = []
+    for i in range(n):
+        cp = probes.CongProbe()
+        node = senders.Get(i).GetId()
+        probes.ConnectCong(f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/CongState", cp)
+        cong_probes.append(cp)
+    ns.Simulator.Stop(sec(warmup - 2.5).Get())
     ns.Simulator.Run()
     rx0 = [int(sp.total) for sp in sink_probes]
+    c0 = [(int(cp.loss), int(cp.recovery)) for cp in cong_probes]
     q0 = _qstats(qd)
     ns.Simulator.Stop(sec(duration - warmup).Get())
     ns.Simulator.Run()
     rx = [int(sp.total) - r for sp, r in zip(sink_probes, rx0, strict=True)]
+    cong = [
+        (int(cp.loss) - a, int(cp.recovery) - b) for cp, (a, b) in zip(cong_probes, c0, strict=True)
+    ]
     q1 = _qstats(qd)
     ns.Simulator.Destroy()
     span = duration - warmup
@@ -276,11 +311,25 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         "mode": mode,
         "seed": seed,
         "flows": [
-            {"group": GROUPS[(3 * i) // n], "rx_bytes": rx[i], "goodput_bps": rx[i] * 8 / span}
+            {
+                "group": GROUPS[(3 * i) // n],
+                "rx_bytes": rx[i],
+                "goodput_bps": rx[i] * 8 / span,
+                "loss_entries": cong[i][0],
+                "recovery_entries": cong[i][1],
+            }
             for i in range(n)
         ],
         "bottleneck": {k: q1[k] - q0[k] for k in q1},
-        "config": {**cfg, "tcp": tcp, "gentle": gentle, "duration": duration, "warmup": warmup},
+        "config": {
+            **cfg,
+            "tcp": tcp,
+            "gentle": gentle,
+            "ns1_compat": ns1_compat,
+            "sack": sack,
+            "duration": duration,
+            "warmup": warmup,
+        },
     }
 
 

@@ -25,7 +25,7 @@ fn main() {
     let spec = ScenarioSpec::from_toml_str(&t).unwrap();
     let mut sim = Simulation::new(&spec, Some(1)).unwrap();
     let w = std::time::Instant::now();
-    sim.run();
+    sim.run().unwrap();
     let el = w.elapsed().as_secs_f64();
     let r = sim.results();
     let p = sim.perf();

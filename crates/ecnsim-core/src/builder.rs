@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 
 use crate::app::bulk::{Bulk, Ftp};
 use crate::app::dist::Dist;
@@ -20,7 +21,7 @@ use crate::qdisc::resolve::{resolve, LinkInfo};
 use crate::qdisc::{droptail::Limit, script, AnyQdisc, DropTail, Queue};
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::sim::{AppSlot, Conservation, Flow, Node, PerfCounters, Simulation, NO_ROUTE};
+use crate::sim::{AppSlot, Conservation, Flow, Node, PerfCounters, SimOptions, Simulation, NO_ROUTE};
 use crate::spec::{
     AppSpec, ByteSize, DistSpec, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec,
     ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
@@ -41,10 +42,27 @@ fn to_u64(v: i128) -> u64 {
     u64::try_from(v).expect("validated: non-negative and bounded")
 }
 
-pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation, SimError> {
+/// Work items (flows, route rows, ...) between two looks at the cancellation flag.
+const CANCEL_CHECK_EVERY: usize = 1024;
+
+/// `Err(Cancelled)` if `options` carries a raised cancellation flag.
+fn check_cancel(options: &SimOptions) -> Result<(), SimError> {
+    match &options.cancel {
+        Some(flag) if flag.load(Ordering::Relaxed) => Err(SimError::Cancelled),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulation, SimError> {
     spec.validate()?;
+    if let Some(limit) = options.max_memory {
+        if let Some(e) = spec.memory_estimate().check(limit) {
+            return Err(e);
+        }
+    }
+    check_cancel(options)?;
     let profile = spec.profile();
-    let seed = seed.or(spec.simulation.seed).unwrap_or(DEFAULT_SEED);
+    let seed = options.seed.or(spec.simulation.seed).unwrap_or(DEFAULT_SEED);
     let end = SimTime::ZERO + dur(spec.simulation.duration);
     let warmup = SimTime::ZERO + spec.simulation.warmup.map_or(SimDuration::ZERO, dur);
 
@@ -68,6 +86,9 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
     resolved.simulation.seed = Some(seed);
     let mut ports = Vec::with_capacity(2 * spec.links.len());
     for (i, l) in spec.links.iter().enumerate() {
+        if i % CANCEL_CHECK_EVERY == 0 {
+            check_cancel(options)?;
+        }
         let rate = BitRate::from_bps(to_u64(l.rate.0));
         let delay = dur(l.delay);
         let shared = l.queue.clone().unwrap_or_else(|| profile.default_queue());
@@ -104,7 +125,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         rl.queue = None;
     }
 
-    let routes = compute_routes(&nodes, &ports);
+    let routes = compute_routes(&nodes, &ports, options)?;
 
     // Flows.
     let mut sched = Scheduler::new();
@@ -116,6 +137,8 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         sched.schedule(SimTime::ZERO, Event::Sample);
     }
     let n_nodes = nodes.len();
+    // Connections made at run time grow the `[[apps]]`' share of memory; the `[[flows]]` are fixed.
+    let connection_path = if spec.apps.is_empty() { "flows" } else { "apps" };
     let mut sim = Simulation {
         sched,
         end,
@@ -152,9 +175,20 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         profile: profile.name(),
         tap: None,
         tracer: None,
+        spec_flows: spec.flows.len(),
+        connection_path,
+        fault: None,
+        instant: SimTime::ZERO,
+        instant_events: 0,
+        memory_limit: options.max_memory,
+        cancel: options.cancel.clone(),
     };
+    let mut groups: HashMap<String, u32> = HashMap::with_capacity(spec.flows.len() + spec.apps.len());
     let route = |routes: &[u32], a: NodeId, b: NodeId| routes[a.index() * n_nodes + b.index()];
     for (i, f) in spec.flows.iter().enumerate() {
+        if i % CANCEL_CHECK_EVERY == 0 {
+            check_cancel(options)?;
+        }
         let cfg = spec.resolved_tcp(i);
         let src = id[f.src.as_str()];
         let dst = id[f.dst.as_str()];
@@ -182,7 +216,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         // Each `[[flows]]` entry is a bulk app of its own: AppId i drives FlowId i.
         let fid = FlowId::from_index(i);
         let app = AppId::from_index(i);
-        let group = group_index(&mut sim.groups, &name);
+        let group = group_index(&mut sim.groups, &mut groups, &name);
         sim.apps.push(AppSlot {
             app: AnyApp::Bulk(Bulk { flow: fid, bytes: app_bytes }),
             name: name.clone(),
@@ -221,6 +255,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
 
     // Workloads.
     for (j, w) in spec.apps.iter().enumerate() {
+        check_cancel(options)?;
         let p = format!("apps[{j}]");
         let cfg = spec.resolved_app_tcp(j);
         let name = w.name.clone().unwrap_or_else(|| format!("app{j}"));
@@ -249,7 +284,7 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
         let jitter = w.start_jitter.map_or(0, |j| dur(j).as_nanos());
         let rng = SimRng::for_component(seed, &format!("app/{name}"));
         let app = make_app(spec, &w.model, &pairs, &clients, &servers, start, jitter, &cfg, rng);
-        let group = group_index(&mut sim.groups, w.group.as_deref().unwrap_or(&name));
+        let group = group_index(&mut sim.groups, &mut groups, w.group.as_deref().unwrap_or(&name));
         let id = AppId::from_index(sim.apps.len());
         sim.apps.push(AppSlot { app, name: name.clone(), group, tcp: cfg, timer_gen: 0, timer_at: None });
         let ra = &mut resolved.apps[j];
@@ -274,13 +309,15 @@ pub(crate) fn build(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Simulation
     Ok(sim)
 }
 
-/// The index of group `name`, added if new.
-fn group_index(groups: &mut Vec<String>, name: &str) -> u32 {
-    let i = groups.iter().position(|g| g == name).unwrap_or_else(|| {
-        groups.push(name.to_owned());
-        groups.len() - 1
-    });
-    u32::try_from(i).expect("groups fit in u32")
+/// The index of group `name` in `names`, added if new; `index` maps names to indices.
+fn group_index(names: &mut Vec<String>, index: &mut HashMap<String, u32>, name: &str) -> u32 {
+    if let Some(&i) = index.get(name) {
+        return i;
+    }
+    let i = u32::try_from(names.len()).expect("groups fit in u32");
+    names.push(name.to_owned());
+    index.insert(name.to_owned(), i);
+    i
 }
 
 /// The distribution `d`, or `default`.
@@ -338,30 +375,8 @@ fn make_app(
             };
             AnyApp::Http(Http::new(pairs, start, jitter, p, rng))
         }
-        ModelSpec::Websessions {
-            session_rate,
-            offered_load,
-            pages,
-            inter_page,
-            objects,
-            object_size,
-            request_size,
-            rcv_window,
-            persistent,
-        } => {
-            let d =
-                |given: &Option<DistSpec>, name: &str| dist_or(given.as_ref(), crate::app::websessions::default(name));
-            let mut p = WebParams {
-                // Feldmann99 / WebTraf: one connection per object unless asked otherwise.
-                persistent: persistent.unwrap_or(false),
-                session_rate: session_rate.unwrap_or(0.0),
-                pages: d(pages, "pages"),
-                inter_page: d(inter_page, "inter_page"),
-                objects: d(objects, "objects"),
-                object_size: d(object_size, "object_size"),
-                request_size: d(request_size, "request_size"),
-                rcv_window: d(rcv_window, "rcv_window"),
-            };
+        ModelSpec::Websessions { offered_load, .. } => {
+            let mut p = web_params(model);
             if let Some(load) = offered_load {
                 let link = &spec.links[usize::try_from(load.link).expect("validated")];
                 #[allow(clippy::cast_precision_loss)]
@@ -389,6 +404,41 @@ fn make_app(
                 rng,
             ))
         }
+    }
+}
+
+/// The parameters of a web-session model, defaults filled in; the session
+/// rate is `session_rate` (0 for an `offered_load` model, whose rate the
+/// caller derives from the link).
+///
+/// # Panics
+/// If `model` is not a web-session model.
+pub(crate) fn web_params(model: &ModelSpec) -> WebParams {
+    let ModelSpec::Websessions {
+        session_rate,
+        offered_load: _,
+        pages,
+        inter_page,
+        objects,
+        object_size,
+        request_size,
+        rcv_window,
+        persistent,
+    } = model
+    else {
+        panic!("web_params of a model that is not websessions");
+    };
+    let d = |given: &Option<DistSpec>, name: &str| dist_or(given.as_ref(), crate::app::websessions::default(name));
+    WebParams {
+        // Feldmann99 / WebTraf: one connection per object unless asked otherwise.
+        persistent: persistent.unwrap_or(false),
+        session_rate: session_rate.unwrap_or(0.0),
+        pages: d(pages, "pages"),
+        inter_page: d(inter_page, "inter_page"),
+        objects: d(objects, "objects"),
+        object_size: d(object_size, "object_size"),
+        request_size: d(request_size, "request_size"),
+        rcv_window: d(rcv_window, "rcv_window"),
     }
 }
 
@@ -437,13 +487,22 @@ fn make_qdisc(
             let limit = limit_packets.map_or(1000, |n| u64::try_from(n).expect("validated > 0"));
             AnyQdisc::Script(script::Script::new(rules, limit))
         }
-        QueueSpec::Droptail { limit_packets, limit_bytes } => {
+        QueueSpec::Droptail { limit_packets, limit_bytes, limit_rule } => {
             let limit = match (limit_packets, limit_bytes) {
                 (_, Some(b)) => Limit::Bytes(to_u64(b.0)),
                 (Some(p), None) => Limit::Packets(u64::try_from(*p).expect("validated > 0")),
                 (None, None) => Limit::Packets(100),
             };
-            AnyQdisc::DropTail(DropTail::new(limit))
+            let rule = limit_rule.unwrap_or_else(|| profile.droptail_limit_rule());
+            let resolved = QueueSpec::Droptail {
+                limit_packets: match limit {
+                    Limit::Packets(n) => Some(i64::try_from(n).expect("validated")),
+                    Limit::Bytes(_) => None,
+                },
+                limit_bytes: *limit_bytes,
+                limit_rule: Some(rule),
+            };
+            return (AnyQdisc::DropTail(DropTail::new(limit, rule)), resolved);
         }
         QueueSpec::Red(_)
         | QueueSpec::Aecn(_)
@@ -462,9 +521,23 @@ fn make_qdisc(
 /// Packets may transit routers only. Among equal-length paths the egress
 /// port with the lowest id wins (ports are numbered in link order, `a -> b`
 /// before `b -> a`), so routes depend only on the scenario.
-fn compute_routes(nodes: &[Node], ports: &[Port]) -> Vec<u32> {
+///
+/// The table is allocated with `try_reserve`, so a table too large for the
+/// machine is an error, never an abort.
+fn compute_routes(nodes: &[Node], ports: &[Port], options: &SimOptions) -> Result<Vec<u32>, SimError> {
     let n = nodes.len();
-    let mut routes = vec![NO_ROUTE; n * n];
+    let cells = n.checked_mul(n).ok_or_else(|| SimError::resource("nodes", format!("{n} nodes: too many")))?;
+    let mut routes: Vec<u32> = Vec::new();
+    routes.try_reserve_exact(cells).map_err(|_| {
+        SimError::resource(
+            "nodes",
+            format!(
+                "the route table of {n} nodes needs {} of memory, which could not be allocated",
+                crate::memory::fmt_bytes(cells as u64 * 4)
+            ),
+        )
+    })?;
+    routes.resize(cells, NO_ROUTE);
     let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut outgoing: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, p) in ports.iter().enumerate() {
@@ -473,7 +546,10 @@ fn compute_routes(nodes: &[Node], ports: &[Port]) -> Vec<u32> {
     }
     let mut dist = vec![u32::MAX; n];
     let mut queue = VecDeque::new();
-    for d in (0..n).filter(|&d| nodes[d].is_host) {
+    for (k, d) in (0..n).filter(|&d| nodes[d].is_host).enumerate() {
+        if k % 64 == 0 {
+            check_cancel(options)?;
+        }
         dist.fill(u32::MAX);
         dist[d] = 0;
         queue.clear();
@@ -504,7 +580,7 @@ fn compute_routes(nodes: &[Node], ports: &[Port]) -> Vec<u32> {
             }
         }
     }
-    routes
+    Ok(routes)
 }
 
 /// A resolved configuration written back as scenario fields.

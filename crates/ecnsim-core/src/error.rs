@@ -25,6 +25,32 @@ pub enum SimError {
         /// What is wrong.
         msg: String,
     },
+    /// The run would need, or came to need, more memory than allowed
+    /// (`SimOptions::max_memory`). `path` names the part of the scenario
+    /// that needs the most (`nodes` for the route table,
+    /// `simulation.sample_interval`, `apps[0].model.session_rate`, ...).
+    #[error("{path}: {msg}")]
+    Resource {
+        /// The field responsible for most of the memory.
+        path: String,
+        /// The estimate, its largest parts and the limit.
+        msg: String,
+    },
+    /// The run cannot go on: a component makes no progress in simulated time
+    /// (unboundedly many events at one instant). `path` names the component
+    /// (`apps[1]`, `links[0]`, `flows[3]`). The simulation stays stopped at
+    /// that instant; its results so far remain readable.
+    #[error("{path}: {msg}")]
+    Runtime {
+        /// The component that made no progress.
+        path: String,
+        /// What happened, and when.
+        msg: String,
+    },
+    /// The run or the build was cancelled through `SimOptions::cancel`
+    /// (Ctrl-C in the bindings). A cancelled run may be resumed.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 impl SimError {
@@ -36,11 +62,23 @@ impl SimError {
     pub fn topology(path: impl Into<String>, msg: impl Into<String>) -> Self {
         SimError::Topology { path: path.into(), msg: msg.into() }
     }
-    /// The field path the error is about.
+    /// A [`SimError::Resource`] for `path`.
+    pub fn resource(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        SimError::Resource { path: path.into(), msg: msg.into() }
+    }
+    /// A [`SimError::Runtime`] for `path`.
+    pub fn runtime(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        SimError::Runtime { path: path.into(), msg: msg.into() }
+    }
+    /// The field path the error is about (`"<run>"` for a cancellation).
     #[must_use]
     pub fn path(&self) -> &str {
         match self {
-            SimError::InvalidSpec { path, .. } | SimError::Topology { path, .. } => path,
+            SimError::InvalidSpec { path, .. }
+            | SimError::Topology { path, .. }
+            | SimError::Resource { path, .. }
+            | SimError::Runtime { path, .. } => path,
+            SimError::Cancelled => "<run>",
         }
     }
 }

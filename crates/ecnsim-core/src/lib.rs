@@ -17,7 +17,7 @@
 //!     flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 100000 } } ]
 //! "#).unwrap();
 //! let mut sim = Simulation::new(&spec, Some(1)).unwrap();
-//! sim.run();
+//! sim.run().unwrap();
 //! let results = sim.results();
 //! let flows = results.table("flows").unwrap();
 //! assert_eq!(flows.rows(), 1);
@@ -35,6 +35,12 @@
 //!   pair gives bit-identical [`Results`] (compare [`Results::digest`]) on any
 //!   machine and in any order of runs. Each random component draws from its own
 //!   stream derived from `(seed, component path)` ([`rng`]).
+//! - **Progress.** Time arithmetic saturates at "never" instead of wrapping,
+//!   and a run either advances in simulated time or stops with
+//!   [`SimError::Runtime`] naming the component that keeps it at one instant.
+//! - **Resources.** With [`SimOptions::max_memory`], a scenario whose memory
+//!   estimate is larger is refused when built, and a run that outgrows it
+//!   stops with [`SimError::Resource`]; the results so far stay readable.
 //! - **Conservation.** Every packet a host sends is, at every instant,
 //!   delivered to a host, dropped by a queue, or in flight (queued, being
 //!   serialised, or propagating): [`Simulation::conservation`].
@@ -46,7 +52,9 @@ mod builder;
 pub mod error;
 pub mod ids;
 mod link;
+pub mod memory;
 pub mod packet;
+mod parse;
 pub mod profile;
 pub mod qdisc;
 pub mod results;
@@ -62,8 +70,9 @@ mod validate;
 
 pub use app::dist::Distribution;
 pub use error::SimError;
+pub use memory::{MemoryEstimate, MemoryPart};
 pub use results::{Column, ColumnData, Results, Table};
-pub use sim::{Conservation, LiveState, PerfCounters, Simulation};
+pub use sim::{Conservation, LiveState, PerfCounters, SimOptions, Simulation};
 pub use spec::ScenarioSpec;
 pub use time::{BitRate, SimDuration, SimTime};
 pub use trace::TraceFilter;

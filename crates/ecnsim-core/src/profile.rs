@@ -6,6 +6,7 @@
 //! Profiles are versioned by name: a profile's values never change once
 //! released; a corrected set of defaults gets a new name.
 
+use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, QueueSpec, ReductionBasis, RtoEstimator,
 };
@@ -233,15 +234,27 @@ impl Profile {
     /// The queue a link direction gets when the scenario names none.
     #[must_use]
     pub fn default_queue(self) -> QueueSpec {
+        let limit_rule = Some(self.droptail_limit_rule());
         match self {
             // ns-3's default DropTail limit (QueueBase MaxSize "100p").
-            Profile::Rfc => QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None },
+            Profile::Rfc => QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None, limit_rule },
             // ns-2 Queue limit_ 50 packets.
-            Profile::Ns2_2001 => QueueSpec::Droptail { limit_packets: Some(50), limit_bytes: None },
+            Profile::Ns2_2001 => QueueSpec::Droptail { limit_packets: Some(50), limit_bytes: None, limit_rule },
             // Linux pfifo_fast with txqueuelen 1000.
-            Profile::Linux => QueueSpec::Droptail { limit_packets: Some(1000), limit_bytes: None },
+            Profile::Linux => QueueSpec::Droptail { limit_packets: Some(1000), limit_bytes: None, limit_rule },
             // Linux 2.4 pfifo_fast with Ethernet's txqueuelen 100 (ether_setup in 2.4).
-            Profile::Linux24 => QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None },
+            Profile::Linux24 => QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None, limit_rule },
+        }
+    }
+
+    /// How a DropTail limit is read when the scenario does not say.
+    #[must_use]
+    pub fn droptail_limit_rule(self) -> LimitRule {
+        match self {
+            // ns-3 Queue::Enqueue and Linux pfifo: the limit counts the packets waiting.
+            Profile::Rfc | Profile::Linux | Profile::Linux24 => LimitRule::Waiting,
+            // ns-2 drop-tail.cc enque: drop if q_->length() + 1 >= qlim_ (limit_ - 1 wait, one on the wire).
+            Profile::Ns2_2001 => LimitRule::Ns2,
         }
     }
 }
@@ -288,6 +301,9 @@ impl Profile {
             min_th: Some(NumOr::Num(5.0)),
             // Floyd 1997: max_th at least twice min_th; 3 min_th (also ns-2, ns-3: 15).
             max_th: Some(NumOr::Num(15.0)),
+            // Byte thresholds are a scenario's choice (with measure = "bytes"); no profile sets them.
+            min_th_bytes: None,
+            max_th_bytes: None,
             // FGS01 §5 (Adaptive RED): target queueing delay 5 ms, for min_th = "auto".
             target_delay: Some(TimeValue(5 * MS)),
             // FJ93 §6 / Floyd 1997: w_q 0.002.
@@ -591,6 +607,16 @@ impl Profile {
 #[cfg(test)]
 mod queue_default_tests {
     use super::*;
+
+    /// ns-2's DropTail limit_ holds one packet fewer than ns-3's MaxSize (issue 13 item 7).
+    #[test]
+    fn droptail_limit_rule_follows_the_profile() {
+        assert_eq!(Profile::Ns2_2001.droptail_limit_rule(), LimitRule::Ns2);
+        assert_eq!(Profile::Rfc.droptail_limit_rule(), LimitRule::Waiting);
+        assert_eq!(Profile::Linux.droptail_limit_rule(), LimitRule::Waiting);
+        let QueueSpec::Droptail { limit_rule, .. } = Profile::Ns2_2001.default_queue() else { panic!() };
+        assert_eq!(limit_rule, Some(LimitRule::Ns2));
+    }
 
     /// Every field of every discipline's defaults is given, in every profile.
     #[test]

@@ -5,6 +5,9 @@
 //! endpoint -> `send_on` -> `try_transmit`) indexes arenas directly: no
 //! allocation, no hashing, no dynamic dispatch.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
 use crate::ids::{AppId, FlowId, NodeId, PortId};
@@ -65,6 +68,25 @@ impl Conservation {
         self.sent == self.delivered + self.dropped + self.in_flight
     }
 }
+
+/// How a simulation is built and run, beyond its scenario.
+#[derive(Clone, Debug, Default)]
+pub struct SimOptions {
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    /// Largest memory, in bytes, the simulation may use: a scenario whose
+    /// estimate ([`ScenarioSpec::memory_estimate`]) is larger is refused
+    /// when built, and a run whose state grows past it stops with
+    /// [`SimError::Resource`], its results so far kept. `None`: no limit.
+    pub max_memory: Option<u64>,
+    /// Raised (by another thread, e.g. on Ctrl-C), it makes the build and
+    /// [`Simulation::run_until`] return [`SimError::Cancelled`] within a few
+    /// thousand events or flows. A cancelled run may be resumed.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Events between two looks at the cancellation flag and the memory limit.
+const CHECK_EVERY: u32 = 4096;
 
 /// A node of the network.
 #[derive(Debug)]
@@ -264,6 +286,20 @@ pub struct Simulation {
     pub(crate) tap: Option<Vec<Packet>>,
     /// Link-event trace, if enabled.
     pub(crate) tracer: Option<Tracer>,
+    /// How many `[[flows]]` the scenario has: `AppId`s below this are
+    /// `flows[i]`, the others `apps[i - spec_flows]`.
+    pub(crate) spec_flows: usize,
+    /// The scenario field whose connections grow at run time (`apps` or `flows`).
+    pub(crate) connection_path: &'static str,
+    /// Why the run stopped for good, if it did.
+    pub(crate) fault: Option<SimError>,
+    /// The instant of the last event run, and how many events ran at it.
+    pub(crate) instant: SimTime,
+    pub(crate) instant_events: u64,
+    /// [`SimOptions::max_memory`].
+    pub(crate) memory_limit: Option<u64>,
+    /// [`SimOptions::cancel`].
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
 }
 
 /// Sentinel in `slot_of`: the connection's endpoints were released.
@@ -279,7 +315,18 @@ impl Simulation {
     /// [`SimError::InvalidSpec`] for a scenario that breaks a rule,
     /// [`SimError::Topology`] for one whose flows have no route.
     pub fn new(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Self, SimError> {
-        crate::builder::build(spec, seed)
+        crate::builder::build(spec, &SimOptions { seed, ..SimOptions::default() })
+    }
+
+    /// Validate `spec` and build the simulation with `options` (seed,
+    /// memory limit, cancellation).
+    ///
+    /// # Errors
+    /// As [`Simulation::new`]; also [`SimError::Resource`] if the scenario's
+    /// memory estimate exceeds `options.max_memory` (or its route table cannot
+    /// be allocated), and [`SimError::Cancelled`] if `options.cancel` is raised.
+    pub fn with_options(spec: &ScenarioSpec, options: &SimOptions) -> Result<Self, SimError> {
+        crate::builder::build(spec, options)
     }
 
     /// Current simulated time.
@@ -304,18 +351,124 @@ impl Simulation {
     }
 
     /// Run every event due at or before `min(t, end_time)`, then set the clock there.
-    pub fn run_until(&mut self, t: SimTime) {
+    ///
+    /// # Errors
+    /// - [`SimError::Runtime`] if a component makes no progress in simulated
+    ///   time (an unbounded number of events at one instant); the path names it.
+    /// - [`SimError::Resource`] if the run's state grows past
+    ///   [`SimOptions::max_memory`].
+    ///
+    /// After either, the simulation stays stopped at that instant (every later
+    /// call returns the same error); [`Simulation::results`] gives the results
+    /// so far, marked unfinished.
+    /// - [`SimError::Cancelled`] if [`SimOptions::cancel`] was raised; the
+    ///   clock stays at the last event run, and a later call resumes the run.
+    pub fn run_until(&mut self, t: SimTime) -> Result<(), SimError> {
+        if let Some(e) = &self.fault {
+            return Err(e.clone());
+        }
         let limit = t.min(self.end);
+        let mut since_check = 0;
         while let Some(ev) = self.sched.pop_until(limit) {
             self.perf.events += 1;
+            let now = self.sched.now();
+            if now == self.instant {
+                self.instant_events += 1;
+                if self.instant_events > crate::app::TIMER_POPS_PER_INSTANT
+                    && self.instant_events > self.instant_budget()
+                {
+                    return Err(self.stop(self.stalled_event(ev)));
+                }
+            } else {
+                self.instant = now;
+                self.instant_events = 1;
+            }
             self.dispatch(ev);
+            if let Some(e) = &self.fault {
+                return Err(e.clone());
+            }
+            since_check += 1;
+            if since_check == CHECK_EVERY {
+                since_check = 0;
+                self.check_limits()?;
+            }
         }
+        self.check_limits()?;
         self.sched.advance_to(limit);
+        Ok(())
     }
 
     /// Run to the end.
-    pub fn run(&mut self) {
-        self.run_until(self.end);
+    ///
+    /// # Errors
+    /// As [`Simulation::run_until`].
+    pub fn run(&mut self) -> Result<(), SimError> {
+        self.run_until(self.end)
+    }
+
+    /// Why the run stopped for good ([`SimError::Runtime`] or
+    /// [`SimError::Resource`]), if it did.
+    #[must_use]
+    pub fn fault(&self) -> Option<&SimError> {
+        self.fault.as_ref()
+    }
+
+    /// Stop the run for good with `e`; returns `e`.
+    fn stop(&mut self, e: SimError) -> SimError {
+        self.fault = Some(e.clone());
+        e
+    }
+
+    /// The cancellation flag and the memory limit.
+    fn check_limits(&mut self) -> Result<(), SimError> {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(SimError::Cancelled);
+        }
+        if let Some(e) = self.memory_limit.and_then(|limit| self.memory_error(limit)) {
+            return Err(self.stop(e));
+        }
+        Ok(())
+    }
+
+    /// Events one instant may hold (see [`crate::memory::instant_event_budget`]).
+    fn instant_budget(&self) -> u64 {
+        crate::memory::instant_event_budget(self.ports.len() + self.endpoints.len() + self.apps.len() + self.udp.len())
+    }
+
+    /// The scenario path of app `a`: `flows[i]` or `apps[j]`.
+    pub(crate) fn app_path(&self, a: AppId) -> String {
+        let i = a.index();
+        if i < self.spec_flows {
+            format!("flows[{i}]")
+        } else {
+            format!("apps[{}]", i - self.spec_flows)
+        }
+    }
+
+    /// The error for a run stopped at an instant that holds too many events,
+    /// naming the component of the event that went over.
+    fn stalled_event(&self, ev: Event) -> SimError {
+        let (path, what) = match ev {
+            Event::TxDone(p) | Event::WireArrival(p) => {
+                (format!("links[{}]", self.ports[p.index()].link_index), "link events")
+            }
+            Event::Timer { endpoint, .. } => {
+                let flow = self.endpoints[endpoint as usize].flow;
+                (self.app_path(self.flows[flow.index()].app), "TCP timer events")
+            }
+            Event::AppStart(a) | Event::AppTimer { app: a, .. } => (self.app_path(a), "application events"),
+            Event::WarmupEnd => ("simulation.warmup".to_owned(), "events"),
+            Event::Sample => ("simulation.sample_interval".to_owned(), "events"),
+        };
+        SimError::runtime(
+            path,
+            format!(
+                "makes no progress in simulated time: more than {} events at t = {} ({what}); zero-length \
+                 periods or intervals keep it at one instant",
+                self.instant_events - 1,
+                self.now()
+            ),
+        )
     }
 
     /// Record every packet hosts send from now on (for tests and traces; it
@@ -654,8 +807,23 @@ impl Simulation {
         self.cmds = cmds;
         // Keep the app's timer event current (reschedule only if the deadline moved earlier).
         let now = self.sched.now();
+        if matches!(call, Call::Timer) && self.apps[a.index()].app.next_deadline().is_some_and(|d| d <= now) {
+            // `on_timer` handles everything due; a deadline still due means the
+            // app's timers used up their budget at this instant (Timers::pop_due).
+            let e = SimError::runtime(
+                self.app_path(a),
+                format!(
+                    "makes no progress in simulated time: more than {} timer expirations at t = {now}; \
+                     zero-length periods or intervals keep it at one instant",
+                    crate::app::TIMER_POPS_PER_INSTANT
+                ),
+            );
+            self.stop(e);
+            return;
+        }
         let slot = &mut self.apps[a.index()];
-        if let Some(d) = slot.app.next_deadline() {
+        // A deadline past the end of the run (or "never", SimTime::MAX) is not scheduled.
+        if let Some(d) = slot.app.next_deadline().filter(|&d| d <= self.end) {
             if slot.timer_at.is_none_or(|t| t > d) {
                 slot.timer_gen = slot.timer_gen.wrapping_add(1);
                 slot.timer_at = Some(d);
@@ -934,9 +1102,10 @@ impl Simulation {
             self.send_on(egress, pkt);
         }
         let ep = &mut self.endpoints[e];
-        if let Some(d) = ep.sock.next_deadline() {
+        if let Some(d) = ep.sock.next_deadline().filter(|&d| d <= self.end) {
             // Reschedule only if the deadline moved earlier; a later deadline is
             // caught when the pending (early) event fires and finds nothing due.
+            // A deadline past the end of the run is not scheduled at all.
             if ep.timer_at.is_none_or(|t| t > d) {
                 ep.timer_gen = ep.timer_gen.wrapping_add(1);
                 ep.timer_at = Some(d);
@@ -1004,3 +1173,70 @@ impl Simulation {
 
 /// UDP (RFC 768) and IPv4 (RFC 791) header bytes of a datagram.
 pub(crate) const UDP_HEADER_BYTES: u32 = 28;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::dist::Dist;
+    use crate::app::udp::UdpSources;
+    use crate::rng::SimRng;
+    use crate::time::BitRate;
+
+    fn onoff_sim() -> Simulation {
+        let spec = ScenarioSpec::from_toml_str(
+            r#"
+simulation = { duration = "10s" }
+nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" } ]
+links = [ { a = "a", b = "b", rate = "10Mbps", delay = "1ms" } ]
+flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 1000 } } ]
+[[apps]]
+clients = ["a"]
+servers = ["b"]
+model = { type = "onoff", rate = "1Mbps" }
+"#,
+        )
+        .unwrap();
+        Simulation::new(&spec, Some(1)).unwrap()
+    }
+
+    #[test]
+    fn an_app_stuck_at_one_instant_stops_the_run_with_an_error_naming_it() {
+        // Validation refuses zero-length periods; put such a source in behind its back.
+        let mut sim = onoff_sim();
+        let pairs = [(NodeId(0), NodeId(1))];
+        let zero = || Dist::Constant(0.0);
+        let source = UdpSources::new(
+            &pairs,
+            SimTime::from_millis(5),
+            0,
+            BitRate::from_bps(1_000_000),
+            1000,
+            Some((zero(), zero())),
+            SimRng::for_component(1, "test"),
+        );
+        sim.apps[1].app = AnyApp::Udp(source);
+        let e = sim.run().unwrap_err();
+        assert!(matches!(e, SimError::Runtime { .. }), "{e}");
+        assert_eq!(e.path(), "apps[0]");
+        assert!(e.to_string().contains("makes no progress in simulated time"), "{e}");
+        assert!(e.to_string().contains("t = 0.005000000s"), "{e}");
+        assert_eq!(sim.now(), SimTime::from_millis(5));
+        assert_eq!(sim.fault(), Some(&e));
+        assert!(sim.conservation().holds());
+        // The flow before it completed; the results so far are readable.
+        let r = sim.results();
+        assert!(r.meta.iter().any(|(k, v)| k == "stopped" && v.starts_with("apps[0]:")));
+    }
+
+    #[test]
+    fn too_many_events_at_one_instant_stop_the_run() {
+        let mut sim = onoff_sim();
+        for _ in 0..1_100_000 {
+            sim.sched.schedule(SimTime::from_millis(1), Event::AppTimer { app: AppId(1), gen: u32::MAX });
+        }
+        let e = sim.run().unwrap_err();
+        assert!(matches!(e, SimError::Runtime { .. }), "{e}");
+        assert_eq!(e.path(), "apps[0]");
+        assert!(e.to_string().contains("application events"), "{e}");
+    }
+}

@@ -21,6 +21,7 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::SimError;
+use crate::parse;
 
 // ---------------------------------------------------------------------------
 // Quantities
@@ -322,6 +323,10 @@ pub enum QueueSpec {
         /// Limit in bytes.
         #[serde(default)]
         limit_bytes: Option<ByteSize>,
+        /// How the limit is read: `"waiting"` (ns-3, Linux) or `"ns2"` (ns-2's
+        /// `limit_`: one packet less waits); default from the profile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit_rule: Option<crate::qdisc::droptail::LimitRule>,
     },
     /// Random Early Detection and its variants (`docs/models/red.md`).
     Red(RedSpec),
@@ -390,7 +395,7 @@ pub enum ScriptMatch {
 
 impl Default for QueueSpec {
     fn default() -> Self {
-        QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None }
+        QueueSpec::Droptail { limit_packets: Some(100), limit_bytes: None, limit_rule: None }
     }
 }
 
@@ -523,12 +528,22 @@ pub struct RedSpec {
     /// Mean packet size (ns-2 `mean_pktsize_`, Linux `avpkt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_pktsize: Option<ByteSize>,
-    /// Minimum threshold in packets, or `"auto"` / `"tc"`.
+    /// Minimum threshold in packets (of `mean_pktsize` bytes when `measure = "bytes"`),
+    /// or `"auto"` / `"tc"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_th: Option<NumOr<ThresholdRule>>,
-    /// Maximum threshold in packets, or `"auto"` / `"tc"`.
+    /// Maximum threshold in packets (of `mean_pktsize` bytes when `measure = "bytes"`),
+    /// or `"auto"` / `"tc"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_th: Option<NumOr<ThresholdRule>>,
+    /// Minimum threshold in bytes (Linux tc-red `min`); only with `measure = "bytes"`,
+    /// not with `min_th`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th_bytes: Option<ByteSize>,
+    /// Maximum threshold in bytes (Linux tc-red `max`); only with `measure = "bytes"`,
+    /// not with `max_th`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th_bytes: Option<ByteSize>,
     /// Target queueing delay of the `"auto"` threshold rule (ns-2 `targetdelay_`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_delay: Option<TimeValue>,
@@ -881,6 +896,8 @@ fill_from_defaults!(RedSpec {
         mean_pktsize,
         min_th,
         max_th,
+        min_th_bytes,
+        max_th_bytes,
         target_delay,
         w_q,
         burst,
@@ -1529,16 +1546,28 @@ impl ScenarioSpec {
     /// [`SimError::InvalidSpec`] for syntax errors, unknown keys and wrong types.
     pub fn from_toml_str(text: &str) -> Result<Self, SimError> {
         let de = toml::Deserializer::new(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let parsed: Result<Self, _> = serde_path_to_error::deserialize(de);
+        let spec = parsed.map_err(|e| {
+            let span = e.inner().span();
             // toml's Display puts the message after a source excerpt; use its parts.
-            let at = e.inner().span().map(|span| {
+            let at = span.clone().map(|span| {
                 let before = &text[..span.start.min(text.len())];
                 let line = before.matches('\n').count() + 1;
                 let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
                 format!(" at line {line} column {column}")
             });
-            path_error(e.path(), &format!("{}{}", e.inner().message().trim(), at.unwrap_or_default()))
-        })
+            let msg = e.inner().message().trim();
+            let mut path = path_string(e.path());
+            if path == "<root>" {
+                // The parser's own errors (an integer beyond 64 bits, nesting too deep) carry only a position.
+                if let Some(p) = span.and_then(|s| parse::locate_toml(text, s.start, s.end)) {
+                    path = p;
+                }
+            }
+            refined_error(parse::Tree::from_toml(text).as_ref(), &path, msg, &at.unwrap_or_default())
+        })?;
+        check_no_arrays_for_tables(&spec, parse::Tree::from_toml(text).as_ref())?;
+        Ok(spec)
     }
 
     /// Parse a JSON scenario (what the Python builder produces).
@@ -1547,9 +1576,12 @@ impl ScenarioSpec {
     /// [`SimError::InvalidSpec`] for syntax errors, unknown keys and wrong types.
     pub fn from_json_str(text: &str) -> Result<Self, SimError> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let spec: Self = serde_path_to_error::deserialize(&mut de)
-            .map_err(|e| path_error(e.path(), &without_json_position(&e.inner().to_string(), text)))?;
+        let spec: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let msg = without_json_position(&e.inner().to_string(), text);
+            refined_error(parse::Tree::from_json(text).as_ref(), &path_string(e.path()), &msg, "")
+        })?;
         de.end().map_err(|e| SimError::spec("<root>", without_json_position(&e.to_string(), text)))?;
+        check_no_arrays_for_tables(&spec, parse::Tree::from_json(text).as_ref())?;
         Ok(spec)
     }
 
@@ -1563,10 +1595,28 @@ impl ScenarioSpec {
     }
 }
 
-fn path_error(path: &serde_path_to_error::Path, msg: &str) -> SimError {
+fn path_string(path: &serde_path_to_error::Path) -> String {
     let path = path.to_string();
-    let path = if path == "." || path.is_empty() { "<root>".to_owned() } else { path };
-    SimError::spec(path, msg)
+    if path == "." || path.is_empty() {
+        "<root>".to_owned()
+    } else {
+        path
+    }
+}
+
+/// The error for `msg` at `path`, moved down to the deepest field the
+/// document shows and worded without Rust type names; `position` follows.
+fn refined_error(tree: Option<&parse::Tree>, path: &str, msg: &str, position: &str) -> SimError {
+    let path = parse::refine(tree, path, msg);
+    let msg = parse::humanize(&path, msg);
+    SimError::spec(path, format!("{msg}{position}"))
+}
+
+/// serde reads a struct from a sequence, field by field; a scenario must
+/// write tables as tables.
+fn check_no_arrays_for_tables(spec: &ScenarioSpec, tree: Option<&parse::Tree>) -> Result<(), SimError> {
+    let (Some(tree), Ok(parsed)) = (tree, serde_json::to_value(spec)) else { return Ok(()) };
+    parse::check_tables(tree, &parsed, "<root>").map_err(|(path, msg)| SimError::spec(path, msg))
 }
 
 #[cfg(test)]
@@ -1785,14 +1835,15 @@ tcp = { initial_window = 10 }
         (&[("#L0", "qeue = 1")], "links[0].qeue", "unknown field `qeue`, expected one of `a`, `b`, `rate`, `delay`, `queue`, `queue_ab`, `queue_ba`"),
         (&[("#F0", "tcp = { msss = 1 }")], "flows[0].tcp.msss", "unknown field `msss`"),
         (&[("#F0", "colour = 1")], "flows[0].colour", "unknown field `colour`"),
-        // Internally tagged enums: unknown keys are rejected, but serde buffers
-        // the table, so the path stops at the table (not `.limit_packet`).
-        (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue", "unknown field `limit_packet`, expected `limit_packets` or `limit_bytes`"),
+        // Internally tagged enums: serde buffers the table, so its path stops at the
+        // table; the field is found from the document (parse.rs).
+        (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue.limit_packet", "unknown field `limit_packet`, expected one of `limit_packets`, `limit_bytes`, `limit_rule`"),
         (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`"),
-        (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`"),
-        (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue", "invalid type: string \"x\", expected i64"),
+        (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`; allowed: `droptail`, `red`, `aecn`"),
+        (&[("limit_packets = 50", "limit_packets = 2, limit_rule = \"ns3\"")], "links[2].queue.limit_rule", "unknown variant `ns3`, expected `waiting` or `ns2`"),
+        (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue.limit_packets", "invalid type: string \"x\", expected an integer"),
         (&[("type = \"bulk\"", "type = \"web\"")], "flows[1].app.type", "unknown variant `web`, expected `bulk`"),
-        (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
+        (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app.bytes", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "cc = \"cubic\"")], "tcp.cc", "unknown variant `cubic`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("#TCP", "carry_rtt = \"min\"")], "tcp.carry_rtt", "unknown variant `min`, expected one of `off`, `smoothed`, `base`"),
@@ -1809,10 +1860,10 @@ tcp = { initial_window = 10 }
         (&[("delay = \"20ms\"", "delay = \"20 lightyears\"")], "links[2].delay", "unknown unit \"lightyears\""),
         (&[("duration = \"10s\"", "duration = nan")], "simulation.duration", "must be a finite number, got NaN"),
         (&[("duration = \"10s\"", "duration = inf")], "simulation.duration", "must be a finite number, got inf"),
-        (&[("mss = 1000", "mss = 1.5")], "tcp.mss", "invalid type: floating point `1.5`, expected i64"),
-        (&[("mss = 1000", "mss = \"1000\"")], "tcp.mss", "invalid type: string \"1000\", expected i64"),
-        (&[("seed = 7", "seed = -7")], "simulation.seed", "invalid value: integer `-7`, expected u64"),
-        (&[("#TOP", "name = [")], "<root>", "invalid array"),
+        (&[("mss = 1000", "mss = 1.5")], "tcp.mss", "invalid type: floating point `1.5`, expected an integer"),
+        (&[("mss = 1000", "mss = \"1000\"")], "tcp.mss", "invalid type: string \"1000\", expected an integer"),
+        (&[("seed = 7", "seed = -7")], "simulation.seed", "invalid value: integer `-7`, expected an integer from 0 to 18446744073709551615"),
+        (&[("#TOP", "name = [")], "name", "invalid array"),
     ];
 
     #[test]
@@ -1830,6 +1881,101 @@ tcp = { initial_window = 10 }
         }
     }
 
+    /// Issue 17 items 4, 5 and 10: arrays for tables, integers beyond 64
+    /// bits, deep nesting, errors inside distributions, no Rust type names.
+    #[rustfmt::skip]
+    const DEEP_ERRORS: &[Case] = &[
+        (&[("[simulation]\nduration = \"10s\"\nwarmup = \"1s\"\nseed = 7\nsample_interval = \"10ms\"\nprofile = \"rfc\"\n#SIM", ""), ("#TOP", "simulation = [\"3s\", \"1s\", 7]")], "simulation", "expected a table, got an array"),
+        (&[("[tcp]\nmss = 1000\nmin_rto = \"200ms\"\n#TCP", ""), ("#TOP", "tcp = [\"newreno\", 1000]")], "tcp", "expected a table, got an array"),
+        (&[("[tcp]\nmss = 1000\nmin_rto = \"200ms\"\n#TCP", ""), ("#TOP", "tcp = []")], "tcp", "expected a table, got an empty array"),
+        (&[("queue = { type = \"droptail\", limit_packets = 50 }", "queue = [\"droptail\", 50]")], "links[2].queue", "expected a table, got an array"),
+        (&[("#F0", "tcp = []")], "flows[0].tcp", "expected a table, got an empty array"),
+        (&[("seed = 7", "seed = 18446744073709551616")], "simulation.seed", "integer out of range"),
+        (&[("limit_packets = 50", "limit_packets = 9223372036854775808")], "links[2].queue.limit_packets", "integer out of range"),
+        (&[("#TOP", "name = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]")], "name", "nested too deeply"),
+        (&[("a = \"h2\"", "a = 5")], "links[1].a", "invalid type: integer `5`, expected a string"),
+        (&[("kind = \"router\"", "")], "nodes[2]", "missing field `kind`; allowed: `host` or `router`"),
+    ];
+
+    #[test]
+    fn deep_errors_name_the_deepest_field_in_plain_words() {
+        for &(changes, path, fragment) in DEEP_ERRORS {
+            let text = edit(changes);
+            match ScenarioSpec::from_toml_str(&text) {
+                Err(SimError::InvalidSpec { path: p, msg }) => {
+                    assert_eq!(p, path, "{changes:?}: {msg}");
+                    assert!(msg.contains(fragment), "{changes:?}: {msg:?} lacks {fragment:?}");
+                    for rust in ["struct ", "enum ", "i64", "u64", "f64", "Spec"] {
+                        assert!(!msg.contains(rust), "{changes:?}: {msg:?} names a Rust type");
+                    }
+                }
+                other => panic!("{changes:?}: expected InvalidSpec, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn errors_inside_distributions_and_lists_name_the_field() {
+        let app = |model: &str| {
+            edit(&[("#F1", &format!("[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = {model}"))])
+        };
+        let cases = [
+            (
+                app(r#"{ type = "crr", think_time = { type = "pareto", shape = "x", scale = 1 } }"#),
+                "apps[0].model.think_time.shape",
+                "expected a number",
+            ),
+            (
+                app(r#"{ type = "crr", think_time = 5 }"#),
+                "apps[0].model.think_time",
+                "expected a table with a `type` key",
+            ),
+            (
+                app(r#"{ type = "crr", think_time = { type = "gauss" } }"#),
+                "apps[0].model.think_time.type",
+                "unknown variant `gauss`",
+            ),
+            (
+                app(r#"{ type = "onoff", rate = "1Mbps", on = ["constant", 1] }"#),
+                "apps[0].model.on",
+                "expected a table, got an array",
+            ),
+            (
+                app(
+                    r#"{ type = "websessions", session_rate = 1, pages = { type = "discrete", values = [1], weights = ["a"] } }"#,
+                ),
+                "apps[0].model.pages.weights[0]",
+                "expected a number",
+            ),
+        ];
+        for (text, path, fragment) in cases {
+            let e = ScenarioSpec::from_toml_str(&text).unwrap_err();
+            assert_eq!(e.path(), path, "{e}");
+            assert!(e.to_string().contains(fragment), "{e}");
+        }
+        // JSON: integers beyond 64 bits arrive as floats; the message says so.
+        let json = ScenarioSpec::from_toml_str(BASE)
+            .unwrap()
+            .to_json()
+            .replace(r#""seed":7"#, r#""seed":18446744073709551616"#);
+        let e = ScenarioSpec::from_json_str(&json).unwrap_err();
+        assert_eq!(e.path(), "simulation.seed");
+        assert!(e.to_string().contains("an integer from 0 to 18446744073709551615"), "{e}");
+        // A wrong type in a list names the item, in words.
+        let mut v: serde_json::Value =
+            serde_json::from_str(&ScenarioSpec::from_toml_str(BASE).unwrap().to_json()).unwrap();
+        v["links"][1] = serde_json::Value::String("1e-30Gbps".into());
+        let e = ScenarioSpec::from_json_str(&v.to_string()).unwrap_err();
+        assert_eq!(e.path(), "links[1]");
+        assert_eq!(e.to_string(), r#"links[1]: invalid type: string "1e-30Gbps", expected a table"#);
+        // Arrays for tables in JSON too.
+        let json = ScenarioSpec::from_toml_str(BASE)
+            .unwrap()
+            .to_json()
+            .replace(r#""tcp":{"mss":1000,"min_rto":"200ms"}"#, r#""tcp":[]"#);
+        assert_eq!(ScenarioSpec::from_json_str(&json).unwrap_err().path(), "tcp");
+    }
+
     #[test]
     fn toml_parse_error_points_at_the_line() {
         let err = ScenarioSpec::from_toml_str(&edit(&[("\"10Mbps\"", "\"10Mbit\"")])).unwrap_err();
@@ -1842,7 +1988,12 @@ tcp = { initial_window = 10 }
     fn json_errors_have_the_same_paths() {
         let base = ScenarioSpec::from_toml_str(BASE).unwrap().to_json();
         let cases: &[(&str, &str, &str, &str)] = &[
-            (r#""limit_packets":50"#, r#""limit_packets":50,"colour":1"#, "links[2].queue", "unknown field `colour`"),
+            (
+                r#""limit_packets":50"#,
+                r#""limit_packets":50,"colour":1"#,
+                "links[2].queue.colour",
+                "unknown field `colour`",
+            ),
             (r#""rate":"10Mbps""#, r#""rate":"10Mbit""#, "links[2].rate", "unknown unit \"Mbit\""),
             (r#""kind":"router""#, r#""kind":"switch""#, "nodes[2].kind", "expected `host` or `router`"),
             (r#""mss":1000"#, r#""mss":1000,"colour":1"#, "tcp.colour", "unknown field `colour`"),

@@ -5,6 +5,12 @@
 //!   (about 584 years of range). There is no floating-point time inside
 //!   the core; floats appear only at the scenario boundary ([`crate::spec`]),
 //!   converted by [`SimDuration::from_secs_f64`].
+//! - Time arithmetic never wraps. `SimTime + SimDuration` saturates at
+//!   [`SimTime::MAX`], which means "never": an instant that far out is past
+//!   the end of every run, so an event there is simply never run (a think
+//!   time of 1e12 s, a heavy-tailed draw of 1e30 s). Differences saturate at
+//!   zero. Checked arithmetic is in the operators themselves, so no call site
+//!   can forget it.
 //! - Serialisation time is computed in one place,
 //!   [`BitRate::tx_time`], in exact integer arithmetic rounded *up*
 //!   to the next nanosecond, so a link never sends faster than its rate.
@@ -34,12 +40,12 @@ impl SimTime {
     /// The instant `secs` seconds after the start.
     #[must_use]
     pub const fn from_secs(secs: u64) -> Self {
-        SimTime(secs * 1_000_000_000)
+        SimTime(secs.saturating_mul(1_000_000_000))
     }
     /// The instant `ms` milliseconds after the start.
     #[must_use]
     pub const fn from_millis(ms: u64) -> Self {
-        SimTime(ms * 1_000_000)
+        SimTime(ms.saturating_mul(1_000_000))
     }
     /// Nanoseconds since the start.
     #[must_use]
@@ -78,17 +84,17 @@ impl SimDuration {
     /// `us` microseconds.
     #[must_use]
     pub const fn from_micros(us: u64) -> Self {
-        SimDuration(us * 1_000)
+        SimDuration(us.saturating_mul(1_000))
     }
     /// `ms` milliseconds.
     #[must_use]
     pub const fn from_millis(ms: u64) -> Self {
-        SimDuration(ms * 1_000_000)
+        SimDuration(ms.saturating_mul(1_000_000))
     }
     /// `secs` seconds.
     #[must_use]
     pub const fn from_secs(secs: u64) -> Self {
-        SimDuration(secs * 1_000_000_000)
+        SimDuration(secs.saturating_mul(1_000_000_000))
     }
     /// The one checked float-to-time conversion: `secs` seconds rounded to
     /// the nearest nanosecond. `None` if negative, not finite or too large.
@@ -100,6 +106,16 @@ impl SimDuration {
             return None;
         }
         Some(SimDuration(ns as u64))
+    }
+    /// `secs` seconds (a random draw), rounded to the nearest nanosecond;
+    /// saturating at [`SimDuration::MAX`] for huge or infinite values, zero
+    /// for negative values and NaN. For model draws, where "longer than any
+    /// run" is a legitimate value (a Pareto think time of 1e30 s).
+    #[must_use]
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    pub fn from_secs_f64_saturating(secs: f64) -> Self {
+        // `as` saturates float-to-integer casts (NaN becomes 0).
+        SimDuration((secs.max(0.0) * 1e9).round() as u64)
     }
     /// Nanoseconds.
     #[must_use]
@@ -132,32 +148,38 @@ impl SimDuration {
 
 impl Add<SimDuration> for SimTime {
     type Output = SimTime;
+    /// Saturates at [`SimTime::MAX`] ("never").
     fn add(self, d: SimDuration) -> SimTime {
-        SimTime(self.0 + d.0)
+        self.saturating_add(d)
     }
 }
 impl AddAssign<SimDuration> for SimTime {
+    /// Saturates at [`SimTime::MAX`] ("never").
     fn add_assign(&mut self, d: SimDuration) {
-        self.0 += d.0;
+        *self = self.saturating_add(d);
     }
 }
 impl Sub<SimTime> for SimTime {
     type Output = SimDuration;
-    /// Panics in debug builds if `rhs` is later than `self`.
+    /// Zero if `rhs` is later than `self` (a debug build asserts that it is not).
     fn sub(self, rhs: SimTime) -> SimDuration {
-        SimDuration(self.0 - rhs.0)
+        debug_assert!(rhs <= self, "time went backwards: {self:?} - {rhs:?}");
+        self.saturating_since(rhs)
     }
 }
 impl Add for SimDuration {
     type Output = SimDuration;
+    /// Saturates at [`SimDuration::MAX`].
     fn add(self, d: SimDuration) -> SimDuration {
-        SimDuration(self.0 + d.0)
+        SimDuration(self.0.saturating_add(d.0))
     }
 }
 impl Sub for SimDuration {
     type Output = SimDuration;
+    /// Zero if `d` is longer than `self` (a debug build asserts that it is not).
     fn sub(self, d: SimDuration) -> SimDuration {
-        SimDuration(self.0 - d.0)
+        debug_assert!(d <= self, "negative duration: {self:?} - {d:?}");
+        SimDuration(self.0.saturating_sub(d.0))
     }
 }
 
@@ -253,6 +275,31 @@ mod tests {
         let r = BitRate::from_bps(10_000_000);
         assert_eq!(r.bytes_in(r.tx_time(1500)), 1500);
         assert_eq!(r.bytes_in(SimDuration::from_secs(1)), 1_250_000);
+    }
+
+    #[test]
+    fn time_addition_saturates_at_never_instead_of_wrapping() {
+        let late = SimTime::from_nanos(u64::MAX - 5);
+        assert_eq!(late + SimDuration::from_nanos(10), SimTime::MAX);
+        assert_eq!(SimTime::from_secs(1) + SimDuration::MAX, SimTime::MAX);
+        let mut t = SimTime::from_secs(3);
+        t += SimDuration::MAX;
+        assert_eq!(t, SimTime::MAX);
+        assert_eq!(SimDuration::MAX + SimDuration::from_nanos(1), SimDuration::MAX);
+        assert_eq!(SimTime::from_secs(u64::MAX), SimTime::MAX);
+        assert_eq!(SimDuration::from_millis(u64::MAX), SimDuration::MAX);
+        // Ordinary values are exact.
+        assert_eq!(SimTime::from_secs(1) + SimDuration::from_millis(5), SimTime::from_nanos(1_005_000_000));
+    }
+
+    #[test]
+    fn saturating_float_conversion_of_draws() {
+        assert_eq!(SimDuration::from_secs_f64_saturating(1e12), SimDuration::MAX);
+        assert_eq!(SimDuration::from_secs_f64_saturating(f64::INFINITY), SimDuration::MAX);
+        assert_eq!(SimDuration::from_secs_f64_saturating(1e300), SimDuration::MAX);
+        assert_eq!(SimDuration::from_secs_f64_saturating(-3.0), SimDuration::ZERO);
+        assert_eq!(SimDuration::from_secs_f64_saturating(f64::NAN), SimDuration::ZERO);
+        assert_eq!(SimDuration::from_secs_f64_saturating(0.25), SimDuration::from_millis(250));
     }
 
     #[test]

@@ -52,7 +52,7 @@ impl TraceEvent {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct TraceRecord {
+pub(crate) struct TraceRecord {
     time: SimTime,
     event: TraceEvent,
     port: PortId,

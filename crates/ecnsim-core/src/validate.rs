@@ -21,6 +21,7 @@ use crate::ensure_spec;
 use crate::error::SimError;
 use crate::profile::Profile;
 use crate::qdisc::aecn::AecnVariant;
+use crate::qdisc::droptail::LimitRule;
 use crate::qdisc::red::{Adaptive, DropSpacing};
 use crate::qdisc::resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::qdisc::{Limit, Measure};
@@ -155,6 +156,56 @@ fn in_range<Q: Quantity>(path: &str, value: Q, lim: Limits) -> Result<(), SimErr
 /// `value`, if given, must lie within `lim`.
 fn opt_in_range<Q: Quantity>(path: &str, value: Option<Q>, lim: Limits) -> Result<(), SimError> {
     value.map_or(Ok(()), |v| in_range(path, v, lim))
+}
+
+/// Longest name of a node, flow, app or group.
+const MAX_NAME_CHARS: usize = 200;
+
+/// The first character of `text` that would print invisibly or move the
+/// cursor (controls, zero-width and direction marks, non-ASCII spaces), if any.
+fn first_unprintable(text: &str) -> Option<(usize, char)> {
+    text.chars()
+        .enumerate()
+        .find(|&(_, c)| !(c.is_alphanumeric() || c.is_ascii_graphic() || c == ' ' || is_visible_symbol(c)))
+}
+
+/// Non-ASCII characters that print visibly though they are neither letters
+/// nor digits: common symbols and punctuation (Latin-1 and general punctuation
+/// ranges, excluding their invisible members).
+fn is_visible_symbol(c: char) -> bool {
+    matches!(c, '\u{a1}'..='\u{ac}' | '\u{ae}'..='\u{bf}' | '\u{d7}' | '\u{f7}' | '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{205e}')
+}
+
+/// Free text (the scenario's name) must print visibly: no control or invisible characters.
+fn check_printable(path: &str, text: &str) -> Result<(), SimError> {
+    if let Some((i, c)) = first_unprintable(text) {
+        return Err(SimError::spec(
+            path,
+            format!(
+                "must be printable text; character {i} is U+{:04X}, a control or invisible character, in {:?}",
+                u32::from(c),
+                text.escape_default().to_string()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A name (node, flow, app, group) is a printable identifier: non-empty, at
+/// most [`MAX_NAME_CHARS`] characters, no control or invisible characters, no
+/// space at either end, and no comma (names are listed with commas).
+fn check_name(path: &str, name: &str) -> Result<(), SimError> {
+    ensure_spec!(!name.trim().is_empty(), path, "must not be empty, got {name:?}");
+    check_printable(path, name)?;
+    ensure_spec!(name.trim() == name, path, "must not begin or end with a space, got {name:?}");
+    ensure_spec!(
+        !name.contains(','),
+        path,
+        "must not contain a comma (names are given as comma-separated lists), got {name:?}"
+    );
+    let n = name.chars().count();
+    ensure_spec!(n <= MAX_NAME_CHARS, path, "must have at most {MAX_NAME_CHARS} characters, got {n}");
+    Ok(())
 }
 
 /// `a, b, c`, or the first [`MAX_LISTED`] and a count of the rest.
@@ -414,6 +465,9 @@ impl ScenarioSpec {
     }
 
     fn check_simulation(&self) -> Result<Profile, SimError> {
+        if let Some(name) = &self.name {
+            check_printable("name", name)?;
+        }
         let sim = &self.simulation;
         let duration = sim.duration.0;
         in_range("simulation.duration", sim.duration, Limits::positive(MAX_TIME))?;
@@ -479,7 +533,7 @@ impl ScenarioSpec {
         let mut by_name = HashMap::with_capacity(self.nodes.len());
         for (i, node) in self.nodes.iter().enumerate() {
             let name = node.name.as_str();
-            ensure_spec!(!name.trim().is_empty(), format!("nodes[{i}].name"), "must not be empty, got {name:?}");
+            check_name(&format!("nodes[{i}].name"), name)?;
             if let Some(&(first, _)) = by_name.get(name) {
                 return Err(SimError::spec(
                     format!("nodes[{i}].name"),
@@ -580,7 +634,7 @@ impl ScenarioSpec {
             }
             // Unnamed flows are called flow<i>; an explicit name must not take another flow's default.
             if let Some(name) = &flow.name {
-                ensure_spec!(!name.trim().is_empty(), format!("{p}.name"), "must not be empty, got {name:?}");
+                check_name(&format!("{p}.name"), name)?;
             }
             let name = flow.name.clone().unwrap_or_else(|| format!("flow{i}"));
             if let Some(first) = names.insert(name.clone(), i) {
@@ -628,7 +682,7 @@ impl ScenarioSpec {
         for (j, app) in self.apps.iter().enumerate() {
             let p = format!("apps[{j}]");
             let name = app.name.clone().unwrap_or_else(|| format!("app{j}"));
-            ensure_spec!(!name.trim().is_empty(), format!("{p}.name"), "must not be empty, got {name:?}");
+            check_name(&format!("{p}.name"), &name)?;
             ensure_spec!(
                 !self
                     .flows
@@ -645,7 +699,7 @@ impl ScenarioSpec {
                 ));
             }
             if let Some(g) = &app.group {
-                ensure_spec!(!g.trim().is_empty(), format!("{p}.group"), "must not be empty, got {g:?}");
+                check_name(&format!("{p}.group"), g)?;
             }
             for (field, hosts) in [("clients", &app.clients), ("servers", &app.servers)] {
                 ensure_spec!(!hosts.is_empty(), format!("{p}.{field}"), "at least one host is required, got none");
@@ -680,23 +734,35 @@ impl ScenarioSpec {
             let tcp_path = format!("{p}.tcp");
             check_tcp_ranges(&tcp_path, &app.tcp)?;
             check_tcp_cross(profile, &[("tcp", &self.tcp), (&tcp_path, &app.tcp)])?;
-            self.check_model(&format!("{p}.model"), &app.model)?;
+            self.check_model(j, &format!("{p}.model"), &app.model)?;
         }
         Ok(())
     }
 
-    fn check_model(&self, p: &str, model: &ModelSpec) -> Result<(), SimError> {
+    // Negated comparisons reject NaN as well.
+    #[allow(clippy::too_many_lines, clippy::neg_cmp_op_on_partial_ord)]
+    fn check_model(&self, j: usize, p: &str, model: &ModelSpec) -> Result<(), SimError> {
         let size = |field: &str, v: Option<ByteSize>| {
             opt_in_range(&format!("{p}.{field}"), v, Limits::closed(1, MAX_APP_OBJECT))
         };
         let dist =
             |field: &str, d: &Option<DistSpec>| d.as_ref().map_or(Ok(()), |d| check_dist(&format!("{p}.{field}"), d));
+        // A time distribution (seconds): checked as a distribution, then bounded like every time field.
+        let time_dist = |field: &str, d: &Option<DistSpec>| {
+            dist(field, d)?;
+            d.as_ref().map_or(Ok(()), |d| check_time_dist(&format!("{p}.{field}"), d))
+        };
+        // An on or off period: a time that must also advance the clock.
+        let period = |field: &str, d: &Option<DistSpec>| {
+            time_dist(field, d)?;
+            d.as_ref().map_or(Ok(()), |d| check_period(&format!("{p}.{field}"), d))
+        };
         match model {
             ModelSpec::Ftp { file_size } => size("file_size", *file_size),
             ModelSpec::Crr { request, response, think_time } | ModelSpec::Rr { request, response, think_time } => {
                 size("request", *request)?;
                 size("response", *response)?;
-                dist("think_time", think_time)
+                time_dist("think_time", think_time)
             }
             ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
                 dist("embedded", embedded)?;
@@ -709,7 +775,7 @@ impl ScenarioSpec {
                 dist("primary_size", primary_size)?;
                 dist("embedded_size", embedded_size)?;
                 dist("request_size", request_size)?;
-                dist("think_time", think_time)
+                time_dist("think_time", think_time)
             }
             ModelSpec::Websessions {
                 session_rate,
@@ -723,11 +789,22 @@ impl ScenarioSpec {
                 persistent: _,
             } => {
                 dist("pages", pages)?;
-                dist("inter_page", inter_page)?;
+                time_dist("inter_page", inter_page)?;
                 dist("objects", objects)?;
                 dist("object_size", object_size)?;
                 dist("request_size", request_size)?;
                 dist("rcv_window", rcv_window)?;
+                if let Some(d) = rcv_window {
+                    // As tcp.rcv_window: below one segment every segment is partial and the connection may stall.
+                    let mss = self.resolved_app_tcp(j).mss;
+                    let low = crate::app::dist::Dist::from_spec(d).lower_bound();
+                    ensure_spec!(
+                        low >= f64::from(mss),
+                        format!("{p}.rcv_window"),
+                        "every receive window must be >= mss ({mss} B, the app's TCP mss); this distribution \
+                         gives windows down to {low} B"
+                    );
+                }
                 match (session_rate, offered_load) {
                     (Some(r), None) => ensure_spec!(
                         r.is_finite() && *r > 0.0 && *r <= 1e7,
@@ -766,14 +843,121 @@ impl ScenarioSpec {
             ModelSpec::Cbr { rate, packet_size } | ModelSpec::Onoff { rate, packet_size, .. } => {
                 in_range(&format!("{p}.rate"), *rate, Limits::positive(MAX_RATE))?;
                 opt_in_range(&format!("{p}.packet_size"), *packet_size, Limits::closed(1, MAX_UDP_PAYLOAD))?;
+                // The source sends a datagram every (payload + 28) * 8 / rate seconds: at least
+                // the clock's resolution, or the gap would round and the rate be wrong.
+                let bits = (packet_size.map_or(1000, |b| b.0) + i128::from(crate::sim::UDP_HEADER_BYTES)) * 8;
+                ensure_spec!(
+                    bits * SEC >= rate.0,
+                    format!("{p}.rate"),
+                    "{rate} sends a datagram of {} bytes every {:.3} ns, below the clock's 1 ns resolution; \
+                     at most {} is allowed for this packet_size",
+                    bits / 8,
+                    (bits * SEC) as f64 / rate.0 as f64,
+                    RateValue(bits * SEC)
+                );
                 if let ModelSpec::Onoff { on, off, .. } = model {
-                    dist("on", on)?;
-                    dist("off", off)?;
+                    period("on", on)?;
+                    period("off", off)?;
                 }
                 Ok(())
             }
         }
     }
+}
+
+impl ScenarioSpec {
+    /// Values that are allowed but make part of the scenario inert, as
+    /// `(path, message)`: times whose every draw outlasts the run (an off
+    /// period longer than the run, a think time longer than the run). The
+    /// spec must have passed [`ScenarioSpec::validate`]. The command line
+    /// prints them as `warning:` lines.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        #[allow(clippy::cast_precision_loss)]
+        let duration = self.simulation.duration.0 as f64 * 1e-9;
+        for (j, app) in self.apps.iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let left = duration - app.start.map_or(0.0, |s| s.0 as f64 * 1e-9);
+            let fields: &[(&str, &Option<DistSpec>, &str)] = match &app.model {
+                ModelSpec::Crr { think_time, .. } | ModelSpec::Rr { think_time, .. } => {
+                    &[("think_time", think_time, "each client completes at most one transaction")]
+                }
+                ModelSpec::Http { think_time, .. } => {
+                    &[("think_time", think_time, "each client fetches at most one page")]
+                }
+                ModelSpec::Websessions { inter_page, .. } => &[("inter_page", inter_page, "each session has one page")],
+                ModelSpec::Onoff { on, off, .. } => &[
+                    ("on", on, "the sources never turn off (as CBR sources)"),
+                    ("off", off, "the sources send during their first on period only"),
+                ],
+                _ => &[],
+            };
+            for &(field, d, effect) in fields {
+                let Some(d) = d else { continue };
+                let low = crate::app::dist::Dist::from_spec(d).lower_bound();
+                if low >= left {
+                    out.push((
+                        format!("apps[{j}].model.{field}"),
+                        format!(
+                            "every value is at least {} s, as long as the run after the app starts ({} s): {effect}",
+                            fmt_secs(low),
+                            fmt_secs(left)
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Seconds for a message: plain for ordinary values, scientific for extreme ones.
+fn fmt_secs(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e7).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A time distribution's parameters stay within the bound of every time
+/// field ([`MAX_TIME`]): its upper end if it has one, else its scale (the
+/// Pareto minimum, the exponential mean, the lognormal median). Heavy tails
+/// may still draw longer times; those saturate at "never" (see [`crate::time`]).
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+fn check_time_dist(path: &str, d: &DistSpec) -> Result<(), SimError> {
+    let dist = crate::app::dist::Dist::from_spec(d);
+    let max = MAX_TIME / SEC;
+    let (what, v) = match (dist.upper_bound(), d) {
+        (Some(hi), _) => ("can give", hi),
+        (None, DistSpec::Pareto { scale, .. }) => ("has a scale of", *scale),
+        (None, _) => ("has a median of", dist.median()),
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let ok = v <= max as f64;
+    ensure_spec!(
+        ok,
+        path,
+        "a time must be <= {max} s (11.6 days) like every time of a scenario; this distribution {what} {} s",
+        fmt_secs(v)
+    );
+    Ok(())
+}
+
+/// An on or off period must advance the clock: its median at least 1 ns (the
+/// clock's resolution). Zero-length periods would keep the source at one instant.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+fn check_period(path: &str, d: &DistSpec) -> Result<(), SimError> {
+    let median = crate::app::dist::Dist::from_spec(d).median();
+    ensure_spec!(
+        median >= 1e-9,
+        path,
+        "periods must be at least 1 ns (the clock's resolution) most of the time, or the source makes no \
+         progress; this distribution has a median of {} s",
+        fmt_secs(median)
+    );
+    Ok(())
 }
 
 /// A distribution table's parameters.
@@ -783,7 +967,7 @@ fn check_dist(path: &str, d: &DistSpec) -> Result<(), SimError> {
 
 fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
     match queue {
-        QueueSpec::Droptail { limit_packets, limit_bytes } => {
+        QueueSpec::Droptail { limit_packets, limit_bytes, .. } => {
             let packets = format!("{path}.limit_packets");
             opt_in_range(&packets, *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
             opt_in_range(&format!("{path}.limit_bytes"), *limit_bytes, Limits::closed(1, MAX_QUEUE_BYTES))?;
@@ -936,6 +1120,8 @@ const RED_FIELDS: &[Field<RedSpec>] = &[
     // FJ93 §6: min_th >= 0; max_th > 0 (and > min_th, below).
     Field::Real { name: "min_th", get: |s| num(s.min_th), limits: PACKETS },
     Field::Real { name: "max_th", get: |s| num(s.max_th), limits: RealLimits::above(0.0, 1e9) },
+    int_field!(min_th_bytes, Unit::Bytes, size, Limits::closed(0, MAX_QUEUE_BYTES)),
+    int_field!(max_th_bytes, Unit::Bytes, size, BYTE_LIMIT),
     // FGS01 §5: a target queueing delay is positive.
     int_field!(target_delay, Unit::Time, time, POSITIVE_TIME),
     // FJ93 §6: 0 < w_q; w_q = 1 makes avg the instantaneous queue (ns-2 DCTCP configurations).
@@ -1054,6 +1240,19 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
     match q {
         QueueSpec::Red(s) => {
             rows(path, s, RED_FIELDS)?;
+            for (bytes, given, name) in [(s.min_th_bytes, s.min_th, "min_th"), (s.max_th_bytes, s.max_th, "max_th")] {
+                if let (Some(b), Some(t)) = (bytes, given) {
+                    return Err(SimError::spec(
+                        format!("{path}.{name}_bytes"),
+                        format!(
+                            "cannot be combined with {name} ({}); give the threshold once, in bytes or in \
+                             packets, got {}B",
+                            serde_json::to_string(&t).unwrap_or_default(),
+                            b.0
+                        ),
+                    ));
+                }
+            }
             check_limit_pair(path, s.limit_packets, s.limit_bytes)
         }
         QueueSpec::Aecn(s) => rows(path, s, AECN_FIELDS),
@@ -1186,6 +1385,21 @@ fn cross(
 
 /// Cross-field rules of an AQM table on its values resolved for `link`.
 fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInfo) -> Result<(), SimError> {
+    if let QueueSpec::Droptail { limit_packets: Some(1), limit_bytes: None, limit_rule } = q {
+        let rule = limit_rule.unwrap_or_else(|| profile.droptail_limit_rule());
+        let origin = if limit_rule.is_some() {
+            "limit_rule = \"ns2\"".to_owned()
+        } else {
+            format!("limit_rule \"ns2\" (profile \"{}\")", profile.name())
+        };
+        ensure_spec!(
+            rule != LimitRule::Ns2,
+            format!("{path}.limit_packets"),
+            "must be >= 2 with {origin}: ns-2's drop-tail drops an arrival when the queue would reach its limit, \
+             so 1 drops every packet; for a 1-packet buffer set limit_rule = \"waiting\""
+        );
+        return Ok(());
+    }
     let resolved = match queue_resolve::resolve(q, profile, link) {
         Ok(Some((cfg, _))) => cfg,
         Ok(None) => return Ok(()),
@@ -1193,10 +1407,33 @@ fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInf
     };
     match (q, resolved) {
         (QueueSpec::Red(s), QueueConfig::Red(c)) => {
-            let min_th = Term::num_or("min_th", c.min_th, s.min_th.as_ref());
-            let max_th = Term::num_or("max_th", c.max_th, s.max_th.as_ref());
+            if c.measure != Measure::Bytes {
+                let name = if s.min_th_bytes.is_some() { "min_th_bytes" } else { "max_th_bytes" };
+                let origin = if s.measure.is_some() {
+                    "measure = \"packets\"".to_owned()
+                } else {
+                    format!("measure \"packets\" (from profile \"{}\")", profile.name())
+                };
+                ensure_spec!(
+                    s.min_th_bytes.is_none() && s.max_th_bytes.is_none(),
+                    format!("{path}.{name}"),
+                    "needs measure = \"bytes\"; with {origin} the average and thresholds are in packets: give \
+                     min_th / max_th in packets, or set measure = \"bytes\""
+                );
+            }
+            let threshold = |name: &'static str, bytes_name: &'static str, v: f64, n, b: Option<ByteSize>| {
+                if b.is_some() {
+                    Term { label: name, value: v, from: Origin::Given(bytes_name) }
+                } else {
+                    Term::num_or(name, v, n)
+                }
+            };
+            let min_th = threshold("min_th", "min_th_bytes", c.min_th, s.min_th.as_ref(), s.min_th_bytes);
+            let max_th = threshold("max_th", "max_th_bytes", c.max_th, s.max_th.as_ref(), s.max_th_bytes);
+            let note =
+                if s.min_th_bytes.is_some() || s.max_th_bytes.is_some() { " (in packets of mean_pktsize)" } else { "" };
             // FJ93 §6: min_th < max_th.
-            cross(path, profile, c.min_th < c.max_th, max_th, ">", min_th, "")?;
+            cross(path, profile, c.min_th < c.max_th, max_th, ">", min_th, note)?;
             // Above the buffer limit the forced region could never be reached.
             let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
             cross(path, profile, c.max_th <= buffer.value, max_th, "<=", buffer, " (in packets of mean_pktsize)")?;
@@ -1363,6 +1600,8 @@ mod tests {
         (&[("limit_packets = 50", "limit_packets = 50, limit_bytes = \"64KB\"")], "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
         (&[("#L0", "queue_ab = { type = \"droptail\", limit_packets = 0 }")], "links[0].queue_ab.limit_packets", "got 0"),
         (&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = -1 }")], "links[0].queue_ba.limit_bytes", "got -1B"),
+        (&[("limit_packets = 50", "limit_packets = 1, limit_rule = \"ns2\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule = \"ns2\""),
+        (&[("limit_packets = 50", "limit_packets = 1"), ("profile = \"rfc\"", "profile = \"ns2-2001\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule \"ns2\" (profile \"ns2-2001\")"),
         // flows
         (&[("src = \"h2\"", "src = \"x\"")], "flows[1].src", "no node named \"x\"; nodes are: h1, h2, r1, h3"),
         (&[("src = \"h1\"", "src = \"r1\"")], "flows[0].src", "\"r1\" is a router; flows must start and end at hosts"),
@@ -1634,6 +1873,12 @@ mod aqm_tests {
         (r#"{ type = "red", limit_packets = 50, limit_bytes = "64KB" }"#, "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
         // RED cross-field rules on resolved values
         (r#"{ type = "red", min_th = 20, max_th = 10 }"#, "links[2].queue.max_th", "max_th must be > min_th, got max_th = 10 (from links[2].queue.max_th) and min_th = 20 (from links[2].queue.min_th)"),
+        // Issue 13 item 8: byte thresholds only with a byte average, once, and in order.
+        (r#"{ type = "red", min_th_bytes = "5KB" }"#, "links[2].queue.min_th_bytes", "needs measure = \"bytes\"; with measure \"packets\" (from profile \"rfc\") the average and thresholds are in packets"),
+        (r#"{ type = "red", measure = "packets", max_th_bytes = "30KB" }"#, "links[2].queue.max_th_bytes", "needs measure = \"bytes\"; with measure = \"packets\""),
+        (r#"{ type = "red", measure = "bytes", min_th = 5, min_th_bytes = "5KB" }"#, "links[2].queue.min_th_bytes", "cannot be combined with min_th (5.0); give the threshold once, in bytes or in packets, got 5000B"),
+        (r#"{ type = "red", measure = "bytes", mean_pktsize = 1000, min_th_bytes = "20KB", max_th = 15 }"#, "links[2].queue.max_th", "max_th must be > min_th (in packets of mean_pktsize), got max_th = 15 (from links[2].queue.max_th) and min_th = 20 (from links[2].queue.min_th_bytes)"),
+        (r#"{ type = "red", measure = "bytes", max_th_bytes = 0 }"#, "links[2].queue.max_th_bytes", "must be >= 1B"),
         (r#"{ type = "red", min_th = 20 }"#, "links[2].queue.min_th", "max_th = 15 (from profile \"rfc\") and min_th = 20 (from links[2].queue.min_th)"),
         (r#"{ type = "red", limit_packets = 20, max_th = 30 }"#, "links[2].queue.max_th", "max_th must be <= the buffer limit (in packets of mean_pktsize), got max_th = 30 (from links[2].queue.max_th) and the buffer limit = 20 (from links[2].queue.limit_packets)"),
         (r#"{ type = "red", limit_packets = 10 }"#, "links[2].queue.limit_packets", "max_th = 15 (from profile \"rfc\") and the buffer limit = 10 (from links[2].queue.limit_packets)"),
@@ -1719,10 +1964,10 @@ mod aqm_tests {
     #[test]
     fn parse_errors_of_rule_fields_list_the_rules() {
         let cases: &[Case] = &[
-            (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
-            (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
-            (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue", "unknown field `min_thresh`"),
-            (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue", "invalid type: integer `1`, expected a boolean"),
+            (&[(Q, r#"queue = { type = "red", w_q = "fast" }"#)], "links[2].queue.w_q", "expected a number or a rule name: unknown variant `fast`, expected one of `auto`, `auto_rtt`, `auto_fast`, `tc`"),
+            (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue.ecn", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
+            (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue.min_thresh", "unknown field `min_thresh`"),
+            (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue.ecn", "invalid type: integer `1`, expected a boolean"),
         ];
         for &(changes, path, fragment) in cases {
             match ScenarioSpec::from_toml_str(&edit(changes)) {
@@ -1759,7 +2004,7 @@ mod aqm_tests {
             // And it builds and runs briefly.
             let spec = ScenarioSpec::from_toml_str(&text).unwrap();
             let mut sim = crate::Simulation::new(&spec, Some(1)).unwrap_or_else(|e| panic!("{q}: {e}"));
-            sim.run_until(crate::SimTime::from_millis(500));
+            sim.run_until(crate::SimTime::from_millis(500)).unwrap();
         }
     }
 

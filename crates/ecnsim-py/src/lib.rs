@@ -119,5 +119,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EcnsimError", py.get_type::<EcnsimError>())?;
     m.add("SpecError", error::spec_error_type(py)?)?;
     m.add("TopologyError", error::topology_error_type(py)?)?;
+    m.add("ResourceError", error::resource_error_type(py)?)?;
+    m.add("SimulationError", error::simulation_error_type(py)?)?;
     Ok(())
 }

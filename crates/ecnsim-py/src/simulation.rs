@@ -1,10 +1,14 @@
 //! `PySimulation`: one [`Simulation`] behind a Python handle.
 //!
-//! Running releases the GIL (`py.detach`) in chunks of simulated time sized
-//! to take about [`CHUNK_WALL_TARGET`] of wall time each; between chunks it
-//! checks for signals (so Ctrl-C raises `KeyboardInterrupt` promptly) and
-//! calls the optional progress callback. The simulation is left where the
-//! last chunk ended, so partial results stay readable after an interrupt.
+//! Building and running release the GIL (`py.detach`): the work runs on a
+//! worker thread while this thread checks for signals every
+//! [`SIGNAL_POLL`]; on Ctrl-C it raises the core's cancellation flag, which
+//! the build and the run loop look at every few thousand flows or events, so
+//! `KeyboardInterrupt` comes within a fraction of a second, also inside a
+//! long chunk or a long build. A run goes in chunks of simulated time sized
+//! to take about [`CHUNK_WALL_TARGET`] of wall time each; between chunks the
+//! optional progress callback is called. The simulation is left where it
+//! stopped, so partial results stay readable after an interrupt.
 //!
 //! The cost of simulated time is not steady (an idle network before the
 //! flows start, then slow start doubling the packet rate every round trip),
@@ -12,15 +16,19 @@
 //! and never beyond [`MAX_CHUNK_NS`] of simulated time; it shrinks as fast as
 //! needed.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use ecnsim_core::{ScenarioSpec, SimTime, Simulation, TraceFilter};
+use ecnsim_core::{ScenarioSpec, SimError, SimOptions, SimTime, Simulation, TraceFilter};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::PySimError;
 use crate::results::{results_to_py, table_to_py};
 
+/// How often a thread waiting for the core checks for signals (Ctrl-C).
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
 /// Wall time one GIL-free chunk of simulation should take.
 const CHUNK_WALL_TARGET: Duration = Duration::from_millis(75);
 /// Simulated length of the first chunk (1 ms), before any measurement.
@@ -42,14 +50,79 @@ const MIN_CHUNK_SHRINK: f64 = 1.0 / 16.0;
 pub(crate) struct PySimulation {
     inner: Simulation,
     spec: ScenarioSpec,
+    /// The core's cancellation flag, raised on Ctrl-C.
+    cancel: Arc<AtomicBool>,
     /// Simulated length of the next chunk, adapted to [`CHUNK_WALL_TARGET`].
     chunk_ns: u64,
 }
 
+/// Run `work` on a worker thread without the GIL, checking for signals every
+/// [`SIGNAL_POLL`] meanwhile; on a signal that raises (Ctrl-C), raise `cancel`,
+/// wait for `work` to return, and return the signal's exception.
+fn detached<T: Send>(py: Python<'_>, cancel: &AtomicBool, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    cancel.store(false, Ordering::Relaxed);
+    let (value, interrupt) = py.detach(|| {
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel();
+            scope.spawn(move || {
+                let _ = tx.send(work());
+            });
+            let mut interrupt: Option<PyErr> = None;
+            loop {
+                match rx.recv_timeout(SIGNAL_POLL) {
+                    Ok(value) => return (Some(value), interrupt),
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if interrupt.is_none() {
+                            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                                cancel.store(true, Ordering::Relaxed);
+                                interrupt = Some(e);
+                            }
+                        }
+                    }
+                    // The worker panicked; leaving the scope re-raises its panic.
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return (None, interrupt),
+                }
+            }
+        })
+    });
+    cancel.store(false, Ordering::Relaxed);
+    match (interrupt, value) {
+        (Some(e), _) => Err(e),
+        (None, Some(v)) => Ok(v),
+        (None, None) => Err(pyo3::exceptions::PyRuntimeError::new_err("the simulation thread stopped")),
+    }
+}
+
+/// Parse a scenario on a thread of its own without the GIL, checking for
+/// signals meanwhile; on Ctrl-C return at once (the parser, which has no
+/// cancellation flag, finishes in the background and its result is dropped).
+fn parse_detached(py: Python<'_>, text: &str, json: bool) -> PyResult<ScenarioSpec> {
+    let text = text.to_owned();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let spec = if json { ScenarioSpec::from_json_str(&text) } else { ScenarioSpec::from_toml_str(&text) };
+        let _ = tx.send(spec);
+    });
+    let mut rx = rx;
+    loop {
+        let (received, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match received {
+            Ok(spec) => return Ok(spec.map_err(PySimError)?),
+            Err(mpsc::RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err("the scenario parser stopped"))
+            }
+        }
+    }
+}
+
 impl PySimulation {
-    fn build(py: Python<'_>, spec: ScenarioSpec, seed: Option<u64>) -> PyResult<Self> {
-        let inner = py.detach(|| Simulation::new(&spec, seed)).map_err(PySimError)?;
-        Ok(PySimulation { inner, spec, chunk_ns: FIRST_CHUNK_NS })
+    fn build(py: Python<'_>, spec: ScenarioSpec, seed: Option<u64>, max_memory: Option<u64>) -> PyResult<Self> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let options = SimOptions { seed, max_memory, cancel: Some(Arc::clone(&cancel)) };
+        let inner = detached(py, &cancel, || Simulation::with_options(&spec, &options))?.map_err(PySimError)?;
+        Ok(PySimulation { inner, spec, cancel, chunk_ns: FIRST_CHUNK_NS })
     }
 
     /// Run to `min(until_ns, end)` in GIL-free chunks, checking signals and
@@ -68,12 +141,19 @@ impl PySimulation {
                     return Ok(());
                 }
                 let next = now.saturating_add(this.chunk_ns).min(stop);
-                let inner = &mut this.inner;
-                let wall = py.detach(|| {
+                let this = &mut *this;
+                let (inner, cancel) = (&mut this.inner, &this.cancel);
+                let (outcome, wall) = detached(py, cancel, || {
                     let started = Instant::now();
-                    inner.run_until(SimTime::from_nanos(next));
-                    started.elapsed()
-                });
+                    let outcome = inner.run_until(SimTime::from_nanos(next));
+                    (outcome, started.elapsed())
+                })?;
+                match outcome {
+                    Ok(()) => {}
+                    // Raised only with the flag, which `detached` raises on a signal it returned.
+                    Err(SimError::Cancelled) => return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(())),
+                    Err(e) => return Err(PySimError(e).into()),
+                }
                 this.chunk_ns = next_chunk_ns(next - now, wall);
                 (now, stop)
             };
@@ -101,18 +181,19 @@ fn next_chunk_ns(span_ns: u64, wall: Duration) -> u64 {
 
 #[pymethods]
 impl PySimulation {
-    /// Build from a TOML scenario; `seed` overrides the scenario's seed.
+    /// Build from a TOML scenario; `seed` overrides the scenario's seed; a
+    /// scenario whose memory estimate exceeds `max_memory` bytes is refused.
     #[staticmethod]
-    #[pyo3(signature = (text, seed = None))]
-    fn from_toml(py: Python<'_>, text: &str, seed: Option<u64>) -> PyResult<Self> {
-        Self::build(py, ScenarioSpec::from_toml_str(text).map_err(PySimError)?, seed)
+    #[pyo3(signature = (text, seed = None, max_memory = None))]
+    fn from_toml(py: Python<'_>, text: &str, seed: Option<u64>, max_memory: Option<u64>) -> PyResult<Self> {
+        Self::build(py, parse_detached(py, text, false)?, seed, max_memory)
     }
 
-    /// Build from a JSON scenario (what `ecnsim.spec` produces); `seed` overrides the scenario's seed.
+    /// Build from a JSON scenario (what `ecnsim.spec` produces); `seed` and `max_memory` as `from_toml`.
     #[staticmethod]
-    #[pyo3(signature = (text, seed = None))]
-    fn from_json(py: Python<'_>, text: &str, seed: Option<u64>) -> PyResult<Self> {
-        Self::build(py, ScenarioSpec::from_json_str(text).map_err(PySimError)?, seed)
+    #[pyo3(signature = (text, seed = None, max_memory = None))]
+    fn from_json(py: Python<'_>, text: &str, seed: Option<u64>, max_memory: Option<u64>) -> PyResult<Self> {
+        Self::build(py, parse_detached(py, text, true)?, seed, max_memory)
     }
 
     /// Current simulated time in nanoseconds.
@@ -131,6 +212,17 @@ impl PySimulation {
     #[getter]
     fn is_finished(&self) -> bool {
         self.inner.is_finished()
+    }
+
+    /// Allowed values that make part of the scenario inert, as `"path: message"`.
+    fn warnings(&self) -> Vec<String> {
+        self.spec.warnings().into_iter().map(|(path, msg)| format!("{path}: {msg}")).collect()
+    }
+
+    /// Why the run stopped for good (`"path: message"`), or None.
+    #[getter]
+    fn stopped(&self) -> Option<String> {
+        self.inner.fault().map(ToString::to_string)
     }
 
     /// The scenario as parsed, as JSON (quantities written with units).

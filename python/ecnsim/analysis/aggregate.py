@@ -243,7 +243,8 @@ def aggregate(
     columns, ``metric``, ``n`` (runs with a value; NaN values are left out),
     ``mean``, ``std`` (sample, ``ddof=1``), ``sem`` (``std / sqrt(n)``),
     ``ci_low``, ``ci_high`` and ``confidence``. With ``n < 2`` the spread and
-    interval are NaN.
+    interval are NaN. A run (``key``) listed twice in a group counts once:
+    identical runs are not independent repetitions.
     """
     import pandas as pd
 
@@ -253,6 +254,8 @@ def aggregate(
     missing = [c for c in [*by, *metrics] if c not in per_run.columns]
     if missing:
         raise KeyError(f"no column {missing[0]!r}; columns: {', '.join(map(str, per_run.columns))}")
+    if "key" in per_run.columns:
+        per_run = per_run.drop_duplicates(subset=[*by, "key"])
     groups: list[tuple[tuple[Any, ...], pd.DataFrame]]
     if by:
         groups = [

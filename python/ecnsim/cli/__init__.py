@@ -18,13 +18,15 @@ Exit codes: 0 success, 1 internal failure, 2 bad scenario or usage,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
 from ecnsim import __version__
 from ecnsim.cli import bench, report, run, study, sweep
-from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, printable
 from ecnsim.exceptions import EcnsimError
 
 __all__ = ["build_parser", "main"]
@@ -53,16 +55,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
-    except EcnsimError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (EcnsimError, UsageError) as e:
+        print(f"error: {printable(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     except BrokenPipeError:
         # Output piped into a program that stopped reading (`ecnsim run x | head`).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    if code == EXIT_INTERRUPTED and argv is None:
+        # The command is ending after Ctrl-C, its partial results written: a
+        # second Ctrl-C must not turn exit code 130 into death by signal.
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     return code
 
 

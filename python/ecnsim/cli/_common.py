@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import unicodedata
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -14,6 +15,21 @@ from ecnsim.results import Results, Table
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A bad argument or path: printed as ``error: <message>``, exit code 2."""
+
+
+def printable(text: str) -> str:
+    """``text`` with control and invisible characters escaped (newlines kept), for a terminal."""
+    out = []
+    for c in text:
+        if c == "\n" or (c.isprintable() and unicodedata.category(c) not in ("Cf", "Zl", "Zp")):
+            out.append(c)
+        else:
+            out.append(c.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------

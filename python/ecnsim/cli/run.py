@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ProgressBar, print_summary
+from ecnsim._system import deferred_sigint, parse_bytes
+from ecnsim.cli._common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ProgressBar,
+    UsageError,
+    print_summary,
+    printable,
+)
+from ecnsim.exceptions import ResourceError, SimulationError
+from ecnsim.results import Results
 from ecnsim.simulation import Simulation
 
 # ---------------------------------------------------------------------------
@@ -20,54 +32,133 @@ def _str_list(text: str | None) -> list[str] | None:
     return None if text is None else [x.strip() for x in text.split(",") if x.strip()]
 
 
-def _int_list(text: str | None) -> list[int] | None:
-    items = _str_list(text)
-    if items is None:
-        return None
+def seed_arg(text: str) -> int:
+    """``--seed``: an integer in 0..2^64-1 (an argparse type)."""
     try:
-        return [int(x) for x in items]
+        value = int(text, 0)
     except ValueError:
-        msg = f"error: --trace-links: expected link indices like 0,2, got {text!r}"
-        raise SystemExit(msg) from None
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(
+            f"must be from 0 to 2^64-1 (18446744073709551615), got {text}"
+        )
+    return value
+
+
+def size_arg(text: str) -> int:
+    """``--max-memory``: a size such as ``8GB`` (an argparse type)."""
+    try:
+        return parse_bytes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _index_list(text: str) -> list[int]:
+    """``--trace-links``: comma-separated link indices (an argparse type)."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    try:
+        values = [int(x) for x in items]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected link indices like 0,2, got {text!r}") from None
+    bad = [v for v in values if v < 0]
+    if bad or not values:
+        raise argparse.ArgumentTypeError(
+            f"expected link indices (integers >= 0) like 0,2, got {text!r}"
+        )
+    return values
+
+
+def prepare_out(option: str, value: str | None) -> Path | None:
+    """Create the output directory ``value`` now, and check that it can be written.
+
+    Done before a run, so results are never lost to a bad path; raises
+    :class:`UsageError` naming ``option``.
+    """
+    if value is None:
+        return None
+    out = Path(value)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{option}: {out} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".ecnsim-write-test-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"{option}: cannot write into {out}: {e.strerror or e}") from None
+    return out
+
+
+def read_text_file(path: Path) -> str:
+    """A scenario file's text; :class:`UsageError` if it cannot be read or is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(
+            f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
+        ) from None
+
+
+def _write_results(results: Results, out: Path, *, partial: bool) -> None:
+    """Write ``results`` into ``out``, holding Ctrl-C off until every file is written."""
+    if partial:
+        with deferred_sigint(f"still writing partial results to {out}; please wait", reraise=False):
+            results.write_parquet(out)
+    else:
+        with deferred_sigint(f"writing results to {out}; please wait"):
+            results.write_parquet(out)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        print(f"error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_USAGE
-    sim = Simulation.from_toml_str(text, seed=args.seed)
+    text = read_text_file(path)
+    out = prepare_out("--out", args.out)
+    sim = Simulation.from_toml_str(text, seed=args.seed, max_memory=args.max_memory)
+    for warning in sim.warnings:
+        print(f"warning: {printable(warning)}", file=sys.stderr)
     if args.trace_ns2 or args.trace_pcap:
-        sim.trace(
-            ns2=args.trace_ns2,
-            pcap=args.trace_pcap,
-            links=_int_list(args.trace_links),
-            nodes=_str_list(args.trace_nodes),
-            flows=_str_list(args.trace_flows),
-        )
+        try:
+            sim.trace(
+                ns2=args.trace_ns2,
+                pcap=args.trace_pcap,
+                links=args.trace_links,
+                nodes=_str_list(args.trace_nodes),
+                flows=_str_list(args.trace_flows),
+            )
+        except OSError as e:
+            option = "--trace-ns2" if e.filename == args.trace_ns2 else "--trace-pcap"
+            raise UsageError(f"{option}: cannot write {e.filename}: {e.strerror or e}") from None
     progress = None if args.quiet else ProgressBar(sys.stderr)
     started = time.perf_counter()
+    stopped: str | None = None
+    code = EXIT_OK
     try:
         sim.run(progress=progress)
     except KeyboardInterrupt:
+        stopped, code = "interrupted", EXIT_INTERRUPTED
+    except (SimulationError, ResourceError) as e:
+        stopped, code = f"error: {e}", EXIT_USAGE
+    finally:
         if progress is not None:
             progress.close()
-        results = sim.results
+    wall = time.perf_counter() - started
+    if stopped is not None:
         print(
-            f"interrupted at {sim.now:g} s of {sim.duration:g} s simulated "
-            f"(after {time.perf_counter() - started:.1f} s)",
+            f"{stopped}\nstopped at {sim.now:g} s of {sim.duration:g} s simulated "
+            f"(after {wall:.1f} s)",
             file=sys.stderr,
         )
-        if args.out is not None:
-            results.write_parquet(args.out)
-            print(f"partial results (finished=false) written to {args.out}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    wall = time.perf_counter() - started
-    if progress is not None:
-        progress.close()
+        if out is not None:
+            _write_results(sim.results, out, partial=True)
+            print(f"partial results (finished=false) written to {out}", file=sys.stderr)
+        return code
     results = sim.results
+    # Results first: printing may fail (a closed pipe), writing must not be skipped.
+    if out is not None:
+        _write_results(results, out, partial=False)
     perf = sim.perf()
     print(
         f"{path.name}: {sim.duration:g} s simulated in {wall:.2f} s wall, seed "
@@ -75,9 +166,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{perf['packet_hops']} packet-hops, digest {results.digest:016x}"
     )
     print_summary(results, sys.stdout)
-    if args.out is not None:
-        results.write_parquet(args.out)
-        print(f"\nresults written to {args.out}")
+    if out is not None:
+        print(f"\nresults written to {out}")
     return EXIT_OK
 
 
@@ -86,12 +176,22 @@ def add_parsers(sub: Any) -> None:
     run = sub.add_parser("run", help="run a TOML scenario and print a summary")
     run.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
     run.add_argument("--out", metavar="DIR", help="write <table>.parquet and meta.json into DIR")
-    run.add_argument("--seed", type=int, help="seed (overrides the scenario's)")
+    run.add_argument("--seed", type=seed_arg, help="seed, 0 to 2^64-1 (overrides the scenario's)")
+    run.add_argument(
+        "--max-memory",
+        type=size_arg,
+        metavar="SIZE",
+        help="refuse or stop a run needing more memory than SIZE (e.g. 8GB; default: 90%% of "
+        "the memory available)",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     run.add_argument("--trace-ns2", metavar="FILE", help="stream link events to FILE (ns-2 format)")
     run.add_argument("--trace-pcap", metavar="FILE", help="stream link events to FILE as pcap")
     run.add_argument(
-        "--trace-links", metavar="I,J", help="trace only these links ([[links]] indices)"
+        "--trace-links",
+        type=_index_list,
+        metavar="I,J",
+        help="trace only these links ([[links]] indices)",
     )
     run.add_argument(
         "--trace-nodes", metavar="A,B", help="trace only link directions at these nodes"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     path = Path(args.sweep)
     try:
-        sweep = Sweep.from_toml(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sweep = Sweep.from_toml(path)
     except OSError as e:
         print(f"error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
     if args.jobs is not None and args.jobs < 1:
         print(f"error: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
         return EXIT_USAGE
@@ -86,7 +91,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_RUNS_FAILED
     if not args.no_summary:
         by = sweep.params
-        table = summary_table(result.aggregate(list(DEFAULT_METRICS)), by)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            table = summary_table(result.aggregate(list(DEFAULT_METRICS)), by)
+        for w in caught:
+            print(f"warning: {w.message}", file=sys.stderr)
         print(f"\nmean ± 95% CI half-width over {len(sweep.seeds)} seed(s):")
         print(table.to_string(index=False))
     return EXIT_OK
@@ -116,6 +125,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     except duckdb.Error as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    for key, why in store.damaged():
+        print(
+            f"warning: run {key[:12]} left out: {why} (the next sweep that needs it reruns it)",
+            file=sys.stderr,
+        )
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     elif args.format == "json":

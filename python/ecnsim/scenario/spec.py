@@ -78,16 +78,23 @@ def _strip_none(value: Any) -> Any:
 
 
 def droptail(
-    limit_packets: int | None = None, limit_bytes: Quantity | None = None
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    limit_rule: str | None = None,
 ) -> dict[str, Any]:
     """A FIFO queue that drops arrivals beyond its limit.
 
     Give at most one of ``limit_packets`` and ``limit_bytes``; with neither,
-    the core's default (100 packets) applies.
+    the core's default (100 packets) applies. ``limit_rule`` says how the
+    limit is read: ``"waiting"`` (the packets that may wait, as ns-3 and
+    Linux) or ``"ns2"`` (ns-2's ``limit_``: one packet fewer waits, the
+    ``ns2-2001`` profile's default); None takes the profile's.
     """
     return {
         "type": "droptail",
-        **_compact({"limit_packets": limit_packets, "limit_bytes": limit_bytes}),
+        **_compact(
+            {"limit_packets": limit_packets, "limit_bytes": limit_bytes, "limit_rule": limit_rule}
+        ),
     }
 
 
@@ -120,6 +127,8 @@ def red(
     mean_pktsize: Quantity | None = None,
     min_th: NumOrRule | None = None,
     max_th: NumOrRule | None = None,
+    min_th_bytes: Quantity | None = None,
+    max_th_bytes: Quantity | None = None,
     target_delay: Quantity | None = None,
     w_q: NumOrRule | None = None,
     burst: float | None = None,
@@ -150,7 +159,9 @@ def red(
     ``ecn`` is ``"none"``, ``"rfc3168"``, ``"ns2_mark_p"`` or
     ``"mark_above_max"``; ``mark_target`` ``"arriving"`` or ``"front"``;
     ``adaptive`` ``"none"``, ``"floyd"`` or ``"feng"``; ``min_th``/``max_th``
-    a number of packets or ``"auto"``/``"tc"``; ``w_q`` a number or
+    a number of packets (of ``mean_pktsize`` bytes when ``measure="bytes"``)
+    or ``"auto"``/``"tc"``; ``min_th_bytes``/``max_th_bytes`` thresholds in
+    bytes instead (``measure="bytes"`` only); ``w_q`` a number or
     ``"auto"``, ``"auto_rtt"``, ``"auto_fast"``, ``"tc"``.
     """
     return {"type": "red", **_compact(locals())}
@@ -382,6 +393,8 @@ class Scenario:
         seed: int | None = None,
         sample_interval: Quantity | None = None,
         sample_flows: Sequence[str] | None = None,
+        sample_queues: Sequence[int] | None = None,
+        connection_rows: bool | None = None,
         profile: str | None = None,
     ) -> None:
         self._data: dict[str, Any] = _compact({"name": name})
@@ -392,6 +405,8 @@ class Scenario:
                 "seed": seed,
                 "sample_interval": sample_interval,
                 "sample_flows": None if sample_flows is None else list(sample_flows),
+                "sample_queues": None if sample_queues is None else list(sample_queues),
+                "connection_rows": connection_rows,
                 "profile": profile,
             }
         )
@@ -548,8 +563,12 @@ class Scenario:
         return copy.deepcopy(self._data)
 
     def to_json(self) -> str:
-        """The scenario as the JSON the core reads."""
-        return json.dumps(self._data)
+        """The scenario as the JSON the core reads.
+
+        numpy numbers and booleans become plain ones; a value JSON cannot
+        hold (an object, NaN) raises :class:`ecnsim.SpecError` naming its field.
+        """
+        return scenario_json(self._data)
 
     def check(self) -> Scenario:
         """Have the core check every field; raise :class:`ecnsim.SpecError` at the first bad one.
@@ -572,6 +591,47 @@ class Scenario:
             f"Scenario(name={d.get('name')!r}, nodes={len(d.get('nodes', []))}, "
             f"links={len(d.get('links', []))}, flows={len(d.get('flows', []))}{apps})"
         )
+
+
+def _spec_error(path: str, message: str) -> Exception:
+    err = _core.SpecError(f"{path}: {message}")
+    err.path = path
+    return err
+
+
+def _plain(value: Any, path: str) -> Any:
+    """``value`` as plain JSON data: numpy scalars and arrays converted, anything else refused."""
+    if type(value).__module__ == "numpy":
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        elif hasattr(value, "item"):  # pragma: no cover - every numpy scalar has tolist
+            value = value.item()
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _spec_error(path, f"must be a finite number, got {value}")
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _spec_error(path or "<root>", f"keys must be strings, got {k!r}")
+            out[k] = _plain(v, f"{path}.{k}" if path else k)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    raise _spec_error(
+        path or "<root>",
+        f"invalid type: {type(value).__name__} {value!r}; expected a number, string, boolean, "
+        "list or table",
+    )
+
+
+def scenario_json(scenario: Scenario | Mapping[str, Any]) -> str:
+    """The JSON text the core reads for ``scenario`` (see :meth:`Scenario.to_json`)."""
+    data = scenario._data if isinstance(scenario, Scenario) else scenario
+    return json.dumps(_plain(data, ""), allow_nan=False)
 
 
 def _read_toml_source(source: str | os.PathLike[str]) -> str:

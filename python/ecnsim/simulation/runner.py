@@ -8,13 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from ecnsim import _core
+from ecnsim._system import default_max_memory, deferred_sigint, parse_bytes
 from ecnsim.results import Results, Table
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ecnsim.output.trace import Ns2TraceWriter, PcapWriter
-from ecnsim.scenario.spec import Scenario, _read_toml_source
+from ecnsim.scenario.spec import Scenario, _read_toml_source, scenario_json
 
 __all__ = ["ProgressCallback", "Simulation"]
 
@@ -26,37 +27,56 @@ class Simulation:
     """One simulation of one scenario, built and checked by the core.
 
     Build it from a :class:`~ecnsim.scenario.spec.Scenario` (or its dict), or with
-    :meth:`from_toml`; ``seed`` overrides the scenario's seed. Running
-    releases the GIL, so other Python threads keep running, and Ctrl-C
-    raises :class:`KeyboardInterrupt` within about a tenth of a second,
-    leaving the simulation where it stopped (:attr:`results` then holds the
-    partial results).
+    :meth:`from_toml`; ``seed`` overrides the scenario's seed. Building and
+    running release the GIL, so other Python threads keep running, and Ctrl-C
+    raises :class:`KeyboardInterrupt` within a fraction of a second (also
+    while a large model is being built), leaving the simulation where it
+    stopped (:attr:`results` then holds the partial results).
+
+    ``max_memory`` (bytes, or a size such as ``"8GB"``) bounds the memory the
+    simulation may use; by default it is 90% of what the machine has
+    available (``ECNSIM_MAX_MEMORY`` overrides that). A scenario whose
+    estimate is larger raises :class:`~ecnsim.ResourceError` when built; a run
+    that outgrows it stops with :class:`~ecnsim.ResourceError`, its results so
+    far kept.
     """
 
     _sim: _core.PySimulation
 
-    def __init__(self, scenario: Scenario | Mapping[str, Any], *, seed: int | None = None) -> None:
-        if isinstance(scenario, Scenario):
-            text = scenario.to_json()
-        elif isinstance(scenario, Mapping):
-            text = json.dumps(scenario)
-        else:
+    def __init__(
+        self,
+        scenario: Scenario | Mapping[str, Any],
+        *,
+        seed: int | None = None,
+        max_memory: int | str | None = None,
+    ) -> None:
+        if not isinstance(scenario, (Scenario, Mapping)):
             raise TypeError(
                 f"scenario must be a Scenario or a mapping, got {type(scenario).__name__}; "
                 "use Simulation.from_toml() for TOML"
             )
-        self._sim = _core.PySimulation.from_json(text, seed)
+        self._sim = _core.PySimulation.from_json(
+            scenario_json(scenario), _seed(seed), _max_memory(max_memory)
+        )
 
     @classmethod
-    def from_toml(cls, source: str | os.PathLike[str], *, seed: int | None = None) -> Simulation:
+    def from_toml(
+        cls,
+        source: str | os.PathLike[str],
+        *,
+        seed: int | None = None,
+        max_memory: int | str | None = None,
+    ) -> Simulation:
         """Build from a TOML file path, or from TOML text."""
-        return cls.from_toml_str(_read_toml_source(source), seed=seed)
+        return cls.from_toml_str(_read_toml_source(source), seed=seed, max_memory=max_memory)
 
     @classmethod
-    def from_toml_str(cls, text: str, *, seed: int | None = None) -> Simulation:
+    def from_toml_str(
+        cls, text: str, *, seed: int | None = None, max_memory: int | str | None = None
+    ) -> Simulation:
         """Build from TOML text."""
         sim = cls.__new__(cls)
-        sim._sim = _core.PySimulation.from_toml(text, seed)
+        sim._sim = _core.PySimulation.from_toml(text, _seed(seed), _max_memory(max_memory))
         return sim
 
     # -- running --------------------------------------------------------------
@@ -130,21 +150,26 @@ class Simulation:
         sinks = getattr(self, "_trace_sinks", None)
         if not sinks:
             return
-        records = Table._from_core("trace", self._sim.drain_trace()).to_numpy()
-        if len(records["uid"]) == 0:
-            return
-        for _, writer in sinks:
-            writer.write(records)
+        # Ctrl-C is held off until the batch is written whole (then re-raised).
+        with deferred_sigint():
+            records = Table._from_core("trace", self._sim.drain_trace()).to_numpy()
+            if len(records["uid"]) == 0:
+                return
+            for _, writer in sinks:
+                writer.write(records)
 
     def close_trace(self) -> None:
         """Write what is pending and close the trace files."""
         sinks = getattr(self, "_trace_sinks", None)
         if not sinks:
             return
-        self._write_trace()
-        for f, _ in sinks:
-            f.close()
-        self._trace_sinks = []
+        try:
+            self._write_trace()
+        finally:
+            with deferred_sigint():
+                for f, _ in sinks:
+                    f.close()
+                self._trace_sinks = []
 
     def run_until(self, t: float) -> None:
         """Run until simulated time ``t`` seconds (at most to the end)."""
@@ -180,6 +205,20 @@ class Simulation:
         return self._sim.is_finished
 
     @property
+    def warnings(self) -> list[str]:
+        """Allowed values that make part of the scenario inert (``"path: message"``).
+
+        For example an off period longer than the run: the source sends during
+        its first on period only. ``ecnsim run`` prints them as ``warning:`` lines.
+        """
+        return self._sim.warnings()
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the run stopped for good before its end (``"path: message"``), or None."""
+        return self._sim.stopped
+
+    @property
     def results(self) -> Results:
         """The results so far (partial, with ``meta["finished"] == "false"``, before the end)."""
         return Results._from_core(self._sim.results(), self._sim.spec_json())
@@ -211,3 +250,30 @@ class Simulation:
 
     def __repr__(self) -> str:
         return f"Simulation(now={self.now:g}s, end={self.duration:g}s, finished={self.is_finished})"
+
+
+def _seed(seed: Any) -> int | None:
+    """A seed as the core takes it, or :class:`~ecnsim.SpecError` naming ``seed``."""
+    if seed is None:
+        return None
+    if type(seed).__module__ == "numpy" and hasattr(seed, "item"):
+        seed = seed.item()
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        err = _core.SpecError(f"seed: must be an integer in 0..2^64-1, got {seed!r}")
+        err.path = "seed"
+        raise err
+    return seed
+
+
+def _max_memory(value: int | str | None) -> int | None:
+    """``max_memory`` in bytes; None: the default (:func:`ecnsim._system.default_max_memory`)."""
+    if value is None:
+        return default_max_memory()
+    if isinstance(value, str):
+        try:
+            return parse_bytes(value)
+        except ValueError as e:
+            raise ValueError(f"max_memory: {e}") from None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"max_memory: must be a positive number of bytes, got {value!r}")
+    return value

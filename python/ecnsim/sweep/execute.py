@@ -12,6 +12,7 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -297,9 +298,15 @@ def _watch_parent(parent_pid: int, ppid: int) -> None:
             os._exit(1)
 
 
-def _worker_init(parent_pid: int) -> None:
-    """Pool worker set-up: Ctrl-C is the parent's business; die with the parent."""
+def _worker_init(parent_pid: int, max_memory: int | None = None) -> None:
+    """Pool worker set-up: Ctrl-C is the parent's business; die with the parent.
+
+    ``max_memory`` is this worker's share of the memory available, the
+    default limit of the simulations it runs (``ECNSIM_MAX_MEMORY``).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if max_memory is not None and not os.environ.get("ECNSIM_MAX_MEMORY"):
+        os.environ["ECNSIM_MAX_MEMORY"] = str(max_memory)
     if os.name == "posix":
         threading.Thread(target=_watch_parent, args=(parent_pid, os.getppid()), daemon=True).start()
 
@@ -360,11 +367,16 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 def _run_pool(
     tasks: Sequence[RunTask], jobs: int, on_output: OutputHandler, on_failure: FailureHandler
 ) -> None:
+    from ecnsim._system import default_max_memory
+
+    workers = max(1, min(jobs, len(tasks)))
+    # Workers run side by side: each may use its share of the memory available.
+    total = default_max_memory()
     pool = ProcessPoolExecutor(
-        max_workers=max(1, min(jobs, len(tasks))),
+        max_workers=workers,
         mp_context=_mp_context(),
         initializer=_worker_init,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), None if total is None else total // workers),
     )
     futures: dict[Future[RunOutput], RunTask] = {}
     handled: set[Future[RunOutput]] = set()
@@ -515,6 +527,36 @@ class SweepResult:
         """The sweep's runs from the catalog: one row per run, parameters as columns."""
         return self.store.runs(sweep=self.name)
 
+    def deterministic_points(self) -> list[int]:
+        """Points whose seeds (two or more) all gave bit-identical results.
+
+        At such a point nothing in the scenario draws a random number (no
+        start jitter, no random AQM or workload), so the seeds are not
+        independent repetitions: their spread is 0 by construction, not a
+        measurement. Empty when the sweep has one seed.
+        """
+        if len(self.plan.seeds) < 2:
+            return []
+        # The digest covers the metadata (the seed among it); the tables' own
+        # checksums in the manifest compare the results alone.
+        tables: dict[str, tuple[tuple[str, str], ...]] = {}
+        for key in self.keys:
+            m = self.store.manifest(key)
+            if m is not None:
+                files = m.get("files", {})
+                tables[key] = tuple(
+                    sorted(
+                        (f, str(i.get("sha256")))
+                        for f, i in files.items()
+                        if f.endswith(".parquet")
+                    )
+                )
+        by_point: dict[int, set[tuple[tuple[str, str], ...]]] = {}
+        for r in self.plan.runs:
+            if r.key in tables:
+                by_point.setdefault(r.point, set()).add(tables[r.key])
+        return sorted(p for p, ts in by_point.items() if len(ts) == 1)
+
     def metrics(self, metrics: MetricSpec | None = None) -> pd.DataFrame:
         """One row per run: the catalog's columns plus one column per metric.
 
@@ -539,6 +581,16 @@ class SweepResult:
         names = list(resolve_metrics(metrics))
         per_run = self.metrics(metrics)
         by = [p for p in self.plan.params if p in per_run.columns]
+        same = self.deterministic_points()
+        if same:
+            warnings.warn(
+                f"sweep {self.name}: {len(same)} of {len(self.plan.points)} point(s) gave "
+                f"bit-identical results for every seed ({len(self.plan.seeds)} seeds): "
+                "the scenario has no randomness there (add start_jitter or a random "
+                "workload), so their spread of 0 is not a confidence interval",
+                UserWarning,
+                stacklevel=2,
+            )
         return aggregate(per_run, by=by, metrics=names, confidence=confidence)
 
 

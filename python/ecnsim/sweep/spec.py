@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,7 +199,7 @@ class Sweep:
                 for path, values in group.items():
                     where = f"{gwhere}.{_q(path)}"
                     add_param(where, path)
-                    columns.append(_check_values(where, values))
+                    columns.append(_check_values(where, values, dedupe=False))
                 lengths = {len(c) for c in columns}
                 if len(lengths) > 1:
                     detail = ", ".join(
@@ -207,7 +208,7 @@ class Sweep:
                     raise SweepSpecError(
                         gwhere, f"zipped lists must have the same length; {detail}"
                     )
-                steps = tuple(zip(*columns, strict=True))
+                steps = tuple(_unique_steps(gwhere, list(zip(*columns, strict=True))))
                 self.axes.append(Axis(tuple(group), steps))
         if self.builder is not None and seeds is None and repetitions is None:
             points = self.points()
@@ -445,14 +446,50 @@ def _load_base(base: Any, where: str) -> dict[str, Any]:
     raise SweepSpecError(where, f"must be a Scenario, a table or a path, got {type(base).__name__}")
 
 
-def _check_values(where: str, values: Any) -> list[Any]:
+def _unique_steps(where: str, steps: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Zipped steps with any repeated step dropped, with a warning (as grid values)."""
+    out: list[tuple[Any, ...]] = []
+    seen: dict[str, int] = {}
+    for i, step in enumerate(steps):
+        text = canonical_json(list(step))
+        if text in seen:
+            warnings.warn(
+                f"{where}: step {i} {text} repeats step {seen[text]}; the repeat is dropped",
+                UserWarning,
+                stacklevel=4,
+            )
+            continue
+        seen[text] = i
+        out.append(step)
+    return out
+
+
+def _check_values(where: str, values: Any, *, dedupe: bool = True) -> list[Any]:
+    """The values of one grid axis; a repeated value is dropped with a warning.
+
+    A repeated value would make two identical points, whose runs are one
+    run each: counted twice, they would double ``n`` and shrink the confidence
+    interval.
+    """
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
         raise SweepSpecError(where, f"must be a list of values, got {values!r}")
     if len(values) == 0:
         raise SweepSpecError(where, "must have at least one value")
+    out: list[Any] = []
+    seen: dict[str, int] = {}
     for i, v in enumerate(values):
         _check_json_value(f"{where}[{i}]", v)
-    return list(values)
+        text = canonical_json(v)
+        if dedupe and text in seen:
+            warnings.warn(
+                f"{where}[{i}]: {text} repeats {where}[{seen[text]}]; the repeat is dropped",
+                UserWarning,
+                stacklevel=4,
+            )
+            continue
+        seen[text] = i
+        out.append(v)
+    return out
 
 
 def _check_seeds(

@@ -23,10 +23,19 @@ truncated or corrupt file is detected (:meth:`Store.check`) and the run is
 rerun. The manifest also counts how many times the run was written
 (``run_count``).
 
+The manifest carries its own SHA-256 (``manifest_sha256``, over the rest of
+it), so an edited manifest is seen as corrupt like an edited table.
+
 The catalog (:meth:`Store.catalog`) is a cache: manifests and sweep files are
 the source of truth, and the catalog is brought up to date from them each
 time it is opened, so it never disagrees with the files, whatever was
-interrupted.
+interrupted. A run is catalogued only once its checksums are verified; a
+damaged run is left out of the catalog and named by :meth:`Store.damaged`
+(``ecnsim runs`` warns about it) until it is rerun.
+
+The store refuses to write through a symbolic link that leads out of it (a
+``runs/<xx>`` directory, the catalog), so a link cannot make it write or
+change files elsewhere.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ecnsim.exceptions import EcnsimError
 from ecnsim.results import Column, Results, Table
 
 if TYPE_CHECKING:
@@ -58,13 +68,14 @@ __all__ = [
     "RunCheck",
     "RunOutput",
     "Store",
+    "StoreError",
     "canonical_json",
     "default_store_path",
     "run_key",
 ]
 
-#: Version of the manifest and sweep-file layout.
-MANIFEST_FORMAT = 1
+#: Version of the manifest and sweep-file layout (2: manifests carry their own SHA-256).
+MANIFEST_FORMAT = 2
 
 #: Environment variable naming the default store directory.
 STORE_ENV = "ECNSIM_STORE"
@@ -89,6 +100,23 @@ RUN_COLUMNS = (
     "written_at",
     "dir",
 )
+
+
+class StoreError(EcnsimError):
+    """The store cannot be used as asked (a symbolic link that leads out of it, ...).
+
+    ``path`` names the file or directory of the store it is about.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+def _manifest_digest(manifest: Mapping[str, Any]) -> str:
+    """SHA-256 of a manifest's content other than this digest itself."""
+    body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    return _sha256(canonical_json(body).encode("utf-8"))
 
 
 def default_store_path() -> Path:
@@ -303,6 +331,20 @@ class Store:
             raise ValueError(f"not a run key (64 hex digits): {key!r}")
         return self.runs_root / key[:2] / key
 
+    def _inside(self, path: Path) -> Path:
+        """``path``, if it resolves inside the store; :class:`StoreError` if a
+        symbolic link takes it (or any directory on the way) elsewhere."""
+        root = self.root.resolve()
+        real = path.resolve()
+        if real != root and root not in real.parents:
+            rel = path.relative_to(self.root) if self.root in path.parents else path
+            raise StoreError(
+                str(rel),
+                f"is (or is under) a symbolic link to {real}, outside the store {root}; "
+                "refusing to write there",
+            )
+        return path
+
     def run_keys(self) -> list[str]:
         """Keys of every run directory holding a manifest (complete or not), sorted."""
         if not self.runs_root.is_dir():
@@ -337,6 +379,8 @@ class Store:
             return RunCheck(key, "corrupt", "manifest.json is not valid JSON")
         if m.get("key") != key or m.get("format") != MANIFEST_FORMAT:
             return RunCheck(key, "corrupt", "manifest.json is for another key or format")
+        if m.get("manifest_sha256") != _manifest_digest(m):
+            return RunCheck(key, "corrupt", "manifest.json was changed after it was written")
         files = m.get("files")
         tables = m.get("tables")
         if not isinstance(files, dict) or not isinstance(tables, dict):
@@ -469,7 +513,9 @@ class Store:
         increments ``run_count``.
         """
         d = self.run_dir(output.key)
+        self._inside(d.parent)
         d.mkdir(parents=True, exist_ok=True)
+        self._inside(d)
         previous = self.manifest(output.key)
         run_count = 1
         if previous is not None:
@@ -489,6 +535,7 @@ class Store:
         for tag, named in output.derived.items():
             sub = d / "derived" / _tag_dir(tag)
             sub.mkdir(parents=True, exist_ok=True)
+            self._inside(sub)
             derived[tag] = {}
             for name, data in named.items():
                 rel = f"derived/{_tag_dir(tag)}/{name}.parquet"
@@ -526,6 +573,7 @@ class Store:
             "pid": output.pid,
             "written_at": _utc_now(),
         }
+        manifest["manifest_sha256"] = _manifest_digest(manifest)
         _atomic_write(d / "manifest.json", _json_bytes(manifest))
         _fsync_dir(d)
         _fsync_dir(d.parent)
@@ -539,6 +587,7 @@ class Store:
                 "(starting with a letter or digit)"
             )
         self.sweeps_root.mkdir(parents=True, exist_ok=True)
+        self._inside(self.sweeps_root)
         path = self.sweeps_root / f"{name}.json"
         _atomic_write(path, _json_bytes({"format": MANIFEST_FORMAT, **definition}))
         _fsync_dir(self.sweeps_root)
@@ -634,6 +683,13 @@ class Store:
         import duckdb
 
         self.root.mkdir(parents=True, exist_ok=True)
+        for p in (self.catalog_path, self.catalog_path.with_name(self.CATALOG + ".wal")):
+            if p.is_symlink():
+                raise StoreError(
+                    p.name,
+                    f"is a symbolic link (to {os.readlink(p)}); the catalog must be this store's "
+                    "own file: remove the link (the catalog is rebuilt from the runs)",
+                )
         deadline = time.monotonic() + timeout
         delay = 0.05
         while True:
@@ -680,6 +736,9 @@ class Store:
             "CREATE TABLE IF NOT EXISTS sweep_index "
             "(name VARCHAR PRIMARY KEY, mtime_ns BIGINT, definition VARCHAR)"
         )
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS run_damage (key VARCHAR PRIMARY KEY, reason VARCHAR)"
+        )
         changed = self._sync_index(
             con, "run_index", "key", "info", self._scan("*/*/manifest.json", self.runs_root)
         )
@@ -716,13 +775,18 @@ class Store:
         try:
             for k in gone:
                 con.execute(f"DELETE FROM {table} WHERE {id_col} = ?", [k])
+                if table == "run_index":
+                    con.execute("DELETE FROM run_damage WHERE key = ?", [k])
             for k, mtime, path in fresh:
                 try:
                     data = json.loads(path.read_bytes())
                 except (OSError, ValueError):
                     data = None
                 if table == "run_index":
-                    data = self._index_entry(k, data) if isinstance(data, dict) else None
+                    data, reason = self._index_entry(k, data)
+                    con.execute("DELETE FROM run_damage WHERE key = ?", [k])
+                    if reason:
+                        con.execute("INSERT INTO run_damage VALUES (?, ?)", [k, reason])
                 con.execute(f"DELETE FROM {table} WHERE {id_col} = ?", [k])
                 con.execute(
                     f"INSERT INTO {table} VALUES (?, ?, ?)",
@@ -735,28 +799,45 @@ class Store:
         return True
 
     def _still_intact(self, key: str, info: str | None) -> bool:
-        """Whether an indexed run's files still have the sizes recorded when it was indexed.
+        """Whether an indexed run's files are unchanged since it was indexed (verified).
 
         Files can be damaged without touching the manifest, so this runs at
-        every sync: one ``stat`` per file. A run indexed as damaged is always
-        looked at again (it may have been repaired).
+        every sync: one ``stat`` per file, comparing size and modification
+        time; a changed file has its run verified again (checksums). A run
+        indexed as damaged is always looked at again (it may have been repaired).
         """
         if info is None:
             return False
         d = self.run_dir(key)
-        for name, size in json.loads(info).get("sizes", {}).items():
+        stamps = json.loads(info).get("stamps")
+        if not isinstance(stamps, dict):
+            return False
+        for name, (size, mtime_ns) in stamps.items():
             try:
-                if (d / name).stat().st_size != size:
-                    return False
+                st = (d / name).stat()
             except OSError:
+                return False
+            if st.st_size != size or st.st_mtime_ns != mtime_ns:
                 return False
         return True
 
-    def _index_entry(self, key: str, m: dict[str, Any]) -> dict[str, Any] | None:
-        """The manifest fields the catalog keeps, or None if the run is not (quickly) intact."""
-        if not self.check(key, full=False).is_done:
-            return None
-        return {
+    def _index_entry(self, key: str, m: Any) -> tuple[dict[str, Any] | None, str]:
+        """The manifest fields the catalog keeps, or ``(None, why)`` if the run is damaged.
+
+        The run is verified in full (checksums, Parquet footers) once per change.
+        """
+        if not isinstance(m, dict):
+            return None, "manifest.json is not valid JSON"
+        check = self.check(key, full=True)
+        if not check.is_done:
+            return None, check.reason or check.status
+        d = self.run_dir(key)
+        stamps = {}
+        for name in m.get("files", {}):
+            with contextlib.suppress(OSError):
+                st = (d / name).stat()
+                stamps[name] = [st.st_size, st.st_mtime_ns]
+        entry = {
             "seed": m.get("seed"),
             "digest": m.get("digest"),
             "scenario": m.get("scenario"),
@@ -771,8 +852,18 @@ class Store:
             "point": m.get("point"),
             "params": m.get("params") or {},
             "tables": {t: info["file"] for t, info in m.get("tables", {}).items()},
-            "sizes": {f: info["bytes"] for f, info in m.get("files", {}).items()},
+            "stamps": stamps,
         }
+        return entry, ""
+
+    def damaged(self) -> list[tuple[str, str]]:
+        """``(key, why)`` of every run left out of the catalog because its files are damaged.
+
+        Such a run is rerun by the next sweep that needs it.
+        """
+        with self.catalog() as con:
+            rows = con.execute("SELECT key, reason FROM run_damage ORDER BY key").fetchall()
+        return [(str(k), str(r)) for k, r in rows]
 
     def _rebuild(self, con: duckdb.DuckDBPyConnection) -> None:
         """Recreate the ``runs`` and ``sweeps`` tables from the two indexes."""
@@ -883,6 +974,8 @@ class Store:
 
     def _create_views(self, con: duckdb.DuckDBPyConnection) -> None:
         """Temporary views ``flows``, ``queues``, ... over the catalogued runs' Parquet files."""
+        import duckdb
+
         files: dict[str, list[str]] = {}
         for key, info in con.execute(
             "SELECT key, info FROM run_index WHERE info IS NOT NULL ORDER BY key"
@@ -899,13 +992,55 @@ class Store:
                     "SELECT NULL::VARCHAR AS key WHERE false"
                 )
                 continue
-            listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-            con.execute(
-                f"CREATE OR REPLACE TEMP VIEW {table} AS "
-                r"SELECT regexp_extract(filename, '([0-9a-f]{64})[/\\][^/\\]+$', 1) AS key, "
-                f"* EXCLUDE (filename) FROM read_parquet([{listing}], filename = true, "
-                "union_by_name = true)"
-            )
+            try:
+                self._create_view(con, table, paths)
+            except duckdb.Error:
+                # A file damaged since its run was verified (same size and time):
+                # leave its run out, name it, and try again without it.
+                bad = self._unreadable(paths)
+                for path in bad:
+                    key = Path(path).parent.name
+                    con.execute("UPDATE run_index SET info = NULL WHERE key = ?", [key])
+                    con.execute("DELETE FROM run_damage WHERE key = ?", [key])
+                    con.execute(
+                        "INSERT INTO run_damage VALUES (?, ?)",
+                        [key, f"{Path(path).name}: unreadable Parquet"],
+                    )
+                good = [p for p in paths if p not in bad]
+                if bad:
+                    self._rebuild(con)
+                if not bad or not good:
+                    con.execute(
+                        f"CREATE OR REPLACE TEMP VIEW {table} AS "
+                        "SELECT NULL::VARCHAR AS key WHERE false"
+                    )
+                    if not bad:
+                        raise
+                    continue
+                self._create_view(con, table, good)
+
+    @staticmethod
+    def _create_view(con: duckdb.DuckDBPyConnection, table: str, paths: Sequence[str]) -> None:
+        listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW {table} AS "
+            r"SELECT regexp_extract(filename, '([0-9a-f]{64})[/\\][^/\\]+$', 1) AS key, "
+            f"* EXCLUDE (filename) FROM read_parquet([{listing}], filename = true, "
+            "union_by_name = true)"
+        )
+
+    @staticmethod
+    def _unreadable(paths: Sequence[str]) -> set[str]:
+        """The Parquet files among ``paths`` whose footer cannot be read."""
+        import pyarrow.parquet as pq
+
+        bad = set()
+        for p in paths:
+            try:
+                pq.read_metadata(p)
+            except Exception:  # pyarrow raises several types for a bad file
+                bad.add(p)
+        return bad
 
 
 def _uniform_column(values: list[Any]) -> Any:

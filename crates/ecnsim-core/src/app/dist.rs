@@ -380,6 +380,48 @@ impl Dist {
         }
     }
 
+    /// The smallest value a draw can take (the lower end of the support).
+    pub(crate) fn lower_bound(&self) -> f64 {
+        match self {
+            Dist::Constant(v) => *v,
+            Dist::Uniform { min, .. } | Dist::BoundedPareto { min, .. } => *min,
+            Dist::Pareto { scale, .. } => *scale,
+            Dist::Exponential { .. } | Dist::Lognormal { .. } | Dist::LognormalPareto { .. } => 0.0,
+            Dist::Empirical(points) => points.first().map_or(0.0, |p| p.0),
+            Dist::Discrete { values, cum } => {
+                // Values with zero weight are never drawn.
+                let mut prev = 0.0;
+                values
+                    .iter()
+                    .zip(cum)
+                    .filter_map(|(v, c)| {
+                        let p = c - prev;
+                        prev = *c;
+                        (p > 0.0).then_some(*v)
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            }
+        }
+    }
+
+    /// The largest value a draw can take, if the support is bounded.
+    pub(crate) fn upper_bound(&self) -> Option<f64> {
+        match self {
+            Dist::Constant(v) => Some(*v),
+            Dist::Uniform { max, .. } | Dist::BoundedPareto { max, .. } => Some(*max),
+            Dist::Exponential { .. } | Dist::Pareto { .. } | Dist::Lognormal { .. } | Dist::LognormalPareto { .. } => {
+                None
+            }
+            Dist::Empirical(points) => points.last().map(|p| p.0),
+            Dist::Discrete { values, .. } => Some(values.iter().copied().fold(0.0, f64::max)),
+        }
+    }
+
+    /// The median.
+    pub(crate) fn median(&self) -> f64 {
+        self.quantile(0.5)
+    }
+
     /// The mean, where it is finite and known in closed form (or by summation).
     pub(crate) fn mean(&self) -> Option<f64> {
         match self {

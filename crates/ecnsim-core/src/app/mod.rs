@@ -261,6 +261,10 @@ impl Cx<'_> {
 }
 
 /// The hooks of an application. Every hook has a no-op default.
+///
+/// `on_timer` must handle every expiration due at `now` (drain
+/// [`Timers::pop_due`]); a deadline still due when it returns means the
+/// model made no progress in simulated time, and the run stops with an error.
 pub(crate) trait App {
     /// The app starts.
     fn on_start(&mut self, cx: &mut Cx<'_>);
@@ -334,11 +338,24 @@ impl App for AnyApp {
 
 /// Many timers of one app, earliest first (ties in insertion order), each
 /// carrying the app's token (a client, a session, a source).
+///
+/// A model that keeps re-arming timers at the current instant (zero-length
+/// periods) would loop forever inside one callback; [`Timers::pop_due`]
+/// therefore hands out at most [`Timers::instant_budget`] expirations per
+/// instant and then stops, leaving the rest due. The simulation sees a
+/// deadline still due after `on_timer` and stops the run with an error
+/// naming the app.
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
     heap: BinaryHeap<Reverse<(SimTime, u64, u32)>>,
     seq: u64,
+    /// The instant of the last expiration handed out, and how many were handed out at it.
+    instant: SimTime,
+    at_instant: u64,
 }
+
+/// Timer expirations one app may have at one instant, beyond one per token.
+pub(crate) const TIMER_POPS_PER_INSTANT: u64 = 1_000_000;
 
 impl Timers {
     /// Fire `token` at `at`.
@@ -350,20 +367,33 @@ impl Timers {
     pub(crate) fn next(&self) -> Option<SimTime> {
         self.heap.peek().map(|Reverse((t, _, _))| *t)
     }
-    /// Remove and return a token due at or before `now`.
+    /// Expirations allowed at one instant: every token several times over, and a large constant.
+    fn instant_budget(&self) -> u64 {
+        TIMER_POPS_PER_INSTANT + 64 * self.heap.len() as u64
+    }
+    /// Remove and return a token due at or before `now`; `None` also once the
+    /// instant's budget is spent (the token then stays due).
     pub(crate) fn pop_due(&mut self, now: SimTime) -> Option<u32> {
-        if self.next()? <= now {
-            self.heap.pop().map(|Reverse((_, _, k))| k)
-        } else {
-            None
+        if self.next()? > now {
+            return None;
         }
+        if self.instant == now {
+            if self.at_instant >= self.instant_budget() {
+                return None;
+            }
+            self.at_instant += 1;
+        } else {
+            self.instant = now;
+            self.at_instant = 1;
+        }
+        self.heap.pop().map(|Reverse((_, _, k))| k)
     }
 }
 
-/// Seconds (a distribution draw) as a duration, rounded to the nanosecond.
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+/// Seconds (a distribution draw) as a duration, rounded to the nanosecond;
+/// a draw longer than any run saturates (and `now + secs(x)` is then "never").
 pub(crate) fn secs(x: f64) -> SimDuration {
-    SimDuration::from_nanos((x.max(0.0) * 1e9).round() as u64)
+    SimDuration::from_secs_f64_saturating(x)
 }
 
 /// A size draw as whole bytes (at least `min`).
@@ -391,5 +421,39 @@ mod tests {
         for (i, s) in RecordState::ALL.iter().enumerate() {
             assert_eq!(*s as usize, i, "{s:?}");
         }
+    }
+
+    #[test]
+    fn timers_pop_in_time_then_insertion_order() {
+        let mut t = Timers::default();
+        t.add(SimTime::from_nanos(5), 1);
+        t.add(SimTime::from_nanos(3), 2);
+        t.add(SimTime::from_nanos(5), 3);
+        assert_eq!(t.pop_due(SimTime::from_nanos(4)), Some(2));
+        assert_eq!(t.pop_due(SimTime::from_nanos(4)), None);
+        assert_eq!(t.pop_due(SimTime::from_nanos(5)), Some(1));
+        assert_eq!(t.pop_due(SimTime::from_nanos(5)), Some(3));
+        assert_eq!(t.next(), None);
+    }
+
+    #[test]
+    fn timers_rearmed_at_the_same_instant_stop_after_the_budget() {
+        // A model with zero-length periods re-arms its timer at `now` forever.
+        let mut t = Timers::default();
+        let now = SimTime::from_secs(1);
+        t.add(now, 0);
+        let mut pops = 0u64;
+        while let Some(k) = t.pop_due(now) {
+            t.add(now, k);
+            pops += 1;
+        }
+        // The budget: the constant and 64 per token (one token here).
+        assert_eq!(pops, TIMER_POPS_PER_INSTANT + 64);
+        // Still due: the simulation sees that and stops the run.
+        assert_eq!(t.next(), Some(now));
+        // The next instant has a fresh budget.
+        let later = SimTime::from_nanos(now.as_nanos() + 1);
+        t.add(later, 1);
+        assert!(t.pop_due(later).is_some());
     }
 }

@@ -1,30 +1,64 @@
 //! DropTail: first in, first out; an arrival that would exceed the limit is
 //! dropped. The limit is in packets or in bytes (as ns-3's `MaxSize`
-//! "100p" / "150000B").
+//! "100p" / "150000B"), read by one of two rules ([`LimitRule`]).
+//!
+//! Read first:
+//! - ns-3 `src/network/utils/drop-tail-queue.h` and `queue.cc` (`Queue::Enqueue`:
+//!   the limit counts the packets waiting; the one being sent has left the queue).
+//! - ns-2.35 `queue/drop-tail.cc` (`DropTail::enque`: drop if
+//!   `q_->length() + 1 >= qlim_`, or `byteLength() + size >= qlim_ * mean_pktsize_`).
+
+use serde::{Deserialize, Serialize};
 
 use super::{DropReason, Fifo, QdiscCx, QueueDisc};
 use crate::packet::Packet;
 
 pub use super::Limit;
 
+/// How a DropTail limit is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitRule {
+    /// The limit is the number of packets (or bytes) that may wait; the packet
+    /// being serialised is not counted (ns-3 queues and queue discs, Linux qdiscs).
+    Waiting,
+    /// ns-2's `limit_`: an arrival is dropped when the queue, with it, would
+    /// reach the limit, so at most `limit - 1` packets wait while one is on
+    /// the wire (ns-2 `drop-tail.cc`). A byte limit drops when the waiting
+    /// bytes with the arrival would reach it.
+    Ns2,
+}
+
 /// A tail-drop FIFO.
 #[derive(Debug)]
 pub struct DropTail {
     limit: Limit,
+    rule: LimitRule,
     fifo: Fifo,
 }
 
 impl DropTail {
-    /// An empty queue with `limit`.
+    /// An empty queue with `limit`, read by `rule`.
     #[must_use]
-    pub fn new(limit: Limit) -> Self {
-        DropTail { limit, fifo: Fifo::new(limit) }
+    pub fn new(limit: Limit, rule: LimitRule) -> Self {
+        DropTail { limit, rule, fifo: Fifo::new(limit) }
+    }
+
+    /// True if `pkt` may join the queue.
+    fn admits(&self, pkt: &Packet) -> bool {
+        match (self.rule, self.limit) {
+            (LimitRule::Waiting, limit) => self.fifo.fits(limit, pkt),
+            // ns-2 drop-tail.cc enque: drop if (q_->length() + 1) >= qlim_.
+            (LimitRule::Ns2, Limit::Packets(n)) => (self.fifo.len() as u64) + 1 < n,
+            // ns-2 drop-tail.cc enque (qib_): drop if byteLength() + size >= qlimBytes.
+            (LimitRule::Ns2, Limit::Bytes(b)) => self.fifo.bytes() + u64::from(pkt.size) < b,
+        }
     }
 }
 
 impl QueueDisc for DropTail {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
-        if self.fifo.fits(self.limit, &pkt) {
+        if self.admits(&pkt) {
             self.fifo.push_back(pkt);
         } else {
             cx.drop_packet(pkt, DropReason::Overflow);
@@ -70,8 +104,12 @@ mod tests {
     }
 
     fn queue(limit: Limit) -> Queue {
+        queue_with(limit, LimitRule::Waiting)
+    }
+
+    fn queue_with(limit: Limit, rule: LimitRule) -> Queue {
         Queue::new(
-            AnyQdisc::DropTail(DropTail::new(limit)),
+            AnyQdisc::DropTail(DropTail::new(limit, rule)),
             BitRate::from_bps(1_000_000),
             SimRng::for_component(1, "q"),
         )
@@ -114,5 +152,32 @@ mod tests {
         assert_eq!(q.counters.area_packets, 10 + 40 + 10);
         assert_eq!(q.counters.area_bytes, 6000);
         assert_eq!(q.max_packets, 2);
+    }
+
+    #[test]
+    fn ns2_rule_holds_one_packet_less_than_the_limit() {
+        // ns-2 limit_ 3: two packets wait (the third would make the queue reach the limit).
+        let mut q = queue_with(Limit::Packets(3), LimitRule::Ns2);
+        for uid in 0..3 {
+            q.enqueue(pkt(uid, 100), SimTime::ZERO);
+        }
+        assert_eq!(q.len_packets(), 2);
+        assert_eq!(q.counters.drops[DropReason::Overflow as usize], 1);
+        // The waiting rule with the same number holds three.
+        let mut w = queue_with(Limit::Packets(3), LimitRule::Waiting);
+        for uid in 0..4 {
+            w.enqueue(pkt(uid, 100), SimTime::ZERO);
+        }
+        assert_eq!(w.len_packets(), 3);
+    }
+
+    #[test]
+    fn ns2_rule_byte_limit_is_strict() {
+        let mut q = queue_with(Limit::Bytes(1000), LimitRule::Ns2);
+        q.enqueue(pkt(0, 500), SimTime::ZERO);
+        q.enqueue(pkt(1, 500), SimTime::ZERO); // 1000 >= 1000: dropped
+        assert_eq!(q.len_bytes(), 500);
+        q.enqueue(pkt(2, 499), SimTime::ZERO);
+        assert_eq!(q.len_bytes(), 999);
     }
 }

@@ -23,7 +23,10 @@
 //!
 //! Units: `avg`, `th_min` and `th_max` are in the queue's [`Measure`]
 //! (packets, or bytes with thresholds given in packets and scaled by
-//! `mean_pktsize`, as ns-2's `queue_in_bytes_`).
+//! `mean_pktsize`, as ns-2's `queue_in_bytes_`). [`RedConfig`] holds the
+//! thresholds in packets (of `mean_pktsize` in byte measure); a scenario's
+//! `min_th_bytes` / `max_th_bytes` arrive divided by `mean_pktsize`, so the
+//! byte thresholds are exact.
 
 use serde::{Deserialize, Serialize};
 

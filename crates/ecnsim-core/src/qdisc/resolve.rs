@@ -174,7 +174,12 @@ fn red(s: &RedSpec, link: LinkInfo) -> Result<(RedConfig, RedSpec), RuleError> {
     let auto_min = 5.0f64.max(target * ptc / 2.0);
     // tc-red(8): max defaults to limit / 4.
     let tc_max = limit_in_packets(lim, mean_pktsize) / 4.0;
-    let (min_th, max_th) = match (get(s.min_th), get(s.max_th)) {
+    // A threshold in bytes is kept in packets of mean_pktsize (RedConfig's unit; Red::new scales it back).
+    #[allow(clippy::cast_precision_loss)]
+    let in_packets = |b: ByteSize| b.0 as f64 / f64::from(mean_pktsize);
+    let min_given = s.min_th_bytes.map_or(get(s.min_th), |b| NumOr::Num(in_packets(b)));
+    let max_given = s.max_th_bytes.map_or(get(s.max_th), |b| NumOr::Num(in_packets(b)));
+    let (min_th, max_th) = match (min_given, max_given) {
         (NumOr::Rule(ThresholdRule::Tc), NumOr::Rule(ThresholdRule::Auto)) => {
             return Err((
                 "min_th",
@@ -258,9 +263,10 @@ fn red(s: &RedSpec, link: LinkInfo) -> Result<(RedConfig, RedSpec), RuleError> {
         mark_target: get(s.mark_target),
         adaptive,
     };
+    // A threshold given in bytes is recorded in bytes (and only so), in the unit it was given.
     let resolved = RedSpec {
-        min_th: Some(NumOr::Num(min_th)),
-        max_th: Some(NumOr::Num(max_th)),
+        min_th: if s.min_th_bytes.is_some() { None } else { Some(NumOr::Num(min_th)) },
+        max_th: if s.max_th_bytes.is_some() { None } else { Some(NumOr::Num(max_th)) },
         w_q: Some(NumOr::Num(w_q)),
         burst,
         max_p_bottom: Some(NumOr::Num(bottom)),
@@ -414,6 +420,7 @@ fn pie(s: &PieSpec) -> PieConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::Measure;
 
     fn link(mbps: u64, delay_ms: u64) -> LinkInfo {
         LinkInfo { rate: BitRate::from_bps(mbps * 1_000_000), delay: SimDuration::from_millis(delay_ms) }
@@ -445,6 +452,30 @@ mod tests {
             panic!()
         };
         assert_eq!((c.min_th, c.max_th), (5.0, 15.0));
+    }
+
+    /// Issue 13 item 8: thresholds in bytes are exact and recorded in bytes.
+    #[test]
+    fn byte_thresholds_resolve_exactly_and_are_recorded_in_bytes() {
+        let (c, r) = red_with(|s| {
+            s.measure = Some(Measure::Bytes);
+            s.mean_pktsize = Some(ByteSize(1000));
+            s.min_th_bytes = Some(ByteSize(30_000));
+            s.max_th_bytes = Some(ByteSize(90_000));
+            s.limit_packets = Some(200);
+        });
+        assert_eq!((c.min_th, c.max_th), (30.0, 90.0));
+        assert_eq!((r.min_th_bytes, r.max_th_bytes), (Some(ByteSize(30_000)), Some(ByteSize(90_000))));
+        assert_eq!((r.min_th, r.max_th), (None, None));
+        let red = Red::new(c);
+        assert!(format!("{red:?}").contains("th_min: 30000.0"), "{red:?}");
+        // One in bytes, the other from the profile in packets of mean_pktsize (ns-2 qib_).
+        let (c, r) = red_with(|s| {
+            s.measure = Some(Measure::Bytes);
+            s.min_th_bytes = Some(ByteSize(1000));
+        });
+        assert_eq!((c.min_th, c.max_th), (2.0, 15.0));
+        assert_eq!((r.min_th, r.max_th), (None, Some(NumOr::Num(15.0))));
     }
 
     #[test]

@@ -231,8 +231,70 @@ pub struct Series {
     queue_aqm_max_p: Vec<f64>,
 }
 
-/// Record one sample of every flow and queue.
+impl Series {
+    /// Heap bytes held by the columns.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        let u = |v: &Vec<u64>| v.capacity() as u64 * 8;
+        let f = |v: &Vec<f64>| v.capacity() as u64 * 8;
+        u(&self.flow_time)
+            + u(&self.flow_id)
+            + u(&self.cwnd)
+            + f(&self.ssthresh)
+            + u(&self.bytes_sent)
+            + u(&self.bytes_delivered)
+            + u(&self.drops)
+            + u(&self.marks)
+            + u(&self.owd_sum_ns)
+            + u(&self.owd_count)
+            + u(&self.queue_time)
+            + u(&self.queue_id)
+            + u(&self.queue_packets)
+            + u(&self.queue_bytes)
+            + f(&self.queue_aqm_avg)
+            + f(&self.queue_aqm_prob)
+            + f(&self.queue_aqm_max_p)
+    }
+
+    /// Room for `flow_rows` more flow rows and `queue_rows` more queue rows,
+    /// or an error if the allocator refuses (never an abort).
+    fn try_reserve(&mut self, flow_rows: usize, queue_rows: usize) -> Result<(), std::collections::TryReserveError> {
+        self.flow_time.try_reserve(flow_rows)?;
+        self.flow_id.try_reserve(flow_rows)?;
+        self.cwnd.try_reserve(flow_rows)?;
+        self.ssthresh.try_reserve(flow_rows)?;
+        self.bytes_sent.try_reserve(flow_rows)?;
+        self.bytes_delivered.try_reserve(flow_rows)?;
+        self.drops.try_reserve(flow_rows)?;
+        self.marks.try_reserve(flow_rows)?;
+        self.owd_sum_ns.try_reserve(flow_rows)?;
+        self.owd_count.try_reserve(flow_rows)?;
+        self.queue_time.try_reserve(queue_rows)?;
+        self.queue_id.try_reserve(queue_rows)?;
+        self.queue_packets.try_reserve(queue_rows)?;
+        self.queue_bytes.try_reserve(queue_rows)?;
+        self.queue_aqm_avg.try_reserve(queue_rows)?;
+        self.queue_aqm_prob.try_reserve(queue_rows)?;
+        self.queue_aqm_max_p.try_reserve(queue_rows)?;
+        Ok(())
+    }
+}
+
+/// Record one sample of every flow and queue. If the columns cannot grow,
+/// the run stops with [`crate::SimError::Resource`] instead.
 pub(crate) fn sample(sim: &mut Simulation) {
+    let live = sim.endpoints.len() / 2;
+    if sim.series.try_reserve(live, sim.ports.len()).is_err() {
+        let e = crate::SimError::resource(
+            "simulation.sample_interval",
+            format!(
+                "stopped at t = {}: the time series ({}) could not grow further; use a longer sample_interval",
+                sim.now(),
+                crate::memory::fmt_bytes(sim.series.heap_bytes())
+            ),
+        );
+        sim.fault = Some(e);
+        return;
+    }
     let now = sim.now().as_nanos();
     // Live connections only, in slot order (the `[[flows]]` connections hold the first slots).
     for pair in sim.endpoints.chunks_exact(2) {
@@ -498,7 +560,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     qs.push_f64("aqm_prob", s.queue_aqm_prob.clone());
     qs.push_f64("aqm_max_p", s.queue_aqm_max_p.clone());
 
-    let meta = vec![
+    let mut meta = vec![
         ("seed".to_owned(), sim.seed.to_string()),
         ("profile".to_owned(), sim.profile.to_owned()),
         ("duration_s".to_owned(), secs(sim.end).to_string()),
@@ -508,6 +570,10 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         ("resolved_spec".to_owned(), sim.resolved_spec.clone()),
         ("ecnsim_version".to_owned(), crate::VERSION.to_owned()),
     ];
+    if let Some(e) = &sim.fault {
+        // Why an unfinished run stopped for good.
+        meta.push(("stopped".to_owned(), e.to_string()));
+    }
     let rec = records_table(sim);
     Results { tables: vec![t, apps, q, fs, qs, rec], meta }
 }

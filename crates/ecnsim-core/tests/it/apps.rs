@@ -344,7 +344,7 @@ model = { type = "websessions", offered_load = { link = 0, percent = 95 } }
 "#;
     let spec = ScenarioSpec::from_toml_str(&t).unwrap();
     let mut sim = Simulation::new(&spec, Some(2)).unwrap();
-    sim.run_until(ecnsim_core::SimTime::from_secs(10));
+    sim.run_until(ecnsim_core::SimTime::from_secs(10)).unwrap();
     let r = sim.results();
     let objs = states(&r, "object");
     let open: Vec<_> = objs.iter().filter(|o| o.2 == "in_progress").collect();
@@ -601,7 +601,7 @@ fn released_connections_keep_their_counters_and_stepwise_runs_match() {
     let mut at = ecnsim_core::SimTime::ZERO;
     while !sim.is_finished() {
         at += ecnsim_core::SimDuration::from_millis(700);
-        sim.run_until(at);
+        sim.run_until(at).unwrap();
         assert_conservation(&sim);
     }
     let (_, whole) = run(&t, 4);

@@ -37,7 +37,7 @@ pub(crate) fn dumbbell(
 pub(crate) fn run(toml: &str, seed: u64) -> (Simulation, Results) {
     let spec = ScenarioSpec::from_toml_str(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
     let mut sim = Simulation::new(&spec, Some(seed)).unwrap_or_else(|e| panic!("{e}"));
-    sim.run();
+    sim.run().unwrap();
     assert_conservation(&sim);
     let r = sim.results();
     (sim, r)

@@ -31,7 +31,7 @@ fn running_in_chunks_gives_the_same_results_as_one_go() {
     let mut t = ecnsim_core::SimTime::ZERO;
     while !sim.is_finished() {
         t = t.saturating_add(ecnsim_core::SimDuration::from_millis(333));
-        sim.run_until(t);
+        sim.run_until(t).unwrap();
         assert!(sim.conservation().holds());
     }
     let (_, whole) = run(&jittered(), 7);

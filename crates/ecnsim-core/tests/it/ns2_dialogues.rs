@@ -57,7 +57,7 @@ impl Run {
         let spec = ScenarioSpec::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"));
         let mut sim = Simulation::new(&spec, Some(1)).unwrap_or_else(|e| panic!("{e}"));
         sim.record_sent_packets();
-        sim.run();
+        sim.run().unwrap_or_else(|e| panic!("{e}"));
         assert_conservation(&sim);
         let r = sim.results();
         Run { sim, r }

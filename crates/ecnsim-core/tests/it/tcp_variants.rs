@@ -30,7 +30,7 @@ fn run_tapped(text: &str) -> (Simulation, ecnsim_core::Results) {
     let spec = ScenarioSpec::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = Simulation::new(&spec, Some(1)).unwrap_or_else(|e| panic!("{e}"));
     sim.record_sent_packets();
-    sim.run();
+    sim.run().unwrap();
     assert_conservation(&sim);
     let r = sim.results();
     (sim, r)

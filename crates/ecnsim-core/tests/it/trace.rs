@@ -31,7 +31,7 @@ fn bottleneck_trace_matches_queue_counters() {
     let mut from = Vec::new();
     let mut uids = Vec::new();
     for k in 1..=8 {
-        s.run_until(ecnsim_core::SimTime::from_secs(k));
+        s.run_until(ecnsim_core::SimTime::from_secs(k)).unwrap();
         let t = s.drain_trace();
         events.extend(strs(&t, "event"));
         from.extend(nums(&t, "from_node"));
@@ -68,7 +68,7 @@ fn flow_and_node_filters_select_events() {
         ..TraceFilter::default()
     })
     .unwrap();
-    s.run();
+    s.run().unwrap();
     let t = s.drain_trace();
     assert!(t.rows() > 100);
     assert!(nums(&t, "flow_id").iter().all(|&f| f == 1));
@@ -90,10 +90,10 @@ fn unknown_names_in_a_filter_are_errors_naming_the_field() {
 #[test]
 fn tracing_does_not_change_results() {
     let mut a = sim();
-    a.run();
+    a.run().unwrap();
     let mut b = sim();
     b.enable_trace(&TraceFilter::default()).unwrap();
-    b.run();
+    b.run().unwrap();
     assert_eq!(a.results().digest(), b.results().digest());
     assert!(b.trace_pending() > 1000);
 }

@@ -1,0 +1,368 @@
+//! Memory: an estimate of what a scenario needs before it runs, and an
+//! account of what a running simulation holds, so that a run that would not
+//! fit is refused with a message instead of being killed by the allocator.
+//!
+//! The estimate ([`ScenarioSpec::memory_estimate`]) counts what grows with
+//! the scenario: the route table (one entry per pair of nodes), the ports,
+//! the `[[flows]]` connections, the sampled time series and the connections
+//! an open-loop workload (web sessions) opens at its rate. It is a lower
+//! bound of the core's own heap, within a small factor; what the model does
+//! at run time (queues filling, closed-loop workloads) is watched by the
+//! running account instead ([`Simulation::memory_in_use`]), which the run
+//! loop compares with the limit every few thousand events, including the
+//! largest single reallocation the next growth step could ask for.
+
+use std::fmt::Write as _;
+use std::mem::size_of;
+
+use crate::app::dist::Dist;
+use crate::app::{Record, TIMER_POPS_PER_INSTANT};
+use crate::error::SimError;
+use crate::link::Port;
+use crate::packet::Packet;
+use crate::sim::{Endpoint, Flow, FlowFinal, Simulation, UdpFlow};
+use crate::spec::{ModelSpec, ScenarioSpec};
+use crate::tcp::TcpCounters;
+use crate::trace::TraceRecord;
+
+/// Bytes of one route-table entry.
+const ROUTE_BYTES: u64 = size_of::<u32>() as u64;
+/// Bytes one connection keeps for the whole run (its `Flow`, final counters,
+/// warm-up snapshot), plus its endpoint pair while it is open.
+pub(crate) const CONNECTION_BYTES: u64 = (size_of::<Flow>()
+    + size_of::<FlowFinal>()
+    + 2 * size_of::<TcpCounters>()
+    + 2 * size_of::<Endpoint>()
+    + size_of::<Record>()) as u64;
+/// Bytes a workload connection keeps for the whole run without
+/// `simulation.connection_rows`: its record (its state is reused once it ends).
+pub(crate) const RECORD_BYTES: u64 = size_of::<Record>() as u64;
+/// Bytes of one flow row of the time series (10 columns of 8 bytes).
+pub(crate) const FLOW_SAMPLE_BYTES: u64 = 10 * 8;
+/// Bytes of one queue row of the time series (7 columns of 8 bytes).
+pub(crate) const QUEUE_SAMPLE_BYTES: u64 = 7 * 8;
+
+/// One part of a [`MemoryEstimate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryPart {
+    /// The scenario field that makes this part grow (`nodes`, `simulation.sample_interval`, ...).
+    pub path: String,
+    /// What it is, in words.
+    pub what: String,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// What a scenario needs, by part, largest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryEstimate {
+    /// The parts, largest first.
+    pub parts: Vec<MemoryPart>,
+}
+
+impl MemoryEstimate {
+    /// Total bytes.
+    #[must_use]
+    pub fn total_bytes(&self) -> u64 {
+        self.parts.iter().fold(0u64, |a, p| a.saturating_add(p.bytes))
+    }
+
+    /// The error for a run that needs more than `limit` bytes, naming the
+    /// largest part's field; `None` if it fits.
+    #[must_use]
+    pub fn check(&self, limit: u64) -> Option<SimError> {
+        let total = self.total_bytes();
+        if total <= limit {
+            return None;
+        }
+        let mut msg = format!(
+            "the run would need about {} of memory, more than the {} allowed (max_memory): ",
+            fmt_bytes(total),
+            fmt_bytes(limit)
+        );
+        for (i, p) in self.parts.iter().take(3).enumerate() {
+            let sep = if i == 0 { "" } else { "; " };
+            let _ = write!(msg, "{sep}{} {} ({})", p.what, fmt_bytes(p.bytes), p.path);
+        }
+        Some(SimError::resource(self.parts[0].path.clone(), msg))
+    }
+}
+
+/// `bytes` with a decimal unit: `"10.2 GB"`.
+#[must_use]
+#[allow(clippy::cast_precision_loss)]
+pub fn fmt_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < UNITS.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+fn f64_to_bytes(x: f64) -> u64 {
+    if x.is_finite() && x > 0.0 {
+        x.min(u64::MAX as f64) as u64
+    } else if x.is_infinite() && x > 0.0 {
+        u64::MAX
+    } else {
+        0
+    }
+}
+
+/// A typical value of a count distribution (its mean, else its lower bound, at least 1).
+fn typical(d: &Dist) -> f64 {
+    d.mean().filter(|m| m.is_finite()).unwrap_or_else(|| d.lower_bound()).max(1.0)
+}
+
+impl ScenarioSpec {
+    /// What this scenario needs in memory, by part, largest first. The spec
+    /// must have passed [`ScenarioSpec::validate`].
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn memory_estimate(&self) -> MemoryEstimate {
+        let mut parts = Vec::new();
+        let mut add = |path: String, what: String, bytes: u64| {
+            if bytes > 0 {
+                parts.push(MemoryPart { path, what, bytes });
+            }
+        };
+        let n = self.nodes.len() as u64;
+        add("nodes".into(), format!("route table of {n} nodes"), n.saturating_mul(n).saturating_mul(ROUTE_BYTES));
+        let ports = 2 * self.links.len() as u64;
+        add("links".into(), format!("{ports} link directions"), ports * size_of::<Port>() as u64);
+        let conns = self.flows.len() as u64;
+        add("flows".into(), format!("{conns} flows"), conns.saturating_mul(CONNECTION_BYTES));
+
+        let duration_s = self.simulation.duration.0 as f64 * 1e-9;
+        // Connections open at once, for the series: the flows, and one per workload client.
+        let mut live = self.flows.len() as u64;
+        for (j, app) in self.apps.iter().enumerate() {
+            live += app.clients.len() as u64;
+            let start_s = app.start.map_or(0.0, |s| s.0 as f64 * 1e-9);
+            let active_s = (duration_s - start_s).max(0.0);
+            let path = format!("apps[{j}].model");
+            match &app.model {
+                ModelSpec::Websessions { session_rate, offered_load, pages, objects, .. } => {
+                    let pages = pages.as_ref().map_or(5.0, |d| typical(&Dist::from_spec(d)));
+                    let objects = objects.as_ref().map_or(4.0, |d| typical(&Dist::from_spec(d)));
+                    let (rate, field) = match (session_rate, offered_load) {
+                        (Some(r), _) => (*r, "session_rate"),
+                        (None, Some(_)) => (self.offered_session_rate(j), "offered_load"),
+                        (None, None) => (0.0, "session_rate"),
+                    };
+                    let sessions = rate * active_s;
+                    let conns = sessions * pages * objects;
+                    // Without connection rows an ended connection leaves only its record.
+                    let per_conn =
+                        if self.simulation.connection_rows == Some(true) { CONNECTION_BYTES } else { RECORD_BYTES };
+                    add(
+                        format!("{path}.{field}"),
+                        format!("about {} web connections", fmt_count(conns)),
+                        f64_to_bytes(conns * per_conn as f64),
+                    );
+                }
+                ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. } => {
+                    add(path, "UDP sources".into(), app.clients.len() as u64 * size_of::<UdpFlow>() as u64);
+                }
+                _ => add(
+                    path,
+                    "workload connections".into(),
+                    (app.clients.len() as u64).saturating_mul(CONNECTION_BYTES),
+                ),
+            }
+        }
+        if let Some(interval) = self.simulation.sample_interval {
+            let samples = (self.simulation.duration.0 / interval.0.max(1)) as u64 + 1;
+            let row = live.saturating_mul(FLOW_SAMPLE_BYTES).saturating_add(ports * QUEUE_SAMPLE_BYTES);
+            // The series, and the results table copied from it at the end.
+            add(
+                "simulation.sample_interval".into(),
+                format!("time series of {samples} samples"),
+                samples.saturating_mul(row).saturating_mul(2),
+            );
+        }
+        parts.sort_by_key(|p| std::cmp::Reverse(p.bytes));
+        MemoryEstimate { parts }
+    }
+
+    /// The session rate an `offered_load` web-session workload runs at.
+    fn offered_session_rate(&self, j: usize) -> f64 {
+        let app = &self.apps[j];
+        let ModelSpec::Websessions { offered_load: Some(load), .. } = &app.model else { return 0.0 };
+        let cfg = self.resolved_app_tcp(j);
+        let Ok(link) = usize::try_from(load.link) else { return 0.0 };
+        let Some(link) = self.links.get(link) else { return 0.0 };
+        #[allow(clippy::cast_precision_loss)]
+        let rate = link.rate.0 as f64;
+        let params = crate::builder::web_params(&app.model);
+        crate::builder::offered_session_rate(&params, load.percent, rate, &cfg)
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn fmt_count(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{x:.1e}")
+    } else {
+        format!("{}", f64_to_bytes(x.round()))
+    }
+}
+
+/// Heap bytes of a vector's allocation.
+fn vec_bytes<T>(v: &Vec<T>) -> u64 {
+    (v.capacity() * size_of::<T>()) as u64
+}
+
+/// What a running simulation holds, and the part that grows most.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct InUse {
+    /// Bytes held now.
+    pub(crate) bytes: u64,
+    /// The largest single allocation the next growth step may ask for.
+    pub(crate) next_growth: u64,
+    /// The scenario field of the largest part.
+    pub(crate) path: &'static str,
+    /// What the largest part is.
+    pub(crate) what: &'static str,
+}
+
+impl Simulation {
+    /// Bytes held by the simulation's growing state (connections, records,
+    /// time series, packets in flight, traces), and the part that holds most.
+    pub(crate) fn memory_in_use(&self) -> InUse {
+        let in_flight = self.cons.sent.saturating_sub(self.cons.delivered + self.cons.dropped);
+        let parts: [(&'static str, &'static str, u64); 7] = [
+            ("nodes", "route table", vec_bytes(&self.routes)),
+            (
+                self.connection_path,
+                "connections",
+                vec_bytes(&self.flows)
+                    + vec_bytes(&self.endpoints)
+                    + vec_bytes(&self.slot_of)
+                    + self.flows.len() as u64 * (size_of::<FlowFinal>() + 2 * size_of::<TcpCounters>()) as u64
+                    // With `connection_rows`: the rows of ended workload connections.
+                    + vec_bytes(&self.ended)
+                    + self.ended.len() as u64 * size_of::<FlowFinal>() as u64,
+            ),
+            (self.connection_path, "records", vec_bytes(&self.records) + vec_bytes(&self.udp)),
+            ("simulation.sample_interval", "time series", self.series.heap_bytes()),
+            // Queued and propagating packets; their deques may hold twice as many slots.
+            ("links", "packets in flight", in_flight * 2 * size_of::<Packet>() as u64),
+            ("record_sent_packets", "packet tap", self.tap.as_ref().map_or(0, vec_bytes)),
+            ("trace", "trace records", self.trace_pending() as u64 * size_of::<TraceRecord>() as u64),
+        ];
+        let biggest = parts.iter().max_by_key(|p| p.2).expect("parts");
+        InUse {
+            bytes: parts.iter().map(|p| p.2).sum(),
+            // A vector that is full doubles: the biggest part may ask for as much again.
+            next_growth: biggest.2,
+            path: biggest.0,
+            what: biggest.1,
+        }
+    }
+
+    /// The error for a simulation whose memory outgrew `limit`, if it did.
+    pub(crate) fn memory_error(&self, limit: u64) -> Option<SimError> {
+        let m = self.memory_in_use();
+        if m.bytes.saturating_add(m.next_growth) <= limit {
+            return None;
+        }
+        Some(SimError::resource(
+            m.path,
+            format!(
+                "stopped at t = {}: the run holds {} ({} {}), and growing further would pass the {} allowed \
+                 (max_memory); results up to here are kept",
+                self.now(),
+                fmt_bytes(m.bytes),
+                m.what,
+                fmt_bytes(m.next_growth),
+                fmt_bytes(limit)
+            ),
+        ))
+    }
+}
+
+/// Events one instant may hold before the run is stopped as making no
+/// progress: a large constant, and many per component.
+pub(crate) fn instant_event_budget(components: usize) -> u64 {
+    TIMER_POPS_PER_INSTANT + 64 * components as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::tests::{edit, BASE};
+
+    fn estimate(text: &str) -> MemoryEstimate {
+        let spec = ScenarioSpec::from_toml_str(text).unwrap();
+        spec.validate().unwrap();
+        spec.memory_estimate()
+    }
+
+    #[test]
+    fn bytes_are_written_with_decimal_units() {
+        assert_eq!(fmt_bytes(999), "999 B");
+        assert_eq!(fmt_bytes(10_200_000_000), "10.2 GB");
+        assert_eq!(fmt_bytes(1_500), "1.5 kB");
+    }
+
+    #[test]
+    fn the_route_table_is_quadratic_in_nodes() {
+        let base = estimate(BASE);
+        let route = base.parts.iter().find(|p| p.path == "nodes").unwrap();
+        assert_eq!(route.bytes, 4 * 4 * ROUTE_BYTES);
+        // 50,000 nodes: 10 GB of routes.
+        let mut spec = ScenarioSpec::from_toml_str(BASE).unwrap();
+        let node = spec.nodes[2].clone();
+        spec.nodes = (0..50_000).map(|i| crate::spec::NodeSpec { name: format!("n{i}"), ..node.clone() }).collect();
+        spec.links.clear();
+        spec.flows.clear();
+        let e = spec.memory_estimate();
+        assert_eq!(e.parts[0].path, "nodes");
+        assert_eq!(e.parts[0].bytes, 50_000 * 50_000 * 4);
+        let err = e.check(4_000_000_000).unwrap();
+        assert_eq!(err.path(), "nodes");
+        assert!(err.to_string().contains("about 10.0 GB"), "{err}");
+        assert!(err.to_string().contains("more than the 4.0 GB allowed"), "{err}");
+        assert!(e.check(20_000_000_000).is_none());
+    }
+
+    #[test]
+    fn the_series_counts_every_sample() {
+        // 10 s at 1 us: 10^7 samples of 3 flows... and 6 queue rows.
+        let e = estimate(&edit(&[("sample_interval = \"10ms\"", "sample_interval = \"1us\"")]));
+        let p = &e.parts[0];
+        assert_eq!(p.path, "simulation.sample_interval");
+        assert_eq!(p.bytes, (10_000_000 + 1) * (2 * FLOW_SAMPLE_BYTES + 6 * QUEUE_SAMPLE_BYTES) * 2);
+    }
+
+    #[test]
+    fn open_loop_web_sessions_count_their_connections() {
+        let e = estimate(&edit(&[(
+            "#F1",
+            "[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = { type = \"websessions\", session_rate = 1e7 }",
+        )]));
+        let p = &e.parts[0];
+        assert_eq!(p.path, "apps[0].model.session_rate");
+        // 1e7/s x 10 s x 5 pages x 4 objects = 2e9 connections, each leaving its record.
+        assert!(p.what.contains("2.0e9"), "{}", p.what);
+        assert_eq!(p.bytes, 2_000_000_000 * RECORD_BYTES);
+        // With a `flows` row per connection, each keeps its state too.
+        let rows = estimate(&edit(&[
+            (
+                "#F1",
+                "[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = { type = \"websessions\", session_rate = 1e7 }",
+            ),
+            ("#SIM", "connection_rows = true"),
+        ]));
+        assert_eq!(rows.parts[0].bytes, 2_000_000_000 * CONNECTION_BYTES);
+    }
+}

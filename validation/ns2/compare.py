@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Run the ns-2 cross-check scenarios in ns-2.35 and in ecnsim and compare them.
+
+From the repository root, with ecnsim's Python::
+
+    .venv/bin/python validation/ns2/compare.py                 # deterministic + RED CBR (seconds)
+    .venv/bin/python validation/ns2/compare.py --hetero        # + hetero star (N = 30, 120; min)
+    .venv/bin/python validation/ns2/compare.py reno-3drops     # named scenarios only
+    .venv/bin/python validation/ns2/compare.py --tcl reno-3drops   # print the ns-2 script
+
+Prints a Markdown table per family, writes ``last_results.json`` next to this
+file, and exits 1 if a check is outside its band (``scenarios.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import ns2cmp  # noqa: E402
+import scenarios  # noqa: E402
+from ns2cmp import Case  # noqa: E402
+
+
+@dataclass
+class Check:
+    case: str
+    metric: str
+    ns2: Any
+    ecnsim: Any
+    band: str
+    ok: bool
+
+    def row(self) -> str:
+        verdict = "ok" if self.ok else "FAIL"
+        cells = [self.case, self.metric, _fmt(self.ecnsim), _fmt(self.ns2), self.band, verdict]
+        return "| " + " | ".join(cells) + " |"
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def deterministic_checks(case: Case, ns2: dict[str, Any], eco: dict[str, Any]) -> list[Check]:
+    a, b = ns2cmp.summary(case, ns2), ns2cmp.summary(case, eco)
+    out = []
+    for metric, band in scenarios.DETERMINISTIC_BANDS.items():
+        if metric == "ssthresh_steps":
+            x, y = ns2cmp.ssthresh_steps(ns2), ns2cmp.ssthresh_steps(eco)
+            out.append(Check(case.name, metric, x, y, "exact", x == y))
+            continue
+        if metric == "marks" and not case.marks and not case.ecn:
+            continue
+        if metric == "ecn_reductions" and not case.ecn:
+            continue
+        x, y = a[metric], b[metric]
+        if band == "exact":
+            out.append(Check(case.name, metric, int(x), int(y), "exact", int(x) == int(y)))
+        else:
+            ok = abs(y - x) <= float(band) * abs(x)
+            out.append(Check(case.name, metric, x, y, f"{float(band):.0%}", ok))
+    return out
+
+
+def red_cbr_checks(case: Case, ns2: dict[str, Any], eco: dict[str, Any]) -> list[Check]:
+    a, b = ns2cmp.summary(case, ns2), ns2cmp.summary(case, eco)
+    out = []
+    for metric, band in scenarios.RED_CBR_BANDS.items():
+        x, y = a[metric], b[metric]
+        out.append(Check(case.name, metric, x, y, f"{band:.0%}", abs(y - x) <= band * abs(x)))
+    for metric in ("drops", "arrivals"):
+        out.append(Check(case.name, metric, a[metric], b[metric], "info", True))
+    return out
+
+
+def _mean_sd(xs: list[float]) -> tuple[float, float]:
+    return statistics.fmean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+
+
+def hetero_checks(case: Case, ns2: list[dict[str, Any]], eco: list[dict[str, Any]]) -> list[Check]:
+    sa = [ns2cmp.summary(case, r) for r in ns2]
+    sb = [ns2cmp.summary(case, r) for r in eco]
+    out = []
+    for metric, (kind, fixed) in scenarios.HETERO_BANDS.items():
+        xa = [s[metric] for s in sa]
+        xb = [s[metric] for s in sb]
+        ma, sda = _mean_sd(xa)
+        mb, sdb = _mean_sd(xb)
+        noise = scenarios.NOISE_SIGMAS * math.sqrt(sda**2 / len(xa) + sdb**2 / len(xb))
+        if kind == "rel":
+            band = max(fixed * abs(ma), noise)
+            label = f"±{band / abs(ma):.1%}" if ma else "-"
+        else:
+            band = max(fixed, noise)
+            label = f"±{band:.3f}"
+        ok = abs(mb - ma) <= band
+        out.append(
+            Check(
+                case.name,
+                metric,
+                f"{ma:.4g} ± {sda:.2g}",
+                f"{mb:.4g} ± {sdb:.2g}",
+                label,
+                ok,
+            )
+        )
+    for metric in ("drops", "marks", "timeouts", "goodput_pps_fragile", "goodput_pps_robust"):
+        ma, sda = _mean_sd([s[metric] for s in sa])
+        mb, sdb = _mean_sd([s[metric] for s in sb])
+        out.append(
+            Check(case.name, metric, f"{ma:.4g} ± {sda:.2g}", f"{mb:.4g} ± {sdb:.2g}", "info", True)
+        )
+    return out
+
+
+def table(checks: list[Check]) -> str:
+    head = "| scenario | metric | ecnsim | ns-2.35 | band | verdict |\n|---|---|---|---|---|---|"
+    return "\n".join([head] + [c.row() for c in checks])
+
+
+def run_pair(case: Case, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    return ns2cmp.run_ns2(case, seed), ns2cmp.run_ecnsim(case, seed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("names", nargs="*", help="scenario names (default: all fast ones)")
+    ap.add_argument("--hetero", action="store_true", help="also the hetero star (minutes)")
+    ap.add_argument("--seeds", type=int, default=len(scenarios.HETERO_SEEDS), help="hetero seeds")
+    ap.add_argument("--jobs", type=int, default=2, help="ns-2 runs in parallel (hetero)")
+    ap.add_argument("--tcl", action="store_true", help="print the ns-2 script(s) and exit")
+    args = ap.parse_args(argv)
+    every = {**scenarios.DETERMINISTIC, **scenarios.RED_CBR, **scenarios.HETERO}
+    if args.names:
+        unknown = [n for n in args.names if n not in every]
+        if unknown:
+            ap.error(f"unknown scenario(s) {unknown}; known: {sorted(every)}")
+        names = args.names
+    else:
+        names = list(scenarios.DETERMINISTIC) + list(scenarios.RED_CBR)
+        if args.hetero:
+            names += list(scenarios.HETERO)
+    if args.tcl:
+        for n in names:
+            print(ns2cmp.tcl(every[n], 1))
+        return 0
+    t0 = time.time()
+    checks: list[Check] = []
+    record: dict[str, Any] = {}
+    for n in names:
+        case = every[n]
+        if n in scenarios.HETERO:
+            seeds = scenarios.HETERO_SEEDS[: args.seeds]
+            with ThreadPoolExecutor(args.jobs) as ex:
+                ns2 = list(ex.map(ns2cmp.run_ns2, [case] * len(seeds), seeds))
+            eco = [ns2cmp.run_ecnsim(case, s) for s in seeds]
+            checks += hetero_checks(case, ns2, eco)
+            record[n] = {
+                "ns2": [ns2cmp.summary(case, r) for r in ns2],
+                "ecnsim": [ns2cmp.summary(case, r) for r in eco],
+            }
+        else:
+            ns2, eco = run_pair(case, 1)
+            fam = red_cbr_checks if n in scenarios.RED_CBR else deterministic_checks
+            checks += fam(case, ns2, eco)
+            record[n] = {
+                "ns2": ns2cmp.summary(case, ns2),
+                "ecnsim": ns2cmp.summary(case, eco),
+                "ssthresh_steps": {
+                    "ns2": ns2cmp.ssthresh_steps(ns2),
+                    "ecnsim": ns2cmp.ssthresh_steps(eco),
+                },
+            }
+    print(table(checks))
+    bad = sum(not c.ok for c in checks)
+    print(f"\n{len(checks) - bad} ok, {bad} outside band; {time.time() - t0:.0f} s")
+    with open(os.path.join(HERE, "last_results.json"), "w") as f:
+        json.dump(record, f, indent=1, default=str)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
