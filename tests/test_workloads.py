@@ -66,15 +66,16 @@ def _whole_run(duration_s: float) -> dict[str, int]:
 
 
 def test_whole_process_memory_grows_only_with_the_records() -> None:
-    # 100 Mb/s of web sessions at 90 %: about 15,000 connections per simulated second.
+    # 100 Mb/s of web sessions at 90 %: about 1,500 connections per simulated second.
     # Doubling the simulated time doubles the connections opened; the process's peak
     # memory (the run, then its results handed to Python) grows only by the records'
-    # own bytes (one row per object), not by per-connection state: before connection
-    # slots were reused and summed per app, each connection cost about 2.5 KB here.
-    a = _whole_run(8.0)
-    b = _whole_run(16.0)
+    # own bytes (one row per object), not by per-connection state (a `flows` row and
+    # a connection's final state cost about 0.7 KB in the core alone, and more again
+    # at the peak of handing the tables to Python).
+    a = _whole_run(10.0)
+    b = _whole_run(20.0)
     added = b["connections"] - a["connections"]
-    assert added > 80_000, (a, b)
+    assert added > 10_000, (a, b)
     assert b["slots"] < 1.35 * a["slots"] + 200, (a, b)
     per_connection = (b["rss"] - a["rss"]) / added
-    assert per_connection < 700, f"{per_connection:.0f} B of peak memory per added connection"
+    assert per_connection < 600, f"{per_connection:.0f} B of peak memory per added connection"
