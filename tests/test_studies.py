@@ -201,7 +201,7 @@ def _finite_tables(out: Path) -> dict[str, pd.DataFrame]:
 
 
 def _check_star_study(name: str, params: Any, tables: dict[str, pd.DataFrame]) -> None:
-    """The hetero and aecn studies' quick runs: goodput, fairness, RED region, the thesis' layout."""
+    """The hetero and aecn studies' quick runs: goodput, fairness, RED region, layout."""
     runs = tables["runs"]
     capacity_mbps = params.bottleneck_mbps
     n = runs["n"].to_numpy(dtype=float)

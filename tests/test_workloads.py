@@ -33,6 +33,7 @@ def test_web_session_live_state_stays_flat_when_simulated_time_doubles() -> None
     # No per-connection rows unless asked for; the records are the per-object output.
     assert len(b.results.tables["flows"]) == 0
     assert len(b.results.tables["records"]) >= conns_b
+    assert b.results.apps["connections"].sum() == conns_b
 
 
 #: A whole run in a fresh interpreter: peak RSS, connections and records after the

@@ -171,6 +171,11 @@ class Results:
         return self.table("flows").to_pandas()
 
     @property
+    def apps(self) -> pd.DataFrame:
+        """The ``apps`` table (one row per workload: its connections summed) as a DataFrame."""
+        return self.table("apps").to_pandas()
+
+    @property
     def queues(self) -> pd.DataFrame:
         """The ``queues`` table (one row per link direction) as a DataFrame."""
         return self.table("queues").to_pandas()

@@ -417,11 +417,7 @@ def _km_at(km: pd.DataFrame, grid: np.ndarray) -> np.ndarray:
 
 def _delivered_bytes(results: Any) -> float:
     """Payload the clients received over [warm-up, end] (warm-up adjusted by the core)."""
-    if "apps" in results.tables:
-        apps = results.table("apps").to_pandas()
-        return float(apps["reverse_bytes_delivered"].sum())
-    flows = results.flows
-    return float(flows["reverse_bytes_delivered"].sum())
+    return float(results.apps["reverse_bytes_delivered"].sum())
 
 
 def _object_metrics(obj: pd.DataFrame) -> dict[str, float]:

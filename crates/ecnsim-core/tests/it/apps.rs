@@ -606,7 +606,6 @@ fn released_connections_keep_their_counters_and_stepwise_runs_match() {
     }
     let (_, whole) = run(&t, 4);
     assert_eq!(sim.results().digest(), whole.digest());
-    // Finished connections report their final state.
     // Finished connections report their final state: HTTP/1.0 servers close first, so
     // their clients end CLOSED (after LAST-ACK).
     let states = strs(&whole, "flows", "final_state");
