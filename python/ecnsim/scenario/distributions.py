@@ -74,12 +74,16 @@ class Distribution:
     def sf(self, x: float | Iterable[float] | np.ndarray) -> Any:
         """``P(X > x)`` (a float or an array), computed directly rather than as ``1 - cdf``,
         so that a heavy tail keeps its relative precision far out."""
+        import numpy as np
+
         xs = np.atleast_1d(np.asarray(x, dtype=float))
         p = np.asarray(_core.dist_sf(self._json, xs.tolist()), dtype=float)
         return float(p[0]) if np.ndim(x) == 0 else p.reshape(np.shape(x))
 
     def partial_mean(self, x: float | Iterable[float] | np.ndarray) -> Any:
         """``E[X; X > x]``: the mean restricted to values above ``x`` (``inf`` if it diverges)."""
+        import numpy as np
+
         xs = np.atleast_1d(np.asarray(x, dtype=float))
         m = np.asarray(_core.dist_partial_mean(self._json, xs.tolist()), dtype=float)
         return float(m[0]) if np.ndim(x) == 0 else m.reshape(np.shape(x))
@@ -96,6 +100,8 @@ class Distribution:
 
     def isf(self, p: float | Iterable[float] | np.ndarray) -> Any:
         """The smallest ``x`` with ``P(X > x) <= p``, for ``p`` in [0, 1]: ``quantile(1 - p)``."""
+        import numpy as np
+
         ps = np.atleast_1d(np.asarray(p, dtype=float))
         q = self.quantile(1.0 - ps)
         return float(q[0]) if np.ndim(p) == 0 else q
