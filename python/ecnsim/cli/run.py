@@ -166,7 +166,8 @@ def build_simulation(
             raise UsageError(f"{path}: not valid JSON: {e}") from None
         if not isinstance(data, dict):
             raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
-        return Simulation(data, seed=seed, max_memory=max_memory)
+        # A file: every non-zero time and rate needs its unit, as in TOML.
+        return Simulation.from_json_str(text, seed=seed, max_memory=max_memory)
     return Simulation.from_toml_str(text, seed=seed, max_memory=max_memory)
 
 
