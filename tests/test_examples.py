@@ -23,9 +23,13 @@ def test_example_runs(path: Path) -> None:
     assert sim.is_finished
     assert results.finished
     flows = results.table("flows")
-    # One row per connection: each [[flows]] entry is one, workloads open more.
-    assert len(flows) >= len(spec.get("flows", []))
-    delivered = sum(flows["bytes_delivered"]) + sum(flows["reverse_bytes_delivered"])
+    # One row per [[flows]] entry; workload connections are summed per app in `apps`.
+    assert len(flows) == len(spec.get("flows", []))
+    apps = results.table("apps")
+    assert len(apps) == len(spec.get("apps", []))
+    delivered = sum(
+        sum(t[c]) for t in (flows, apps) for c in ("bytes_delivered", "reverse_bytes_delivered")
+    )
     udp = results.table("records").to_pandas().query("kind == 'udp'")
     assert delivered > 0 or udp["response_bytes"].sum() > 0
     c = sim.conservation()

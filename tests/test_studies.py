@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -200,6 +201,31 @@ def _finite_tables(out: Path) -> dict[str, pd.DataFrame]:
     return tables
 
 
+def _check_ecnplus(name: str, params: Any, tables: dict[str, pd.DataFrame]) -> None:
+    """The ecnplus study's quick run: web metrics in range, the paper's layout, the model."""
+    runs = tables["runs"]
+    web = runs[runs["experiment"] != "model"]
+    assert (web["utilization"] <= 1 + 1e-12).all()
+    assert (web["normalized_throughput"] > 0.4).all()
+    assert (web["normalized_throughput"] <= web["utilization"] + 1e-9).all()
+    assert ((web["unfinished_share"] >= 0) & (web["unfinished_share"] < 0.5)).all()
+    assert (web["objects"] > 1000).all()
+    # Every object requested after the warm-up has a record: completed, in progress or failed.
+    assert (web["completed"] + web["in_progress"] + web["failed"] == web["objects"]).all()
+    assert (web["p50_response_time_s"] <= web["p90_response_time_s"]).all()
+    # Rows AQM, columns load x endpoint, as the paper lays them out.
+    table = tables["main_mean_response_time_s"]
+    assert table["aqm"].tolist() == list(params.aqms)
+    cols = [c for c in table.columns if c != "aqm" and not c.endswith("ci95")]
+    assert len(cols) == len(params.loads_percent) * len(params.endpoints)
+    model = runs[runs["experiment"] == "model"]
+    assert len(model) == len(params.model_links_mbps) * len(params.model_utilizations)
+    assert ((model["p_exceed"] >= 0) & (model["p_exceed"] <= 1)).all()
+    assert (model["samples"] > 1000).all()
+    # The simulated utilization follows the offered one (sessions ramp up during the warm-up).
+    assert (abs(model["utilization"] - model["offered_utilization"]) < 0.15).all()
+
+
 @pytest.mark.parametrize("name", studies.names())
 def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
     out = tmp_path / name
@@ -248,6 +274,8 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
         from .test_study_rfc2415 import check_quick_tables
 
         check_quick_tables(params, tables)
+    elif name == "ecnplus":
+        _check_ecnplus(name, params, tables)
     # A second run finds every run in the store and only renders.
     again = cli("study", "run", name, "--quick", "--out", out, "--workers", "1", timeout=600)
     assert again.returncode == 0, again.stderr

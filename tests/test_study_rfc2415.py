@@ -75,10 +75,13 @@ class _Table:
 
 
 class _Results:
-    """Just what derive_rfc2415 reads: flows, queues and the records table."""
+    """Just what derive_rfc2415 reads: flows, apps, queues and the records table."""
 
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, records: pd.DataFrame) -> None:
-        self.flows, self.queues, self._records = flows, queues, records
+        # The populations are workloads: their connections are summed per app (`apps`);
+        # there is no [[flows]] entry.
+        self.flows, self.apps = flows.iloc[0:0], flows
+        self.queues, self._records = queues, records
 
     def table(self, name: str) -> _Table:
         assert name == "records"
@@ -437,7 +440,7 @@ def test_a_short_half_and_half_run_conserves_and_reports_both_halves() -> None:
     point = {"experiment": "half", "webs": 8, "ftps": 1, "iw": "1/3"}
     sc = study.scenario(p, point)
     results = Simulation(sc, seed=3).run()
-    flows = results.flows
+    flows = pd.concat([results.flows, results.apps], ignore_index=True)
     q = results.queues.set_index("queue").loc["n1->n0"]
     # Every data packet offered to the bottleneck was sent, dropped or is still queued.
     assert q["arrivals"] - q["departures"] - q["drops"] in range(0, 26)

@@ -3,7 +3,7 @@
     python docs/scripts/mx_m1_figure.py
 
 writes ``docs/img/mx_m1_delay.png``: the ``ecnplus`` study's workload
-(``WEB_OBJECT_SIZES``, ``WEB_RECEIVE_WINDOWS``, IW 2, MSS 1460, 1500-byte
+(the core's web-session object sizes and receive windows, IW 2, MSS 1460, 1500-byte
 packets) at 100, 155 and 622 Mb/s, model only (the study adds its FIFO
 simulations as points). Needs matplotlib (``pip install 'ecnsim[plot]'``).
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+import ecnsim
 from ecnsim import models
 from ecnsim.output import plot
 
@@ -21,9 +22,8 @@ OUT = Path(__file__).resolve().parent.parent / "img" / "mx_m1_delay.png"
 
 
 def main() -> None:
-    bursts = models.burst_sizes(
-        models.WEB_OBJECT_SIZES, rcv_window=models.WEB_RECEIVE_WINDOWS, iw=2, mss=1460
-    )
+    web = ecnsim.workload_defaults("websessions")
+    bursts = models.burst_sizes(web["object_size"], rcv_window=web["rcv_window"], iw=2, mss=1460)
     utilizations = np.round(np.arange(0.02, 0.99, 0.02), 2)
     curve = models.delay_exceedance_curve(bursts, utilizations, delay_s=0.005, packet_bytes=1500)
     fig = plot.plot_delay_exceedance(curve, ymin=1e-5)

@@ -61,6 +61,12 @@ def dist_quantiles(spec: str, us: list[float]) -> list[float]:
 def dist_cdf(spec: str, xs: list[float]) -> list[float]:
     """``P(X <= x)`` of the distribution ``spec`` (JSON) at each ``x``."""
 
+def dist_sf(spec: str, xs: list[float]) -> list[float]:
+    """``P(X > x)`` of the distribution ``spec`` (JSON) at each ``x``, computed directly."""
+
+def dist_partial_mean(spec: str, xs: list[float]) -> list[float]:
+    """``E[X; X > x]`` of the distribution ``spec`` (JSON) at each ``x`` (inf where it diverges)."""
+
 def dist_mean(spec: str) -> float | None:
     """The distribution's mean, or None where it is infinite or has no closed form."""
 

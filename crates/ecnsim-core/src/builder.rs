@@ -149,6 +149,12 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         ports,
         routes,
         flows: Vec::with_capacity(spec.flows.len()),
+        n_static: spec.flows.len(),
+        free_flows: Vec::new(),
+        next_serial: spec.flows.len() as u64,
+        connection_rows: spec.simulation.connection_rows.unwrap_or(false),
+        ended: Vec::new(),
+        app_totals: Vec::new(),
         slot_of: Vec::with_capacity(spec.flows.len()),
         endpoints: Vec::with_capacity(2 * spec.flows.len()),
         free_slots: Vec::new(),
@@ -162,6 +168,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         perf: PerfCounters::default(),
         sample_interval,
         sampled_apps: None,
+        sampled_ports: None,
         series: Series::default(),
         warm: None,
         resolved_spec: String::new(),
@@ -220,6 +227,9 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
             timer_at: None,
         });
         sim.flows.push(Flow {
+            serial: i as u64,
+            in_flight: 0,
+            free: false,
             name: Some(name.clone()),
             app,
             tag: 0,
@@ -285,6 +295,13 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
             sim.sched.schedule(start, Event::AppStart(id));
         }
     }
+    sim.app_totals = vec![crate::stats::ConnTotals::default(); sim.apps.len()];
+    // Sampling limited to queues of the named links (validated: every index exists).
+    sim.sampled_ports = spec
+        .simulation
+        .sample_queues
+        .as_ref()
+        .map(|links| sim.ports.iter().map(|p| links.contains(&p.link_index)).collect());
     // Sampling limited to named flows and apps (validated: every name exists).
     sim.sampled_apps =
         spec.simulation.sample_flows.as_ref().map(|names| sim.apps.iter().map(|a| names.contains(&a.name)).collect());

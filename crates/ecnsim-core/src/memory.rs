@@ -36,6 +36,9 @@ pub(crate) const CONNECTION_BYTES: u64 = (size_of::<Flow>()
     + 2 * size_of::<TcpCounters>()
     + 2 * size_of::<Endpoint>()
     + size_of::<Record>()) as u64;
+/// Bytes a workload connection keeps for the whole run without
+/// `simulation.connection_rows`: its record (its state is reused once it ends).
+pub(crate) const RECORD_BYTES: u64 = size_of::<Record>() as u64;
 /// Bytes of one flow row of the time series (10 columns of 8 bytes).
 pub(crate) const FLOW_SAMPLE_BYTES: u64 = 10 * 8;
 /// Bytes of one queue row of the time series (7 columns of 8 bytes).
@@ -164,10 +167,13 @@ impl ScenarioSpec {
                     };
                     let sessions = rate * active_s;
                     let conns = sessions * pages * objects;
+                    // Without connection rows an ended connection leaves only its record.
+                    let per_conn =
+                        if self.simulation.connection_rows == Some(true) { CONNECTION_BYTES } else { RECORD_BYTES };
                     add(
                         format!("{path}.{field}"),
                         format!("about {} web connections", fmt_count(conns)),
-                        f64_to_bytes(conns * CONNECTION_BYTES as f64),
+                        f64_to_bytes(conns * per_conn as f64),
                     );
                 }
                 ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. } => {
@@ -268,7 +274,10 @@ impl Simulation {
                 vec_bytes(&self.flows)
                     + vec_bytes(&self.endpoints)
                     + vec_bytes(&self.slot_of)
-                    + self.flows.len() as u64 * (size_of::<FlowFinal>() + 2 * size_of::<TcpCounters>()) as u64,
+                    + self.flows.len() as u64 * (size_of::<FlowFinal>() + 2 * size_of::<TcpCounters>()) as u64
+                    // With `connection_rows`: the rows of ended workload connections.
+                    + vec_bytes(&self.ended)
+                    + self.ended.len() as u64 * size_of::<FlowFinal>() as u64,
             ),
             (self.connection_path, "records", vec_bytes(&self.records) + vec_bytes(&self.udp)),
             ("simulation.sample_interval", "time series", self.series.heap_bytes()),
@@ -387,8 +396,17 @@ mod tests {
         )]));
         let p = &e.parts[0];
         assert_eq!(p.path, "apps[0].model.session_rate");
-        // 1e7/s x 10 s x 5 pages x 4 objects = 2e9 connections.
+        // 1e7/s x 10 s x 5 pages x 4 objects = 2e9 connections, each leaving its record.
         assert!(p.what.contains("2.0e9"), "{}", p.what);
-        assert!(p.bytes > 100_000_000_000, "{}", p.bytes);
+        assert_eq!(p.bytes, 2_000_000_000 * RECORD_BYTES);
+        // With a `flows` row per connection, each keeps its state too.
+        let rows = estimate(&edit(&[
+            (
+                "#F1",
+                "[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = { type = \"websessions\", session_rate = 1e7 }",
+            ),
+            ("#SIM", "connection_rows = true"),
+        ]));
+        assert_eq!(rows.parts[0].bytes, 2_000_000_000 * CONNECTION_BYTES);
     }
 }

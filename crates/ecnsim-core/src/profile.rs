@@ -511,8 +511,11 @@ impl Profile {
             limit_bytes: None,
             measure: Some(Measure::Packets),
             mean_pktsize: Some(ByteSize(500)),
-            a: Some(1.822e-5),
-            b: Some(1.816e-5),
+            a: Some(NumOr::Num(1.822e-5)),
+            b: Some(NumOr::Num(1.816e-5)),
+            // HMTG01 §IV: the example's N^- = 60 flows and R^+ = 246 ms, the inputs of `"auto"` gains.
+            design_flows: Some(60.0),
+            design_rtt: Some(TimeValue(246 * MS)),
             w: Some(160.0),
             qref: Some(200.0),
             // RFC 7567 §4.2.1: AQMs should be able to mark ECN-capable packets.

@@ -15,6 +15,14 @@ pub enum ColumnData {
     F64(Vec<f64>),
     /// Names.
     Str(Vec<String>),
+    /// Names from a small set: `names[codes[i]]` is row `i`'s (a column of a few distinct
+    /// values, such as kinds, states and hosts, costs 4 bytes per row, not a string).
+    Dict {
+        /// Each row's index into `names`.
+        codes: Vec<u32>,
+        /// The distinct names.
+        names: Vec<String>,
+    },
 }
 
 impl ColumnData {
@@ -25,6 +33,16 @@ impl ColumnData {
             ColumnData::U64(v) => v.len(),
             ColumnData::F64(v) => v.len(),
             ColumnData::Str(v) => v.len(),
+            ColumnData::Dict { codes, .. } => codes.len(),
+        }
+    }
+    /// The names of a `Str` or `Dict` column, row by row (`None` for numbers).
+    #[must_use]
+    pub fn strings(&self) -> Option<Vec<String>> {
+        match self {
+            ColumnData::Str(v) => Some(v.clone()),
+            ColumnData::Dict { codes, names } => Some(codes.iter().map(|&c| names[c as usize].clone()).collect()),
+            ColumnData::U64(_) | ColumnData::F64(_) => None,
         }
     }
     /// True if there are no rows.
@@ -69,6 +87,14 @@ impl Table {
     /// Append a column of names.
     pub fn push_str(&mut self, name: &str, v: Vec<String>) {
         self.columns.push(Column { name: name.to_owned(), data: ColumnData::Str(v) });
+    }
+    /// Append a column of names from a small set: row `i` is `names[codes[i]]`.
+    ///
+    /// # Panics
+    /// If a code is not an index of `names`.
+    pub fn push_dict(&mut self, name: &str, codes: Vec<u32>, names: Vec<String>) {
+        assert!(codes.iter().all(|&c| (c as usize) < names.len()), "column {name}: a code outside its names");
+        self.columns.push(Column { name: name.to_owned(), data: ColumnData::Dict { codes, names } });
     }
     /// Number of rows (0 for a table without columns).
     #[must_use]
@@ -123,6 +149,11 @@ impl Results {
                         h.bytes(s.as_bytes());
                         h.bytes(&[0xff]);
                     }),
+                    // Hashed as the names it stands for: a `Dict` column digests as its `Str` form.
+                    ColumnData::Dict { codes, names } => codes.iter().for_each(|&c| {
+                        h.bytes(names[c as usize].as_bytes());
+                        h.bytes(&[0xff]);
+                    }),
                 }
             }
         }
@@ -143,5 +174,24 @@ impl Fnv {
             self.0 ^= u64::from(x);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dict_column_reads_and_digests_as_its_names() {
+        let names = vec!["a".to_owned(), "bb".to_owned()];
+        let rows = vec!["bb".to_owned(), "a".to_owned(), "bb".to_owned()];
+        let mut d = Table::new("t");
+        d.push_dict("c", vec![1, 0, 1], names);
+        let mut s = Table::new("t");
+        s.push_str("c", rows.clone());
+        assert_eq!(d.column("c").unwrap().strings().unwrap(), rows);
+        assert_eq!(d.rows(), 3);
+        let digest = |t: Table| Results { tables: vec![t], meta: vec![] }.digest();
+        assert_eq!(digest(d), digest(s));
     }
 }

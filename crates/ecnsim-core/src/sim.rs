@@ -46,6 +46,8 @@ pub struct LiveState {
     pub app_slots: u64,
     /// Events waiting in the scheduler.
     pub pending_events: u64,
+    /// Connection slots (live, draining their last packets, or free for reuse).
+    pub connection_slots: u64,
 }
 
 /// Packet accounting: `sent == delivered + dropped + in_flight` always holds.
@@ -95,9 +97,22 @@ const CHECK_EVERY: u32 = 4096;
 pub(crate) const GIVE_BACK_EVERY: u32 = 1 << 20;
 
 /// A TCP connection: who opened it, for which app, and its counters once
-/// its endpoints are released. One per connection for the whole run.
+/// its endpoints are released.
+///
+/// A `[[flows]]` connection keeps its slot (its `FlowId`) for the whole run.
+/// A workload connection's slot is freed once its endpoints are released and
+/// none of its packets is left in the network (so no packet can reach a slot
+/// reused by a newer connection): its counters are added to its app's totals
+/// (the `apps` table), and with `simulation.connection_rows` its row is kept.
 #[derive(Debug)]
 pub(crate) struct Flow {
+    /// The connection's number, in order of opening and never reused: its
+    /// `flow_id` in the results and the name of its random streams.
+    pub(crate) serial: u64,
+    /// Packets of this connection in the network (queued, being sent or propagating).
+    pub(crate) in_flight: u32,
+    /// The slot holds no connection (freed, waiting for reuse).
+    pub(crate) free: bool,
     /// The `[[flows]]` name; app connections are named `<app>#<flow id>`.
     pub(crate) name: Option<String>,
     /// The app that drives both ends.
@@ -117,6 +132,27 @@ pub(crate) struct Flow {
     pub(crate) extra: FlowExtra,
     /// The endpoints' final state, once they are released.
     pub(crate) last: Option<Box<FlowFinal>>,
+}
+
+impl Flow {
+    /// A free slot.
+    fn vacant() -> Self {
+        Flow {
+            serial: u64::MAX,
+            in_flight: 0,
+            free: true,
+            name: None,
+            app: AppId(0),
+            tag: 0,
+            src: NodeId(0),
+            dst: NodeId(0),
+            start: SimTime::ZERO,
+            app_bytes: f64::NAN,
+            cc: CcKind::Reno,
+            extra: FlowExtra::default(),
+            last: None,
+        }
+    }
 }
 
 /// What the `flows` table needs of a connection whose endpoints were released.
@@ -204,8 +240,22 @@ pub struct Simulation {
     pub(crate) ports: Vec<Port>,
     /// The egress port from any node towards any host.
     pub(crate) routes: Routes,
-    /// Every TCP connection of the run, by `FlowId`.
+    /// The TCP connections by `FlowId`: every `[[flows]]` connection (the first
+    /// `n_static` slots), then the workload connections alive or with packets in
+    /// the network, in slots reused once free.
     pub(crate) flows: Vec<Flow>,
+    /// `[[flows]]` connections: their slots are never freed.
+    pub(crate) n_static: usize,
+    /// Free workload-connection slots, reused last-freed first.
+    pub(crate) free_flows: Vec<u32>,
+    /// The serial the next connection gets.
+    pub(crate) next_serial: u64,
+    /// Keep a `flows` row for every workload connection (`simulation.connection_rows`).
+    pub(crate) connection_rows: bool,
+    /// With `connection_rows`: the rows of workload connections whose slots were freed.
+    pub(crate) ended: Vec<crate::stats::EndedFlow>,
+    /// Per app: the sums over its connections whose slots were freed.
+    pub(crate) app_totals: Vec<crate::stats::ConnTotals>,
     /// `slot_of[flow]`: the endpoint pair of a live connection, or [`NO_SLOT`].
     pub(crate) slot_of: Vec<u32>,
     /// Endpoint pairs: `endpoints[2 * slot]` is the initiator, `2 * slot + 1` the responder.
@@ -227,6 +277,8 @@ pub struct Simulation {
     pub(crate) sample_interval: Option<SimDuration>,
     /// `sampled_apps[app]`: the flow series samples this app's connections (`None`: every app's).
     pub(crate) sampled_apps: Option<Vec<bool>>,
+    /// `sampled_ports[port]`: the queue series samples this port's queue (`None`: every port's).
+    pub(crate) sampled_ports: Option<Vec<bool>>,
     pub(crate) series: Series,
     pub(crate) warm: Option<Snapshot>,
     pub(crate) resolved_spec: String,
@@ -415,7 +467,10 @@ impl Simulation {
             Event::TxDone(p) | Event::WireArrival(p) => {
                 (format!("links[{}]", self.ports[p.index()].link_index), "link events")
             }
-            Event::Timer { flow, .. } => (self.app_path(self.flows[flow.index()].app), "TCP timer events"),
+            Event::Timer { endpoint, .. } => {
+                let flow = self.endpoints[endpoint as usize].flow;
+                (self.app_path(self.flows[flow.index()].app), "TCP timer events")
+            }
             Event::AppStart(a) | Event::AppTimer { app: a, .. } => (self.app_path(a), "application events"),
             Event::WarmupEnd => ("simulation.warmup".to_owned(), "events"),
             Event::Sample => ("simulation.sample_interval".to_owned(), "events"),
@@ -490,6 +545,7 @@ impl Simulation {
             endpoint_slots: (self.endpoints.len() / 2) as u64,
             app_slots: self.apps.iter().map(|a| a.app.slots() as u64).sum(),
             pending_events: self.sched.pending() as u64,
+            connection_slots: self.flows.len() as u64,
         }
     }
 
@@ -508,6 +564,9 @@ impl Simulation {
     }
 
     /// The counters of flow `f`'s initiator and responder (since the start of the run).
+    ///
+    /// # Panics
+    /// If `f` is a free workload-connection slot (its connection ended and left the network).
     #[must_use]
     pub fn flow_counters(&self, f: FlowId) -> (TcpCounters, TcpCounters) {
         match &self.flows[f.index()].last {
@@ -542,15 +601,11 @@ impl Simulation {
                 self.try_transmit(p);
             }
             Event::WireArrival(p) => self.on_wire_arrival(p),
-            Event::Timer { flow, initiator, gen } => {
-                let slot = self.slot_of[flow.index()];
-                if slot == NO_SLOT {
-                    return; // the connection was released
-                }
-                let e = 2 * slot as usize + usize::from(!initiator);
+            Event::Timer { endpoint, gen } => {
+                let e = endpoint as usize;
                 let ep = &mut self.endpoints[e];
-                if ep.timer_gen != gen {
-                    return; // stale: cancelled lazily
+                if !ep.live || ep.timer_gen != gen {
+                    return; // stale: cancelled lazily, or the connection was released
                 }
                 ep.timer_at = None;
                 let now = self.sched.now();
@@ -600,7 +655,7 @@ impl Simulation {
         self.perf.packet_hops += 1;
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
-            t.record(self.sched.now(), TraceEvent::Receive, p, &pkt, |f| flows[f].app.index());
+            t.record(self.sched.now(), TraceEvent::Receive, p, &pkt, |f| (flows[f].app.index(), flows[f].serial));
         }
         self.arrive(to, pkt);
     }
@@ -623,15 +678,19 @@ impl Simulation {
                     return;
                 }
             }
+            let f = &mut self.flows[pkt.flow.index()];
+            debug_assert!(!f.free && f.in_flight > 0, "a packet reached a free connection slot");
+            f.in_flight -= 1;
             if pkt.tcp.payload > 0 {
                 // One-way delay of data segments, host to host, either direction.
-                let x = &mut self.flows[pkt.flow.index()].extra;
-                x.owd_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
-                x.owd_count += 1;
+                f.extra.owd_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
+                f.extra.owd_count += 1;
             }
             let slot = self.slot_of[pkt.flow.index()];
             if slot == NO_SLOT {
-                return; // a late segment of a released connection
+                // A late segment of a released connection; it may have been the last one out.
+                self.maybe_free_flow(pkt.flow);
+                return;
             }
             let e = 2 * slot as usize + usize::from(pkt.from_initiator);
             self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
@@ -645,7 +704,15 @@ impl Simulation {
     /// Count a queue's drop or mark against the packet's flow.
     fn charge(&mut self, flow: FlowId, proto: Transport, drop: bool) {
         match (proto, drop) {
-            (Transport::Tcp, true) => self.flows[flow.index()].extra.drops += 1,
+            (Transport::Tcp, true) => {
+                let f = &mut self.flows[flow.index()];
+                debug_assert!(!f.free && f.in_flight > 0, "a dropped packet names a free connection slot");
+                f.extra.drops += 1;
+                f.in_flight -= 1;
+                if self.slot_of[flow.index()] == NO_SLOT {
+                    self.maybe_free_flow(flow);
+                }
+            }
             (Transport::Tcp, false) => self.flows[flow.index()].extra.marks += 1,
             (Transport::Udp, true) => self.udp[flow.index()].drops += 1,
             (Transport::Udp, false) => self.udp[flow.index()].marks += 1,
@@ -660,7 +727,7 @@ impl Simulation {
         let now = self.sched.now();
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
-            t.record(now, TraceEvent::Enqueue, p, &pkt, |f| flows[f].app.index());
+            t.record(now, TraceEvent::Enqueue, p, &pkt, |f| (flows[f].app.index(), flows[f].serial));
         }
         let outcome = self.ports[p.index()].queue.enqueue(pkt, now);
         if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
@@ -682,11 +749,12 @@ impl Simulation {
         for i in 0..n_drops {
             let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
             self.cons.dropped += 1;
-            self.charge(d.flow, d.proto, true);
+            // Traced before it is charged: charging the last packet of a released connection frees its slot.
             if let Some(t) = &mut self.tracer {
                 let flows = &self.flows;
-                t.record(now, TraceEvent::Drop, p, &d, |f| flows[f].app.index());
+                t.record(now, TraceEvent::Drop, p, &d, |f| (flows[f].app.index(), flows[f].serial));
             }
+            self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
             let (f, proto, _) = self.ports[p.index()].queue.outcome().marks[i];
@@ -714,7 +782,7 @@ impl Simulation {
         let Some(pkt) = next else { return };
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
-            t.record(now, TraceEvent::Dequeue, p, &pkt, |f| flows[f].app.index());
+            t.record(now, TraceEvent::Dequeue, p, &pkt, |f| (flows[f].app.index(), flows[f].serial));
         }
         let port = &mut self.ports[p.index()];
         let wire_was_empty = port.wire.is_empty();
@@ -737,13 +805,15 @@ impl Simulation {
         let mut cmds = std::mem::take(&mut self.cmds);
         cmds.clear();
         {
-            let Simulation { apps, flows, slot_of, endpoints, records, udp, sched, .. } = self;
+            let Simulation { apps, flows, free_flows, slot_of, endpoints, records, udp, sched, .. } = self;
             let mut cx = Cx {
                 now: sched.now(),
                 app: a,
                 cmds: &mut cmds,
                 records,
-                next_flow: u32::try_from(flows.len()).expect("flow ids fit in u32"),
+                free_flows,
+                flows_len: u32::try_from(flows.len()).expect("flow ids fit in u32"),
+                new_flows: 0,
                 next_udp: u32::try_from(udp.len()).expect("UDP flow ids fit in u32"),
                 view: ConnView { flows, slot_of, endpoints },
             };
@@ -794,8 +864,8 @@ impl Simulation {
     fn execute(&mut self, a: AppId, c: Command) {
         let now = self.sched.now();
         match c {
-            Command::Open { client, server, rcv_window, tag } => {
-                let f = self.open_flow(a, client, server, rcv_window, tag, now);
+            Command::Open { flow, client, server, rcv_window, tag } => {
+                let f = self.open_flow(flow, a, client, server, rcv_window, tag, now);
                 let e = self.end_of(f, Side::Client).expect("just opened");
                 self.endpoints[e].sock.connect(now);
                 self.flush_endpoint(e);
@@ -877,9 +947,12 @@ impl Simulation {
         }
     }
 
-    /// Create a connection of app `a` at run time, reusing a released endpoint pair if any.
+    /// Create connection `f` of app `a` at run time in the slot [`Cx::open`] reserved for it,
+    /// reusing a released endpoint pair if any.
+    #[allow(clippy::too_many_arguments)]
     fn open_flow(
         &mut self,
+        f: FlowId,
         a: AppId,
         client: NodeId,
         server: NodeId,
@@ -887,12 +960,14 @@ impl Simulation {
         tag: u32,
         now: SimTime,
     ) -> FlowId {
-        let f = FlowId::from_index(self.flows.len());
         let mut cfg = self.apps[a.index()].tcp;
         if let Some(w) = rcv_window {
             cfg.rcv_window = w;
         }
-        self.flows.push(Flow {
+        let flow = Flow {
+            serial: self.next_serial,
+            in_flight: 0,
+            free: false,
             name: None,
             app: a,
             tag,
@@ -903,10 +978,18 @@ impl Simulation {
             cc: cfg.cc,
             extra: FlowExtra::default(),
             last: None,
-        });
+        };
+        self.next_serial += 1;
+        if f.index() == self.flows.len() {
+            self.flows.push(flow);
+            self.slot_of.push(NO_SLOT);
+        } else {
+            debug_assert!(self.flows[f.index()].free, "Cx::open reserved a free slot");
+            self.flows[f.index()] = flow;
+        }
         let server_cfg = TcpConfig { rcv_window: self.apps[a.index()].tcp.rcv_window, ..cfg };
         let slot = self.install(f, client, server, cfg, server_cfg);
-        self.slot_of.push(slot);
+        self.slot_of[f.index()] = slot;
         f
     }
 
@@ -930,7 +1013,7 @@ impl Simulation {
             // application connections, which have no name, after their connection number.
             let path = match &self.flows[f.index()].name {
                 Some(name) => format!("flow/{name}/tcp_tick"),
-                None => format!("connection/{}/tcp_tick", f.index()),
+                None => format!("connection/{}/tcp_tick", self.flows[f.index()].serial),
             };
             let mut rng = SimRng::for_component(self.seed, &path);
             let mut phase = |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
@@ -1033,6 +1116,7 @@ impl Simulation {
             let egress = ep.egress;
             self.next_uid += 1;
             self.cons.sent += 1;
+            self.flows[pkt.flow.index()].in_flight += 1;
             if let Some(tap) = &mut self.tap {
                 tap.push(pkt);
             }
@@ -1046,8 +1130,8 @@ impl Simulation {
             if ep.timer_at.is_none_or(|t| t > d) {
                 ep.timer_gen = ep.timer_gen.wrapping_add(1);
                 ep.timer_at = Some(d);
-                self.sched
-                    .schedule(d.max(now), Event::Timer { flow: ep.flow, initiator: is_initiator, gen: ep.timer_gen });
+                let endpoint = u32::try_from(e).expect("endpoints fit in u32");
+                self.sched.schedule(d.max(now), Event::Timer { endpoint, gen: ep.timer_gen });
             }
         }
     }
@@ -1082,6 +1166,29 @@ impl Simulation {
         self.endpoints[i + 1].live = false;
         self.slot_of[f.index()] = NO_SLOT;
         self.free_slots.push(slot);
+        self.maybe_free_flow(f);
+    }
+
+    /// Free workload connection `f`'s slot once its endpoints are released and none of its
+    /// packets is left in the network: its counters go to its app's totals (and, with
+    /// `connection_rows`, its row to the ended rows), and the slot waits for reuse.
+    fn maybe_free_flow(&mut self, f: FlowId) {
+        let i = f.index();
+        let flow = &self.flows[i];
+        if i < self.n_static || flow.free || flow.in_flight > 0 || self.slot_of[i] != NO_SLOT {
+            return;
+        }
+        self.app_totals[flow.app.index()].add_ended(flow, self.warmup);
+        let ended = std::mem::replace(&mut self.flows[i], Flow::vacant());
+        if self.connection_rows {
+            let warm = match &self.warm {
+                Some(w) => w.flow(i, ended.serial).unwrap_or(crate::stats::WarmBase::Zero),
+                None if self.warmup > SimTime::ZERO => crate::stats::WarmBase::EndedBefore,
+                None => crate::stats::WarmBase::Zero,
+            };
+            self.ended.push(crate::stats::EndedFlow { flow: ended, warm });
+        }
+        self.free_flows.push(u32::try_from(i).expect("flow ids fit in u32"));
     }
 }
 

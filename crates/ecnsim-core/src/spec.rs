@@ -255,6 +255,15 @@ pub struct SimulationSpec {
     /// queues only. Absent: every live connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_flows: Option<Vec<String>>,
+    /// Which queues the queue series samples: indices of `[[links]]` (both
+    /// directions of each); `[]` samples none. Absent: every queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_queues: Option<Vec<usize>>,
+    /// Keep a `flows` row for every workload connection too (memory then grows with
+    /// the connections opened); default false: workload connections are summed in
+    /// the `apps` table and their records are the per-object output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_rows: Option<bool>,
     /// The named default profile (see [`crate::profile`]); default `"rfc"`.
     #[serde(default)]
     pub profile: Option<String>,
@@ -474,6 +483,17 @@ pub enum WeightRule {
     /// Linux tc `tc_red_eval_ewma`: the largest w_q = 2^-n such that a burst of
     /// `burst` packets into an empty queue keeps avg below min_th.
     Tc,
+}
+
+/// The rule for PI's gains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GainRule {
+    /// HMTG01 §IV: the PI zero cancels the TCP pole, `z = 2 N^- / (R^+^2 C)`; the loop
+    /// crosses over at `w_g = z` with `K_PI = w_g |j w_g R^+ + 1| (2 N^-)^2 / (R^+ C)^3`;
+    /// sampled at `w` Hz: `a = K_PI (1/z + T/2)`, `b = K_PI (1/z - T/2)`, `T = 1/w`
+    /// (C = link rate in mean-size packets per second).
+    Auto,
 }
 
 /// The rule for Adaptive RED's lower bound on max_p.
@@ -702,12 +722,18 @@ pub struct PiSpec {
     /// Mean packet size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_pktsize: Option<ByteSize>,
-    /// Gain `a`.
+    /// Gain `a`, or `"auto"` (HMTG01's design rule for the link, `design_flows` and `design_rtt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub a: Option<f64>,
-    /// Gain `b`.
+    pub a: Option<NumOr<GainRule>>,
+    /// Gain `b`, or `"auto"` (with `a`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub b: Option<f64>,
+    pub b: Option<NumOr<GainRule>>,
+    /// The design's smallest number of TCP flows (HMTG01 `N^-`), for `"auto"` gains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design_flows: Option<f64>,
+    /// The design's largest round-trip time (HMTG01 `R^+`), for `"auto"` gains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design_rtt: Option<TimeValue>,
     /// Sampling frequency, Hz (ns-2 `w_`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub w: Option<f64>,
@@ -928,7 +954,7 @@ fill_from_defaults!(AecnSpec {
 fill_from_defaults!(ThresholdSpec { limits: [limit_packets, limit_bytes], fields: [measure, k, non_ect] });
 fill_from_defaults!(PiSpec {
     limits: [limit_packets, limit_bytes],
-    fields: [measure, mean_pktsize, a, b, w, qref, ecn, non_ect, byte_mode]
+    fields: [measure, mean_pktsize, a, b, design_flows, design_rtt, w, qref, ecn, non_ect, byte_mode]
 });
 fill_from_defaults!(RemSpec {
     limits: [limit_packets, limit_bytes],

@@ -56,6 +56,8 @@ pub(crate) struct TraceRecord {
     time: SimTime,
     event: TraceEvent,
     port: PortId,
+    /// The connection's serial (TCP) or the UDP flow's index.
+    flow_id: u64,
     pkt: Packet,
 }
 
@@ -132,17 +134,20 @@ impl Tracer {
         event: TraceEvent,
         port: PortId,
         pkt: &Packet,
-        app_of: impl FnOnce(usize) -> usize,
+        conn_of: impl FnOnce(usize) -> (usize, u64),
     ) {
         if !self.ports[port.index()] {
             return;
         }
+        // A TCP packet's connection: its app and its serial (the `flow_id` of the results).
+        let (app, flow_id) =
+            if pkt.proto == Transport::Tcp { conn_of(pkt.flow.index()) } else { (usize::MAX, u64::from(pkt.flow.0)) };
         if let Some(apps) = &self.apps {
-            if pkt.proto != Transport::Tcp || !apps[app_of(pkt.flow.index())] {
+            if pkt.proto != Transport::Tcp || !apps[app] {
                 return;
             }
         }
-        self.records.push(TraceRecord { time, event, port, pkt: *pkt });
+        self.records.push(TraceRecord { time, event, port, flow_id, pkt: *pkt });
     }
 
     /// Take the records so far as a column table (see `ecnsim.trace` for the columns).
@@ -151,10 +156,15 @@ impl Tracer {
         let col = |f: &dyn Fn(&TraceRecord) -> u64| r.iter().map(f).collect::<Vec<u64>>();
         let mut t = Table::new("trace");
         t.push_u64("time_ns", col(&|x| x.time.as_nanos()));
-        t.push_str("event", r.iter().map(|x| x.event.symbol().to_owned()).collect());
+        let events = [TraceEvent::Enqueue, TraceEvent::Dequeue, TraceEvent::Receive, TraceEvent::Drop];
+        t.push_dict(
+            "event",
+            r.iter().map(|x| x.event as u32).collect(),
+            events.iter().map(|e| e.symbol().to_owned()).collect(),
+        );
         t.push_u64("from_node", col(&|x| u64::from(port_ends[x.port.index()].0)));
         t.push_u64("to_node", col(&|x| u64::from(port_ends[x.port.index()].1)));
-        t.push_u64("flow_id", col(&|x| u64::from(x.pkt.flow.0)));
+        t.push_u64("flow_id", col(&|x| x.flow_id));
         t.push_u64("uid", col(&|x| x.pkt.uid));
         t.push_u64("size", col(&|x| u64::from(x.pkt.size)));
         t.push_u64("src_node", col(&|x| u64::from(x.pkt.src.0)));

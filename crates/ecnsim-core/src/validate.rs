@@ -502,6 +502,16 @@ impl ScenarioSpec {
                 );
             }
         }
+        if let Some(links) = &sim.sample_queues {
+            for (i, &l) in links.iter().enumerate() {
+                ensure_spec!(
+                    l < self.links.len(),
+                    format!("simulation.sample_queues[{i}]"),
+                    "must be the index of a link (0 to {}), got {l}",
+                    self.links.len().saturating_sub(1)
+                );
+            }
+        }
         if let Some(interval) = sim.sample_interval {
             in_range("simulation.sample_interval", interval, Limits::positive(MAX_TIME))?;
             let samples = duration / interval.0;
@@ -1167,8 +1177,11 @@ const PI_FIELDS: &[Field<PiSpec>] = &[
     int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
     int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
     // HMTG01 §IV: the gains are positive (a > b for a stable integral action).
-    real_field!(a, RealLimits::above(0.0, 1.0)),
-    real_field!(b, RealLimits::closed(0.0, 1.0)),
+    Field::Real { name: "a", get: |s| num(s.a), limits: RealLimits::above(0.0, 1.0) },
+    Field::Real { name: "b", get: |s| num(s.b), limits: RealLimits::closed(0.0, 1.0) },
+    // HMTG01 §IV: the design holds for N >= N^- flows and RTTs <= R^+.
+    real_field!(design_flows, RealLimits::above(0.0, 1e9)),
+    int_field!(design_rtt, Unit::Time, time, POSITIVE_TIME),
     // HMTG01 §IV: a sampling frequency in Hz; up to 1 MHz.
     real_field!(w, RealLimits::above(0.0, 1e6)),
     real_field!(qref, PACKETS),
@@ -1898,6 +1911,9 @@ mod aqm_tests {
         (r#"{ type = "pi", limit_packets = 50, qref = 60 }"#, "links[2].queue.qref", "qref must be <= the buffer limit"),
         (r#"{ type = "pi", w = 0 }"#, "links[2].queue.w", "must be > 0 and <= 1000000, got 0"),
         (r#"{ type = "pi", a = 0 }"#, "links[2].queue.a", "must be > 0"),
+        (r#"{ type = "pi", a = "auto" }"#, "links[2].queue.b", "must be \"auto\" when a is \"auto\""),
+        (r#"{ type = "pi", a = "auto", b = "auto", design_flows = 0 }"#, "links[2].queue.design_flows", "must be > 0"),
+        (r#"{ type = "pi", a = "auto", b = "auto", design_rtt = 0 }"#, "links[2].queue.design_rtt", "must be > 0"),
         // REM
         (r#"{ type = "rem", phi = 1 }"#, "links[2].queue.phi", "must be > 1"),
         (r#"{ type = "rem", inw = 0 }"#, "links[2].queue.inw", "must be > 0 and <= 1"),

@@ -65,6 +65,20 @@ fn dist_cdf(spec: &str, xs: Vec<f64>) -> PyResult<Vec<f64>> {
     Ok(xs.into_iter().map(|x| d.cdf(x)).collect())
 }
 
+/// The survival function `P(X > x)` of `spec` (JSON) at each `x`, computed directly.
+#[pyfunction]
+fn dist_sf(spec: &str, xs: Vec<f64>) -> PyResult<Vec<f64>> {
+    let d = distribution(spec)?;
+    Ok(xs.into_iter().map(|x| d.sf(x)).collect())
+}
+
+/// The partial mean `E[X; X > x]` of `spec` (JSON) at each `x` (infinite where it diverges).
+#[pyfunction]
+fn dist_partial_mean(spec: &str, xs: Vec<f64>) -> PyResult<Vec<f64>> {
+    let d = distribution(spec)?;
+    Ok(xs.into_iter().map(|x| d.partial_mean(x)).collect())
+}
+
 /// The mean of the distribution `spec` (JSON), or None where it is infinite or has no closed form.
 #[pyfunction]
 fn dist_mean(spec: &str) -> PyResult<Option<f64>> {
@@ -116,6 +130,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dist_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(dist_mean, m)?)?;
     m.add_function(wrap_pyfunction!(dist_cdf, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_sf, m)?)?;
+    m.add_function(wrap_pyfunction!(dist_partial_mean, m)?)?;
     m.add_function(wrap_pyfunction!(dist_sample, m)?)?;
     m.add_function(wrap_pyfunction!(dist_atoms, m)?)?;
     m.add_function(wrap_pyfunction!(shipped_tables, m)?)?;

@@ -54,6 +54,12 @@ fn column_to_py<'py>(py: Python<'py>, data: &ColumnData) -> PyResult<Bound<'py, 
         ColumnData::U64(v) => (DTYPE_U64, le_bytes(py, v, u64::to_le_bytes)?.into_any()),
         ColumnData::F64(v) => (DTYPE_F64, le_bytes(py, v, f64::to_le_bytes)?.into_any()),
         ColumnData::Str(v) => (DTYPE_STR, interned_list(py, v)?.into_any()),
+        ColumnData::Dict { codes, names } => {
+            // One `str` per distinct name; the list holds a pointer per row.
+            let strs: Vec<Bound<'py, PyString>> = names.iter().map(|n| PyString::new(py, n)).collect();
+            let items = codes.iter().map(|&c| strs[c as usize].clone());
+            (DTYPE_STR, PyList::new(py, items)?.into_any())
+        }
     };
     pair.into_pyobject(py).map(Bound::into_any)
 }

@@ -287,7 +287,8 @@ impl PySimulation {
         Ok(out)
     }
 
-    /// What is held for live connections: `{"live_connections", "endpoint_slots", "app_slots", "pending_events"}`.
+    /// What is held for live connections: `{"live_connections", "endpoint_slots", "app_slots",
+    /// "pending_events", "connection_slots"}`.
     fn live_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let l = self.inner.live_state();
         let out = PyDict::new(py);
@@ -295,6 +296,7 @@ impl PySimulation {
         out.set_item("endpoint_slots", l.endpoint_slots)?;
         out.set_item("app_slots", l.app_slots)?;
         out.set_item("pending_events", l.pending_events)?;
+        out.set_item("connection_slots", l.connection_slots)?;
         Ok(out)
     }
 

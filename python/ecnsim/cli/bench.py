@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ecnsim import __version__
 from ecnsim.cli._common import EXIT_OK, EXIT_USAGE
 from ecnsim.scenario.spec import Scenario, droptail, red, tcp
@@ -270,7 +272,14 @@ def run_benchmark(bench: Benchmark, until: float | None = None) -> dict[str, Any
     wall_s, cpu_s = time.perf_counter() - t1, time.process_time() - c1
     perf = sim.perf()
     run_peak = _maxrss_bytes()
-    conns = len(sim.results.tables["flows"]) if bench.connections else bench.n_flows
+    live = sim.live_state()
+    results = sim.results
+    if bench.connections:
+        # Workload connections are summed per app (``apps``); ``flows`` has the [[flows]] ones.
+        apps = results.tables["apps"]
+        conns = int(np.sum(apps["connections"])) + len(results.tables["flows"])
+    else:
+        conns = bench.n_flows
     peak = _maxrss_bytes()
     extra: dict[str, Any] = {}
     if bench.connections:
@@ -279,6 +288,8 @@ def run_benchmark(bench: Benchmark, until: float | None = None) -> dict[str, Any
             "connections_per_s": conns / wall_s if wall_s > 0 else math.inf,
             "run_peak_rss_bytes": run_peak,
             "bytes_per_connection": max(peak - rss_before, 0) / max(conns, 1),
+            "connection_slots": live["connection_slots"],
+            "records": len(results.tables["records"]),
         }
     return {
         "name": bench.name,
@@ -382,7 +393,8 @@ def _format_benchmark(r: dict[str, Any]) -> str:
                 f"({speed:.1f}x real time)",
                 f"  peak memory    {r['run_peak_rss_bytes'] / 2**20:.1f} MiB RSS after the run, "
                 f"{r['peak_rss_bytes'] / 2**20:.1f} MiB with its results "
-                f"({r['bytes_per_connection']:.0f} B per connection)",
+                f"({r['bytes_per_connection']:.0f} B per connection; "
+                f"{r['connection_slots']} connection slots reused)",
             ]
         )
     return "\n".join(

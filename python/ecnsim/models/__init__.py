@@ -6,20 +6,20 @@ slow-start bursts, the bursts as the batches of a Poisson batch-arrival
 queue with exponential service, its mean in closed form and its
 queue-length distribution computed numerically::
 
+    import ecnsim
     from ecnsim import models
 
-    bursts = models.burst_sizes(
-        models.WEB_OBJECT_SIZES, rcv_window=models.WEB_RECEIVE_WINDOWS, iw=2, mss=1460
-    )
+    web = ecnsim.workload_defaults("websessions")   # the core's laws, as a run draws them
+    bursts = models.burst_sizes(web["object_size"], rcv_window=web["rcv_window"], iw=2, mss=1460)
     queue = models.MXM1(bursts, utilization=0.9)
     queue.mean_in_system()                                   # E[N], closed form
     queue.delay_exceedance(0.005, link_rate_bps=100e6)       # P(queueing delay > 5 ms)
     curve = models.delay_exceedance_curve(bursts, [0.5, 0.7, 0.9])   # the study's figure data
 
-Sizes are described as the scenario describes them
-(:class:`Distribution`: ``to_spec()`` gives the scenario's table,
-:func:`from_spec` reads one), so one description drives both the
-simulation and the model. Pure Python and numpy; nothing here runs the
+Sizes are the scenario's distribution tables or :class:`ecnsim.Distribution`
+objects (:func:`from_spec` reads a table), whose maths (survival function,
+partial mean, quantiles) is the core's: one law for the simulation and the
+model. The queue itself is pure Python and numpy; nothing here runs the
 simulator. :func:`simulate_mx_m1` is an independent Monte-Carlo check.
 """
 
@@ -34,21 +34,7 @@ from ecnsim.models.bursts import (
     slow_start_bursts,
     window_packets,
 )
-from ecnsim.models.distributions import (
-    WEB_OBJECT_SIZES,
-    WEB_RECEIVE_WINDOWS,
-    BoundedPareto,
-    Constant,
-    Discrete,
-    Distribution,
-    Empirical,
-    Exponential,
-    Lognormal,
-    LognormalPareto,
-    Pareto,
-    Uniform,
-    from_spec,
-)
+from ecnsim.models.distributions import Distribution, from_spec
 from ecnsim.models.montecarlo import MonteCarloRun, simulate_mx_m1
 from ecnsim.models.mx_m1 import (
     MEASURES,
@@ -62,24 +48,13 @@ __all__ = [
     "DEFAULT_MSS",
     "MEASURES",
     "MXM1",
-    "WEB_OBJECT_SIZES",
-    "WEB_RECEIVE_WINDOWS",
-    "BoundedPareto",
     "BurstSizes",
-    "Constant",
-    "Discrete",
     "Distribution",
-    "Empirical",
-    "Exponential",
     "FlowSizes",
-    "Lognormal",
-    "LognormalPareto",
     "Measure",
     "ModelError",
     "MonteCarloRun",
-    "Pareto",
     "QueueLengthDistribution",
-    "Uniform",
     "burst_sizes",
     "delay_exceedance_curve",
     "from_spec",

@@ -24,13 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ecnsim.models._common import ModelError, finite, whole
-from ecnsim.models.distributions import (
-    Constant,
-    Discrete,
-    Distribution,
-    Empirical,
-    from_spec,
-)
+from ecnsim.models.distributions import Distribution, from_spec
 
 __all__ = [
     "BurstSizes",
@@ -198,34 +192,34 @@ class FlowSizes:
         ``tail_mass`` and ``tail_mean`` come from the distribution's closed
         forms (``tail_mean`` to within ``tail_mass / 2`` packets).
         """
-        dist = from_spec(sizes, "flow_sizes") if isinstance(sizes, Mapping) else sizes
+        dist = from_spec(sizes, "flow_sizes")
         m = whole("mss", mss)
         tol = finite("tail_tol", tail_tol, low=0.0)
         cap = whole("max_packets", max_packets, low=16)
-        if isinstance(dist, (Constant, Discrete)):
-            values = np.asarray([dist.value] if isinstance(dist, Constant) else dist.values)
-            probs = np.ones(1) if isinstance(dist, Constant) else dist.probabilities
-            s = _packets(values, m)
-            return cls(np.bincount(s, weights=probs), source=repr(dist))
-        if not math.isfinite(dist.mean()):
+        atoms = dist.atoms
+        if atoms is not None:
+            # A constant or discrete law (a shipped table included): its atoms, exactly.
+            s = _packets(atoms["value"].to_numpy(dtype=float), m)
+            probs = atoms["probability"].to_numpy(dtype=float)
+            return cls(np.bincount(s, weights=probs) / probs.sum(), source=repr(dist))
+        mean = dist.mean
+        if mean is None or not math.isfinite(mean):
             raise ModelError(
                 "flow_sizes",
                 f"the mean flow size of {dist!r} is infinite; bursts need a finite mean",
             )
-        if math.isfinite(dist.upper):
-            s_max = int(_packets(np.asarray([dist.upper]), m)[0])
+        upper = dist.upper
+        if math.isfinite(upper):
+            s_max = int(_packets(np.asarray([upper]), m)[0])
         else:
             x_tol = float(dist.isf(tol))
             s_max = max(int(_packets(np.asarray([x_tol]), m)[0]), 16)
         s_max = min(s_max, cap)
         # P(S > s) = P(X >= s mss + 1/2): the core rounds to whole bytes, then fills segments.
+        # P(X >= b) is P(X > b') for b' the double just below b (an atom at b counts).
         bounds = np.arange(s_max + 1, dtype=float) * m + 0.5
-        sf = dist.sf(bounds)
+        sf = np.asarray(dist.sf(np.nextafter(bounds, -np.inf)), dtype=float)
         sf[0] = 1.0
-        if isinstance(dist, Empirical):
-            # Its first value is an atom: X >= b includes X = b.
-            v0, c0 = dist.points[0]
-            sf = np.where(bounds == v0, sf + c0, sf)
         pmf = np.concatenate([[0.0], sf[:-1] - sf[1:]])
         tail_mass = float(sf[-1])
         tail_mean = 0.0
@@ -407,11 +401,12 @@ def burst_sizes(
     """The size distribution of a randomly chosen burst, over flows and receive windows.
 
     ``flow_sizes``: a :class:`FlowSizes` (packets), or a size distribution
-    in bytes (a :class:`Distribution` or a scenario table, converted with
-    ``mss`` as the core sends it). The receiver window cap is given either
-    in bytes as the scenario gives it (``rcv_window``: a number, or a
-    ``constant`` or ``discrete`` distribution such as
-    :data:`WEB_RECEIVE_WINDOWS`; converted by :func:`window_packets`), or in
+    in bytes (an :class:`ecnsim.Distribution` or a scenario table, converted
+    with ``mss`` as the core sends it). The receiver window cap is given
+    either in bytes as the scenario gives it (``rcv_window``: a number, or a
+    ``constant`` or ``discrete`` distribution such as the web sessions'
+    default ``ecnsim.workload_defaults("websessions")["rcv_window"]``;
+    converted by :func:`window_packets`), or in
     packets (``w_max``: a number or ``{packets: weight}``); neither means
     uncapped. Windows are independent of flow sizes.
 
@@ -443,21 +438,17 @@ def burst_sizes(
         if isinstance(rcv_window, (int, float)):
             windows[window_packets(rcv_window, m)] = 1.0
         else:
-            d = (
-                from_spec(rcv_window, "rcv_window")
-                if isinstance(rcv_window, Mapping)
-                else rcv_window
-            )
-            if isinstance(d, Constant):
-                windows[window_packets(d.value, m)] = 1.0
-            elif isinstance(d, Discrete):
-                for v, pr in zip(d.values, d.probabilities, strict=True):
-                    wp = window_packets(v, m)
-                    windows[wp] = windows.get(wp, 0.0) + float(pr)
-            else:
+            d = from_spec(rcv_window, "rcv_window")
+            atoms = d.atoms
+            if atoms is None:
                 raise ModelError(
-                    "rcv_window.type", f"must be constant or discrete for the model, got {d.type!r}"
+                    "rcv_window.type",
+                    f"must be constant or discrete for the model, got {d.spec.get('type')!r}",
                 )
+            for v, pr in zip(atoms["value"], atoms["probability"], strict=True):
+                if pr > 0:
+                    wp = window_packets(float(v), m)
+                    windows[wp] = windows.get(wp, 0.0) + float(pr)
     elif w_max is None:
         windows = {None: 1.0}
     elif isinstance(w_max, Mapping):

@@ -379,6 +379,11 @@ class Results:
         return self.to_pandas("flows")
 
     @property
+    def apps(self) -> pd.DataFrame:
+        """The ``apps`` table (one row per workload: its connections summed) as a DataFrame."""
+        return self.table("apps").to_pandas()
+
+    @property
     def queues(self) -> pd.DataFrame:
         """The ``queues`` table (one row per link direction) as a DataFrame."""
         return self.to_pandas("queues")

@@ -215,15 +215,21 @@ def pi(
     limit_bytes: Quantity | None = None,
     measure: str | None = None,
     mean_pktsize: Quantity | None = None,
-    a: float | None = None,
-    b: float | None = None,
+    a: NumOrRule | None = None,
+    b: NumOrRule | None = None,
+    design_flows: float | None = None,
+    design_rtt: Quantity | None = None,
     w: float | None = None,
     qref: float | None = None,
     ecn: bool | None = None,
     non_ect: str | None = None,
     byte_mode: bool | None = None,
 ) -> dict[str, Any]:
-    """The PI controller (``docs/models/pi.md``); ``w`` is the sampling frequency in Hz."""
+    """The PI controller (``docs/models/pi.md``); ``w`` is the sampling frequency in Hz.
+
+    ``a="auto", b="auto"`` designs the gains for the link the queue feeds (Hollot et al.
+    2001 §IV) from ``design_flows`` (N^-) and ``design_rtt`` (R^+).
+    """
     return {"type": "pi", **_compact(locals())}
 
 
@@ -398,6 +404,8 @@ class Scenario:
         seed: int | None = None,
         sample_interval: Quantity | None = None,
         sample_flows: Sequence[str] | None = None,
+        sample_queues: Sequence[int] | None = None,
+        connection_rows: bool | None = None,
         profile: str | None = None,
     ) -> None:
         self._data: dict[str, Any] = _compact({"name": name})
@@ -408,6 +416,8 @@ class Scenario:
                 "seed": seed,
                 "sample_interval": sample_interval,
                 "sample_flows": None if sample_flows is None else list(sample_flows),
+                "sample_queues": None if sample_queues is None else list(sample_queues),
+                "connection_rows": connection_rows,
                 "profile": profile,
             }
         )

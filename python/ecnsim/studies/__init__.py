@@ -66,6 +66,7 @@ __all__ = [
 STUDIES: dict[str, str] = {
     "hetero": "ecnsim.studies.hetero:HeteroStudy",
     "aecn": "ecnsim.studies.aecn:AecnStudy",
+    "ecnplus": "ecnsim.studies.ecnplus:EcnplusStudy",
     "rfc2415": "ecnsim.studies.rfc2415:Rfc2415Study",
     "rfc2884": "ecnsim.studies.rfc2884:Rfc2884Study",
 }

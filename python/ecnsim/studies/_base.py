@@ -197,6 +197,11 @@ class Study(ABC):
         """Estimated wall seconds of one run of ``point`` on one core."""
         return 1.0
 
+    def warnings(self, params: Any, data: StudyData) -> list[str]:
+        """What a reader must know before trusting the tables (e.g. points without a steady
+        state); each is shown at the top of the report. Default: none."""
+        return []
+
     def calibration(self, params: Any) -> Calibration | None:
         """The pilot stage whose runs choose some of ``params``, or None (the default: none).
 

@@ -184,6 +184,7 @@ def render_study(run: StudyRun) -> Path:
     (out / "figures").mkdir(parents=True, exist_ok=True)
     tables = study.tables(params, data)
     figures = study.figures(params, data)
+    warnings = study.warnings(params, data)
 
     run.tables = {}
     for name, t in tables.items():
@@ -229,6 +230,7 @@ def render_study(run: StudyRun) -> Path:
         "runs_stored": len(stored),
         "runs_run_now": sweep.ran,
         "runs_failed": [msg for _task, msg in sweep.failures],
+        "warnings": warnings,
         "pilot_runs": 0 if run.calibration is None else len(run.calibration.plan.tasks()),
         "pilot_runs_run_now": 0 if run.calibration is None else run.calibration.sweep.ran,
         "executor": sweep.executor,
@@ -300,6 +302,9 @@ def _report(
             f"not in the store; tables and figures use the others. Run the same command again "
             f"to finish.<ul>{lines}</ul></div>"
         )
+
+    for text in info.get("warnings", []):
+        s.append(f'<div class="warn"><b>Warning:</b> {_esc(text)}</div>')
 
     s.append("<h2>Setup</h2>")
     s.append(

@@ -290,7 +290,10 @@ def derive_rfc2415(
     warmup = float(context["warmup_s"])
     end = float(context["end_s"])
     capacity = float(context["capacity_bps"])
-    flows = results.flows
+    # Per connection population: [[flows]] rows, and the workloads' connections summed per
+    # app (the `apps` table); both carry these columns, counted over [warm-up, end].
+    cols = ["app", "reverse_bytes_delivered", "packets_sent", "reverse_packets_sent", "drops"]
+    flows = pd.concat([results.flows[cols], results.apps[cols]], ignore_index=True)
     queues = results.queues
     records = results.table("records").to_pandas()
     bq = queues.loc[queues["queue"] == context["bottleneck"]].iloc[0]

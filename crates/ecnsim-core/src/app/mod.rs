@@ -60,9 +60,9 @@ pub(crate) struct ConnEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Command {
     /// Open a new connection from `client` to `server` with the app's TCP
-    /// settings (the client's receive window replaced if given); it gets the
-    /// id that [`Cx::open`] returned.
-    Open { client: NodeId, server: NodeId, rcv_window: Option<u64>, tag: u32 },
+    /// settings (the client's receive window replaced if given), in the slot
+    /// `flow` that [`Cx::open`] reserved and returned.
+    Open { flow: FlowId, client: NodeId, server: NodeId, rcv_window: Option<u64>, tag: u32 },
     /// Active open of a connection created at build time (`[[flows]]`).
     Connect { flow: FlowId },
     /// Write `bytes` more bytes on one end.
@@ -93,6 +93,10 @@ pub(crate) enum RecordKind {
 }
 
 impl RecordKind {
+    /// Every kind, in the order of their discriminants.
+    pub(crate) const ALL: [RecordKind; 4] =
+        [RecordKind::Transaction, RecordKind::Page, RecordKind::Object, RecordKind::Udp];
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             RecordKind::Transaction => "transaction",
@@ -116,6 +120,9 @@ pub(crate) enum RecordState {
 }
 
 impl RecordState {
+    /// Every state, in the order of their discriminants.
+    pub(crate) const ALL: [RecordState; 3] = [RecordState::Completed, RecordState::InProgress, RecordState::Failed];
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             RecordState::Completed => "completed",
@@ -180,8 +187,12 @@ pub(crate) struct Cx<'a> {
     pub(crate) app: AppId,
     pub(crate) cmds: &'a mut Vec<Command>,
     pub(crate) records: &'a mut Vec<Record>,
-    /// Id the next `open` gets.
-    pub(crate) next_flow: u32,
+    /// Free connection slots: `open` reserves the last one.
+    pub(crate) free_flows: &'a mut Vec<u32>,
+    /// Connection slots that exist now; `open` appends new ones after them.
+    pub(crate) flows_len: u32,
+    /// New slots reserved by this callback so far.
+    pub(crate) new_flows: u32,
     pub(crate) next_udp: u32,
     pub(crate) view: ConnView<'a>,
 }
@@ -218,11 +229,14 @@ impl ConnView<'_> {
 }
 
 impl Cx<'_> {
-    /// Open a connection; returns its id (valid once the callback returns).
+    /// Open a connection; returns its id (valid once the callback returns). A free slot is
+    /// reserved at once, so that slots freed while the commands run cannot shift it.
     pub(crate) fn open(&mut self, client: NodeId, server: NodeId, rcv_window: Option<u64>, tag: u32) -> FlowId {
-        let f = FlowId(self.next_flow);
-        self.next_flow += 1;
-        self.cmds.push(Command::Open { client, server, rcv_window, tag });
+        let f = FlowId(self.free_flows.pop().unwrap_or_else(|| {
+            self.new_flows += 1;
+            self.flows_len + self.new_flows - 1
+        }));
+        self.cmds.push(Command::Open { flow: f, client, server, rcv_window, tag });
         f
     }
     /// Create a UDP flow; returns its index in the UDP arena.
@@ -397,6 +411,17 @@ pub(crate) fn count(x: f64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_kinds_and_states_list_every_value_in_discriminant_order() {
+        // The `records` table codes them by discriminant.
+        for (i, k) in RecordKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k:?}");
+        }
+        for (i, s) in RecordState::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "{s:?}");
+        }
+    }
 
     #[test]
     fn timers_pop_in_time_then_insertion_order() {

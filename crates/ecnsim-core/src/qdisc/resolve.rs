@@ -18,8 +18,8 @@ use super::threshold::ThresholdConfig;
 use super::{Aecn, AnyQdisc, Codel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
 use crate::profile::Profile;
 use crate::spec::{
-    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, NumOr, PiSpec, PieSpec, QueueSpec, RedSpec, RemSpec,
-    ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
+    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, GainRule, NumOr, PiSpec, PieSpec, QueueSpec, RedSpec,
+    RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
 };
 use crate::time::{BitRate, SimDuration};
 
@@ -91,8 +91,8 @@ pub(crate) fn resolve(
             (QueueConfig::Threshold(threshold(&f)), QueueSpec::Threshold(f))
         }
         QueueSpec::Pi(s) => {
-            let f = s.filled(&profile.pi());
-            (QueueConfig::Pi(pi(&f)), QueueSpec::Pi(f))
+            let (c, r) = pi(&s.filled(&profile.pi()), link)?;
+            (QueueConfig::Pi(c), QueueSpec::Pi(r))
         }
         QueueSpec::Rem(s) => {
             let f = s.filled(&profile.rem());
@@ -308,22 +308,65 @@ fn threshold(s: &ThresholdSpec) -> ThresholdConfig {
     }
 }
 
-fn pi(s: &PiSpec) -> PiConfig {
+/// HMTG01 §IV's design rule: the discrete gains `(a, b)` of a PI controller sampled at `w`
+/// Hz for a link of `c` packets per second, at least `n` TCP flows and round trips of at
+/// most `rtt` seconds.
+pub(crate) fn pi_design_gains(n: f64, rtt: f64, c: f64, w: f64) -> (f64, f64) {
+    // HMTG01 §IV: the zero cancels the TCP pole of the linearised loop, z = 2N^- / (R^+^2 C).
+    let z = 2.0 * n / (rtt * rtt * c);
+    // HMTG01 §IV: the loop crosses over at w_g = z, where |L(j w_g)| = 1:
+    // K_PI = w_g |j w_g R^+ + 1| / ((R^+ C)^3 / (2 N^-)^2).
+    let w_g = z;
+    let k = w_g * (1.0 + (w_g * rtt).powi(2)).sqrt() * (2.0 * n).powi(2) / (rtt * c).powi(3);
+    // HMTG01 §IV: C(z) = (a z - b) / (z - 1) from K_PI (s/z + 1)/s by the bilinear map, period T = 1/w.
+    let t = 1.0 / w;
+    (k * (1.0 / z + t / 2.0), k * (1.0 / z - t / 2.0))
+}
+
+fn pi(s: &PiSpec, link: LinkInfo) -> Result<(PiConfig, PiSpec), RuleError> {
+    let w = get(s.w);
     // ns-2 PIQueue: CalcTimer.resched(1.0 / w_); rounded to the nearest nanosecond.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let period = SimDuration::from_nanos((1e9 / get(s.w)).round() as u64);
-    PiConfig {
+    let period = SimDuration::from_nanos((1e9 / w).round() as u64);
+    let mean_pktsize = bytes32(s.mean_pktsize);
+    let (a, b) = match (get(s.a), get(s.b)) {
+        (NumOr::Num(a), NumOr::Num(b)) => (a, b),
+        (NumOr::Rule(GainRule::Auto), NumOr::Rule(GainRule::Auto)) => {
+            let c = packet_rate(link.rate, mean_pktsize);
+            let rtt = dur(s.design_rtt).as_secs_f64();
+            let (a, b) = pi_design_gains(get(s.design_flows), rtt, c, w);
+            if !(b >= 0.0 && a > 0.0 && a <= 1.0) {
+                return Err((
+                    "a",
+                    format!(
+                        "\"auto\" gives a = {a:.4e}, b = {b:.4e} for this link ({c:.1} packets of mean_pktsize \
+                         per second), outside 0 < a <= 1, b >= 0: the design (design_flows, design_rtt) does not \
+                         fit the link and the sampling frequency w ({w} Hz)"
+                    ),
+                ));
+            }
+            (a, b)
+        }
+        (NumOr::Rule(GainRule::Auto), NumOr::Num(_)) => {
+            return Err(("b", "must be \"auto\" when a is \"auto\" (the rule gives both gains)".to_owned()))
+        }
+        (NumOr::Num(_), NumOr::Rule(GainRule::Auto)) => {
+            return Err(("a", "must be \"auto\" when b is \"auto\" (the rule gives both gains)".to_owned()))
+        }
+    };
+    let cfg = PiConfig {
         limit: limit(s.limit_packets, s.limit_bytes),
         measure: get(s.measure),
-        mean_pktsize: bytes32(s.mean_pktsize),
-        a: get(s.a),
-        b: get(s.b),
+        mean_pktsize,
+        a,
+        b,
         period,
         qref: get(s.qref),
         ecn: get(s.ecn),
         non_ect: get(s.non_ect),
         byte_mode: get(s.byte_mode),
-    }
+    };
+    Ok((cfg, PiSpec { a: Some(NumOr::Num(a)), b: Some(NumOr::Num(b)), ..*s }))
 }
 
 fn rem(s: &RemSpec, link: LinkInfo) -> RemConfig {
@@ -479,6 +522,81 @@ mod tests {
         };
         let err = resolve(&QueueSpec::Red(s), Profile::Rfc, link(10, 1)).unwrap_err();
         assert_eq!(err.0, "min_th");
+    }
+
+    fn pi_with(f: impl FnOnce(&mut PiSpec), l: LinkInfo) -> Result<(PiConfig, PiSpec), RuleError> {
+        let mut s = PiSpec::default();
+        f(&mut s);
+        match resolve(&QueueSpec::Pi(s), Profile::Rfc, l)? {
+            Some((QueueConfig::Pi(c), QueueSpec::Pi(r))) => Ok((c, r)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn auto_gains(s: &mut PiSpec) {
+        s.a = Some(NumOr::Rule(GainRule::Auto));
+        s.b = Some(NumOr::Rule(GainRule::Auto));
+    }
+
+    #[test]
+    fn pi_auto_gains_reproduce_the_papers_design_example() {
+        // HMTG01 §IV: N^- = 60, R^+ = 246 ms, C = 3750 packets/s (15 Mb/s of 500-byte packets), 160 Hz:
+        // a = 1.822e-5, b = 1.816e-5 (the paper's K_PI = 9.64e-6 is 1.4 % below the formula's 9.78e-6).
+        let (c, r) = pi_with(auto_gains, link(15, 10)).unwrap();
+        assert!((c.a / 1.822e-5 - 1.0).abs() < 0.025, "a = {}", c.a);
+        assert!((c.b / 1.816e-5 - 1.0).abs() < 0.025, "b = {}", c.b);
+        // K_PI T = a - b; (a + b) / 2 = K_PI / z with z = 2 N / (R^2 C) = 0.5288 rad/s.
+        let z = 120.0 / (0.246f64.powi(2) * 3750.0);
+        let k = (c.a - c.b) * 160.0;
+        assert!(((c.a + c.b) / 2.0 / (k / z) - 1.0).abs() < 1e-9);
+        assert!(
+            (k / (z * (1.0 + (z * 0.246f64).powi(2)).sqrt() * 14_400.0 / (0.246f64 * 3750.0).powi(3)) - 1.0).abs()
+                < 1e-9
+        );
+        // The run records the numbers.
+        assert_eq!((r.a, r.b), (Some(NumOr::Num(c.a)), Some(NumOr::Num(c.b))));
+    }
+
+    #[test]
+    fn pi_auto_gains_follow_the_link_flows_and_rtt() {
+        let at = |mbps: u64, n: f64| {
+            pi_with(
+                |s| {
+                    auto_gains(s);
+                    s.design_flows = Some(n);
+                },
+                link(mbps, 10),
+            )
+            .unwrap()
+            .0
+        };
+        // K_PI / z = |j z R + 1| (2N)^2 / (R C)^3: a faster link needs smaller gains (same error in
+        // packets, more packets per second), more flows larger ones.
+        let (slow, fast) = (at(15, 60.0), at(100, 60.0));
+        assert!(fast.a < slow.a / 10.0, "{} vs {}", fast.a, slow.a);
+        let many = at(100, 450.0);
+        assert!(many.a > 50.0 * fast.a, "{} vs {}", many.a, fast.a);
+        assert!(many.a > many.b && many.b > 0.0);
+    }
+
+    #[test]
+    fn pi_auto_gains_come_in_pairs_and_stay_stable() {
+        let err = pi_with(|s| s.a = Some(NumOr::Rule(GainRule::Auto)), link(15, 10)).unwrap_err();
+        assert_eq!(err.0, "b");
+        let err = pi_with(|s| s.b = Some(NumOr::Rule(GainRule::Auto)), link(15, 10)).unwrap_err();
+        assert_eq!(err.0, "a");
+        // A zero above twice the sampling frequency makes b negative: refused, naming the rule's inputs.
+        let err = pi_with(
+            |s| {
+                auto_gains(s);
+                s.design_flows = Some(1e6);
+                s.w = Some(1.0);
+            },
+            link(15, 10),
+        )
+        .unwrap_err();
+        assert_eq!(err.0, "a");
+        assert!(err.1.contains("design_flows"), "{}", err.1);
     }
 
     #[test]

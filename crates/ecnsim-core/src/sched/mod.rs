@@ -19,7 +19,7 @@ mod heap;
 
 pub use heap::HeapQueue;
 
-use crate::ids::{AppId, FlowId, PortId};
+use crate::ids::{AppId, PortId};
 use crate::time::SimTime;
 
 /// Something that happens at an instant. Small and `Copy`; the state an
@@ -32,10 +32,8 @@ pub enum Event {
     WireArrival(PortId),
     /// A TCP endpoint's earliest deadline; stale if `gen` is not current.
     Timer {
-        /// The connection.
-        flow: FlowId,
-        /// True for the initiator's endpoint.
-        initiator: bool,
+        /// The endpoint (`2 * slot` the initiator, `2 * slot + 1` the responder).
+        endpoint: u32,
         /// Generation at scheduling time.
         gen: u32,
     },

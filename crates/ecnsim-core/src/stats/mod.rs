@@ -6,14 +6,17 @@
 //! time-weighted over `[warmup, now]`.
 //!
 //! Tables (column names carry their unit):
-//! - `flows`: one row per flow.
+//! - `flows`: one row per `[[flows]]` connection (and, with
+//!   `simulation.connection_rows`, per workload connection).
+//! - `apps`: one row per workload (`[[apps]]`): its connections' counters summed.
 //! - `queues`: one row per link direction.
 //! - `flow_series`, `queue_series`: one row per sample (if sampling is on).
 
+use crate::ids::FlowId;
 use crate::qdisc::{DropReason, MarkReason, QueueCounters};
 use crate::results::{Results, Table};
-use crate::sim::Simulation;
-use crate::tcp::TcpCounters;
+use crate::sim::{Flow, Simulation};
+use crate::tcp::{TcpCounters, TcpState};
 use crate::time::{SimDuration, SimTime};
 
 /// Per-flow facts kept by the simulation (the sockets keep the rest).
@@ -35,12 +38,130 @@ pub struct FlowExtra {
     pub owd_count: u64,
 }
 
+/// A connection's counters at the end of warm-up.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WarmFlow {
+    /// The connection (slots are reused: the serial tells whose counters these are).
+    serial: u64,
+    /// Initiator's and responder's counters.
+    counters: [TcpCounters; 2],
+    extra: FlowExtra,
+}
+
+/// What a workload connection's `flows` row counts from.
+#[derive(Clone, Debug)]
+pub(crate) enum WarmBase {
+    /// It started after the warm-up (or there is none): from zero.
+    Zero,
+    /// It was alive at the end of warm-up: from its counters then.
+    At(Box<WarmFlow>),
+    /// Its slot was freed before the end of warm-up: nothing of it counts once warm-up is over.
+    EndedBefore,
+}
+
+/// The row of a workload connection whose slot was freed (kept with `simulation.connection_rows`).
+#[derive(Debug)]
+pub(crate) struct EndedFlow {
+    pub(crate) flow: Flow,
+    pub(crate) warm: WarmBase,
+}
+
+/// Counters summed over connections (an app's, in the `apps` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ConnTotals {
+    /// Connections opened at or after the end of warm-up.
+    pub(crate) connections: u64,
+    /// Of these, abandoned (SYN retries exhausted).
+    pub(crate) failed: u64,
+    /// Of these, with ECN negotiated.
+    pub(crate) ecn: u64,
+    /// Initiators' and responders' counters, summed.
+    pub(crate) counters: [TcpCounters; 2],
+    pub(crate) drops: u64,
+    pub(crate) marks: u64,
+    pub(crate) owd_sum_ns: u64,
+    pub(crate) owd_count: u64,
+}
+
+/// `a += b` (`sign` 1) or `a -= b` (`sign` -1, saturating), field by field.
+fn merge(a: &mut TcpCounters, b: &TcpCounters, add: bool) {
+    let f = |x: &mut u64, y: u64| *x = if add { *x + y } else { x.saturating_sub(y) };
+    f(&mut a.segments_sent, b.segments_sent);
+    f(&mut a.data_packets_sent, b.data_packets_sent);
+    f(&mut a.data_bytes_sent, b.data_bytes_sent);
+    f(&mut a.retransmitted_packets, b.retransmitted_packets);
+    f(&mut a.retransmitted_bytes, b.retransmitted_bytes);
+    f(&mut a.bytes_delivered, b.bytes_delivered);
+    f(&mut a.rto_count, b.rto_count);
+    f(&mut a.fast_retransmits, b.fast_retransmits);
+    f(&mut a.syn_retransmits, b.syn_retransmits);
+    f(&mut a.acks_sent, b.acks_sent);
+    f(&mut a.ce_received, b.ce_received);
+    f(&mut a.ecn_reductions, b.ecn_reductions);
+    f(&mut a.cwr_sent, b.cwr_sent);
+}
+
+impl ConnTotals {
+    /// Add one connection's counters; `opened_after_warmup` counts it among the connections.
+    fn add(&mut self, counters: [TcpCounters; 2], extra: &FlowExtra, ecn: bool, opened_after_warmup: bool) {
+        if opened_after_warmup {
+            self.connections += 1;
+            self.failed += u64::from(extra.failed);
+            self.ecn += u64::from(ecn);
+        }
+        merge(&mut self.counters[0], &counters[0], true);
+        merge(&mut self.counters[1], &counters[1], true);
+        self.drops += extra.drops;
+        self.marks += extra.marks;
+        self.owd_sum_ns += extra.owd_sum_ns;
+        self.owd_count += extra.owd_count;
+    }
+
+    /// Add a connection whose endpoints were released.
+    ///
+    /// # Panics
+    /// If its endpoints are not released (no final state).
+    pub(crate) fn add_ended(&mut self, f: &Flow, warmup: SimTime) {
+        let fin = f.last.as_ref().expect("a released connection has its final state");
+        self.add(fin.counters, &f.extra, fin.ecn, f.start >= warmup);
+    }
+
+    /// `self - earlier`: the counters added since `earlier` (both cumulative); the
+    /// connection counts are already those opened after the warm-up.
+    fn since(&self, earlier: &ConnTotals) -> ConnTotals {
+        let mut out = *self;
+        merge(&mut out.counters[0], &earlier.counters[0], false);
+        merge(&mut out.counters[1], &earlier.counters[1], false);
+        out.drops = self.drops.saturating_sub(earlier.drops);
+        out.marks = self.marks.saturating_sub(earlier.marks);
+        out.owd_sum_ns = self.owd_sum_ns.saturating_sub(earlier.owd_sum_ns);
+        out.owd_count = self.owd_count.saturating_sub(earlier.owd_count);
+        out
+    }
+}
+
+/// Every app's totals now: those of its freed connections plus its live ones'.
+fn app_totals_now(sim: &Simulation) -> Vec<ConnTotals> {
+    let mut totals = sim.app_totals.clone();
+    for (i, f) in sim.flows.iter().enumerate().skip(sim.n_static) {
+        if f.free {
+            continue;
+        }
+        let (a, b) = sim.flow_counters(FlowId::from_index(i));
+        let ecn = f.last.as_ref().map_or_else(|| sim.initiator(i).is_some_and(|s| s.ecn_negotiated()), |l| l.ecn);
+        totals[f.app.index()].add([a, b], &f.extra, ecn, f.start >= sim.warmup);
+    }
+    totals
+}
+
 /// Counters at the end of warm-up.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     time: SimTime,
-    endpoints: Vec<TcpCounters>,
-    flows: Vec<FlowExtra>,
+    /// Per connection slot: the connection in it then, if any.
+    flows: Vec<Option<WarmFlow>>,
+    /// Per app: its totals then.
+    apps: Vec<ConnTotals>,
     queues: Vec<QueueCounters>,
     /// Transmitter busy time of each port up to the snapshot, ns.
     busy: Vec<u64>,
@@ -52,16 +173,29 @@ impl Snapshot {
     pub(crate) fn take(sim: &Simulation) -> Self {
         Snapshot {
             time: sim.now(),
-            endpoints: (0..sim.flows.len())
-                .flat_map(|f| {
-                    let (a, b) = sim.flow_counters(crate::ids::FlowId::from_index(f));
-                    [a, b]
+            flows: sim
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (!f.free).then(|| {
+                        let (a, b) = sim.flow_counters(FlowId::from_index(i));
+                        WarmFlow { serial: f.serial, counters: [a, b], extra: f.extra }
+                    })
                 })
                 .collect(),
-            flows: sim.flows.iter().map(|f| f.extra).collect(),
+            apps: app_totals_now(sim),
             queues: sim.ports.iter().map(|p| p.queue.counters).collect(),
             busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
             backlog: sim.ports.iter().map(|p| p.queue.len_packets()).collect(),
+        }
+    }
+
+    /// The warm-up counters of connection `serial` in slot `slot`, if it was alive then.
+    pub(crate) fn flow(&self, slot: usize, serial: u64) -> Option<WarmBase> {
+        match self.flows.get(slot) {
+            Some(Some(w)) if w.serial == serial => Some(WarmBase::At(Box::new(*w))),
+            _ => None,
         }
     }
 }
@@ -174,7 +308,7 @@ pub(crate) fn sample(sim: &mut Simulation) {
         }
         let s = &ep.sock;
         sim.series.flow_time.push(now);
-        sim.series.flow_id.push(i as u64);
+        sim.series.flow_id.push(sim.flows[i].serial);
         sim.series.cwnd.push(s.cwnd());
         sim.series.ssthresh.push(ssthresh_f64(s.ssthresh()));
         sim.series.bytes_sent.push(s.counters.data_bytes_sent);
@@ -186,6 +320,9 @@ pub(crate) fn sample(sim: &mut Simulation) {
     }
     let at = sim.now();
     for (i, p) in sim.ports.iter_mut().enumerate() {
+        if sim.sampled_ports.as_ref().is_some_and(|m| !m[i]) {
+            continue;
+        }
         sim.series.queue_time.push(now);
         sim.series.queue_id.push(i as u64);
         sim.series.queue_packets.push(p.queue.len_packets());
@@ -232,7 +369,8 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
 
     // --- flows ---
     let mut t = Table::new("flows");
-    let n = sim.flows.len();
+    let rows = flow_rows(sim);
+    let n = rows.len();
     let mut cols_u: Vec<(&str, Vec<u64>)> = [
         "packets_sent",
         "bytes_sent",
@@ -267,18 +405,16 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     let mut ecn = Vec::with_capacity(n);
     let mut sack = Vec::with_capacity(n);
     let mut owd = Vec::with_capacity(n);
-    for (i, f) in sim.flows.iter().enumerate() {
-        let zero = TcpCounters::default();
-        // Flows opened after the warm-up snapshot count from zero.
-        let (s0, r0, x0) = warm.filter(|w| i < w.flows.len()).map_or((&zero, &zero, FlowExtra::default()), |w| {
-            (&w.endpoints[2 * i], &w.endpoints[2 * i + 1], w.flows[i])
-        });
-        let (sc, rc) = sim.flow_counters(crate::ids::FlowId::from_index(i));
-        let (f_cwnd, f_srtt, f_state, f_ecn, f_sack) = match (&f.last, sim.initiator(i)) {
-            (Some(l), _) => (l.cwnd, l.srtt, l.state, l.ecn, l.sack),
-            (None, Some(s)) => (s.cwnd(), s.rtt().srtt(), s.state(), s.ecn_negotiated(), s.sack_negotiated()),
-            (None, None) => unreachable!("a flow is live or has its final state"),
+    for r in &rows {
+        let f = r.flow;
+        let [sc, rc] = r.counters;
+        // Counters count from the end of warm-up, or from zero for a connection opened after it.
+        let (s0, r0, x0) = match &r.warm {
+            WarmBase::At(w) => (w.counters[0], w.counters[1], w.extra),
+            WarmBase::EndedBefore if warm.is_some() => (sc, rc, f.extra),
+            _ => (TcpCounters::default(), TcpCounters::default(), FlowExtra::default()),
         };
+        let (f_cwnd, f_srtt, f_state, f_ecn, f_sack) = r.fin;
         reverse.push(sc.bytes_delivered - s0.bytes_delivered);
         // The responder's data segments (a workload's responses), retransmissions included.
         reverse_packets.push(rc.data_packets_sent - r0.data_packets_sent);
@@ -323,19 +459,22 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         srtt.push(f_srtt.map_or(f64::NAN, dur_secs));
         state.push(if f.extra.failed { "FAILED".to_owned() } else { f_state.to_string() });
     }
-    t.push_u64("flow_id", (0..n as u64).collect());
+    t.push_u64("flow_id", rows.iter().map(|r| r.flow.serial).collect());
     t.push_str(
         "flow",
-        sim.flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("{}#{i}", sim.apps[f.app.index()].name)))
+        rows.iter()
+            .map(|r| {
+                r.flow
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}#{}", sim.apps[r.flow.app.index()].name, r.flow.serial))
+            })
             .collect(),
     );
-    t.push_str("src", sim.flows.iter().map(|f| sim.nodes[f.src.index()].name.clone()).collect());
-    t.push_str("dst", sim.flows.iter().map(|f| sim.nodes[f.dst.index()].name.clone()).collect());
-    t.push_f64("start_s", sim.flows.iter().map(|f| secs(f.start)).collect());
-    t.push_f64("app_bytes", sim.flows.iter().map(|f| f.app_bytes).collect());
+    t.push_str("src", rows.iter().map(|r| sim.nodes[r.flow.src.index()].name.clone()).collect());
+    t.push_str("dst", rows.iter().map(|r| sim.nodes[r.flow.dst.index()].name.clone()).collect());
+    t.push_f64("start_s", rows.iter().map(|r| secs(r.flow.start)).collect());
+    t.push_f64("app_bytes", rows.iter().map(|r| r.flow.app_bytes).collect());
     for (name, v) in cols_u {
         t.push_u64(name, v);
     }
@@ -346,14 +485,16 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     t.push_f64("mean_owd_s", owd);
     t.push_u64("ecn_negotiated", ecn);
     t.push_u64("sack_negotiated", sack);
-    t.push_str("cc", sim.flows.iter().map(|f| format!("{:?}", f.cc).to_lowercase()).collect());
+    t.push_str("cc", rows.iter().map(|r| format!("{:?}", r.flow.cc).to_lowercase()).collect());
     t.push_u64("final_cwnd_bytes", cwnd);
     t.push_f64("final_srtt_s", srtt);
     t.push_str("final_state", state);
     t.push_u64("reverse_bytes_delivered", reverse);
     t.push_u64("reverse_packets_sent", reverse_packets);
     t.push_u64("reverse_bytes_sent", reverse_bytes);
-    t.push_str("app", sim.flows.iter().map(|f| sim.apps[f.app.index()].name.clone()).collect());
+    t.push_str("app", rows.iter().map(|r| sim.apps[r.flow.app.index()].name.clone()).collect());
+
+    let apps = apps_table(sim, warm.map(|w| w.apps.as_slice()), since, now);
 
     // --- queues ---
     let mut q = Table::new("queues");
@@ -454,7 +595,110 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         meta.push(("stopped".to_owned(), e.to_string()));
     }
     let rec = records_table(sim);
-    Results { tables: vec![t, q, fs, qs, rec], meta }
+    Results { tables: vec![t, apps, q, fs, qs, rec], meta }
+}
+
+/// One row of the `flows` table: a connection, its counters now and what they count from.
+struct FlowRow<'a> {
+    flow: &'a Flow,
+    counters: [TcpCounters; 2],
+    /// Final (or current) cwnd, SRTT, state, ECN and SACK negotiated.
+    fin: (u64, Option<SimDuration>, TcpState, bool, bool),
+    warm: WarmBase,
+}
+
+/// The `flows` table's rows: every `[[flows]]` connection, then (with `connection_rows`)
+/// every workload connection, ended or alive, in order of opening.
+fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
+    let fin_of = |f: &Flow, i: Option<usize>| match (&f.last, i.and_then(|i| sim.initiator(i))) {
+        (Some(l), _) => (l.cwnd, l.srtt, l.state, l.ecn, l.sack),
+        (None, Some(s)) => (s.cwnd(), s.rtt().srtt(), s.state(), s.ecn_negotiated(), s.sack_negotiated()),
+        (None, None) => unreachable!("a connection is live or has its final state"),
+    };
+    let warm_of = |i: usize, serial: u64| sim.warm.as_ref().and_then(|w| w.flow(i, serial)).unwrap_or(WarmBase::Zero);
+    let live = |i: usize| {
+        let (a, b) = sim.flow_counters(FlowId::from_index(i));
+        [a, b]
+    };
+    let mut rows: Vec<FlowRow<'_>> = sim.flows[..sim.n_static]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FlowRow { flow: f, counters: live(i), fin: fin_of(f, Some(i)), warm: warm_of(i, f.serial) })
+        .collect();
+    if sim.connection_rows {
+        let mut app_rows: Vec<FlowRow<'_>> = sim
+            .ended
+            .iter()
+            .map(|e| {
+                let last = e.flow.last.as_ref().expect("an ended connection has its final state");
+                FlowRow { flow: &e.flow, counters: last.counters, fin: fin_of(&e.flow, None), warm: e.warm.clone() }
+            })
+            .collect();
+        for (i, f) in sim.flows.iter().enumerate().skip(sim.n_static) {
+            if !f.free {
+                app_rows.push(FlowRow {
+                    flow: f,
+                    counters: live(i),
+                    fin: fin_of(f, Some(i)),
+                    warm: warm_of(i, f.serial),
+                });
+            }
+        }
+        app_rows.sort_by_key(|r| r.flow.serial);
+        rows.extend(app_rows);
+    }
+    rows
+}
+
+/// The `apps` table: one row per workload, its connections' counters summed over
+/// `[warm-up, now]` (those opened before and still alive count from the warm-up).
+#[allow(clippy::cast_precision_loss)]
+fn apps_table(sim: &Simulation, warm: Option<&[ConnTotals]>, since: SimTime, now: SimTime) -> Table {
+    let mut t = Table::new("apps");
+    let totals = app_totals_now(sim);
+    let first = sim.n_static; // `[[flows]]` entries are apps 0..n_static, one connection each
+    let idx: Vec<usize> = (first..sim.apps.len()).collect();
+    let d: Vec<ConnTotals> = idx.iter().map(|&a| warm.map_or(totals[a], |w| totals[a].since(&w[a]))).collect();
+    let mut live = vec![0u64; sim.apps.len()];
+    for f in sim.flows.iter().skip(sim.n_static).filter(|f| !f.free) {
+        live[f.app.index()] += 1;
+    }
+    let span = now.saturating_since(since).as_secs_f64();
+    let rate = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { f64::NAN };
+    let col = |f: &dyn Fn(&ConnTotals) -> u64| d.iter().map(f).collect::<Vec<u64>>();
+    t.push_str("app", idx.iter().map(|&a| sim.apps[a].name.clone()).collect());
+    t.push_str("group", idx.iter().map(|&a| sim.groups[sim.apps[a].group as usize].clone()).collect());
+    t.push_u64("connections", col(&|c| c.connections));
+    t.push_u64("live_connections", idx.iter().map(|&a| live[a]).collect());
+    t.push_u64("failed_connections", col(&|c| c.failed));
+    t.push_u64("ecn_negotiated", col(&|c| c.ecn));
+    t.push_u64("packets_sent", col(&|c| c.counters[0].data_packets_sent));
+    t.push_u64("bytes_sent", col(&|c| c.counters[0].data_bytes_sent));
+    t.push_u64("packets_retransmitted", col(&|c| c.counters[0].retransmitted_packets));
+    t.push_u64("bytes_retransmitted", col(&|c| c.counters[0].retransmitted_bytes));
+    t.push_u64("bytes_delivered", col(&|c| c.counters[1].bytes_delivered));
+    t.push_u64("reverse_packets_sent", col(&|c| c.counters[1].data_packets_sent));
+    t.push_u64("reverse_bytes_sent", col(&|c| c.counters[1].data_bytes_sent));
+    t.push_u64("reverse_packets_retransmitted", col(&|c| c.counters[1].retransmitted_packets));
+    t.push_u64("reverse_bytes_retransmitted", col(&|c| c.counters[1].retransmitted_bytes));
+    t.push_u64("reverse_bytes_delivered", col(&|c| c.counters[0].bytes_delivered));
+    t.push_u64("rto_count", col(&|c| c.counters[0].rto_count + c.counters[1].rto_count));
+    t.push_u64("fast_retransmits", col(&|c| c.counters[0].fast_retransmits + c.counters[1].fast_retransmits));
+    t.push_u64("syn_retransmits", col(&|c| c.counters[0].syn_retransmits));
+    t.push_u64("synack_retransmits", col(&|c| c.counters[1].syn_retransmits));
+    t.push_u64("drops", col(&|c| c.drops));
+    t.push_u64("marks", col(&|c| c.marks));
+    t.push_u64("ce_received", col(&|c| c.counters[0].ce_received + c.counters[1].ce_received));
+    t.push_u64("ecn_reductions", col(&|c| c.counters[0].ecn_reductions + c.counters[1].ecn_reductions));
+    t.push_f64("goodput_bps", d.iter().map(|c| rate(c.counters[1].bytes_delivered)).collect());
+    t.push_f64("reverse_goodput_bps", d.iter().map(|c| rate(c.counters[0].bytes_delivered)).collect());
+    t.push_f64(
+        "mean_owd_s",
+        d.iter()
+            .map(|c| if c.owd_count > 0 { c.owd_sum_ns as f64 * 1e-9 / c.owd_count as f64 } else { f64::NAN })
+            .collect(),
+    );
+    t
 }
 
 /// The `records` table: one row per finished transaction, page or object
@@ -472,7 +716,8 @@ fn records_table(sim: &Simulation) -> Table {
     let rs = sim.records.iter().chain(&open);
     let n = sim.records.len() + open.len() + sim.udp.len();
     let mut state = Vec::with_capacity(n);
-    let node = |id: crate::ids::NodeId| sim.nodes[id.index()].name.clone();
+    // Name columns are dictionary-coded: a code per row, each name once.
+    let node = |id: crate::ids::NodeId| u32::try_from(id.index()).expect("node ids fit in u32");
     let mut kind = Vec::with_capacity(n);
     let mut app = Vec::with_capacity(n);
     let mut group = Vec::with_capacity(n);
@@ -495,10 +740,10 @@ fn records_table(sim: &Simulation) -> Table {
     let mut drops = Vec::with_capacity(n);
     for r in rs {
         let a = &sim.apps[r.app.index()];
-        kind.push(r.kind.name().to_owned());
-        state.push(r.state.name().to_owned());
-        app.push(a.name.clone());
-        group.push(sim.groups[a.group as usize].clone());
+        kind.push(r.kind as u32);
+        state.push(r.state as u32);
+        app.push(u32::try_from(r.app.index()).expect("app ids fit in u32"));
+        group.push(a.group);
         client.push(node(r.client));
         server.push(node(r.server));
         start.push(secs(r.start));
@@ -519,11 +764,11 @@ fn records_table(sim: &Simulation) -> Table {
     }
     for u in &sim.udp {
         let a = &sim.apps[u.app.index()];
-        kind.push(crate::app::RecordKind::Udp.name().to_owned());
+        kind.push(crate::app::RecordKind::Udp as u32);
         // A UDP source sends until the end of the run.
-        state.push(crate::app::RecordState::InProgress.name().to_owned());
-        app.push(a.name.clone());
-        group.push(sim.groups[a.group as usize].clone());
+        state.push(crate::app::RecordState::InProgress as u32);
+        app.push(u32::try_from(u.app.index()).expect("app ids fit in u32"));
+        group.push(a.group);
         client.push(node(u.src));
         server.push(node(u.dst));
         start.push(secs(u.start));
@@ -547,12 +792,13 @@ fn records_table(sim: &Simulation) -> Table {
         packets_received.push(u.received_packets);
         drops.push(u.drops);
     }
-    t.push_str("kind", kind);
-    t.push_str("state", state);
-    t.push_str("app", app);
-    t.push_str("group", group);
-    t.push_str("client", client);
-    t.push_str("server", server);
+    let node_names: Vec<String> = sim.nodes.iter().map(|n| n.name.clone()).collect();
+    t.push_dict("kind", kind, crate::app::RecordKind::ALL.iter().map(|k| k.name().to_owned()).collect());
+    t.push_dict("state", state, crate::app::RecordState::ALL.iter().map(|k| k.name().to_owned()).collect());
+    t.push_dict("app", app, sim.apps.iter().map(|a| a.name.clone()).collect());
+    t.push_dict("group", group, sim.groups.clone());
+    t.push_dict("client", client, node_names.clone());
+    t.push_dict("server", server, node_names);
     t.push_f64("start_s", start);
     t.push_f64("end_s", end);
     t.push_f64("response_time_s", response_time);

@@ -20,17 +20,18 @@ fn topo(clients: usize, servers: usize, bottleneck: &str, duration: &str, extra_
         nodes.push(format!(r#"{{ name = "s{i}", kind = "host" }}"#));
         links.push(format!(r#"{{ a = "s{i}", b = "r2", rate = "1Gbps", delay = "5ms", queue = {{ type = "droptail", limit_packets = 10000 }} }}"#));
     }
+    // One `flows` row per connection: these tests read connections one by one.
     format!(
-        "simulation = {{ duration = \"{duration}\" }}\ntcp = {{ mss = 1460, delayed_ack = false }}\nnodes = [{}]\nlinks = [{}]\n",
+        "simulation = {{ duration = \"{duration}\", connection_rows = true }}\ntcp = {{ mss = 1460, delayed_ack = false }}\nnodes = [{}]\nlinks = [{}]\n",
         nodes.join(", "),
         links.join(", ")
     )
 }
 
 fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
-    match r.table(table).and_then(|t| t.column(col)) {
-        Some(ColumnData::Str(v)) => v.clone(),
-        other => panic!("{table}.{col} is not a str column: {other:?}"),
+    match r.table(table).and_then(|t| t.column(col)).and_then(ColumnData::strings) {
+        Some(v) => v,
+        None => panic!("{table}.{col} is not a column of names"),
     }
 }
 
@@ -613,7 +614,6 @@ fn released_connections_keep_their_counters_and_stepwise_runs_match() {
     }
     let (_, whole) = run(&t, 4);
     assert_eq!(sim.results().digest(), whole.digest());
-    // Finished connections report their final state.
     // Finished connections report their final state: HTTP/1.0 servers close first, so
     // their clients end CLOSED (after LAST-ACK).
     let states = strs(&whole, "flows", "final_state");
@@ -668,8 +668,8 @@ fn web_at(load: f64, duration: &str, extra_sim: &str) -> String {
 
 fn web_model(model: &str, duration: &str, extra_sim: &str) -> String {
     topo(6, 3, "10Mbps", duration, "").replace(
-        &format!("simulation = {{ duration = \"{duration}\" }}"),
-        &format!("simulation = {{ duration = \"{duration}\"{extra_sim} }}"),
+        &format!("simulation = {{ duration = \"{duration}\", connection_rows = true }}"),
+        &format!("simulation = {{ duration = \"{duration}\", connection_rows = true{extra_sim} }}"),
     ) + &format!(
         r#"[[apps]]
 name = "web"
@@ -683,20 +683,81 @@ model = {{ type = "websessions", {model} }}
 #[test]
 fn websessions_live_state_stays_flat_when_simulated_time_doubles() {
     // Poisson arrivals of single objects at 70% of 10 Mb/s: a steady state. Twice the time opens
-    // twice the connections, but the endpoints and the app's slots stay those of the connections
-    // alive at the busiest moment (the high-water mark, which grows only slowly with time).
+    // twice the connections, but the endpoints, the connection slots and the app's slots stay those
+    // of the connections alive at the busiest moment (the high-water mark, which grows only slowly
+    // with time), and without connection rows nothing per connection is kept but its record.
     let model = "offered_load = { link = 0, percent = 70 }, pages = { type = \"constant\", value = 1 }, objects = { type = \"constant\", value = 1 }";
-    let (a, ra) = run(&web_model(model, "40s", ""), 4);
-    let (b, rb) = run(&web_model(model, "80s", ""), 4);
-    let (ca, cb) = (ra.table("flows").unwrap().rows() as f64, rb.table("flows").unwrap().rows() as f64);
+    let at = |d: &str| web_model(model, d, "").replace("connection_rows = true", "connection_rows = false");
+    let (a, ra) = run(&at("40s"), 4);
+    let (b, rb) = run(&at("80s"), 4);
+    let (ca, cb) = (u64s(&ra, "apps", "connections")[0] as f64, u64s(&rb, "apps", "connections")[0] as f64);
     assert!(cb / ca > 1.7, "connections {ca} -> {cb}");
+    assert_eq!(rb.table("flows").unwrap().rows(), 0, "no per-connection rows");
+    assert_eq!(rb.table("records").unwrap().rows() as f64, cb, "one record per object (one per connection)");
     let (la, lb) = (a.live_state(), b.live_state());
-    for (what, x, y) in
-        [("endpoint slots", la.endpoint_slots, lb.endpoint_slots), ("app slots", la.app_slots, lb.app_slots)]
-    {
+    for (what, x, y) in [
+        ("endpoint slots", la.endpoint_slots, lb.endpoint_slots),
+        ("connection slots", la.connection_slots, lb.connection_slots),
+        ("app slots", la.app_slots, lb.app_slots),
+    ] {
         assert!((y as f64) < 1.35 * x as f64 + 20.0, "{what}: {x} at 40 s, {y} at 80 s ({ca} -> {cb} connections)");
     }
     assert!(lb.endpoint_slots < (cb / 20.0) as u64, "slots are reused: {lb:?} for {cb} connections");
+    assert!(lb.connection_slots < (cb / 20.0) as u64, "connection ids are reused: {lb:?} for {cb} connections");
+}
+
+#[test]
+fn apps_table_sums_the_connections_and_rows_change_nothing_else() {
+    // With a warm-up, drops and marks (RED with ECN at 120 % of the bottleneck): the `apps` row
+    // of each workload is the sum of its connections' `flows` rows (counters from the warm-up),
+    // and keeping the rows changes no other table.
+    let t = web_mix()
+        .replace("duration = \"10s\"", "duration = \"10s\", warmup = \"3s\"")
+        .replace("percent = 90", "percent = 120")
+        .replace(
+            r#"queue = { type = "droptail", limit_packets = 1000 }"#,
+            r#"queue = { type = "red", limit_packets = 60, min_th = 5, max_th = 15, ecn = "rfc3168" }"#,
+        )
+        + "[tcp]\n";
+    let t = t.replace("[tcp]\n", "").replace(
+        "tcp = { mss = 1460, delayed_ack = false }",
+        "tcp = { mss = 1460, delayed_ack = false, ecn = \"request\" }",
+    );
+    let (_, rows) = run(&t, 3);
+    let (_, sums) = run(&t.replace("connection_rows = true", "connection_rows = false"), 3);
+    for table in ["apps", "queues", "records", "queue_series"] {
+        let digest = |r: &Results| Results { tables: vec![r.table(table).unwrap().clone()], meta: vec![] }.digest();
+        assert_eq!(digest(&rows), digest(&sums), "{table} differs with connection rows");
+    }
+    let apps = strs(&sums, "apps", "app");
+    let flow_app = strs(&rows, "flows", "app");
+    let starts = f64s(&rows, "flows", "start_s");
+    for (k, app) in apps.iter().enumerate() {
+        let mine: Vec<usize> = (0..flow_app.len()).filter(|&i| &flow_app[i] == app).collect();
+        let opened = mine.iter().filter(|&&i| starts[i] >= 3.0).count() as u64;
+        assert_eq!(u64s(&sums, "apps", "connections")[k], opened, "{app}: connections opened after the warm-up");
+        for (flow_col, app_col) in [
+            ("packets_sent", "packets_sent"),
+            ("bytes_sent", "bytes_sent"),
+            ("bytes_delivered", "bytes_delivered"),
+            ("reverse_bytes_delivered", "reverse_bytes_delivered"),
+            ("drops", "drops"),
+            ("marks", "marks"),
+            ("syn_retransmits", "syn_retransmits"),
+            ("synack_retransmits", "synack_retransmits"),
+        ] {
+            let v = u64s(&rows, "flows", flow_col);
+            let sum: u64 = mine.iter().map(|&i| v[i]).sum();
+            assert_eq!(u64s(&sums, "apps", app_col)[k], sum, "{app}: {app_col}");
+        }
+        // Counted over the connections opened after the warm-up.
+        let ecn = u64s(&rows, "flows", "ecn_negotiated");
+        let after: u64 = mine.iter().filter(|&&i| starts[i] >= 3.0).map(|&i| ecn[i]).sum();
+        assert_eq!(u64s(&sums, "apps", "ecn_negotiated")[k], after, "{app}: ecn_negotiated");
+    }
+    let drops: u64 = u64s(&sums, "apps", "drops").iter().sum();
+    let marks: u64 = u64s(&sums, "apps", "marks").iter().sum();
+    assert!(drops > 0 && marks > 0, "the scenario drops and marks: {drops}, {marks}");
 }
 
 #[test]

@@ -5,9 +5,9 @@ use ecnsim_core::{ColumnData, ScenarioSpec, Simulation, TraceFilter};
 use crate::common::{dumbbell, u64s};
 
 fn strs(t: &ecnsim_core::Table, c: &str) -> Vec<String> {
-    match t.column(c) {
-        Some(ColumnData::Str(v)) => v.clone(),
-        _ => panic!("{c}"),
+    match t.column(c).and_then(ColumnData::strings) {
+        Some(v) => v,
+        None => panic!("{c}"),
     }
 }
 fn nums(t: &ecnsim_core::Table, c: &str) -> Vec<u64> {
