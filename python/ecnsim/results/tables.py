@@ -336,12 +336,9 @@ class Results:
             names = names_table._peek(name_col)
             by_id = dict(zip(np.asarray(names_table._peek(id_col)).tolist(), names, strict=True))
             ids = np.asarray(t._peek(id_col))
-            try:
-                column = [by_id[i] for i in ids.tolist()]
-            except KeyError as e:
-                raise ValueError(
-                    f"table {series!r}: {id_col} {e.args[0]} not in {source!r}"
-                ) from None
+            # A workload connection has no row of its own in ``flows`` (unless
+            # ``simulation.connection_rows``): its samples get an empty name.
+            column = [by_id.get(i, "") for i in ids.tolist()]
             t._insert_after(id_col, name_col, column)
 
     @classmethod
