@@ -283,6 +283,10 @@ pub struct NodeSpec {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// Optional unique name: selects the link in overrides (`links[name=bottleneck].rate`)
+    /// and names its capture files (`<name>-<from>-<to>.pcap`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// One end (a node name).
     pub a: String,
     /// The other end (a node name).
