@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ecnsim import _core
 from ecnsim._system import deferred_sigint, parse_bytes
 from ecnsim.cli._common import (
     EXIT_INTERRUPTED,
@@ -21,6 +24,7 @@ from ecnsim.cli._common import (
 )
 from ecnsim.exceptions import ResourceError, SimulationError
 from ecnsim.results import Results
+from ecnsim.scenario.paths import parse_assignment, set_path
 from ecnsim.simulation import Simulation
 
 # ---------------------------------------------------------------------------
@@ -102,6 +106,36 @@ def read_text_file(path: Path) -> str:
         ) from None
 
 
+def set_arg(text: str) -> tuple[str, Any]:
+    """``--set PATH=VALUE`` (an argparse type): the sweep's path syntax, value as JSON or text."""
+    try:
+        return parse_assignment(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def scenario_dict(text: str) -> dict[str, Any]:
+    """A TOML scenario as the data it holds, parsed by the core (errors name the field)."""
+    data: dict[str, Any] = json.loads(_core.toml_to_json(text))
+    return data
+
+
+def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """``scenario`` with each ``--set`` applied in order (``set_path``: the sweep's code).
+
+    A path that does not fit the scenario (an index beyond the list, a
+    selector that matches nothing) is a :class:`UsageError` naming the
+    ``--set``; a value the scenario does not allow is reported by the core
+    at its field path when the simulation is built.
+    """
+    for path, value in sets:
+        try:
+            set_path(scenario, path, value)
+        except ValueError as e:
+            raise UsageError(f"--set {path}: {e}") from None
+    return scenario
+
+
 def _write_results(results: Results, out: Path, *, partial: bool) -> None:
     """Write ``results`` into ``out``, holding Ctrl-C off until every file is written."""
     if partial:
@@ -116,20 +150,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     text = read_text_file(path)
     out = prepare_out("--out", args.out)
-    sim = Simulation.from_toml_str(text, seed=args.seed, max_memory=args.max_memory)
+    if args.pcap is not None:
+        if args.pcap.endswith(".pcap") and not Path(args.pcap).is_dir():
+            raise UsageError(
+                f"--pcap: takes a directory, got {args.pcap!r}: one capture file per link "
+                "direction is written into it (<link>-<from>-<to>.pcap)"
+            )
+        prepare_out("--pcap", args.pcap)
+    if args.set:
+        scenario = apply_sets(scenario_dict(text), args.set)
+        sim = Simulation(scenario, seed=args.seed, max_memory=args.max_memory)
+    else:
+        sim = Simulation.from_toml_str(text, seed=args.seed, max_memory=args.max_memory)
     for warning in sim.warnings:
         print(f"warning: {printable(warning)}", file=sys.stderr)
-    if args.trace_ns2 or args.trace_pcap:
+    if args.pcap_drops and args.pcap is None:
+        raise UsageError("--pcap-drops: needs --pcap DIR")
+    if args.trace_ns2 or args.pcap:
         try:
             sim.trace(
                 ns2=args.trace_ns2,
-                pcap=args.trace_pcap,
+                pcap=args.pcap,
+                pcap_drops=args.pcap_drops,
                 links=args.trace_links,
                 nodes=_str_list(args.trace_nodes),
                 flows=_str_list(args.trace_flows),
             )
         except OSError as e:
-            option = "--trace-ns2" if e.filename == args.trace_ns2 else "--trace-pcap"
+            option = "--trace-ns2" if e.filename == args.trace_ns2 else "--pcap"
             raise UsageError(f"{option}: cannot write {e.filename}: {e.strerror or e}") from None
     progress = None if args.quiet else ProgressBar(sys.stderr)
     started = time.perf_counter()
@@ -184,9 +232,31 @@ def add_parsers(sub: Any) -> None:
         help="refuse or stop a run needing more memory than SIZE (e.g. 8GB; default: 90%% of "
         "the memory available)",
     )
+    run.add_argument(
+        "--set",
+        action="append",
+        type=set_arg,
+        metavar="PATH=VALUE",
+        help="change one scenario field before the run, with a sweep's path syntax "
+        "(tcp.cc=newreno, links[0].queue.max_p=0.2, links[name=bottleneck].rate=5Mbps, "
+        "flows[group=fragile].tcp.cc=reno); repeatable, applied in order",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     run.add_argument("--trace-ns2", metavar="FILE", help="stream link events to FILE (ns-2 format)")
-    run.add_argument("--trace-pcap", metavar="FILE", help="stream link events to FILE as pcap")
+    run.add_argument(
+        "--pcap",
+        "--trace-pcap",
+        dest="pcap",
+        metavar="DIR",
+        help="capture every traced link direction into DIR/<link>-<from>-<to>.pcap (packets as "
+        "they start onto the link, once each)",
+    )
+    run.add_argument(
+        "--pcap-drops",
+        action="store_true",
+        help="with --pcap: also write each direction's dropped packets to <link>-<from>-<to>"
+        ".drops.pcap",
+    )
     run.add_argument(
         "--trace-links",
         type=_index_list,
