@@ -1596,7 +1596,7 @@ mod tests {
         (&[("limit_packets = 50", "limit_bytes = \"-1KB\"")], "links[2].queue.limit_bytes", "got -1000B"),
         (&[("limit_packets = 50", "limit_packets = 50, limit_bytes = \"64KB\"")], "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
         (&[("#L0", "name = \"x,y\"")], "links[0].name", "must not contain a comma"),
-        (&[("#L0", "name = \"core\""), ("#L1", "name = \"core\"")], "links[1].name", "duplicate link name \"core\" (first at links[0])"),
+        (&[("#L0", "name = \"core\""), ("#L2", "name = \"core\"")], "links[2].name", "duplicate link name \"core\" (first at links[0])"),
         (&[("#L0", "queue_ab = { type = \"droptail\", limit_packets = 0 }")], "links[0].queue_ab.limit_packets", "got 0"),
         (&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = -1 }")], "links[0].queue_ba.limit_bytes", "got -1B"),
         (&[("limit_packets = 50", "limit_packets = 1, limit_rule = \"ns2\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule = \"ns2\""),
