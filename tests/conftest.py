@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,31 @@ SWEEP_EXAMPLES = sorted((ROOT / "examples").glob("sweep_*.toml"))
 settings.register_profile("fast", max_examples=40, deadline=None)
 settings.register_profile("slow", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def wait_for_cpu(proc: subprocess.Popen[str], seconds: float, timeout: float = 120) -> None:
+    """Wait until the child process has used ``seconds`` of CPU time.
+
+    Tests that signal a child must not signal it before it is past its imports.
+    A wall-clock sleep does that only on an idle machine; the child's own CPU
+    time measures its progress on a loaded one too (Linux /proc; elsewhere, or
+    once the child has ended, a plain sleep / an immediate return).
+    """
+    stat = Path(f"/proc/{proc.pid}/stat")
+    if not stat.exists():
+        time.sleep(seconds)
+        return
+    ticks = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            # Fields 14 and 15 of proc(5): utime and stime, in clock ticks.
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return
+        if (int(fields[11]) + int(fields[12])) / ticks >= seconds:
+            return
+        time.sleep(0.02)
 
 
 def small_scenario(

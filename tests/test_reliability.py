@@ -26,7 +26,7 @@ import pytest
 import ecnsim
 from ecnsim import ResourceError, Scenario, Simulation, SimulationError, SpecError, bulk
 
-from .conftest import LONG_TOML, ROOT, small_scenario
+from .conftest import LONG_TOML, ROOT, small_scenario, wait_for_cpu
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 SINGLE = ROOT / "examples" / "single_flow.toml"
@@ -151,7 +151,7 @@ def test_a_second_ctrl_c_does_not_lose_partial_results(long_toml: Path, tmp_path
     trace = tmp_path / "t.tr"
     proc = _popen("run", long_toml, "--out", out, "--trace-ns2", trace)
     try:
-        time.sleep(2.0)
+        wait_for_cpu(proc, 2.0)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
         time.sleep(0.3)
@@ -186,7 +186,7 @@ def test_ctrl_c_stops_a_long_model_build(tmp_path: Path) -> None:
     )
     proc = _popen("run", path, "-q")
     try:
-        time.sleep(1.0)
+        wait_for_cpu(proc, 1.0)
         assert proc.poll() is None, proc.communicate()
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)

@@ -19,7 +19,7 @@ import pytest
 
 from ecnsim import Results, Scenario, Simulation, Table
 
-from .conftest import EXAMPLES, LONG_TOML, ROOT, small_scenario
+from .conftest import EXAMPLES, LONG_TOML, ROOT, small_scenario, wait_for_cpu
 
 SINGLE_FLOW = ROOT / "examples" / "single_flow.toml"
 
@@ -397,7 +397,7 @@ def test_ctrl_c_on_the_cli_writes_partial_results(long_toml: Path, tmp_path: Pat
         text=True,
     )
     try:
-        time.sleep(1.5)
+        wait_for_cpu(proc, 1.5)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)

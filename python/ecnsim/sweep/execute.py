@@ -436,7 +436,9 @@ def _run_dask(
                 n_workers=jobs,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                # Its HTTP server binds 8787 unless told otherwise, and warns when
+                # another cluster holds it: any free port, chosen by the kernel.
+                dashboard_address=":0",
                 # Errors only: Ctrl-C cancels tasks, and each worker would warn about it.
                 silence_logs=logging.ERROR,
             )
