@@ -1,8 +1,10 @@
 """A self-contained HTML report of one run (``ecnsim report RESULTS_DIR -o report.html``).
 
 ``RESULTS_DIR`` is what ``ecnsim run --out DIR`` (``Results.write_parquet``)
-writes: ``<table>.parquet`` per table and ``meta.json``. The report is one
-HTML file with no external resources (inline CSS, figures as base64 PNG):
+writes: ``<table>.parquet`` per table and ``meta.json`` (or a run inside a
+results store). The report is one HTML file with no external resources
+(inline CSS, figures as base64 PNG; each figure is also written as PNG, SVG
+and PDF into ``<report>-figures/`` beside it, linked from its caption):
 the scenario, the run's metadata, summary metrics (Jain's index, per-group
 goodput, the bottleneck's utilization, drops and marks, lockout), the
 standard figures of :mod:`ecnsim.output.plot`, the flows and queues tables and the
