@@ -310,7 +310,7 @@ def workload_summaries(results: Results) -> tuple[Any, Any]:
         tx_rows.append(m)
     tx = None
     if tx_rows:
-        tx = pd.concat(tx_rows, ignore_index=True)
+        tx = pd.concat(tx_rows, ignore_index=True).sort_values(["app", "kind"], kind="stable")
         tx = tx[[c for c in _WORKLOAD_COLUMNS if c in tx.columns]].rename(columns=_WORKLOAD_COLUMNS)
     udp_rec = rec[rec["kind"] == "udp"]
     udp = None
@@ -354,7 +354,8 @@ def workload_summary(results: Results) -> list[str]:
         lines += format_table(_frame_table("workloads", tx)).split("\n")
         lines.append(
             "median/p90/p99: response (or page, transaction) time, records still in progress "
-            "or failed counted as censored (Kaplan-Meier); normalized: goodput / slowest link"
+            "or failed counted as censored (Kaplan-Meier; '-': too many unfinished to reach "
+            "that level); normalized: goodput / slowest link"
         )
     if udp is not None and len(udp):
         lines += ["", "udp (per app)"]
