@@ -24,6 +24,16 @@ settings.register_profile("slow", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
+def cpu_seconds(proc: subprocess.Popen[str]) -> float | None:
+    """CPU time the running child has used so far (Linux /proc), or None."""
+    try:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # Fields 14 and 15 of proc(5): utime and stime, in clock ticks.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_for_cpu(proc: subprocess.Popen[str], seconds: float, timeout: float = 120) -> None:
     """Wait until the child process has used ``seconds`` of CPU time.
 
@@ -32,19 +42,13 @@ def wait_for_cpu(proc: subprocess.Popen[str], seconds: float, timeout: float = 1
     time measures its progress on a loaded one too (Linux /proc; elsewhere, or
     once the child has ended, a plain sleep / an immediate return).
     """
-    stat = Path(f"/proc/{proc.pid}/stat")
-    if not stat.exists():
+    if cpu_seconds(proc) is None:
         time.sleep(seconds)
         return
-    ticks = os.sysconf("SC_CLK_TCK")
     deadline = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < deadline:
-        try:
-            # Fields 14 and 15 of proc(5): utime and stime, in clock ticks.
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return
-        if (int(fields[11]) + int(fields[12])) / ticks >= seconds:
+        used = cpu_seconds(proc)
+        if used is None or used >= seconds:
             return
         time.sleep(0.02)
 

@@ -21,6 +21,7 @@ import pytest
 from ecnsim import Simulation, bulk, studies
 from ecnsim.scenario.topology import hetero_rtt, rate_bps
 from ecnsim.studies import StudyError
+from ecnsim.studies._base import pilot_runs
 from ecnsim.studies.hetero import GROUPS, HeteroParams, HeteroStudy
 from ecnsim.sweep import Sweep, run_sweep
 from ecnsim.sweep.store import Store
@@ -216,35 +217,45 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
     tables = _finite_tables(out)
     runs = tables["runs"]
     assert len(runs) == planned
-    capacity_mbps = params.bottleneck_mbps
-    n = runs["n"].to_numpy(dtype=float)
-    assert (runs["goodput_mbps"] <= capacity_mbps + 1e-9).all()
-    assert (runs["goodput_mbps"] > 0.5 * capacity_mbps).all()
-    # Retransmissions count in throughput, so it exceeds goodput up to what was in flight at
-    # the window's edges (at most the buffer plus a bandwidth-delay product: 2 % here).
-    assert (runs["throughput_mbps"] >= 0.98 * runs["goodput_mbps"]).all()
-    assert (runs["jain"] <= 1 + 1e-12).all()
-    assert (runs["jain"] >= 1 / n - 1e-12).all()
-    assert (runs["utilization"] <= 1 + 1e-12).all()
-    shares = runs[["red_below", "red_inside", "red_above"]].sum(axis=1)
-    assert np.allclose(shares, 1.0)
-    assert (runs["lockout_flows"] <= n).all()
-    for g in GROUPS:
-        assert (runs[f"owd_{g}_ms"] > 0).all()
-    # The source's layout: rows N, one column per (max_p, mode) or (base_max_p, scheme).
-    prefix = "" if name == "hetero" else "main_"
-    goodput = tables[f"{prefix}goodput"]
-    assert goodput["n"].tolist() == sorted(set(params.n_values))
-    value_cols = [c for c in goodput.columns if c != "n" and not c.endswith("ci95")]
-    expected = len(params.max_p_values) * 3 if name == "hetero" else 4
-    assert len(value_cols) == expected
-    assert np.isfinite(goodput[value_cols].to_numpy(dtype=float)).all()
-    owd = tables[f"{prefix}owd"]
-    assert owd["group"].tolist() == [g for g in GROUPS for _ in params.n_values]
+    # The star studies (N sources of three RTT groups): their runs and the source's layout.
+    if name in ("hetero", "aecn"):
+        capacity_mbps = params.bottleneck_mbps
+        n = runs["n"].to_numpy(dtype=float)
+        assert (runs["goodput_mbps"] <= capacity_mbps + 1e-9).all()
+        assert (runs["goodput_mbps"] > 0.5 * capacity_mbps).all()
+        # Retransmissions count in throughput, so it exceeds goodput up to what was in flight at
+        # the window's edges (at most the buffer plus a bandwidth-delay product: 2 % here).
+        assert (runs["throughput_mbps"] >= 0.98 * runs["goodput_mbps"]).all()
+        assert (runs["jain"] <= 1 + 1e-12).all()
+        assert (runs["jain"] >= 1 / n - 1e-12).all()
+        assert (runs["utilization"] <= 1 + 1e-12).all()
+        shares = runs[["red_below", "red_inside", "red_above"]].sum(axis=1)
+        assert np.allclose(shares, 1.0)
+        assert (runs["lockout_flows"] <= n).all()
+        for g in GROUPS:
+            assert (runs[f"owd_{g}_ms"] > 0).all()
+        # The source's layout: rows N, one column per (max_p, mode) or (base_max_p, scheme).
+        prefix = "" if name == "hetero" else "main_"
+        goodput = tables[f"{prefix}goodput"]
+        assert goodput["n"].tolist() == sorted(set(params.n_values))
+        value_cols = [c for c in goodput.columns if c != "n" and not c.endswith("ci95")]
+        expected = len(params.max_p_values) * 3 if name == "hetero" else 4
+        assert len(value_cols) == expected
+        assert np.isfinite(goodput[value_cols].to_numpy(dtype=float)).all()
+        owd = tables[f"{prefix}owd"]
+        assert owd["group"].tolist() == [g for g in GROUPS for _ in params.n_values]
+    elif name == "rfc2415":
+        from .test_study_rfc2415 import check_quick_tables
+
+        check_quick_tables(params, tables)
     # A second run finds every run in the store and only renders.
     again = cli("study", "run", name, "--quick", "--out", out, "--workers", "1", timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"({0} run now, {planned} already in the store" in again.stderr
+    pilots = pilot_runs(study, params)
+    if pilots:
+        # The pilot stage's runs are cached too, and the summary counts them.
+        assert f"after {pilots} calibration runs (0 run now, {pilots} already" in again.stderr
 
 
 def test_study_report_renders_in_headless_chromium(tmp_path: Path) -> None:

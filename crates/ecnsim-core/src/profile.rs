@@ -226,6 +226,15 @@ impl Profile {
                 ecn_synack: EcnSynAck::Off,
                 // Linux 2.4 tcp_cwnd_restart(): cwnd decays after an idle period (RFC 2861).
                 restart_after_idle: true,
+                // Linux 2.4.0 tcp_input.c tcp_may_raise_cwnd(): (!(flag & FLAG_ECE) || snd_cwnd < snd_ssthresh),
+                // as in 2.6; RFC 2481 itself says nothing on growth after an ECN-Echo.
+                ecn_ece_growth: EceGrowth::SlowStart,
+                // Linux 2.4.0 tcp_fastretrans_alert(): Recovery ends only once snd_una reaches high_seq (for Reno
+                // "until something *above* high_seq is ACKed ... to prevent false fast retransmits (RFC2582)").
+                reno_bugfix: true,
+                // Linux 2.4.0 tcp_cong_avoid(): +1 per ACK in slow start; in avoidance snd_cwnd_cnt counts ACKs
+                // (not acknowledged segments) and cwnd grows by one when it reaches snd_cwnd.
+                ca_increase: CaIncrease::PerAck,
                 ..rfc
             },
         }
@@ -651,5 +660,10 @@ mod queue_default_tests {
         assert_eq!((t.syn_retries, t.mss + t.header_bytes, t.cc), (5, 1500, CcKind::Sack));
         assert_eq!(Profile::Linux24.name(), "linux-2.4");
         assert_eq!(Profile::Linux24.queue_limit(), 100);
+        // Linux 2.4.0 tcp_input.c: ECE raises cwnd only in slow start, no second recovery below high_seq,
+        // avoidance counts ACKs; TCP_ECN_send() (include/net/tcp_ecn.h): ECT and CWR on new data only.
+        assert_eq!((t.ecn_ece_growth, t.reno_bugfix, t.ca_increase), (EceGrowth::SlowStart, true, CaIncrease::PerAck));
+        assert!(!t.ecn_ect_on_retransmit && !t.ecn_cwr_on_retransmit);
+        assert_eq!(t.rto_estimator, RtoEstimator::Rfc6298);
     }
 }

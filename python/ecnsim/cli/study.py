@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Any
 
@@ -38,21 +39,27 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _short_source(source: str, width: int = 48) -> str:
+    """The source's first citation up to its first sentence end (not an initial's period)."""
+    first = re.split(r"(?<=[a-z0-9)-]{3})\. ", source.split(";")[0])[0]
+    return first if len(first) <= width else first[: width - 3].rstrip(" ,") + "..."
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from ecnsim import studies
-    from ecnsim.studies._base import format_seconds
+    from ecnsim.studies._base import format_seconds, pilot_runs
 
     rows = []
     for name in studies.names():
         study = studies.get(name)
         params = study.Params()
         quick = study.quick(params)
-        runs = len(study.grid(params)) * params.seeds
+        runs = len(study.grid(params)) * params.seeds + pilot_runs(study, params)
         rows.append(
             [
                 name,
                 study.title,
-                study.source.split(";")[0].split(". ")[0],
+                _short_source(study.source),
                 f"{runs} ({len(study.grid(quick)) * quick.seeds} quick)",
                 f"~{format_seconds(studies.estimate_wall_s(study, params, 2))} on 2 cores",
             ]
@@ -64,7 +71,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from ecnsim import studies
-    from ecnsim.studies._base import format_seconds, params_dict
+    from ecnsim.studies._base import format_seconds, params_dict, pilot_runs
 
     study, params = _resolve(args)
     print(f"{study.name}: {study.title}")
@@ -84,9 +91,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"  {k} = {v}")
     points = study.grid(params)
     est = studies.estimate_wall_s(study, params, 1)
+    pilot = pilot_runs(study, params)
+    pilot_text = f" after {pilot} calibration runs" if pilot else ""
     print(
-        f"\n{len(points)} points x {params.seeds} seeds = {len(points) * params.seeds} runs; "
-        f"estimated {format_seconds(est)} on 1 core, {format_seconds(est / 2)} on 2"
+        f"\n{len(points)} points x {params.seeds} seeds = {len(points) * params.seeds} runs"
+        f"{pilot_text}; estimated {format_seconds(est)} on 1 core, {format_seconds(est / 2)} on 2"
     )
     return EXIT_OK
 
@@ -120,10 +129,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         return EXIT_INTERRUPTED
     sweep = run.sweep
+    cal = run.calibration
+    pilot_text = (
+        f" after {len(cal.plan.tasks())} calibration runs ({cal.sweep.ran} run now, "
+        f"{cal.sweep.skipped} already in the store, {cal.sweep.wall_s:.1f} s)"
+        if cal is not None
+        else ""
+    )
     print(
         f"study {study.name}: {len(run.plan.tasks())} runs ({sweep.ran} run now, "
         f"{sweep.skipped} already in the store, {len(sweep.failures)} failed) in "
-        f"{sweep.wall_s:.1f} s; rendered in {run.render_s:.1f} s",
+        f"{sweep.wall_s:.1f} s{pilot_text}; rendered in {run.render_s:.1f} s",
         file=sys.stderr,
     )
     for _task, message in sweep.failures[:10]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 
 from ecnsim.studies._base import (
+    Calibration,
     Choice,
     JobSpec,
     Study,
@@ -30,6 +31,7 @@ from ecnsim.studies._base import (
     StudyParams,
     StudyRun,
     StudyTable,
+    calibrate_study,
     estimate_wall_s,
     filter_points,
     parse_only,
@@ -40,6 +42,7 @@ from ecnsim.studies._base import (
 
 __all__ = [
     "STUDIES",
+    "Calibration",
     "Choice",
     "JobSpec",
     "Study",
@@ -48,6 +51,7 @@ __all__ = [
     "StudyParams",
     "StudyRun",
     "StudyTable",
+    "calibrate_study",
     "estimate_wall_s",
     "filter_points",
     "get",
@@ -62,6 +66,8 @@ __all__ = [
 STUDIES: dict[str, str] = {
     "hetero": "ecnsim.studies.hetero:HeteroStudy",
     "aecn": "ecnsim.studies.aecn:AecnStudy",
+    "rfc2415": "ecnsim.studies.rfc2415:Rfc2415Study",
+    "rfc2884": "ecnsim.studies.rfc2884:Rfc2884Study",
 }
 
 

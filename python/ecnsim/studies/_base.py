@@ -14,10 +14,15 @@ module under :mod:`ecnsim.studies` defines a :class:`Study` subclass with:
   rows, series for the figures), so the store never holds per-flow series it
   does not need and a re-render never re-reads them;
 - :meth:`Study.tables` and :meth:`Study.figures`: the source's tables (laid out
-  as the source lays them out) and figures, from the derived data of every run.
+  as the source lays them out) and figures, from the derived data of every run;
+- optionally :meth:`Study.calibration`: a pilot stage whose runs choose
+  parameters of the other runs (a rule of the source such as "keep RED's
+  average between the thresholds"), run and stored like any other runs.
 
-:func:`run_study` plans every run with :func:`ecnsim.sweep.plan_runs` (so each
-scenario is checked by the core first), runs what the store lacks with
+:func:`run_study` runs the pilot stage first if the study has one
+(:func:`calibrate_study`), then plans every run with
+:func:`ecnsim.sweep.plan_runs` (so each scenario is checked by the core
+first), runs what the store lacks with
 :func:`ecnsim.sweep.run_sweep` (serial, a process pool or Dask; interrupted
 studies resume), then renders CSV tables, PNG and SVG figures and one
 self-contained ``report.html``.
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
     from ecnsim.sweep.store import Store
 
 __all__ = [
+    "Calibration",
     "Choice",
     "Figures",
     "Study",
@@ -62,6 +68,7 @@ __all__ = [
     "StudyRun",
     "StudyTable",
     "apply_settings",
+    "calibrate_study",
     "filter_points",
     "parse_only",
     "parse_setting",
@@ -190,6 +197,17 @@ class Study(ABC):
         """Estimated wall seconds of one run of ``point`` on one core."""
         return 1.0
 
+    def calibration(self, params: Any) -> Calibration | None:
+        """The pilot stage whose runs choose some of ``params``, or None (the default: none).
+
+        :func:`run_study` runs the pilot points first (through the same store,
+        so they are cached and resumable), then calls ``apply`` with their
+        derived data and plans the study's points with the parameters it
+        returns. The pilot runs use :meth:`derive` too (their ``job`` context
+        tells them apart).
+        """
+        return None
+
     # -- rendering --------------------------------------------------------------------
 
     @abstractmethod
@@ -221,6 +239,26 @@ class JobSpec:
     trace_links: tuple[int, ...] | None = None
     #: The run's own tables to keep in the store (default: the small per-flow and per-queue ones).
     keep_tables: tuple[str, ...] | None = ("flows", "queues")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A study's pilot stage: runs whose derived data choose parameters of its other runs.
+
+    ``points`` are the pilot points (dicts of axis values), ``scenario`` and
+    ``job`` build each one's scenario and :class:`JobSpec` (as
+    :meth:`Study.scenario` and :meth:`Study.job` do for the study's points),
+    each run with every seed of ``seeds``. ``apply`` receives the pilot runs'
+    :class:`StudyData` and returns the study's parameters with the chosen
+    values set; it must depend on nothing but that data and the parameters,
+    so a study re-rendered from its store chooses the same values.
+    """
+
+    points: list[dict[str, Any]]
+    scenario: Callable[[Mapping[str, Any]], Scenario | dict[str, Any]]
+    job: Callable[[Mapping[str, Any]], JobSpec]
+    apply: Callable[[StudyData], Any]
+    seeds: tuple[int, ...] = (1,)
 
 
 # ---------------------------------------------------------------------------
@@ -441,16 +479,39 @@ def plan_study(
     points = filter_points(study.grid(params), only or {})
     if not points:
         raise StudyError("no point of the study is left after --only")
+    return _plan_points(
+        study,
+        params,
+        points,
+        lambda point: study.scenario(params, point),
+        lambda point: study.job(params, point),
+        study_seeds(params),
+        name=f"study-{study.name}",
+        store=store,
+    )
+
+
+def _plan_points(
+    study: Study,
+    params: Any,
+    points: Sequence[dict[str, Any]],
+    scenario_of: Callable[[Mapping[str, Any]], Scenario | dict[str, Any]],
+    job_of: Callable[[Mapping[str, Any]], JobSpec],
+    seeds: Sequence[int],
+    *,
+    name: str,
+    store: str | os.PathLike[str] | None,
+) -> Plan:
     planned = []
     for point in points:
-        built = study.scenario(params, point)
+        built = scenario_of(point)
         scenario = built.to_dict() if isinstance(built, Scenario) else dict(built)
         for path, value in params.scenario_set:
             try:
                 set_path(scenario, path, value)
             except ValueError as e:
                 raise StudyError(f"--set {path}: {e}") from None
-        spec = study.job(params, point)
+        spec = job_of(point)
         job = RunJob(
             hook=study.hook_name(),
             tag=_job_tag(study, spec.context),
@@ -460,12 +521,67 @@ def plan_study(
         )
         planned.append((point, scenario, job))
     return plan_runs(
-        f"study-{study.name}",
+        name,
         planned,
-        study_seeds(params),
+        seeds,
         spec={"study": study.name, "params": params_dict(params)},
         store=store,
     )
+
+
+@dataclass
+class CalibrationRun:
+    """What :func:`calibrate_study` ran: the pilot plan and sweep, and the parameters chosen."""
+
+    plan: Plan
+    sweep: SweepResult
+    params_before: Any
+    params: Any
+
+
+def calibrate_study(
+    study: Study,
+    params: Any,
+    store: Store,
+    *,
+    workers: int | None = None,
+    dask: Any = None,
+    progress: ProgressCallback | bool | None = None,
+) -> CalibrationRun | None:
+    """Run the study's pilot stage (what ``store`` lacks of it) and apply it; None without one.
+
+    Raises :class:`StudyError` if a pilot run failed: the parameters it
+    would choose are then unknown, and no study point is planned.
+    """
+    from ecnsim.sweep.execute import run_sweep
+
+    cal = study.calibration(params)
+    if cal is None:
+        return None
+    if not cal.points:
+        raise StudyError(f"study {study.name!r}: its calibration has no pilot point")
+    plan = _plan_points(
+        study,
+        params,
+        cal.points,
+        cal.scenario,
+        cal.job,
+        list(cal.seeds),
+        name=f"study-{study.name}-pilot",
+        store=store.root,
+    )
+    executor: Literal["auto", "serial", "process", "dask"] = "auto"
+    if dask is None and workers == 1:
+        executor = "serial"
+    sweep = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
+    if sweep.failures:
+        first = sweep.failures[0][1]
+        raise StudyError(
+            f"study {study.name!r}: {len(sweep.failures)} calibration run(s) failed, so the "
+            f"parameters they choose are unknown; the first: {first}"
+        )
+    chosen = cal.apply(StudyData(study, plan, store))
+    return CalibrationRun(plan, sweep, params, chosen)
 
 
 def params_dict(params: Any) -> dict[str, Any]:
@@ -487,6 +603,8 @@ class StudyRun:
     tables: dict[str, Path] = field(default_factory=dict)
     figures: dict[str, list[Path]] = field(default_factory=dict)
     render_s: float = math.nan
+    #: The pilot stage, for a study with a :meth:`Study.calibration` (``params`` are its output).
+    calibration: CalibrationRun | None = None
 
 
 def run_study(
@@ -502,6 +620,9 @@ def run_study(
 ) -> StudyRun:
     """Run every run of the study that ``out/store`` lacks, then write its report into ``out``.
 
+    A study with a :meth:`Study.calibration` runs its pilot points first and
+    plans its points with the parameters the pilot chose (``StudyRun.params``).
+
     ``workers``: processes (default: one per core; 1 runs in this process);
     ``dask``: a Dask scheduler address, ``"local"`` or a Client. On Ctrl-C
     the finished runs stay in the store (:class:`ecnsim.sweep.SweepInterrupted`
@@ -513,12 +634,17 @@ def run_study(
 
     out = Path(out)
     store = Store(out / "store")
+    calibration = calibrate_study(
+        study, params, store, workers=workers, dask=dask, progress=progress
+    )
+    if calibration is not None:
+        params = calibration.params
     plan = plan_study(study, params, only=only, store=store.root)
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"
     result = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
-    run = StudyRun(study, params, plan, result, out, None)
+    run = StudyRun(study, params, plan, result, out, None, calibration=calibration)
     if render:
         from ecnsim.studies.render import render_study
 
@@ -534,10 +660,14 @@ def run_study(
 class StudyData:
     """The derived tables of every run of a study, with each run's point and seed as columns."""
 
-    def __init__(self, study: Study, plan: Plan, store: Store) -> None:
+    def __init__(
+        self, study: Study, plan: Plan, store: Store, *, pilot: StudyData | None = None
+    ) -> None:
         self.study = study
         self.plan = plan
         self.store = store
+        #: The pilot stage's data, for a study with a :meth:`Study.calibration` (else None).
+        self.pilot = pilot
         self._cache: dict[str, pd.DataFrame] = {}
         self.axes = list(plan.params)
 
@@ -699,6 +829,15 @@ def format_seconds(s: float) -> str:
 
 
 def estimate_wall_s(study: Study, params: Any, workers: int = 1) -> float:
-    """Estimated wall seconds of the whole study on ``workers`` cores."""
+    """Estimated wall seconds of the whole study (its pilot stage included) on ``workers`` cores."""
     total = sum(study.estimate_seconds(params, p) for p in study.grid(params)) * params.seeds
+    cal = study.calibration(params)
+    if cal is not None:
+        total += sum(study.estimate_seconds(params, p) for p in cal.points) * len(cal.seeds)
     return float(total) / max(1, workers)
+
+
+def pilot_runs(study: Study, params: Any) -> int:
+    """The number of runs of the study's pilot stage (0 without one)."""
+    cal = study.calibration(params)
+    return 0 if cal is None else len(cal.points) * len(cal.seeds)

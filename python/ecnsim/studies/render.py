@@ -174,7 +174,12 @@ def render_study(run: StudyRun) -> Path:
 
     started = time.perf_counter()
     study, params, out = run.study, run.params, run.out
-    data = StudyData(study, run.plan, run.sweep.store)
+    pilot = (
+        None
+        if run.calibration is None
+        else StudyData(study, run.calibration.plan, run.calibration.sweep.store)
+    )
+    data = StudyData(study, run.plan, run.sweep.store, pilot=pilot)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     tables = study.tables(params, data)
@@ -224,6 +229,8 @@ def render_study(run: StudyRun) -> Path:
         "runs_stored": len(stored),
         "runs_run_now": sweep.ran,
         "runs_failed": [msg for _task, msg in sweep.failures],
+        "pilot_runs": 0 if run.calibration is None else len(run.calibration.plan.tasks()),
+        "pilot_runs_run_now": 0 if run.calibration is None else run.calibration.sweep.ran,
         "executor": sweep.executor,
         "workers": sweep.workers,
         "wall_s_this_call": sweep.wall_s,
@@ -266,6 +273,16 @@ def _report(
             f"{info['points']} x {len(info['seeds'])} = {info['runs_planned']} runs",
         ),
         ("runs in the store", info["runs_stored"]),
+        *(
+            [
+                (
+                    "calibration (pilot) runs",
+                    f"{info['pilot_runs']} ({info['pilot_runs_run_now']} run now)",
+                )
+            ]
+            if info["pilot_runs"]
+            else []
+        ),
         ("runs run by this call", info["runs_run_now"]),
         ("executor", f"{info['executor']} ({info['workers']} workers)"),
         ("wall time of this call's runs", format_seconds(info["wall_s_this_call"])),

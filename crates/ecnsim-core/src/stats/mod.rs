@@ -250,6 +250,8 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     let mut srtt = Vec::with_capacity(n);
     let mut state = Vec::with_capacity(n);
     let mut reverse = Vec::with_capacity(n);
+    let mut reverse_packets = Vec::with_capacity(n);
+    let mut reverse_bytes = Vec::with_capacity(n);
     let mut ecn = Vec::with_capacity(n);
     let mut sack = Vec::with_capacity(n);
     let mut owd = Vec::with_capacity(n);
@@ -266,6 +268,9 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
             (None, None) => unreachable!("a flow is live or has its final state"),
         };
         reverse.push(sc.bytes_delivered - s0.bytes_delivered);
+        // The responder's data segments (a workload's responses), retransmissions included.
+        reverse_packets.push(rc.data_packets_sent - r0.data_packets_sent);
+        reverse_bytes.push(rc.data_bytes_sent - r0.data_bytes_sent);
         ecn.push(u64::from(f_ecn));
         sack.push(u64::from(f_sack));
         let vals = [
@@ -333,6 +338,8 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     t.push_f64("final_srtt_s", srtt);
     t.push_str("final_state", state);
     t.push_u64("reverse_bytes_delivered", reverse);
+    t.push_u64("reverse_packets_sent", reverse_packets);
+    t.push_u64("reverse_bytes_sent", reverse_bytes);
     t.push_str("app", sim.flows.iter().map(|f| sim.apps[f.app.index()].name.clone()).collect());
 
     // --- queues ---

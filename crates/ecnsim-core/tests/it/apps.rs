@@ -161,6 +161,14 @@ model = { type = "ftp", file_size = "100KB" }
     assert!(files.iter().all(|f| f.4 == 100_000));
     let resp = u64s(&r, "flows", "reverse_bytes_delivered");
     assert_eq!(resp.iter().filter(|&&b| b == 100_000).count(), files.len());
+    // The server's side of each connection: a whole file is 69 segments of 1460 B (the last
+    // 720 B), and nothing is lost on this path, so exactly that was sent.
+    let (pk, by) = (u64s(&r, "flows", "reverse_packets_sent"), u64s(&r, "flows", "reverse_bytes_sent"));
+    let whole: Vec<usize> = (0..resp.len()).filter(|&i| resp[i] == 100_000).collect();
+    assert_eq!(whole.len(), files.len());
+    assert!(whole.iter().all(|&i| (pk[i], by[i]) == (69, 100_000)), "{pk:?} {by:?}");
+    // Under way at the end: sent at least what was delivered.
+    assert!((0..resp.len()).all(|i| by[i] >= resp[i]));
 }
 
 // --- HTTP -----------------------------------------------------------------------
