@@ -116,7 +116,7 @@ def test_usage_error_is_exit_2(cli: Cli) -> None:
 
 
 def test_bench_json(cli: Cli) -> None:
-    proc = cli("bench", "dumbbell-10", "--json")
+    proc = cli("bench", "dumbbell-10", "--json", "--no-instructions")
     assert proc.returncode == 0, proc.stderr
     records = json.loads(proc.stdout)
     assert [r["name"] for r in records] == ["dumbbell-10"]
@@ -130,6 +130,48 @@ def test_bench_json(cli: Cli) -> None:
     assert r["events_per_s"] == pytest.approx(r["events"] / r["wall_s"])
     assert r["peak_rss_bytes"] > 1_000_000
     assert r["bytes_per_flow"] >= 0
+    assert "instructions_per_hop" not in r
+
+
+def test_bench_until_stops_early(cli: Cli) -> None:
+    proc = cli("bench", "dumbbell-10", "--json", "--no-instructions", "--until", "1.5")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)[0]
+    assert r["simulated_s"] == 1.5
+    assert r["packet_hops"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_bench_instructions_per_hop_by_callgrind() -> None:
+    from ecnsim.cli.bench import instructions_per_hop
+
+    r = instructions_per_hop(BENCHMARKS["dumbbell-10"], str(shutil.which("valgrind")))
+    assert r["instructions_window_s"] == [1.0, 2.0]
+    assert r["instructions_window_hops"] > 1000
+    # Hundreds to a few thousand instructions per hop; not the start-up's millions.
+    assert 100 < r["instructions_per_hop"] < 10_000
+
+
+def test_hetero_benchmarks_are_the_hetero_study_scenario() -> None:
+    from ecnsim.studies.hetero import HeteroParams, HeteroStudy
+
+    for n in (15, 120, 9600):
+        bench = BENCHMARKS[f"hetero-{n}"]
+        assert bench.n_flows == n
+        ours = bench.build().to_dict()
+        study = HeteroStudy().scenario(HeteroParams(), {"n": n, "max_p": 0.1, "mode": "RED"})
+        theirs = study.to_dict()
+        assert ours["simulation"].pop("seed") == 1
+        assert ours.pop("name") == f"hetero-{n}"
+        theirs.pop("name")
+        assert ours == theirs
+
+
+def test_big_dumbbell_matches_its_description() -> None:
+    sc = BENCHMARKS["dumbbell-10000-10g"].build().to_dict()
+    assert len(sc["flows"]) == 10_000
+    assert sc["links"][0]["rate"] == "10Gbps"
 
 
 def test_bench_human_readable(cli: Cli) -> None:
@@ -216,3 +258,57 @@ def test_web_benchmark_reports_connections_per_second() -> None:
     assert r["connections_per_s"] == pytest.approx(r["connections"] / r["wall_s"])
     assert r["bytes_per_connection"] >= 0
     assert r["run_peak_rss_bytes"] > 1_000_000
+
+
+# ---------------------------------------------------------------------------
+# ecnsim run --seeds
+# ---------------------------------------------------------------------------
+
+
+def test_run_seeds_in_parallel_equals_runs_one_at_a_time(cli: Cli, tmp_path: Path) -> None:
+    path = ROOT / "examples" / "dumbbell.toml"
+    out = tmp_path / "out"
+    proc = cli("run", path, "--seeds", "1-2,7", "--jobs", "2", "--out", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "3 seeds, 2 at a time" in proc.stdout
+    for seed in (1, 2, 7):
+        expected = Simulation.from_toml(path, seed=seed).run()
+        assert f"{expected.digest:016x}" in proc.stdout
+        meta = json.loads((out / f"seed-{seed}" / "meta.json").read_text())
+        assert meta["digest"] == expected.digest
+        assert meta["seed"] == str(seed)
+        for name, table in expected.tables.items():
+            df = pd.read_parquet(out / f"seed-{seed}" / f"{name}.parquet")
+            pd.testing.assert_frame_equal(df, table.to_pandas())
+    assert sorted(p.name for p in out.iterdir()) == ["seed-1", "seed-2", "seed-7"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seeds", "3-1"], "ends before it starts"),
+        (["--seeds", "1,x"], "expected seeds like 1-8"),
+        (["--seeds", "1-3,2"], "seed 2 is given twice"),
+        (["--seeds", "1-2", "--jobs", "0"], "must be at least 1"),
+        (["--seeds", "1-2", "--seed", "4"], "give --seed or --seeds, not both"),
+    ],
+)
+def test_run_seeds_bad_arguments(cli: Cli, args: list[str], message: str) -> None:
+    proc = cli("run", ROOT / "examples" / "dumbbell.toml", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+
+
+def test_bench_scenario_written_as_json_runs_with_ecnsim_run(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "d10.json"
+    proc = cli("bench", "dumbbell-10", "--write-scenario", path)
+    assert proc.returncode == 0, proc.stderr
+    run = cli("run", path, "--quiet", "--seed", "2")
+    assert run.returncode == 0, run.stderr
+    expected = Simulation(BENCHMARKS["dumbbell-10"].build(), seed=2).run()
+    assert f"{expected.digest:016x}" in run.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    proc = cli("run", bad)
+    assert proc.returncode == 2
+    assert "a JSON scenario is an object" in proc.stderr

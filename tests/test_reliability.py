@@ -277,7 +277,7 @@ def test_a_scenario_too_large_for_the_memory_limit_is_refused(cli: Cli, tmp_path
         Simulation.from_toml(path, max_memory="10MB")
     assert isinstance(info.value, MemoryError)
     assert info.value.path == "nodes"
-    assert "route table of 2001 nodes 16.0 MB" in str(info.value)
+    assert "routes of 2001 nodes (2001 routers and multi-link hosts) 16.0 MB" in str(info.value)
     r = cli("run", path, "--max-memory", "10MB")
     assert r.returncode == 2
     assert "error: nodes: the run would need about 16.0 MB" in r.stderr

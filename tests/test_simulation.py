@@ -113,6 +113,61 @@ def test_generic_table_does_not_need_known_columns() -> None:
         t["z"]
 
 
+def test_arrow_from_the_core_bytes_equals_arrow_from_the_read_columns() -> None:
+    # A fresh run's tables go to Arrow straight from the core's bytes; once a
+    # column is read, from numpy and lists. Both give the same Arrow table.
+    fresh = Simulation(small_scenario()).run()
+    read = Simulation(small_scenario()).run()
+    for name, table in read.tables.items():
+        _ = table.columns  # decode
+        assert fresh.tables[name]._columns is None  # still the core's bytes
+        assert fresh.tables[name].column_names == table.column_names
+        assert len(fresh.tables[name]) == len(table)
+        x, y = fresh.tables[name].to_arrow(), table.to_arrow()
+        assert x.schema == y.schema
+        for column in x.column_names:
+            # assert_array_equal: NaN equals NaN (pyarrow's equals does not).
+            np.testing.assert_array_equal(
+                x.column(column).to_numpy(zero_copy_only=False),
+                y.column(column).to_numpy(zero_copy_only=False),
+            )
+
+
+def test_arrow_of_hand_built_columns() -> None:
+    t = Table(
+        "t",
+        {
+            "u": np.arange(6, dtype=np.uint64)[::2],  # a strided view
+            "f": np.array([0.5, np.nan, -1.0]),
+            "i": np.array([1, 2, 3], dtype=np.int32),  # not a core dtype: pyarrow converts
+            "s": ["é", "", "a b"],
+        },
+    )
+    a = t.to_arrow()
+    assert [str(f.type) for f in a.schema] == ["uint64", "double", "int32", "string"]
+    assert a.column("u").to_pylist() == [0, 2, 4]
+    assert a.column("s").to_pylist() == ["é", "", "a b"]
+    empty = Table("e", {"u": np.zeros(0, dtype=np.uint64), "s": []}).to_arrow()
+    assert empty.num_rows == 0
+    assert [str(f.type) for f in empty.schema] == ["uint64", "string"]
+
+
+def test_import_and_parquet_output_do_not_import_pandas(tmp_path: Path) -> None:
+    code = (
+        "import sys, ecnsim\n"
+        "assert 'pandas' not in sys.modules and 'numpy' not in sys.modules, 'import'\n"
+        "from ecnsim.cli import main\n"
+        f"assert main(['run', {str(ROOT / 'examples' / 'dumbbell.toml')!r}, '-q', '--out', "
+        f"{str(tmp_path)!r}]) == 0\n"
+        "assert 'pandas' not in sys.modules, 'run --out'\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "flows.parquet").exists()
+
+
 def test_write_parquet(tmp_path: Path, finished: tuple[Simulation, Results]) -> None:
     _, results = finished
     written = results.write_parquet(tmp_path / "out")

@@ -53,15 +53,15 @@ def jain(xs: list[float]) -> float:
     return s * s / (len(xs) * s2) if s2 > 0 else float("nan")
 
 
-def run_ecnsim(
+def ecnsim_scenario(
     n: int,
     mode: str,
     seed: int,
     cc: str = "reno",
     red_overrides: dict[str, Any] | None = None,
     tcp_overrides: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One ecnsim run; ``cc``, ``red_overrides`` and ``tcp_overrides`` serve item10.py."""
+) -> Any:
+    """The ecnsim scenario matched to ns3_hetero.py (also bench/ns3/side_by_side.py's)."""
     import ecnsim
     from ecnsim.scenario.spec import bulk, droptail, red, tcp
 
@@ -124,6 +124,21 @@ def run_ecnsim(
         sc.link(s, "r", rate=round(300e6 / n), delay=DELAYS[g], queue=droptail(limit_packets=10000))
         start = 0.0 if i % (n // 3) < n // 6 else 2.0
         sc.flow(s, "sink", app=bulk(), start=start, name=f"f{i}")
+    return sc
+
+
+def run_ecnsim(
+    n: int,
+    mode: str,
+    seed: int,
+    cc: str = "reno",
+    red_overrides: dict[str, Any] | None = None,
+    tcp_overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One ecnsim run; ``cc``, ``red_overrides`` and ``tcp_overrides`` serve item10.py."""
+    import ecnsim
+
+    sc = ecnsim_scenario(n, mode, seed, cc, red_overrides, tcp_overrides)
     res = ecnsim.Simulation(sc).run()
     ft = res.table("flows")
     qt = res.table("queues")

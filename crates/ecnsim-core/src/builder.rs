@@ -16,12 +16,13 @@ use crate::error::SimError;
 use crate::ids::AppId;
 use crate::ids::{FlowId, NodeId};
 use crate::link::Port;
+use crate::node::{Arc, Routes};
 use crate::profile::Profile;
 use crate::qdisc::resolve::{resolve, LinkInfo};
 use crate::qdisc::{droptail::Limit, script, AnyQdisc, DropTail, Queue};
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::sim::{AppSlot, Conservation, Flow, Node, PerfCounters, SimOptions, Simulation, NO_ROUTE};
+use crate::sim::{AppSlot, Conservation, Flow, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, DistSpec, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec,
     ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
@@ -136,7 +137,6 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
     if sample_interval.is_some() {
         sched.schedule(SimTime::ZERO, Event::Sample);
     }
-    let n_nodes = nodes.len();
     // Connections made at run time grow the `[[apps]]`' share of memory; the `[[flows]]` are fixed.
     let connection_path = if spec.apps.is_empty() { "flows" } else { "apps" };
     let mut sim = Simulation {
@@ -171,13 +171,13 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         spec_flows: spec.flows.len(),
         connection_path,
         fault: None,
+        since_give_back: 0,
         instant: SimTime::ZERO,
         instant_events: 0,
         memory_limit: options.max_memory,
         cancel: options.cancel.clone(),
     };
     let mut groups: HashMap<String, u32> = HashMap::with_capacity(spec.flows.len() + spec.apps.len());
-    let route = |routes: &[u32], a: NodeId, b: NodeId| routes[a.index() * n_nodes + b.index()];
     for (i, f) in spec.flows.iter().enumerate() {
         if i % CANCEL_CHECK_EVERY == 0 {
             check_cancel(options)?;
@@ -186,7 +186,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         let src = id[f.src.as_str()];
         let dst = id[f.dst.as_str()];
         for (a, b, field) in [(src, dst, "dst"), (dst, src, "src")] {
-            if route(&sim.routes, a, b) == NO_ROUTE {
+            if sim.routes.get(a, b).is_none() {
                 return Err(SimError::topology(
                     format!("flows[{i}].{field}"),
                     format!(
@@ -255,7 +255,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         for (ci, &c) in clients.iter().enumerate() {
             for &sv in &servers {
                 for (a, b) in [(c, sv), (sv, c)] {
-                    if route(&sim.routes, a, b) == NO_ROUTE {
+                    if sim.routes.get(a, b).is_none() {
                         return Err(SimError::topology(
                             format!("{p}.clients[{ci}]"),
                             format!(
@@ -498,72 +498,28 @@ fn make_qdisc(
     (qdisc, q.clone())
 }
 
-/// Static shortest-path routes (fewest hops) from every node to every host,
-/// as `routes[node * n + dst] = egress port` (or [`NO_ROUTE`]).
+/// The static routes of the network (see [`Routes`]).
 ///
-/// Packets may transit routers only. Among equal-length paths the egress
-/// port with the lowest id wins (ports are numbered in link order, `a -> b`
-/// before `b -> a`), so routes depend only on the scenario.
-///
-/// The table is allocated with `try_reserve`, so a table too large for the
-/// machine is an error, never an abort.
-fn compute_routes(nodes: &[Node], ports: &[Port], options: &SimOptions) -> Result<Vec<u32>, SimError> {
-    let n = nodes.len();
-    let cells = n.checked_mul(n).ok_or_else(|| SimError::resource("nodes", format!("{n} nodes: too many")))?;
-    let mut routes: Vec<u32> = Vec::new();
-    routes.try_reserve_exact(cells).map_err(|_| {
-        SimError::resource(
-            "nodes",
-            format!(
-                "the route table of {n} nodes needs {} of memory, which could not be allocated",
-                crate::memory::fmt_bytes(cells as u64 * 4)
-            ),
-        )
-    })?;
-    routes.resize(cells, NO_ROUTE);
-    let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut outgoing: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, p) in ports.iter().enumerate() {
-        incoming[p.to.index()].push(i);
-        outgoing[p.from.index()].push(i);
-    }
-    let mut dist = vec![u32::MAX; n];
-    let mut queue = VecDeque::new();
-    for (k, d) in (0..n).filter(|&d| nodes[d].is_host).enumerate() {
-        if k % 64 == 0 {
-            check_cancel(options)?;
-        }
-        dist.fill(u32::MAX);
-        dist[d] = 0;
-        queue.clear();
-        queue.push_back(d);
-        while let Some(v) = queue.pop_front() {
-            // Only the destination itself or a router can be crossed.
-            if v != d && nodes[v].is_host {
-                continue;
-            }
-            for &pi in &incoming[v] {
-                let u = ports[pi].from.index();
-                if dist[u] == u32::MAX {
-                    dist[u] = dist[v] + 1;
-                    queue.push_back(u);
-                }
-            }
-        }
-        for u in 0..n {
-            if u == d || dist[u] == u32::MAX {
-                continue;
-            }
-            let best = outgoing[u].iter().copied().find(|&pi| {
-                let v = ports[pi].to.index();
-                dist[v] != u32::MAX && dist[v] + 1 == dist[u] && (v == d || !nodes[v].is_host)
-            });
-            if let Some(pi) = best {
-                routes[u * n + d] = u32::try_from(pi).expect("port ids fit in u32");
-            }
-        }
-    }
-    Ok(routes)
+/// The core table is allocated with `try_reserve`, so a table too large for
+/// the machine is an error, never an abort.
+fn compute_routes(nodes: &[Node], ports: &[Port], options: &SimOptions) -> Result<Routes, SimError> {
+    let arcs: Vec<Arc> = ports.iter().map(|p| Arc { from: p.from, to: p.to }).collect();
+    Routes::compute(
+        nodes,
+        &arcs,
+        || check_cancel(options),
+        |cells| {
+            SimError::resource(
+                "nodes",
+                format!(
+                    "the route table of {} routers and multi-link hosts needs {} of memory, which could not be \
+                     allocated",
+                    cells.isqrt(),
+                    crate::memory::fmt_bytes((cells as u64).saturating_mul(4))
+                ),
+            )
+        },
+    )
 }
 
 /// A resolved configuration written back as scenario fields.

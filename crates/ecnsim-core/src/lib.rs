@@ -53,6 +53,7 @@ pub mod error;
 pub mod ids;
 mod link;
 pub mod memory;
+mod node;
 pub mod packet;
 mod parse;
 pub mod profile;

@@ -13,6 +13,9 @@ use crate::packet::Packet;
 use crate::qdisc::Queue;
 use crate::time::{BitRate, SimDuration, SimTime};
 
+/// Slots a wire keeps when it empties.
+const WIRE_MIN_SLOTS: usize = 8;
+
 /// One direction of a point-to-point link.
 #[derive(Debug)]
 pub(crate) struct Port {
@@ -50,6 +53,17 @@ impl Port {
         let arrival = self.busy_until + self.delay;
         self.wire.push_back((arrival, pkt));
         arrival
+    }
+
+    /// The packet at the head of the wire, which has arrived at the far end.
+    pub(crate) fn take_arrival(&mut self) -> Option<Packet> {
+        self.wire.pop_front().map(|(_, pkt)| pkt)
+    }
+
+    /// Free the queue's and the wire's slots beyond what they hold now.
+    pub(crate) fn give_back_memory(&mut self) {
+        self.queue.give_back_memory();
+        crate::qdisc::give_back(&mut self.wire, WIRE_MIN_SLOTS);
     }
 
     /// Time the transmitter has spent sending up to `t` (not beyond), ns.

@@ -25,8 +25,10 @@ use crate::spec::{ModelSpec, ScenarioSpec};
 use crate::tcp::TcpCounters;
 use crate::trace::TraceRecord;
 
-/// Bytes of one route-table entry.
+/// Bytes of one entry of the routers' route table.
 const ROUTE_BYTES: u64 = size_of::<u32>() as u64;
+/// Bytes of routing state per node (where it is reached from).
+const NODE_ROUTE_BYTES: u64 = 16;
 /// Bytes one connection keeps for the whole run (its `Flow`, final counters,
 /// warm-up snapshot), plus its endpoint pair while it is open.
 pub(crate) const CONNECTION_BYTES: u64 = (size_of::<Flow>()
@@ -132,7 +134,12 @@ impl ScenarioSpec {
             }
         };
         let n = self.nodes.len() as u64;
-        add("nodes".into(), format!("route table of {n} nodes"), n.saturating_mul(n).saturating_mul(ROUTE_BYTES));
+        let core = self.route_core_size();
+        add(
+            "nodes".into(),
+            format!("routes of {n} nodes ({core} routers and multi-link hosts)"),
+            core.saturating_mul(core).saturating_mul(ROUTE_BYTES).saturating_add(n * NODE_ROUTE_BYTES),
+        );
         let ports = 2 * self.links.len() as u64;
         add("links".into(), format!("{ports} link directions"), ports * size_of::<Port>() as u64);
         let conns = self.flows.len() as u64;
@@ -187,6 +194,26 @@ impl ScenarioSpec {
         MemoryEstimate { parts }
     }
 
+    /// Nodes in the core of the route table ([`crate::node`]): routers, and
+    /// hosts that do not have exactly one link, to a router.
+    fn route_core_size(&self) -> u64 {
+        use crate::spec::NodeKind;
+        use std::collections::HashMap;
+        let mut degree: HashMap<&str, (bool, u32, bool)> =
+            self.nodes.iter().map(|n| (n.name.as_str(), (n.kind == NodeKind::Host, 0, false))).collect();
+        let is_host = |d: &HashMap<&str, (bool, u32, bool)>, name: &str| d.get(name).is_some_and(|x| x.0);
+        for l in &self.links {
+            for (me, peer) in [(&l.a, &l.b), (&l.b, &l.a)] {
+                let peer_is_host = is_host(&degree, peer);
+                if let Some(x) = degree.get_mut(me.as_str()) {
+                    x.1 += 1;
+                    x.2 |= peer_is_host;
+                }
+            }
+        }
+        degree.values().filter(|&&(host, links, to_host)| !(host && links == 1 && !to_host)).count() as u64
+    }
+
     /// The session rate an `offered_load` web-session workload runs at.
     fn offered_session_rate(&self, j: usize) -> f64 {
         let app = &self.apps[j];
@@ -234,7 +261,7 @@ impl Simulation {
     pub(crate) fn memory_in_use(&self) -> InUse {
         let in_flight = self.cons.sent.saturating_sub(self.cons.delivered + self.cons.dropped);
         let parts: [(&'static str, &'static str, u64); 7] = [
-            ("nodes", "route table", vec_bytes(&self.routes)),
+            ("nodes", "route table", self.routes.heap_bytes()),
             (
                 self.connection_path,
                 "connections",
@@ -306,24 +333,41 @@ mod tests {
     }
 
     #[test]
-    fn the_route_table_is_quadratic_in_nodes() {
+    fn the_route_table_is_quadratic_in_routers_only() {
         let base = estimate(BASE);
         let route = base.parts.iter().find(|p| p.path == "nodes").unwrap();
-        assert_eq!(route.bytes, 4 * 4 * ROUTE_BYTES);
-        // 50,000 nodes: 10 GB of routes.
+        // BASE: one router, three hosts each with one link to it.
+        assert_eq!(route.bytes, ROUTE_BYTES + 4 * NODE_ROUTE_BYTES);
+        // 50,000 routers in a chain: 10 GB of routes.
         let mut spec = ScenarioSpec::from_toml_str(BASE).unwrap();
         let node = spec.nodes[2].clone();
+        assert_eq!(node.kind, crate::spec::NodeKind::Router);
         spec.nodes = (0..50_000).map(|i| crate::spec::NodeSpec { name: format!("n{i}"), ..node.clone() }).collect();
         spec.links.clear();
         spec.flows.clear();
         let e = spec.memory_estimate();
         assert_eq!(e.parts[0].path, "nodes");
-        assert_eq!(e.parts[0].bytes, 50_000 * 50_000 * 4);
+        assert_eq!(e.parts[0].bytes, 50_000 * 50_000 * 4 + 50_000 * NODE_ROUTE_BYTES);
         let err = e.check(4_000_000_000).unwrap();
         assert_eq!(err.path(), "nodes");
         assert!(err.to_string().contains("about 10.0 GB"), "{err}");
         assert!(err.to_string().contains("more than the 4.0 GB allowed"), "{err}");
         assert!(e.check(20_000_000_000).is_none());
+        // 50,000 hosts on one router: linear.
+        let host = spec.nodes[0].clone();
+        let mut hosts = vec![crate::spec::NodeSpec { name: "r".into(), ..node.clone() }];
+        hosts.extend((0..50_000).map(|i| crate::spec::NodeSpec {
+            name: format!("h{i}"),
+            kind: crate::spec::NodeKind::Host,
+            ..host.clone()
+        }));
+        spec.nodes = hosts;
+        let link = ScenarioSpec::from_toml_str(BASE).unwrap().links[0].clone();
+        spec.links =
+            (0..50_000).map(|i| crate::spec::LinkSpec { a: format!("h{i}"), b: "r".into(), ..link.clone() }).collect();
+        let e = spec.memory_estimate();
+        let route = e.parts.iter().find(|p| p.path == "nodes").unwrap();
+        assert_eq!(route.bytes, ROUTE_BYTES + 50_001 * NODE_ROUTE_BYTES);
     }
 
     #[test]

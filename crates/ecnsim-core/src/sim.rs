@@ -12,6 +12,8 @@ use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
 use crate::ids::{AppId, FlowId, NodeId, PortId};
 use crate::link::Port;
+pub(crate) use crate::node::Node;
+use crate::node::Routes;
 use crate::packet::{Ecn, Packet, TcpHeader, Transport};
 use crate::qdisc::QueueCounters;
 use crate::results::{Results, Table};
@@ -85,13 +87,12 @@ pub struct SimOptions {
 
 /// Events between two looks at the cancellation flag and the memory limit.
 const CHECK_EVERY: u32 = 4096;
-
-/// A node of the network.
-#[derive(Debug)]
-pub(crate) struct Node {
-    pub(crate) name: String,
-    pub(crate) is_host: bool,
-}
+/// Events between two passes that give back the memory of queues and link
+/// wires that have drained ([`crate::qdisc::Fifo::give_back_memory`]): rare
+/// enough to cost nothing per packet (a pass visits every link direction),
+/// frequent enough that a burst's buffers go back within a fraction of a
+/// second of wall time.
+pub(crate) const GIVE_BACK_EVERY: u32 = 1 << 20;
 
 /// A TCP connection: who opened it, for which app, and its counters once
 /// its endpoints are released. One per connection for the whole run.
@@ -201,8 +202,8 @@ pub struct Simulation {
     /// Each host's own ECN policy, if it has one.
     pub(crate) host_ecn: Vec<Option<EcnPolicy>>,
     pub(crate) ports: Vec<Port>,
-    /// `routes[node * n_nodes + dst]`: the egress port from `node` towards host `dst`.
-    pub(crate) routes: Vec<u32>,
+    /// The egress port from any node towards any host.
+    pub(crate) routes: Routes,
     /// Every TCP connection of the run, by `FlowId`.
     pub(crate) flows: Vec<Flow>,
     /// `slot_of[flow]`: the endpoint pair of a live connection, or [`NO_SLOT`].
@@ -241,6 +242,9 @@ pub struct Simulation {
     pub(crate) connection_path: &'static str,
     /// Why the run stopped for good, if it did.
     pub(crate) fault: Option<SimError>,
+    /// Events since the last [`Simulation::give_back_memory`] pass (counted in
+    /// steps of [`CHECK_EVERY`]).
+    pub(crate) since_give_back: u32,
     /// The instant of the last event run, and how many events ran at it.
     pub(crate) instant: SimTime,
     pub(crate) instant_events: u64,
@@ -252,9 +256,6 @@ pub struct Simulation {
 
 /// Sentinel in `slot_of`: the connection's endpoints were released.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
-
-/// Sentinel in the route table: no route.
-pub(crate) const NO_ROUTE: u32 = u32::MAX;
 
 impl Simulation {
     /// Validate `spec` and build the simulation; `seed` overrides the spec's seed.
@@ -339,6 +340,11 @@ impl Simulation {
             if since_check == CHECK_EVERY {
                 since_check = 0;
                 self.check_limits()?;
+                self.since_give_back += CHECK_EVERY;
+                if self.since_give_back >= GIVE_BACK_EVERY {
+                    self.since_give_back = 0;
+                    self.give_back_memory();
+                }
             }
         }
         self.check_limits()?;
@@ -365,6 +371,13 @@ impl Simulation {
     fn stop(&mut self, e: SimError) -> SimError {
         self.fault = Some(e.clone());
         e
+    }
+
+    /// Give back the slots of queues and wires beyond what they hold now.
+    pub(crate) fn give_back_memory(&mut self) {
+        for port in &mut self.ports {
+            port.give_back_memory();
+        }
     }
 
     /// The cancellation flag and the memory limit.
@@ -577,7 +590,7 @@ impl Simulation {
 
     fn on_wire_arrival(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
-        let (_, pkt) = port.wire.pop_front().expect("a wire event has a packet");
+        let pkt = port.take_arrival().expect("a wire event has a packet");
         let to = port.to;
         if let Some(&(next, _)) = port.wire.front() {
             self.sched.schedule(next, Event::WireArrival(p));
@@ -615,9 +628,8 @@ impl Simulation {
             self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
             self.service_endpoint(e);
         } else {
-            let route = self.routes[node.index() * self.nodes.len() + pkt.dst.index()];
-            debug_assert_ne!(route, NO_ROUTE, "validated at build time");
-            self.send_on(PortId(route), pkt);
+            let route = self.routes.get(node, pkt.dst).expect("routes are validated at build time");
+            self.send_on(route, pkt);
         }
     }
 
@@ -808,13 +820,12 @@ impl Simulation {
                 }
             }
             Command::OpenUdp { src, dst } => {
-                let route = self.routes[src.index() * self.nodes.len() + dst.index()];
-                debug_assert_ne!(route, NO_ROUTE, "validated at build time");
+                let route = self.routes.get(src, dst).expect("routes are validated at build time");
                 self.udp.push(UdpFlow {
                     app: a,
                     src,
                     dst,
-                    egress: PortId(route),
+                    egress: route,
                     start: now,
                     sent_packets: 0,
                     sent_bytes: 0,
@@ -897,7 +908,6 @@ impl Simulation {
         client_cfg: TcpConfig,
         server_cfg: TcpConfig,
     ) -> u32 {
-        let n = self.nodes.len();
         let ecn = |p: Option<EcnPolicy>, c: &TcpConfig| TcpConfig { ecn: p.unwrap_or(c.ecn), ..*c };
         let (client_cfg, server_cfg) =
             (ecn(self.host_ecn[client.index()], &client_cfg), ecn(self.host_ecn[server.index()], &server_cfg));
@@ -933,7 +943,7 @@ impl Simulation {
             live: true,
             node,
             peer,
-            egress: PortId(self.routes[node.index() * n + peer.index()]),
+            egress: self.routes.get(node, peer).expect("routes are validated at build time"),
             header_bytes: c.header_bytes,
             data_header_bytes: if c.headers_on_data { c.header_bytes } else { 0 },
             timer_gen: 0,
@@ -1131,5 +1141,29 @@ model = { type = "onoff", rate = "1Mbps" }
         assert!(matches!(e, SimError::Runtime { .. }), "{e}");
         assert_eq!(e.path(), "apps[0]");
         assert!(e.to_string().contains("application events"), "{e}");
+    }
+
+    #[test]
+    fn drained_wires_give_their_memory_back_and_the_run_is_unchanged() {
+        // Hundreds of packets in flight on a long fat link, then nothing: the wire's
+        // slots go back in the periodic pass, and the pass changes no result.
+        let text = r#"
+simulation = { duration = "5s" }
+nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" } ]
+links = [ { a = "a", b = "b", rate = "1Gbps", delay = "100ms", queue = { type = "droptail", limit_packets = 10000 } } ]
+flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 3000000 } } ]
+"#;
+        let spec = ScenarioSpec::from_toml_str(text).unwrap();
+        let mut sim = Simulation::new(&spec, Some(1)).unwrap();
+        sim.run_until(SimTime::from_millis(1500)).unwrap();
+        let widest = sim.ports.iter().map(|p| p.wire.capacity()).max().unwrap();
+        assert!(widest >= 64, "the wire held {widest} slots");
+        sim.give_back_memory();
+        sim.run().unwrap();
+        sim.give_back_memory();
+        assert!(sim.ports.iter().all(|p| p.wire.capacity() <= 8 && p.wire.is_empty()));
+        let mut plain = Simulation::new(&spec, Some(1)).unwrap();
+        plain.run().unwrap();
+        assert_eq!(sim.results().digest(), plain.results().digest());
     }
 }

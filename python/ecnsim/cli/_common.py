@@ -6,11 +6,10 @@ import math
 import time
 import unicodedata
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import numpy as np
-
-from ecnsim.results import Results, Table
+if TYPE_CHECKING:
+    from ecnsim.results import Results, Table
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -134,7 +133,7 @@ MAX_SUMMARY_ROWS = 40
 
 
 def _format_value(value: Any) -> str:
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float):
         if math.isnan(value):
             return "-"
         return f"{value:.4g}"
@@ -146,6 +145,8 @@ def format_table(table: Table, preferred: Sequence[str] = ()) -> str:
 
     Columns in bit/s (``*_bps``) are shown in Mbit/s.
     """
+    import numpy as np
+
     names = [c for c in preferred if c in table] or table.column_names
     headers: list[str] = []
     columns: list[list[str]] = []

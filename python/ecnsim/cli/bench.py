@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -15,8 +18,8 @@ from typing import Any
 
 from ecnsim import __version__
 from ecnsim.cli._common import EXIT_OK, EXIT_USAGE
-from ecnsim.scenario.spec import Scenario, droptail
-from ecnsim.scenario.topology import dumbbell
+from ecnsim.scenario.spec import Scenario, droptail, red, tcp
+from ecnsim.scenario.topology import dumbbell, hetero_rtt
 from ecnsim.simulation import Simulation
 
 # ---------------------------------------------------------------------------
@@ -34,6 +37,9 @@ class Benchmark:
     build: Callable[[], Scenario]
     #: A workload of many short connections: report connections per wall second.
     connections: bool = False
+    #: Two simulated times (s): instructions per packet-hop are measured between
+    #: them (callgrind runs to each; start-up and build cancel in the difference).
+    instructions_window: tuple[float, float] = (1.0, 2.0)
 
 
 def _dumbbell_bench(n_flows: int, duration_s: int) -> Scenario:
@@ -51,6 +57,66 @@ def _dumbbell_bench(n_flows: int, duration_s: int) -> Scenario:
         start=[f"{i * 1_000_000 // n_flows}us" for i in range(n_flows)],
         tcp={"cc": "reno"},
         name=f"dumbbell-{n_flows}",
+        seed=1,
+    )
+
+
+def _dumbbell_10g(n_flows: int, duration_s: float) -> Scenario:
+    # 10 Gb/s bottleneck, 1 Gb/s access links (so that no one flow fills the
+    # bottleneck), 100 ms RTT; DropTail of one bandwidth-delay product
+    # (10 Gb/s * 100 ms / 1500 B = 83,333 packets). Starts spread over 1 s.
+    return dumbbell(
+        n_flows,
+        bottleneck_rate="10Gbps",
+        bottleneck_delay="40ms",
+        access_rate="1Gbps",
+        access_delay="5ms",
+        queue=droptail(limit_packets=83_333),
+        duration=f"{duration_s}s",
+        start=[f"{i * 1_000_000 // n_flows}us" for i in range(n_flows)],
+        tcp={"cc": "reno"},
+        name=f"dumbbell-{n_flows}-10g",
+        seed=1,
+    )
+
+
+def hetero_scenario(n: int, duration_s: float = 100.0) -> Scenario:
+    """The ``hetero`` study's star at ``N = n`` in RED mode, ``max_p`` 0.1 (the study's defaults:
+    Zheng's thesis ch. 4, 10 Mb/s bottleneck, 300 Mb/s aggregate access, RED 10/30 of 120
+    packets, Reno with a 64-packet window, 1000-byte packets; ``ecnsim study show hetero``)."""
+    return hetero_rtt(
+        n,
+        name=f"hetero-{n}",
+        duration=duration_s,
+        warmup=20.0,
+        sample_interval=0.1,
+        profile="ns2-2001",
+        groups=("fragile", "average", "robust"),
+        access_delays=(0.145, 0.045, 0.005),
+        aggregate_access_rate=300e6,
+        bottleneck_rate=10e6,
+        bottleneck_delay=0.005,
+        queue=red(
+            limit_packets=120,
+            min_th=10.0,
+            max_th=30.0,
+            w_q=0.002,
+            max_p=0.1,
+            gentle=False,
+            ecn="none",
+        ),
+        access_queue={"type": "droptail", "limit_packets": 50},
+        starts=(0.0, 2.0),
+        tcp=tcp(
+            cc="reno",
+            # ns-2 accounting (useHeaders_ false): the 1000-byte packet is all payload.
+            mss=1000,
+            header_bytes=40,
+            headers_on_data=False,
+            max_cwnd=64,
+            delayed_ack=False,
+            ecn="off",
+        ),
         seed=1,
     )
 
@@ -121,6 +187,8 @@ BENCHMARKS: dict[str, Benchmark] = {
             "100 Reno bulk flows, 100 Mb/s bottleneck, 100 ms RTT, BDP DropTail, 60 s",
             100,
             lambda: _dumbbell_bench(100, 60),
+            # Past the starts and the first slow start: the steady state.
+            instructions_window=(10.0, 20.0),
         ),
         Benchmark(
             "web-100m",
@@ -138,6 +206,38 @@ BENCHMARKS: dict[str, Benchmark] = {
             connections=True,
         ),
         Benchmark(
+            "hetero-15",
+            "the hetero study's star, N = 15 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
+            "100 s (the reference of flat cost per hop as flows grow)",
+            15,
+            lambda: hetero_scenario(15),
+            instructions_window=(20.0, 30.0),
+        ),
+        Benchmark(
+            "hetero-120",
+            "the hetero study's star, N = 120 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
+            "100 s",
+            120,
+            lambda: hetero_scenario(120),
+            instructions_window=(20.0, 30.0),
+        ),
+        Benchmark(
+            "hetero-9600",
+            "the hetero study's star, N = 9,600 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
+            "100 s",
+            9600,
+            lambda: hetero_scenario(9600),
+            instructions_window=(20.0, 30.0),
+        ),
+        Benchmark(
+            "dumbbell-10000-10g",
+            "10,000 Reno bulk flows, 10 Gb/s bottleneck, 1 Gb/s access, 100 ms RTT, BDP DropTail, "
+            "5 s",
+            10_000,
+            lambda: _dumbbell_10g(10_000, 5.0),
+            instructions_window=(2.0, 2.1),
+        ),
+        Benchmark(
             "dumbbell-10",
             "10 Reno bulk flows, 100 Mb/s bottleneck, 100 ms RTT, BDP DropTail, 10 s (smoke test)",
             10,
@@ -153,15 +253,21 @@ def _maxrss_bytes() -> int:
     return int(rss) if sys.platform == "darwin" else int(rss) * 1024
 
 
-def run_benchmark(bench: Benchmark) -> dict[str, Any]:
-    """Build and run ``bench`` in this process; wall time counts the run only."""
+def run_benchmark(bench: Benchmark, until: float | None = None) -> dict[str, Any]:
+    """Build and run ``bench`` in this process (to ``until`` seconds simulated if given).
+
+    ``build_s`` is the core's model build (the scenario is written first);
+    ``wall_s`` counts the run only. Memory per flow is the peak RSS growth
+    from just before the build.
+    """
+    scenario = bench.build()
     rss_before = _maxrss_bytes()
-    t0 = time.perf_counter()
-    sim = Simulation(bench.build())
-    build_s = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    sim.run_until(sim.duration)
-    wall_s = time.perf_counter() - t1
+    t0, c0 = time.perf_counter(), time.process_time()
+    sim = Simulation(scenario)
+    build_s, build_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    t1, c1 = time.perf_counter(), time.process_time()
+    sim.run_until(sim.duration if until is None else min(until, sim.duration))
+    wall_s, cpu_s = time.perf_counter() - t1, time.process_time() - c1
     perf = sim.perf()
     run_peak = _maxrss_bytes()
     conns = len(sim.results.tables["flows"]) if bench.connections else bench.n_flows
@@ -178,32 +284,82 @@ def run_benchmark(bench: Benchmark) -> dict[str, Any]:
         "name": bench.name,
         "description": bench.description,
         "flows": conns,
-        "simulated_s": sim.duration,
+        "simulated_s": sim.now,
         "wall_s": wall_s,
         "build_s": build_s,
+        # CPU time of the process (every thread): less sensitive than wall time to
+        # other jobs on a shared machine.
+        "cpu_s": cpu_s,
+        "build_cpu_s": build_cpu_s,
         "events": perf["events"],
         "packet_hops": perf["packet_hops"],
         "packet_hops_per_s": perf["packet_hops"] / wall_s if wall_s > 0 else math.inf,
         "events_per_s": perf["events"] / wall_s if wall_s > 0 else math.inf,
+        "ns_per_hop": cpu_s * 1e9 / perf["packet_hops"] if perf["packet_hops"] else math.nan,
         "peak_rss_bytes": peak,
         "bytes_per_flow": max(peak - rss_before, 0) / max(conns, 1),
         **extra,
+        "load_average": _load_average(),
         "ecnsim_version": __version__,
     }
 
 
-def _run_benchmark_in_child(name: str) -> dict[str, Any]:
+def _load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (what ``uptime`` shows), if known."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def _child_command(name: str, until: float | None) -> list[str]:
+    cmd = [sys.executable, "-m", "ecnsim", "bench", name, "--json", "--no-instructions"]
+    return cmd if until is None else [*cmd, "--until", repr(until)]
+
+
+def _run_benchmark_in_child(name: str, until: float | None = None) -> dict[str, Any]:
     """Run one benchmark in a fresh interpreter, so peak memory is its own."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "ecnsim", "bench", name, "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = subprocess.run(_child_command(name, until), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {name} failed (exit {proc.returncode}):\n{proc.stderr}")
     record: dict[str, Any] = json.loads(proc.stdout)[0]
     return record
+
+
+#: Callgrind's summary line: the instructions the program executed.
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+
+
+def instructions_per_hop(bench: Benchmark, valgrind: str) -> dict[str, Any]:
+    """Instructions per packet-hop by callgrind, as the difference of two run lengths.
+
+    The benchmark runs twice under ``valgrind --tool=callgrind``, to each time
+    of ``bench.instructions_window``; start-up, build and output are the same
+    in both, so (instructions2 - instructions1) / (hops2 - hops1) is the cost
+    of the packets in between alone.
+    """
+    counts = []
+    for until in bench.instructions_window:
+        cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        proc = subprocess.run(
+            [*cmd, *_child_command(bench.name, until)], capture_output=True, text=True, check=False
+        )
+        found = _COLLECTED.findall(proc.stderr)
+        if proc.returncode != 0 or not found:
+            raise RuntimeError(
+                f"callgrind run of {bench.name} to {until} s failed (exit {proc.returncode}):\n"
+                f"{proc.stderr[-2000:]}"
+            )
+        hops = int(json.loads(proc.stdout)[0]["packet_hops"])
+        counts.append((int(found[-1]), hops))
+    (i1, h1), (i2, h2) = counts
+    if h2 <= h1:
+        raise RuntimeError(f"{bench.name}: no packet-hops between {bench.instructions_window} s")
+    return {
+        "instructions_per_hop": (i2 - i1) / (h2 - h1),
+        "instructions_window_s": list(bench.instructions_window),
+        "instructions_window_hops": h2 - h1,
+    }
 
 
 def _si(value: float) -> str:
@@ -236,8 +392,15 @@ def _format_benchmark(r: dict[str, Any]) -> str:
             f"  events/s       {_si(r['events_per_s'])}events/s ({r['events']} events)",
             f"  wall time      {r['wall_s']:.3f} s run, {r['build_s']:.3f} s build "
             f"({speed:.1f}x real time)",
+            f"  CPU time       {r['cpu_s']:.3f} s run, {r['build_cpu_s']:.3f} s build "
+            f"({r['ns_per_hop']:.0f} ns per packet-hop)",
             f"  peak memory    {r['peak_rss_bytes'] / 2**20:.1f} MiB RSS, "
             f"{r['bytes_per_flow'] / 2**10:.1f} KiB per flow",
+            *(
+                [f"  instructions   {r['instructions_per_hop']:.0f} per packet-hop (callgrind)"]
+                if "instructions_per_hop" in r
+                else []
+            ),
         ]
     )
 
@@ -256,12 +419,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.write_scenario is not None:
+        if len(names) != 1:
+            print("error: --write-scenario takes one benchmark name", file=sys.stderr)
+            return EXIT_USAGE
+        with open(args.write_scenario, "w", encoding="utf-8") as f:
+            json.dump(BENCHMARKS[names[0]].build().to_dict(), f, indent=1)
+            f.write("\n")
+        print(f"wrote {args.write_scenario} (run it with: ecnsim run {args.write_scenario})")
+        return EXIT_OK
+    valgrind = None if args.no_instructions or not args.json else shutil.which("valgrind")
     records = []
     for name in names:
         if len(names) == 1:
-            record = run_benchmark(BENCHMARKS[name])
+            record = run_benchmark(BENCHMARKS[name], args.until)
         else:
-            record = _run_benchmark_in_child(name)
+            record = _run_benchmark_in_child(name, args.until)
+        if valgrind is not None:
+            record.update(instructions_per_hop(BENCHMARKS[name], valgrind))
         records.append(record)
         if not args.json:
             print(_format_benchmark(record), flush=True)
@@ -276,4 +451,22 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     bench.add_argument("--json", action="store_true", help="print results as JSON")
     bench.add_argument("--list", action="store_true", help="list the benchmarks")
+    bench.add_argument(
+        "--until",
+        type=float,
+        metavar="SECONDS",
+        help="stop each run at this simulated time (default: the benchmark's end)",
+    )
+    bench.add_argument(
+        "--write-scenario",
+        metavar="FILE.json",
+        help="write the benchmark's scenario as JSON (for ecnsim run, or another simulator) "
+        "instead of running it",
+    )
+    bench.add_argument(
+        "--no-instructions",
+        action="store_true",
+        help="with --json: skip instructions per packet-hop (two callgrind runs per benchmark, "
+        "done when valgrind is installed)",
+    )
     bench.set_defaults(func=cmd_bench)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -47,6 +48,46 @@ def seed_arg(text: str) -> int:
             f"must be from 0 to 2^64-1 (18446744073709551615), got {text}"
         )
     return value
+
+
+def seeds_arg(text: str) -> list[int]:
+    """``--seeds``: seeds and ranges such as ``1-8`` or ``1,3,10-12`` (an argparse type)."""
+    seeds: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        lo, dash, hi = part.partition("-")
+        try:
+            first = seed_arg(lo.strip())
+            last = seed_arg(hi.strip()) if dash else first
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"expected seeds like 1-8 or 1,3,10-12 (integers 0 to 2^64-1), got {text!r}"
+            ) from None
+        if last < first:
+            raise argparse.ArgumentTypeError(f"range {part!r} ends before it starts")
+        if last - first >= MAX_SEEDS or len(seeds) + last - first >= MAX_SEEDS:
+            raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds, got {text!r}")
+        seeds.extend(range(first, last + 1))
+    seen: set[int] = set()
+    for seed in seeds:
+        if seed in seen:
+            raise argparse.ArgumentTypeError(f"seed {seed} is given twice in {text!r}")
+        seen.add(seed)
+    return seeds
+
+
+def jobs_arg(text: str) -> int:
+    """``--jobs``: a positive integer (an argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+#: Most seeds one ``ecnsim run --seeds`` takes (a sweep is the tool beyond that).
+MAX_SEEDS = 10_000
 
 
 def size_arg(text: str) -> int:
@@ -146,9 +187,35 @@ def _write_results(results: Results, out: Path, *, partial: bool) -> None:
             results.write_parquet(out)
 
 
+def build_simulation(
+    path: Path,
+    text: str,
+    *,
+    seed: int | None,
+    max_memory: int | None,
+    sets: Sequence[tuple[str, Any]] = (),
+) -> Simulation:
+    """The simulation of a scenario file: TOML, or JSON (same schema) if it ends in ``.json``;
+    ``sets`` (``--set``) applied first."""
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path}: not valid JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        return Simulation(apply_sets(data, sets), seed=seed, max_memory=max_memory)
+    if sets:
+        data = apply_sets(scenario_dict(text), sets)
+        return Simulation(data, seed=seed, max_memory=max_memory)
+    return Simulation.from_toml_str(text, seed=seed, max_memory=max_memory)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     text = read_text_file(path)
+    if args.seeds is not None:
+        return _run_seeds(args, path, text)
     out = prepare_out("--out", args.out)
     if args.pcap is not None:
         if args.pcap.endswith(".pcap") and not Path(args.pcap).is_dir():
@@ -157,11 +224,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "direction is written into it (<link>-<from>-<to>.pcap)"
             )
         prepare_out("--pcap", args.pcap)
-    if args.set:
-        scenario = apply_sets(scenario_dict(text), args.set)
-        sim = Simulation(scenario, seed=args.seed, max_memory=args.max_memory)
-    else:
-        sim = Simulation.from_toml_str(text, seed=args.seed, max_memory=args.max_memory)
+    sim = build_simulation(
+        path, text, seed=args.seed, max_memory=args.max_memory, sets=args.set or ()
+    )
     for warning in sim.warnings:
         print(f"warning: {printable(warning)}", file=sys.stderr)
     if args.pcap_drops and args.pcap is None:
@@ -219,12 +284,146 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------
+# ecnsim run --seeds: one scenario, several seeds, in parallel
+# ---------------------------------------------------------------------------
+
+
+def _run_one_seed(
+    path: Path,
+    text: str,
+    seed: int,
+    max_memory: int | None,
+    out: str | None,
+    sets: Sequence[tuple[str, Any]] = (),
+) -> dict[str, Any]:
+    """Run the scenario ``text`` (of file ``path``, ``sets`` applied) with ``seed`` in this
+    (worker) process; write its results to ``out`` if given. Returns what the parent prints."""
+    sim = build_simulation(path, text, seed=seed, max_memory=max_memory, sets=sets)
+    started = time.perf_counter()
+    error = None
+    try:
+        sim.run()
+    except (SimulationError, ResourceError) as e:
+        error = str(e)
+    wall = time.perf_counter() - started
+    results = sim.results
+    if out is not None:
+        results.write_parquet(out)
+    perf = sim.perf()
+    return {
+        "seed": seed,
+        "digest": results.digest,
+        "finished": results.finished,
+        "error": error,
+        "now": sim.now,
+        "duration": sim.duration,
+        "events": perf["events"],
+        "packet_hops": perf["packet_hops"],
+        "wall_s": wall,
+        "warnings": sim.warnings,
+    }
+
+
+def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
+    """``ecnsim run --seeds``: every seed in its own process, ``--jobs`` at a time.
+
+    Each seed's run is the run ``--seed`` gives (same digest, same tables): a
+    run depends on its scenario and seed alone, not on what runs beside it.
+    """
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from ecnsim._system import default_max_memory
+    from ecnsim.sweep.execute import _stop_pool, _worker_init, default_jobs
+
+    if args.seed is not None:
+        raise UsageError("give --seed or --seeds, not both")
+    if args.trace_ns2 or args.pcap:
+        raise UsageError("--trace-ns2/--pcap trace one run: use --seed, not --seeds")
+    seeds: list[int] = args.seeds
+    out = prepare_out("--out", args.out)
+    # Check the scenario once, here, so a bad one is one error, not one per seed.
+    sets = args.set or ()
+    build_simulation(path, text, seed=seeds[0], max_memory=args.max_memory, sets=sets)
+    jobs = max(1, min(args.jobs or default_jobs(), len(seeds)))
+    # Runs side by side: each gets its share of the memory limit.
+    total = args.max_memory or default_max_memory()
+    share = None if total is None else max(total // jobs, 1)
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(), None)
+    )
+    futures: dict[int, Future[dict[str, Any]]] = {}
+    started = time.perf_counter()
+    try:
+        for seed in seeds:
+            seed_out = None if out is None else str(out / f"seed-{seed}")
+            futures[seed] = pool.submit(_run_one_seed, path, text, seed, share, seed_out, sets)
+        done = {seed: f.result() for seed, f in futures.items()}
+    except KeyboardInterrupt:
+        _stop_pool(pool)
+        finished = [s for s, f in futures.items() if f.done() and not f.cancelled()]
+        print(f"interrupted; {len(finished)} of {len(seeds)} seeds finished", file=sys.stderr)
+        if out is not None and finished:
+            print(f"their results are in {out}/seed-<N>", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+    wall = time.perf_counter() - started
+    code = EXIT_OK
+    print(
+        f"{path.name}: {len(seeds)} seeds, {jobs} at a time, {wall:.2f} s wall "
+        f"({sum(r['wall_s'] for r in done.values()):.2f} s of runs)"
+    )
+    for warning in done[seeds[0]]["warnings"]:
+        print(f"warning: {printable(warning)}", file=sys.stderr)
+    print(f"{'seed':>6}  {'digest':16}  {'events':>12}  {'packet-hops':>12}  {'wall_s':>7}")
+    for seed in seeds:
+        r = done[seed]
+        print(
+            f"{seed:>6}  {r['digest']:016x}  {r['events']:>12}  {r['packet_hops']:>12}  "
+            f"{r['wall_s']:>7.2f}"
+        )
+        if r["error"] is not None:
+            code = EXIT_USAGE
+            print(
+                f"seed {seed}: error: {printable(r['error'])}\nstopped at {r['now']:g} s of "
+                f"{r['duration']:g} s simulated",
+                file=sys.stderr,
+            )
+    if out is not None:
+        print(f"\nresults written to {out}/seed-<N> (one directory per seed)")
+    return code
+
+
 def add_parsers(sub: Any) -> None:
     """Register ``ecnsim run``."""
     run = sub.add_parser("run", help="run a TOML scenario and print a summary")
-    run.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file")
+    run.add_argument(
+        "scenario",
+        metavar="SCENARIO.toml",
+        help="scenario file (TOML; or JSON of the same schema, if it ends in .json)",
+    )
     run.add_argument("--out", metavar="DIR", help="write <table>.parquet and meta.json into DIR")
     run.add_argument("--seed", type=seed_arg, help="seed, 0 to 2^64-1 (overrides the scenario's)")
+    run.add_argument(
+        "--seeds",
+        type=seeds_arg,
+        metavar="LIST",
+        help="run once per seed (e.g. 1-8 or 1,3,10-12), in parallel, each as --seed would; "
+        "--out DIR gets DIR/seed-<N> per seed",
+    )
+    run.add_argument(
+        "--jobs",
+        "-j",
+        type=jobs_arg,
+        metavar="N",
+        help="with --seeds: runs at a time (default: one per CPU)",
+    )
     run.add_argument(
         "--max-memory",
         type=size_arg,

@@ -5,39 +5,93 @@ bytes, which becomes a (read-only) numpy array without a Python object per
 row; name columns are lists of ``str``. Tables and columns are whatever the
 core produced (see ``docs/results.md``); nothing here depends on their names
 except the ``flows``/``queues`` shortcuts.
+
+A table from the core keeps the core's bytes until a column is first read:
+``import ecnsim`` does not import numpy, and :meth:`Results.write_parquet`
+hands the bytes to Arrow as they are (no numpy, no pandas).
 """
 
 from __future__ import annotations
 
+import array
+import itertools
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
 
 __all__ = ["Column", "Results", "Table"]
 
 #: One column's values: a numpy array (uint64 or float64) or a list of names.
-Column = np.ndarray | list[str]
+Column: TypeAlias = "np.ndarray | list[str]"
 
-_NUMERIC_DTYPES = {"<u8": np.dtype("<u8"), "<f8": np.dtype("<f8")}
+#: The numeric dtypes the core sends, with their Arrow type names.
+_NUMERIC_DTYPES = {"<u8": "uint64", "<f8": "float64"}
 
 
-def _decode_column(name: str, encoded: Any) -> Column:
+def _check_encoded(name: str, encoded: Any) -> int:
+    """The length of a column as the core sent it, ``(dtype, payload)``; checks the dtype."""
+    dtype, payload = encoded
+    if dtype == "str":
+        return len(payload)
+    if dtype not in _NUMERIC_DTYPES:
+        raise ValueError(f"column {name!r}: unknown dtype {dtype!r} from the core")
+    return len(payload) // 8
+
+
+def _decode_column(encoded: Any) -> Column:
     dtype, payload = encoded
     if dtype == "str":
         return list(payload)
-    try:
-        np_dtype = _NUMERIC_DTYPES[dtype]
-    except KeyError:
-        raise ValueError(f"column {name!r}: unknown dtype {dtype!r} from the core") from None
-    return np.frombuffer(payload, dtype=np_dtype)
+    import numpy as np
+
+    return np.frombuffer(payload, dtype=np.dtype(dtype))
+
+
+def _to_arrow(values: Any, encoded: Any = None) -> pa.Array:
+    """One column as a pyarrow Array, built from buffers (see :meth:`Table.to_arrow`).
+
+    ``encoded`` is the core's ``(dtype, payload)`` when the column was not read yet.
+    """
+    import pyarrow as pa
+
+    if encoded is not None and encoded[0] != "str" and sys.byteorder == "little":
+        dtype, payload = encoded
+        arrow_type = getattr(pa, _NUMERIC_DTYPES[dtype])()
+        return pa.Array.from_buffers(arrow_type, len(payload) // 8, [None, pa.py_buffer(payload)])
+    if encoded is not None and encoded[0] == "str":
+        values = encoded[1]
+    if not isinstance(values, list):
+        import numpy as np
+
+        dtype = values.dtype.str if isinstance(values, np.ndarray) else None
+        if dtype not in _NUMERIC_DTYPES or sys.byteorder != "little":
+            # A column a caller built by hand (or a big-endian host): pyarrow's own conversion.
+            return pa.array(values)
+        data = np.ascontiguousarray(values)
+        arrow_type = getattr(pa, _NUMERIC_DTYPES[dtype])()
+        return pa.Array.from_buffers(arrow_type, len(data), [None, pa.py_buffer(data)])
+    encoded_names = [v.encode("utf-8") for v in values]
+    ends = list(itertools.accumulate(map(len, encoded_names)))
+    total = ends[-1] if ends else 0
+    # Arrow's string type has 32-bit offsets; beyond 2 GiB of names, large_string.
+    wide = total >= 2**31
+    offsets = array.array("q" if wide else "i", [0, *ends])
+    if sys.byteorder != "little":
+        offsets.byteswap()
+    string_type = pa.large_string() if wide else pa.string()
+    return pa.Array.from_buffers(
+        string_type,
+        len(encoded_names),
+        [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(encoded_names))],
+    )
 
 
 class Table:
@@ -45,33 +99,57 @@ class Table:
 
     def __init__(self, name: str, columns: Mapping[str, Column]) -> None:
         self.name = name
-        self.columns: dict[str, Column] = dict(columns)
-        lengths = {len(c) for c in self.columns.values()}
+        self._columns: dict[str, Column] | None = dict(columns)
+        self._encoded: dict[str, Any] | None = None
+        lengths = {len(c) for c in self._columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"table {name!r}: columns have different lengths {sorted(lengths)}")
 
     @classmethod
     def _from_core(cls, name: str, encoded: Mapping[str, Any]) -> Table:
-        return cls(name, {col: _decode_column(col, enc) for col, enc in encoded.items()})
+        table = cls(name, {})
+        table._columns = None
+        table._encoded = dict(encoded)
+        lengths = {_check_encoded(col, enc) for col, enc in table._encoded.items()}
+        if len(lengths) > 1:
+            raise ValueError(f"table {name!r}: columns have different lengths {sorted(lengths)}")
+        return table
+
+    @property
+    def columns(self) -> dict[str, Column]:
+        """Columns by name, in order (decoded from the core's bytes on first use)."""
+        if self._columns is None:
+            encoded = self._encoded or {}
+            self._columns = {col: _decode_column(enc) for col, enc in encoded.items()}
+            self._encoded = None
+        return self._columns
+
+    def _names(self) -> dict[str, Any]:
+        # Column names without decoding anything.
+        if self._columns is None and self._encoded is not None:
+            return self._encoded
+        return self.columns
 
     @property
     def column_names(self) -> list[str]:
         """Column names in order."""
-        return list(self.columns)
+        return list(self._names())
 
     @property
     def num_rows(self) -> int:
         """Number of rows (0 for a table without columns)."""
+        if self._columns is None and self._encoded:
+            return _check_encoded("", next(iter(self._encoded.values())))
         return len(next(iter(self.columns.values()), []))
 
     def __len__(self) -> int:
         return self.num_rows
 
     def __contains__(self, column: object) -> bool:
-        return column in self.columns
+        return column in self._names()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.columns)
+        return iter(list(self._names()))
 
     def __getitem__(self, column: str) -> Column:
         try:
@@ -83,6 +161,8 @@ class Table:
 
     def to_numpy(self) -> dict[str, np.ndarray]:
         """Every column as a numpy array (names as an object array of ``str``)."""
+        import numpy as np
+
         out: dict[str, np.ndarray] = {}
         for col, values in self.columns.items():
             if isinstance(values, np.ndarray):
@@ -95,6 +175,7 @@ class Table:
 
     def to_pandas(self) -> pd.DataFrame:
         """The table as a pandas DataFrame (numeric columns are copied)."""
+        import numpy as np
         import pandas as pd
 
         # Name columns get pandas' string dtype even when empty (an empty list
@@ -110,14 +191,19 @@ class Table:
         return df
 
     def to_arrow(self) -> pa.Table:
-        """The table as a pyarrow Table (uint64, float64 and string columns)."""
+        """The table as a pyarrow Table (uint64, float64 and string columns).
+
+        Numeric columns share the core's buffers (no copy) and names are
+        encoded straight into Arrow's offsets and bytes: no pandas import
+        (``pa.array`` would import it), so ``ecnsim run --out`` stays quick.
+        """
         import pyarrow as pa
 
-        arrays = [
-            pa.array(v) if isinstance(v, np.ndarray) else pa.array(v, type=pa.string())
-            for v in self.columns.values()
-        ]
-        return pa.table(arrays, names=list(self.columns))
+        if self._columns is None and self._encoded is not None:
+            arrays = [_to_arrow(None, enc) for enc in self._encoded.values()]
+        else:
+            arrays = [_to_arrow(v) for v in self.columns.values()]
+        return pa.table(arrays, names=self.column_names)
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, rows={self.num_rows}, columns={self.column_names})"

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ecnsim import _core
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+# numpy and pandas are imported where they are used: `import ecnsim` and a
+# run's output path import neither pandas nor (until a result is read) numpy.
 
 
 class Distribution:
@@ -48,6 +52,8 @@ class Distribution:
 
     def quantile(self, u: float | Iterable[float] | np.ndarray) -> Any:
         """The smallest ``x`` with ``P(X <= x) >= u``, for ``u`` in [0, 1] (a float or an array)."""
+        import numpy as np
+
         us = np.atleast_1d(np.asarray(u, dtype=float))
         if np.any(~((us >= 0) & (us <= 1))):
             raise ValueError(
@@ -59,6 +65,8 @@ class Distribution:
     def cdf(self, x: float | Iterable[float] | np.ndarray) -> Any:
         """``P(X <= x)`` (a float or an array): e.g. the probability that a flow is at most
         ``k`` segments long is ``cdf(k * mss)``."""
+        import numpy as np
+
         xs = np.atleast_1d(np.asarray(x, dtype=float))
         p = np.asarray(_core.dist_cdf(self._json, xs.tolist()), dtype=float)
         return float(p[0]) if np.ndim(x) == 0 else p
@@ -72,6 +80,8 @@ class Distribution:
         """``n`` draws from the stream a component named ``component`` gets under ``seed``."""
         if n < 0:
             raise ValueError(f"sample: n must be >= 0, got {n}")
+        import numpy as np
+
         return np.asarray(_core.dist_sample(self._json, n, seed, component), dtype=float)
 
     @property
@@ -80,6 +90,9 @@ class Distribution:
         a = _core.dist_atoms(self._json)
         if a is None:
             return None
+        import numpy as np
+        import pandas as pd
+
         return pd.DataFrame(
             {"value": np.asarray(a[0], float), "probability": np.asarray(a[1], float)}
         )
@@ -115,6 +128,9 @@ def shipped_table(name: str) -> pd.DataFrame:
     if t is None:
         known = ", ".join(shipped_tables())
         raise ValueError(f"shipped_table: unknown table {name!r}; shipped tables: {known}")
+    import numpy as np
+    import pandas as pd
+
     return pd.DataFrame({"value": np.asarray(t[0], float), "count": np.asarray(t[1], float)})
 
 

@@ -178,15 +178,11 @@ impl Aecn {
     /// An empty AECN queue.
     #[must_use]
     pub fn new(cfg: AecnConfig) -> Self {
-        let cap = match cfg.limit {
-            Limit::Packets(n) => usize::try_from(n.min(4096)).unwrap_or(4096),
-            Limit::Bytes(_) => 256,
-        };
         Aecn {
             cfg,
             fifo: Fifo::new(cfg.limit),
             avg: Average::new(cfg.w_q, cfg.mean_pktsize, cfg.idle_start),
-            fq: [VecDeque::with_capacity(cap), VecDeque::with_capacity(cap), VecDeque::with_capacity(cap)],
+            fq: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
             head_seq: 0,
             count: [0; 3],
             count_bytes: [0; 3],
@@ -341,6 +337,12 @@ impl QueueDisc for Aecn {
 
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
+    }
+    fn give_back_memory(&mut self) {
+        self.fifo.give_back_memory();
+        for fq in &mut self.fq {
+            super::give_back(fq, Fifo::MIN_SLOTS);
+        }
     }
 
     fn aqm_state(&mut self, _now: SimTime) -> AqmState {

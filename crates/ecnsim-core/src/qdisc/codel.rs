@@ -200,6 +200,9 @@ impl QueueDisc for Codel {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+    fn give_back_memory(&mut self) {
+        self.fifo.give_back_memory();
+    }
 
     fn aqm_state(&mut self, _now: SimTime) -> AqmState {
         AqmState::NONE

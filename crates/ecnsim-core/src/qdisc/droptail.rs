@@ -76,6 +76,9 @@ impl QueueDisc for DropTail {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+    fn give_back_memory(&mut self) {
+        self.fifo.give_back_memory();
+    }
 }
 
 #[cfg(test)]

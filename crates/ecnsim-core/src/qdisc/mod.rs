@@ -197,6 +197,8 @@ pub trait QueueDisc {
     fn len_packets(&self) -> u64;
     /// Bytes queued.
     fn len_bytes(&self) -> u64;
+    /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
+    fn give_back_memory(&mut self) {}
     /// The discipline's internal estimates at `now`, for time series. A
     /// discipline with periodic updates first applies those due by `now`
     /// (which changes nothing observable: the same updates would be applied,
@@ -279,6 +281,9 @@ impl QueueDisc for AnyQdisc {
     }
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         dispatch!(self, q => q.aqm_state(now))
+    }
+    fn give_back_memory(&mut self) {
+        dispatch!(self, q => q.give_back_memory());
     }
 }
 
@@ -395,6 +400,11 @@ impl Queue {
         self.last_change
     }
 
+    /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
+    pub fn give_back_memory(&mut self) {
+        self.qdisc.give_back_memory();
+    }
+
     /// Restart the maximum from the current occupancy (at the end of warm-up).
     pub fn reset_max(&mut self) {
         self.max_packets = self.len_packets();
@@ -496,7 +506,13 @@ pub enum NonEct {
 }
 
 /// A FIFO of packets with its byte count: the buffer every discipline here uses.
-/// Preallocated; never shrinks, so a warm queue does not allocate.
+///
+/// It starts empty and grows on demand (doubling, so a queue that has reached
+/// its working size does not allocate again). Memory goes back only in
+/// [`Fifo::give_back_memory`], which the simulation calls on every queue once
+/// per [`crate::sim::GIVE_BACK_EVERY`] events: shrinking on the packet path
+/// would make a queue that fills and drains every cycle reallocate every
+/// cycle. The order of packets never depends on either.
 #[derive(Debug)]
 pub struct Fifo {
     packets: VecDeque<Packet>,
@@ -504,14 +520,25 @@ pub struct Fifo {
 }
 
 impl Fifo {
-    /// An empty FIFO with room for `limit` without reallocating (up to 4096 packets).
+    /// Slots a FIFO keeps when it is idle (an idle queue holds no more than this).
+    pub const MIN_SLOTS: usize = 8;
+
+    /// An empty FIFO. It allocates on its first packet; the discipline's
+    /// `limit` bounds how far it grows.
     #[must_use]
     pub fn new(limit: Limit) -> Self {
-        let cap = match limit {
-            Limit::Packets(n) => usize::try_from(n.min(4096)).unwrap_or(4096),
-            Limit::Bytes(b) => usize::try_from((b / 64).clamp(64, 4096)).unwrap_or(4096),
-        };
-        Fifo { packets: VecDeque::with_capacity(cap), bytes: 0 }
+        let _ = limit;
+        Fifo { packets: VecDeque::new(), bytes: 0 }
+    }
+    /// Packet slots allocated now.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.packets.capacity()
+    }
+    /// Give back the slots beyond twice the packets held now (at least
+    /// [`Fifo::MIN_SLOTS`] stay), if that frees at least half of them.
+    pub fn give_back_memory(&mut self) {
+        give_back(&mut self.packets, Self::MIN_SLOTS);
     }
     /// Packets queued.
     #[must_use]
@@ -691,6 +718,15 @@ impl Ticker {
     }
 }
 
+/// Shrink `deque` to twice its length (at least `min_slots`) if that frees
+/// at least half of its slots (queues and link wires between packets).
+pub(crate) fn give_back<T>(deque: &mut VecDeque<T>, min_slots: usize) {
+    let want = (deque.len() * 2).max(min_slots);
+    if deque.capacity() >= 2 * want {
+        deque.shrink_to(want);
+    }
+}
+
 /// A probability from the scenario as a value the algorithms can trust.
 #[must_use]
 pub(crate) fn clamp01(p: f64) -> f64 {
@@ -827,5 +863,73 @@ pub(crate) mod test_support {
         assert!(marked <= ect_offered, "marks {marked} > ECT arrivals {ect_offered}");
         assert_eq!(queue.counters.total_drops(), dropped);
         assert_eq!(queue.counters.total_marks(), marked);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::pkt;
+    use super::{Fifo, Limit};
+    use crate::packet::Ecn;
+
+    // ---- Fifo: memory on demand ---------------------------------------------------
+
+    #[test]
+    fn fifo_new_allocates_nothing_whatever_the_limit() {
+        assert_eq!(Fifo::new(Limit::Packets(100_000)).slots(), 0);
+        assert_eq!(Fifo::new(Limit::Bytes(1 << 30)).slots(), 0);
+    }
+
+    #[test]
+    fn fifo_burst_grows_then_gives_back_what_it_no_longer_holds() {
+        let mut q = Fifo::new(Limit::Packets(10_000));
+        for uid in 0..5000 {
+            q.push_back(pkt(uid, 100, Ecn::NotEct));
+        }
+        let grown = q.slots();
+        assert!((5000..2 * 5000).contains(&grown), "slots {grown}");
+        assert_eq!(q.bytes(), 500_000);
+        q.give_back_memory(); // full: nothing to give back
+        assert_eq!(q.slots(), grown);
+        for uid in 0..4990 {
+            assert_eq!(q.pop_front().map(|p| p.uid), Some(uid));
+        }
+        // Draining does not reallocate (a queue that fills every cycle keeps its slots) ...
+        assert_eq!(q.slots(), grown);
+        // ... the periodic pass gives them back, keeping twice what is held.
+        q.give_back_memory();
+        assert_eq!(q.slots(), 20);
+        assert_eq!((0..10).map(|_| q.pop_front().unwrap().uid).collect::<Vec<_>>(), (4990..5000).collect::<Vec<_>>());
+        q.give_back_memory();
+        assert_eq!(q.slots(), Fifo::MIN_SLOTS);
+        assert_eq!(q.bytes(), 0);
+    }
+
+    #[test]
+    fn fifo_give_back_keeps_order_after_pop_back_and_remove() {
+        let mut q = Fifo::new(Limit::Packets(1000));
+        for uid in 0..512 {
+            q.push_back(pkt(uid, 10, Ecn::NotEct));
+        }
+        while q.len() > 3 {
+            let _ = if q.len() % 2 == 0 { q.pop_back() } else { q.remove(q.len() / 2) };
+        }
+        let before: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid).collect();
+        q.give_back_memory();
+        assert_eq!(q.slots(), Fifo::MIN_SLOTS);
+        let after: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid).collect();
+        assert_eq!(before, after);
+        assert_eq!(q.bytes(), 30);
+    }
+
+    #[test]
+    fn give_back_only_when_it_frees_half() {
+        let mut d: std::collections::VecDeque<u8> = std::collections::VecDeque::with_capacity(64);
+        d.extend(0..20);
+        super::give_back(&mut d, 8); // wants 40 of 64: not worth a reallocation
+        assert!(d.capacity() >= 64);
+        d.truncate(10);
+        super::give_back(&mut d, 8);
+        assert!(d.capacity() >= 20 && d.capacity() < 64, "capacity {}", d.capacity());
     }
 }

@@ -133,6 +133,9 @@ impl QueueDisc for Pi {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+    fn give_back_memory(&mut self) {
+        self.fifo.give_back_memory();
+    }
 
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         self.catch_up(now);

@@ -650,6 +650,9 @@ impl QueueDisc for Red {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+    fn give_back_memory(&mut self) {
+        self.fifo.give_back_memory();
+    }
 
     fn aqm_state(&mut self, _now: SimTime) -> AqmState {
         AqmState { avg: self.avg.avg, prob: self.prob1, max_p: self.max_p }

@@ -137,4 +137,7 @@ impl QueueDisc for Script {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+    fn give_back_memory(&mut self) {
+        self.fifo.give_back_memory();
+    }
 }

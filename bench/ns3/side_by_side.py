@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""ecnsim beside the ns-3 PyPI wheel on the same scenarios, whole process, one after the other.
+
+Run with ecnsim's Python from the repository root; ns-3 runs in its own
+virtual environment (``pip install ns3`` there; never a dependency of
+ecnsim), named by ``--ns3-python`` or ``$NS3_PYTHON``::
+
+    .venv/bin/python bench/ns3/side_by_side.py                 # hetero N = 30 and 120, RED
+    .venv/bin/python bench/ns3/side_by_side.py --n 30 120 600 --repeat 2
+
+Scenarios: the ``hetero`` star of STUDIES.md §3 in RED mode, 100 s simulated
+(first 20 s discarded for goodput), built for ecnsim by
+``validation/ns3_red/compare.py`` (``ecnsim_scenario``) and for ns-3 by
+``validation/ns3_red/ns3_hetero.py``, whose settings are matched item by item
+(``validation/ns3_red/README.md``). Each run is a fresh process, timed as a
+whole (interpreter start-up, imports, build, simulation and output: ecnsim
+writes its Parquet tables, ns-3 its JSON), with its CPU time and peak
+memory from ``wait4``. Aggregate goodput is printed beside, so that like is
+compared with like. Wall-clock figures depend on the load of the machine:
+the 1-minute load average is recorded before and after each run.
+
+Writes ``bench/ns3/results/<date>.json`` and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+NS3_SCRIPT = ROOT / "validation" / "ns3_red" / "ns3_hetero.py"
+DURATION = 100.0
+WARMUP = 20.0
+
+#: The ecnsim side: a whole process that reads the scenario, runs it and writes Parquet.
+ECNSIM_RUN = """
+import json, sys
+import ecnsim
+sc = ecnsim.Scenario.from_dict(json.load(open(sys.argv[1])))
+sim = ecnsim.Simulation(sc)
+res = sim.run()
+res.write_parquet(sys.argv[2])
+flows = res.table("flows")
+print(json.dumps({"rx_bytes": [int(x) for x in flows["bytes_delivered"]], **sim.perf()}))
+"""
+
+
+def _run_measured(cmd: list[str]) -> dict[str, Any]:
+    """Run ``cmd`` under GNU time: wall time, CPU time (user + system), peak RSS, stdout."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as f:
+        load_before = os.getloadavg()[0]
+        proc = subprocess.run(
+            ["/usr/bin/time", "-o", f.name, "-f", "%e %U %S %M", *cmd],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"{cmd[:3]} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        wall, user, system, rss_kib = f.read().split()[-4:]
+    return {
+        "wall_s": float(wall),
+        "cpu_s": float(user) + float(system),
+        "peak_rss_mib": int(rss_kib) / 1024,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "stdout": proc.stdout,
+    }
+
+
+def run_pair(n: int, ns3_python: str, workdir: Path) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "validation" / "ns3_red"))
+    from compare import ecnsim_scenario  # type: ignore[import-not-found]
+
+    spec = workdir / f"hetero-{n}.json"
+    spec.write_text(json.dumps(ecnsim_scenario(n, "red", 1).to_dict()))
+    ours = _run_measured([sys.executable, "-c", ECNSIM_RUN, str(spec), str(workdir / f"out-{n}")])
+    ours_out = json.loads(ours.pop("stdout").strip().splitlines()[-1])
+    cfg = {"n": n, "mode": "red", "seed": 1, "duration": DURATION, "warmup": WARMUP}
+    theirs = _run_measured([ns3_python, str(NS3_SCRIPT), json.dumps(cfg)])
+    ns3_out = json.loads(theirs.pop("stdout").strip().splitlines()[-1])
+    span = DURATION - WARMUP
+    # ecnsim's bytes_delivered counts from the warm-up (the scenario sets it), as ns-3's rx does.
+    ours["goodput_mbps"] = sum(ours_out["rx_bytes"]) * 8 / span / 1e6
+    ours["packet_hops"] = ours_out["packet_hops"]
+    ours["events"] = ours_out["events"]
+    theirs["goodput_mbps"] = sum(f["rx_bytes"] for f in ns3_out["flows"]) * 8 / span / 1e6
+    return {"scenario": f"hetero N = {n}, RED, 100 s", "n": n, "ecnsim": ours, "ns3": theirs}
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": model,
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    lines = [
+        "| scenario | ecnsim whole process (wall / CPU) | ns-3 wheel (wall / CPU) | speed-up (CPU) "
+        "| goodput ecnsim / ns-3 (Mb/s) | peak memory ecnsim / ns-3 (MiB) | load (1 min) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        e, t = r["ecnsim"], r["ns3"]
+
+        lines.append(
+            f"| {r['scenario']} | {e['wall_s']:.2f} s / {e['cpu_s']:.2f} s "
+            f"| {t['wall_s']:.1f} s / {t['cpu_s']:.1f} s | {t['cpu_s'] / e['cpu_s']:.0f}x "
+            f"| {e['goodput_mbps']:.2f} / {t['goodput_mbps']:.2f} "
+            f"| {e['peak_rss_mib']:.0f} / {t['peak_rss_mib']:.0f} "
+            f"| {e['load_before']:.1f}-{t['load_after']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[30, 120], help="numbers of sources")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each pair")
+    ap.add_argument(
+        "--ns3-python",
+        default=os.environ.get("NS3_PYTHON", "/work/ns3venv/bin/python"),
+        help="the Python of the ns-3 virtual environment",
+    )
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "ns3" / "results")
+    args = ap.parse_args()
+    records = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.n:
+            for _ in range(args.repeat):
+                r = run_pair(n, args.ns3_python, Path(tmp))
+                records.append(r)
+                print(table([r]).splitlines()[-1], flush=True)
+    now = dt.datetime.now(dt.timezone.utc)
+    doc = {"date": now.isoformat(timespec="seconds"), "machine": machine(), "runs": records}
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{now:%Y-%m-%dT%H%M}.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"\n{doc['date']}, {doc['machine']['cpu']} ({doc['machine']['cpus']} CPUs)\n")
+    print(table(records))
+    print(f"\nwritten to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
