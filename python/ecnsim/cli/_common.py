@@ -190,6 +190,8 @@ def format_table(table: Table, preferred: Sequence[str] = ()) -> str:
 
 def _frame_table(name: str, df: Any) -> Table:
     """A DataFrame as a :class:`Table` for :func:`format_table` (text columns as lists)."""
+    from ecnsim.results import Table
+
     columns: dict[str, Any] = {}
     for c in df.columns:
         values = df[c].to_numpy()
@@ -256,6 +258,8 @@ def _capacity_bps(results: Results) -> float | None:
     """The slowest link direction's rate (a dumbbell's bottleneck), for normalized throughput."""
     if "queues" not in results.tables or "rate_bps" not in results.tables["queues"]:
         return None
+    import numpy as np
+
     rates = np.asarray(results.tables["queues"]["rate_bps"], dtype=float)
     return float(rates.min()) if rates.size else None
 
