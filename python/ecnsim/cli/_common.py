@@ -229,18 +229,52 @@ def bulk_flows(results: Results) -> Any:
     return flows
 
 
+def _bulk_flow_table(results: Results) -> Table | None:
+    """:func:`bulk_flows` as a :class:`Table`, numpy only (`ecnsim run` imports no pandas)."""
+    if "flows" not in results.tables:
+        return None
+    import numpy as np
+
+    from ecnsim.results import Table
+
+    table = results.tables["flows"]
+    apps = _workload_apps(results)
+    keep = np.ones(len(table), dtype=bool)
+    if apps and "app" in table:
+        keep = np.array([str(a) not in apps for a in table["app"]], dtype=bool)
+    cols: dict[str, Any] = {}
+    for name in table.column_names:
+        values = table[name]
+        if isinstance(values, np.ndarray):
+            cols[name] = values[keep]
+        else:
+            cols[name] = [v for v, k in zip(values, keep.tolist(), strict=True) if k]
+    if {"start_s", "completion_time_s", "bytes_delivered"} <= set(cols):
+        # As ecnsim.analysis.transfer_goodput.
+        warmup = float(results.meta.get("warmup_s", 0) or 0)
+        start = np.asarray(cols["start_s"], dtype=float)
+        life = (
+            start + np.asarray(cols["completion_time_s"], dtype=float) - np.maximum(start, warmup)
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ok = life > 0
+            delivered = np.asarray(cols["bytes_delivered"], dtype=float)
+            cols["transfer_goodput_bps"] = np.where(
+                ok, delivered * 8.0 / np.where(ok, life, 1.0), np.nan
+            )
+    return Table("flows", cols)
+
+
 def print_summary(results: Results, stream: TextIO) -> None:
     """Print what the run did: the ``[[flows]]`` (bulk and finite transfers) with their
     goodput over the run and over each transfer's life, the queues, and per-app summaries
     of the workloads (``[[apps]]``) from the ``records`` table."""
-    flows = bulk_flows(results)
+    flows = _bulk_flow_table(results)
     if flows is not None and len(flows):
         stream.write(f"\nflows ({len(flows)} rows)\n")
-        stream.write(format_table(_frame_table("flows", flows), PREFERRED_COLUMNS["flows"]) + "\n")
-        if (
-            flows["transfer_goodput_bps"].notna().any()
-            if "transfer_goodput_bps" in flows
-            else False
+        stream.write(format_table(flows, PREFERRED_COLUMNS["flows"]) + "\n")
+        if "transfer_goodput_bps" in flows and any(
+            v == v for v in flows["transfer_goodput_bps"].tolist()
         ):
             stream.write(
                 "goodput: over [max(warm-up, start), end of run]; transfer_goodput: over a "
