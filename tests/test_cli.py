@@ -68,7 +68,7 @@ def test_run_example_writes_readable_parquet(cli: Cli, path: Path, tmp_path: Pat
     # Parquet: every table, equal to the in-process run's.
     meta = json.loads((out / "meta.json").read_text())
     assert meta["finished"] is True
-    assert meta["seed"] == "3"
+    assert meta["seed"] == 3
     assert meta["digest"] == expected.digest
     assert meta["resolved_spec"]["nodes"]
     for name, table in expected.tables.items():

@@ -113,7 +113,7 @@ def test_numpy_values_in_the_builder() -> None:
     )
     r = Simulation(sc).run()
     assert r.finished
-    assert r.meta["seed"] == "3"
+    assert r.meta["seed"] == 3
     with pytest.raises(SpecError, match=r"^links\[0\]\.rate: invalid type: object") as info:
         Simulation(Scenario(duration=1).host("a", "b").link("a", "b", rate=object(), delay=0))
     assert info.value.path == "links[0].rate"

@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -32,8 +33,8 @@ def tiny_sweep(name: str = "tiny", **kwargs: object) -> Sweep:
 
 @pytest.fixture(scope="module")
 def outputs() -> list[RunOutput]:
-    """The four runs of ``tiny_sweep()``, executed in this process."""
-    return [execute(t) for t in tiny_sweep().plan().tasks()]
+    """The four runs of ``tiny_sweep()``, executed in this process, every table kept."""
+    return [execute(t) for t in tiny_sweep(series=True).plan().tasks()]
 
 
 @pytest.fixture(scope="module")
@@ -421,3 +422,54 @@ def test_runs_command_errors(cli: Cli, filled: Store, tmp_path: Path) -> None:
     assert proc.stderr.startswith("error: ")
     assert "no_such_column" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# Store growth (issue 15 item 11): series only when asked, metrics at finish
+# ---------------------------------------------------------------------------
+
+
+def test_series_are_stored_only_when_asked(tmp_path: Path) -> None:
+    plain = run_sweep(tiny_sweep(), Store(tmp_path / "a"), executor="serial")
+    for key in plain.runs()["key"]:
+        m = plain.store.manifest(key)
+        assert m is not None
+        assert set(m["tables"]) == {"flows", "queues", "records"}
+    # Asking for series later reruns the runs stored without them, and keeps them.
+    again = run_sweep(tiny_sweep(series=True), plain.store, executor="serial")
+    assert (again.ran, again.skipped) == (4, 0)
+    for key in again.runs()["key"]:
+        m = again.store.manifest(key)
+        assert m is not None
+        assert {"flow_series", "queue_series"} <= set(m["tables"])
+    # And a sweep without series is then satisfied by them.
+    third = run_sweep(tiny_sweep(), plain.store, executor="serial")
+    assert (third.ran, third.skipped) == (0, 4)
+
+
+def test_metrics_are_computed_once_and_read_from_the_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ecnsim.analysis import aggregate as agg_module
+
+    result = run_sweep(tiny_sweep(), Store(tmp_path), executor="serial")
+    keys = result.runs()["key"].tolist()
+    stored = result.store.summary_metrics(keys, version=agg_module.SUMMARY_VERSION)
+    assert sorted(stored.index) == sorted(keys)
+    assert set(stored.columns) == set(agg_module.METRICS)
+    # Reading them opens no run's tables.
+    opened: list[str] = []
+    monkeypatch.setattr(
+        Store, "concat_table", lambda self, k, t: opened.append(t) or pd.DataFrame()
+    )
+    from_catalog = result.metrics(list(agg_module.METRICS))
+    assert opened == []
+    monkeypatch.undo()
+    # They equal the metrics computed from the stored tables (another version = none stored).
+    monkeypatch.setattr(agg_module, "SUMMARY_VERSION", -1)
+    from_tables = result.metrics(list(agg_module.METRICS))
+    for name in agg_module.METRICS:
+        np.testing.assert_allclose(
+            from_catalog[name].to_numpy(), from_tables[name].to_numpy(), rtol=1e-12, equal_nan=True
+        )
+    assert from_catalog["goodput_bps"].notna().all()

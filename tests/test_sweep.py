@@ -305,12 +305,12 @@ def test_truncated_parquet_is_detected_and_rerun(tmp_path: Path) -> None:
     run_sweep(tiny_sweep(), store, executor="serial")
     before = stored_files(store)
     victim = sorted(before)[1]
-    f = store.run_dir(victim) / "queue_series.parquet"
+    f = store.run_dir(victim) / "queues.parquet"
     f.write_bytes(f.read_bytes()[:100])
     result = run_sweep(tiny_sweep(), store, executor="serial")
     assert (result.ran, result.skipped) == (1, 3)
     assert [c.key for c in result.corrupt] == [victim]
-    assert "queue_series.parquet has 100 bytes" in result.corrupt[0].reason
+    assert "queues.parquet has 100 bytes" in result.corrupt[0].reason
     after = stored_files(store)
     assert results_of(after) == results_of(before)
     assert after[victim]["run_count"] == 2
@@ -583,6 +583,7 @@ def test_sweep_aggregate_is_tidy(tmp_path: Path) -> None:
         "mean",
         "std",
         "sem",
+        "ci",
         "ci_low",
         "ci_high",
         "confidence",

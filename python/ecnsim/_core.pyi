@@ -48,6 +48,12 @@ def toml_to_json(text: str) -> str:
 def check_json(text: str) -> None:
     """Parse a JSON scenario and check every field rule; raise SpecError on the first violation."""
 
+def check_file_json(text: str) -> None:
+    """Parse a JSON scenario file: every non-zero time and rate needs a unit (SpecError if not)."""
+
+def json_with_units(text: str) -> str:
+    """A builder JSON scenario written back with every quantity as a string with its unit."""
+
 def dist_quantiles(spec: str, us: list[float]) -> list[float]:
     """Quantiles of the distribution ``spec`` (JSON) at each ``u`` in [0, 1]."""
 

@@ -510,7 +510,9 @@ def run_ecnsim(case: Case, seed: int = 1) -> dict[str, Any]:
                     "group": f.group,
                     "sent": int(ft["packets_sent"][i]),
                     "retransmitted": int(ft["packets_retransmitted"][i]),
-                    "timeouts": int(ft["rto_count"][i]),
+                    # ns-2's nrexmit_ counts only timeouts that cut ssthresh: not those in a
+                    # window already reduced for an ECN-Echo (timeout(): slowdown(CLOSE_CWND_ONE)).
+                    "timeouts": int(ft["rto_count"][i]) - int(ft["rto_after_ecn"][i]),
                     "delivered": delivered,
                     "goodput_pps": delivered / span,
                     "ecn_reductions": int(ft["ecn_reductions"][i]),

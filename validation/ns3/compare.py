@@ -4,8 +4,8 @@
 Run with a Python that can ``import ecnsim``; ns-3 runs in a separate
 interpreter (its own virtual environment), started as a subprocess::
 
-    /work/main/.venv/bin/python validation/ns3/compare.py \
-        --ns3-python /work/ns3-venv/bin/python
+    .venv/bin/python validation/ns3/compare.py \
+        --ns3-python "$NS3_PYTHON"
 
 Every scenario is described once, as the JSON that ``ns3_dumbbell.py``
 reads, and translated here into an ecnsim scenario (``ecnsim.dumbbell``).
@@ -499,9 +499,8 @@ def main() -> int:
     )
     ap.add_argument(
         "--ns3-python",
-        default=os.environ.get("NS3_PYTHON", "/work/ns3-venv/bin/python"),
-        help="Python of the ns-3 virtual environment "
-        "(default: $NS3_PYTHON or /work/ns3-venv/bin/python)",
+        default=os.environ.get("NS3_PYTHON", "python3"),
+        help="Python of the ns-3 virtual environment (default: $NS3_PYTHON, else python3)",
     )
     ap.add_argument(
         "--groups", default="abcd", help="scenario groups to run, e.g. 'ab' (default: abcd)"

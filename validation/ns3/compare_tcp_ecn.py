@@ -3,8 +3,8 @@
 
 Issue 3, item 7. Run with a Python that can ``import ecnsim``::
 
-    /work/main/.venv/bin/python validation/ns3/compare_tcp_ecn.py \
-        --ns3-python /work/ns3-venv/bin/python --plot docs/img/validation_cwnd_tcp_ecn.png
+    .venv/bin/python validation/ns3/compare_tcp_ecn.py \
+        --ns3-python "$NS3_PYTHON" --plot docs/img/validation_cwnd_tcp_ecn.png
 
 Same common model as ``compare.py`` (README.md): 10 Mb/s / 10 ms bottleneck,
 1 Gb/s / 1 ms access links, 1502-byte packets, IW 3, no delayed ACK, no SACK,
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -84,36 +85,72 @@ def scenarios() -> list[Scenario]:
         ("t-ecn-dt-1bdp", "ECN NewReno, DropTail 20 p (control)", {"queue_packets": 20}, True),
     ]
     for sid, title, q, ecn in specs:
-        cfg = base_cfg(duration=DURATION, warmup=WARMUP, sample_interval=SAMPLE, tcp={"ecn": ecn}, **q)
+        cfg = base_cfg(
+            duration=DURATION, warmup=WARMUP, sample_interval=SAMPLE, tcp={"ecn": ecn}, **q
+        )
         is_red = "queue" in cfg
         checks = [
-            Check("goodput", lambda r: _flow(r, 0, "goodput_bps"),
-                  lambda r: _flow(r, 0, "goodput_bps"), rel=0.02, unit="Mb/s", scale=1e-6,
-                  band_text="2%"),
-            Check("retransmissions", lambda r: _flow(r, 0, "retransmissions"),
-                  lambda r: _flow(r, 0, "retransmissions"),
-                  rel=0.10 if not (is_red and ecn) else None,
-                  abs_=3 if not (is_red and ecn) else None,
-                  band_text="10% or 3" if not (is_red and ecn) else ""),
+            Check(
+                "goodput",
+                lambda r: _flow(r, 0, "goodput_bps"),
+                lambda r: _flow(r, 0, "goodput_bps"),
+                rel=0.02,
+                unit="Mb/s",
+                scale=1e-6,
+                band_text="2%",
+            ),
+            Check(
+                "retransmissions",
+                lambda r: _flow(r, 0, "retransmissions"),
+                lambda r: _flow(r, 0, "retransmissions"),
+                rel=0.10 if not (is_red and ecn) else None,
+                abs_=3 if not (is_red and ecn) else None,
+                band_text="10% or 3" if not (is_red and ecn) else "",
+            ),
             Check("timeouts", lambda r: _flow(r, 0, "timeouts"), lambda r: _flow(r, 0, "timeouts")),
-            Check("bottleneck drops", lambda r: float(r["bottleneck"]["drops"]),
-                  lambda r: float(r["bottleneck"]["drops"]),
-                  rel=0.15 if is_red else 0.10, abs_=3,
-                  band_text=("15%" if is_red else "10%") + " or 3"),
+            Check(
+                "bottleneck drops",
+                lambda r: float(r["bottleneck"]["drops"]),
+                lambda r: float(r["bottleneck"]["drops"]),
+                rel=0.15 if is_red else 0.10,
+                abs_=3,
+                band_text=("15%" if is_red else "10%") + " or 3",
+            ),
         ]
         if is_red and ecn:
             checks += [
-                Check("marks", lambda r: float(r["bottleneck"]["marks"]),
-                      lambda r: float(r["bottleneck"]["marks"]), rel=0.15, band_text="15%"),
-                Check("ECN reductions", lambda r: _flow(r, 0, "ecn_reductions"),
-                      lambda r: _flow(r, 0, "ecn_reductions"), rel=0.15, band_text="15%"),
+                Check(
+                    "marks",
+                    lambda r: float(r["bottleneck"]["marks"]),
+                    lambda r: float(r["bottleneck"]["marks"]),
+                    rel=0.15,
+                    band_text="15%",
+                ),
+                Check(
+                    "ECN reductions",
+                    lambda r: _flow(r, 0, "ecn_reductions"),
+                    lambda r: _flow(r, 0, "ecn_reductions"),
+                    rel=0.15,
+                    band_text="15%",
+                ),
             ]
         checks += [
-            Check("window reductions", reductions, reductions,
-                  rel=0.15 if is_red else 0.10,
-                  band_text="15%" if is_red else "10%"),
-            Check("mean cwnd", cwnd_mean, cwnd_mean, rel=0.10 if is_red else 0.05,
-                  unit="kB", scale=1e-3, band_text="10%" if is_red else "5%"),
+            Check(
+                "window reductions",
+                reductions,
+                reductions,
+                rel=0.15 if is_red else 0.10,
+                band_text="15%" if is_red else "10%",
+            ),
+            Check(
+                "mean cwnd",
+                cwnd_mean,
+                cwnd_mean,
+                rel=0.10 if is_red else 0.05,
+                unit="kB",
+                scale=1e-3,
+                band_text="10%" if is_red else "5%",
+            ),
             Check("sd of cwnd", cwnd_sd, cwnd_sd, unit="kB", scale=1e-3),
         ]
         out.append(Scenario(sid, "t", title, cfg, checks, with_prr=True))
@@ -128,11 +165,22 @@ def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
     qc = cfg.get("queue")
     if qc:
         queue = red(
-            limit_packets=qc["limit"], min_th=qc["min_th"], max_th=qc["max_th"],
-            w_q=qc["w_q"], max_p=qc["max_p"], gentle=qc["gentle"], wait=qc["wait"],
-            mean_pktsize=qc["mean_pktsize"], measure="packets", byte_mode=False,
-            drop_spacing="uniform", backlog_gate=True, idle_start="tx_end", victim="tail",
-            ecn="rfc3168" if qc["ecn"] else "none", adaptive="none",
+            limit_packets=qc["limit"],
+            min_th=qc["min_th"],
+            max_th=qc["max_th"],
+            w_q=qc["w_q"],
+            max_p=qc["max_p"],
+            gentle=qc["gentle"],
+            wait=qc["wait"],
+            mean_pktsize=qc["mean_pktsize"],
+            measure="packets",
+            byte_mode=False,
+            drop_spacing="uniform",
+            backlog_gate=True,
+            idle_start="tx_end",
+            victim="tail",
+            ecn="rfc3168" if qc["ecn"] else "none",
+            adaptive="none",
         )
     else:
         queue = droptail(limit_packets=cfg["queue_packets"])
@@ -149,13 +197,20 @@ def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
         seed=1,
         sample_interval=SAMPLE,
         tcp=tcp(
-            cc="newreno", mss=t["segment_size"], header_bytes=HEADER_BYTES,
-            initial_window=t["initial_cwnd"], rcv_window=t["rcv_window"],
-            initial_rto=t["initial_rto"], min_rto=t["min_rto"], max_rto=60.0,
-            clock_granularity=t["clock_granularity"], delayed_ack=False,
+            cc="newreno",
+            mss=t["segment_size"],
+            header_bytes=HEADER_BYTES,
+            initial_window=t["initial_cwnd"],
+            rcv_window=t["rcv_window"],
+            initial_rto=t["initial_rto"],
+            min_rto=t["min_rto"],
+            max_rto=60.0,
+            clock_granularity=t["clock_granularity"],
+            delayed_ack=False,
             ecn="request" if t.get("ecn") else "off",
             # As ns-3: no Limited Transmit (off there), TcpNewReno's whole-byte congestion avoidance.
-            limited_transmit=False, ca_increase="per_ack_truncated",
+            limited_transmit=False,
+            ca_increase="per_ack_truncated",
         ),
     )
     res = ecnsim.Simulation(sc).run()
@@ -179,16 +234,21 @@ def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
 
     return {
         "simulator": "ecnsim",
-        "flows": [{
-            "goodput_bps": col("goodput_bps"),
-            "retransmissions": int(col("packets_retransmitted")),
-            "fast_recoveries": int(col("fast_retransmits")),
-            "timeouts": int(col("rto_count")),
-            "ecn_reductions": int(col("ecn_reductions")),
-            "cwnd_series": series,
-        }],
-        "bottleneck": {"drops": int(qt["drops"][qi]), "marks": int(qt["marks"][qi]),
-                       "arrivals": int(qt["arrivals"][qi])},
+        "flows": [
+            {
+                "goodput_bps": col("goodput_bps"),
+                "retransmissions": int(col("packets_retransmitted")),
+                "fast_recoveries": int(col("fast_retransmits")),
+                "timeouts": int(col("rto_count")),
+                "ecn_reductions": int(col("ecn_reductions")),
+                "cwnd_series": series,
+            }
+        ],
+        "bottleneck": {
+            "drops": int(qt["drops"][qi]),
+            "marks": int(qt["marks"][qi]),
+            "arrivals": int(qt["arrivals"][qi]),
+        },
     }
 
 
@@ -213,9 +273,11 @@ def plot(scs: list[Scenario], path: Path) -> None:
     k0, k1 = int(t0 / SAMPLE), int(t1 / SAMPLE)
     ts = [k * SAMPLE for k in range(k0, k1)]
     for ax, sc in zip(axes, scs, strict=True):
-        for key, label, style in (("ecnsim", "ecnsim NewReno", "-"),
-                                  ("ns3", "ns-3 NewReno+classic", "--"),
-                                  ("ns3_prr", "ns-3 NewReno+PRR", ":")):
+        for key, label, style in (
+            ("ecnsim", "ecnsim NewReno", "-"),
+            ("ns3", "ns-3 NewReno+classic", "--"),
+            ("ns3_prr", "ns-3 NewReno+PRR", ":"),
+        ):
             s = sc.results[key]["flows"][0]["cwnd_series"][k0:k1]
             ax.plot(ts, [x / 1502 for x in s], style, label=label, lw=1)
         ax.set_title(sc.title, fontsize=9)
@@ -228,9 +290,10 @@ def plot(scs: list[Scenario], path: Path) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ns3-python", default="/work/ns3-venv/bin/python")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--ns3-python", default=os.environ.get("NS3_PYTHON", "python3"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json-out", type=Path)
     ap.add_argument("--plot", type=Path)
@@ -255,17 +318,23 @@ def main() -> int:
     print(table)
     print()
     print(f"{n_pass} pass, {n_fail} FAIL.")
-    print("\ncwnd correlation over [warm-up, end] (info): scenario | ecnsim~ns3 classic | ecnsim~ns3 PRR")
+    print(
+        "\ncwnd correlation over [warm-up, end] (info): scenario | ecnsim~ns3 classic | ecnsim~ns3 PRR"
+    )
     for sc in scs:
         e = cwnd_window(sc.results["ecnsim"])
-        print(f"{sc.sid} | {corr(e, cwnd_window(sc.results['ns3'])):.3f} | "
-              f"{corr(e, cwnd_window(sc.results['ns3_prr'])):.3f}")
+        print(
+            f"{sc.sid} | {corr(e, cwnd_window(sc.results['ns3'])):.3f} | "
+            f"{corr(e, cwnd_window(sc.results['ns3_prr'])):.3f}"
+        )
     print(f"\nBDP {BDP_PACKETS:.2f} packets; everything took {time.monotonic() - t0:.0f} s.")
     if args.plot:
         plot(scs, args.plot)
     if args.json_out:
-        args.json_out.write_text(json.dumps(
-            [{"id": sc.sid, "config": sc.cfg, "results": sc.results} for sc in scs]) + "\n")
+        args.json_out.write_text(
+            json.dumps([{"id": sc.sid, "config": sc.cfg, "results": sc.results} for sc in scs])
+            + "\n"
+        )
     return 0
 
 

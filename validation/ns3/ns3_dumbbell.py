@@ -4,8 +4,8 @@
 Run with the Python of the ns-3 virtual environment (``pip install ns3``,
 version 3.44.x), never with ecnsim's::
 
-    /work/ns3-venv/bin/python ns3_dumbbell.py '{"n_flows": 1, "duration": 5}'
-    echo '{"n_flows": 2, ...}' | /work/ns3-venv/bin/python ns3_dumbbell.py -
+    "$NS3_PYTHON" ns3_dumbbell.py '{"n_flows": 1, "duration": 5}'
+    echo '{"n_flows": 2, ...}' | "$NS3_PYTHON" ns3_dumbbell.py -
 
 The JSON description (every key optional; times in seconds, rates in bit/s,
 sizes in bytes):

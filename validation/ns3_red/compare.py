@@ -7,7 +7,7 @@ Run with ecnsim's Python, from the repository root::
     .venv/bin/python validation/ns3_red/compare.py            # runs both simulators
     .venv/bin/python validation/ns3_red/compare.py --ns3-json a.json b.json   # reuse ns-3 results
 
-ns-3 runs in /work/ns3-venv through ns3_hetero.py (a subprocess per N, mode
+ns-3 runs in $NS3_PYTHON's venv through ns3_hetero.py (a subprocess per N, mode
 and RngRun; two at a time). Prints a Markdown table; exit status 1 if a check is out of band.
 The bands are fixed below, before any result was looked at.
 """
@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NS3_PYTHON = os.environ.get("NS3_PYTHON", "/work/ns3-venv/bin/python")
+NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 DELAYS = (0.145, 0.045, 0.005)
 GROUPS = ("fragile", "average", "robust")
 NS_LIST = (30, 120)

@@ -4,8 +4,8 @@
 Run with the Python of the ns-3 virtual environment (ns-3 3.44), never with
 ecnsim's::
 
-    /work/ns3-venv/bin/python ns3_hetero.py '{"n": 30, "mode": "red"}'
-    /work/ns3-venv/bin/python ns3_hetero.py '[{...}, {...}]'   # several, one process
+    "$NS3_PYTHON" ns3_hetero.py '{"n": 30, "mode": "red"}'
+    "$NS3_PYTHON" ns3_hetero.py '[{...}, {...}]'   # several, one process
 
 Keys (all optional): ``n`` (sources, multiple of 6; default 30), ``mode``
 (``"red"`` or ``"ecn"``), ``duration`` (100), ``warmup`` (20), ``seed`` (1,

@@ -5,7 +5,7 @@ use ecnsim_core::{ColumnData, ScenarioSpec, Simulation};
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2);
     let dur: u64 = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(20);
-    let mut t = format!("simulation = {{ duration = {dur}, warmup = 1 }}\nnodes = [ {{ name = \"r1\", kind = \"router\" }}, {{ name = \"r2\", kind = \"router\" }}");
+    let mut t = format!("simulation = {{ duration = \"{dur}s\", warmup = \"1s\" }}\nnodes = [ {{ name = \"r1\", kind = \"router\" }}, {{ name = \"r2\", kind = \"router\" }}");
     for i in 0..n {
         t += &format!(", {{ name = \"s{i}\", kind = \"host\" }}, {{ name = \"c{i}\", kind = \"host\" }}");
     }

@@ -279,6 +279,75 @@ pub(crate) fn check_tables(input: &Tree, parsed: &serde_json::Value, path: &str)
     }
 }
 
+/// Units a time or a rate is written back with (the spec's display units).
+const TIME_SUFFIXES: &[&str] = &["ns", "us", "ms", "s"];
+const RATE_SUFFIXES: &[&str] = &["bps", "kbps", "Mbps", "Gbps"];
+
+/// Whether `parsed` (a quantity as the spec writes it back, `"20s"`,
+/// `"10bps"`) is a time or a rate, and which.
+fn quantity_kind(parsed: &str) -> Option<&'static str> {
+    let unit = parsed.trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
+    if unit.len() == parsed.len() {
+        return None;
+    }
+    if TIME_SUFFIXES.contains(&unit) {
+        Some("time")
+    } else if RATE_SUFFIXES.contains(&unit) {
+        Some("rate")
+    } else {
+        None
+    }
+}
+
+/// A scenario file must give every non-zero time and rate a unit: `delay = 20`
+/// would be 20 seconds and `rate = 10` 10 bit/s, which nobody means. The
+/// document (`input`) is compared with the parsed scenario written back
+/// (`parsed`, where quantities are strings with units): a number in the
+/// document where the scenario has a time or a rate is refused, naming the
+/// field and the forms it accepts. Zero needs no unit.
+pub(crate) fn check_units(input: &Tree, parsed: &serde_json::Value, path: &str) -> Result<(), (String, String)> {
+    match (input, parsed) {
+        (Tree::Table(items), serde_json::Value::Object(fields)) => {
+            for (k, v) in items {
+                if let Some(p) = fields.get(k) {
+                    let child = if path == "<root>" { k.clone() } else { format!("{path}.{k}") };
+                    check_units(v, p, &child)?;
+                }
+            }
+            Ok(())
+        }
+        (Tree::Array(items), serde_json::Value::Array(parsed)) => {
+            for (i, (v, p)) in items.iter().zip(parsed).enumerate() {
+                check_units(v, p, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (Tree::Int(_) | Tree::Float(_), serde_json::Value::String(value)) => {
+            let number = match input {
+                Tree::Int(0) => return Ok(()),
+                Tree::Float(f) if *f == 0.0 => return Ok(()),
+                Tree::Int(i) => i.to_string(),
+                Tree::Float(f) => f.to_string(),
+                _ => unreachable!(),
+            };
+            let key = path.rsplit(['.', '[']).next().unwrap_or(path);
+            let msg = match quantity_kind(value) {
+                Some("time") => format!(
+                    "a time needs a unit: write {key} = \"{number}ms\" or \"{number}s\" \
+                     (units: s, ms, us, ns, min); a bare {number} is ambiguous"
+                ),
+                Some(_) => format!(
+                    "a rate needs a unit: write {key} = \"{number}Mbps\" or \"{number}bps\" \
+                     (units: bps, kbps, Mbps, Gbps); a bare {number} is ambiguous"
+                ),
+                None => return Ok(()),
+            };
+            Err((path.to_owned(), msg))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The key path of a TOML parser error at byte `start` of `text`, which the
 /// parser itself reports without one: the value there is replaced by a marker
 /// string and the document parsed again; failing that, the key written at

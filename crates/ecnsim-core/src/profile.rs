@@ -8,7 +8,8 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, QueueSpec, ReductionBasis, RtoEstimator,
+    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
+    QueueSpec, ReductionBasis, RtoEstimator,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -94,8 +95,13 @@ impl Profile {
             ecn_synack: EcnSynAck::Off,
             // RFC 5681 §4.1: a TCP SHOULD set cwnd to no more than RW before beginning transmission after idle.
             restart_after_idle: true,
-            // RFC 6582 §3.2 step 1: the careful variant is the recommended one.
-            newreno_careful: true,
+            // DEVIATION(RFC 6582): §3.2 step 1's careful variant asks for an ACK covering more than
+            // `recover`; without §4's heuristics that strict check turns the duplicate ACKs of a new
+            // loss just past a timeout's `recover` into another timeout (38 in 60 s for one NewReno
+            // flow on a one-BDP DropTail queue), so ACKs of exactly `recover` qualify (RFC 2582 §5).
+            newreno_careful: NewrenoCareful::LessCareful,
+            // RFC 6582 §3.2 steps 5-6: partial window deflation, timer reset on the first partial ACK.
+            newreno_partial_ack: NewrenoPartialAck::Rfc6582,
             // STUDIES.md §4 (AECN) asks for it; no RFC does.
             carry_rtt: CarryRtt::Off,
             // RFC 6298 §2.
@@ -107,6 +113,11 @@ impl Profile {
             // RFC 3168 §6.1.2: SHOULD NOT increase cwnd in response to an ECN-Echo; but a timeout or fast
             // retransmit already answered the marks of its window, whose echoes cannot end before new data carries CWR.
             ecn_ece_growth: EceGrowth::AfterLoss,
+            // RFC 3168 §6.1.2: at one segment the sending TCP MUST reset the retransmit timer and send a new
+            // packet only when it expires.
+            ecn_one_segment: EcnOneSegment::Rfc3168,
+            // RFC 3168 §6.1.2: react to congestion indications at most once per window; a timeout is a reduction.
+            ecn_after_timeout: false,
             // RFC 5681 §3.2 has no guard against a second fast retransmit in one window (RFC 6582 §4 gives
             // NewReno one, `newreno_careful`).
             reno_bugfix: false,
@@ -152,6 +163,17 @@ impl Profile {
                 ecn_ect_on_retransmit: true,
                 // ns-2 tcp.cc recv_newack_helper(): opencwnd() only for an ACK without ECN-Echo (old_ecn_ 0).
                 ecn_ece_growth: EceGrowth::Never,
+                // ns-2 tcp.cc ecn(): `if (cwnd_ <= 1.0) { if (ecn_backoff_) rtt_backoff(); else ecn_backoff_ = 1; }`,
+                // then slowdown() halves to int(window() / 2) packets, 0 below two (precisionReduce_ false).
+                ecn_one_segment: EcnOneSegment::Ns2,
+                // ns-2 tcp.cc ecn(): `if (seqno > recover_ || last_cwnd_action_ == CWND_ACTION_TIMEOUT)`.
+                ecn_after_timeout: true,
+                // ns-2 tcp-newreno.cc dupack_action(): `recovered = (highest_ack_ > recover_)`, lessCareful_ and
+                // bugFix_ack_ false.
+                newreno_careful: NewrenoCareful::Careful,
+                // ns-2 Agent/TCP/Newreno partial_window_deflation_ 0, newreno_changes1_ 0 (both 1 from 2003-05-05,
+                // "to reflect RFC 2582"), exit_recovery_fix_ 0.
+                newreno_partial_ack: NewrenoPartialAck::Ns2,
                 // ns-2 Agent/TCP bugFix_ true.
                 reno_bugfix: true,
                 // ns-2 tcp.cc opencwnd(), windowOption_ 1: cwnd_ += increase_num_ / cwnd_, a double.
@@ -183,6 +205,8 @@ impl Profile {
                 // Linux tcp_may_raise_cwnd() (2.6 to 4.x): an ECE ACK may raise cwnd while cwnd < ssthresh;
                 // in Loss state (after a timeout) ECE starts no reduction (tcp_enter_cwr needs ca_state < CWR).
                 ecn_ece_growth: EceGrowth::SlowStart,
+                // Linux tcp_cwnd_reduction() (PRR): sndcnt >= 1 until something is sent, so cwnd >= 1; no timer.
+                ecn_one_segment: EcnOneSegment::Linux,
                 // Linux tcp_fastretrans_alert(): no new recovery until snd_una passes high_seq.
                 reno_bugfix: true,
                 // Linux tcp_cong_avoid_ai(): +1 segment once snd_cwnd_cnt acknowledged segments reach cwnd.
@@ -226,6 +250,8 @@ impl Profile {
                 ecn_synack: EcnSynAck::Off,
                 // Linux 2.4 tcp_cwnd_restart(): cwnd decays after an idle period (RFC 2861).
                 restart_after_idle: true,
+                // Linux 2.4 __tcp_enter_cwr(): snd_cwnd = min(snd_cwnd, tcp_packets_in_flight() + 1); no timer.
+                ecn_one_segment: EcnOneSegment::Linux,
                 // Linux 2.4.0 tcp_input.c tcp_may_raise_cwnd(): (!(flag & FLAG_ECE) || snd_cwnd < snd_ssthresh),
                 // as in 2.6; RFC 2481 itself says nothing on growth after an ECN-Echo.
                 ecn_ece_growth: EceGrowth::SlowStart,

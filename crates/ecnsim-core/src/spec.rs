@@ -6,9 +6,13 @@
 //! Rules:
 //! - Unknown keys are rejected (`deny_unknown_fields` everywhere).
 //! - Every error names the field path, e.g. `links[2].rate: must be > 0, got -5bps`.
-//! - Quantities accept a number in the base unit (seconds, bit/s, bytes) or
-//!   a string with a unit (`"10ms"`, `"1.5Mbps"`, `"64KB"`), parsed exactly
-//!   in integers. KB/MB/GB are powers of 1000, KiB/MiB/GiB powers of 1024.
+//! - Quantities are strings with a unit (`"10ms"`, `"1.5Mbps"`, `"64KB"`),
+//!   parsed exactly in integers. KB/MB/GB are powers of 1000, KiB/MiB/GiB
+//!   powers of 1024. A scenario file (TOML, or JSON read by
+//!   [`ScenarioSpec::from_json_file_str`]) must write a unit for every
+//!   non-zero time and rate (`delay = 20` is refused: 20 s? 20 ms?); sizes
+//!   may be bare bytes. The JSON the Python builder produces may use bare
+//!   numbers in the base unit (seconds, bit/s, bytes), as its docstrings say.
 //! - Parsing accepts out-of-range values (a negative rate) so that
 //!   [`ScenarioSpec::validate`] can report them with the field's name and the
 //!   allowed range instead of a generic type error.
@@ -1078,8 +1082,8 @@ pub enum ModelSpec {
         /// Response bytes (default 1).
         #[serde(default)]
         response: Option<ByteSize>,
-        /// Pause between transactions, seconds (default 0).
-        #[serde(default)]
+        /// Pause between transactions, seconds (default 0; `0` may be written as a number).
+        #[serde(default, deserialize_with = "zero_or_dist")]
         think_time: Option<DistSpec>,
     },
     /// netperf TCP_RR: request/response transactions on one persistent connection.
@@ -1090,8 +1094,8 @@ pub enum ModelSpec {
         /// Response bytes (default 1).
         #[serde(default)]
         response: Option<ByteSize>,
-        /// Pause between transactions, seconds (default 0).
-        #[serde(default)]
+        /// Pause between transactions, seconds (default 0; `0` may be written as a number).
+        #[serde(default, deserialize_with = "zero_or_dist")]
         think_time: Option<DistSpec>,
     },
     /// Web browsing (RFC 2415): pages of a primary and embedded objects, think times.
@@ -1170,6 +1174,49 @@ pub enum ModelSpec {
         #[serde(default)]
         off: Option<DistSpec>,
     },
+}
+
+/// A distribution field whose default is zero: a distribution table, or the
+/// number `0` (the constant 0, as the docs list the default). Any other bare
+/// number is refused: a time needs its unit, and a distribution its table.
+#[allow(clippy::unnecessary_wraps)]
+fn zero_or_dist<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DistSpec>, D::Error> {
+    struct V;
+    impl V {
+        /// `shown` is the value as serde quotes it (`integer `5``), so that the
+        /// error is placed at the field itself (`parse::refine`).
+        fn number<E: de::Error>(v: f64, shown: &str) -> Result<DistSpec, E> {
+            if v == 0.0 {
+                Ok(DistSpec::Constant { value: 0.0 })
+            } else {
+                Err(E::custom(format!(
+                    "{shown} is ambiguous: write 0, or a distribution in seconds such as \
+                     {{ type = \"constant\", value = {v} }} or {{ type = \"exponential\", mean = {v} }}"
+                )))
+            }
+        }
+    }
+    impl<'de> Visitor<'de> for V {
+        type Value = DistSpec;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("0 or a distribution table with a `type` key")
+        }
+        #[allow(clippy::cast_precision_loss)]
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<DistSpec, E> {
+            Self::number(v as f64, &format!("integer `{v}`"))
+        }
+        #[allow(clippy::cast_precision_loss)]
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<DistSpec, E> {
+            Self::number(v as f64, &format!("integer `{v}`"))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<DistSpec, E> {
+            Self::number(v, &format!("floating point `{v}`"))
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<DistSpec, A::Error> {
+            DistSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V).map(Some)
 }
 
 /// A random distribution (`{ type = "pareto", shape = 1.2, scale = 1000 }`).
@@ -1319,6 +1366,80 @@ pub enum EceGrowth {
     AfterLoss,
 }
 
+/// What NewReno does on a partial ACK and when fast recovery ends (`tcp.newreno_partial_ack`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NewrenoPartialAck {
+    /// RFC 6582 §3.2: a partial ACK deflates cwnd by the data it acknowledges and adds back
+    /// one SMSS, the timer is reset on the first partial ACK only ("Impatient"); recovery ends
+    /// with cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    Rfc6582,
+    /// ns-2 `Agent/TCP/Newreno` of 2001 (`partial_window_deflation_ 0`, `newreno_changes1_ 0`,
+    /// `exit_recovery_fix_ 0`): a partial ACK drops the inflation (cwnd back to ssthresh), the
+    /// timer is reset on every partial ACK ("Slow-but-Steady"); recovery ends with cwnd =
+    /// ssthresh, and the ACK that ends it opens the window as any new ACK does.
+    Ns2,
+}
+
+/// What an ECN-Echo does when the congestion window is one segment (`tcp.ecn_one_segment`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnOneSegment {
+    /// RFC 3168 §6.1.2: cwnd stays at one segment (ssthresh two), the retransmit timer is
+    /// reset, and new data waits until it expires.
+    Rfc3168,
+    /// ns-2 `tcp.cc` `ecn()` with `precisionReduce_ false`: the window is halved to whole
+    /// packets, so below two packets it becomes zero and only the timer's expiry reopens it
+    /// (one packet); a further ECN-Echo at one packet doubles the timer's backoff
+    /// (`ecn_backoff_`), which RTT samples on ACKs carrying ECN-Echo do not clear.
+    Ns2,
+    /// Linux `tcp_enter_cwr()` (2.4 to 6.x): cwnd never falls below one segment and no timer
+    /// is involved; sending continues at one segment per round trip.
+    Linux,
+}
+
+/// The guard on a new fast retransmit within a window already recovered (`tcp.newreno_careful`,
+/// NewReno and SACK). Booleans are accepted, as before the option had names: `true` is
+/// `"less_careful"` (what `true` always did), `false` is `"off"`.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NewrenoCareful {
+    /// No guard: any third duplicate ACK starts a fast retransmit (RFC 2582's basic algorithm).
+    Off,
+    /// RFC 6582 §3.2 step 1: only if the cumulative ACK covers more than `recover`.
+    Careful,
+    /// RFC 2582 §5's "less careful" variant: an ACK of exactly `recover` also qualifies
+    /// (ns-2 `lessCareful_`).
+    LessCareful,
+}
+
+impl<'de> Deserialize<'de> for NewrenoCareful {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const NAMES: &[&str] = &["off", "careful", "less_careful"];
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = NewrenoCareful;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "one of \"off\", \"careful\", \"less_careful\" (or a boolean: true = \"less_careful\", false = \"off\")",
+                )
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<NewrenoCareful, E> {
+                Ok(if v { NewrenoCareful::LessCareful } else { NewrenoCareful::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<NewrenoCareful, E> {
+                match v {
+                    "off" => Ok(NewrenoCareful::Off),
+                    "careful" => Ok(NewrenoCareful::Careful),
+                    "less_careful" => Ok(NewrenoCareful::LessCareful),
+                    _ => Err(E::unknown_variant(v, NAMES)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// How congestion avoidance grows the window (`tcp.ca_increase`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -1461,10 +1582,14 @@ pub struct TcpOverrides {
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(IW, cwnd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
-    /// RFC 6582 §3.2 step 1 "careful" variant: no fast retransmit unless the ACK covers
-    /// more than `recover` (NewReno and SACK only).
+    /// The guard on a new fast retransmit after a recovery or timeout (NewReno and SACK):
+    /// `"off"`, `"careful"` (RFC 6582 §3.2 step 1) or `"less_careful"` (RFC 2582 §5);
+    /// `true` means `"less_careful"` (its meaning before the names), `false` `"off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub newreno_careful: Option<bool>,
+    pub newreno_careful: Option<NewrenoCareful>,
+    /// NewReno's partial ACKs and end of recovery: `"rfc6582"` or `"ns2"` (ns-2 of 2001).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newreno_partial_ack: Option<NewrenoPartialAck>,
     /// What data segments carry as their RTT hint in ms, for routers that classify by RTT
     /// (Adaptive ECN): `"off"`, `"smoothed"` (SRTT) or `"base"` (the minimum RTT measured);
     /// `true` means `"smoothed"`, `false` `"off"`.
@@ -1482,6 +1607,14 @@ pub struct TcpOverrides {
     /// Which ACKs carrying ECE may still open the window: `"never"`, `"slow_start"`, `"after_loss"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_ece_growth: Option<EceGrowth>,
+    /// An ECN-Echo at a one-segment window: `"rfc3168"` (wait for the reset timer), `"ns2"`
+    /// (zero window, timer backed off on repeated echoes) or `"linux"` (keep sending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_one_segment: Option<EcnOneSegment>,
+    /// The first ECN-Echo after a retransmission timeout starts a reduction even inside the
+    /// window the timeout resent (ns-2 `ecn()`); otherwise it echoes a mark the timeout answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_after_timeout: Option<bool>,
     /// ns-2's `bugFix_`: Tahoe and Reno start no new fast retransmit until an ACK covers
     /// more than `recover` (the highest sequence number sent when the last one, or a timeout, began).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1544,11 +1677,26 @@ impl ScenarioSpec {
             }
             refined_error(parse::Tree::from_toml(text).as_ref(), &path, msg, &at.unwrap_or_default())
         })?;
-        check_no_arrays_for_tables(&spec, parse::Tree::from_toml(text).as_ref())?;
+        let tree = parse::Tree::from_toml(text);
+        check_no_arrays_for_tables(&spec, tree.as_ref())?;
+        check_units(&spec, tree.as_ref())?;
         Ok(spec)
     }
 
-    /// Parse a JSON scenario (what the Python builder produces).
+    /// Parse a JSON scenario file: as [`ScenarioSpec::from_json_str`], and,
+    /// as for TOML, every non-zero time and rate must carry its unit.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSpec`] for syntax errors, unknown keys, wrong types
+    /// and bare numbers for times and rates.
+    pub fn from_json_file_str(text: &str) -> Result<Self, SimError> {
+        let spec = Self::from_json_str(text)?;
+        check_units(&spec, parse::Tree::from_json(text).as_ref())?;
+        Ok(spec)
+    }
+
+    /// Parse a JSON scenario (what the Python builder produces: numbers for
+    /// times and rates are read in seconds and bit/s, as its docstrings say).
     ///
     /// # Errors
     /// [`SimError::InvalidSpec`] for syntax errors, unknown keys and wrong types.
@@ -1595,6 +1743,12 @@ fn refined_error(tree: Option<&parse::Tree>, path: &str, msg: &str, position: &s
 fn check_no_arrays_for_tables(spec: &ScenarioSpec, tree: Option<&parse::Tree>) -> Result<(), SimError> {
     let (Some(tree), Ok(parsed)) = (tree, serde_json::to_value(spec)) else { return Ok(()) };
     parse::check_tables(tree, &parsed, "<root>").map_err(|(path, msg)| SimError::spec(path, msg))
+}
+
+/// A scenario file's times and rates carry units (see [`parse::check_units`]).
+fn check_units(spec: &ScenarioSpec, tree: Option<&parse::Tree>) -> Result<(), SimError> {
+    let (Some(tree), Ok(parsed)) = (tree, serde_json::to_value(spec)) else { return Ok(()) };
+    parse::check_units(tree, &parsed, "<root>").map_err(|(path, msg)| SimError::spec(path, msg))
 }
 
 #[cfg(test)]
@@ -1830,6 +1984,11 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "ecn_ece_growth = \"always\"")], "tcp.ecn_ece_growth", "expected one of `never`, `slow_start`, `after_loss`"),
         (&[("#TCP", "ca_increase = \"abc\"")], "tcp.ca_increase", "expected one of `per_ack`, `byte_counting`, `per_ack_truncated`"),
         (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
+        (&[("#TCP", "newreno_partial_ack = \"rfc2582\"")], "tcp.newreno_partial_ack", "expected `rfc6582` or `ns2`"),
+        (&[("#TCP", "ecn_one_segment = \"wait\"")], "tcp.ecn_one_segment", "expected one of `rfc3168`, `ns2`, `linux`"),
+        (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`"),
+        (&[("#TCP", "newreno_careful = 1")], "tcp.newreno_careful", "expected one of \"off\", \"careful\", \"less_careful\" (or a boolean"),
+        (&[("#TCP", "ecn_after_timeout = \"yes\"")], "tcp.ecn_after_timeout", "expected a boolean"),
         (&[("#TCP", "handshake = \"no\"")], "tcp.handshake", "expected a boolean"),
         (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),
@@ -1843,6 +2002,45 @@ tcp = { initial_window = 10 }
         (&[("seed = 7", "seed = -7")], "simulation.seed", "invalid value: integer `-7`, expected an integer from 0 to 18446744073709551615"),
         (&[("#TOP", "name = [")], "name", "invalid array"),
     ];
+
+    #[test]
+    fn bare_times_and_rates_are_refused_with_the_field_and_the_forms_it_takes() {
+        #[rustfmt::skip]
+        let cases: &[Case] = &[
+            (&[("delay = \"20ms\"", "delay = 20")], "links[2].delay", r#"a time needs a unit: write delay = "20ms" or "20s""#),
+            (&[("\"10Mbps\"", "10")], "links[2].rate", r#"a rate needs a unit: write rate = "10Mbps" or "10bps""#),
+            (&[("duration = \"10s\"", "duration = 2.5")], "simulation.duration", "a bare 2.5 is ambiguous"),
+            (&[("min_rto = \"200ms\"", "min_rto = 1")], "tcp.min_rto", "units: s, ms, us, ns, min"),
+            (&[("#F1", "start_jitter = 1")], "flows[1].start_jitter", "a time needs a unit"),
+            (&[("type = \"droptail\", limit_packets = 50", "type = \"red\", target_delay = 5")], "links[2].queue.target_delay", "a time needs a unit"),
+            (&[("#L0", "queue_ba = { type = \"codel\", interval = 1 }")], "links[0].queue_ba.interval", "a time needs a unit"),
+        ];
+        for &(changes, path, fragment) in cases {
+            match ScenarioSpec::from_toml_str(&edit(changes)) {
+                Err(SimError::InvalidSpec { path: p, msg }) => {
+                    assert_eq!(p, path, "{changes:?}: {msg}");
+                    assert!(msg.contains(fragment), "{changes:?}: {msg:?} lacks {fragment:?}");
+                }
+                other => panic!("{changes:?}: expected InvalidSpec, got {other:?}"),
+            }
+        }
+        // Zero needs no unit; sizes may be bare bytes; strings with units are the rule.
+        let ok =
+            edit(&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = 64000 }"), ("#F1", "start_jitter = 0")]);
+        let spec = ScenarioSpec::from_toml_str(&ok).unwrap();
+        // The same document as JSON: the builder's form takes bare numbers in base units,
+        // a JSON scenario file does not.
+        let builder = spec.to_json().replace("\"20ms\"", "0.02");
+        assert!(ScenarioSpec::from_json_str(&builder).is_ok());
+        match ScenarioSpec::from_json_file_str(&builder) {
+            Err(SimError::InvalidSpec { path, msg }) => {
+                assert_eq!(path, "links[2].delay");
+                assert!(msg.contains(r#"write delay = "0.02ms" or "0.02s""#), "{msg}");
+            }
+            other => panic!("expected InvalidSpec, got {other:?}"),
+        }
+        assert!(ScenarioSpec::from_json_file_str(&spec.to_json()).is_ok());
+    }
 
     #[test]
     fn parse_errors_name_the_path_and_list_what_is_allowed() {
@@ -1893,6 +2091,25 @@ tcp = { initial_window = 10 }
     }
 
     #[test]
+    fn a_zero_think_time_may_be_written_as_the_number_the_docs_give() {
+        for model in ["crr", "rr"] {
+            for zero in ["0", "0.0"] {
+                let text = edit(&[(
+                    "#F1",
+                    &format!("[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = {{ type = \"{model}\", think_time = {zero} }}"),
+                )]);
+                let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+                let json = serde_json::to_value(&spec).unwrap();
+                assert_eq!(
+                    json["apps"][0]["model"]["think_time"],
+                    serde_json::json!({"type": "constant", "value": 0.0})
+                );
+                spec.validate().unwrap();
+            }
+        }
+    }
+
+    #[test]
     fn errors_inside_distributions_and_lists_name_the_field() {
         let app = |model: &str| {
             edit(&[("#F1", &format!("[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = {model}"))])
@@ -1906,7 +2123,17 @@ tcp = { initial_window = 10 }
             (
                 app(r#"{ type = "crr", think_time = 5 }"#),
                 "apps[0].model.think_time",
+                r#"integer `5` is ambiguous: write 0, or a distribution in seconds such as { type = "constant", value = 5 }"#,
+            ),
+            (
+                app(r#"{ type = "http", think_time = 5 }"#),
+                "apps[0].model.think_time",
                 "expected a table with a `type` key",
+            ),
+            (
+                app(r#"{ type = "rr", think_time = { type = "constant", value = "x" } }"#),
+                "apps[0].model.think_time.value",
+                "expected a number",
             ),
             (
                 app(r#"{ type = "crr", think_time = { type = "gauss" } }"#),

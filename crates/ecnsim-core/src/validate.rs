@@ -364,11 +364,14 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             ecn_synack,
             restart_after_idle,
             newreno_careful,
+            newreno_partial_ack,
             carry_rtt,
             rto_estimator,
             ecn_cwr_on_retransmit,
             ecn_ect_on_retransmit,
             ecn_ece_growth,
+            ecn_one_segment,
+            ecn_after_timeout,
             reno_bugfix,
             ca_increase,
             reduction_basis,
@@ -397,11 +400,14 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.ecn_synack, ecn_synack, Some);
         set(&mut c.restart_after_idle, restart_after_idle, Some);
         set(&mut c.newreno_careful, newreno_careful, Some);
+        set(&mut c.newreno_partial_ack, newreno_partial_ack, Some);
         set(&mut c.carry_rtt, carry_rtt, Some);
         set(&mut c.rto_estimator, rto_estimator, Some);
         set(&mut c.ecn_cwr_on_retransmit, ecn_cwr_on_retransmit, Some);
         set(&mut c.ecn_ect_on_retransmit, ecn_ect_on_retransmit, Some);
         set(&mut c.ecn_ece_growth, ecn_ece_growth, Some);
+        set(&mut c.ecn_one_segment, ecn_one_segment, Some);
+        set(&mut c.ecn_after_timeout, ecn_after_timeout, Some);
         set(&mut c.reno_bugfix, reno_bugfix, Some);
         set(&mut c.ca_increase, ca_increase, Some);
         set(&mut c.reduction_basis, reduction_basis, Some);
@@ -1589,7 +1595,7 @@ mod tests {
         (&[("\"10Mbps\"", "0")], "links[2].rate", "must be > 0"),
         (&[("\"10Mbps\"", "\"20000Gbps\"")], "links[2].rate", "got 20000Gbps"),
         (&[("delay = \"20ms\"", "delay = \"-1ms\"")], "links[2].delay", "must be >= 0 and <= 1000s, got -1ms"),
-        (&[("delay = \"20ms\"", "delay = 1001")], "links[2].delay", "got 1001s"),
+        (&[("delay = \"20ms\"", "delay = \"1001s\"")], "links[2].delay", "got 1001s"),
         (&[("limit_packets = 50", "limit_packets = 0")], "links[2].queue.limit_packets", "must be >= 1 and <= 1000000000, got 0"),
         (&[("limit_packets = 50", "limit_packets = -3")], "links[2].queue.limit_packets", "got -3"),
         (&[("limit_packets = 50", "limit_bytes = 0")], "links[2].queue.limit_bytes", "must be >= 1B and <= 1000000000000B, got 0"),
@@ -1607,7 +1613,7 @@ mod tests {
         (&[("dst = \"h3\"\n#F0", "dst = \"r1\"")], "flows[0].dst", "\"r1\" is a router"),
         (&[("src = \"h2\"", "src = \"h3\"")], "flows[1].dst", "same host as src (\"h3\"); a flow needs two different hosts"),
         (&[("start = \"1s\"", "start = \"10s\"")], "flows[1].start", "must be >= 0 and < simulation.duration (10s), got 10s"),
-        (&[("start = \"1s\"", "start = -1")], "flows[1].start", "got -1s"),
+        (&[("start = \"1s\"", "start = \"-1s\"")], "flows[1].start", "got -1s"),
         (&[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"-1ms\"")], "flows[1].start_jitter", "must be >= 0 and <= simulation.duration - start (10s - 1s), got -1ms"),
         (&[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"9001ms\"")], "flows[1].start_jitter", "got 9001ms"),
         (&[("#F0", "start_jitter = \"11s\"")], "flows[0].start_jitter", "(10s - 0ns), got 11s"),
@@ -1647,7 +1653,7 @@ mod tests {
             &[("sample_interval = \"10ms\"", "sample_interval = \"1us\"")],
             &[("sample_interval = \"10ms\"", "sample_interval = \"1000000s\"")],
             &[("duration = \"10s\"", "duration = \"1000000s\""), ("sample_interval = \"10ms\"", "sample_interval = \"100ms\"")],
-            &[("\"10Mbps\"", "\"10000Gbps\""), ("delay = \"20ms\"", "delay = 1000")],
+            &[("\"10Mbps\"", "\"10000Gbps\""), ("delay = \"20ms\"", "delay = \"1000s\"")],
             &[("limit_packets = 50", "limit_bytes = \"1KB\"")],
             &[("limit_packets = 50", "limit_packets = 1")],
             &[("bytes = \"1MB\"", "bytes = 1")],
@@ -1655,7 +1661,7 @@ mod tests {
             &[("#F0", "name = \"flow0\"")],
             &[("name = \"second\"", "name = \"flow1\"")],
             // One link per pair, whatever the direction it is written in.
-            &[("#F1", "[[links]]\na = \"h1\"\nb = \"h2\"\nrate = 1\ndelay = 0")],
+            &[("#F1", "[[links]]\na = \"h1\"\nb = \"h2\"\nrate = \"1bps\"\ndelay = 0")],
         ];
         for &changes in ok {
             if let Err(e) = validate(&edit(changes)) {
@@ -1666,16 +1672,18 @@ mod tests {
 
     #[test]
     fn a_scenario_needs_a_node() {
-        let text = "simulation = { duration = 1 }\nnodes = []\nlinks = []";
+        let text = "simulation = { duration = \"1s\" }\nnodes = []\nlinks = []";
         let err = validate(text).unwrap_err();
         assert_eq!(err, SimError::spec("nodes", "at least one node is required, got none"));
-        validate("simulation = { duration = 1 }\nnodes = [{ name = \"a\", kind = \"host\" }]\nlinks = []").unwrap();
+        validate("simulation = { duration = \"1s\" }\nnodes = [{ name = \"a\", kind = \"host\" }]\nlinks = []")
+            .unwrap();
     }
 
     #[test]
     fn long_name_lists_are_truncated() {
-        let mut text =
-            String::from("simulation = { duration = 1 }\nlinks = [{ a = \"n0\", b = \"x\", rate = 1, delay = 0 }]\n");
+        let mut text = String::from(
+            "simulation = { duration = \"1s\" }\nlinks = [{ a = \"n0\", b = \"x\", rate = \"1bps\", delay = 0 }]\n",
+        );
         for i in 0..25 {
             let _ = write!(text, "[[nodes]]\nname = \"n{i}\"\nkind = \"host\"\n");
         }
@@ -1730,7 +1738,7 @@ delayed_ack_timeout = "40ms"
         let cfg = resolve(Profile::Rfc, [&o]);
         for f in TCP_FIELDS {
             let set = ScenarioSpec::from_toml_str(&format!(
-                "simulation = {{ duration = 1 }}\nnodes = []\nlinks = []\n[tcp]\n{} = {}",
+                "simulation = {{ duration = \"1s\" }}\nnodes = []\nlinks = []\n[tcp]\n{} = {}",
                 f.name, json[f.name]
             ))
             .unwrap();
@@ -1784,7 +1792,7 @@ delayed_ack_timeout = "40ms"
     fn resolved_tcp_converts_units_exactly() {
         let spec = ScenarioSpec::from_toml_str(&edit(&[(
             "#F0",
-            "tcp = { rcv_window = \"64KiB\", min_rto = 0.1, max_rto = \"1.5s\", delayed_ack_timeout = \"0.0000000015s\" }",
+            "tcp = { rcv_window = \"64KiB\", min_rto = \"0.1s\", max_rto = \"1.5s\", delayed_ack_timeout = \"0.0000000015s\" }",
         )]))
         .unwrap();
         spec.validate().unwrap();

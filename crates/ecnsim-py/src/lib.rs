@@ -28,6 +28,22 @@ fn check_json(text: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// Parse a JSON scenario as a scenario *file* (every non-zero time and rate
+/// must carry its unit, as in TOML); raise `SpecError` naming the field if not.
+#[pyfunction]
+fn check_file_json(text: &str) -> PyResult<()> {
+    ScenarioSpec::from_json_file_str(text).map_err(PySimError)?;
+    Ok(())
+}
+
+/// Parse a JSON scenario (the builder's form) and write it back as JSON with
+/// every time, rate and size as a string with its unit: what a scenario file
+/// (`Scenario.to_toml()`) must say.
+#[pyfunction]
+fn json_with_units(text: &str) -> PyResult<String> {
+    Ok(ScenarioSpec::from_json_str(text).map_err(PySimError)?.to_json())
+}
+
 /// A checked workload distribution from its scenario form (JSON text).
 fn distribution(spec: &str) -> PyResult<ecnsim_core::Distribution> {
     Ok(ecnsim_core::Distribution::from_json(spec).map_err(PySimError)?)
@@ -92,6 +108,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_file_json, m)?)?;
+    m.add_function(wrap_pyfunction!(json_with_units, m)?)?;
     m.add_function(wrap_pyfunction!(dist_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(dist_mean, m)?)?;
     m.add_function(wrap_pyfunction!(dist_cdf, m)?)?;

@@ -70,7 +70,7 @@ from ecnsim.analysis.records import (
     response_time_cdf,
     steady_state,
 )
-from ecnsim.analysis.stats import mean_ci, student_t_ppf, summarize
+from ecnsim.analysis.stats import interval, mean_ci, student_t_ppf, summarize
 
 __all__ = [
     "DROP_REASONS",
@@ -89,6 +89,7 @@ __all__ = [
     "group_gap_series",
     "group_goodput_series",
     "group_rates",
+    "interval",
     "jain_index",
     "jain_index_series",
     "kaplan_meier",

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecnsim.analysis import student_t_ppf
+from ecnsim.analysis.stats import interval, student_t_ppf
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +51,7 @@ __all__ = [
     "aggregate",
     "resolve_metrics",
     "run_metrics",
+    "summary_metrics",
     "summary_table",
     "t_quantile",
 ]
@@ -159,6 +160,36 @@ METRICS: dict[str, Metric] = {
     ]
 }
 
+#: Version of :func:`summary_metrics`' definitions, stored with the values: a
+#: store's values of another version are recomputed from the run's tables.
+SUMMARY_VERSION = 1
+
+
+def summary_metrics(results: Results) -> dict[str, float]:
+    """Every built-in metric (:data:`METRICS`) of one run, computed from its tables.
+
+    A sweep's worker calls it when a run finishes and the store keeps the
+    values in the run's manifest and in the catalog (``run_metrics``), so
+    :func:`run_metrics` and :func:`aggregate` need not read the runs' tables
+    again. A metric that has no value (no flow completed) is NaN.
+    """
+    frames: dict[str, pd.DataFrame] = {}
+    for name in ("flows", "queues"):
+        if name in results.tables:
+            df = results.to_pandas(name)
+            df.insert(0, "key", "run")
+            frames[name] = df
+    out: dict[str, float] = {}
+    for name, m in METRICS.items():
+        value = math.nan
+        if all(t in frames and len(frames[t]) for t in m.tables):
+            series = m.compute(frames)
+            if "run" in series.index:
+                value = float(series.loc["run"])
+        out[name] = value
+    return out
+
+
 #: What :func:`run_metrics` computes when not told.
 DEFAULT_METRICS = ("goodput_bps", "jain", "drops", "marks", "utilization")
 
@@ -201,16 +232,25 @@ def run_metrics(
     resolved = resolve_metrics(metrics)
     out = runs.copy()
     keys = [str(k) for k in runs["key"].tolist()]
+    # Built-in metrics were computed once, when each run finished (the catalog's
+    # run_metrics); only runs stored without them have their tables read.
+    builtin = {m.name for m in resolved.values() if isinstance(m, Metric)}
+    stored = store.summary_metrics(keys, version=SUMMARY_VERSION) if builtin else None
+    stale = [k for k in dict.fromkeys(keys) if stored is not None and k not in stored.index]
     needed = sorted({t for m in resolved.values() if isinstance(m, Metric) for t in m.tables})
-    frames = {t: store.concat_table(keys, t) for t in needed}
+    frames = {t: store.concat_table(stale, t) for t in needed} if stale else {}
     loaded: dict[str, Results] = {}
     for name, m in resolved.items():
         if isinstance(m, Metric):
-            if frames and any(len(frames[t]) == 0 for t in m.tables):
-                values = np.full(len(keys), np.nan)
-            else:
-                series = m.compute(frames)
-                values = series.reindex(keys).to_numpy(dtype="float64")
+            computed = None
+            if frames and all(len(frames[t]) for t in m.tables):
+                computed = m.compute(frames)
+            values = np.full(len(keys), np.nan)
+            if stored is not None and m.name in stored.columns:
+                values = stored[m.name].reindex(keys).to_numpy(dtype="float64")
+            if computed is not None:
+                fresh = computed.reindex(keys).to_numpy(dtype="float64")
+                values = np.where(np.isin(keys, stale), fresh, values)
         else:
             vals = []
             for k in keys:
@@ -242,7 +282,9 @@ def aggregate(
     value columns. Returns one row per group and metric with the ``by``
     columns, ``metric``, ``n`` (runs with a value; NaN values are left out),
     ``mean``, ``std`` (sample, ``ddof=1``), ``sem`` (``std / sqrt(n)``),
-    ``ci_low``, ``ci_high`` and ``confidence``. With ``n < 2`` the spread and
+    ``ci`` (the half-width, the column :func:`~ecnsim.output.plot.plot_sweep`
+    draws), ``ci_low``, ``ci_high`` and ``confidence``, all from
+    :func:`~ecnsim.analysis.stats.interval`. With ``n < 2`` the spread and
     interval are NaN. A run (``key``) listed twice in a group counts once:
     identical runs are not independent repetitions.
     """
@@ -267,27 +309,22 @@ def aggregate(
     rows = []
     for key, g in groups:
         for m in metrics:
-            x = g[m].to_numpy(dtype="float64", na_value=np.nan)
-            x = x[~np.isnan(x)]
-            n = len(x)
-            mean = float(x.mean()) if n else math.nan
-            std = float(x.std(ddof=1)) if n > 1 else math.nan
-            sem = std / math.sqrt(n) if n > 1 else math.nan
-            half = t_quantile(0.5 + confidence / 2, n - 1) * sem if n > 1 else math.nan
+            r = interval(g[m].to_numpy(dtype="float64", na_value=np.nan), confidence)
             rows.append(
                 {
                     **dict(zip(by, key, strict=True)),
                     "metric": m,
-                    "n": n,
-                    "mean": mean,
-                    "std": std,
-                    "sem": sem,
-                    "ci_low": mean - half,
-                    "ci_high": mean + half,
+                    "n": int(r["n"]),
+                    "mean": r["mean"],
+                    "std": r["std"],
+                    "sem": r["sem"],
+                    "ci": r["ci"],
+                    "ci_low": r["mean"] - r["ci"],
+                    "ci_high": r["mean"] + r["ci"],
                     "confidence": confidence,
                 }
             )
-    columns = [*by, "metric", "n", "mean", "std", "sem", "ci_low", "ci_high", "confidence"]
+    columns = [*by, "metric", "n", "mean", "std", "sem", "ci", "ci_low", "ci_high", "confidence"]
     df: pd.DataFrame = pd.DataFrame(rows, columns=columns)
     return df
 

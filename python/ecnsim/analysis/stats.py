@@ -106,27 +106,40 @@ def student_t_ppf(p: float, df: float) -> float:
     return 0.5 * (lo + hi)
 
 
+def interval(values: Iterable[float] | np.ndarray, confidence: float = 0.95) -> dict[str, float]:
+    """The one confidence-interval computation: ``n, mean, std, sem, ci`` of ``values``.
+
+    NaNs are dropped. ``std`` is the sample standard deviation (``ddof=1``),
+    ``sem = std / sqrt(n)``, and ``ci`` the half-width
+    ``t_{(1+confidence)/2, n-1} * sem`` (Student's t interval for the mean of
+    independent replications, e.g. seeds). ``std``, ``sem`` and ``ci`` are
+    NaN for fewer than two values. :func:`mean_ci`, :func:`summarize` and
+    :func:`ecnsim.analysis.aggregate` all use it, so their intervals agree.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=float)
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    mean = float(x.mean()) if n else math.nan
+    if n < 2:
+        return {"n": n, "mean": mean, "std": math.nan, "sem": math.nan, "ci": math.nan}
+    std = float(x.std(ddof=1))
+    sem = std / math.sqrt(n)
+    half = student_t_ppf(0.5 + confidence / 2.0, n - 1) * sem
+    return {"n": n, "mean": mean, "std": std, "sem": sem, "ci": half}
+
+
 def mean_ci(
     values: Iterable[float] | np.ndarray, confidence: float = 0.95
 ) -> tuple[float, float, int]:
     """Mean, confidence-interval half-width and count of ``values`` (NaNs dropped).
 
-    ``half-width = t_{(1+confidence)/2, n-1} * s / sqrt(n)`` with ``s`` the
-    sample standard deviation (Student's t interval for the mean of
-    independent replications, e.g. seeds). The half-width is NaN for fewer
-    than two values.
+    The numbers of :func:`interval`: the half-width is NaN for fewer than
+    two values.
     """
-    x = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=float)
-    x = x[~np.isnan(x)]
-    n = int(x.size)
-    if n == 0:
-        return math.nan, math.nan, 0
-    mean = float(x.mean())
-    if n < 2:
-        return mean, math.nan, n
-    s = float(x.std(ddof=1))
-    half = student_t_ppf(0.5 + confidence / 2.0, n - 1) * s / math.sqrt(n)
-    return mean, half, n
+    r = interval(values, confidence)
+    return r["mean"], r["ci"], int(r["n"])
 
 
 def summarize(
@@ -135,12 +148,14 @@ def summarize(
     """Tidy mean and CI of ``value`` per ``by`` group (e.g. per swept parameter, over seeds).
 
     Returns the ``by`` columns and ``mean, ci, n`` (``ci`` is the half-width
-    from :func:`mean_ci`): what :func:`ecnsim.output.plot.plot_sweep` draws.
+    from :func:`interval`): what :func:`ecnsim.output.plot.plot_sweep` draws.
+    It is :func:`ecnsim.analysis.aggregate` for one value column, so the
+    two agree: groups whose key is NaN are kept, and a run (``key``
+    column) listed twice in a group counts once.
     """
+    from ecnsim.analysis.aggregate import aggregate
+
     keys = [by] if isinstance(by, str) else list(by)
-    rows = []
-    for key, part in df.groupby(keys, sort=True):
-        key_values = key if isinstance(key, tuple) else (key,)
-        mean, ci, n = mean_ci(part[value].to_numpy(dtype=float), confidence)
-        rows.append({**dict(zip(keys, key_values, strict=True)), "mean": mean, "ci": ci, "n": n})
-    return _frame(rows, columns=[*keys, "mean", "ci", "n"])
+    agg = aggregate(df, keys, [value], confidence=confidence)
+    out = agg[[*keys, "mean", "ci", "n"]].reset_index(drop=True)
+    return _frame(out.to_dict("records"), columns=[*keys, "mean", "ci", "n"])

@@ -204,10 +204,14 @@ def build_simulation(
             raise UsageError(f"{path}: not valid JSON: {e}") from None
         if not isinstance(data, dict):
             raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
-        return Simulation(apply_sets(data, sets), seed=seed, max_memory=max_memory)
+        if sets:
+            text = json.dumps(apply_sets(data, sets))
+        # A file: every non-zero time and rate needs its unit, as in TOML.
+        return Simulation.from_json_str(text, seed=seed, max_memory=max_memory)
     if sets:
-        data = apply_sets(scenario_dict(text), sets)
-        return Simulation(data, seed=seed, max_memory=max_memory)
+        # The changed scenario is checked as a file is (units required), through the JSON path.
+        text = json.dumps(apply_sets(scenario_dict(text), sets))
+        return Simulation.from_json_str(text, seed=seed, max_memory=max_memory)
     return Simulation.from_toml_str(text, seed=seed, max_memory=max_memory)
 
 

@@ -39,6 +39,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print(f"error: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
         return EXIT_USAGE
+    if args.series:
+        sweep.series = True
     plan = sweep.plan()
     store = Store(args.out or sweep.store or default_store_path())
     tasks = plan.tasks()
@@ -165,6 +167,11 @@ def add_parsers(sub: Any) -> None:
     )
     sweep.add_argument(
         "--no-summary", action="store_true", help="do not print the per-point summary"
+    )
+    sweep.add_argument(
+        "--series",
+        action="store_true",
+        help="store the runs' time series too (as the sweep file's series = true)",
     )
     sweep.set_defaults(func=cmd_sweep)
 

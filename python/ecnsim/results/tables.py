@@ -4,16 +4,27 @@ The core hands over each numeric column as one block of little-endian
 bytes, which becomes a (read-only) numpy array without a Python object per
 row; name columns are lists of ``str``. Tables and columns are whatever the
 core produced (see ``docs/results.md``); nothing here depends on their names
-except the ``flows``/``queues`` shortcuts.
+except the ``flows``/``queues`` shortcuts and the series' name columns.
 
 A table from the core keeps the core's bytes until a column is first read:
 ``import ecnsim`` does not import numpy, and :meth:`Results.write_parquet`
 hands the bytes to Arrow as they are (no numpy, no pandas).
+
+What pandas users get, whatever the table:
+
+- counters are ``int64`` (the core's ``u64`` words reinterpreted without a
+  copy; a value above ``2**63 - 1`` is refused), so ``arrivals - departures``
+  is a small negative number, never ``18446744073709551535``;
+- ``flow_series`` and ``queue_series`` carry the ``flow`` / ``queue`` name
+  beside the id;
+- ``meta`` holds real types: ``seed`` an ``int``, ``*_s`` durations
+  ``float``, ``finished`` a ``bool``.
 """
 
 from __future__ import annotations
 
 import array
+import contextlib
 import itertools
 import json
 import os
@@ -29,11 +40,37 @@ if TYPE_CHECKING:
 
 __all__ = ["Column", "Results", "Table"]
 
-#: One column's values: a numpy array (uint64 or float64) or a list of names.
+#: One column's values: a numpy array (int64 or float64) or a list of names.
 Column: TypeAlias = "np.ndarray | list[str]"
 
-#: The numeric dtypes the core sends, with their Arrow type names.
-_NUMERIC_DTYPES = {"<u8": "uint64", "<f8": "float64"}
+#: The numeric dtypes the core sends, as numpy reads them: the core's u64
+#: counters are read as int64 (the same bytes, no copy).
+_NUMPY_DTYPES = {"<u8": "<i8", "<f8": "<f8"}
+
+#: Arrow's type for each numeric dtype (the core's, or a hand-built array's).
+_ARROW_TYPES = {"<u8": "int64", "<i8": "int64", "<f8": "float64"}
+
+#: Tables whose rows name a flow or a queue by id: (id column, name column, table of names).
+_SERIES_NAMES = {
+    "flow_series": ("flow_id", "flow", "flows"),
+    "queue_series": ("queue_id", "queue", "queues"),
+}
+
+
+def _overflow(name: str) -> OverflowError:
+    return OverflowError(f"column {name!r}: a counter exceeds the int64 range")
+
+
+def _signed(name: str, values: Any) -> Any:
+    """``values`` as int64 if they are unsigned integers (refusing values above 2**63 - 1)."""
+    dtype = getattr(values, "dtype", None)
+    if dtype is None or dtype.kind != "u":
+        return values
+    import numpy as np
+
+    if values.size and int(values.max()) > np.iinfo(np.int64).max:
+        raise _overflow(name)
+    return values.astype(np.int64)
 
 
 def _check_encoded(name: str, encoded: Any) -> int:
@@ -41,21 +78,24 @@ def _check_encoded(name: str, encoded: Any) -> int:
     dtype, payload = encoded
     if dtype == "str":
         return len(payload)
-    if dtype not in _NUMERIC_DTYPES:
+    if dtype not in _NUMPY_DTYPES:
         raise ValueError(f"column {name!r}: unknown dtype {dtype!r} from the core")
     return len(payload) // 8
 
 
-def _decode_column(encoded: Any) -> Column:
+def _decode_column(name: str, encoded: Any) -> Column:
     dtype, payload = encoded
     if dtype == "str":
         return list(payload)
     import numpy as np
 
-    return np.frombuffer(payload, dtype=np.dtype(dtype))
+    values = np.frombuffer(payload, dtype=np.dtype(_NUMPY_DTYPES[dtype]))
+    if dtype == "<u8" and values.size and int(values.min()) < 0:
+        raise _overflow(name)
+    return values
 
 
-def _to_arrow(values: Any, encoded: Any = None) -> pa.Array:
+def _to_arrow(name: str, values: Any, encoded: Any = None) -> pa.Array:
     """One column as a pyarrow Array, built from buffers (see :meth:`Table.to_arrow`).
 
     ``encoded`` is the core's ``(dtype, payload)`` when the column was not read yet.
@@ -64,19 +104,27 @@ def _to_arrow(values: Any, encoded: Any = None) -> pa.Array:
 
     if encoded is not None and encoded[0] != "str" and sys.byteorder == "little":
         dtype, payload = encoded
-        arrow_type = getattr(pa, _NUMERIC_DTYPES[dtype])()
-        return pa.Array.from_buffers(arrow_type, len(payload) // 8, [None, pa.py_buffer(payload)])
+        arrow_type = getattr(pa, _ARROW_TYPES[dtype])()
+        column = pa.Array.from_buffers(arrow_type, len(payload) // 8, [None, pa.py_buffer(payload)])
+        if dtype == "<u8" and len(column):
+            import pyarrow.compute as pc
+
+            if pc.min(column).as_py() < 0:
+                raise _overflow(name)
+        return column
     if encoded is not None and encoded[0] == "str":
         values = encoded[1]
+    elif encoded is not None:
+        values = _decode_column(name, encoded)  # a big-endian host
     if not isinstance(values, list):
         import numpy as np
 
         dtype = values.dtype.str if isinstance(values, np.ndarray) else None
-        if dtype not in _NUMERIC_DTYPES or sys.byteorder != "little":
+        if dtype not in _ARROW_TYPES or sys.byteorder != "little":
             # A column a caller built by hand (or a big-endian host): pyarrow's own conversion.
-            return pa.array(values)
-        data = np.ascontiguousarray(values)
-        arrow_type = getattr(pa, _NUMERIC_DTYPES[dtype])()
+            return pa.array(_signed(name, values))
+        data = np.ascontiguousarray(_signed(name, values))
+        arrow_type = getattr(pa, _ARROW_TYPES[data.dtype.str])()
         return pa.Array.from_buffers(arrow_type, len(data), [None, pa.py_buffer(data)])
     encoded_names = [v.encode("utf-8") for v in values]
     ends = list(itertools.accumulate(map(len, encoded_names)))
@@ -94,12 +142,32 @@ def _to_arrow(values: Any, encoded: Any = None) -> pa.Array:
     )
 
 
+def typed_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Run metadata with real types: ``seed`` int, ``*_s`` float, ``finished`` bool.
+
+    Accepts the core's strings and values that are typed already (from
+    ``meta.json`` or a store's manifest); anything else stays as it is.
+    """
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if isinstance(value, str):
+            if key == "seed":
+                value = int(value)
+            elif key == "finished":
+                value = value.strip().lower() != "false"
+            elif key.endswith("_s") and value.strip():
+                with contextlib.suppress(ValueError):
+                    value = float(value)
+        out[key] = value
+    return out
+
+
 class Table:
     """A named table of equally long columns, in the core's column order."""
 
     def __init__(self, name: str, columns: Mapping[str, Column]) -> None:
         self.name = name
-        self._columns: dict[str, Column] | None = dict(columns)
+        self._columns: dict[str, Column] | None = {c: _signed(c, v) for c, v in columns.items()}
         self._encoded: dict[str, Any] | None = None
         lengths = {len(c) for c in self._columns.values()}
         if len(lengths) > 1:
@@ -120,7 +188,7 @@ class Table:
         """Columns by name, in order (decoded from the core's bytes on first use)."""
         if self._columns is None:
             encoded = self._encoded or {}
-            self._columns = {col: _decode_column(enc) for col, enc in encoded.items()}
+            self._columns = {col: _decode_column(col, enc) for col, enc in encoded.items()}
             self._encoded = None
         return self._columns
 
@@ -159,6 +227,17 @@ class Table:
                 f"table {self.name!r} has no column {column!r}; columns: {', '.join(self.columns)}"
             ) from None
 
+    def _insert_after(self, after: str, name: str, values: Column) -> None:
+        """Add column ``name`` right after column ``after`` (an empty one without decoding)."""
+        if self._columns is None and self._encoded is not None and len(values) == 0:
+            items = list(self._encoded.items())
+            at = [c for c, _ in items].index(after) + 1
+            self._encoded = dict([*items[:at], (name, ("str", [])), *items[at:]])
+            return
+        cols = list(self.columns.items())
+        at = [c for c, _ in cols].index(after) + 1
+        self._columns = dict([*cols[:at], (name, values), *cols[at:]])
+
     def to_numpy(self) -> dict[str, np.ndarray]:
         """Every column as a numpy array (names as an object array of ``str``)."""
         import numpy as np
@@ -191,7 +270,7 @@ class Table:
         return df
 
     def to_arrow(self) -> pa.Table:
-        """The table as a pyarrow Table (uint64, float64 and string columns).
+        """The table as a pyarrow Table (int64, float64 and string columns).
 
         Numeric columns share the core's buffers (no copy) and names are
         encoded straight into Arrow's offsets and bytes: no pandas import
@@ -200,9 +279,9 @@ class Table:
         import pyarrow as pa
 
         if self._columns is None and self._encoded is not None:
-            arrays = [_to_arrow(None, enc) for enc in self._encoded.values()]
+            arrays = [_to_arrow(c, None, enc) for c, enc in self._encoded.items()]
         else:
-            arrays = [_to_arrow(v) for v in self.columns.values()]
+            arrays = [_to_arrow(c, v) for c, v in self.columns.items()]
         return pa.table(arrays, names=self.column_names)
 
     def __repr__(self) -> str:
@@ -210,23 +289,54 @@ class Table:
 
 
 class Results:
-    """Everything a run produced: ``tables`` by name, ``meta`` strings, ``digest``.
+    """Everything a run produced: ``tables`` by name, typed ``meta``, ``digest``.
 
-    ``meta["finished"]`` is ``"false"`` for the partial results of a run that
-    was stopped before its end.
+    Every table is a DataFrame under its own name (``results.flows``,
+    ``results.queues``, ``results.flow_series``, ``results.queue_series``,
+    ``results.records``, and any other table the core adds), built the same
+    way by :meth:`Table.to_pandas`; ``results.table(name)`` gives the raw
+    columns. ``meta["finished"]`` is ``False`` for the partial results of a
+    run that was stopped before its end.
     """
 
     def __init__(
         self,
         tables: Mapping[str, Table],
-        meta: Mapping[str, str],
+        meta: Mapping[str, Any],
         digest: int,
         spec_json: str | None = None,
     ) -> None:
         self.tables: dict[str, Table] = dict(tables)
-        self.meta: dict[str, str] = dict(meta)
+        self.meta: dict[str, Any] = typed_meta(meta)
         self.digest = digest
         self._spec_json = spec_json
+        self._name_series()
+
+    def _name_series(self) -> None:
+        """Add the ``flow``/``queue`` name column beside the id in the series tables."""
+        for series, (id_col, name_col, source) in _SERIES_NAMES.items():
+            t = self.tables.get(series)
+            names_table = self.tables.get(source)
+            if t is None or names_table is None or name_col in t or id_col not in t:
+                continue
+            if name_col not in names_table or id_col not in names_table:
+                continue
+            if len(t) == 0:
+                # Nothing sampled: the column exists, and nothing is decoded.
+                t._insert_after(id_col, name_col, [])
+                continue
+            import numpy as np
+
+            names = names_table[name_col]
+            by_id = dict(zip(np.asarray(names_table[id_col]).tolist(), names, strict=True))
+            ids = np.asarray(t[id_col])
+            try:
+                column = [by_id[i] for i in ids.tolist()]
+            except KeyError as e:
+                raise ValueError(
+                    f"table {series!r}: {id_col} {e.args[0]} not in {source!r}"
+                ) from None
+            t._insert_after(id_col, name_col, column)
 
     @classmethod
     def _from_core(cls, raw: Mapping[str, Any], spec_json: str | None = None) -> Results:
@@ -236,12 +346,14 @@ class Results:
     @property
     def finished(self) -> bool:
         """True unless the run stopped before its end."""
-        return self.meta.get("finished", "true") != "false"
+        return self.meta.get("finished", True) not in (False, "false")
 
     @property
     def spec(self) -> dict[str, Any] | None:
         """The resolved scenario the run used (from ``meta["resolved_spec"]``), if known."""
         text = self.meta.get("resolved_spec") or self._spec_json
+        if isinstance(text, dict):
+            return text
         return json.loads(text) if text else None
 
     def table(self, name: str) -> Table:
@@ -251,15 +363,46 @@ class Results:
         except KeyError:
             raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables)}") from None
 
+    def to_pandas(self, name: str) -> pd.DataFrame:
+        """The table called ``name`` as a DataFrame (what ``results.<name>`` returns)."""
+        return self.table(name).to_pandas()
+
     @property
     def flows(self) -> pd.DataFrame:
         """The ``flows`` table (one row per flow) as a DataFrame."""
-        return self.table("flows").to_pandas()
+        return self.to_pandas("flows")
 
     @property
     def queues(self) -> pd.DataFrame:
         """The ``queues`` table (one row per link direction) as a DataFrame."""
-        return self.table("queues").to_pandas()
+        return self.to_pandas("queues")
+
+    @property
+    def flow_series(self) -> pd.DataFrame:
+        """The ``flow_series`` table (per flow per sample; empty without ``sample_interval``)."""
+        return self.to_pandas("flow_series")
+
+    @property
+    def queue_series(self) -> pd.DataFrame:
+        """The ``queue_series`` table (per queue per sample; empty without ``sample_interval``)."""
+        return self.to_pandas("queue_series")
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """The ``records`` table (one row per transaction, page, object, UDP flow)."""
+        return self.to_pandas("records")
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        # Any other table the core (or a store's derived tables) adds, the same way.
+        tables = self.__dict__.get("tables")
+        if tables is not None and name in tables:
+            return self.to_pandas(name)
+        raise AttributeError(
+            f"Results has no attribute or table {name!r}; tables: {', '.join(tables or ())}"
+        )
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self.tables})
 
     def write_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``<table>.parquet`` per table and ``meta.json`` into ``directory``.
@@ -289,3 +432,48 @@ class Results:
     def __repr__(self) -> str:
         shapes = ", ".join(f"{n}[{len(t)}x{len(t.columns)}]" for n, t in self.tables.items())
         return f"Results({shapes}, finished={self.finished}, digest={self.digest:#018x})"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the run's identity, its tables' shapes and the first flows and queues."""
+        import html
+
+        meta = self.meta
+        spec = self.spec or {}
+        facts = [
+            ("scenario", spec.get("name") or "-"),
+            ("seed", meta.get("seed", "-")),
+            ("profile", meta.get("profile", "-")),
+            ("duration", _seconds(meta.get("duration_s"))),
+            ("warm-up", _seconds(meta.get("warmup_s"))),
+            ("ended at", _seconds(meta.get("end_time_s"))),
+            ("finished", "yes" if self.finished else f"no ({meta.get('stopped', 'interrupted')})"),
+            ("digest", f"{self.digest:#018x}"),
+        ]
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+            for k, v in facts
+        )
+        shapes = "".join(
+            f"<tr><td style='text-align:left'><code>results.{html.escape(n)}</code></td>"
+            f"<td>{len(t)}</td><td>{len(t.columns)}</td></tr>"
+            for n, t in self.tables.items()
+        )
+        parts = [
+            "<div class='ecnsim-results'><strong>ecnsim Results</strong>",
+            f"<table>{rows}</table>",
+            "<table><tr><th>table</th><th>rows</th><th>columns</th></tr>",
+            f"{shapes}</table>",
+        ]
+        for name, limit in (("flows", 10), ("queues", 10)):
+            t = self.tables.get(name)
+            if t is not None and len(t):
+                more = f" (first {limit} of {len(t)})" if len(t) > limit else ""
+                parts.append(f"<p><code>{name}</code>{more}</p>")
+                parts.append(t.to_pandas().head(limit).to_html(index=False, na_rep="NaN"))
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def _seconds(value: Any) -> str:
+    return "-" if value is None else f"{value:g} s" if isinstance(value, float) else str(value)

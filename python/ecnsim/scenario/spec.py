@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -305,12 +307,15 @@ def tcp(
     ecn: str | None = None,
     ecn_synack: str | None = None,
     restart_after_idle: bool | None = None,
-    newreno_careful: bool | None = None,
+    newreno_careful: str | bool | None = None,
+    newreno_partial_ack: str | None = None,
     carry_rtt: str | bool | None = None,
     rto_estimator: str | None = None,
     ecn_cwr_on_retransmit: bool | None = None,
     ecn_ect_on_retransmit: bool | None = None,
     ecn_ece_growth: str | None = None,
+    ecn_one_segment: str | None = None,
+    ecn_after_timeout: bool | None = None,
     reno_bugfix: bool | None = None,
     ca_increase: str | None = None,
     reduction_basis: str | None = None,
@@ -327,7 +332,10 @@ def tcp(
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
     ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
-    ``"slow_start"`` or ``"after_loss"``; ``ca_increase`` ``"per_ack"``,
+    ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
+    ``"ns2"`` or ``"linux"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
+    ``"less_careful"`` (``True`` means ``"less_careful"``); ``newreno_partial_ack``
+    ``"rfc6582"`` or ``"ns2"``; ``ca_increase`` ``"per_ack"``,
     ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
     ``"flight_size"`` or ``"ns2_window"``.
     Each option's value per profile and its source: ``docs/models/tcp.md``.
@@ -352,11 +360,14 @@ def tcp(
             "ecn_synack": ecn_synack,
             "restart_after_idle": restart_after_idle,
             "newreno_careful": newreno_careful,
+            "newreno_partial_ack": newreno_partial_ack,
             "carry_rtt": carry_rtt,
             "rto_estimator": rto_estimator,
             "ecn_cwr_on_retransmit": ecn_cwr_on_retransmit,
             "ecn_ect_on_retransmit": ecn_ect_on_retransmit,
             "ecn_ece_growth": ecn_ece_growth,
+            "ecn_one_segment": ecn_one_segment,
+            "ecn_after_timeout": ecn_after_timeout,
             "reno_bugfix": reno_bugfix,
             "ca_increase": ca_increase,
             "reduction_basis": reduction_basis,
@@ -565,6 +576,18 @@ class Scenario:
         """
         return scenario_json(self._data)
 
+    def to_toml(self) -> str:
+        """The scenario as a TOML scenario file (``ecnsim run`` reads it back).
+
+        The core parses the scenario and writes every time, rate and size
+        back with its unit (``delay = "20ms"``; a scenario file needs units),
+        so ``Scenario.from_toml_str(sc.to_toml())`` is the same scenario.
+        Fields left to their defaults stay absent. Raises
+        :class:`ecnsim.SpecError` for a field the schema does not have.
+        """
+        data = json.loads(_core.json_with_units(self.to_json()))
+        return _toml_document(_strip_none(data))
+
     def check(self) -> Scenario:
         """Have the core check every field; raise :class:`ecnsim.SpecError` at the first bad one.
 
@@ -586,6 +609,57 @@ class Scenario:
             f"Scenario(name={d.get('name')!r}, nodes={len(d.get('nodes', []))}, "
             f"links={len(d.get('links', []))}, flows={len(d.get('flows', []))}{apps})"
         )
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    """One TOML value: inline tables and arrays for nested data."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_toml_key(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return f"{{ {items} }}" if items else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def _toml_document(data: Mapping[str, Any]) -> str:
+    """A scenario dict as TOML: top-level tables as ``[table]``, lists of tables as ``[[list]]``."""
+
+    def is_table_list(v: Any) -> bool:
+        return isinstance(v, list) and bool(v) and all(isinstance(i, Mapping) for i in v)
+
+    lines = [
+        f"{_toml_key(k)} = {_toml_value(v)}"
+        for k, v in data.items()
+        if not isinstance(v, Mapping) and not is_table_list(v)
+    ]
+    for k, v in data.items():
+        if isinstance(v, Mapping):
+            lines += ["", f"[{_toml_key(k)}]"]
+            lines += [f"{_toml_key(str(f))} = {_toml_value(x)}" for f, x in v.items()]
+        elif is_table_list(v):
+            for item in v:
+                lines += ["", f"[[{_toml_key(k)}]]"]
+                lines += [f"{_toml_key(str(f))} = {_toml_value(x)}" for f, x in item.items()]
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def _spec_error(path: str, message: str) -> Exception:

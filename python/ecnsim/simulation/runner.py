@@ -60,6 +60,21 @@ class Simulation:
         )
 
     @classmethod
+    def from_json_str(
+        cls, text: str, *, seed: int | None = None, max_memory: int | str | None = None
+    ) -> Simulation:
+        """Build from the text of a JSON scenario *file* (the TOML schema, as JSON).
+
+        As in TOML, every non-zero time and rate needs a unit (``"20ms"``);
+        errors name the field. (A dict from the Python builder goes to
+        ``Simulation(...)``, whose numbers are in base units.)
+        """
+        _core.check_file_json(text)
+        sim = cls.__new__(cls)
+        sim._sim = _core.PySimulation.from_json(text, _seed(seed), _max_memory(max_memory))
+        return sim
+
+    @classmethod
     def from_toml(
         cls,
         source: str | os.PathLike[str],

@@ -1,4 +1,4 @@
-"""The reference studies of ``shared/STUDIES.md`` as code: ``ecnsim study run NAME``.
+"""The reference studies of ``docs/studies/STUDIES.md`` as code: ``ecnsim study run NAME``.
 
 Each module defines one :class:`~ecnsim.studies._base.Study`: its parameters
 (a typed dataclass with the source's values), the scenario of one point, the

@@ -1,6 +1,6 @@
 """The study machinery: what a study module provides, and how a study is planned, run and read.
 
-A *study* reproduces one published experiment (``shared/STUDIES.md``). Its
+A *study* reproduces one published experiment (``docs/studies/STUDIES.md``). Its
 module under :mod:`ecnsim.studies` defines a :class:`Study` subclass with:
 
 - ``Params``: a frozen dataclass of every input, with the source's values as
@@ -735,9 +735,7 @@ class StudyData:
             metrics=list(metrics),
             confidence=confidence,
         )
-        agg = agg.rename(columns={"n": "runs"}).rename(columns={v: k for k, v in tmp.items()})
-        agg["ci"] = agg["ci_high"] - agg["mean"]
-        return agg
+        return agg.rename(columns={"n": "runs"}).rename(columns={v: k for k, v in tmp.items()})
 
     def order(self) -> dict[str, list[Any]]:
         """Each axis' values in the order of the grid (the source's order)."""

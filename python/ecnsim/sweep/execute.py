@@ -93,7 +93,8 @@ def execute(task: RunTask) -> RunOutput:
             f"run {task.key[:12]}: the resolved scenario gives key {key[:12]}; "
             "was the scenario resolved by another build of ecnsim?"
         )
-    keep = None if job is None or job.keep_tables is None else set(job.keep_tables)
+    keep_tables = job.keep_tables if job is not None else task.keep_tables
+    keep = None if keep_tables is None else set(keep_tables)
     tables: dict[str, bytes] = {}
     rows: dict[str, int] = {}
     for name, table in results.tables.items():
@@ -118,6 +119,9 @@ def execute(task: RunTask) -> RunOutput:
             )
             derived[job.tag][name] = _parquet_bytes(arrow)
             derived_rows[job.tag][name] = arrow.num_rows
+    from ecnsim.analysis.aggregate import SUMMARY_VERSION, summary_metrics
+
+    metrics = {"version": SUMMARY_VERSION, "values": summary_metrics(results)}
     perf = sim.perf()
     return RunOutput(
         key=key,
@@ -133,6 +137,7 @@ def execute(task: RunTask) -> RunOutput:
         host=socket.gethostname(),
         pid=os.getpid(),
         derived=derived,
+        metrics=metrics,
         derived_rows=derived_rows,
     )
 
@@ -596,6 +601,17 @@ class SweepResult:
         return aggregate(per_run, by=by, metrics=names, confidence=confidence)
 
 
+def _has_tables(store: Store, task: RunTask) -> bool:
+    """True if the stored run has every table the task keeps (a sweep that asks for
+    series reruns a run stored without them)."""
+    keep = task.job.keep_tables if task.job is not None else task.keep_tables
+    m = store.manifest(task.key) or {}
+    stored = set(m.get("tables", {}))
+    if keep is None:
+        return {"flow_series", "queue_series"} <= stored
+    return set(keep) <= stored
+
+
 def run_sweep(
     sweep: Sweep | Plan,
     store: Store | str | os.PathLike[str] | None = None,
@@ -647,7 +663,11 @@ def run_sweep(
     result = SweepResult(plan, store, executor, workers)
     for t in tasks:
         check = store.check(t.key, full=verify)
-        if check.is_done and (t.job is None or store.has_derived(t.key, t.job.tag)):
+        if (
+            check.is_done
+            and (t.job is None or store.has_derived(t.key, t.job.tag))
+            and _has_tables(store, t)
+        ):
             result.skipped += 1
         else:
             todo.append(t)

@@ -82,6 +82,7 @@ _TOP_LEVEL_KEYS = (
     "seeds",
     "repetitions",
     "store",
+    "series",
 )
 
 
@@ -111,6 +112,11 @@ class Sweep:
     that vary together. Give ``seeds`` (a list) or ``repetitions`` (seeds
     ``1..N``), or neither (the base scenario's seed). ``name`` names the sweep
     in the store (default ``"sweep"``); ``store`` is a default store directory.
+    The store keeps each run's ``flows``, ``queues`` and ``records`` tables
+    and its summary metrics; with ``series=True`` (a sweep file's
+    ``series = true``) also its time series (``flow_series``,
+    ``queue_series``, when the scenario samples them), which are most of a
+    store's size.
 
     With a function as ``base``, a parameter named like one of its keyword
     arguments (``n``, ``aggregate_access_rate``, ...) is passed to it, so the
@@ -136,7 +142,17 @@ class Sweep:
         name: str | None = None,
         description: str | None = None,
         store: str | os.PathLike[str] | None = None,
+        series: bool = False,
     ) -> None:
+        if not isinstance(series, bool):
+            raise SweepSpecError("series", f"must be true or false, got {series!r}")
+        #: Store the runs' time series (``flow_series``, ``queue_series``) too;
+        #: by default a sweep stores only the summary tables (:data:`SUMMARY_TABLES`).
+        self.series = series
+        #: True for a sweep read from a file: as in a scenario file, every
+        #: non-zero time and rate it writes (``set``, ``grid``, ``zip``, an
+        #: inline ``base``) needs a unit (``"20ms"``, ``"10Mbps"``).
+        self.units_required = False
         #: The scenario builder, when ``base`` is a function; its keyword names.
         self.builder: Callable[..., Any] | None = None
         self.builder_params: frozenset[str] = frozenset()
@@ -271,7 +287,7 @@ class Sweep:
         if description is not None and not isinstance(description, str):
             raise SweepSpecError("description", "must be a string")
         name = data.get("name", default_name)
-        return cls(
+        sweep = cls(
             base,
             set=data.get("set"),
             grid=data.get("grid"),
@@ -281,7 +297,10 @@ class Sweep:
             name=name,
             description=description,
             store=(root / store) if store is not None else None,
+            series=data.get("series", False),
         )
+        sweep.units_required = True
+        return sweep
 
     # -- the points ----------------------------------------------------------------
 
@@ -365,6 +384,8 @@ class Sweep:
                 "seeds": self.seeds,
             }
         )
+        if self.series:
+            out["series"] = True
         return out
 
     def plan(self) -> Plan:
@@ -380,9 +401,10 @@ class Sweep:
         for i, params in enumerate(points):
             label = f"point {i} ({_format_params(params)})" if params else f"point {i}"
             scenario = self._scenario_checked(params, label)
-            runs.extend(
-                _plan_point(i, params, json.dumps(scenario), self.seeds, version, label, None)
-            )
+            text = json.dumps(scenario)
+            runs.extend(_plan_point(i, params, text, self.seeds, version, label, None))
+            if self.units_required:
+                _check_units(text, label)
         return Plan(
             name=self.name,
             params=self.params,
@@ -392,6 +414,7 @@ class Sweep:
             version=version,
             spec=self.to_dict(),
             store=self.store,
+            keep_tables=None if self.series else SUMMARY_TABLES,
         )
 
     def __repr__(self) -> str:
@@ -561,6 +584,12 @@ class RunTask:
     seed: int
     version: str
     job: RunJob | None = None
+    #: The run's tables to store when there is no job (None: all of them).
+    keep_tables: tuple[str, ...] | None = None
+
+
+#: The tables a sweep stores unless it asks for the time series (``series``).
+SUMMARY_TABLES = ("flows", "queues", "records")
 
 
 @dataclass(frozen=True)
@@ -593,6 +622,8 @@ class Plan:
     version: str
     spec: dict[str, Any]
     store: Path | None = None
+    #: Tables stored for runs without a job (None: all, the time series included).
+    keep_tables: tuple[str, ...] | None = None
 
     def tasks(self) -> list[RunTask]:
         """One task per distinct key and job (identical runs are run once), in plan order."""
@@ -600,7 +631,9 @@ class Plan:
         for r in self.runs:
             ident = (r.key, r.job.tag if r.job is not None else None)
             if ident not in seen:
-                seen[ident] = RunTask(r.key, r.scenario_json, r.seed, self.version, r.job)
+                seen[ident] = RunTask(
+                    r.key, r.scenario_json, r.seed, self.version, r.job, self.keep_tables
+                )
         return list(seen.values())
 
     def definition(self) -> dict[str, Any]:
@@ -657,6 +690,14 @@ def plan_runs(
         spec=dict(spec) if spec is not None else {"name": name},
         store=Path(store) if store is not None else None,
     )
+
+
+def _check_units(text: str, label: str) -> None:
+    """A sweep file's values, like a scenario file's, write times and rates with units."""
+    try:
+        _core.check_file_json(text)
+    except EcnsimError as e:
+        raise SweepSpecError(getattr(e, "path", "<root>"), str(e), point=label) from None
 
 
 def _plan_point(

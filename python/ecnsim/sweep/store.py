@@ -169,6 +169,9 @@ class RunOutput:
     derived: dict[str, dict[str, bytes]] = field(default_factory=dict)
     #: Their row counts, ``{tag: {name: rows}}``.
     derived_rows: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The run's summary metrics, computed when it finished
+    #: (:func:`ecnsim.analysis.aggregate.summary_metrics`): ``{"version": v, "values": {...}}``.
+    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,15 @@ def _utc_now() -> str:
 
 def _json_bytes(value: Any) -> bytes:
     return (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _json_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Summary metrics for a manifest: NaN (no value) as null, so the JSON stays standard."""
+    values = {
+        str(k): (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v))
+        for k, v in (metrics.get("values") or {}).items()
+    }
+    return {"version": metrics.get("version"), "values": values} if values else {}
 
 
 def _tag_dir(tag: str) -> str:
@@ -557,13 +569,14 @@ class Store:
             "digest": output.digest,
             "digest_hex": f"{output.digest:016x}",
             "scenario": json.loads(output.resolved_spec).get("name"),
-            "finished": output.meta.get("finished", "true") != "false",
+            "finished": output.meta.get("finished", True) not in (False, "false"),
             "sweep": sweep,
             "point": point,
             "params": dict(params) if params is not None else {},
             "meta": dict(output.meta),
             "tables": tables,
             "derived": derived,
+            "metrics": _json_metrics(output.metrics),
             "files": files,
             "run_count": run_count,
             "wall_s": output.wall_s,
@@ -658,6 +671,34 @@ class Store:
             df: pd.DataFrame = con.execute(sql, list(args or [])).df()
         return df
 
+    def summary_metrics(self, keys: Sequence[str], *, version: int) -> pd.DataFrame:
+        """The summary metrics stored when each run finished: one row per key that has them.
+
+        Read from the catalog's ``run_metrics`` table (no run's Parquet file is
+        opened); columns are metric names, the index the run keys. Runs
+        stored without metrics of ``version`` are absent.
+        """
+        import pandas as pd
+
+        wanted = list(dict.fromkeys(str(k) for k in keys))
+        # The full catalog: making its views finds files damaged in place, whose
+        # runs (and metrics) it leaves out.
+        with self.catalog() as con:
+            con.register("_wanted", pd.DataFrame({"key": wanted}))
+            try:
+                long = con.execute(
+                    "SELECT m.key, m.metric, m.value FROM run_metrics m "
+                    "JOIN _wanted w ON m.key = w.key WHERE m.version = ?",
+                    [version],
+                ).df()
+            finally:
+                con.unregister("_wanted")
+        if long.empty:
+            return pd.DataFrame(index=pd.Index([], name="key", dtype=object))
+        wide: pd.DataFrame = long.pivot(index="key", columns="metric", values="value")
+        wide.columns.name = None
+        return wide.astype("float64")
+
     def concat_table(self, keys: Sequence[str], table: str) -> pd.DataFrame:
         """Table ``table`` of every run in ``keys``, stacked, with a leading ``key`` column."""
         import pandas as pd
@@ -670,6 +711,10 @@ class Store:
             if m is None or table not in m.get("tables", {}):
                 continue
             t = pq.read_table(self.run_dir(key) / m["tables"][table]["file"])
+            # Stores written before counters became int64 have uint64 columns.
+            for i, f in enumerate(t.schema):
+                if pa.types.is_unsigned_integer(f.type):
+                    t = t.set_column(i, f.name, t.column(i).cast(pa.int64()))
             parts.append(t.add_column(0, "key", pa.array([key] * t.num_rows, type=pa.string())))
         if not parts:
             empty: pd.DataFrame = pd.DataFrame({"key": pd.Series([], dtype=object)})
@@ -746,7 +791,7 @@ class Store:
             con, "sweep_index", "name", "definition", self._scan("*.json", self.sweeps_root)
         )
         tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        if changed or not {"runs", "sweeps"} <= tables:
+        if changed or not {"runs", "sweeps", "run_metrics"} <= tables:
             self._rebuild(con)
 
     def _sync_index(
@@ -852,6 +897,7 @@ class Store:
             "point": m.get("point"),
             "params": m.get("params") or {},
             "tables": {t: info["file"] for t, info in m.get("tables", {}).items()},
+            "metrics": m.get("metrics") or {},
             "stamps": stamps,
         }
         return entry, ""
@@ -935,14 +981,28 @@ class Store:
             sdf[c] = pd.array(sdf[c].tolist(), dtype="string")
         for c in ("points", "runs", "done"):
             sdf[c] = pd.array(sdf[c].tolist(), dtype="Int64")
+        metric_rows = [
+            (key, int(m["version"]), str(name), None if v is None else float(v))
+            for key, info in runs.items()
+            if isinstance(m := info.get("metrics"), dict) and isinstance(m.get("version"), int)
+            for name, v in (m.get("values") or {}).items()
+        ]
+        mdf = pd.DataFrame(metric_rows, columns=["key", "version", "metric", "value"])
+        mdf["key"] = pd.array(mdf["key"].tolist(), dtype="string")
+        mdf["metric"] = pd.array(mdf["metric"].tolist(), dtype="string")
+        mdf["version"] = pd.array(mdf["version"].tolist(), dtype="Int64")
+        mdf["value"] = mdf["value"].astype("float64")
         con.register("_runs_df", df)
         con.register("_sweeps_df", sdf)
+        con.register("_metrics_df", mdf)
         try:
             con.execute("CREATE OR REPLACE TABLE runs AS SELECT * FROM _runs_df")
             con.execute("CREATE OR REPLACE TABLE sweeps AS SELECT * FROM _sweeps_df")
+            con.execute("CREATE OR REPLACE TABLE run_metrics AS SELECT * FROM _metrics_df")
         finally:
             con.unregister("_runs_df")
             con.unregister("_sweeps_df")
+            con.unregister("_metrics_df")
 
     def _run_row(
         self,

@@ -6,7 +6,9 @@
 #
 # VARIANT is Tahoe (Agent/TCP), Reno, Newreno or Sack1; DROPS and MARKS are comma-separated
 # ordinals (from 1) of the data packets passing, or "-" for none; options set
-# Agent/TCP variables (ecn_=1, SetCWRonRetransmit_=false, singledup_=1, window_=40, ...).
+# Agent/TCP variables (ecn_=1, SetCWRonRetransmit_=false, singledup_=1, window_=40, ...), or
+# Agent/TCP/Newreno ones for newreno_changes_, newreno_changes1_, partial_window_deflation_ and
+# exit_recovery_fix_.
 # ns-2's defaults of 2001-04-23..2001-05-14 are set first, as ns-2's test suites pin them.
 #
 # Prints ns-2's trace of cwnd_ and ssthresh_, each data packet sent ("send t seqno" and
@@ -29,6 +31,10 @@ Agent/TCP set SetCWRonRetransmit_ true
 Agent/TCP set packetSize_ 1000
 Agent/TCP set window_ 20
 Agent/TCP set bugFix_ true
+Agent/TCP/Newreno set newreno_changes_ 0
+Agent/TCP/Newreno set newreno_changes1_ 0
+Agent/TCP/Newreno set partial_window_deflation_ 0
+Agent/TCP/Newreno set exit_recovery_fix_ 0
 
 set variant [lindex $argv 0]
 set bytes [lindex $argv 1]
@@ -36,7 +42,12 @@ set drops [lindex $argv 2]
 set marks [lindex $argv 3]
 foreach setting [lrange $argv 4 end] {
     set kv [split $setting =]
-    Agent/TCP set [lindex $kv 0] [lindex $kv 1]
+    set name [lindex $kv 0]
+    if {[lsearch {newreno_changes_ newreno_changes1_ partial_window_deflation_ exit_recovery_fix_} $name] >= 0} {
+        Agent/TCP/Newreno set $name [lindex $kv 1]
+    } else {
+        Agent/TCP set $name [lindex $kv 1]
+    }
 }
 
 set ns [new Simulator]

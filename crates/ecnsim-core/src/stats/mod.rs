@@ -14,7 +14,7 @@ use crate::qdisc::{DropReason, MarkReason, QueueCounters};
 use crate::results::{Results, Table};
 use crate::sim::Simulation;
 use crate::tcp::TcpCounters;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// Per-flow facts kept by the simulation (the sockets keep the rest).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -207,9 +207,20 @@ fn ssthresh_f64(v: u64) -> f64 {
     }
 }
 
+/// Nanoseconds as seconds for a result column: `ns / 1e9`, one correctly rounded
+/// division (not `ns * 1e-9`, which rounds twice), so 300 ms reads back as
+/// exactly the float `0.3` and `df.loc[0.3]` finds it.
 #[allow(clippy::cast_precision_loss)]
+fn ns_to_secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
 fn secs(t: SimTime) -> f64 {
-    t.as_secs_f64()
+    ns_to_secs(t.as_nanos())
+}
+
+fn dur_secs(d: SimDuration) -> f64 {
+    ns_to_secs(d.as_nanos())
 }
 
 /// Build the result tables from the simulation's current state.
@@ -229,6 +240,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
         "bytes_retransmitted",
         "bytes_delivered",
         "rto_count",
+        "rto_after_ecn",
         "fast_retransmits",
         "syn_retransmits",
         "synack_retransmits",
@@ -280,6 +292,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
             sc.retransmitted_bytes - s0.retransmitted_bytes,
             rc.bytes_delivered - r0.bytes_delivered,
             sc.rto_count - s0.rto_count,
+            sc.rto_after_ecn - s0.rto_after_ecn,
             sc.fast_retransmits - s0.fast_retransmits,
             sc.syn_retransmits - s0.syn_retransmits,
             rc.syn_retransmits - r0.syn_retransmits,
@@ -294,20 +307,20 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
             col.1.push(v);
         }
         let from = since.max(f.start);
-        let span = now.saturating_since(from).as_secs_f64();
+        let span = dur_secs(now.saturating_since(from));
         let rate = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { f64::NAN };
         goodput.push(rate(vals[4]));
         throughput.push(rate(vals[1]));
-        completion.push(f.extra.completed_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
-        connect.push(f.extra.connected_at.map_or(f64::NAN, |c| c.saturating_since(f.start).as_secs_f64()));
+        completion.push(f.extra.completed_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
+        connect.push(f.extra.connected_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
         let owd_count = f.extra.owd_count - x0.owd_count;
         owd.push(if owd_count > 0 {
-            (f.extra.owd_sum_ns - x0.owd_sum_ns) as f64 * 1e-9 / owd_count as f64
+            ns_to_secs(f.extra.owd_sum_ns - x0.owd_sum_ns) / owd_count as f64
         } else {
             f64::NAN
         });
         cwnd.push(f_cwnd);
-        srtt.push(f_srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
+        srtt.push(f_srtt.map_or(f64::NAN, dur_secs));
         state.push(if f.extra.failed { "FAILED".to_owned() } else { f_state.to_string() });
     }
     t.push_u64("flow_id", (0..n as u64).collect());
@@ -406,7 +419,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     // --- series ---
     let s = &sim.series;
     let mut fs = Table::new("flow_series");
-    fs.push_f64("time_s", s.flow_time.iter().map(|&t| t as f64 * 1e-9).collect());
+    fs.push_f64("time_s", s.flow_time.iter().map(|&t| ns_to_secs(t)).collect());
     fs.push_u64("flow_id", s.flow_id.clone());
     fs.push_u64("cwnd_bytes", s.cwnd.clone());
     fs.push_f64("ssthresh_bytes", s.ssthresh.clone());
@@ -418,7 +431,7 @@ pub(crate) fn collect(sim: &Simulation) -> Results {
     fs.push_u64("owd_sum_ns", s.owd_sum_ns.clone());
     fs.push_u64("owd_count", s.owd_count.clone());
     let mut qs = Table::new("queue_series");
-    qs.push_f64("time_s", s.queue_time.iter().map(|&t| t as f64 * 1e-9).collect());
+    qs.push_f64("time_s", s.queue_time.iter().map(|&t| ns_to_secs(t)).collect());
     qs.push_u64("queue_id", s.queue_id.clone());
     qs.push_u64("packets", s.queue_packets.clone());
     qs.push_u64("bytes", s.queue_bytes.clone());
@@ -490,12 +503,12 @@ fn records_table(sim: &Simulation) -> Table {
         server.push(node(r.server));
         start.push(secs(r.start));
         end.push(secs(r.end));
-        response_time.push(r.end.saturating_since(r.start).as_secs_f64());
+        response_time.push(dur_secs(r.end.saturating_since(r.start)));
         req.push(r.request_bytes);
         resp.push(r.response_bytes);
         objects.push(u64::from(r.objects));
         conns.push(u64::from(r.facts.conns));
-        setup.push(r.facts.setup.map_or(f64::NAN, |d| d.as_secs_f64()));
+        setup.push(r.facts.setup.map_or(f64::NAN, dur_secs));
         syn.push(r.facts.syn_retransmits);
         synack.push(r.facts.synack_retransmits);
         rtos.push(r.facts.rtos);
@@ -517,7 +530,7 @@ fn records_table(sim: &Simulation) -> Table {
         end.push(secs(sim.now()));
         // For UDP: the mean one-way delay of received datagrams.
         response_time.push(if u.received_packets > 0 {
-            u.delay_sum_ns as f64 * 1e-9 / u.received_packets as f64
+            ns_to_secs(u.delay_sum_ns) / u.received_packets as f64
         } else {
             f64::NAN
         });
@@ -556,4 +569,21 @@ fn records_table(sim: &Simulation) -> Table {
     t.push_u64("packets_received", packets_received);
     t.push_u64("drops", drops);
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_columns_are_the_nearest_float_to_the_exact_time() {
+        // 300 ms * 1e-9 rounds twice and gives 0.30000000000000004.
+        assert_eq!(ns_to_secs(300_000_000), 0.3);
+        assert_eq!(secs(SimTime::from_millis(100)), 0.1);
+        assert_eq!(dur_secs(SimDuration::from_micros(1_700)), 0.0017);
+        for ns in [1u64, 7, 123_456_789, 999_999_999_999, 20_000_000_000] {
+            let exact = format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000).parse::<f64>().unwrap();
+            assert_eq!(ns_to_secs(ns), exact, "{ns} ns");
+        }
+    }
 }

@@ -18,7 +18,10 @@ pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket};
 
 pub use state::TcpState;
 
-use crate::spec::{CaIncrease, CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, ReductionBasis, RtoEstimator};
+use crate::spec::{
+    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
+    ReductionBasis, RtoEstimator,
+};
 use crate::time::SimDuration;
 
 /// Fully resolved TCP parameters of one connection (both ends use the same).
@@ -58,8 +61,10 @@ pub struct TcpConfig {
     pub ecn_synack: EcnSynAck,
     /// RFC 5681 §4.1 restart window after an idle period.
     pub restart_after_idle: bool,
-    /// RFC 6582 §3.2 step 1 "careful" check of `recover` before fast retransmit.
-    pub newreno_careful: bool,
+    /// The guard on a new fast retransmit (NewReno and SACK): RFC 6582 §3.2 step 1 and §4.1.
+    pub newreno_careful: NewrenoCareful,
+    /// NewReno's partial ACKs and end of recovery.
+    pub newreno_partial_ack: NewrenoPartialAck,
     /// What data segments carry as their RTT hint (ms).
     pub carry_rtt: CarryRtt,
     /// The retransmission-timer estimator.
@@ -70,6 +75,10 @@ pub struct TcpConfig {
     pub ecn_ect_on_retransmit: bool,
     /// Which ACKs carrying ECE may still open the window.
     pub ecn_ece_growth: EceGrowth,
+    /// What an ECN-Echo does at a one-segment window.
+    pub ecn_one_segment: EcnOneSegment,
+    /// The first ECN-Echo after a timeout starts a reduction even within the resent window (ns-2).
+    pub ecn_after_timeout: bool,
     /// ns-2 `bugFix_`: no new Tahoe/Reno fast retransmit until an ACK covers more than `recover`.
     pub reno_bugfix: bool,
     /// How congestion avoidance grows the window.

@@ -55,6 +55,20 @@ impl RttEstimator {
         }
     }
 
+    /// A sample that leaves the backoff in place: ns-2 `newack()` does not end the backoff
+    /// (`t_backoff_ = 1`) on an ACK carrying ECN-Echo while `ecn_backoff_` is set, "if still
+    /// in ECN-Echo with a congestion window of 1 packet" (`tcp.ecn_one_segment = "ns2"`).
+    pub fn on_sample_keeping_backoff(&mut self, sent: SimTime, now: SimTime) {
+        match self {
+            RttEstimator::Rfc6298(e) => {
+                let b = e.backoffs;
+                e.on_sample(now.saturating_since(sent));
+                e.backoffs = b;
+            }
+            RttEstimator::Ns2(e) => e.on_sample_keeping_backoff(sent, now),
+        }
+    }
+
     /// The timer expired: back off.
     pub fn on_backoff(&mut self) {
         match self {

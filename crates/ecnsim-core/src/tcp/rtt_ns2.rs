@@ -119,6 +119,14 @@ impl Ns2Estimator {
         self.sampled = true;
     }
 
+    /// ns-2 `rtt_update()` from `newack()` on an ACK with ECN-Echo while `ecn_backoff_` is
+    /// set: the estimate is updated, `t_backoff_` is kept.
+    pub fn on_sample_keeping_backoff(&mut self, sent: SimTime, now: SimTime) {
+        let b = self.backoff;
+        self.on_sample(sent, now);
+        self.backoff = b;
+    }
+
     /// ns-2 `rtt_backoff()`.
     pub fn on_backoff(&mut self) {
         // ns-2 rtt_backoff(): if (t_backoff_ < 64 || (rfc2988_ && rtt_timeout() < maxrto_)) t_backoff_ <<= 1.

@@ -17,7 +17,9 @@
 //! Application data is modelled as byte counts (no payload bytes are stored).
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
-use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, ReductionBasis};
+use crate::spec::{
+    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck, ReductionBasis,
+};
 use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
@@ -61,6 +63,9 @@ pub struct TcpCounters {
     pub bytes_delivered: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
+    /// Of which in a window already reduced for an ECN-Echo (no second ssthresh cut; ns-2's
+    /// `nrexmit_` does not count these).
+    pub rto_after_ecn: u64,
     /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub fast_retransmits: u64,
     /// SYN (initiator) or SYN-ACK (responder) retransmissions on the timer.
@@ -100,6 +105,12 @@ struct EcnState {
     ecn_cut_until: Option<u64>,
     /// Sender: the cwnd = 1 rule of RFC 3168 §6.1.2: send new data only after the timer expires.
     wait_for_timer: bool,
+    /// Sender: ns-2's `ecn_backoff_`: the last ECN-Echo found the window at one packet, so the
+    /// next one backs the timer off (`tcp.ecn_one_segment = "ns2"`).
+    ns2_backoff: bool,
+    /// Sender: the last window action was a timeout (ns-2's `last_cwnd_action_ ==
+    /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout`).
+    after_timeout: bool,
     /// Responder: the next SYN-ACK is ECT (RFC 5562 / ECN+).
     synack_ect: bool,
     /// Responder: its ECT SYN-ACK was reported CE-marked: start with a window of one segment.
@@ -219,7 +230,7 @@ impl TcpSocket {
                 u64::from(cfg.max_cwnd) * mss,
                 cfg.ca_increase,
             ),
-            cc: AnyCc::new(cfg.cc),
+            cc: AnyCc::new(cfg.cc, cfg.newreno_partial_ack),
             dupacks: 0,
             in_recovery: false,
             recover: ISS,
@@ -446,6 +457,7 @@ impl TcpSocket {
                 // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
                 // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
                 let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
                 self.cc.on_rto(&mut self.win, flight, first);
@@ -468,10 +480,16 @@ impl TcpSocket {
                 self.rtt.on_backoff();
                 // RFC 6298 §5.6: start the timer with the new RTO.
                 self.arm_rto(now);
+                // ns-2 timeout(): last_cwnd_action_ = CWND_ACTION_TIMEOUT.
+                self.ecn.after_timeout = true;
             }
-            _ if self.ecn.wait_for_timer => {
+            _ if self.ecn.wait_for_timer || self.win.cwnd < self.win.mss => {
                 // RFC 3168 §6.1.2: with cwnd at one segment, a new packet may go once the timer expires.
                 self.ecn.wait_for_timer = false;
+                // ns-2 timeout() with no data outstanding: `if (cwnd_ < 1) cwnd_ = 1`, then
+                // slowdown(CLOSE_CWND_ONE|NO_OUTSTANDING_DATA), reset_rtx_timer(0,0) without backoff.
+                self.win.cwnd = self.win.cwnd.max(self.win.mss);
+                self.ecn.after_timeout = true;
             }
             _ => {}
         }
@@ -643,13 +661,14 @@ impl TcpSocket {
             // RFC 6675 §5: every ACK updates the scoreboard.
             self.scoreboard.update(ack.max(self.snd_una), h.sack_blocks());
         }
-        if ack > self.snd_una {
+        let advanced = ack > self.snd_una;
+        if advanced {
             self.on_new_ack(now, h);
         } else {
             self.on_old_ack(h);
         }
         if h.flags.contains(TcpFlags::ECE) && self.ecn.ok {
-            self.on_ecn_echo(now);
+            self.on_ecn_echo(now, advanced);
         }
     }
 
@@ -664,9 +683,19 @@ impl TcpSocket {
         // RFC 6298 §3 (Karn) / §2: an ACK covering the timed segment gives a sample.
         if let Some((end, sent)) = self.rtt_probe {
             if ack >= end {
-                self.take_rtt_sample(sent, now);
+                if self.ns2_ecn_backoff_holds(h) {
+                    // ns-2 newack(): "Don't end backoff if still in ECN-Echo with a congestion window of 1 packet."
+                    self.rtt.on_sample_keeping_backoff(sent, now);
+                    self.note_min_rtt(sent, now);
+                } else {
+                    self.take_rtt_sample(sent, now);
+                }
                 self.rtt_probe = None;
             }
+        }
+        if !h.flags.contains(TcpFlags::ECE) {
+            // ns-2 recv_newack_helper(): an ACK of new data without ECN-Echo clears ecn_backoff_.
+            self.ecn.ns2_backoff = false;
         }
         let mut restart_timer = true;
         if self.in_recovery {
@@ -674,12 +703,21 @@ impl TcpSocket {
             let flight = self.flight_size();
             match self.cc.on_ack_in_recovery(&mut self.win, acked, flight, full) {
                 RecoveryAck::Exit => self.in_recovery = false,
+                RecoveryAck::ExitAndGrow => {
+                    self.in_recovery = false;
+                    // ns-2 tcp-newreno.cc recv(): the ACK that ends recovery goes through recv_newack_helper().
+                    if self.may_grow_on(h) {
+                        self.cc.on_ack(&mut self.win, acked);
+                    }
+                }
                 RecoveryAck::RetransmitAndStay => {
                     // RFC 6582 §3.2 step 5: retransmit the first unacknowledged segment ...
                     self.retransmit_due = true;
                     self.partial_acks += 1;
-                    // ... and reset the retransmit timer for the first partial ACK only ("Impatient").
-                    restart_timer = self.partial_acks == 1;
+                    // ... and reset the retransmit timer for the first partial ACK only ("Impatient");
+                    // ns-2 partialnewack_helper() with newreno_changes1_ 0 resets it on every partial
+                    // ACK ("Slow-but-Steady").
+                    restart_timer = self.partial_acks == 1 || self.cfg.newreno_partial_ack == NewrenoPartialAck::Ns2;
                 }
                 RecoveryAck::Stay => {}
             }
@@ -692,8 +730,9 @@ impl TcpSocket {
         if self.snd_una == self.snd_max {
             // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
             self.rto_deadline = None;
-            if self.ecn.wait_for_timer {
-                // RFC 3168 §6.1.2: the wait for the timer continues with nothing outstanding.
+            if self.ecn.wait_for_timer || self.win.cwnd < self.win.mss {
+                // RFC 3168 §6.1.2: the wait for the timer continues with nothing outstanding (ns-2
+                // newtimer(): the timer is set while t_seqno_ > the ACK, as it is with nothing in flight).
                 self.arm_rto(now);
             }
         } else if restart_timer || self.rto_deadline.is_none() {
@@ -735,10 +774,14 @@ impl TcpSocket {
         // `recover` is kept as one past the highest sequence number sent when the last recovery or
         // timeout began.
         let guarded = if self.cc.checks_recover() {
-            // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
-            // `recover`. DEVIATION(RFC 6582): an ACK of exactly `recover` also qualifies (RFC 2582's
-            // "less careful" boundary), as ecnsim has always done; see docs/models/tcp.md.
-            self.cfg.newreno_careful && self.snd_una < self.recover
+            match self.cfg.newreno_careful {
+                NewrenoCareful::Off => false,
+                // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
+                // `recover` (ns-2 dupack_action(): recovered = highest_ack_ > recover_).
+                NewrenoCareful::Careful => self.snd_una <= self.recover,
+                // RFC 2582 §5 "less careful" variant (ns-2 lessCareful_): an ACK of exactly `recover` qualifies.
+                NewrenoCareful::LessCareful => self.snd_una < self.recover,
+            }
         } else {
             // ns-2 dupack_action() with bugFix_: only if highest_ack_ > recover_ (the ACK covers more
             // than the highest packet sent when the last fast retransmit or timeout began).
@@ -763,6 +806,8 @@ impl TcpSocket {
         };
         self.win.acc = 0;
         self.ecn.ecn_cut_until = None;
+        // ns-2 dupack_action(): last_cwnd_action_ = CWND_ACTION_DUPACK.
+        self.ecn.after_timeout = false;
         self.limited_transmit_bytes = 0;
         match response {
             LossResponse::FastRecovery => {
@@ -824,21 +869,50 @@ impl TcpSocket {
     /// One RTT measurement: the segment sent at `sent` was acknowledged at `now`.
     fn take_rtt_sample(&mut self, sent: SimTime, now: SimTime) {
         self.rtt.on_sample(sent, now);
+        self.note_min_rtt(sent, now);
+    }
+
+    fn note_min_rtt(&mut self, sent: SimTime, now: SimTime) {
         let r = now.saturating_since(sent);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
     }
 
-    // DEVIATION(ns-2): ns-2's ecn() also reacts to the first ECE after a timeout inside the window
-    // (last_cwnd_action_ == CWND_ACTION_TIMEOUT); here echoes wait until SND.UNA passes the timeout's point.
-    fn on_ecn_echo(&mut self, now: SimTime) {
-        // RFC 3168 §6.1.2: react at most once per window of data, and not during
-        // loss recovery (the window was already reduced for this window).
+    /// Whether an ECN-Echo on an ACK that advances SND.UNA to `ack` starts a reduction
+    /// (RFC 3168 §6.1.2: at most once per window of data, and not during loss recovery).
+    fn ecn_echo_reacts(&self, ack: u64) -> bool {
+        if self.in_recovery {
+            return false;
+        }
+        // ns-2 ecn(): `if (seqno > recover_ || last_cwnd_action_ == CWND_ACTION_TIMEOUT)`.
+        if self.cfg.ecn_after_timeout && self.ecn.after_timeout {
+            return true;
+        }
         // An ECE on an ACK that does not pass the reduction point echoes a mark of the
         // window already answered (the receiver echoes until our CWR reaches it).
-        if self.in_recovery || self.ecn.reduced_until.is_some_and(|r| self.snd_una <= r) {
+        self.ecn.reduced_until.is_none_or(|r| ack > r)
+    }
+
+    /// ns-2 newack(): whether `ecn_backoff_` is set once ecn() has seen this ACK, which keeps
+    /// the timer's backoff through the RTT sample (`tcp.ecn_one_segment = "ns2"` only).
+    fn ns2_ecn_backoff_holds(&self, h: &TcpHeader) -> bool {
+        if self.cfg.ecn_one_segment != EcnOneSegment::Ns2 || !self.ecn.ok || !h.flags.contains(TcpFlags::ECE) {
+            return false;
+        }
+        if self.ecn_echo_reacts(h.ack) {
+            // ns-2 ecn(): ecn_backoff_ is set if cwnd_ <= 1, cleared otherwise.
+            self.win.cwnd <= self.win.mss
+        } else {
+            self.ecn.ns2_backoff
+        }
+    }
+
+    fn on_ecn_echo(&mut self, now: SimTime, advanced: bool) {
+        if !self.ecn_echo_reacts(self.snd_una) {
             return;
         }
         self.counters.ecn_reductions += 1;
+        self.ecn.after_timeout = false;
+        let one_segment = self.win.cwnd <= self.win.mss;
         let basis = match self.cfg.reduction_basis {
             // RFC 3168 §6.1.2: halve cwnd.
             ReductionBasis::FlightSize => self.win.cwnd,
@@ -848,13 +922,38 @@ impl TcpSocket {
         self.win.acc = 0;
         self.note_window_reduced();
         self.ecn.ecn_cut_until = self.ecn.reduced_until;
-        if at_minimum {
-            // RFC 3168 §6.1.2: with cwnd at one segment, set the retransmit timer and send
-            // a new packet only when it expires.
-            self.ecn.wait_for_timer = true;
-            if self.rto_deadline.is_none() {
+        match self.cfg.ecn_one_segment {
+            EcnOneSegment::Rfc3168 if at_minimum => {
+                // RFC 3168 §6.1.2: with cwnd at one segment, the sending TCP MUST reset the retransmit
+                // timer and send a new packet only when it expires.
+                self.ecn.wait_for_timer = true;
                 self.arm_rto(now);
             }
+            EcnOneSegment::Rfc3168 => {}
+            EcnOneSegment::Ns2 => {
+                // ns-2 ecn(): `if (cwnd_ <= 1.0) { if (ecn_backoff_) rtt_backoff(); else ecn_backoff_ = 1; }
+                // else ecn_backoff_ = 0`.
+                if one_segment {
+                    if self.ecn.ns2_backoff {
+                        self.rtt.on_backoff();
+                    }
+                    self.ecn.ns2_backoff = true;
+                } else {
+                    self.ecn.ns2_backoff = false;
+                }
+                if at_minimum {
+                    // ns-2 slowdown(CLOSE_CWND_HALF), precisionReduce_ false: cwnd_ = int(window() / 2),
+                    // zero below two packets; only the timer's expiry reopens it (timeout(): cwnd_ = 1).
+                    self.win.cwnd = basis / 2;
+                }
+                if advanced || self.rto_deadline.is_none() {
+                    // ns-2 newack() sets the timer after ecn() has backed it off (newtimer()).
+                    self.arm_rto(now);
+                }
+            }
+            // Linux tcp_enter_cwr() / tcp_cwnd_reduction(): cwnd stays at least one segment, and
+            // sending goes on (PRR sends one segment when nothing has been sent in the reduction).
+            EcnOneSegment::Linux => {}
         }
     }
 
@@ -1072,6 +1171,11 @@ impl TcpSocket {
             self.retransmit_due = false;
             return Some(self.snd_una);
         }
+        if self.ecn.wait_for_timer {
+            // RFC 3168 §6.1.2: at one segment, the next packet (new, or resent after a timeout)
+            // waits for the retransmit timer.
+            return None;
+        }
         let usable = self.send_limit();
         if self.sack_recovery() {
             return self.next_seg_sack(data_end);
@@ -1085,9 +1189,6 @@ impl TcpSocket {
             return None;
         }
         if seq >= self.snd_max {
-            if self.ecn.wait_for_timer {
-                return None;
-            }
             self.restart_if_idle(now);
             if seq + len.max(1) > self.send_limit() {
                 return None;

@@ -145,7 +145,7 @@ fn time_series_are_sampled_at_the_interval() {
 #[test]
 fn flow_without_route_is_a_topology_error() {
     let t = r#"
-        simulation = { duration = 1 }
+        simulation = { duration = "1s" }
         nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" }, { name = "c", kind = "host" } ]
         links = [ { a = "a", b = "b", rate = "1Mbps", delay = 0 }, { a = "b", b = "c", rate = "1Mbps", delay = 0 } ]
         flows = [ { src = "a", dst = "c" } ]
@@ -162,7 +162,7 @@ fn routing_takes_shortest_path_with_deterministic_tie_break() {
     // a - r1 - r2 - b and a - r1 - r3 - b: equal length; r1->r2 is declared first.
     // A third path a - r1 - r4 - r5 - b is longer and unused.
     let t = r#"
-        simulation = { duration = 2 }
+        simulation = { duration = "2s" }
         nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" },
                   { name = "r1", kind = "router" }, { name = "r2", kind = "router" }, { name = "r3", kind = "router" },
                   { name = "r4", kind = "router" }, { name = "r5", kind = "router" } ]
@@ -192,7 +192,7 @@ fn routing_takes_shortest_path_with_deterministic_tie_break() {
 fn three_syns(ab_link: &str, cb_link: &str) -> String {
     format!(
         r#"
-        simulation = {{ duration = 10 }}
+        simulation = {{ duration = "10s" }}
         tcp = {{ initial_rto = "3s" }}
         nodes = [ {{ name = "a", kind = "host" }}, {{ name = "r", kind = "router" }}, {{ name = "c", kind = "host" }} ]
         links = [ {ab_link}, {cb_link} ]
@@ -228,7 +228,7 @@ fn handshake_lost_synack_retry_waits_initial_rto() {
     // (100, 80, 60 ms) make all three SYN-ACKs reach r at t = 250 ms, where the
     // r -> a queue holds one besides the one on the wire: one SYN-ACK is dropped.
     let t = r#"
-        simulation = { duration = 20 }
+        simulation = { duration = "20s" }
         tcp = { initial_rto = "3s" }
         nodes = [ { name = "a", kind = "host" }, { name = "r", kind = "router" },
                   { name = "c0", kind = "host" }, { name = "c1", kind = "host" }, { name = "c2", kind = "host" } ]

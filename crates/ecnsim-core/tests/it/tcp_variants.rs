@@ -14,7 +14,7 @@ use crate::common::{assert_conservation, f64s, u64s};
 fn line(script: &str, tcp: &str, bytes: u64) -> String {
     format!(
         r#"
-        simulation = {{ duration = 30 }}
+        simulation = {{ duration = "30s" }}
         tcp = {{ {tcp} }}
         nodes = [ {{ name = "a", kind = "host" }}, {{ name = "r1", kind = "router" }},
                   {{ name = "r2", kind = "router" }}, {{ name = "b", kind = "host" }} ]
@@ -146,8 +146,8 @@ fn dropped_synack_costs_the_profiles_initial_rto() {
     for (profile, rto) in [("rfc", 1.0), ("ns2-2001", 6.0), ("linux", 1.0), ("linux-2.4", 3.0)] {
         // ns2-2001 has no handshake by default (ns-2 syn_ false); ask for one.
         let t = line("", "handshake = true", 10_000).replace(
-            "simulation = { duration = 30 }",
-            &format!("simulation = {{ duration = 30, profile = \"{profile}\" }}"),
+            "simulation = { duration = \"30s\" }",
+            &format!("simulation = {{ duration = \"30s\", profile = \"{profile}\" }}"),
         );
         // The SYN-ACK travels b -> a: script the reverse direction of the bottleneck.
         let t = t.replace(

@@ -13,7 +13,7 @@ pub use reno::Reno;
 pub use sack::Sack;
 pub use tahoe::Tahoe;
 
-use crate::spec::{CaIncrease, CcKind};
+use crate::spec::{CaIncrease, CcKind, NewrenoPartialAck};
 
 /// Fractional bits of [`Window::acc`] in `per_ack` congestion avoidance.
 const ACC_FRACTION_BITS: u32 = 32;
@@ -55,6 +55,9 @@ impl Window {
 pub enum RecoveryAck {
     /// Leave fast recovery.
     Exit,
+    /// Leave fast recovery, and let this ACK open the window as any ACK of new data does
+    /// (ns-2's NewReno: `recv_newack_helper()` runs on the ACK that ends recovery).
+    ExitAndGrow,
     /// Stay in recovery and retransmit the next unacknowledged segment
     /// (NewReno's partial ACK, RFC 6582 §3.2 step 5).
     RetransmitAndStay,
@@ -141,13 +144,13 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    /// The algorithm `kind`, in its initial state.
+    /// The algorithm `kind`, in its initial state (`newreno_partial_ack` is NewReno's option).
     #[must_use]
-    pub fn new(kind: CcKind) -> Self {
+    pub fn new(kind: CcKind, newreno_partial_ack: NewrenoPartialAck) -> Self {
         match kind {
             CcKind::Tahoe => AnyCc::Tahoe(Tahoe),
             CcKind::Reno => AnyCc::Reno(Reno),
-            CcKind::Newreno => AnyCc::NewReno(NewReno),
+            CcKind::Newreno => AnyCc::NewReno(NewReno { partial_ack: newreno_partial_ack }),
             CcKind::Sack => AnyCc::Sack(Sack),
         }
     }

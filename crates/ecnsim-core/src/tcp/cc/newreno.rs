@@ -3,10 +3,14 @@
 //! Read first: RFC 6582 §3.2 (the algorithm: steps 1-6), RFC 5681 §3.2.
 
 use super::{halved_ssthresh, CongestionControl, LossResponse, RecoveryAck, Window};
+use crate::spec::NewrenoPartialAck;
 
-/// RFC 6582 NewReno. Stateless; the recovery point lives in the socket.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NewReno;
+/// NewReno. Stateless apart from its option; the recovery point lives in the socket.
+#[derive(Clone, Copy, Debug)]
+pub struct NewReno {
+    /// What a partial ACK and the end of recovery do (`tcp.newreno_partial_ack`).
+    pub partial_ack: NewrenoPartialAck,
+}
 
 impl CongestionControl for NewReno {
     fn on_dupack_threshold(&mut self, w: &mut Window, flight: u64) -> LossResponse {
@@ -23,6 +27,14 @@ impl CongestionControl for NewReno {
     }
 
     fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck {
+        if self.partial_ack == NewrenoPartialAck::Ns2 {
+            // ns-2 tcp-newreno.cc recv(), partial_window_deflation_ 0: a partial ACK zeroes dupwnd_,
+            // so the window falls back to cwnd_ = ssthresh_ (set together by slowdown()); the ACK that
+            // ends recovery zeroes it too (exit_recovery_fix_ 0) and then opens the window in
+            // recv_newack_helper() like any new ACK.
+            w.cwnd = w.ssthresh;
+            return if full { RecoveryAck::ExitAndGrow } else { RecoveryAck::RetransmitAndStay };
+        }
         if full {
             // RFC 6582 §3.2 step 6, option (1): cwnd = min (ssthresh, max(FlightSize, SMSS) + SMSS).
             w.cwnd = w.ssthresh.min(flight.max(w.mss) + w.mss);
@@ -51,23 +63,41 @@ mod tests {
 
     const MSS: u64 = 1000;
 
+    fn rfc() -> NewReno {
+        NewReno { partial_ack: NewrenoPartialAck::Rfc6582 }
+    }
+
+    fn ns2() -> NewReno {
+        NewReno { partial_ack: NewrenoPartialAck::Ns2 }
+    }
+
     #[test]
     fn partial_ack_deflates_by_acked_and_adds_one_segment() {
         let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
-        assert_eq!(NewReno.on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
+        assert_eq!(rfc().on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
         assert_eq!(w.cwnd, 12 * MSS);
         // Less than one SMSS acknowledged: no segment added back.
-        assert_eq!(NewReno.on_ack_in_recovery(&mut w, 500, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
+        assert_eq!(rfc().on_ack_in_recovery(&mut w, 500, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
         assert_eq!(w.cwnd, 12 * MSS - 500);
+    }
+
+    #[test]
+    fn ns2_partial_and_full_acks_hold_cwnd_at_ssthresh() {
+        let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAckTruncated);
+        assert_eq!(ns2().on_ack_in_recovery(&mut w, 2 * MSS, 8 * MSS, false), RecoveryAck::RetransmitAndStay);
+        assert_eq!(w.cwnd, 5 * MSS);
+        w.cwnd += 2 * MSS;
+        assert_eq!(ns2().on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::ExitAndGrow);
+        assert_eq!(w.cwnd, 5 * MSS);
     }
 
     #[test]
     fn full_ack_sets_cwnd_to_min_of_ssthresh_and_flight_plus_one() {
         let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
-        assert_eq!(NewReno.on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::Exit);
+        assert_eq!(rfc().on_ack_in_recovery(&mut w, MSS, 2 * MSS, true), RecoveryAck::Exit);
         assert_eq!(w.cwnd, 3 * MSS);
         let mut w = Window::new(13 * MSS, 5 * MSS, MSS, u64::MAX, CaIncrease::PerAck);
-        NewReno.on_ack_in_recovery(&mut w, MSS, 9 * MSS, true);
+        rfc().on_ack_in_recovery(&mut w, MSS, 9 * MSS, true);
         assert_eq!(w.cwnd, 5 * MSS);
     }
 }
