@@ -47,7 +47,10 @@ def test_run_example_writes_readable_parquet(cli: Cli, path: Path, tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     # The summary names every flow and shows the flows and queues tables.
     expected = Simulation.from_toml(path, seed=3).run()
-    names = list(expected.table("flows")["flow"])
+    # The flows table lists the scenario's [[flows]]; workloads ([[apps]]) get per-app rows.
+    apps = {a["name"] for a in expected.spec.get("apps") or []}
+    flows = expected.flows
+    names = list(flows.loc[~flows["app"].isin(apps), "flow"])
     from ecnsim.cli._common import MAX_SUMMARY_ROWS
 
     # A long table shows its first and last rows and says how many it left out.
@@ -56,8 +59,11 @@ def test_run_example_writes_readable_parquet(cli: Cli, path: Path, tmp_path: Pat
         assert flow in proc.stdout
     if len(names) > MAX_SUMMARY_ROWS:
         assert "rows not shown" in proc.stdout
-    assert "flows (" in proc.stdout
+    assert ("flows (" in proc.stdout) == bool(names)
     assert "queues (" in proc.stdout
+    for app in apps:
+        assert f"\n{app} " in proc.stdout, app
+    assert ("workloads (" in proc.stdout or "udp (" in proc.stdout) == bool(apps)
     assert f"{expected.digest:016x}" in proc.stdout
     # Parquet: every table, equal to the in-process run's.
     meta = json.loads((out / "meta.json").read_text())

@@ -67,7 +67,7 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]
         (["--trace-ns2", "t.tr", "--trace-links", "a"], "argument --trace-links: expected link"),
         (["--max-memory", "lots"], "argument --max-memory: expected a size"),
         (["--trace-ns2", "/nonexistent-dir/x.tr"], "error: --trace-ns2: cannot write"),
-        (["--trace-pcap", "/nonexistent-dir/x.pcap"], "error: --trace-pcap: cannot write"),
+        (["--pcap", "/proc/version/x"], "error: --pcap: "),
         (["--out", str(SINGLE)], "error: --out: "),
         (["--out", "/proc/version/x"], "error: --out: "),
     ],

@@ -27,7 +27,7 @@ def _scenario() -> Scenario:
 def test_ns2_and_pcap_traces_agree_with_queue_counters(tmp_path: Path) -> None:
     dpkt = pytest.importorskip("dpkt")
     sim = Simulation(_scenario())
-    sim.trace(ns2=tmp_path / "run.tr", pcap=tmp_path / "run.pcap", links=[1])
+    sim.trace(ns2=tmp_path / "run.tr", pcap=tmp_path / "pcap", links=[1])
     results = sim.run()
     queues = results.queues.set_index("queue")
     lines = read_ns2_trace(tmp_path / "run.tr")
@@ -37,9 +37,12 @@ def test_ns2_and_pcap_traces_agree_with_queue_counters(tmp_path: Path) -> None:
     assert (on_rb["event"] == "-").sum() == queues.loc["r->b", "departures"]
     # Only link 1 is traced.
     assert set(zip(lines["from_node"], lines["to_node"], strict=True)) == {(2, 1), (1, 2)}
-    with (tmp_path / "run.pcap").open("rb") as f:
-        packets = list(dpkt.pcap.Reader(f))
-    assert len(packets) == len(lines)
+    # One capture per direction, each packet once: the "-" events of that direction.
+    for (a, b), name in (((2, 1), "link1-r-b.pcap"), ((1, 2), "link1-b-r.pcap")):
+        with (tmp_path / "pcap" / name).open("rb") as f:
+            packets = list(dpkt.pcap.Reader(f))
+        here = lines[(lines["from_node"] == a) & (lines["to_node"] == b)]
+        assert len(packets) == (here["event"] == "-").sum()
 
 
 def test_unknown_trace_filter_names_the_field() -> None:

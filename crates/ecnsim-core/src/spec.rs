@@ -296,6 +296,10 @@ pub struct NodeSpec {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// Optional unique name: selects the link in overrides (`links[name=bottleneck].rate`)
+    /// and names its capture files (`<name>-<from>-<to>.pcap`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// One end (a node name).
     pub a: String,
     /// The other end (a node name).
@@ -1986,7 +1990,7 @@ tcp = { initial_window = 10 }
         (&[("#SIM", "durration = 1")], "simulation.durration", "unknown field `durration`, expected one of `duration`, `warmup`"),
         (&[("duration = \"10s\"", "")], "simulation", "missing field `duration`"),
         (&[("#TCP", "msss = 1")], "tcp.msss", "unknown field `msss`, expected one of `cc`, `mss`"),
-        (&[("#L0", "qeue = 1")], "links[0].qeue", "unknown field `qeue`, expected one of `a`, `b`, `rate`, `delay`, `queue`, `queue_ab`, `queue_ba`"),
+        (&[("#L0", "qeue = 1")], "links[0].qeue", "unknown field `qeue`, expected one of `name`, `a`, `b`, `rate`, `delay`, `queue`, `queue_ab`, `queue_ba`"),
         (&[("#F0", "tcp = { msss = 1 }")], "flows[0].tcp.msss", "unknown field `msss`"),
         (&[("#F0", "colour = 1")], "flows[0].colour", "unknown field `colour`"),
         // Internally tagged enums: serde buffers the table, so its path stops at the

@@ -568,8 +568,18 @@ impl ScenarioSpec {
 
     fn check_links(&self, nodes: &HashMap<&str, (usize, NodeKind)>) -> Result<(), SimError> {
         let mut pairs: HashMap<(&str, &str), usize> = HashMap::with_capacity(self.links.len());
+        let mut names: HashMap<&str, usize> = HashMap::new();
         for (i, link) in self.links.iter().enumerate() {
             let p = format!("links[{i}]");
+            if let Some(name) = &link.name {
+                check_name(&format!("{p}.name"), name)?;
+                if let Some(first) = names.insert(name, i) {
+                    return Err(SimError::spec(
+                        format!("{p}.name"),
+                        format!("duplicate link name {name:?} (first at links[{first}])"),
+                    ));
+                }
+            }
             self.node(nodes, &format!("{p}.a"), &link.a)?;
             self.node(nodes, &format!("{p}.b"), &link.b)?;
             ensure_spec!(
@@ -1604,6 +1614,8 @@ mod tests {
         (&[("limit_packets = 50", "limit_bytes = 0")], "links[2].queue.limit_bytes", "must be >= 1B and <= 1000000000000B, got 0"),
         (&[("limit_packets = 50", "limit_bytes = \"-1KB\"")], "links[2].queue.limit_bytes", "got -1000B"),
         (&[("limit_packets = 50", "limit_packets = 50, limit_bytes = \"64KB\"")], "links[2].queue.limit_bytes", "cannot be combined with limit_packets (50)"),
+        (&[("#L0", "name = \"x,y\"")], "links[0].name", "must not contain a comma"),
+        (&[("#L0", "name = \"core\""), ("#L2", "name = \"core\"")], "links[2].name", "duplicate link name \"core\" (first at links[0])"),
         (&[("#L0", "queue_ab = { type = \"droptail\", limit_packets = 0 }")], "links[0].queue_ab.limit_packets", "got 0"),
         (&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = -1 }")], "links[0].queue_ba.limit_bytes", "got -1B"),
         (&[("limit_packets = 50", "limit_packets = 1, limit_rule = \"ns2\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule = \"ns2\""),

@@ -41,6 +41,7 @@ from ecnsim.analysis.flows import (
     jain_index,
     jain_index_series,
     one_way_delay,
+    transfer_goodput,
     trim_warmup,
 )
 from ecnsim.analysis.lockout import (
@@ -113,5 +114,6 @@ __all__ = [
     "steady_state",
     "student_t_ppf",
     "summarize",
+    "transfer_goodput",
     "trim_warmup",
 ]

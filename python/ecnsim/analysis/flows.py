@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
@@ -16,6 +15,7 @@ from ecnsim.analysis._common import (
     _frame,
     _require,
 )
+from ecnsim.scenario.paths import default_group
 
 # ---------------------------------------------------------------------------
 # Helpers: warm-up trimming, groups
@@ -26,19 +26,6 @@ def trim_warmup(series: pd.DataFrame, warmup_s: float, *, time_col: str = "time_
     """Rows of a time series with ``time_s >= warmup_s`` (a copy, index reset)."""
     out = series.loc[series[time_col] >= warmup_s - _TIME_RTOL * max(1.0, abs(warmup_s))]
     return cast(pd.DataFrame, out.reset_index(drop=True))
-
-
-_TRAILING_INDEX = re.compile(r"[\s_\-.:#]*\d+$")
-
-
-def default_group(name: str) -> str:
-    """The group of a flow called ``name``: the name without a trailing index.
-
-    ``"fragile12"`` and ``"fragile-12"`` give ``"fragile"``, ``"flow0"``
-    gives ``"flow"``; a name without a trailing number is its own group.
-    """
-    stripped = _TRAILING_INDEX.sub("", name)
-    return stripped or name
 
 
 def flow_groups(flows: pd.DataFrame, groups: GroupSpec = None) -> pd.Series:
@@ -103,8 +90,21 @@ def flow_rates(
     and ``throughput_bps`` columns, recomputed from the byte counters so
     that another interval or a check is possible.
 
+    With a ``completion_time_s`` column, a finite transfer also gets its
+    goodput over its own lifetime:
+
+    - ``transfer_s = start_s + completion_time_s - max(warmup_s, start_s)``:
+      from its start (or the warm-up) until the receiver had every byte;
+    - ``transfer_goodput_bps = bytes_delivered * 8 / transfer_s``.
+
+    A 5 MB transfer that completed in 5.69 s of a 10 s run has
+    ``goodput_bps`` 4 Mb/s (over the run) and ``transfer_goodput_bps``
+    7.03 Mb/s (over its life). NaN for unlimited or unfinished transfers
+    and for those that completed before the warm-up ended.
+
     Returns ``flow_id, flow, group, interval_s, bytes_delivered,
-    bytes_sent, goodput_bps, throughput_bps``.
+    bytes_sent, goodput_bps, throughput_bps`` and, with completion times,
+    ``transfer_s, transfer_goodput_bps``.
     """
     _require(flows, "flows", ["flow_id", "start_s", "bytes_delivered", "bytes_sent"], "rates")
     start = np.maximum(flows["start_s"].to_numpy(dtype=float), warmup_s)
@@ -117,18 +117,45 @@ def flow_rates(
         goodput = np.where(valid, delivered * 8.0 / safe, np.nan)
         throughput = np.where(valid, sent * 8.0 / safe, np.nan)
     group = flow_groups(flows, groups)
-    return _frame(
-        {
-            "flow_id": flows["flow_id"].to_numpy(),
-            "flow": flows["flow"].to_numpy() if "flow" in flows else flows["flow_id"].to_numpy(),
-            "group": group.to_numpy(),
-            "interval_s": np.where(valid, interval, np.nan),
-            "bytes_delivered": delivered,
-            "bytes_sent": sent,
-            "goodput_bps": goodput,
-            "throughput_bps": throughput,
-        }
+    out: dict[str, Any] = {
+        "flow_id": flows["flow_id"].to_numpy(),
+        "flow": flows["flow"].to_numpy() if "flow" in flows else flows["flow_id"].to_numpy(),
+        "group": group.to_numpy(),
+        "interval_s": np.where(valid, interval, np.nan),
+        "bytes_delivered": delivered,
+        "bytes_sent": sent,
+        "goodput_bps": goodput,
+        "throughput_bps": throughput,
+    }
+    if "completion_time_s" in flows:
+        life, life_goodput = transfer_goodput(flows, warmup_s=warmup_s)
+        out["transfer_s"] = life
+        out["transfer_goodput_bps"] = life_goodput
+    return _frame(out)
+
+
+def transfer_goodput(
+    flows: pd.DataFrame, *, warmup_s: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each finite transfer's lifetime after the warm-up and its goodput over it.
+
+    ``(transfer_s, transfer_goodput_bps)``, as in :func:`flow_rates`: the
+    lifetime runs from ``max(warmup_s, start_s)`` to ``start_s +
+    completion_time_s``; NaN where the flow has no completion time or
+    completed before the warm-up ended.
+    """
+    _require(
+        flows, "flows", ["start_s", "completion_time_s", "bytes_delivered"], "transfer goodput"
     )
+    start = flows["start_s"].to_numpy(dtype=float)
+    done = start + flows["completion_time_s"].to_numpy(dtype=float)
+    life = done - np.maximum(start, warmup_s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = life > 0  # False for NaN
+        life = np.where(ok, life, np.nan)
+        delivered = flows["bytes_delivered"].to_numpy(dtype=float)
+        rate = np.where(ok, delivered * 8.0 / np.where(ok, life, 1.0), np.nan)
+    return life, rate
 
 
 def group_rates(

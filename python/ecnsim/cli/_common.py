@@ -110,6 +110,7 @@ PREFERRED_COLUMNS: dict[str, list[str]] = {
         "fast_retransmits",
         "rto_count",
         "completion_time_s",
+        "transfer_goodput_bps",
     ],
     "queues": [
         "queue",
@@ -187,30 +188,222 @@ def format_table(table: Table, preferred: Sequence[str] = ()) -> str:
     return "\n".join(out)
 
 
+def _frame_table(name: str, df: Any) -> Table:
+    """A DataFrame as a :class:`Table` for :func:`format_table` (text columns as lists)."""
+    from ecnsim.results import Table
+
+    columns: dict[str, Any] = {}
+    for c in df.columns:
+        values = df[c].to_numpy()
+        columns[str(c)] = [str(v) for v in values] if values.dtype == object else values
+    return Table(name, columns)
+
+
+def _workload_apps(results: Results) -> set[str]:
+    """The names of the scenario's ``[[apps]]`` (whose connections are workload connections)."""
+    spec = results.spec or {}
+    return {
+        str(a.get("name") or f"app{i}")
+        for i, a in enumerate(spec.get("apps", []) or [])
+        if isinstance(a, dict)
+    }
+
+
+def bulk_flows(results: Results) -> Any:
+    """The ``flows`` rows of the scenario's ``[[flows]]`` (not workload connections), with
+    goodput over each finite transfer's life (``transfer_goodput_bps``,
+    :func:`ecnsim.analysis.transfer_goodput`); None without a flows table."""
+    if "flows" not in results.tables:
+        return None
+    from ecnsim.analysis import transfer_goodput
+
+    flows = results.tables["flows"].to_pandas()
+    apps = _workload_apps(results)
+    if apps and "app" in flows.columns:
+        flows = flows[~flows["app"].astype(str).isin(apps)].reset_index(drop=True)
+    if {"start_s", "completion_time_s", "bytes_delivered"} <= set(flows.columns):
+        warmup = float(results.meta.get("warmup_s", 0) or 0)
+        flows["transfer_s"], flows["transfer_goodput_bps"] = transfer_goodput(
+            flows, warmup_s=warmup
+        )
+    return flows
+
+
+def _bulk_flow_table(results: Results) -> Table | None:
+    """:func:`bulk_flows` as a :class:`Table`, numpy only (`ecnsim run` imports no pandas)."""
+    if "flows" not in results.tables:
+        return None
+    import numpy as np
+
+    from ecnsim.results import Table
+
+    table = results.tables["flows"]
+    apps = _workload_apps(results)
+    keep = np.ones(len(table), dtype=bool)
+    if apps and "app" in table:
+        keep = np.array([str(a) not in apps for a in table["app"]], dtype=bool)
+    cols: dict[str, Any] = {}
+    for name in table.column_names:
+        values = table[name]
+        if isinstance(values, np.ndarray):
+            cols[name] = values[keep]
+        else:
+            cols[name] = [v for v, k in zip(values, keep.tolist(), strict=True) if k]
+    if {"start_s", "completion_time_s", "bytes_delivered"} <= set(cols):
+        # As ecnsim.analysis.transfer_goodput.
+        warmup = float(results.meta.get("warmup_s", 0) or 0)
+        start = np.asarray(cols["start_s"], dtype=float)
+        life = (
+            start + np.asarray(cols["completion_time_s"], dtype=float) - np.maximum(start, warmup)
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ok = life > 0
+            delivered = np.asarray(cols["bytes_delivered"], dtype=float)
+            cols["transfer_goodput_bps"] = np.where(
+                ok, delivered * 8.0 / np.where(ok, life, 1.0), np.nan
+            )
+    return Table("flows", cols)
+
+
 def print_summary(results: Results, stream: TextIO) -> None:
-    """Print the flow and queue tables (whatever columns they have), then the workload records."""
-    for name in SUMMARY_TABLES:
-        if name not in results.tables:
-            continue
-        table = results.tables[name]
-        stream.write(f"\n{name} ({len(table)} rows)\n")
-        stream.write(format_table(table, PREFERRED_COLUMNS.get(name, ())) + "\n")
+    """Print what the run did: the ``[[flows]]`` (bulk and finite transfers) with their
+    goodput over the run and over each transfer's life, the queues, and per-app summaries
+    of the workloads (``[[apps]]``) from the ``records`` table."""
+    flows = _bulk_flow_table(results)
+    if flows is not None and len(flows):
+        stream.write(f"\nflows ({len(flows)} rows)\n")
+        stream.write(format_table(flows, PREFERRED_COLUMNS["flows"]) + "\n")
+        if "transfer_goodput_bps" in flows and any(
+            v == v for v in flows["transfer_goodput_bps"].tolist()
+        ):
+            stream.write(
+                "goodput: over [max(warm-up, start), end of run]; transfer_goodput: over a "
+                "finite transfer's own life, to its completion\n"
+            )
+    if "queues" in results.tables:
+        table = results.tables["queues"]
+        stream.write(f"\nqueues ({len(table)} rows)\n")
+        stream.write(format_table(table, PREFERRED_COLUMNS["queues"]) + "\n")
     for line in workload_summary(results):
         stream.write(line + "\n")
 
 
+def _capacity_bps(results: Results) -> float | None:
+    """The slowest link direction's rate (a dumbbell's bottleneck), for normalized throughput."""
+    if "queues" not in results.tables or "rate_bps" not in results.tables["queues"]:
+        return None
+    import numpy as np
+
+    rates = np.asarray(results.tables["queues"]["rate_bps"], dtype=float)
+    return float(rates.min()) if rates.size else None
+
+
+#: Columns of the per-app workload summary, renamed for the terminal.
+_WORKLOAD_COLUMNS = {
+    "app": "app",
+    "kind": "kind",
+    "count": "completed",
+    "in_progress": "in_progress",
+    "failed": "failed",
+    "per_second": "per_s",
+    "p50_response_time_s": "median_s",
+    "p90_response_time_s": "p90_s",
+    "p99_response_time_s": "p99_s",
+    "response_bytes": "bytes",
+    "goodput_bps": "goodput_bps",
+    "normalized_throughput": "normalized",
+}
+
+
+def workload_summaries(results: Results) -> tuple[Any, Any]:
+    """Per-app summaries of the ``records`` table: ``(transactions, udp)`` DataFrames or None.
+
+    ``transactions``: one row per app and record kind (transaction, page,
+    object) over the records that started after the warm-up: completed,
+    in progress and failed records, completions per second, the median,
+    p90 and p99 response time with unfinished records counted as censored
+    (:func:`ecnsim.analysis.record_metrics`, Kaplan-Meier), the response
+    bytes of completed records, their goodput, and that goodput over the
+    slowest link's rate (``normalized``). ``udp``: one row per UDP app:
+    packets sent and received, loss, payload bytes received, goodput,
+    normalized throughput and the mean one-way delay.
+    """
+    if "records" not in results.tables or not len(results.tables["records"]):
+        return None, None
+    import pandas as pd
+
+    from ecnsim.analysis import record_metrics
+
+    rec = results.tables["records"].to_pandas()
+    warmup = float(results.meta.get("warmup_s", 0) or 0)
+    end = float(results.meta.get("end_time_s", results.meta.get("duration_s", 0)) or 0)
+    capacity = _capacity_bps(results)
+    rec = rec[rec["start_s"] >= warmup]
+    tx_rows = []
+    for kind, g in rec[rec["kind"] != "udp"].groupby("kind", sort=True):
+        m = record_metrics(g, by="app", interval_s=(warmup, end), capacity_bps=capacity)
+        m.insert(1, "kind", kind)
+        done = g["state"] == "completed" if "state" in g else slice(None)
+        m["response_bytes"] = m["app"].map(g[done].groupby("app")["response_bytes"].sum())
+        m["response_bytes"] = m["response_bytes"].fillna(0).astype("int64")
+        tx_rows.append(m)
+    tx = None
+    if tx_rows:
+        tx = pd.concat(tx_rows, ignore_index=True).sort_values(["app", "kind"], kind="stable")
+        tx = tx[[c for c in _WORKLOAD_COLUMNS if c in tx.columns]].rename(columns=_WORKLOAD_COLUMNS)
+    udp_rec = rec[rec["kind"] == "udp"]
+    udp = None
+    if len(udp_rec):
+        span = end - warmup
+        g = udp_rec.groupby("app", sort=True)
+        sent = g["packets_sent"].sum()
+        received = g["packets_received"].sum()
+        got = g["response_bytes"].sum()
+        udp = pd.DataFrame(
+            {
+                "app": sent.index.astype(str),
+                "flows": g.size().to_numpy(),
+                "packets_sent": sent.to_numpy(),
+                "packets_received": received.to_numpy(),
+                "loss": 1 - received.to_numpy() / sent.to_numpy().clip(min=1),
+                "bytes": got.to_numpy(),
+                "goodput_bps": got.to_numpy() * 8.0 / span if span > 0 else float("nan"),
+                "mean_owd_s": g["response_time_s"].mean().to_numpy(),
+            }
+        )
+        if capacity:
+            udp.insert(7, "normalized", udp["goodput_bps"] / capacity)
+    return tx, udp
+
+
 def workload_summary(results: Results) -> list[str]:
-    """Lines on the ``records`` table: records by kind and state, and whether the
-    open backlog reached a steady state (:func:`ecnsim.analysis.steady_state`)."""
+    """Lines on the ``records`` table: per-app summaries (:func:`workload_summaries`), records
+    by kind and state, and whether the open backlog reached a steady state
+    (:func:`ecnsim.analysis.steady_state`)."""
     if "records" not in results.tables or not len(results.tables["records"]):
         return []
     from ecnsim.analysis import steady_state
 
+    lines: list[str] = []
+    tx, udp = workload_summaries(results)
+    warmup = float(results.meta.get("warmup_s", 0) or 0)
+    since = f" started after the warm-up ({warmup:g} s)" if warmup > 0 else ""
+    if tx is not None and len(tx):
+        lines += ["", f"workloads (records{since}, per app)"]
+        lines += format_table(_frame_table("workloads", tx)).split("\n")
+        lines.append(
+            "median/p90/p99: response (or page, transaction) time, records still in progress "
+            "or failed counted as censored (Kaplan-Meier; '-': too many unfinished to reach "
+            "that level); normalized: goodput / slowest link"
+        )
+    if udp is not None and len(udp):
+        lines += ["", "udp (per app)"]
+        lines += format_table(_frame_table("udp", udp)).split("\n")
     rec = results.tables["records"].to_pandas()
     rec = rec[rec["kind"] != "udp"]
     if not len(rec):
-        return []
-    lines = ["", f"records ({len(rec)} rows)"]
+        return lines
+    lines += ["", f"records ({len(rec)} rows)"]
     states = rec["state"] if "state" in rec.columns else None
     for kind, g in rec.groupby("kind", sort=True):
         counts = (
@@ -220,6 +413,6 @@ def workload_summary(results: Results) -> list[str]:
         )
         lines.append(f"  {kind}: {counts}")
     kind = "object" if (rec["kind"] == "object").any() else None
-    verdict = steady_state(rec, kind=kind, warmup_s=float(results.meta.get("warmup_s", 0) or 0))
+    verdict = steady_state(rec, kind=kind, warmup_s=warmup)
     lines.append(f"  {verdict['message']}")
     return lines

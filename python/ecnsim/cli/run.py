@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ecnsim import _core
 from ecnsim._system import deferred_sigint, parse_bytes
 from ecnsim.cli._common import (
     EXIT_INTERRUPTED,
@@ -22,6 +25,7 @@ from ecnsim.cli._common import (
 )
 from ecnsim.exceptions import ResourceError, SimulationError
 from ecnsim.results import Results
+from ecnsim.scenario.paths import parse_assignment, set_path
 from ecnsim.simulation import Simulation
 
 # ---------------------------------------------------------------------------
@@ -143,6 +147,36 @@ def read_text_file(path: Path) -> str:
         ) from None
 
 
+def set_arg(text: str) -> tuple[str, Any]:
+    """``--set PATH=VALUE`` (an argparse type): the sweep's path syntax, value as JSON or text."""
+    try:
+        return parse_assignment(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def scenario_dict(text: str) -> dict[str, Any]:
+    """A TOML scenario as the data it holds, parsed by the core (errors name the field)."""
+    data: dict[str, Any] = json.loads(_core.toml_to_json(text))
+    return data
+
+
+def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """``scenario`` with each ``--set`` applied in order (``set_path``: the sweep's code).
+
+    A path that does not fit the scenario (an index beyond the list, a
+    selector that matches nothing) is a :class:`UsageError` naming the
+    ``--set``; a value the scenario does not allow is reported by the core
+    at its field path when the simulation is built.
+    """
+    for path, value in sets:
+        try:
+            set_path(scenario, path, value)
+        except ValueError as e:
+            raise UsageError(f"--set {path}: {e}") from None
+    return scenario
+
+
 def _write_results(results: Results, out: Path, *, partial: bool) -> None:
     """Write ``results`` into ``out``, holding Ctrl-C off until every file is written."""
     if partial:
@@ -154,19 +188,29 @@ def _write_results(results: Results, out: Path, *, partial: bool) -> None:
 
 
 def build_simulation(
-    path: Path, text: str, *, seed: int | None, max_memory: int | None
+    path: Path,
+    text: str,
+    *,
+    seed: int | None,
+    max_memory: int | None,
+    sets: Sequence[tuple[str, Any]] = (),
 ) -> Simulation:
-    """The simulation of a scenario file: TOML, or JSON (same schema) if it ends in ``.json``."""
+    """The simulation of a scenario file: TOML, or JSON (same schema) if it ends in ``.json``;
+    ``sets`` (``--set``) applied first."""
     if path.suffix.lower() == ".json":
-        import json
-
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise UsageError(f"{path}: not valid JSON: {e}") from None
         if not isinstance(data, dict):
             raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        if sets:
+            text = json.dumps(apply_sets(data, sets))
         # A file: every non-zero time and rate needs its unit, as in TOML.
+        return Simulation.from_json_str(text, seed=seed, max_memory=max_memory)
+    if sets:
+        # The changed scenario is checked as a file is (units required), through the JSON path.
+        text = json.dumps(apply_sets(scenario_dict(text), sets))
         return Simulation.from_json_str(text, seed=seed, max_memory=max_memory)
     return Simulation.from_toml_str(text, seed=seed, max_memory=max_memory)
 
@@ -177,20 +221,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.seeds is not None:
         return _run_seeds(args, path, text)
     out = prepare_out("--out", args.out)
-    sim = build_simulation(path, text, seed=args.seed, max_memory=args.max_memory)
+    if args.pcap is not None:
+        if args.pcap.endswith(".pcap") and not Path(args.pcap).is_dir():
+            raise UsageError(
+                f"--pcap: takes a directory, got {args.pcap!r}: one capture file per link "
+                "direction is written into it (<link>-<from>-<to>.pcap)"
+            )
+        prepare_out("--pcap", args.pcap)
+    sim = build_simulation(
+        path, text, seed=args.seed, max_memory=args.max_memory, sets=args.set or ()
+    )
     for warning in sim.warnings:
         print(f"warning: {printable(warning)}", file=sys.stderr)
-    if args.trace_ns2 or args.trace_pcap:
+    if args.pcap_drops and args.pcap is None:
+        raise UsageError("--pcap-drops: needs --pcap DIR")
+    if args.trace_ns2 or args.pcap:
         try:
             sim.trace(
                 ns2=args.trace_ns2,
-                pcap=args.trace_pcap,
+                pcap=args.pcap,
+                pcap_drops=args.pcap_drops,
                 links=args.trace_links,
                 nodes=_str_list(args.trace_nodes),
                 flows=_str_list(args.trace_flows),
             )
         except OSError as e:
-            option = "--trace-ns2" if e.filename == args.trace_ns2 else "--trace-pcap"
+            option = "--trace-ns2" if e.filename == args.trace_ns2 else "--pcap"
             raise UsageError(f"{option}: cannot write {e.filename}: {e.strerror or e}") from None
     progress = None if args.quiet else ProgressBar(sys.stderr)
     started = time.perf_counter()
@@ -238,11 +294,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_one_seed(
-    path: Path, text: str, seed: int, max_memory: int | None, out: str | None
+    path: Path,
+    text: str,
+    seed: int,
+    max_memory: int | None,
+    out: str | None,
+    sets: Sequence[tuple[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Run the scenario ``text`` (of file ``path``) with ``seed`` in this (worker) process;
-    write its results to ``out`` if given. Returns what the parent prints."""
-    sim = build_simulation(path, text, seed=seed, max_memory=max_memory)
+    """Run the scenario ``text`` (of file ``path``, ``sets`` applied) with ``seed`` in this
+    (worker) process; write its results to ``out`` if given. Returns what the parent prints."""
+    sim = build_simulation(path, text, seed=seed, max_memory=max_memory, sets=sets)
     started = time.perf_counter()
     error = None
     try:
@@ -282,12 +343,13 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
 
     if args.seed is not None:
         raise UsageError("give --seed or --seeds, not both")
-    if args.trace_ns2 or args.trace_pcap:
-        raise UsageError("--trace-ns2/--trace-pcap trace one run: use --seed, not --seeds")
+    if args.trace_ns2 or args.pcap:
+        raise UsageError("--trace-ns2/--pcap trace one run: use --seed, not --seeds")
     seeds: list[int] = args.seeds
     out = prepare_out("--out", args.out)
     # Check the scenario once, here, so a bad one is one error, not one per seed.
-    build_simulation(path, text, seed=seeds[0], max_memory=args.max_memory)
+    sets = args.set or ()
+    build_simulation(path, text, seed=seeds[0], max_memory=args.max_memory, sets=sets)
     jobs = max(1, min(args.jobs or default_jobs(), len(seeds)))
     # Runs side by side: each gets its share of the memory limit.
     total = args.max_memory or default_max_memory()
@@ -302,7 +364,7 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
     try:
         for seed in seeds:
             seed_out = None if out is None else str(out / f"seed-{seed}")
-            futures[seed] = pool.submit(_run_one_seed, path, text, seed, share, seed_out)
+            futures[seed] = pool.submit(_run_one_seed, path, text, seed, share, seed_out, sets)
         done = {seed: f.result() for seed, f in futures.items()}
     except KeyboardInterrupt:
         _stop_pool(pool)
@@ -373,9 +435,31 @@ def add_parsers(sub: Any) -> None:
         help="refuse or stop a run needing more memory than SIZE (e.g. 8GB; default: 90%% of "
         "the memory available)",
     )
+    run.add_argument(
+        "--set",
+        action="append",
+        type=set_arg,
+        metavar="PATH=VALUE",
+        help="change one scenario field before the run, with a sweep's path syntax "
+        "(tcp.cc=newreno, links[0].queue.max_p=0.2, links[name=bottleneck].rate=5Mbps, "
+        "flows[group=fragile].tcp.cc=reno); repeatable, applied in order",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     run.add_argument("--trace-ns2", metavar="FILE", help="stream link events to FILE (ns-2 format)")
-    run.add_argument("--trace-pcap", metavar="FILE", help="stream link events to FILE as pcap")
+    run.add_argument(
+        "--pcap",
+        "--trace-pcap",
+        dest="pcap",
+        metavar="DIR",
+        help="capture every traced link direction into DIR/<link>-<from>-<to>.pcap (packets as "
+        "they start onto the link, once each)",
+    )
+    run.add_argument(
+        "--pcap-drops",
+        action="store_true",
+        help="with --pcap: also write each direction's dropped packets to <link>-<from>-<to>"
+        ".drops.pcap",
+    )
     run.add_argument(
         "--trace-links",
         type=_index_list,

@@ -30,6 +30,7 @@ __all__ = [
     "plot_cwnd_queue",
     "plot_delay_exceedance",
     "plot_drops_marks",
+    "plot_flow_goodput",
     "plot_group_goodput",
     "plot_lockout",
     "plot_queue_delay_ccdf",
@@ -37,6 +38,10 @@ __all__ = [
     "plot_sweep",
     "plot_sweep_panels",
 ]
+
+
+#: Above this many flows, per-flow axes label a dozen evenly spaced flows, not every one.
+MAX_LABELLED_FLOWS = 40
 
 
 def _figure(width: float = 8.0, height: float = 4.5, **kwargs: Any) -> Figure:
@@ -152,50 +157,105 @@ def plot_drops_marks(
     *,
     title: str | None = None,
     max_flows: int = 40,
+    marks: bool = True,
 ) -> Figure:
     """Per-flow drops and marks: the lockout view.
 
     If ``flow_series`` has cumulative per-flow ``drops`` and ``marks``
     columns, each flow's counts are drawn over time (left: drops, right:
-    marks). Otherwise (the core exports per-flow totals only today), a bar
-    chart of each flow's totals over [warm-up, end], sorted by flow, which
-    shows which flows took the congestion signals but not when.
+    marks). Otherwise, a bar chart of each flow's totals over [warm-up,
+    end], sorted by flow, which shows which flows took the congestion
+    signals but not when. ``marks=False`` (a run without ECN) draws the
+    drops only.
     """
     has_series = flow_series is not None and {"drops", "marks"} <= set(flow_series.columns)
-    fig = _figure(9.0, 4.5)
-    ax_d, ax_m = fig.subplots(1, 2, sharey=not has_series)
+    fig = _figure(9.0 if marks else 7.0, 4.5)
+    axes = fig.subplots(1, 2, sharey=not has_series) if marks else [fig.subplots()]
+    panels = list(zip(axes, ("drops", "marks")[: len(axes)], strict=True))
     if has_series:
         assert flow_series is not None
         ids = sorted(flow_series["flow_id"].unique())[:max_flows]
         for fid in ids:
             part = flow_series.loc[flow_series["flow_id"] == fid]
             label = _flow_label(flows, fid)
-            ax_d.plot(part["time_s"], part["drops"], drawstyle="steps-post", lw=1.0, label=label)
-            ax_m.plot(part["time_s"], part["marks"], drawstyle="steps-post", lw=1.0, label=label)
-        for ax, what in ((ax_d, "drops"), (ax_m, "marks")):
+            for ax, what in panels:
+                ax.plot(part["time_s"], part[what], drawstyle="steps-post", lw=1.0, label=label)
+        for ax, what in panels:
             ax.set_xlabel("time (s)")
             ax.set_ylabel(f"cumulative {what}")
         if 0 < len(ids) <= 12:
-            ax_m.legend(fontsize="small")
-        fig.suptitle(title or "per-flow drops and marks over time")
+            panels[-1][0].legend(fontsize="small")
+        more = f" (first {len(ids)} flows)" if flow_series["flow_id"].nunique() > len(ids) else ""
+        what = "drops and marks" if marks else "drops"
+        fig.suptitle(title or f"per-flow {what} over time{more}")
         return fig
     shown = flows.sort_values("flow_id").head(max_flows)
     labels = [str(n) for n in (shown["flow"] if "flow" in shown else shown["flow_id"])]
     x = np.arange(len(shown))
-    ax_d.bar(x, shown["drops"].to_numpy(dtype=float), color="C3")
-    ax_m.bar(x, shown["marks"].to_numpy(dtype=float), color="C0")
-    for ax, what in ((ax_d, "drops"), (ax_m, "marks")):
+    for ax, what in panels:
+        ax.bar(x, shown[what].to_numpy(dtype=float), color="C3" if what == "drops" else "C0")
         ax.set_xticks(x, labels, rotation=90 if len(x) > 8 else 0, fontsize="small")
         ax.set_ylabel(f"{what} per flow")
-    ax_d.set_title("drops", fontsize="medium")
-    ax_m.set_title("CE marks", fontsize="medium")
+        ax.set_title("drops" if what == "drops" else "CE marks", fontsize="medium")
     more = f", first {len(shown)} of {len(flows)} flows" if len(flows) > len(shown) else ""
+    what = "drops and marks" if marks else "drops"
     fig.suptitle(
-        title
-        or f"per-flow drops and marks, totals over [warm-up, end]{more}\n"
-        "(no per-flow drop/mark times exported: totals only)",
+        title or f"per-flow {what}, totals over [warm-up, end]{more}",
         fontsize="medium",
     )
+    return fig
+
+
+def plot_flow_goodput(
+    rates: pd.DataFrame,
+    *,
+    column: str = "goodput_bps",
+    max_bars: int = 60,
+    title: str | None = None,
+) -> Figure:
+    """Every flow's goodput, so that unfairness shows (not only group means).
+
+    ``rates`` is :func:`ecnsim.analysis.flow_rates`' output (or the flows
+    table). Up to ``max_bars`` flows: one bar per flow, sorted from the
+    highest goodput to the lowest, coloured by group. More flows: the CDF
+    of per-flow goodput, one curve per group, which stays readable at
+    thousands of flows. Jain's index is in the title.
+    """
+    df = rates[np.isfinite(rates[column].to_numpy(dtype=float))]
+    values = df[column].to_numpy(dtype=float) / 1e6
+    groups = (
+        df["group"].astype(str).to_numpy() if "group" in df else np.full(len(df), "", dtype=object)
+    )
+    names = (
+        df["flow"].astype(str).to_numpy() if "flow" in df else df["flow_id"].astype(str).to_numpy()
+    )
+    order = sorted(set(groups.tolist()))
+    colour = {g: f"C{i % 10}" for i, g in enumerate(order)}
+    fig = _figure()
+    ax = fig.subplots()
+    if len(df) <= max_bars:
+        idx = np.argsort(-values, kind="stable")
+        x = np.arange(len(idx))
+        ax.bar(x, values[idx], color=[colour[groups[i]] for i in idx])
+        ax.set_xticks(x, names[idx], rotation=90 if len(x) > 8 else 0, fontsize="small")
+        ax.set_xlabel("flow (sorted by goodput)")
+        ax.set_ylabel("goodput (Mb/s)")
+        if len(order) > 1:
+            from matplotlib.patches import Patch
+
+            ax.legend(handles=[Patch(color=colour[g], label=g) for g in order], title="group")
+    else:
+        for g in order:
+            e = analysis.ecdf(values[groups == g])
+            n = int((groups == g).sum())
+            ax.plot(e["x"], e["cdf"], drawstyle="steps-post", color=colour[g], label=f"{g} ({n})")
+        ax.set_xlabel("goodput per flow (Mb/s)")
+        ax.set_ylabel("share of flows with goodput <= x")
+        ax.set_ylim(0, 1.02)
+        if len(order) > 1 or order != [""]:
+            ax.legend(title="group (flows)", fontsize="small")
+    jain = analysis.jain_index(values) if len(values) else math.nan
+    fig.suptitle(title or f"goodput per flow ({len(values)} flows; Jain's index {jain:.3f})")
     return fig
 
 
@@ -218,7 +278,13 @@ def plot_lockout(
     for fid, part in intervals.groupby("flow_id"):
         spans = list(zip(part["start_s"], part["duration_s"], strict=True))
         ax.broken_barh(spans, (row[fid] - 0.4, 0.8), color="C3")
-    ax.set_yticks(range(len(ids)), [_flow_label(flows, f) for f in ids], fontsize="small")
+    if len(ids) <= MAX_LABELLED_FLOWS:
+        ax.set_yticks(range(len(ids)), [_flow_label(flows, f) for f in ids], fontsize="small")
+    else:
+        # Too many flows to name each: label about a dozen rows, evenly spaced.
+        ticks = np.unique(np.linspace(0, len(ids) - 1, 12).round().astype(int))
+        ax.set_yticks(ticks, [_flow_label(flows, ids[t]) for t in ticks], fontsize="small")
+        ax.set_ylabel(f"flow ({len(ids)}, by id)")
     ax.set_ylim(-0.5, len(ids) - 0.5)
     ax.set_xlim(
         start_s, end_s if end_s is not None else max(1.0, float(intervals["end_s"].max() or 1.0))

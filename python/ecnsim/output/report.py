@@ -1,8 +1,10 @@
 """A self-contained HTML report of one run (``ecnsim report RESULTS_DIR -o report.html``).
 
 ``RESULTS_DIR`` is what ``ecnsim run --out DIR`` (``Results.write_parquet``)
-writes: ``<table>.parquet`` per table and ``meta.json``. The report is one
-HTML file with no external resources (inline CSS, figures as base64 PNG):
+writes: ``<table>.parquet`` per table and ``meta.json`` (or a run inside a
+results store). The report is one HTML file with no external resources
+(inline CSS, figures as base64 PNG; each figure is also written as PNG, SVG
+and PDF into ``<report>-figures/`` beside it, linked from its caption):
 the scenario, the run's metadata, summary metrics (Jain's index, per-group
 goodput, the bottleneck's utilization, drops and marks, lockout), the
 standard figures of :mod:`ecnsim.output.plot`, the flows and queues tables and the
@@ -31,7 +33,13 @@ from ecnsim.results import Column, Results, Table
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["build_report", "load_results", "write_report"]
+__all__ = [
+    "build_report",
+    "build_sweep_report",
+    "load_results",
+    "write_report",
+    "write_sweep_report",
+]
 
 #: Threshold for the report's lockout table, seconds.
 DEFAULT_LOCKOUT_S = 1.0
@@ -46,19 +54,49 @@ DELAY_THRESHOLD_S = 0.005
 # ---------------------------------------------------------------------------
 
 
-def load_results(directory: str | os.PathLike[str]) -> Results:
-    """Read a directory written by ``Results.write_parquet`` back into :class:`Results`.
+def _store_root(run_dir: Path) -> Path | None:
+    """The store holding ``run_dir`` (``STORE/runs/<xx>/<key>``), if it is a stored run."""
+    if not (run_dir / "manifest.json").is_file():
+        return None
+    store = run_dir.resolve().parent.parent.parent
+    return store if (store / "runs").is_dir() else None
 
-    Raises ``FileNotFoundError`` if it has no ``meta.json``.
+
+def load_results(directory: str | os.PathLike[str], *, run: str | None = None) -> Results:
+    """Read a run's results: a directory written by ``Results.write_parquet``
+    (``ecnsim run --out DIR``), a run directory inside a results store
+    (``STORE/runs/<xx>/<key>``, as ``ecnsim runs`` lists them), or a store
+    with ``run`` naming one of its runs by key (or a unique key prefix).
+
+    Raises ``FileNotFoundError`` for anything else, saying what was expected.
     """
     import pyarrow.parquet as pq
 
     root = Path(directory)
+    store_root = _store_root(root)
+    if store_root is not None and run is None:
+        from ecnsim.sweep.store import Store
+
+        return Store(store_root).results(root.name)
+    if run is not None:
+        from ecnsim.sweep.store import Store
+
+        store = Store(root if store_root is None else store_root)
+        if not store.runs_root.is_dir():
+            raise FileNotFoundError(f"{root} is not a results store (it has no runs/ directory)")
+        keys = [k for k in store.run_keys() if k.startswith(run)]
+        if len(keys) != 1:
+            what = "no run" if not keys else f"{len(keys)} runs"
+            raise FileNotFoundError(
+                f"{what} in {root} with a key starting {run!r} (`ecnsim runs {root}` lists them)"
+            )
+        return store.results(keys[0])
     meta_path = root / "meta.json"
     if not meta_path.is_file():
-        raise FileNotFoundError(
-            f"{root} has no meta.json: not a results directory (ecnsim run --out DIR writes one)"
-        )
+        hint = "ecnsim run --out DIR writes one"
+        if (root / "runs").is_dir():
+            hint = "it is a results store: give a run (--run KEY) or a sweep (--sweep NAME)"
+        raise FileNotFoundError(f"{root} has no meta.json: not a results directory ({hint})")
     raw: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
     names = raw.get("tables") or sorted(p.stem for p in root.glob("*.parquet"))
     tables: dict[str, Table] = {}
@@ -164,26 +202,67 @@ def _png(fig: Figure) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+#: Formats each figure is also written in, beside the report (``figures/``).
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def _is_empty(fig: Figure) -> bool:
+    """True if no axes of ``fig`` draws any data (lines, bars, markers, images)."""
+    for ax in fig.axes:
+        if ax.images or ax.collections or ax.patches:
+            return False
+        if any(len(line.get_xdata()) for line in ax.lines):
+            return False
+    return True
+
+
 @dataclass
 class _Page:
     sections: list[str] = field(default_factory=list)
     figures: int = 0
+    #: Directory to write every figure into as PNG, SVG and PDF (None: embedded PNG only).
+    figure_dir: Path | None = None
+    #: The report's directory, so figure links are relative to it.
+    base_dir: Path | None = None
+    written: list[Path] = field(default_factory=list)
 
     def add(self, text: str) -> None:
         self.sections.append(text)
 
-    def figure(self, make: Callable[[], Figure], caption: str) -> None:
-        """Render ``make()`` as an embedded PNG; a failure becomes a note, not a broken page."""
+    def note(self, text: str) -> None:
+        self.add(f'<p class="note">{text}</p>')
+
+    def figure(self, make: Callable[[], Figure], caption: str, *, empty: str = "") -> None:
+        """Render ``make()`` as an embedded PNG (and files beside the report).
+
+        A figure with nothing drawn is not shown: a note says so (``empty``:
+        what to do to get it). A missing column becomes a note too.
+        """
         try:
             fig = make()
-            data = _png(fig)
         except analysis.MissingColumnError as e:
-            self.add(f'<p class="note">{_esc(caption)}: not available ({_esc(e)}).</p>')
+            self.note(f"{_esc(caption)}: not available ({_esc(e)}).")
             return
+        if _is_empty(fig):
+            self.note(f"{_esc(caption)}: nothing to draw in this run. {empty}")
+            return
+        data = _png(fig)
         self.figures += 1
+        links = ""
+        if self.figure_dir is not None:
+            self.figure_dir.mkdir(parents=True, exist_ok=True)
+            stem = f"figure{self.figures:02d}"
+            parts = []
+            for fmt in FIGURE_FORMATS:
+                path = self.figure_dir / f"{stem}.{fmt}"
+                fig.savefig(path, format=fmt, dpi=100 if fmt == "png" else None)
+                self.written.append(path)
+                rel = os.path.relpath(path, self.base_dir) if self.base_dir else str(path)
+                parts.append(f'<a href="{_esc(Path(rel).as_posix())}">{fmt.upper()}</a>')
+            links = " (" + ", ".join(parts) + ")"
         self.add(
             f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>Figure {self.figures}. {_esc(caption)}</figcaption></figure>"
+            f"<figcaption>Figure {self.figures}. {_esc(caption)}{links}</figcaption></figure>"
         )
 
 
@@ -233,6 +312,40 @@ def _bin_s(series: pd.DataFrame) -> float | None:
     return dt * step
 
 
+_NO_SERIES = (
+    "No time series in this run: set <code>simulation.sample_interval</code> (e.g. "
+    "<code>ecnsim run SCENARIO --set simulation.sample_interval=0.1s --out DIR</code>) to get "
+    "cwnd, queue, goodput-over-time and lockout figures."
+)
+
+
+def _rows_or_none(results: Results, name: str) -> pd.DataFrame | None:
+    """Table ``name`` as a DataFrame, or None if the run has none or it has no rows."""
+    if name not in results.tables or not len(results.tables[name]):
+        return None
+    return results.table(name).to_pandas()
+
+
+def _ecn_in_use(spec: dict[str, Any] | None, flows: pd.DataFrame, queues: pd.DataFrame) -> bool:
+    """Did ECN play a part: any CE mark, or any TCP end (``tcp.ecn``, a node's ``ecn``)
+    asking for it? A marking AQM alone does not count: without ECN-capable ends it drops."""
+    for df in (flows, queues):
+        if "marks" in df and float(df["marks"].sum()) > 0:
+            return True
+    spec = spec or {}
+
+    def asks(table: Any) -> bool:
+        return isinstance(table, dict) and table.get("ecn") not in (None, False, "off")
+
+    ends = [spec.get("tcp")] + [
+        e.get("tcp")
+        for key in ("flows", "apps")
+        for e in spec.get(key) or []
+        if isinstance(e, dict)
+    ]
+    return any(asks(t) for t in ends) or any(asks(n) for n in spec.get("nodes") or [])
+
+
 def _workload_records(results: Results) -> pd.DataFrame | None:
     """The transactions, pages and objects of ``records`` (UDP rows left out), if any."""
     if "records" not in results.tables:
@@ -250,8 +363,14 @@ def build_report(
     title: str | None = None,
     source: str | None = None,
     lockout_s: float = DEFAULT_LOCKOUT_S,
+    figure_dir: str | os.PathLike[str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> str:
-    """The HTML text of the report of ``results``."""
+    """The HTML text of the report of ``results``.
+
+    ``figure_dir``: also write every figure there as PNG, SVG and PDF,
+    linked from its caption (relative to ``base_dir``, the report's directory).
+    """
     from ecnsim.output import plot
 
     spec = results.spec
@@ -261,11 +380,14 @@ def build_report(
     end = _meta_float(meta, "end_time_s", _meta_float(meta, "duration_s", math.nan))
     flows = results.flows if "flows" in results.tables else pd.DataFrame()
     queues = results.queues if "queues" in results.tables else pd.DataFrame()
-    fseries = results.table("flow_series").to_pandas() if "flow_series" in results.tables else None
-    qseries = (
-        results.table("queue_series").to_pandas() if "queue_series" in results.tables else None
+    # A series table with no rows (sample_flows = [], or a run shorter than one interval)
+    # is as good as none: nothing is drawn from it.
+    fseries = _rows_or_none(results, "flow_series")
+    qseries = _rows_or_none(results, "queue_series")
+    page = _Page(
+        figure_dir=Path(figure_dir) if figure_dir is not None else None,
+        base_dir=Path(base_dir) if base_dir is not None else None,
     )
-    page = _Page()
 
     # -- header and run --------------------------------------------------------
     page.add(f"<h1>{_esc(name)}</h1>")
@@ -353,6 +475,11 @@ def build_report(
                 "throughput (Mb/s)",
             ]
             page.add("<h3>Per group</h3>" + _table_html(shown))
+        if len(rates) > 1:
+            page.figure(
+                lambda: plot.plot_flow_goodput(rates),
+                "Goodput of every flow (sorted bars, or the per-group CDF with many flows).",
+            )
     bottleneck = _bottleneck(queues)
     if bottleneck is not None:
         q = queues.loc[queues["queue_id"] == bottleneck].iloc[0]
@@ -396,10 +523,7 @@ def build_report(
             "Congestion windows and the bottleneck queue over time.",
         )
     else:
-        page.add(
-            '<p class="note">No time series: set <code>simulation.sample_interval</code> '
-            "to get cwnd and queue plots.</p>"
-        )
+        page.note(_NO_SERIES)
     if fseries is not None and not flows.empty:
         if "bytes_delivered" in fseries:
             bin_s = _bin_s(fseries)
@@ -416,9 +540,10 @@ def build_report(
                 "core does not export.</p>"
             )
     if not flows.empty and {"drops", "marks"} <= set(flows.columns):
+        ecn = _ecn_in_use(spec, flows, queues)
         page.figure(
-            lambda: plot.plot_drops_marks(flows, fseries),
-            "Per-flow drops and CE marks.",
+            lambda: plot.plot_drops_marks(flows, fseries, marks=ecn),
+            "Per-flow drops and CE marks." if ecn else "Per-flow drops (ECN is off: no marks).",
         )
     if fseries is not None and "bytes_delivered" in fseries and not flows.empty:
         intervals = analysis.lockout_intervals(fseries, lockout_s, warmup_s=warmup)
@@ -467,7 +592,10 @@ def build_report(
     )
     page.add(f"<pre>{_esc(json.dumps(spec, indent=2, sort_keys=False))}</pre>")
 
-    body = "\n".join(page.sections)
+    return _html_page(name, "\n".join(page.sections))
+
+
+def _html_page(name: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -484,11 +612,168 @@ def write_report(
     *,
     title: str | None = None,
     lockout_s: float = DEFAULT_LOCKOUT_S,
+    run: str | None = None,
+    figures: bool = True,
 ) -> Path:
-    """Write the report of ``results_dir`` to ``out`` (default ``results_dir/report.html``)."""
-    results = load_results(results_dir)
-    path = Path(out) if out is not None else Path(results_dir) / "report.html"
-    text = build_report(results, title=title, source=str(results_dir), lockout_s=lockout_s)
+    """Write the report of a run to ``out`` (default ``results_dir/report.html``).
+
+    ``results_dir`` is anything :func:`load_results` reads (with ``run``: a
+    store and a run key). ``figures``: also write every figure as PNG, SVG
+    and PDF into ``<report name>-figures/`` beside the report.
+    """
+    results = load_results(results_dir, run=run)
+    if out is not None:
+        path = Path(out)
+    elif run is not None:
+        path = Path(results_dir) / f"report-{run}.html"
+    else:
+        path = Path(results_dir) / "report.html"
     path.parent.mkdir(parents=True, exist_ok=True)
+    figure_dir = path.parent / f"{path.stem}-figures" if figures else None
+    text = build_report(
+        results,
+        title=title,
+        source=str(results_dir) + (f" (run {run})" if run else ""),
+        lockout_s=lockout_s,
+        figure_dir=figure_dir,
+        base_dir=path.parent,
+    )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------
+# The sweep report
+# ---------------------------------------------------------------------------
+
+
+def sweep_params(store: Any, name: str) -> list[str]:
+    """The swept parameters of sweep ``name`` in ``store``, in axis order."""
+    definition = store.sweep_definition(name)
+    if definition is None:
+        known = ", ".join(store.sweep_names()) or "none"
+        raise FileNotFoundError(f"no sweep {name!r} in {store.root}; sweeps: {known}")
+    if isinstance(definition.get("params"), list):
+        return [str(p) for p in definition["params"]]
+    spec = definition.get("spec") or definition
+    params = list(spec.get("grid") or {})
+    for group in spec.get("zip") or []:
+        params += [p for p in group if p not in params]
+    return params
+
+
+def build_sweep_report(
+    store: Any,
+    name: str,
+    *,
+    metrics: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    title: str | None = None,
+    figure_dir: str | os.PathLike[str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> str:
+    """The HTML text of a sweep's report: each metric against each swept parameter.
+
+    Per-run metrics (:func:`ecnsim.analysis.aggregate.run_metrics`, default
+    :data:`~ecnsim.analysis.aggregate.DEFAULT_METRICS`) are aggregated over
+    seeds and the other parameters' values by
+    :func:`~ecnsim.analysis.aggregate.aggregate`: for each swept parameter,
+    one figure per metric with the mean and its ``confidence`` interval
+    (Student t over the runs at that value; with one other swept parameter,
+    one line per value of it). Then the table of every point.
+    """
+    from ecnsim.analysis.aggregate import DEFAULT_METRICS, aggregate, run_metrics, summary_table
+    from ecnsim.output import plot
+
+    params = sweep_params(store, name)
+    runs = store.runs(sweep=name)
+    page = _Page(
+        figure_dir=Path(figure_dir) if figure_dir is not None else None,
+        base_dir=Path(base_dir) if base_dir is not None else None,
+    )
+    heading = title or f"sweep {name}"
+    page.add(f"<h1>{_esc(heading)}</h1>")
+    page.add(f'<p class="note">ecnsim sweep report of <code>{_esc(store.root)}</code></p>')
+    if runs.empty:
+        page.note("No finished runs of this sweep in the store yet.")
+        return _html_page(heading, "\n".join(page.sections))
+    names = list(metrics) if metrics is not None else list(DEFAULT_METRICS)
+    per_run = run_metrics(store, runs, names)
+    params = [p for p in params if p in per_run.columns]
+    seeds = sorted(per_run["seed"].dropna().unique().tolist()) if "seed" in per_run else []
+    page.add("<h2>Sweep</h2>")
+    page.add(
+        _kv(
+            [
+                ("sweep", name),
+                ("finished runs", len(per_run)),
+                ("points", per_run[params].drop_duplicates().shape[0] if params else 1),
+                ("seeds", ", ".join(str(int(x)) for x in seeds)),
+                ("swept parameters", ", ".join(params) or "(none)"),
+                ("confidence", f"{confidence:.0%} (Student t over the runs at each value)"),
+            ]
+        )
+    )
+    page.add("<h2>Metrics against each parameter</h2>")
+    for p in params:
+        others = [q for q in params if q != p]
+        hue = others[0] if len(others) == 1 else None
+        by = [p] if hue is None else [p, hue]
+        agg = aggregate(per_run, by, names, confidence=confidence)
+        agg["ci"] = agg["ci_high"] - agg["mean"]
+        numeric = pd.api.types.is_numeric_dtype(agg[p])
+        if not numeric:
+            agg[p] = agg[p].astype(str)
+        page.add(f"<h3>{_esc(p)}</h3>")
+        if len(others) > 1:
+            page.note(
+                f"Each point averages over every value of {_esc(', '.join(others))} and every seed."
+            )
+        for metric in names:
+            part = agg[agg["metric"] == metric].copy()
+            scale, unit = (1e-6, " (Mb/s)") if metric.endswith("_bps") else (1.0, "")
+            part["mean"] = part["mean"] * scale
+            part["ci"] = part["ci"] * scale
+            page.figure(
+                lambda part=part, metric=metric, unit=unit, hue=hue, p=p: plot.plot_sweep(
+                    part,
+                    p,
+                    hue=hue,
+                    ylabel=f"{metric}{unit}",
+                    title=f"{metric} against {p}",
+                ),
+                f"{metric}{unit} against {p}: mean and {confidence:.0%} confidence interval.",
+                empty=f"No run has a value of {metric}.",
+            )
+    page.add("<h2>Every point</h2>")
+    table = summary_table(aggregate(per_run, params, names, confidence=confidence), params)
+    page.add(_table_html(table, scroll=True))
+    page.note(f"mean ± half-width of the {confidence:.0%} confidence interval; bit/s in Mb/s.")
+    return _html_page(heading, "\n".join(page.sections))
+
+
+def write_sweep_report(
+    store_dir: str | os.PathLike[str],
+    name: str,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    metrics: Sequence[str] | None = None,
+    title: str | None = None,
+    figures: bool = True,
+) -> Path:
+    """Write the report of sweep ``name`` in the store at ``store_dir`` (default
+    ``STORE/sweep-<name>.html``, figures in ``sweep-<name>-figures/``)."""
+    from ecnsim.sweep.store import Store
+
+    root = Path(store_dir)
+    if not (root / "runs").is_dir() and not (root / "sweeps").is_dir():
+        raise FileNotFoundError(f"{root} is not a results store (no runs/ or sweeps/ directory)")
+    store = Store(root)
+    path = Path(out) if out is not None else root / f"sweep-{name}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure_dir = path.parent / f"{path.stem}-figures" if figures else None
+    text = build_sweep_report(
+        store, name, metrics=metrics, title=title, figure_dir=figure_dir, base_dir=path.parent
+    )
     path.write_text(text, encoding="utf-8")
     return path

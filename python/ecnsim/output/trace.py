@@ -79,12 +79,14 @@ __all__ = [
     "TRACE_DTYPE",
     "URG",
     "Ns2TraceWriter",
+    "PcapDirectoryWriter",
     "PcapWriter",
     "filter_records",
     "internet_checksum",
     "node_address",
     "ns2_flags",
     "ns2_line",
+    "pcap_file_name",
     "read_ns2_trace",
     "to_frame",
     "write_ns2_trace",
@@ -565,15 +567,21 @@ class PcapWriter:
     """
 
     def __init__(
-        self, file: IO[bytes], *, snaplen: int | None = None, nanosecond: bool = False
+        self,
+        file: IO[bytes],
+        *,
+        snaplen: int | None = None,
+        nanosecond: bool = False,
+        header: bool = True,
     ) -> None:
         self.file = file
         self.snaplen = snaplen
         self.nanosecond = nanosecond
         self.packets = 0
-        magic = _PCAP_MAGIC_NS if nanosecond else _PCAP_MAGIC_US
-        # pcap file header: magic, version 2.4, thiszone, sigfigs, snaplen, link type.
-        file.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, snaplen or 262144, LINKTYPE_RAW))
+        if header:  # False: appending to a file that already has its header
+            magic = _PCAP_MAGIC_NS if nanosecond else _PCAP_MAGIC_US
+            # pcap file header: magic, version 2.4, thiszone, sigfigs, snaplen, link type.
+            file.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, snaplen or 262144, LINKTYPE_RAW))
 
     def packet(self, cols: Mapping[str, list[Any]], i: int) -> bytes:
         """The IPv4 packet of record ``i`` (``cols`` as from the records' columns, as lists)."""
@@ -656,6 +664,92 @@ class PcapWriter:
         self.file.write(b"".join(chunks))
         self.packets += n
         return n
+
+
+def pcap_file_name(link: str, from_node: str, to_node: str, *, drops: bool = False) -> str:
+    """The file name of one captured link direction: ``<link>-<from>-<to>.pcap``.
+
+    ``drops=True``: ``<link>-<from>-<to>.drops.pcap``. Characters that are
+    unsafe in file names (path separators, shell metacharacters, spaces)
+    become ``_``.
+    """
+
+    def safe(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_.+=@%-]", "_", text).lstrip(".") or "_"
+
+    stem = f"{safe(link)}-{safe(from_node)}-{safe(to_node)}"
+    return f"{stem}.drops.pcap" if drops else f"{stem}.pcap"
+
+
+class PcapDirectoryWriter:
+    """One pcap file per captured link direction, as ns-3's ``EnablePcapAll`` writes one per device.
+
+    A pcap is a capture at one point: each file holds the packets sent on
+    one link direction, each packet once, stamped when its transmission
+    starts (``-`` records: the queue released it to the link), as tcpdump
+    on the sending interface would see them. Files are named by
+    ``names[(from_node, to_node)]`` (see :func:`pcap_file_name`); a
+    direction with no packets gets no file. With ``drops=True`` the packets
+    the direction's queue dropped (``d`` records) go to a separate
+    ``.drops.pcap`` file beside it; otherwise they are not written.
+
+    Files are opened in append mode for each batch and closed again, so a
+    run with thousands of link directions never holds thousands of open
+    files. :attr:`files` maps each written path to its packet count.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        names: Mapping[tuple[int, int], str],
+        *,
+        drops: bool = False,
+        snaplen: int | None = None,
+        nanosecond: bool = False,
+    ) -> None:
+        self.directory = os.fspath(directory)
+        self.names = dict(names)
+        self.drops = drops
+        self.snaplen = snaplen
+        self.nanosecond = nanosecond
+        self.packets = 0
+        #: Packets written per file path, in the order the files were created.
+        self.files: dict[str, int] = {}
+
+    def _path(self, from_node: int, to_node: int, drops: bool) -> str:
+        name = self.names.get((from_node, to_node))
+        if name is None:
+            name = pcap_file_name(f"link{from_node}_{to_node}", str(from_node), str(to_node))
+        if drops:
+            name = name.removesuffix(".pcap") + ".drops.pcap"
+        return os.path.join(self.directory, name)
+
+    def write(self, records: Records) -> int:
+        """Write the batch's ``-`` (and with ``drops``, ``d``) records; returns packets written."""
+        c = _columns(records)
+        events = c["event"]
+        written = 0
+        for event, is_drop in (("-", False), ("d", True)):
+            if is_drop and not self.drops:
+                continue
+            keep = events == event
+            if not keep.any():
+                continue
+            pairs = np.stack([c["from_node"][keep], c["to_node"][keep]], axis=1).astype(np.int64)
+            for a, b in np.unique(pairs, axis=0).tolist():
+                sel = keep & (c["from_node"] == a) & (c["to_node"] == b)
+                batch = {k: v[sel] for k, v in c.items()}
+                path = self._path(int(a), int(b), is_drop)
+                new = path not in self.files
+                with open(path, "wb" if new else "ab") as f:
+                    writer = PcapWriter(
+                        f, snaplen=self.snaplen, nanosecond=self.nanosecond, header=new
+                    )
+                    n = writer.write(batch)
+                self.files[path] = self.files.get(path, 0) + n
+                written += n
+        self.packets += written
+        return written
 
 
 def write_pcap(

@@ -1,12 +1,21 @@
-"""Parameter paths into a scenario (`links[0].queue.max_p`, `flows[*].tcp.cc`): parse, set."""
+"""Parameter paths into a scenario: parse and set.
+
+A path names fields and list elements: ``links[0].queue.max_p`` (by
+index), ``flows[*].tcp.cc`` (every element) or
+``links[name=bottleneck].queue.max_p`` and ``flows[group=fragile].tcp.cc``
+(by selector: every element whose field equals the value). The same paths
+serve sweeps (``grid``, ``set``), studies (``--set``) and ``ecnsim run --set``.
+"""
 
 from __future__ import annotations
 
 import copy
 import importlib
+import json
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,16 +42,95 @@ class _Any:
 #: The wildcard index ``[*]`` in a parsed path.
 ANY = _Any()
 
-PathToken = str | int | _Any
+
+@dataclass(frozen=True)
+class Select:
+    """The ``[key=value]`` of a path: every element of a list whose ``key`` is ``value``.
+
+    ``key`` is a field of the elements. Two keys have a value on every
+    element, as the results tables name them: ``name`` (an unnamed element
+    of ``flows``, ``apps`` or ``links`` is ``flow<i>``, ``app<i>``,
+    ``link<i>``) and ``group`` (an element without a ``group`` field is in
+    the group of its name without a trailing index, ``fragile12`` ->
+    ``fragile``, as :func:`default_group` reads it).
+    Values compare as text: ``flows[src=s1]``, ``links[rate=10Mbps]``.
+    """
+
+    key: str
+    value: str
+
+    def __repr__(self) -> str:
+        return f"[{self.key}={self.value}]"
+
+
+PathToken = str | int | _Any | Select
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _INDEX_RE = re.compile(r"\[(\d+|\*)\]")
+_SELECT_RE = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)=([^\]]+)\]")
+#: Default element names of the scenario's named lists (``flows[3]`` is ``flow3``).
+_DEFAULT_NAME = {"flows": "flow", "apps": "app", "links": "link"}
+_TRAILING_INDEX = re.compile(r"[\s_\-.:#]*\d+$")
+
+
+def default_group(name: str) -> str:
+    """The group of a flow called ``name``: the name without a trailing index.
+
+    ``"fragile12"`` and ``"fragile-12"`` give ``"fragile"``, ``"flow0"``
+    gives ``"flow"``; a name without a trailing number is its own group.
+    """
+    stripped = _TRAILING_INDEX.sub("", name)
+    return stripped or name
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: JSON if it parses (``0.1``, ``[15, 30]``, ``true``, ``"x"``),
+    else the text itself (``newreno``, ``10Mbps``)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def split_assignment(text: str) -> tuple[str, str] | None:
+    """``"PATH=VALUE"`` split at the first ``=`` outside brackets (``links[name=x].rate=5Mbps``
+    gives ``("links[name=x].rate", "5Mbps")``), both stripped; ``None`` without any ``=``."""
+    depth = 0
+    for i, c in enumerate(text):
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth = max(0, depth - 1)
+        elif c == "=" and depth == 0:
+            return text[:i].strip(), text[i + 1 :].strip()
+    if "=" in text:  # unbalanced brackets: the path is malformed, and its parser says how
+        path, _, value = text.partition("=")
+        return path.strip(), value.strip()
+    return None
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """``"PATH=VALUE"`` (as ``--set`` takes it) as ``(path, value)``; ``ValueError`` if malformed.
+
+    The path is split off by :func:`split_assignment` and checked with
+    :func:`parse_path`; the value is read by :func:`parse_value`.
+    """
+    parts = split_assignment(text)
+    if parts is None or not parts[0]:
+        raise ValueError(f"{text!r}: write PATH=VALUE (e.g. tcp.cc=newreno)")
+    path, raw = parts
+    try:
+        parse_path(path)
+    except ValueError as e:
+        raise ValueError(f"{path}: not a parameter path: {e}") from None
+    return path, parse_value(raw)
 
 
 def parse_path(path: str) -> tuple[PathToken, ...]:
     """Split ``links[0].queue.limit_packets`` into ``("links", 0, "queue", "limit_packets")``.
 
-    ``[*]`` becomes :data:`ANY`. Raises ``ValueError`` for anything else.
+    ``[*]`` becomes :data:`ANY` and ``[key=value]`` a :class:`Select`.
+    Raises ``ValueError`` for anything else.
     """
     if not isinstance(path, str) or not path:
         raise ValueError("a parameter path must be a non-empty string")
@@ -59,9 +147,16 @@ def parse_path(path: str) -> tuple[PathToken, ...]:
             expect_name = False
         elif path[i] == "[":
             m = _INDEX_RE.match(path, i)
+            if m is not None:
+                tokens.append(ANY if m.group(1) == "*" else int(m.group(1)))
+                i = m.end()
+                continue
+            m = _SELECT_RE.match(path, i)
             if m is None:
-                raise ValueError(f"expected [N] or [*] at character {i + 1} of {path!r}")
-            tokens.append(ANY if m.group(1) == "*" else int(m.group(1)))
+                raise ValueError(
+                    f"expected [N], [*] or [key=value] at character {i + 1} of {path!r}"
+                )
+            tokens.append(Select(m.group(1), m.group(2).strip()))
             i = m.end()
         elif path[i] == ".":
             i += 1
@@ -78,17 +173,44 @@ def _format_tokens(tokens: Sequence[PathToken]) -> str:
     for t in tokens:
         if isinstance(t, str):
             out += ("." if out else "") + t
+        elif isinstance(t, Select):
+            out += repr(t)
         else:
             out += "[*]" if t is ANY else f"[{t}]"
     return out or "<root>"
+
+
+def _selector_value(list_name: Any, index: int, element: Any, key: str) -> str | None:
+    """The text a :class:`Select` compares for ``element`` (``None``: it has no such field)."""
+    if not isinstance(element, dict):
+        return None
+    value = element.get(key)
+    if value is None and key in ("name", "group"):
+        name = element.get("name")
+        if name is None and list_name in _DEFAULT_NAME:
+            name = f"{_DEFAULT_NAME[list_name]}{index}"
+        value = name if key == "name" or name is None else default_group(str(name))
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def select_indices(items: Sequence[Any], selector: Select, *, list_name: Any = None) -> list[int]:
+    """The indices of ``items`` that ``selector`` matches (``list_name``: ``"flows"``, ...)."""
+    return [
+        j
+        for j, element in enumerate(items)
+        if _selector_value(list_name, j, element, selector.key) == selector.value
+    ]
 
 
 def set_path(data: dict[str, Any], path: str | Sequence[PathToken], value: Any) -> None:
     """Set the field at ``path`` in scenario dict ``data`` to (a copy of) ``value``, in place.
 
     Missing tables on the way are created (``tcp.cc`` in a scenario without
-    ``tcp``); list indices must exist; ``[*]`` sets every element and must
-    match at least one. Raises ``ValueError`` naming the part that does not fit.
+    ``tcp``); list indices must exist; ``[*]`` and ``[key=value]`` set every
+    element they match and must match at least one (the error lists the
+    values that exist). Raises ``ValueError`` naming the part that does not fit.
     """
     tokens = parse_path(path) if isinstance(path, str) else tuple(path)
 
@@ -114,6 +236,21 @@ def set_path(data: dict[str, Any], path: str | Sequence[PathToken], value: Any) 
             if not node:
                 raise ValueError(f"{here}[*] matches nothing: {here} is empty")
             indices: Iterable[int] = range(len(node))
+        elif isinstance(tok, Select):
+            list_name = tokens[i - 1] if i > 0 else None
+            indices = select_indices(node, tok, list_name=list_name)
+            if not indices:
+                present = [_selector_value(list_name, j, e, tok.key) for j, e in enumerate(node)]
+                values = sorted({v for v in present if v is not None})
+                if not values:
+                    raise ValueError(
+                        f"{here}{tok!r} matches nothing: no element of {here} has a field "
+                        f"{tok.key!r}"
+                    )
+                shown = ", ".join(values[:20]) + (
+                    f", ... ({len(values)} in all)" if len(values) > 20 else ""
+                )
+                raise ValueError(f"{here}{tok!r} matches nothing; {here} has {tok.key} {shown}")
         else:
             assert isinstance(tok, int)
             if tok >= len(node):

@@ -483,14 +483,19 @@ class Scenario:
         queue: Mapping[str, Any] | None = None,
         queue_ab: Mapping[str, Any] | None = None,
         queue_ba: Mapping[str, Any] | None = None,
+        name: str | None = None,
     ) -> Scenario:
         """Add a full-duplex link between nodes ``a`` and ``b``.
 
         ``rate`` applies to each direction, ``delay`` is the one-way propagation
         delay; ``queue`` is the egress queue of both directions (default:
         DropTail of 100 packets), ``queue_ab``/``queue_ba`` override one direction.
+        ``name`` (unique among links) selects the link in parameter paths
+        (``links[name=bottleneck].rate``) and names its capture files.
         """
         link: dict[str, Any] = {"a": a, "b": b, "rate": rate, "delay": delay}
+        if name is not None:
+            link = {"name": name, **link}
         for key, q in (("queue", queue), ("queue_ab", queue_ab), ("queue_ba", queue_ba)):
             if q is not None:
                 link[key] = dict(q)

@@ -14,7 +14,7 @@ from ecnsim.results import Results, Table
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ecnsim.output.trace import Ns2TraceWriter, PcapWriter
+    from ecnsim.output.trace import Ns2TraceWriter, PcapDirectoryWriter
 from ecnsim.scenario.spec import Scenario, _read_toml_source, scenario_json
 
 __all__ = ["ProgressCallback", "Simulation"]
@@ -128,12 +128,23 @@ class Simulation:
         *,
         ns2: str | os.PathLike[str] | None = None,
         pcap: str | os.PathLike[str] | None = None,
+        pcap_drops: bool = False,
         links: Sequence[int] | None = None,
         nodes: Sequence[str] | None = None,
         flows: Sequence[str] | None = None,
         tcp_header: bool = False,
     ) -> None:
-        """Stream link events (``+ - r d``) to an ns-2 trace and/or a pcap file.
+        """Stream link events to an ns-2 trace and/or one pcap file per link direction.
+
+        ``ns2``: a file of every link event (``+ - r d``), ns-2's format.
+        ``pcap``: a directory (created if missing) with one capture file per
+        link direction that carried packets, named
+        ``<link>-<from>-<to>.pcap`` (``<link>`` is the link's ``name``, or
+        ``link<i>`` for ``[[links]]`` entry ``i``), each packet once as it
+        starts onto the link, as ns-3's ``EnablePcapAll`` writes one file per
+        device; ``pcap_drops=True`` adds ``<link>-<from>-<to>.drops.pcap``
+        with the packets that direction's queue dropped
+        (:class:`~ecnsim.output.trace.PcapDirectoryWriter`).
 
         ``links`` (indices of ``[[links]]``), ``nodes`` (link directions at
         these nodes) and ``flows`` (flow or app names) narrow what is traced;
@@ -141,21 +152,40 @@ class Simulation:
         off unless this is called; the files are written while :meth:`run`
         runs. Without files, use :meth:`drain_trace` yourself.
         """
-        from ecnsim.output.trace import Ns2TraceWriter, PcapWriter
+        from ecnsim.output.trace import Ns2TraceWriter, PcapDirectoryWriter
 
         self._sim.enable_trace(
             None if links is None else list(links),
             None if nodes is None else list(nodes),
             None if flows is None else list(flows),
         )
-        sinks: list[tuple[IO[Any], Ns2TraceWriter | PcapWriter]] = []
+        sinks: list[tuple[IO[Any] | None, Ns2TraceWriter | PcapDirectoryWriter]] = []
         if ns2 is not None:
             f = open(ns2, "w", encoding="ascii")  # noqa: SIM115 (closed by close_trace)
             sinks.append((f, Ns2TraceWriter(f, tcp_header=tcp_header)))
         if pcap is not None:
-            fb = open(pcap, "wb")  # noqa: SIM115 (closed by close_trace)
-            sinks.append((fb, PcapWriter(fb)))
+            os.makedirs(pcap, exist_ok=True)
+            writer = PcapDirectoryWriter(pcap, self.pcap_names(), drops=pcap_drops)
+            sinks.append((None, writer))
         self._trace_sinks = sinks
+
+    def pcap_names(self) -> dict[tuple[int, int], str]:
+        """The capture file name of each link direction, by ``(from_node, to_node)`` node index.
+
+        ``<link>-<from>-<to>.pcap``: the link's ``name`` (``link<i>`` if it
+        has none) and the node names (:func:`~ecnsim.output.trace.pcap_file_name`).
+        """
+        from ecnsim.output.trace import pcap_file_name
+
+        spec = self.spec
+        index = {node["name"]: i for i, node in enumerate(spec.get("nodes", []))}
+        names: dict[tuple[int, int], str] = {}
+        for i, link in enumerate(spec.get("links", [])):
+            label = link.get("name") or f"link{i}"
+            a, b = link["a"], link["b"]
+            names[(index[a], index[b])] = pcap_file_name(label, a, b)
+            names[(index[b], index[a])] = pcap_file_name(label, b, a)
+        return names
 
     def drain_trace(self) -> pd.DataFrame:
         """The trace records since the last drain (columns: see :mod:`ecnsim.output.trace`)."""
@@ -183,7 +213,8 @@ class Simulation:
         finally:
             with deferred_sigint():
                 for f, _ in sinks:
-                    f.close()
+                    if f is not None:
+                        f.close()
                 self._trace_sinks = []
 
     def run_until(self, t: float) -> None:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from ecnsim.exceptions import SpecError
-from ecnsim.scenario.paths import parse_path, set_path
+from ecnsim.scenario.paths import parse_path, parse_value, set_path, split_assignment
 from ecnsim.scenario.spec import Scenario
 from ecnsim.sweep.spec import Plan, RunJob, plan_runs
 from ecnsim.sweep.store import canonical_json
@@ -296,11 +296,11 @@ def resolve_params(
 
 
 def parse_setting(text: str) -> tuple[str, str]:
-    """``"PATH=VALUE"`` split at the first ``=``."""
-    path, sep, value = text.partition("=")
-    if not sep or not path.strip():
+    """``"PATH=VALUE"`` split at the first ``=`` outside brackets."""
+    parts = split_assignment(text)
+    if parts is None or not parts[0]:
         raise StudyError(f"--set {text!r}: write PATH=VALUE (e.g. max_p=0.1 or tcp.min_rto=1s)")
-    return path.strip(), value.strip()
+    return parts
 
 
 def apply_settings(study: Study, params: Any, settings: Sequence[tuple[str, Any]]) -> Any:
@@ -358,12 +358,7 @@ def apply_settings(study: Study, params: Any, settings: Sequence[tuple[str, Any]
     return out
 
 
-def _convert_text(text: str) -> Any:
-    """A command-line value: JSON if it parses (``0.1``, ``[15, 30]``, ``true``), else the text."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+_convert_text = parse_value
 
 
 def _convert(name: str, raw: Any, hint: Any) -> Any:
