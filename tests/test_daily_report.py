@@ -234,6 +234,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         name="buf",
         grid={"links[name=link0].queue.limit_packets": [10, 40]},
         seeds=[1, 2],
+        series=True,  # the run report draws the stored time series
     )
     run_sweep(sweep, root, executor="serial")
     return root

@@ -46,8 +46,12 @@ def test_unsigned_columns_become_int64_and_overflow_is_refused() -> None:
     assert t["x"].dtype == np.int64
     with pytest.raises(OverflowError, match="'x'"):
         Table("t", {"x": np.array([2**63], dtype=np.uint64)})
+    # A table from the core keeps its bytes until read: refused when read or written.
+    core = Table._from_core("t", {"c": ("<u8", np.array([2**64 - 1], dtype="<u8").tobytes())})
     with pytest.raises(OverflowError, match="'c'"):
-        Table._from_core("t", {"c": ("<u8", np.array([2**64 - 1], dtype="<u8").tobytes())})
+        core.to_arrow()
+    with pytest.raises(OverflowError, match="'c'"):
+        core["c"]
 
 
 def test_time_s_is_the_exact_decimal_so_loc_finds_it(results: Results) -> None:
@@ -102,7 +106,7 @@ def test_every_table_is_a_dataframe_the_same_way(results: Results) -> None:
         pd.testing.assert_frame_equal(df, results.to_pandas(name))
     assert isinstance(results.records, pd.DataFrame)
     assert "flow_series" in dir(results)
-    with pytest.raises(AttributeError, match="tables: flows, queues"):
+    with pytest.raises(AttributeError, match="tables: flows, apps, queues"):
         _ = results.no_such_table
 
 
