@@ -847,6 +847,14 @@ class Rfc2415Study(Study):
                 by,
             )
             n_delay, n_link, n_ftp = numbers[exp]
+
+            def per_iw(
+                metric: str, at: pd.Index, agg: pd.DataFrame = agg
+            ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                """``metric`` with one column per IW, at rows ``at``."""
+                cols = [(f"IW={iw}", *_column(agg, metric, at, {"iw": iw}, index)) for iw in iws]
+                return _table(cols, at, [None])
+
             model = "HTTP/1.0" if exp == "http10" else "HTTP/1.1 (the RFC's rough model)"
             cols = []
             for iw in iws:
@@ -884,11 +892,7 @@ class Rfc2415Study(Study):
                 note=f"The bottleneck's data direction ({BOTTLENECK}).",
                 digits=3,
             )
-            cols = []
-            for iw in iws:
-                m, c = _column(agg, "ftp_power", ftp_rows, {"iw": iw}, index)
-                cols.append((f"IW={iw}", m, c))
-            mean, ci = _table(cols, ftp_rows, [None])
+            mean, ci = per_iw("ftp_power", ftp_rows)
             out[f"table{n_ftp}_ftp_network_power_{exp}"] = StudyTable(
                 f"Table {n_ftp}. Network power of file transfers, {model}",
                 mean,
@@ -897,11 +901,7 @@ class Rfc2415Study(Study):
                 note="FTP goodput over the median 1 MB transfer time.",
                 digits=3,
             )
-            cols = []
-            for iw in iws:
-                m, c = _column(agg, "web_power", rows, {"iw": iw}, index)
-                cols.append((f"IW={iw}", m, c))
-            mean, ci = _table(cols, rows, [None])
+            mean, ci = per_iw("web_power", rows)
             fig = "1" if exp == "http10" else "3"
             out[f"web_network_power_{exp}"] = StudyTable(
                 f"Web network power (Figure {fig}'s data), {model}",
@@ -911,11 +911,7 @@ class Rfc2415Study(Study):
                 note="Web goodput over the median page delay.",
                 digits=3,
             )
-            cols = []
-            for iw in iws:
-                m, c = _column(agg, "web_unfinished_pct", rows, {"iw": iw}, index)
-                cols.append((f"IW={iw}", m, c))
-            mean, ci = _table(cols, rows, [None])
+            mean, ci = per_iw("web_unfinished_pct", rows)
             out[f"unfinished_pages_{exp}"] = StudyTable(
                 f"Pages unfinished at the end (censored in the medians), {model}",
                 mean,
