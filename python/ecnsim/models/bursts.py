@@ -75,6 +75,26 @@ def window_packets(rcv_window_bytes: float, mss: int = DEFAULT_MSS) -> int:
     return max(1, math.floor(round(w) / m))
 
 
+def _normalised_pmf(
+    field: str, pmf: Mapping[int, float] | Sequence[float] | npt.ArrayLike
+) -> np.ndarray:
+    """A probability mass function indexed by size, from ``{size: p}`` or an array; sums to 1.
+
+    ``field`` names the argument in errors.
+    """
+    if isinstance(pmf, Mapping):
+        sizes = [whole(f"{field}[{k!r}]", k, low=1) for k in pmf]
+        arr = np.zeros(max(sizes) + 1)
+        for s, k in zip(sizes, pmf, strict=True):
+            arr[s] += finite(f"{field}[{k!r}]", pmf[k], low=0.0, strict=False)
+    else:
+        arr = np.array(pmf, dtype=float)
+    total = float(arr.sum()) if arr.size else 0.0
+    if not total > 0 or not math.isfinite(total):
+        raise ModelError(field, "probabilities must be finite, >= 0 and not all 0")
+    return arr / total
+
+
 @dataclass(frozen=True)
 class FlowSizes:
     """The distribution of a flow's size in packets, ``S``.
@@ -117,17 +137,7 @@ class FlowSizes:
     @classmethod
     def from_pmf(cls, pmf: Mapping[int, float] | Sequence[float] | npt.ArrayLike) -> FlowSizes:
         """From ``{packets: probability}`` or an array indexed by packets (normalised to sum 1)."""
-        if isinstance(pmf, Mapping):
-            sizes = [whole(f"flow_sizes[{k!r}]", k, low=1) for k in pmf]
-            arr = np.zeros(max(sizes) + 1)
-            for s, k in zip(sizes, pmf, strict=True):
-                arr[s] += finite(f"flow_sizes[{k!r}]", pmf[k], low=0.0, strict=False)
-        else:
-            arr = np.array(pmf, dtype=float)
-        total = float(arr.sum()) if arr.size else 0.0
-        if not total > 0 or not math.isfinite(total):
-            raise ModelError("flow_sizes", "probabilities must be finite, >= 0 and not all 0")
-        return cls(arr / total)
+        return cls(_normalised_pmf("flow_sizes", pmf))
 
     @classmethod
     def from_samples(cls, sizes_bytes: npt.ArrayLike, mss: int = DEFAULT_MSS) -> FlowSizes:
@@ -322,17 +332,7 @@ class BurstSizes:
     @classmethod
     def from_pmf(cls, pmf: Mapping[int, float] | Sequence[float] | npt.ArrayLike) -> BurstSizes:
         """From ``{size: probability}`` or an array indexed by size (normalised to sum 1)."""
-        if isinstance(pmf, Mapping):
-            sizes = [whole(f"bursts[{k!r}]", k, low=1) for k in pmf]
-            arr = np.zeros(max(sizes) + 1)
-            for s, k in zip(sizes, pmf, strict=True):
-                arr[s] += finite(f"bursts[{k!r}]", pmf[k], low=0.0, strict=False)
-        else:
-            arr = np.array(pmf, dtype=float)
-        total = float(arr.sum()) if arr.size else 0.0
-        if not total > 0 or not math.isfinite(total):
-            raise ModelError("bursts", "probabilities must be finite, >= 0 and not all 0")
-        return cls(arr / total)
+        return cls(_normalised_pmf("bursts", pmf))
 
 
 def _burst_counts(flows: FlowSizes, w: int | None, iw: int) -> tuple[np.ndarray, float]:
