@@ -44,40 +44,29 @@ class Benchmark:
     instructions_window: tuple[float, float] = (1.0, 2.0)
 
 
-def _dumbbell_bench(n_flows: int, duration_s: int) -> Scenario:
-    # 100 Mb/s bottleneck, 100 ms RTT: 2 * (5 ms + 40 ms + 5 ms).
-    # DropTail sized to the bandwidth-delay product: 100 Mb/s * 100 ms / 1500 B = 833 packets.
+def _dumbbell_bench(
+    n_flows: int,
+    duration_s: float,
+    *,
+    bottleneck_rate: str = "100Mbps",
+    limit_packets: int = 833,
+    name: str | None = None,
+) -> Scenario:
+    # 1 Gb/s access links (so that no one flow fills a 10 Gb/s bottleneck), 100 ms RTT:
+    # 2 * (5 ms + 40 ms + 5 ms); DropTail of one bandwidth-delay product
+    # (100 Mb/s * 100 ms / 1500 B = 833 packets; at 10 Gb/s, 83,333).
     return dumbbell(
         n_flows,
-        bottleneck_rate="100Mbps",
+        bottleneck_rate=bottleneck_rate,
         bottleneck_delay="40ms",
         access_rate="1Gbps",
         access_delay="5ms",
-        queue=droptail(limit_packets=833),
+        queue=droptail(limit_packets=limit_packets),
         duration=f"{duration_s}s",
         # Starts spread over the first second, 1 s / n_flows apart.
         start=[f"{i * 1_000_000 // n_flows}us" for i in range(n_flows)],
         tcp={"cc": "reno"},
-        name=f"dumbbell-{n_flows}",
-        seed=1,
-    )
-
-
-def _dumbbell_10g(n_flows: int, duration_s: float) -> Scenario:
-    # 10 Gb/s bottleneck, 1 Gb/s access links (so that no one flow fills the
-    # bottleneck), 100 ms RTT; DropTail of one bandwidth-delay product
-    # (10 Gb/s * 100 ms / 1500 B = 83,333 packets). Starts spread over 1 s.
-    return dumbbell(
-        n_flows,
-        bottleneck_rate="10Gbps",
-        bottleneck_delay="40ms",
-        access_rate="1Gbps",
-        access_delay="5ms",
-        queue=droptail(limit_packets=83_333),
-        duration=f"{duration_s}s",
-        start=[f"{i * 1_000_000 // n_flows}us" for i in range(n_flows)],
-        tcp={"cc": "reno"},
-        name=f"dumbbell-{n_flows}-10g",
+        name=name or f"dumbbell-{n_flows}",
         seed=1,
     )
 
@@ -236,7 +225,13 @@ BENCHMARKS: dict[str, Benchmark] = {
             "10,000 Reno bulk flows, 10 Gb/s bottleneck, 1 Gb/s access, 100 ms RTT, BDP DropTail, "
             "5 s",
             10_000,
-            lambda: _dumbbell_10g(10_000, 5.0),
+            lambda: _dumbbell_bench(
+                10_000,
+                5.0,
+                bottleneck_rate="10Gbps",
+                limit_packets=83_333,
+                name="dumbbell-10000-10g",
+            ),
             instructions_window=(2.0, 2.1),
         ),
         Benchmark(
