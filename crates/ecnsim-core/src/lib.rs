@@ -66,6 +66,7 @@ pub mod sim;
 pub mod spec;
 pub mod stats;
 pub mod tcp;
+pub mod template;
 pub mod time;
 pub mod trace;
 mod validate;
