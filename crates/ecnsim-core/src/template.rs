@@ -240,7 +240,16 @@ fn push_link(l: NewLink<'_>, links: &mut Vec<LinkSpec>, origins: &mut Vec<LinkOr
     let (field, queue) = l.queue;
     let queue = queue.cloned();
     let (queue, queue_ab) = if field == "queue_ab" { (None, queue) } else { (queue, None) };
-    links.push(LinkSpec { name: Some(l.name), a: l.a, b: l.b, rate: l.rate, delay: l.delay, queue, queue_ab, queue_ba: None });
+    links.push(LinkSpec {
+        name: Some(l.name),
+        a: l.a,
+        b: l.b,
+        rate: l.rate,
+        delay: l.delay,
+        queue,
+        queue_ab,
+        queue_ba: None,
+    });
     origins.push(l.origin);
 }
 
@@ -290,7 +299,8 @@ fn dumbbell(
             let name = format!("{side}{i}");
             let delay = delays.as_ref().map_or_else(|| d.access_delay.expect("checked above"), |v| v[i]);
             // Senders' links run host -> router, receivers' router -> host (as `ecnsim.dumbbell` always did).
-            let (a, b) = if side == "s" { (name.clone(), router.to_owned()) } else { (router.to_owned(), name.clone()) };
+            let (a, b) =
+                if side == "s" { (name.clone(), router.to_owned()) } else { (router.to_owned(), name.clone()) };
             push_link(
                 NewLink {
                     name,
@@ -351,7 +361,10 @@ fn hetero_rtt(
             ));
         }
         if let Some(first) = seen.insert(name.as_str(), g) {
-            return Err(SimError::spec(p, format!("duplicate group name {name:?} (first at topology.groups[{first}])")));
+            return Err(SimError::spec(
+                p,
+                format!("duplicate group name {name:?} (first at topology.groups[{first}])"),
+            ));
         }
     }
     list_len("topology.delays", &h.delays, n_groups, "group")?;
@@ -376,7 +389,11 @@ fn hetero_rtt(
     if total > usize::try_from(MAX_COUNT).expect("fits") {
         return Err(SimError::spec("topology.counts", format!("must add up to at most {MAX_COUNT}, got {total}")));
     }
-    one_of("topology", ("access_rate", h.access_rate.is_some()), ("aggregate_access_rate", h.aggregate_access_rate.is_some()))?;
+    one_of(
+        "topology",
+        ("access_rate", h.access_rate.is_some()),
+        ("aggregate_access_rate", h.aggregate_access_rate.is_some()),
+    )?;
     let (rate, rate_field) = match (h.access_rate, h.aggregate_access_rate) {
         (Some(r), _) => (r, "access_rate"),
         (None, Some(agg)) => {
@@ -413,11 +430,7 @@ fn hetero_rtt(
                     rate,
                     delay: h.delays[g],
                     queue: ("queue", h.access_queue.as_ref()),
-                    origin: LinkOrigin {
-                        rate: (rate_field, None),
-                        delay: ("delays", Some(g)),
-                        queue: "access_queue",
-                    },
+                    origin: LinkOrigin { rate: (rate_field, None), delay: ("delays", Some(g)), queue: "access_queue" },
                 },
                 links,
                 origins,
@@ -482,8 +495,7 @@ fn parking_lot(
             origins,
         );
     }
-    let origin =
-        LinkOrigin { rate: ("access_rate", None), delay: ("access_delay", None), queue: "access_queue" };
+    let origin = LinkOrigin { rate: ("access_rate", None), delay: ("access_delay", None), queue: "access_queue" };
     let mut access = |host: String, router: String, host_first: bool| {
         let (a, b) = if host_first { (host.clone(), router) } else { (router, host.clone()) };
         push_link(
@@ -530,7 +542,8 @@ pub fn default_group(name: &str) -> &str {
     if stripped.len() == name.len() {
         return name;
     }
-    let stripped = stripped.trim_end_matches(|c: char| matches!(c, '_' | '-' | '.' | ':' | '#') || c.is_ascii_whitespace());
+    let stripped =
+        stripped.trim_end_matches(|c: char| matches!(c, '_' | '-' | '.' | ':' | '#') || c.is_ascii_whitespace());
     if stripped.is_empty() {
         name
     } else {
@@ -746,7 +759,15 @@ queue = { type = "red" }
         let d: Vec<String> = x.links[1..].iter().map(|l| format!("{}:{}", l.a, l.delay)).collect();
         assert_eq!(
             d,
-            ["fragile0:145ms", "fragile1:145ms", "fragile2:145ms", "average0:45ms", "average1:45ms", "robust0:5ms", "robust1:5ms"]
+            [
+                "fragile0:145ms",
+                "fragile1:145ms",
+                "fragile2:145ms",
+                "average0:45ms",
+                "average1:45ms",
+                "robust0:5ms",
+                "robust1:5ms"
+            ]
         );
         // 300 Mb/s / 7 = 42857142.86 bit/s, rounded.
         assert_eq!(x.links[1].rate, RateValue(42_857_143));
@@ -793,9 +814,11 @@ dst = "xc{i}"
         .expanded()
         .unwrap();
         assert_eq!(x.nodes.len(), 2 + 2 + 6 + 6 + 4);
-        let b: Vec<String> = x.links[..3].iter().map(|l| format!("{}:{}-{}:{}", l.name.clone().unwrap(), l.a, l.b, l.delay)).collect();
+        let b: Vec<String> =
+            x.links[..3].iter().map(|l| format!("{}:{}-{}:{}", l.name.clone().unwrap(), l.a, l.b, l.delay)).collect();
         assert_eq!(b, ["bottleneck0:r0-r1:10ms", "bottleneck1:r1-r2:20ms", "bottleneck2:r2-r3:30ms"]);
-        let at = |name: &str| x.links.iter().find(|l| l.name.as_deref() == Some(name)).map(|l| format!("{}-{}", l.a, l.b));
+        let at =
+            |name: &str| x.links.iter().find(|l| l.name.as_deref() == Some(name)).map(|l| format!("{}-{}", l.a, l.b));
         assert_eq!(at("s1").unwrap(), "s1-r0");
         assert_eq!(at("c1").unwrap(), "r3-c1");
         // Cross pair k = h * cross + j crosses hop h only.
@@ -875,16 +898,24 @@ dst = "xc{i}"
 
     #[test]
     fn default_group_strips_a_trailing_index() {
-        for (name, group) in
-            [("fragile12", "fragile"), ("fragile-12", "fragile"), ("flow0", "flow"), ("a_b.3", "a_b"), ("ECN-ON", "ECN-ON"), ("42", "42"), ("-7", "-7"), ("x1y", "x1y")]
-        {
+        for (name, group) in [
+            ("fragile12", "fragile"),
+            ("fragile-12", "fragile"),
+            ("flow0", "flow"),
+            ("a_b.3", "a_b"),
+            ("ECN-ON", "ECN-ON"),
+            ("42", "42"),
+            ("-7", "-7"),
+            ("x1y", "x1y"),
+        ] {
             assert_eq!(default_group(name), group, "{name}");
         }
     }
 
     #[test]
     fn too_many_group_flows_are_refused_before_any_is_made() {
-        let mut text = String::from("simulation = { duration = \"1s\" }\nnodes = [{ name = \"a\", kind = \"host\" }]\n");
+        let mut text =
+            String::from("simulation = { duration = \"1s\" }\nnodes = [{ name = \"a\", kind = \"host\" }]\n");
         for _ in 0..11 {
             text.push_str("[[flow_groups]]\nname = \"f\"\ncount = 100000\nsrc = \"a\"\ndst = \"a\"\n");
         }
