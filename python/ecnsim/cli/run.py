@@ -236,10 +236,10 @@ def resolved_scenario(
     apply_sets(data, sets)
     # As a run checks it: a file's rules (units) on the scenario with --set applied.
     _core.check_file_json(json.dumps(data))
-    scenario = Scenario.from_dict(data).expanded()
     if seed is not None:
-        scenario._data["simulation"]["seed"] = seed
-    return scenario.check().to_dict()
+        data.setdefault("simulation", {})["seed"] = seed
+    # Checked before expanding, so an error is reported at the template's field.
+    return Scenario.from_dict(data).check().expanded().to_dict()
 
 
 def print_resolved(args: argparse.Namespace, path: Path, text: str) -> int:

@@ -286,10 +286,11 @@ def set_paths(data: dict[str, Any], assignments: Iterable[tuple[Any, Any]]) -> N
     As :func:`set_path`, in order, with one rule for scenarios with templates
     (``[topology]``, ``[[flow_groups]]``): paths into the templates
     (``topology.senders``, ``flow_groups[0].count``) are set first; then, if
-    any other path is given, the scenario is expanded (its templates replaced
-    by the nodes, links and flows they make) and the other paths are set in
-    that, so ``links[name=bottleneck].queue.max_p`` and ``flows[group=bulk].tcp.cc``
-    reach what the templates made. Raises :class:`PathError` naming the path.
+    a path into ``nodes``, ``links`` or ``flows`` is given, the scenario is
+    expanded (its templates replaced by the nodes, links and flows they make)
+    and the other paths are set in that, so ``links[name=bottleneck].queue.max_p``
+    and ``flows[group=bulk].tcp.cc`` reach what the templates made. Raises
+    :class:`PathError` naming the path.
     """
     items = [(parse_path(p) if isinstance(p, str) else tuple(p), p, v) for p, v in assignments]
     template = [it for it in items if it[0] and it[0][0] in TEMPLATE_KEYS]
@@ -299,7 +300,10 @@ def set_paths(data: dict[str, Any], assignments: Iterable[tuple[Any, Any]]) -> N
             set_path(data, tokens, value)
         except ValueError as e:
             raise PathError(path, str(e)) from None
-    if rest and (data.get("topology") or data.get("flow_groups")):
+    expanded_lists = ("nodes", "links", "flows")
+    if any(it[0][0] in expanded_lists for it in rest if it[0]) and (
+        data.get("topology") or data.get("flow_groups")
+    ):
         from ecnsim.scenario.spec import expand_in_place
 
         expand_in_place(data)

@@ -512,16 +512,26 @@ class Scenario:
         start_jitter: Quantity | None = None,
         name: str | None = None,
         tcp: Mapping[str, Any] | None = None,
+        group: str | None = None,
     ) -> Scenario:
         """Add a TCP connection from ``src`` to ``dst`` running ``app`` (default: unlimited bulk).
 
         The connection opens at ``start`` (default 0), plus a random delay
         uniform in ``[0, start_jitter)`` drawn from the flow's own stream if
         ``start_jitter`` is given. ``tcp`` overrides the scenario's TCP
-        defaults for this flow (see :func:`tcp`).
+        defaults for this flow (see :func:`tcp`). ``group`` is the flow's group
+        in the results and in selectors (``flows[group=fragile]``); default:
+        its name without a trailing index (``fragile12`` -> ``fragile``).
         """
         flow: dict[str, Any] = _compact(
-            {"name": name, "src": src, "dst": dst, "start": start, "start_jitter": start_jitter}
+            {
+                "name": name,
+                "group": group,
+                "src": src,
+                "dst": dst,
+                "start": start,
+                "start_jitter": start_jitter,
+            }
         )
         if app is not None:
             flow["app"] = dict(app)
