@@ -82,7 +82,8 @@ def test_bad_scenario_is_exit_2_with_the_field_path(cli: Cli, tmp_path: Path) ->
     bad.write_text(text.replace('rate = "20Mbps"', 'rate = "-20Mbps"'))
     proc = cli("run", bad)
     assert proc.returncode == 2
-    assert proc.stderr.startswith("error: links[0].rate: must be > 0"), proc.stderr
+    # The example is a template: the error names the template's field.
+    assert proc.stderr.startswith("error: topology.bottleneck_rate: must be > 0"), proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
 
