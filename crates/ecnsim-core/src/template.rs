@@ -897,6 +897,13 @@ dst = "xc{i}"
     }
 
     #[test]
+    fn memory_is_estimated_on_the_expansion() {
+        let spec = parse(DUMBBELL);
+        let plain = spec.expanded().unwrap();
+        assert_eq!(format!("{:?}", spec.memory_estimate()), format!("{:?}", plain.memory_estimate()));
+    }
+
+    #[test]
     fn default_group_strips_a_trailing_index() {
         for (name, group) in [
             ("fragile12", "fragile"),
