@@ -742,10 +742,11 @@ def _toml_document(data: Mapping[str, Any]) -> str:
     def is_table_list(v: Any) -> bool:
         return isinstance(v, list) and bool(v) and all(isinstance(i, Mapping) for i in v)
 
+    # An empty top-level list (`nodes = []` of a scenario made by a template) is the default.
     lines = [
         f"{_toml_key(k)} = {_toml_value(v)}"
         for k, v in data.items()
-        if not isinstance(v, Mapping) and not is_table_list(v)
+        if not isinstance(v, Mapping) and not is_table_list(v) and v != []
     ]
     for k, v in data.items():
         if isinstance(v, Mapping):
