@@ -216,7 +216,9 @@ def table(records: list[dict[str, Any]]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[30, 120], help="numbers of sources")
+    ap.add_argument(
+        "--n", type=int, nargs="*", default=[30, 120], help="numbers of hetero sources (none: skip)"
+    )
     ap.add_argument(
         "--dumbbell",
         type=int,
