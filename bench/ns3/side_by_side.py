@@ -148,6 +148,10 @@ def dumbbell_cfg(n: int) -> dict[str, Any]:
             "min_rto": 1.0,
             "clock_granularity": 0.001,
             "rcv_window": 2**30,
+            # 4 MiB, not ns3_dumbbell.py's 1 GiB: ns-3 holds what BulkSend writes ahead in
+            # 512-byte items (a 1 GiB buffer per flow ran the 100 flows out of 24 GB of memory).
+            # No window here exceeds the buffers and pipe all flows share (1,666 packets, 2.4 MB).
+            "snd_buf": 2**22,
             "ecn": True,
         },
     }
