@@ -9,13 +9,11 @@
 //!   was scheduled with, and the simulation skips it when popped if the two
 //!   differ. The scheduler itself never searches its queue.
 //!
-//! | operation  | cost (heap)        |
+//! | operation  | cost (binary heap) |
 //! |------------|--------------------|
 //! | `schedule` | O(log n)           |
 //! | `pop`      | O(log n)           |
 //! | cancel     | O(1) (lazy)        |
-//!
-//! The heap is 4-ary ([`HeapQueue`]): half the depth of a binary heap.
 
 mod heap;
 
