@@ -573,6 +573,7 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         ecn_ece_growth: Some(c.ecn_ece_growth),
         ecn_one_segment: Some(c.ecn_one_segment),
         ecn_after_timeout: Some(c.ecn_after_timeout),
+        timeout_after_ecn: Some(c.timeout_after_ecn),
         reno_bugfix: Some(c.reno_bugfix),
         ca_increase: Some(c.ca_increase),
         reduction_basis: Some(c.reduction_basis),

@@ -9,7 +9,7 @@
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
-    QueueSpec, ReductionBasis, RtoEstimator,
+    QueueSpec, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -118,6 +118,9 @@ impl Profile {
             ecn_one_segment: EcnOneSegment::Rfc3168,
             // RFC 3168 §6.1.2: react to congestion indications at most once per window; a timeout is a reduction.
             ecn_after_timeout: false,
+            // RFC 3168 §6.1.2: "should not decrease the slow-start threshold ... if it has been decreased
+            // within the last round trip time".
+            timeout_after_ecn: TimeoutAfterEcn::SameWindow,
             // RFC 5681 §3.2 has no guard against a second fast retransmit in one window (RFC 6582 §4 gives
             // NewReno one, `newreno_careful`).
             reno_bugfix: false,
@@ -168,6 +171,9 @@ impl Profile {
                 ecn_one_segment: EcnOneSegment::Ns2,
                 // ns-2 tcp.cc ecn(): `if (seqno > recover_ || last_cwnd_action_ == CWND_ACTION_TIMEOUT)`.
                 ecn_after_timeout: true,
+                // ns-2 tcp.cc timeout(): `recover_ = maxseq_` before `highest_ack_ < recover_ &&
+                // last_cwnd_action_ == CWND_ACTION_ECN` (Reno, NewReno and Sack1 set recover_ = maxseq_ first too).
+                timeout_after_ecn: TimeoutAfterEcn::LastAction,
                 // ns-2 tcp-newreno.cc dupack_action(): `recovered = (highest_ack_ > recover_)`, lessCareful_ and
                 // bugFix_ack_ false.
                 newreno_careful: NewrenoCareful::Careful,

@@ -372,6 +372,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             ecn_ece_growth,
             ecn_one_segment,
             ecn_after_timeout,
+            timeout_after_ecn,
             reno_bugfix,
             ca_increase,
             reduction_basis,
@@ -408,6 +409,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.ecn_ece_growth, ecn_ece_growth, Some);
         set(&mut c.ecn_one_segment, ecn_one_segment, Some);
         set(&mut c.ecn_after_timeout, ecn_after_timeout, Some);
+        set(&mut c.timeout_after_ecn, timeout_after_ecn, Some);
         set(&mut c.reno_bugfix, reno_bugfix, Some);
         set(&mut c.ca_increase, ca_increase, Some);
         set(&mut c.reduction_basis, reduction_basis, Some);

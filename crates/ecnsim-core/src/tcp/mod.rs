@@ -20,7 +20,7 @@ pub use state::TcpState;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
-    ReductionBasis, RtoEstimator,
+    ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -79,6 +79,8 @@ pub struct TcpConfig {
     pub ecn_one_segment: EcnOneSegment,
     /// The first ECN-Echo after a timeout starts a reduction even within the resent window (ns-2).
     pub ecn_after_timeout: bool,
+    /// Which timeouts after an ECN reduction keep ssthresh (and are not counted by ns-2).
+    pub timeout_after_ecn: TimeoutAfterEcn,
     /// ns-2 `bugFix_`: no new Tahoe/Reno fast retransmit until an ACK covers more than `recover`.
     pub reno_bugfix: bool,
     /// How congestion avoidance grows the window.

@@ -18,7 +18,8 @@
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::spec::{
-    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck, ReductionBasis,
+    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
+    ReductionBasis, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
@@ -63,8 +64,8 @@ pub struct TcpCounters {
     pub bytes_delivered: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
-    /// Of which in a window already reduced for an ECN-Echo (no second ssthresh cut; ns-2's
-    /// `nrexmit_` does not count these).
+    /// Of which answered without a new ssthresh cut because of an earlier ECN-Echo reduction
+    /// (`tcp.timeout_after_ecn`; ns-2's `nrexmit_` does not count these).
     pub rto_after_ecn: u64,
     /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub fast_retransmits: u64,
@@ -109,7 +110,7 @@ struct EcnState {
     /// next one backs the timer off (`tcp.ecn_one_segment = "ns2"`).
     ns2_backoff: bool,
     /// Sender: the last window action was a timeout (ns-2's `last_cwnd_action_ ==
-    /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout`).
+    /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout` and `tcp.timeout_after_ecn`).
     after_timeout: bool,
     /// Responder: the next SYN-ACK is ECT (RFC 5562 / ECN+).
     synack_ect: bool,
@@ -454,9 +455,15 @@ impl TcpSocket {
                 // RFC 5681 §3.1 holds ssthresh on a repeated timeout; ns-2's slowdown() halves the
                 // (by then one-packet) window on every timeout.
                 let first = !self.rtt.is_backed_off() || self.cfg.reduction_basis == ReductionBasis::Ns2Window;
-                // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
-                // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
-                let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                // A timeout after an ECN reduction sets cwnd to one segment but does not reduce ssthresh
+                // again (ns-2 timeout(): slowdown(CLOSE_CWND_ONE), not counted in nrexmit_).
+                let after_ecn = match self.cfg.timeout_after_ecn {
+                    // RFC 3168 §6.1.2: ssthresh is not decreased again within the round trip already reduced.
+                    TimeoutAfterEcn::SameWindow => self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r),
+                    // ns-2 tcp.cc timeout(): `recover_ = maxseq_`, then `highest_ack_ < recover_ &&
+                    // last_cwnd_action_ == CWND_ACTION_ECN`: the ECN reduction is the last window action.
+                    TimeoutAfterEcn::LastAction => self.ecn.ecn_cut_until.is_some() && !self.ecn.after_timeout,
+                };
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
