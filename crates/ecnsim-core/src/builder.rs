@@ -570,6 +570,7 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         rto_estimator: Some(c.rto_estimator),
         ecn_cwr_on_retransmit: Some(c.ecn_cwr_on_retransmit),
         ecn_ect_on_retransmit: Some(c.ecn_ect_on_retransmit),
+        ecn_first_segment_not_ect: Some(c.ecn_first_segment_not_ect),
         ecn_ece_growth: Some(c.ecn_ece_growth),
         ecn_one_segment: Some(c.ecn_one_segment),
         ecn_after_timeout: Some(c.ecn_after_timeout),

@@ -110,6 +110,8 @@ impl Profile {
             ecn_cwr_on_retransmit: false,
             // RFC 3168 §6.1.5: ECN-capable TCPs MUST NOT set ECT on retransmitted data packets.
             ecn_ect_on_retransmit: false,
+            // RFC 3168 §6.1.1 makes the SYN Not-ECT; with no SYN, data segments are ECT (§6.1.2).
+            ecn_first_segment_not_ect: false,
             // RFC 3168 §6.1.2: SHOULD NOT increase cwnd in response to an ECN-Echo; but a timeout or fast
             // retransmit already answered the marks of its window, whose echoes cannot end before new data carries CWR.
             ecn_ece_growth: EceGrowth::AfterLoss,
@@ -164,6 +166,9 @@ impl Profile {
                 ecn_cwr_on_retransmit: true,
                 // ns-2 tcp.cc output(): `if (ecn_) hf->ect() = 1` on every data packet, retransmissions included.
                 ecn_ect_on_retransmit: true,
+                // ns-2 tcp.cc output(): `if (seqno == 0) { ... if (ecn_) { hf->ecnecho() = 1; hf->ect() = 0; } }`, the
+                // one-way TCP's stand-in for an ECN-setup SYN (in tcp.cc by 2000: tcp-rfc793edu.cc copies it).
+                ecn_first_segment_not_ect: true,
                 // ns-2 tcp.cc recv_newack_helper(): opencwnd() only for an ACK without ECN-Echo (old_ecn_ 0).
                 ecn_ece_growth: EceGrowth::Never,
                 // ns-2 tcp.cc ecn(): `if (cwnd_ <= 1.0) { if (ecn_backoff_) rtt_backoff(); else ecn_backoff_ = 1; }`,

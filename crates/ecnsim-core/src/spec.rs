@@ -1646,6 +1646,10 @@ pub struct TcpOverrides {
     /// Retransmitted data segments are ECT (ns-2), not Not-ECT (RFC 3168 §6.1.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_ect_on_retransmit: Option<bool>,
+    /// Without a handshake, the first data segment is Not-ECT, as the ECN-setup SYN it stands in
+    /// for (ns-2 one-way TCP `output()`: packet 0 goes with ECN-Echo set and ECT clear).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_first_segment_not_ect: Option<bool>,
     /// Which ACKs carrying ECE may still open the window: `"never"`, `"slow_start"`, `"after_loss"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_ece_growth: Option<EceGrowth>,
@@ -2035,6 +2039,7 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`"),
         (&[("#TCP", "newreno_careful = 1")], "tcp.newreno_careful", "expected one of \"off\", \"careful\", \"less_careful\" (or a boolean"),
         (&[("#TCP", "ecn_after_timeout = \"yes\"")], "tcp.ecn_after_timeout", "expected a boolean"),
+        (&[("#TCP", "ecn_first_segment_not_ect = 1")], "tcp.ecn_first_segment_not_ect", "expected a boolean"),
         (
             &[("#TCP", "timeout_after_ecn = \"window\"")],
             "tcp.timeout_after_ecn",

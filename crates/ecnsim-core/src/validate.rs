@@ -369,6 +369,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             rto_estimator,
             ecn_cwr_on_retransmit,
             ecn_ect_on_retransmit,
+            ecn_first_segment_not_ect,
             ecn_ece_growth,
             ecn_one_segment,
             ecn_after_timeout,
@@ -406,6 +407,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.rto_estimator, rto_estimator, Some);
         set(&mut c.ecn_cwr_on_retransmit, ecn_cwr_on_retransmit, Some);
         set(&mut c.ecn_ect_on_retransmit, ecn_ect_on_retransmit, Some);
+        set(&mut c.ecn_first_segment_not_ect, ecn_first_segment_not_ect, Some);
         set(&mut c.ecn_ece_growth, ecn_ece_growth, Some);
         set(&mut c.ecn_one_segment, ecn_one_segment, Some);
         set(&mut c.ecn_after_timeout, ecn_after_timeout, Some);

@@ -73,6 +73,8 @@ pub struct TcpConfig {
     pub ecn_cwr_on_retransmit: bool,
     /// Retransmitted data segments are ECT (ns-2), not Not-ECT (RFC 3168 §6.1.5).
     pub ecn_ect_on_retransmit: bool,
+    /// Without a handshake, the first data segment is Not-ECT (ns-2's one-way TCP).
+    pub ecn_first_segment_not_ect: bool,
     /// Which ACKs carrying ECE may still open the window.
     pub ecn_ece_growth: EceGrowth,
     /// What an ECN-Echo does at a one-segment window.

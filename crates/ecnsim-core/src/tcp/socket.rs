@@ -1306,7 +1306,10 @@ impl TcpSocket {
             };
         }
         if self.ecn.ok && len > 0 {
-            if !is_retransmit || self.cfg.ecn_ect_on_retransmit {
+            // ns-2 tcp.cc output(): without a SYN, packet 0 stands in for the ECN-setup SYN and goes
+            // Not-ECT (RFC 3168 §6.1.1), retransmissions included.
+            let setup_stand_in = self.cfg.ecn_first_segment_not_ect && !self.cfg.handshake && seq == ISS + 1;
+            if (!is_retransmit || self.cfg.ecn_ect_on_retransmit) && !setup_stand_in {
                 // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
                 // unless as ns-2's output() does.
                 ecn = Ecn::Ect0;
@@ -1669,5 +1672,35 @@ mod tests {
         assert!(a.take_events().all_acked);
         deliver(&mut b, t(350), &drain(&mut a, t(300)));
         assert_eq!(b.state(), TcpState::Closed);
+    }
+
+    // --- ECN without a handshake (ns-2 one-way TCP) ---------------------------
+
+    /// ns-2's one-way TCP sends packet 0 as the stand-in for an ECN-setup SYN: Not-ECT, also
+    /// when resent (ns-2.35 hetero trace: packet 0 goes with flags `C------`, every other
+    /// packet `------N`, retransmissions included).
+    #[test]
+    fn no_handshake_first_segment_is_not_ect_under_ns2_2001() {
+        let ecn_of = |cfg: TcpConfig| {
+            let mut a = TcpSocket::new(cfg);
+            a.assume_negotiated(true, false);
+            a.connect(t(0));
+            a.send_unlimited();
+            let first = a.poll_transmit(t(0)).unwrap();
+            assert!(a.poll_transmit(t(0)).is_none(), "initial window of one");
+            // The timer resends it (6 s initial RTO), then an ACK opens the window to two.
+            a.on_timer(t(6000));
+            let resent = a.poll_transmit(t(6000)).unwrap();
+            assert_eq!(resent.header.seq, first.header.seq);
+            a.on_segment(t(6100), &ack_for(1 + MSS), Ecn::NotEct);
+            let next = a.poll_transmit(t(6100)).unwrap();
+            assert_eq!(next.header.seq, 1 + MSS);
+            (first.ecn, resent.ecn, next.ecn)
+        };
+        let ns2 = TcpConfig { ecn: EcnPolicy::Request, ..Profile::Ns2_2001.tcp() };
+        assert_eq!(ecn_of(ns2), (Ecn::NotEct, Ecn::NotEct, Ecn::Ect0));
+        // Off: every data segment ECT (the retransmission too, as ns-2's output() sends it).
+        let off = TcpConfig { ecn_first_segment_not_ect: false, ..ns2 };
+        assert_eq!(ecn_of(off), (Ecn::Ect0, Ecn::Ect0, Ecn::Ect0));
     }
 }
