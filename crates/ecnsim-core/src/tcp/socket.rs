@@ -376,10 +376,14 @@ impl TcpSocket {
     pub fn sack_negotiated(&self) -> bool {
         self.sack_ok
     }
-    /// Bytes sent and not yet acknowledged (FlightSize of RFC 5681).
+    /// FlightSize of RFC 5681: bytes sent and not yet acknowledged, up to SND.NXT. After a
+    /// timeout SND.NXT goes back to SND.UNA (go-back-N) and what was sent beyond it before the
+    /// timeout is being sent again, so it is not in flight.
     #[must_use]
     pub fn flight_size(&self) -> u64 {
-        self.snd_max - self.snd_una
+        // RFC 5681 §2: FlightSize is the data sent but not yet cumulatively acknowledged; §3.2 step 4
+        // (note): the segments between SND.UNA and SND.NXT.
+        self.snd_nxt - self.snd_una
     }
 
     /// Sequence number of our FIN, if the application has closed.
