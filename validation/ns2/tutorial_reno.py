@@ -17,7 +17,7 @@ What ns-2 cannot match exactly (each within the bands' width):
   RTT after ecnsim's, so both send their first data packet at the same time;
 - congestion avoidance per ACK (``windowOption_ 1``) where ``rfc`` counts
   bytes (RFC 3465); ns-2's RED has its ``qlen > 1`` gate;
-- the 128 KiB receive window becomes ``window_`` 89 packets.
+- the 65535-byte receive window becomes ``window_`` 44 packets.
 
 Run: ``.venv/bin/python validation/ns2/tutorial_reno.py`` (ns on PATH, ~10 s).
 """
@@ -92,7 +92,7 @@ def tcl(seed: int, starts: list[float]) -> str:
         f"Agent/TCP set tcpip_base_hdr_size_ {HEADERS}",
         "Agent/TCP set windowInit_ 3        ;# RFC 3390 at MSS 1460",
         "Agent/TCP set windowInitOption_ 1",
-        f"Agent/TCP set window_ {131072 // MSS}    ;# rcv_window 128 KiB",
+        f"Agent/TCP set window_ {65535 // MSS}    ;# rcv_window 65535 B",
         "Agent/TCP set maxcwnd_ 0",
         "Agent/TCP set syn_ false",
         "Agent/TCP set delay_growth_ false",

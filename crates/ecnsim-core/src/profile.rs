@@ -73,10 +73,9 @@ impl Profile {
             // 3 segments at MSS 1460.
             initial_window: InitialWindow::Rfc3390,
             max_cwnd: 1_000_000,
-            // The RFCs fix no receive buffer (RFC 7323 window scaling allows any); ns-3's TcpSocket
-            // RcvBufSize default, 131072 bytes (also Linux's tcp_rmem[1] since 4.20), so that a receiver
-            // holds at most 128 KiB beyond a hole.
-            rcv_window: 131_072,
+            // RFC 9293 §3.1: the 16-bit Window field, 65535 bytes at most without RFC 7323's window scale
+            // option, which the profile's option-free 40-byte headers do not carry.
+            rcv_window: 65_535,
             // RFC 6298 §2.1: until a sample is made, RTO <- 1 second.
             initial_rto: SimDuration::from_secs(1),
             // RFC 6298 §2.4: whenever RTO is computed, if it is less than 1 second ... rounded up to 1 second.
@@ -695,7 +694,7 @@ mod queue_default_tests {
             let held = t.rcv_window.min(u64::from(t.max_cwnd) * u64::from(t.mss));
             assert!(held <= 4 << 20, "{name}: {held} bytes");
         }
-        assert_eq!(Profile::Rfc.tcp().rcv_window, 131_072);
+        assert_eq!(Profile::Rfc.tcp().rcv_window, 65_535);
         assert_eq!(Profile::Linux.tcp().rcv_window, 3 << 20);
         assert_eq!(Profile::Ns2_2001.tcp().max_cwnd * Profile::Ns2_2001.tcp().mss, 20_000);
     }

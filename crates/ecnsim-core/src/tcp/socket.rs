@@ -785,7 +785,7 @@ impl TcpSocket {
         let guarded = if self.cc.checks_recover() {
             match self.cfg.newreno_careful {
                 NewrenoCareful::Off => false,
-                // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
+                // RFC 6582 §3.2 step 2 (careful variant) / RFC 6675 §5: only if the ACK covers more than
                 // `recover` (ns-2 dupack_action(): recovered = highest_ack_ > recover_).
                 NewrenoCareful::Careful => self.snd_una <= self.recover,
                 // RFC 2582 §5 "less careful" variant (ns-2 lessCareful_): an ACK of exactly `recover` qualifies.
