@@ -202,7 +202,10 @@ def compare() -> list[str]:
         n = ns2_run(seed, e["starts"])  # type: ignore[arg-type]
         rows.append((seed, e, n))
     span = END - WARMUP
-    print(f"{'seed':>4}  {'ecnsim Mb/s':>11}  {'ns-2 Mb/s':>9}  {'J ecnsim':>8}  {'J ns-2':>6}  drops e/n")
+    print(
+        f"{'seed':>4}  {'ecnsim Mb/s':>11}  {'ns-2 Mb/s':>9}  {'J ecnsim':>8}  {'J ns-2':>6}"
+        "  drops e/n"
+    )
     for seed, e, n in rows:
         ge, gn = e["goodput_bps"], n["goodput_bps"]
         print(
@@ -218,18 +221,31 @@ def compare() -> list[str]:
     drops_n = mean([n["drops"] / span for _, _, n in rows])
     seed2 = sum(next(e for s, e, _ in rows if s == 2)["goodput_bps"])
     checks = [
-        (f"aggregate goodput {agg_e / 1e6:.3f} vs {agg_n / 1e6:.3f} Mb/s within "
-         f"{BAND_AGGREGATE_REL:.0%}", abs(agg_e - agg_n) <= BAND_AGGREGATE_REL * agg_n),
-        (f"ecnsim utilization {agg_e / PAYLOAD_CAPACITY_BPS:.3f} >= {BAND_MIN_UTILIZATION}",
-         agg_e >= BAND_MIN_UTILIZATION * PAYLOAD_CAPACITY_BPS),
-        (f"ns-2 utilization {agg_n / PAYLOAD_CAPACITY_BPS:.3f} >= {BAND_MIN_UTILIZATION}",
-         agg_n >= BAND_MIN_UTILIZATION * PAYLOAD_CAPACITY_BPS),
-        (f"seed 2: ecnsim {seed2 / 1e6:.3f} Mb/s >= {BAND_SEED2_REL} x ns-2's mean",
-         seed2 >= BAND_SEED2_REL * agg_n),
-        (f"Jain {jain_e:.3f} vs {jain_n:.3f} within {BAND_JAIN_ABS}",
-         abs(jain_e - jain_n) <= BAND_JAIN_ABS),
-        (f"bottleneck drops/s {drops_e:.1f} vs {drops_n:.1f} within x{BAND_DROPS_FACTOR}",
-         drops_n / BAND_DROPS_FACTOR <= drops_e <= drops_n * BAND_DROPS_FACTOR),
+        (
+            f"aggregate goodput {agg_e / 1e6:.3f} vs {agg_n / 1e6:.3f} Mb/s within "
+            f"{BAND_AGGREGATE_REL:.0%}",
+            abs(agg_e - agg_n) <= BAND_AGGREGATE_REL * agg_n,
+        ),
+        (
+            f"ecnsim utilization {agg_e / PAYLOAD_CAPACITY_BPS:.3f} >= {BAND_MIN_UTILIZATION}",
+            agg_e >= BAND_MIN_UTILIZATION * PAYLOAD_CAPACITY_BPS,
+        ),
+        (
+            f"ns-2 utilization {agg_n / PAYLOAD_CAPACITY_BPS:.3f} >= {BAND_MIN_UTILIZATION}",
+            agg_n >= BAND_MIN_UTILIZATION * PAYLOAD_CAPACITY_BPS,
+        ),
+        (
+            f"seed 2: ecnsim {seed2 / 1e6:.3f} Mb/s >= {BAND_SEED2_REL} x ns-2's mean",
+            seed2 >= BAND_SEED2_REL * agg_n,
+        ),
+        (
+            f"Jain {jain_e:.3f} vs {jain_n:.3f} within {BAND_JAIN_ABS}",
+            abs(jain_e - jain_n) <= BAND_JAIN_ABS,
+        ),
+        (
+            f"bottleneck drops/s {drops_e:.1f} vs {drops_n:.1f} within x{BAND_DROPS_FACTOR}",
+            drops_n / BAND_DROPS_FACTOR <= drops_e <= drops_n * BAND_DROPS_FACTOR,
+        ),
     ]
     failed = []
     for text, ok in checks:
