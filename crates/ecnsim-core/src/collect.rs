@@ -325,8 +325,9 @@ fn path(sim: &Simulation, src: NodeId, dst: NodeId, out: &mut Vec<usize>) {
 
 /// One warning per bottleneck link direction (the slowest on a flow's path) across which the `flows`
 /// rows delivered more payload in order during the measurement window than the direction sent in it,
-/// headers included, plus what the wires from it on held (`slack`). Only data that reached the receiver before the window, held there behind a
-/// hole, can do that: in-order goodput then overstates the window's own transfer.
+/// headers included, plus what the wires from it on held (`slack`). Only data that reached the
+/// receiver before the window, held there behind a hole, can do that: in-order goodput then
+/// overstates the window's own transfer.
 #[allow(clippy::cast_precision_loss)]
 fn delivery_warnings(
     sim: &Simulation,
