@@ -192,24 +192,31 @@ impl Results {
     /// Equal digests mean bit-identical results.
     #[must_use]
     pub fn digest(&self) -> u64 {
+        self.digest_with_front(None)
+    }
+
+    /// The digest of these results with `front`'s rows put before the rows of the table of
+    /// the same name ([`Table::append`]), without building that table: for a caller that
+    /// holds rows drained from a simulation ([`crate::Simulation::drain_records`]).
+    ///
+    /// # Panics
+    /// If `front` has rows and its columns are not those of the table of its name.
+    #[must_use]
+    pub fn digest_with_front(&self, front: Option<&Table>) -> u64 {
         let mut h = Fnv(0xcbf2_9ce4_8422_2325);
         for t in &self.tables {
             h.bytes(t.name.as_bytes());
-            for c in &t.columns {
+            let front = front.filter(|f| f.name == t.name && f.rows() > 0);
+            if let Some(f) = front {
+                let names = |t: &Table| t.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+                assert_eq!(names(f), names(t), "table {}: the rows in front have other columns", t.name);
+            }
+            for (i, c) in t.columns.iter().enumerate() {
                 h.bytes(c.name.as_bytes());
-                match &c.data {
-                    ColumnData::U64(v) => v.iter().for_each(|x| h.bytes(&x.to_le_bytes())),
-                    ColumnData::F64(v) => v.iter().for_each(|x| h.bytes(&x.to_bits().to_le_bytes())),
-                    ColumnData::Str(v) => v.iter().for_each(|s| {
-                        h.bytes(s.as_bytes());
-                        h.bytes(&[0xff]);
-                    }),
-                    // Hashed as the names it stands for: a `Dict` column digests as its `Str` form.
-                    ColumnData::Dict { codes, names } => codes.iter().for_each(|&c| {
-                        h.bytes(names[c as usize].as_bytes());
-                        h.bytes(&[0xff]);
-                    }),
+                if let Some(f) = front {
+                    h.values(&f.columns[i].data);
                 }
+                h.values(&c.data);
             }
         }
         for (k, v) in &self.meta {
@@ -228,6 +235,23 @@ impl Fnv {
         for &x in b {
             self.0 ^= u64::from(x);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// A column's values, the exact bits of each.
+    fn values(&mut self, data: &ColumnData) {
+        match data {
+            ColumnData::U64(v) => v.iter().for_each(|x| self.bytes(&x.to_le_bytes())),
+            ColumnData::F64(v) => v.iter().for_each(|x| self.bytes(&x.to_bits().to_le_bytes())),
+            ColumnData::Str(v) => v.iter().for_each(|s| {
+                self.bytes(s.as_bytes());
+                self.bytes(&[0xff]);
+            }),
+            // Hashed as the names it stands for: a `Dict` column digests as its `Str` form.
+            ColumnData::Dict { codes, names } => codes.iter().for_each(|&c| {
+                self.bytes(names[c as usize].as_bytes());
+                self.bytes(&[0xff]);
+            }),
         }
     }
 }
@@ -270,8 +294,14 @@ mod tests {
         assert_eq!(acc.column("kind").unwrap().strings(), whole.column("kind").unwrap().strings());
         assert_eq!(acc.column("x"), whole.column("x"));
         let digest = |t: Table| Results { tables: vec![t], meta: vec![] }.digest();
-        assert_eq!(digest(acc.clone()), digest(whole));
+        assert_eq!(digest(acc.clone()), digest(whole.clone()));
         assert_eq!(acc.value_bytes(), 5 * 4 + 2 + 5 * 8 * 2);
+        // The rows in front digest as if appended, without building the table.
+        let front = part(&["b", "a"], vec![0, 1, 0], vec![1, 2, 3]);
+        let rest = Results { tables: vec![part(&["a", "b"], vec![1, 0], vec![4, 5])], meta: vec![] };
+        assert_eq!(rest.digest_with_front(Some(&front)), digest(whole));
+        assert_eq!(rest.digest_with_front(Some(&Table::new("t"))), rest.digest());
+        assert_eq!(rest.digest_with_front(Some(&Table::new("other"))), rest.digest());
     }
 
     #[test]

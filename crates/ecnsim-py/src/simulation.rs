@@ -133,19 +133,11 @@ impl PySimulation {
         Ok(PySimulation { inner, spec, cancel, chunk_ns: FIRST_CHUNK_NS, records: Table::new("records") })
     }
 
-    /// The core's results so far with the drained records in front of its own, and their digest.
+    /// The core's results so far and the digest of them with the drained records in front
+    /// of the core's own (`results_to_py` puts them there).
     fn full_results(&self) -> (Results, u64) {
-        let mut results = self.inner.results();
-        if self.records.rows() > 0 {
-            if let Some(t) = results.tables.iter_mut().find(|t| t.name == "records") {
-                let rest = std::mem::take(t);
-                let mut all = self.records.clone();
-                all.name = rest.name.clone();
-                all.append(rest);
-                *t = all;
-            }
-        }
-        let digest = results.digest();
+        let results = self.inner.results();
+        let digest = results.digest_with_front(Some(&self.records));
         (results, digest)
     }
 
@@ -271,7 +263,7 @@ impl PySimulation {
     /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (results, digest) = py.detach(|| self.full_results());
-        results_to_py(py, results, digest)
+        results_to_py(py, results, digest, Some(&self.records))
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.
