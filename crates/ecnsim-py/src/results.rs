@@ -68,26 +68,25 @@ fn column_to_py<'py>(py: Python<'py>, data: &ColumnData) -> PyResult<Bound<'py, 
 
 /// One column as `(dtype, payload)`: `front`'s values, then `data`'s (one column of the
 /// same kind, or names either way), without building the joined column.
-fn joined_column_to_py<'py>(py: Python<'py>, front: &ColumnData, data: &ColumnData) -> PyResult<Bound<'py, PyAny>> {
+fn joined_column_to_py<'py, 'c>(
+    py: Python<'py>,
+    front: &'c ColumnData,
+    data: &'c ColumnData,
+) -> PyResult<Bound<'py, PyAny>> {
     let pair = match (front, data) {
         (ColumnData::U64(a), ColumnData::U64(b)) => (DTYPE_U64, le_bytes(py, &[a, b], u64::to_le_bytes)?.into_any()),
         (ColumnData::F64(a), ColumnData::F64(b)) => (DTYPE_F64, le_bytes(py, &[a, b], f64::to_le_bytes)?.into_any()),
         (a, b) => {
-            // Names: one `str` per distinct name of each part; the list holds a pointer per row.
+            // Names: one `str` per distinct name across both parts; the list holds a pointer per row.
+            let mut seen: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+            let mut intern = |name: &'c str| seen.entry(name).or_insert_with(|| PyString::new(py, name)).clone();
             let mut items: Vec<Bound<'py, PyString>> = Vec::with_capacity(a.len() + b.len());
             for part in [a, b] {
                 match part {
                     ColumnData::Dict { codes, names } => {
-                        let strs: Vec<Bound<'py, PyString>> = names.iter().map(|n| PyString::new(py, n)).collect();
-                        items.extend(codes.iter().map(|&c| strs[c as usize].clone()));
+                        items.extend(codes.iter().map(|&c| intern(&names[c as usize])))
                     }
-                    ColumnData::Str(v) => {
-                        items.extend(interned_list(py, v)?.iter().map(|s| s.cast_into::<PyString>()).collect::<Result<
-                            Vec<_>,
-                            _,
-                        >>(
-                        )?)
-                    }
+                    ColumnData::Str(v) => items.extend(v.iter().map(|n| intern(n))),
                     ColumnData::U64(_) | ColumnData::F64(_) => {
                         return Err(pyo3::exceptions::PyRuntimeError::new_err("joined columns of different kinds"))
                     }
