@@ -447,7 +447,7 @@ def _object_metrics(obj: pd.DataFrame) -> dict[str, float]:
     out["synack_retransmits_per_1000"] = 1000.0 * float(synack.sum()) / n if n else math.nan
     out["handshake_loss_share"] = float(((syn + synack) > 0).sum() / n) if n else math.nan
     ecn = obj["ecn_negotiated"].to_numpy(dtype=float)
-    out["ecn_share"] = float(ecn.mean()) if n else math.nan
+    out["ecn_negotiated_share"] = float(ecn.mean()) if n else math.nan
     return out
 
 
@@ -604,6 +604,9 @@ class EcnplusStudy(Study):
     Params = EcnplusParams
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"paper": {}}
     derive_version = 1
+    # The share of objects that negotiated ECN was stored as `ecn_share`, the name of the
+    # deployment experiment's axis (the share of ECN-capable clients).
+    derived_renames: ClassVar[Mapping[str, str]] = {"ecn_share": "ecn_negotiated_share"}
     derive = staticmethod(derive)
 
     # -- parameters -------------------------------------------------------------------
@@ -1024,16 +1027,16 @@ class EcnplusStudy(Study):
                 "p90_response_time_s",
                 "unfinished_share",
                 "handshake_loss_share",
-                "ecn_share",
+                "ecn_negotiated_share",
             ]
             agg = _select(
                 data.aggregate("groups", group_metrics, by=[*data.axes, "group"]),
                 {"experiment": "deployment"},
             )
             titles = {m: t for m, t, *_ in _WEB_TABLES}
-            titles["ecn_share"] = "Objects whose connection negotiated ECN"
+            titles["ecn_negotiated_share"] = "Objects whose connection negotiated ECN"
             units = {m: u for m, _, u, _ in _WEB_TABLES}
-            units["ecn_share"] = "share"
+            units["ecn_negotiated_share"] = "share"
             group_order = {**order, "group": ["ECN clients", "non-ECN clients", "all"]}
             for metric in group_metrics:
                 if agg.empty:
