@@ -614,7 +614,10 @@ class EcnplusStudy(Study):
     def quick(self, params: EcnplusParams) -> EcnplusParams:
         return dataclasses.replace(
             params,
-            experiments=("main", "model"),
+            # One deployment point: its tables group by an axis (ecn_share) of their own.
+            experiments=("main", "deployment", "model"),
+            deployment_aqms=("RED*",),
+            deployment_shares=(0.5,),
             aqms=("RED*", "PI"),
             endpoints=("ECN", "ECN+"),
             duration_s=14.0,
