@@ -163,6 +163,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         apps: Vec::with_capacity(spec.flows.len() + spec.apps.len()),
         groups: Vec::new(),
         records: Vec::new(),
+        records_drained_bytes: 0,
         cmds: Vec::new(),
         next_uid: 0,
         cons: Conservation::default(),

@@ -74,7 +74,10 @@ pub struct TcpCounters {
     pub rto_after_ecn: u64,
     /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub fast_retransmits: u64,
-    /// SYN (initiator) or SYN-ACK (responder) retransmissions on the timer.
+    /// Handshake segments resent on this end's retransmission timer: the initiator's SYNs (after
+    /// a lost SYN or a lost SYN-ACK, which it cannot tell apart) or the responder's SYN-ACKs
+    /// (after a lost SYN-ACK or a lost third ACK). A SYN-ACK sent in answer to a retransmitted
+    /// SYN, and RFC 5562's non-ECT SYN-ACK after a CE-marked one, are not counted.
     pub syn_retransmits: u64,
     /// Pure ACKs sent.
     pub acks_sent: u64,
