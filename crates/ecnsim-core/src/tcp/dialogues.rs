@@ -326,6 +326,122 @@ fn unmarked_ect_synack_leaves_the_initial_window_alone() {
 }
 
 // ---------------------------------------------------------------------------
+// Handshake retransmission counters: what `syn_retransmits` counts at each end
+// ---------------------------------------------------------------------------
+
+/// Fire every timer due at `ms` at the responder, then at the initiator, and
+/// return what each sends (the responder's first).
+fn fire_both(d: &mut Dialogue, ms: u64) -> (Vec<Segment>, Vec<Segment>) {
+    d.now = ms;
+    let now = t(ms);
+    if d.b.next_deadline().is_some_and(|x| x <= now) {
+        d.b.on_timer(now);
+    }
+    let from_b = d.out_b();
+    if d.a.next_deadline().is_some_and(|x| x <= now) {
+        d.a.on_timer(now);
+    }
+    (from_b, d.out_a())
+}
+
+fn synacks(segs: &[Segment]) -> usize {
+    segs.iter().filter(|s| has(s, TcpFlags::SYN | TcpFlags::ACK)).count()
+}
+
+#[test]
+fn handshake_lost_syn_is_counted_by_the_initiator_only() {
+    let mut d = Dialogue::new(cfg(), cfg());
+    d.a.connect(t(0));
+    assert_eq!(d.out_a().len(), 1); // the SYN is lost
+    d.a_timeout();
+    let syn = d.out_a();
+    assert_eq!(syn.len(), 1);
+    assert!(has(&syn[0], TcpFlags::SYN) && !has(&syn[0], TcpFlags::ACK));
+    let synack = d.deliver_to_b(&syn, &[]);
+    let ack = d.deliver_to_a(&synack, &[]);
+    d.deliver_to_b(&ack, &[]);
+    assert_eq!((d.a.state(), d.b.state()), (TcpState::Established, TcpState::Established));
+    assert_eq!(d.a.counters.syn_retransmits, 1, "the initiator resent its SYN once");
+    assert_eq!(d.b.counters.syn_retransmits, 0, "the responder never saw the first SYN: nothing to resend");
+}
+
+#[test]
+fn handshake_lost_synack_is_counted_by_both_ends() {
+    // Both ends arm the same initial RTO: the initiator when it sends the SYN (t = 0), the
+    // responder one OWD later when it sends the SYN-ACK (t = 50). The initiator's resent SYN
+    // reaches the responder at 1000 + 50 = 1050, the instant the responder's own timer expires.
+    // So a lost SYN-ACK costs one SYN retransmission (the initiator cannot tell a lost SYN-ACK
+    // from a lost SYN) and one SYN-ACK retransmission on the responder's timer: the two
+    // counters come out nearly equal wherever SYN-ACKs are lost and SYNs are not.
+    let mut d = Dialogue::new(cfg(), cfg());
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    let lost = d.deliver_to_b(&syn, &[]);
+    assert_eq!(synacks(&lost), 1);
+    let (from_b, resent_syn) = fire_both(&mut d, 1000);
+    assert!(from_b.is_empty(), "the responder's timer runs to 1050");
+    assert_eq!(resent_syn.len(), 1);
+    assert_eq!(d.a.counters.syn_retransmits, 1);
+    // At 1050 the resent SYN arrives (answered at once with SYN-ACK #2, as Linux answers a
+    // retransmitted SYN in SYN-RECEIVED) and the responder's timer fires (SYN-ACK #3).
+    let answer = d.deliver_to_b(&resent_syn, &[]);
+    assert_eq!(synacks(&answer), 1);
+    let (on_timer, _) = fire_both(&mut d, 1050);
+    assert_eq!(synacks(&on_timer), 1);
+    assert_eq!(d.b.counters.syn_retransmits, 1, "only the timer's SYN-ACK counts as a retransmission");
+    assert_eq!(d.b.counters.rto_count, 0, "handshake timeouts are not data RTOs");
+    let acks = d.deliver_to_a(&[answer[0], on_timer[0]], &[]);
+    assert_eq!(d.a.state(), TcpState::Established);
+    d.deliver_to_b(&acks, &[]);
+    assert_eq!(d.b.state(), TcpState::Established);
+    assert_eq!((d.a.counters.syn_retransmits, d.b.counters.syn_retransmits), (1, 1));
+}
+
+#[test]
+fn handshake_lost_third_ack_is_counted_by_the_responder_only() {
+    let mut d = Dialogue::new(cfg(), cfg());
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    let synack = d.deliver_to_b(&syn, &[]);
+    assert_eq!(d.deliver_to_a(&synack, &[]).len(), 1); // the ACK is lost
+    assert_eq!(d.a.state(), TcpState::Established);
+    let (resent, from_a) = fire_both(&mut d, 1050);
+    assert!(from_a.is_empty());
+    assert_eq!(synacks(&resent), 1);
+    let ack = d.deliver_to_a(&resent, &[]);
+    d.deliver_to_b(&ack, &[]);
+    assert_eq!(d.b.state(), TcpState::Established);
+    assert_eq!((d.a.counters.syn_retransmits, d.b.counters.syn_retransmits), (0, 1));
+}
+
+#[test]
+fn handshake_ce_marked_synack_is_no_retransmission_in_any_mode() {
+    // A mark is not a loss: no end's timer fires, whatever the SYN-ACK mode does with the mark.
+    // RFC 5562 answers it with a second, non-ECT SYN-ACK sent at once (not on the timer).
+    for (mode, second_synack) in
+        [(EcnSynAck::Rfc5562, true), (EcnSynAck::Ecnplus, false), (EcnSynAck::EcnplusWait, false)]
+    {
+        let c = synack_mode(mode);
+        let mut d = Dialogue::new(c, c);
+        d.a.connect(t(0));
+        let syn = d.out_a();
+        let synack = d.deliver_to_b(&syn, &[]);
+        assert_eq!(synack[0].ecn, Ecn::Ect0, "{mode:?}");
+        let ack = d.deliver_to_a(&synack, &[0]);
+        let reply = d.deliver_to_b(&ack, &[]);
+        assert_eq!(synacks(&reply) == 1, second_synack, "{mode:?}: {reply:?}");
+        if second_synack {
+            let ack2 = d.deliver_to_a(&reply, &[]);
+            d.deliver_to_b(&ack2, &[]);
+        }
+        assert_eq!((d.a.state(), d.b.state()), (TcpState::Established, TcpState::Established), "{mode:?}");
+        assert_eq!(d.a.counters.syn_retransmits, 0, "{mode:?}");
+        assert_eq!(d.b.counters.syn_retransmits, 0, "{mode:?}: the mark's answer is not a retransmission");
+        assert_eq!(d.a.counters.ce_received, 1, "{mode:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Loss recovery variants: three losses in one window
 // ---------------------------------------------------------------------------
 
@@ -592,4 +708,73 @@ fn limited_transmit_sends_one_new_segment_per_early_dupack_and_is_not_counted_in
         // RFC 5681 §3.2 step 2: ssthresh = FlightSize / 2 without the Limited Transmit segments.
         assert_eq!(d.a.ssthresh(), 4 * MSS, "limited_transmit = {lt}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Duplicate ACKs during the go-back-N after a timeout (RFC 5681 §3.2, RFC 6582 §4)
+// ---------------------------------------------------------------------------
+
+/// A window of 30 segments of which 1-4 and 11 are lost and every ACK of the rest too, so the
+/// timer fires with the receiver holding 5-10 and 12-30. The go-back-N resends 1, then 2-3, then
+/// 4-7: the fourth fills the first hole (ACK of 11) and 5-7, already held, bring three duplicate
+/// ACKs of 11, which cover no more than the highest segment sent before the timeout. Returns the
+/// dialogue and the data sent after each of the four ACKs of that last round trip.
+fn dupacks_after_a_timeout(c: TcpConfig) -> (Dialogue, Vec<Vec<u64>>) {
+    let mut d = Dialogue::established(c, c);
+    d.a.send(100 * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 30);
+    let lost = [0, 1, 2, 3, 10];
+    let held: Vec<Segment> = w.iter().enumerate().filter(|(i, _)| !lost.contains(i)).map(|(_, s)| *s).collect();
+    // The receiver's duplicate ACKs are lost too: no fast retransmit, the timer fires.
+    let _ = d.deliver_to_b(&held, &[]);
+    d.a_timeout();
+    assert_eq!(d.a.counters.rto_count, 1);
+    let resent = d.out_a();
+    assert_eq!(data_seqs(&resent), vec![1]);
+    let acks = d.deliver_to_b(&resent, &[]);
+    let segs = d.deliver_to_a(&acks, &[]);
+    assert_eq!(data_seqs(&segs), vec![1001, 2001]);
+    let acks = d.deliver_to_b(&segs, &[]);
+    let segs = d.deliver_to_a(&acks, &[]);
+    assert_eq!(data_seqs(&segs), vec![3001, 4001, 5001, 6001]);
+    let acks = d.deliver_to_b(&segs, &[]);
+    assert_eq!(acks.iter().map(|s| s.header.ack).collect::<Vec<_>>(), vec![10_001; 4]);
+    d.now += OWD;
+    let now = t(d.now);
+    let mut sent = Vec::new();
+    for ack in &acks {
+        d.a.on_segment(now, &ack.header, ack.ecn);
+        let out: Vec<Segment> = std::iter::from_fn(|| d.a.poll_transmit(now)).collect();
+        sent.push(data_seqs(&out));
+    }
+    (d, sent)
+}
+
+#[test]
+fn reno_dupacks_in_a_go_back_n_halve_the_resent_flight_not_the_one_before_the_timeout() {
+    let c = TcpConfig { reno_bugfix: false, ..variant(CcKind::Reno, 30) };
+    let (d, sent) = dupacks_after_a_timeout(c);
+    // The ACK of 11 opens slow start to 5 segments: 11-15 leave.
+    assert_eq!(sent[0], (10..15).map(|k| 1 + k * MSS).collect::<Vec<_>>());
+    // RFC 5681 §3.2: the third duplicate ACK is a fast retransmit (no `recover` check in Reno) ...
+    assert_eq!(d.a.counters.fast_retransmits, 1);
+    assert_eq!(sent[1..], [Vec::<u64>::new(), vec![], vec![10_001]]);
+    // ... and ssthresh halves the FlightSize up to SND.NXT (11-15, 5 segments), not the 20 segments
+    // sent before the timeout beyond SND.UNA: those are being resent. Halving them gave ssthresh 10
+    // and cwnd 13 segments, and a burst of eight new segments behind the retransmission.
+    assert_eq!(d.a.ssthresh(), 5 * MSS / 2);
+    assert_eq!(d.a.cwnd(), 5 * MSS / 2 + 3 * MSS);
+}
+
+#[test]
+fn reno_bugfix_ignores_dupacks_that_cover_no_more_than_the_data_sent_before_the_timeout() {
+    let c = TcpConfig { reno_bugfix: true, ..variant(CcKind::Reno, 30) };
+    let (d, sent) = dupacks_after_a_timeout(c);
+    // RFC 6582 §3.2 step 2 / §4: the duplicate ACKs do not cover more than `recover` (set at the
+    // timeout): no fast retransmit, ssthresh stays at the timeout's 15 segments.
+    assert_eq!(d.a.counters.fast_retransmits, 0);
+    assert_eq!(sent[1..], [Vec::<u64>::new(), vec![], vec![]]);
+    assert_eq!(d.a.ssthresh(), 15 * MSS);
+    assert_eq!(d.a.cwnd(), 5 * MSS);
 }

@@ -18,7 +18,8 @@
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::spec::{
-    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck, ReductionBasis,
+    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
+    ReductionBasis, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
@@ -61,14 +62,22 @@ pub struct TcpCounters {
     pub retransmitted_bytes: u64,
     /// Payload bytes delivered in order to the application (goodput).
     pub bytes_delivered: u64,
+    /// Payload bytes that reached this end for the first time, in order or not (data beyond the
+    /// receive window, which is discarded, and duplicates are not counted): when data arrives,
+    /// not when a hole before it is repaired (ns-3 FlowMonitor's `rxBytes`, less headers and
+    /// duplicates).
+    pub bytes_received: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
-    /// Of which in a window already reduced for an ECN-Echo (no second ssthresh cut; ns-2's
-    /// `nrexmit_` does not count these).
+    /// Of which answered without a new ssthresh cut because of an earlier ECN-Echo reduction
+    /// (`tcp.timeout_after_ecn`; ns-2's `nrexmit_` does not count these).
     pub rto_after_ecn: u64,
     /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub fast_retransmits: u64,
-    /// SYN (initiator) or SYN-ACK (responder) retransmissions on the timer.
+    /// Handshake segments resent on this end's retransmission timer: the initiator's SYNs (after
+    /// a lost SYN or a lost SYN-ACK, which it cannot tell apart) or the responder's SYN-ACKs
+    /// (after a lost SYN-ACK or a lost third ACK). A SYN-ACK sent in answer to a retransmitted
+    /// SYN, and RFC 5562's non-ECT SYN-ACK after a CE-marked one, are not counted.
     pub syn_retransmits: u64,
     /// Pure ACKs sent.
     pub acks_sent: u64,
@@ -109,7 +118,7 @@ struct EcnState {
     /// next one backs the timer off (`tcp.ecn_one_segment = "ns2"`).
     ns2_backoff: bool,
     /// Sender: the last window action was a timeout (ns-2's `last_cwnd_action_ ==
-    /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout`).
+    /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout` and `tcp.timeout_after_ecn`).
     after_timeout: bool,
     /// Responder: the next SYN-ACK is ECT (RFC 5562 / ECN+).
     synack_ect: bool,
@@ -376,10 +385,14 @@ impl TcpSocket {
     pub fn sack_negotiated(&self) -> bool {
         self.sack_ok
     }
-    /// Bytes sent and not yet acknowledged (FlightSize of RFC 5681).
+    /// FlightSize of RFC 5681: bytes sent and not yet acknowledged, up to SND.NXT. After a
+    /// timeout SND.NXT goes back to SND.UNA (go-back-N) and what was sent beyond it before the
+    /// timeout is being sent again, so it is not in flight.
     #[must_use]
     pub fn flight_size(&self) -> u64 {
-        self.snd_max - self.snd_una
+        // RFC 5681 §2: FlightSize is the data sent but not yet cumulatively acknowledged; §3.2 step 4
+        // (note): the segments between SND.UNA and SND.NXT.
+        self.snd_nxt - self.snd_una
     }
 
     /// Sequence number of our FIN, if the application has closed.
@@ -454,9 +467,15 @@ impl TcpSocket {
                 // RFC 5681 §3.1 holds ssthresh on a repeated timeout; ns-2's slowdown() halves the
                 // (by then one-packet) window on every timeout.
                 let first = !self.rtt.is_backed_off() || self.cfg.reduction_basis == ReductionBasis::Ns2Window;
-                // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
-                // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
-                let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                // A timeout after an ECN reduction sets cwnd to one segment but does not reduce ssthresh
+                // again (ns-2 timeout(): slowdown(CLOSE_CWND_ONE), not counted in nrexmit_).
+                let after_ecn = match self.cfg.timeout_after_ecn {
+                    // RFC 3168 §6.1.2: ssthresh is not decreased again within the round trip already reduced.
+                    TimeoutAfterEcn::SameWindow => self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r),
+                    // ns-2 tcp.cc timeout(): `recover_ = maxseq_`, then `highest_ack_ < recover_ &&
+                    // last_cwnd_action_ == CWND_ACTION_ECN`: the ECN reduction is the last window action.
+                    TimeoutAfterEcn::LastAction => self.ecn.ecn_cut_until.is_some() && !self.ecn.after_timeout,
+                };
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
@@ -776,7 +795,7 @@ impl TcpSocket {
         let guarded = if self.cc.checks_recover() {
             match self.cfg.newreno_careful {
                 NewrenoCareful::Off => false,
-                // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
+                // RFC 6582 §3.2 step 2 (careful variant) / RFC 6675 §5: only if the ACK covers more than
                 // `recover` (ns-2 dupack_action(): recovered = highest_ack_ > recover_).
                 NewrenoCareful::Careful => self.snd_una <= self.recover,
                 // RFC 2582 §5 "less careful" variant (ns-2 lessCareful_): an ACK of exactly `recover` qualifies.
@@ -986,6 +1005,7 @@ impl TcpSocket {
                 // RFC 5681 §4.2 / RFC 793: a duplicate segment is ACKed at once.
                 self.ack_now = true;
             } else if start <= self.rcv_nxt {
+                self.counters.bytes_received += end - self.rcv_nxt - self.held_within(self.rcv_nxt, end);
                 self.rcv_nxt = end;
                 // Pull in what the out-of-order queue now makes contiguous.
                 let merged = self.ooo.partition_point(|&(s, _)| s <= self.rcv_nxt);
@@ -1000,6 +1020,7 @@ impl TcpSocket {
                     self.schedule_ack(now, h.payload);
                 }
             } else if end - self.rcv_nxt <= self.cfg.rcv_window {
+                self.counters.bytes_received += end - start - self.held_within(start, end);
                 self.insert_ooo(start, end);
                 self.recency.on_arrival(start);
                 // RFC 5681 §4.2: an out-of-order segment is ACKed immediately (a duplicate ACK).
@@ -1033,6 +1054,12 @@ impl TcpSocket {
                 self.ack_now = true;
             }
         }
+    }
+
+    /// Bytes of `[start, end)` already held out of order.
+    fn held_within(&self, start: u64, end: u64) -> u64 {
+        let first = self.ooo.partition_point(|&(_, e)| e <= start);
+        self.ooo[first..].iter().take_while(|&&(s, _)| s < end).map(|&(s, e)| e.min(end) - s.max(start)).sum()
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
@@ -1299,7 +1326,10 @@ impl TcpSocket {
             };
         }
         if self.ecn.ok && len > 0 {
-            if !is_retransmit || self.cfg.ecn_ect_on_retransmit {
+            // ns-2 tcp.cc output(): without a SYN, packet 0 stands in for the ECN-setup SYN and goes
+            // Not-ECT (RFC 3168 §6.1.1), retransmissions included.
+            let setup_stand_in = self.cfg.ecn_first_segment_not_ect && !self.cfg.handshake && seq == ISS + 1;
+            if (!is_retransmit || self.cfg.ecn_ect_on_retransmit) && !setup_stand_in {
                 // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
                 // unless as ns-2's output() does.
                 ecn = Ecn::Ect0;
@@ -1600,13 +1630,41 @@ mod tests {
         b.on_segment(t(200), &seg(2001), Ecn::NotEct);
         let dups = drain(&mut b, t(200));
         assert_eq!(dups.last().unwrap().ack, 1, "duplicate ACK for the hole");
+        // Out-of-order data counts as received when it arrives, as delivered once the hole is filled.
+        assert_eq!((b.counters.bytes_received, b.counters.bytes_delivered), (2000, 0));
         b.on_segment(t(210), &seg(1), Ecn::NotEct);
         let ack = drain(&mut b, t(210));
         assert_eq!(ack.last().unwrap().ack, 3001);
         assert_eq!(b.counters.bytes_delivered, 3000);
-        // A duplicate of delivered data is not delivered twice.
+        assert_eq!(b.counters.bytes_received, 3000);
+        // A duplicate of delivered data is not delivered (or received) twice.
         b.on_segment(t(220), &seg(1001), Ecn::NotEct);
-        assert_eq!(b.counters.bytes_delivered, 3000);
+        assert_eq!((b.counters.bytes_received, b.counters.bytes_delivered), (3000, 3000));
+    }
+
+    #[test]
+    fn receiver_counts_each_byte_received_once_whatever_the_overlaps() {
+        let (_a, mut b) = established();
+        let seg = |seq: u64, payload: u32| TcpHeader {
+            seq,
+            ack: 1,
+            flags: TcpFlags::ACK,
+            window: 1 << 20,
+            payload,
+            ..TcpHeader::default()
+        };
+        // Held: [2001, 3001) and [4001, 5001); then a segment spanning both and the gap between.
+        b.on_segment(t(200), &seg(2001, 1000), Ecn::NotEct);
+        b.on_segment(t(200), &seg(4001, 1000), Ecn::NotEct);
+        b.on_segment(t(200), &seg(2501, 2000), Ecn::NotEct);
+        assert_eq!(b.counters.bytes_received, 3000);
+        // In order, overlapping what is held: only [1, 2001) is new.
+        b.on_segment(t(210), &seg(1, 2500), Ecn::NotEct);
+        assert_eq!((b.counters.bytes_received, b.counters.bytes_delivered), (5000, 5000));
+        // Beyond the receive window: discarded, not received.
+        let far = 1 + cfg().rcv_window + 5000;
+        b.on_segment(t(220), &seg(far, 1000), Ecn::NotEct);
+        assert_eq!(b.counters.bytes_received, 5000);
     }
 
     #[test]
@@ -1662,5 +1720,35 @@ mod tests {
         assert!(a.take_events().all_acked);
         deliver(&mut b, t(350), &drain(&mut a, t(300)));
         assert_eq!(b.state(), TcpState::Closed);
+    }
+
+    // --- ECN without a handshake (ns-2 one-way TCP) ---------------------------
+
+    /// ns-2's one-way TCP sends packet 0 as the stand-in for an ECN-setup SYN: Not-ECT, also
+    /// when resent (ns-2.35 hetero trace: packet 0 goes with flags `C------`, every other
+    /// packet `------N`, retransmissions included).
+    #[test]
+    fn no_handshake_first_segment_is_not_ect_under_ns2_2001() {
+        let ecn_of = |cfg: TcpConfig| {
+            let mut a = TcpSocket::new(cfg);
+            a.assume_negotiated(true, false);
+            a.connect(t(0));
+            a.send_unlimited();
+            let first = a.poll_transmit(t(0)).unwrap();
+            assert!(a.poll_transmit(t(0)).is_none(), "initial window of one");
+            // The timer resends it (6 s initial RTO), then an ACK opens the window to two.
+            a.on_timer(t(6000));
+            let resent = a.poll_transmit(t(6000)).unwrap();
+            assert_eq!(resent.header.seq, first.header.seq);
+            a.on_segment(t(6100), &ack_for(1 + MSS), Ecn::NotEct);
+            let next = a.poll_transmit(t(6100)).unwrap();
+            assert_eq!(next.header.seq, 1 + MSS);
+            (first.ecn, resent.ecn, next.ecn)
+        };
+        let ns2 = TcpConfig { ecn: EcnPolicy::Request, ..Profile::Ns2_2001.tcp() };
+        assert_eq!(ecn_of(ns2), (Ecn::NotEct, Ecn::NotEct, Ecn::Ect0));
+        // Off: every data segment ECT (the retransmission too, as ns-2's output() sends it).
+        let off = TcpConfig { ecn_first_segment_not_ect: false, ..ns2 };
+        assert_eq!(ecn_of(off), (Ecn::Ect0, Ecn::Ect0, Ecn::Ect0));
     }
 }
