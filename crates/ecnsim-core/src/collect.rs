@@ -459,6 +459,7 @@ fn apps_table(sim: &Simulation, warm: Option<&[ConnTotals]>, since: SimTime, now
     t.push_u64("reverse_bytes_retransmitted", col(&|c| c.counters[1].retransmitted_bytes));
     t.push_u64("reverse_bytes_delivered", col(&|c| c.counters[0].bytes_delivered));
     t.push_u64("rto_count", col(&|c| c.counters[0].rto_count + c.counters[1].rto_count));
+    t.push_u64("rto_after_ecn", col(&|c| c.counters[0].rto_after_ecn + c.counters[1].rto_after_ecn));
     t.push_u64("fast_retransmits", col(&|c| c.counters[0].fast_retransmits + c.counters[1].fast_retransmits));
     t.push_u64("syn_retransmits", col(&|c| c.counters[0].syn_retransmits));
     t.push_u64("synack_retransmits", col(&|c| c.counters[1].syn_retransmits));

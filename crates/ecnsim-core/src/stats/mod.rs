@@ -69,20 +69,39 @@ pub(crate) struct ConnTotals {
 /// `a += b` (`sign` 1) or `a -= b` (`sign` -1, saturating), field by field.
 fn merge(a: &mut TcpCounters, b: &TcpCounters, add: bool) {
     let f = |x: &mut u64, y: u64| *x = if add { *x + y } else { x.saturating_sub(y) };
-    f(&mut a.segments_sent, b.segments_sent);
-    f(&mut a.data_packets_sent, b.data_packets_sent);
-    f(&mut a.data_bytes_sent, b.data_bytes_sent);
-    f(&mut a.retransmitted_packets, b.retransmitted_packets);
-    f(&mut a.retransmitted_bytes, b.retransmitted_bytes);
-    f(&mut a.bytes_delivered, b.bytes_delivered);
-    f(&mut a.bytes_received, b.bytes_received);
-    f(&mut a.rto_count, b.rto_count);
-    f(&mut a.fast_retransmits, b.fast_retransmits);
-    f(&mut a.syn_retransmits, b.syn_retransmits);
-    f(&mut a.acks_sent, b.acks_sent);
-    f(&mut a.ce_received, b.ce_received);
-    f(&mut a.ecn_reductions, b.ecn_reductions);
-    f(&mut a.cwr_sent, b.cwr_sent);
+    // Every field named: a counter added to `TcpCounters` does not compile until it is summed here.
+    let TcpCounters {
+        segments_sent,
+        data_packets_sent,
+        data_bytes_sent,
+        retransmitted_packets,
+        retransmitted_bytes,
+        bytes_delivered,
+        bytes_received,
+        rto_count,
+        rto_after_ecn,
+        fast_retransmits,
+        syn_retransmits,
+        acks_sent,
+        ce_received,
+        ecn_reductions,
+        cwr_sent,
+    } = *b;
+    f(&mut a.segments_sent, segments_sent);
+    f(&mut a.data_packets_sent, data_packets_sent);
+    f(&mut a.data_bytes_sent, data_bytes_sent);
+    f(&mut a.retransmitted_packets, retransmitted_packets);
+    f(&mut a.retransmitted_bytes, retransmitted_bytes);
+    f(&mut a.bytes_delivered, bytes_delivered);
+    f(&mut a.bytes_received, bytes_received);
+    f(&mut a.rto_count, rto_count);
+    f(&mut a.rto_after_ecn, rto_after_ecn);
+    f(&mut a.fast_retransmits, fast_retransmits);
+    f(&mut a.syn_retransmits, syn_retransmits);
+    f(&mut a.acks_sent, acks_sent);
+    f(&mut a.ce_received, ce_received);
+    f(&mut a.ecn_reductions, ecn_reductions);
+    f(&mut a.cwr_sent, cwr_sent);
 }
 
 impl ConnTotals {
