@@ -226,17 +226,27 @@ def test_quick_emulated_study_runs_both_modes_apart_and_reports_them_side_by_sid
     assert "4 emulated runs (4 run now" in stderr, stderr
     assert ours(proc.pid) == []
     assert traffic_processes() == []
+    check_emulated_study(out)
+    print(f"--quick --emulate: {wall:.0f} s wall, load {os.getloadavg()[0]:.1f}")
+    # Again: everything is in the store, nothing runs (no real time spent).
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    assert "4 emulated runs (0 run now, 4 already in the store" in again.stderr
+
+
+def check_emulated_study(out: Path) -> None:
+    """What ``study run rfc2884 --quick --emulate --out OUT`` must have written."""
     # Both modes in one store, never mixed: the catalog's mode column, disjoint keys.
     store = Store(out / "store")
     runs = store.runs()
     study_runs = runs[runs["sweep"].isin(["study-rfc2884", "study-rfc2884-emulation"])]
-    by_mode = study_runs.groupby("mode")["key"].apply(set)
+    by_mode = study_runs.groupby("run_mode")["key"].apply(set)
     assert set(by_mode.index) == {"simulation", "emulation"}
     assert len(by_mode["simulation"]) == len(by_mode["emulation"]) == 4
     assert not by_mode["simulation"] & by_mode["emulation"]
     pilots = runs[runs["sweep"] == "study-rfc2884-pilot"]
     assert len(pilots) > 0
-    assert set(pilots["mode"]) == {"simulation"}
+    assert set(pilots["run_mode"]) == {"simulation"}
     # The emulated runs' own tables: the driver's measurements and the mapping.
     key = next(iter(by_mode["emulation"]))
     assert {"emulation", "tcp_mapping", "flows", "queues"} <= set(store.manifest(key)["tables"])
@@ -263,11 +273,6 @@ def test_quick_emulated_study_runs_both_modes_apart_and_reports_them_side_by_sid
     assert "TCP parameters on the real hosts" in report
     info = json.loads((out / "study.json").read_text())
     assert info["emulation"]["runs_stored"] == 4
-    print(f"--quick --emulate: {wall:.0f} s wall, load {os.getloadavg()[0]:.1f}")
-    # Again: everything is in the store, nothing runs (no real time spent).
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    assert again.returncode == 0, again.stderr
-    assert "4 emulated runs (0 run now, 4 already in the store" in again.stderr
 
 
 @needs_emulation
@@ -294,5 +299,5 @@ def test_interrupting_an_emulated_study_leaves_nothing_behind(tmp_path: Path, si
     # The interrupted run left nothing half-written in the store.
     store = Store(out / "store")
     runs = store.runs()
-    assert set(runs["mode"]) <= {"simulation"}
+    assert set(runs["run_mode"]) <= {"simulation"}
     assert store.damaged() == []

@@ -89,7 +89,7 @@ RUN_COLUMNS = (
     "sweep",
     "point",
     "seed",
-    "mode",
+    "run_mode",
     "key",
     "digest",
     "scenario",
@@ -902,7 +902,7 @@ class Store:
         meta = m.get("meta") if isinstance(m.get("meta"), dict) else {}
         entry = {
             "seed": m.get("seed"),
-            "mode": meta.get("mode") or "simulation",
+            "run_mode": meta.get("mode") or "simulation",
             "digest": m.get("digest"),
             "scenario": m.get("scenario"),
             "ecnsim_version": m.get("ecnsim_version"),
@@ -991,7 +991,7 @@ class Store:
         df["digest"] = pd.array(df["digest"].tolist(), dtype="UInt64")
         df["wall_s"] = df["wall_s"].astype("float64")
         df["finished"] = pd.array(df["finished"].tolist(), dtype="boolean")
-        for c in ("sweep", "mode", "key", "scenario", "ecnsim_version", "written_at", "dir"):
+        for c in ("sweep", "run_mode", "key", "scenario", "ecnsim_version", "written_at", "dir"):
             df[c] = pd.array(df[c].tolist(), dtype="string")
         sdf = pd.DataFrame(
             sweep_rows, columns=["name", "points", "runs", "done", "params", "written_at"]
@@ -1035,7 +1035,8 @@ class Store:
             "sweep": sweep,
             "point": point,
             "seed": info.get("seed"),
-            "mode": info.get("mode") or "simulation",
+            # Not "mode": a study may have an axis of that name (rfc2884's ECN / non-ECN).
+            "run_mode": info.get("run_mode") or "simulation",
             "key": key,
             "digest": info.get("digest"),
             "scenario": info.get("scenario"),
