@@ -135,9 +135,11 @@ def _show_emulation(study: Any, params: Any) -> None:
     for point, why in refused:
         label = ", ".join(f"{k}={v}" for k, v in point.items())
         print(f"cannot be emulated: {label}: {why}")
-    real = emulated_seconds(study, params)
+    refused_points = [p for p, _why in refused]
+    emulable = [p for p in study.grid(params) if p not in refused_points]
+    real = emulated_seconds(study, params, emulable)
     print(
-        f"\nemulated runs: {len(study.grid(params)) * params.seeds - len(refused) * params.seeds}, "
+        f"\nemulated runs: {len(emulable) * params.seeds}, "
         f"one at a time in real time: about {format_seconds(real)} (each run's duration plus "
         f"~{SETUP_S:g} s to set up), after the simulated runs; the pilot runs stay simulated"
     )

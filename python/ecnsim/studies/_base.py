@@ -705,11 +705,17 @@ def run_study(
     if calibration is not None:
         params = calibration.params
     plan = plan_study(study, params, only=only, store=store.root)
-    emu_plan = (
-        plan_study(study, params, only=only, store=store.root, mode="emulation")
-        if emulate
-        else None
-    )
+    emu_plan = None
+    if emulate:
+        from ecnsim.sweep.spec import SweepSpecError
+
+        try:
+            emu_plan = plan_study(study, params, only=only, store=store.root, mode="emulation")
+        except SweepSpecError as e:
+            raise StudyError(
+                f"{e}; `ecnsim study show {study.name} --emulate` lists every point that "
+                "cannot be emulated: leave them out with --only"
+            ) from None
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"

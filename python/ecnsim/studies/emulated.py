@@ -113,13 +113,16 @@ def emulation_mapping(
     return pd.DataFrame(rows, columns=list(MAPPING_COLUMNS)), refused
 
 
-def emulated_seconds(study: Study, params: Any) -> float:
-    """Real seconds the study's emulated runs take one after another (pilots not counted:
-    they stay simulated): each point's scenario duration plus :data:`SETUP_S`, times seeds."""
+def emulated_seconds(
+    study: Study, params: Any, points: Sequence[Mapping[str, Any]] | None = None
+) -> float:
+    """Real seconds the emulated runs of ``points`` (default: every point) take one after
+    another (pilots not counted: they stay simulated): each point's scenario duration plus
+    :data:`SETUP_S`, times seeds."""
     from ecnsim.emulation.plan import parse_seconds
 
     total = 0.0
-    for _point, sc in point_scenarios(study, params):
+    for _point, sc in point_scenarios(study, params, points):
         duration = parse_seconds(sc["simulation"]["duration"], "simulation.duration")
         total += duration + SETUP_S
     return total * params.seeds
