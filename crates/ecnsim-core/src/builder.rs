@@ -13,16 +13,17 @@ use crate::app::udp::UdpSources;
 use crate::app::websessions::{WebParams, WebSessions};
 use crate::app::AnyApp;
 use crate::error::SimError;
+use crate::flow::Flow;
 use crate::ids::AppId;
 use crate::ids::{FlowId, NodeId};
 use crate::link::Port;
 use crate::node::{Arc, Routes};
 use crate::profile::Profile;
-use crate::qdisc::resolve::{resolve, LinkInfo};
 use crate::qdisc::{droptail::Limit, script, AnyQdisc, DropTail, Queue};
+use crate::queue_resolve::{resolve, LinkInfo};
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::sim::{AppSlot, Conservation, Flow, Node, PerfCounters, SimOptions, Simulation};
+use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, DistSpec, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec,
     ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
@@ -377,12 +378,12 @@ fn make_app(
             AnyApp::Http(Http::new(pairs, start, jitter, p, rng))
         }
         ModelSpec::Websessions { offered_load, .. } => {
-            let mut p = web_params(model);
+            let mut p = WebParams::from_model(model);
             if let Some(load) = offered_load {
                 let link = &spec.links[usize::try_from(load.link).expect("validated")];
                 #[allow(clippy::cast_precision_loss)]
                 let rate = link.rate.0 as f64;
-                p.session_rate = offered_session_rate(&p, load.percent, rate, cfg);
+                p.session_rate = p.offered_session_rate(load.percent, rate, cfg);
             }
             AnyApp::WebSessions(WebSessions::new(clients.to_vec(), servers.to_vec(), start, p, rng))
         }
@@ -406,51 +407,6 @@ fn make_app(
             ))
         }
     }
-}
-
-/// The parameters of a web-session model, defaults filled in; the session
-/// rate is `session_rate` (0 for an `offered_load` model, whose rate the
-/// caller derives from the link).
-///
-/// # Panics
-/// If `model` is not a web-session model.
-pub(crate) fn web_params(model: &ModelSpec) -> WebParams {
-    let ModelSpec::Websessions {
-        session_rate,
-        offered_load: _,
-        pages,
-        inter_page,
-        objects,
-        object_size,
-        request_size,
-        rcv_window,
-        persistent,
-    } = model
-    else {
-        panic!("web_params of a model that is not websessions");
-    };
-    let d = |given: &Option<DistSpec>, name: &str| dist_or(given.as_ref(), crate::app::websessions::default(name));
-    WebParams {
-        // Feldmann99 / WebTraf: one connection per object unless asked otherwise.
-        persistent: persistent.unwrap_or(false),
-        session_rate: session_rate.unwrap_or(0.0),
-        pages: d(pages, "pages"),
-        inter_page: d(inter_page, "inter_page"),
-        objects: d(objects, "objects"),
-        object_size: d(object_size, "object_size"),
-        request_size: d(request_size, "request_size"),
-        rcv_window: d(rcv_window, "rcv_window"),
-    }
-}
-
-/// Sessions per second that make the response bytes on the wire `percent` of `rate_bps`:
-/// demand = rate * E[pages] * E[objects] * E[object] * (mss + headers) / mss * 8.
-pub(crate) fn offered_session_rate(p: &WebParams, percent: f64, rate_bps: f64, cfg: &TcpConfig) -> f64 {
-    let mean = |d: &Dist| d.mean().expect("validated: finite mean");
-    let headers = if cfg.headers_on_data { cfg.header_bytes } else { 0 };
-    let overhead = f64::from(cfg.mss + headers) / f64::from(cfg.mss);
-    let bits_per_session = 8.0 * mean(&p.pages).max(1.0) * mean(&p.objects).max(1.0) * mean(&p.object_size) * overhead;
-    percent / 100.0 * rate_bps / bits_per_session
 }
 
 /// The discipline for queue table `q` on a link described by `link`, and the
@@ -533,7 +489,7 @@ fn compute_routes(nodes: &[Node], ports: &[Port], options: &SimOptions) -> Resul
                     "the route table of {} routers and multi-link hosts needs {} of memory, which could not be \
                      allocated",
                     cells.isqrt(),
-                    crate::memory::fmt_bytes((cells as u64).saturating_mul(4))
+                    crate::error::fmt_bytes((cells as u64).saturating_mul(4))
                 ),
             )
         },
@@ -579,5 +535,27 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         limited_transmit: Some(c.limited_transmit),
         handshake: Some(c.handshake),
         headers_on_data: Some(c.headers_on_data),
+    }
+}
+
+impl Simulation {
+    /// Validate `spec` and build the simulation; `seed` overrides the spec's seed.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSpec`] for a scenario that breaks a rule,
+    /// [`SimError::Topology`] for one whose flows have no route.
+    pub fn new(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Self, SimError> {
+        build(spec, &SimOptions { seed, ..SimOptions::default() })
+    }
+
+    /// Validate `spec` and build the simulation with `options` (seed,
+    /// memory limit, cancellation).
+    ///
+    /// # Errors
+    /// As [`Simulation::new`]; also [`SimError::Resource`] if the scenario's
+    /// memory estimate exceeds `options.max_memory` (or its route table cannot
+    /// be allocated), and [`SimError::Cancelled`] if `options.cancel` is raised.
+    pub fn with_options(spec: &ScenarioSpec, options: &SimOptions) -> Result<Self, SimError> {
+        build(spec, options)
     }
 }

@@ -92,3 +92,21 @@ macro_rules! ensure_spec {
         }
     };
 }
+
+/// `bytes` with a decimal unit: `"10.2 GB"`.
+#[must_use]
+#[allow(clippy::cast_precision_loss)]
+pub fn fmt_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < UNITS.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

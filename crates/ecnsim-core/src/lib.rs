@@ -49,8 +49,9 @@
 
 mod app;
 mod builder;
+mod collect;
 pub mod error;
-pub mod external;
+mod flow;
 pub mod ids;
 mod link;
 pub mod memory;
@@ -59,10 +60,12 @@ pub mod packet;
 mod parse;
 pub mod profile;
 pub mod qdisc;
+mod queue_resolve;
 pub mod results;
 pub mod rng;
 pub mod sched;
 pub mod sim;
+pub use sim::external;
 pub mod spec;
 pub mod stats;
 pub mod tcp;

@@ -16,11 +16,13 @@ use std::fmt::Write as _;
 use std::mem::size_of;
 
 use crate::app::dist::Dist;
-use crate::app::{Record, TIMER_POPS_PER_INSTANT};
+use crate::app::websessions::WebParams;
+use crate::app::Record;
 use crate::error::SimError;
+use crate::flow::{Endpoint, Flow, FlowFinal, UdpFlow};
 use crate::link::Port;
 use crate::packet::Packet;
-use crate::sim::{Endpoint, Flow, FlowFinal, Simulation, UdpFlow};
+use crate::sim::Simulation;
 use crate::spec::{ModelSpec, ScenarioSpec};
 use crate::tcp::TcpCounters;
 use crate::trace::TraceRecord;
@@ -90,23 +92,7 @@ impl MemoryEstimate {
     }
 }
 
-/// `bytes` with a decimal unit: `"10.2 GB"`.
-#[must_use]
-#[allow(clippy::cast_precision_loss)]
-pub fn fmt_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1000.0 && u + 1 < UNITS.len() {
-        v /= 1000.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
+pub use crate::error::fmt_bytes;
 
 #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 fn f64_to_bytes(x: f64) -> u64 {
@@ -229,8 +215,8 @@ impl ScenarioSpec {
         let Some(link) = self.links.get(link) else { return 0.0 };
         #[allow(clippy::cast_precision_loss)]
         let rate = link.rate.0 as f64;
-        let params = crate::builder::web_params(&app.model);
-        crate::builder::offered_session_rate(&params, load.percent, rate, &cfg)
+        let params = WebParams::from_model(&app.model);
+        params.offered_session_rate(load.percent, rate, &cfg)
     }
 }
 
@@ -315,12 +301,6 @@ impl Simulation {
             ),
         ))
     }
-}
-
-/// Events one instant may hold before the run is stopped as making no
-/// progress: a large constant, and many per component.
-pub(crate) fn instant_event_budget(components: usize) -> u64 {
-    TIMER_POPS_PER_INSTANT + 64 * components as u64
 }
 
 #[cfg(test)]

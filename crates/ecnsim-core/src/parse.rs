@@ -17,11 +17,7 @@
 //!
 //! Messages are reworded to name no Rust type ([`humanize`]).
 
-use std::fmt::Write as _;
-
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-
-use crate::spec::{AppSpec, DistSpec, ModelSpec, NodeKind, QueueSpec};
 
 /// A document as written (TOML or JSON), for finding fields by path.
 #[derive(Clone, Debug, PartialEq)]
@@ -182,32 +178,9 @@ pub(crate) fn refine(tree: Option<&Tree>, path: &str, msg: &str) -> String {
     }
 }
 
-/// The allowed values of a `type` or `kind` key missing at `path`.
-fn allowed_tags(path: &str, field: &str) -> Option<String> {
-    // serde lists the variants of an enum when it meets an unknown one.
-    fn variants<T: for<'de> Deserialize<'de>>(json: &str) -> Option<String> {
-        let msg = serde_json::from_str::<T>(json).err()?.to_string();
-        let from = msg.find("expected ")? + "expected ".len();
-        let list = &msg[from..];
-        let list = list.strip_prefix("one of ").unwrap_or(list);
-        Some(list.split(" at line ").next().unwrap_or(list).to_owned())
-    }
-    let last = path.rsplit('.').next().unwrap_or(path);
-    let last = last.split('[').next().unwrap_or(last);
-    let bad = r#"{"type":"\u0000"}"#;
-    match (field, last) {
-        ("kind", _) => variants::<NodeKind>(r#""\u0000""#),
-        ("type", "queue" | "queue_ab" | "queue_ba") => variants::<QueueSpec>(bad),
-        ("type", "model") => variants::<ModelSpec>(bad),
-        ("type", "app") => variants::<AppSpec>(bad),
-        ("type", _) => variants::<DistSpec>(bad),
-        _ => None,
-    }
-}
-
-/// serde's message in a scenario author's words: no Rust type names, the
-/// allowed values of a missing tag.
-pub(crate) fn humanize(path: &str, msg: &str) -> String {
+/// serde's message in a scenario author's words: no Rust type names (the
+/// allowed values of a missing tag are added by [`crate::spec`], which knows them).
+pub(crate) fn humanize(msg: &str) -> String {
     let mut m = msg.to_owned();
     // "expected struct LinkSpec" / "expected struct SimulationSpec with 5 elements".
     while let Some(i) = m.find("expected struct ") {
@@ -244,12 +217,12 @@ pub(crate) fn humanize(path: &str, msg: &str) -> String {
     if m.starts_with("invalid type: floating point") && m.contains("expected an integer from 0") {
         m.push_str(" (an integer this large is read as a floating-point number)");
     }
-    if let Some(field) = m.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
-        if let Some(list) = allowed_tags(path, field) {
-            let _ = write!(m, "; allowed: {list}");
-        }
-    }
     m
+}
+
+/// The field a serde "missing field" message names.
+pub(crate) fn missing_field(msg: &str) -> Option<&str> {
+    msg.strip_prefix("missing field `").and_then(|r| r.split('`').next())
 }
 
 /// An array given where the scenario has a table (serde would have read it
@@ -441,20 +414,17 @@ mod tests {
     #[test]
     fn messages_name_no_rust_type() {
         assert_eq!(
-            humanize("links[0]", "invalid type: string \"x\", expected struct LinkSpec"),
+            humanize("invalid type: string \"x\", expected struct LinkSpec"),
             "invalid type: string \"x\", expected a table"
         );
         assert_eq!(
-            humanize("simulation", "invalid length 1, expected struct SimulationSpec with 5 elements"),
+            humanize("invalid length 1, expected struct SimulationSpec with 5 elements"),
             "wrong number of items: 1, expected a table"
         );
         assert_eq!(
-            humanize("apps[0].model.think_time", "invalid type: integer `5`, expected internally tagged enum DistSpec"),
+            humanize("invalid type: integer `5`, expected internally tagged enum DistSpec"),
             "invalid type: integer `5`, expected a table with a `type` key"
         );
-        let m = humanize("nodes[0]", "missing field `kind`");
-        assert_eq!(m, "missing field `kind`; allowed: `host` or `router`");
-        let m = humanize("links[0].queue", "missing field `type`");
-        assert!(m.contains("allowed: `droptail`, `red`"), "{m}");
+        assert_eq!(missing_field("missing field `kind`"), Some("kind"));
     }
 }

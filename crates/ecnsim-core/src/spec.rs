@@ -1760,8 +1760,34 @@ fn path_string(path: &serde_path_to_error::Path) -> String {
 /// document shows and worded without Rust type names; `position` follows.
 fn refined_error(tree: Option<&parse::Tree>, path: &str, msg: &str, position: &str) -> SimError {
     let path = parse::refine(tree, path, msg);
-    let msg = parse::humanize(&path, msg);
+    let mut msg = parse::humanize(msg);
+    if let Some(list) = parse::missing_field(&msg).and_then(|field| allowed_tags(&path, field)) {
+        let _ = fmt::Write::write_fmt(&mut msg, format_args!("; allowed: {list}"));
+    }
     SimError::spec(path, format!("{msg}{position}"))
+}
+
+/// The allowed values of a `type` or `kind` key missing at `path`.
+fn allowed_tags(path: &str, field: &str) -> Option<String> {
+    // serde lists the variants of an enum when it meets an unknown one.
+    fn variants<T: for<'de> Deserialize<'de>>(json: &str) -> Option<String> {
+        let msg = serde_json::from_str::<T>(json).err()?.to_string();
+        let from = msg.find("expected ")? + "expected ".len();
+        let list = &msg[from..];
+        let list = list.strip_prefix("one of ").unwrap_or(list);
+        Some(list.split(" at line ").next().unwrap_or(list).to_owned())
+    }
+    let last = path.rsplit('.').next().unwrap_or(path);
+    let last = last.split('[').next().unwrap_or(last);
+    let bad = r#"{"type":"\u0000"}"#;
+    match (field, last) {
+        ("kind", _) => variants::<NodeKind>(r#""\u0000""#),
+        ("type", "queue" | "queue_ab" | "queue_ba") => variants::<QueueSpec>(bad),
+        ("type", "model") => variants::<ModelSpec>(bad),
+        ("type", "app") => variants::<AppSpec>(bad),
+        ("type", _) => variants::<DistSpec>(bad),
+        _ => None,
+    }
 }
 
 /// serde reads a struct from a sequence, field by field; a scenario must
@@ -1779,6 +1805,14 @@ fn check_units(spec: &ScenarioSpec, tree: Option<&parse::Tree>) -> Result<(), Si
 
 #[cfg(test)]
 pub(crate) mod tests {
+    #[test]
+    fn a_missing_tag_lists_the_allowed_values() {
+        let e = refined_error(None, "nodes[0]", "missing field `kind`", "");
+        assert!(e.to_string().contains("missing field `kind`; allowed: `host` or `router`"), "{e}");
+        let e = refined_error(None, "links[0].queue", "missing field `type`", "");
+        assert!(e.to_string().contains("allowed: `droptail`, `red`"), "{e}");
+    }
+
     use super::*;
 
     /// A valid scenario using every table. `#XX` comments mark places where

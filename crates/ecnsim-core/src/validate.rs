@@ -23,8 +23,8 @@ use crate::profile::Profile;
 use crate::qdisc::aecn::AecnVariant;
 use crate::qdisc::droptail::LimitRule;
 use crate::qdisc::red::{Adaptive, DropSpacing};
-use crate::qdisc::resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::qdisc::{Limit, Measure};
+use crate::queue_resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::spec::{AecnSpec, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
 use crate::spec::{
     AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
@@ -861,7 +861,7 @@ impl ScenarioSpec {
                 opt_in_range(&format!("{p}.packet_size"), *packet_size, Limits::closed(1, MAX_UDP_PAYLOAD))?;
                 // The source sends a datagram every (payload + 28) * 8 / rate seconds: at least
                 // the clock's resolution, or the gap would round and the rate be wrong.
-                let bits = (packet_size.map_or(1000, |b| b.0) + i128::from(crate::sim::UDP_HEADER_BYTES)) * 8;
+                let bits = (packet_size.map_or(1000, |b| b.0) + i128::from(crate::flow::UDP_HEADER_BYTES)) * 8;
                 ensure_spec!(
                     bits * SEC >= rate.0,
                     format!("{p}.rate"),

@@ -33,10 +33,16 @@ from ecnsim.studies._base import (
     JobSpec,
     Study,
     StudyData,
-    StudyParams,
     StudyTable,
 )
-from ecnsim.studies.hetero import GROUPS, _packet_fields, derive_star, star_figures, star_tables
+from ecnsim.studies.hetero import (
+    GROUPS,
+    StarParams,
+    _packet_fields,
+    derive_star,
+    star_figures,
+    star_tables,
+)
 
 __all__ = ["EXPERIMENTS", "AecnParams", "AecnStudy"]
 
@@ -46,10 +52,15 @@ EXPERIMENTS: tuple[str, ...] = ("main", "a_sweep", "aecn3", "aecn4", "count_scop
 
 
 @dataclass(frozen=True)
-class AecnParams(StudyParams):
-    """The thesis' chapter 5 setup as defaults."""
+class AecnParams(StarParams):
+    """The thesis' chapter 5 setup as defaults (the star of chapter 4 with 90 Mb/s of
+    access capacity and shorter RTTs)."""
 
     n_values: tuple[int, ...] = (30, 60, 120, 240, 480)
+    access_delays_ms: tuple[float, ...] = (95.0, 45.0, 20.0)
+    aggregate_access_mbps: float = 90.0
+    #: N of the figure points (the main experiment, every scheme, the first base_max_p).
+    figure_n: tuple[int, ...] = (60, 240)
     base_max_p_values: tuple[float, ...] = (0.5, 0.8)
     experiments: tuple[Experiment, ...] = EXPERIMENTS  # type: ignore[assignment]
     #: AECN's fragile divisor and robust multiplier.
@@ -67,44 +78,13 @@ class AecnParams(StudyParams):
     count_scope: Literal["queue", "group"] = "queue"
     #: What the sender carries for the router: its base (minimum) RTT or its smoothed RTT.
     carry_rtt: Literal["base", "smoothed"] = "base"
-    access_delays_ms: tuple[float, ...] = (95.0, 45.0, 20.0)
-    aggregate_access_mbps: float = 90.0
-    bottleneck_mbps: float = 10.0
-    bottleneck_delay_ms: float = 5.0
-    buffer_packets: int = 120
-    min_th: float = 10.0
-    max_th: float = 30.0
-    w_q: float = 0.002
-    gentle: bool = False
-    access_buffer_packets: int = 50
-    cc: Literal["reno", "newreno", "sack", "tahoe"] = "reno"
-    window_packets: int = 64
-    packet_bytes: int = 1000
-    ns2_accounting: bool = True
-    starts_s: tuple[float, ...] = (0.0, 2.0)
-    start_jitter_s: float = 0.0
-    duration_s: float = 100.0
-    warmup_s: float = 20.0
-    profile: str = "ns2-2001"
-    sample_interval_s: float = 0.1
-    lockout_s: float = 5.0
-    bin_s: float = 1.0
-    #: N of the figure points (the main experiment, every scheme, the first base_max_p).
-    figure_n: tuple[int, ...] = (60, 240)
-    raster_seed: int = 1
 
     def check(self) -> None:
-        if not self.n_values or any(n < len(GROUPS) for n in self.n_values):
-            raise ValueError(f"n_values: each N must be >= {len(GROUPS)}, got {self.n_values}")
+        super().check()
         if any(not 0 < p <= 1 for p in self.base_max_p_values):
             raise ValueError(f"base_max_p_values must be in (0, 1], got {self.base_max_p_values}")
         if self.a <= 0 or self.b <= 0 or any(a <= 0 for a in self.a_values):
             raise ValueError("a, b and a_values must be > 0")
-        if not 0 <= self.min_th < self.max_th <= self.buffer_packets:
-            raise ValueError(
-                f"need 0 <= min_th < max_th <= buffer_packets, got {self.min_th}, "
-                f"{self.max_th}, {self.buffer_packets}"
-            )
         if any(not 0 <= m < self.max_th for m in self.robust_min_th_values):
             raise ValueError(
                 f"robust_min_th_values must be in [0, max_th), got {self.robust_min_th_values}"
@@ -113,10 +93,6 @@ class AecnParams(StudyParams):
             raise ValueError(
                 f"aecn4_max_th_values must be in (min_th, buffer], got {self.aecn4_max_th_values}"
             )
-        if len(self.access_delays_ms) != len(GROUPS):
-            raise ValueError(f"access_delays_ms needs {len(GROUPS)} values")
-        if not 0 <= self.warmup_s < self.duration_s:
-            raise ValueError("need 0 <= warmup_s < duration_s")
 
 
 def _fmt(x: float) -> str:

@@ -36,7 +36,7 @@ from ecnsim.studies._base import (
     pivot,
 )
 
-__all__ = ["GROUPS", "MODES", "HeteroParams", "HeteroStudy", "derive_star"]
+__all__ = ["GROUPS", "MODES", "HeteroParams", "HeteroStudy", "StarParams", "derive_star"]
 
 #: The RTT groups, in the order of their access delays.
 GROUPS = ("fragile", "average", "robust")
@@ -47,14 +47,16 @@ MODES: dict[str, str] = {"RED": "none", "ECN": "rfc3168", "ECNM": "mark_above_ma
 
 
 @dataclass(frozen=True)
-class HeteroParams(StudyParams):
-    """The thesis' setup (chapter 4) as defaults; ``variant="icn2001"`` gives the ICN paper's."""
+class StarParams(StudyParams):
+    """The star of chapters 4 and 5 of the thesis, shared by ``hetero`` and ``aecn``.
 
-    variant: Literal["thesis", "icn2001"] = "thesis"
+    Three groups of sources (fragile, average, robust: long, medium and short
+    RTTs) share one RED bottleneck; the defaults are chapter 4's, and a
+    study's ``Params`` overrides those its source sets differently.
+    """
+
     #: Numbers of sources (split equally into the three groups).
     n_values: tuple[int, ...] = (15, 30, 60, 120, 240, 480, 600)
-    max_p_values: tuple[float, ...] = (0.1, 0.2, 0.5, 0.8)
-    modes: tuple[Mode, ...] = ("RED", "ECN", "ECNM")
     #: One-way access delays of the fragile, average and robust groups.
     access_delays_ms: tuple[float, ...] = (145.0, 45.0, 5.0)
     #: Sum of the access links' capacities (each gets this / N).
@@ -87,17 +89,14 @@ class HeteroParams(StudyParams):
     lockout_s: float = 5.0
     #: Bin width of goodput over time.
     bin_s: float = 1.0
-    #: Points (all modes) whose series and packet raster are kept for figures.
+    #: Points whose series and packet raster are kept for figures.
     figure_n: tuple[int, ...] = (30, 120, 600)
-    figure_max_p: float = 0.1
     #: The seed whose packet raster is kept at figure points.
     raster_seed: int = 1
 
     def check(self) -> None:
         if not self.n_values or any(n < len(GROUPS) for n in self.n_values):
             raise ValueError(f"n_values: each N must be >= {len(GROUPS)}, got {self.n_values}")
-        if any(not 0 < p <= 1 for p in self.max_p_values):
-            raise ValueError(f"max_p_values must be in (0, 1], got {self.max_p_values}")
         if len(self.access_delays_ms) != len(GROUPS):
             raise ValueError(
                 f"access_delays_ms needs {len(GROUPS)} values (fragile, average, "
@@ -118,6 +117,21 @@ class HeteroParams(StudyParams):
             )
         if self.seeds < 1:
             raise ValueError(f"seeds must be >= 1, got {self.seeds}")
+
+
+@dataclass(frozen=True)
+class HeteroParams(StarParams):
+    """The thesis' setup (chapter 4) as defaults; ``variant="icn2001"`` gives the ICN paper's."""
+
+    variant: Literal["thesis", "icn2001"] = "thesis"
+    max_p_values: tuple[float, ...] = (0.1, 0.2, 0.5, 0.8)
+    modes: tuple[Mode, ...] = ("RED", "ECN", "ECNM")
+    figure_max_p: float = 0.1
+
+    def check(self) -> None:
+        super().check()
+        if any(not 0 < p <= 1 for p in self.max_p_values):
+            raise ValueError(f"max_p_values must be in (0, 1], got {self.max_p_values}")
 
 
 def _packet_fields(packet_bytes: int, ns2_accounting: bool) -> dict[str, Any]:

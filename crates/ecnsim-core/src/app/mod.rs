@@ -27,8 +27,8 @@ pub(crate) mod websessions;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::flow::{Endpoint, Flow};
 use crate::ids::{AppId, FlowId, NodeId};
-use crate::sim::{Endpoint, Flow};
 use crate::tcp::SocketEvents;
 use crate::time::{SimDuration, SimTime};
 

@@ -11,9 +11,9 @@
 
 use super::dist::Dist;
 use super::{App, Command, Cx, Timers};
+use crate::flow::UDP_HEADER_BYTES;
 use crate::ids::NodeId;
 use crate::rng::SimRng;
-use crate::sim::UDP_HEADER_BYTES;
 use crate::time::{BitRate, SimDuration, SimTime};
 
 #[derive(Debug)]

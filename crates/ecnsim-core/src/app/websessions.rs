@@ -19,7 +19,8 @@ use super::dist::Dist;
 use super::{App, Command, ConnEvent, ConnFacts, ConnView, Cx, Record, RecordKind, RecordState, Side, Timers};
 use crate::ids::{AppId, FlowId, NodeId};
 use crate::rng::SimRng;
-use crate::spec::DistSpec;
+use crate::spec::{DistSpec, ModelSpec};
+use crate::tcp::TcpConfig;
 use crate::time::SimTime;
 
 /// The model's default distributions, by field name: the one place they are
@@ -69,6 +70,55 @@ pub(crate) struct WebParams {
     /// One persistent connection per page, its objects fetched one after another
     /// (RFC 2616 §8.1, no pipelining), instead of one connection per object.
     pub(crate) persistent: bool,
+}
+
+impl WebParams {
+    /// The parameters of a web-session model, defaults filled in; the session
+    /// rate is `session_rate` (0 for an `offered_load` model, whose rate the
+    /// caller derives from the link).
+    ///
+    /// # Panics
+    /// If `model` is not a web-session model.
+    pub(crate) fn from_model(model: &ModelSpec) -> WebParams {
+        let ModelSpec::Websessions {
+            session_rate,
+            offered_load: _,
+            pages,
+            inter_page,
+            objects,
+            object_size,
+            request_size,
+            rcv_window,
+            persistent,
+        } = model
+        else {
+            panic!("WebParams::from_model of a model that is not websessions");
+        };
+        let d = |given: &Option<DistSpec>, name: &str| given.as_ref().map_or_else(|| default(name), Dist::from_spec);
+        WebParams {
+            // Feldmann99 / WebTraf: one connection per object unless asked otherwise.
+            persistent: persistent.unwrap_or(false),
+            session_rate: session_rate.unwrap_or(0.0),
+            pages: d(pages, "pages"),
+            inter_page: d(inter_page, "inter_page"),
+            objects: d(objects, "objects"),
+            object_size: d(object_size, "object_size"),
+            request_size: d(request_size, "request_size"),
+            rcv_window: d(rcv_window, "rcv_window"),
+        }
+    }
+
+    /// Sessions per second that make the response bytes on the wire `percent` of `rate_bps`:
+    /// demand = rate * E[pages] * E[objects] * E[object] * (mss + headers) / mss * 8.
+    pub(crate) fn offered_session_rate(&self, percent: f64, rate_bps: f64, cfg: &TcpConfig) -> f64 {
+        let p = self;
+        let mean = |d: &Dist| d.mean().expect("validated: finite mean");
+        let headers = if cfg.headers_on_data { cfg.header_bytes } else { 0 };
+        let overhead = f64::from(cfg.mss + headers) / f64::from(cfg.mss);
+        let bits_per_session =
+            8.0 * mean(&p.pages).max(1.0) * mean(&p.objects).max(1.0) * mean(&p.object_size) * overhead;
+        percent / 100.0 * rate_bps / bits_per_session
+    }
 }
 
 #[derive(Debug)]

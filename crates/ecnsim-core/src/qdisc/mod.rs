@@ -15,7 +15,6 @@ pub mod pi;
 pub mod pie;
 pub mod red;
 pub mod rem;
-pub(crate) mod resolve;
 pub mod script;
 pub mod threshold;
 

@@ -1,23 +1,13 @@
-//! Statistics: warm-up snapshots, time series and the result tables.
+//! Statistics kept while a simulation runs: per-flow facts, the warm-up
+//! snapshot, per-app totals and the sampled time series (data only; the
+//! simulation fills them, [`crate::collect`] turns them into tables).
 //!
 //! Counters always count from the start of the run; at the end of warm-up a
 //! [`Snapshot`] is taken and every reported counter is `now - snapshot`.
-//! Rates are over `[max(warmup, flow start), now]`; queue averages are
-//! time-weighted over `[warmup, now]`.
-//!
-//! Tables (column names carry their unit):
-//! - `flows`: one row per `[[flows]]` connection (and, with
-//!   `simulation.connection_rows`, per workload connection).
-//! - `apps`: one row per workload (`[[apps]]`): its connections' counters summed.
-//! - `queues`: one row per link direction.
-//! - `flow_series`, `queue_series`: one row per sample (if sampling is on).
 
-use crate::ids::FlowId;
-use crate::qdisc::{DropReason, MarkReason, QueueCounters};
-use crate::results::{Results, Table};
-use crate::sim::{Flow, Simulation};
-use crate::tcp::{TcpCounters, TcpState};
-use crate::time::{SimDuration, SimTime};
+use crate::qdisc::QueueCounters;
+use crate::tcp::TcpCounters;
+use crate::time::SimTime;
 
 /// Per-flow facts kept by the simulation (the sockets keep the rest).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,10 +32,10 @@ pub struct FlowExtra {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WarmFlow {
     /// The connection (slots are reused: the serial tells whose counters these are).
-    serial: u64,
+    pub(crate) serial: u64,
     /// Initiator's and responder's counters.
-    counters: [TcpCounters; 2],
-    extra: FlowExtra,
+    pub(crate) counters: [TcpCounters; 2],
+    pub(crate) extra: FlowExtra,
 }
 
 /// What a workload connection's `flows` row counts from.
@@ -57,13 +47,6 @@ pub(crate) enum WarmBase {
     At(Box<WarmFlow>),
     /// Its slot was freed before the end of warm-up: nothing of it counts once warm-up is over.
     EndedBefore,
-}
-
-/// The row of a workload connection whose slot was freed (kept with `simulation.connection_rows`).
-#[derive(Debug)]
-pub(crate) struct EndedFlow {
-    pub(crate) flow: Flow,
-    pub(crate) warm: WarmBase,
 }
 
 /// Counters summed over connections (an app's, in the `apps` table).
@@ -103,7 +86,7 @@ fn merge(a: &mut TcpCounters, b: &TcpCounters, add: bool) {
 
 impl ConnTotals {
     /// Add one connection's counters; `opened_after_warmup` counts it among the connections.
-    fn add(&mut self, counters: [TcpCounters; 2], extra: &FlowExtra, ecn: bool, opened_after_warmup: bool) {
+    pub(crate) fn add(&mut self, counters: [TcpCounters; 2], extra: &FlowExtra, ecn: bool, opened_after_warmup: bool) {
         if opened_after_warmup {
             self.connections += 1;
             self.failed += u64::from(extra.failed);
@@ -117,18 +100,9 @@ impl ConnTotals {
         self.owd_count += extra.owd_count;
     }
 
-    /// Add a connection whose endpoints were released.
-    ///
-    /// # Panics
-    /// If its endpoints are not released (no final state).
-    pub(crate) fn add_ended(&mut self, f: &Flow, warmup: SimTime) {
-        let fin = f.last.as_ref().expect("a released connection has its final state");
-        self.add(fin.counters, &f.extra, fin.ecn, f.start >= warmup);
-    }
-
     /// `self - earlier`: the counters added since `earlier` (both cumulative); the
     /// connection counts are already those opened after the warm-up.
-    fn since(&self, earlier: &ConnTotals) -> ConnTotals {
+    pub(crate) fn since(&self, earlier: &ConnTotals) -> ConnTotals {
         let mut out = *self;
         merge(&mut out.counters[0], &earlier.counters[0], false);
         merge(&mut out.counters[1], &earlier.counters[1], false);
@@ -140,57 +114,22 @@ impl ConnTotals {
     }
 }
 
-/// Every app's totals now: those of its freed connections plus its live ones'.
-fn app_totals_now(sim: &Simulation) -> Vec<ConnTotals> {
-    let mut totals = sim.app_totals.clone();
-    for (i, f) in sim.flows.iter().enumerate().skip(sim.n_static) {
-        if f.free {
-            continue;
-        }
-        let (a, b) = sim.flow_counters(FlowId::from_index(i));
-        let ecn = f.last.as_ref().map_or_else(|| sim.initiator(i).is_some_and(|s| s.ecn_negotiated()), |l| l.ecn);
-        totals[f.app.index()].add([a, b], &f.extra, ecn, f.start >= sim.warmup);
-    }
-    totals
-}
-
 /// Counters at the end of warm-up.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
-    time: SimTime,
+    pub(crate) time: SimTime,
     /// Per connection slot: the connection in it then, if any.
-    flows: Vec<Option<WarmFlow>>,
+    pub(crate) flows: Vec<Option<WarmFlow>>,
     /// Per app: its totals then.
-    apps: Vec<ConnTotals>,
-    queues: Vec<QueueCounters>,
+    pub(crate) apps: Vec<ConnTotals>,
+    pub(crate) queues: Vec<QueueCounters>,
     /// Transmitter busy time of each port up to the snapshot, ns.
-    busy: Vec<u64>,
+    pub(crate) busy: Vec<u64>,
     /// Packets queued at each port at the snapshot.
-    backlog: Vec<u64>,
+    pub(crate) backlog: Vec<u64>,
 }
 
 impl Snapshot {
-    pub(crate) fn take(sim: &Simulation) -> Self {
-        Snapshot {
-            time: sim.now(),
-            flows: sim
-                .flows
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    (!f.free).then(|| {
-                        let (a, b) = sim.flow_counters(FlowId::from_index(i));
-                        WarmFlow { serial: f.serial, counters: [a, b], extra: f.extra }
-                    })
-                })
-                .collect(),
-            apps: app_totals_now(sim),
-            queues: sim.ports.iter().map(|p| p.queue.counters).collect(),
-            busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
-            backlog: sim.ports.iter().map(|p| p.queue.len_packets()).collect(),
-        }
-    }
-
     /// The warm-up counters of connection `serial` in slot `slot`, if it was alive then.
     pub(crate) fn flow(&self, slot: usize, serial: u64) -> Option<WarmBase> {
         match self.flows.get(slot) {
@@ -203,32 +142,32 @@ impl Snapshot {
 /// Sampled time series, columnar.
 #[derive(Clone, Debug, Default)]
 pub struct Series {
-    flow_time: Vec<u64>,
-    flow_id: Vec<u64>,
-    cwnd: Vec<u64>,
-    ssthresh: Vec<f64>,
+    pub(crate) flow_time: Vec<u64>,
+    pub(crate) flow_id: Vec<u64>,
+    pub(crate) cwnd: Vec<u64>,
+    pub(crate) ssthresh: Vec<f64>,
     /// Cumulative payload bytes sent by the initiator (retransmissions included).
-    bytes_sent: Vec<u64>,
+    pub(crate) bytes_sent: Vec<u64>,
     /// Cumulative payload bytes the responder delivered in order.
-    bytes_delivered: Vec<u64>,
+    pub(crate) bytes_delivered: Vec<u64>,
     /// Cumulative drops of the flow's packets (both directions).
-    drops: Vec<u64>,
+    pub(crate) drops: Vec<u64>,
     /// Cumulative CE marks of the flow's packets.
-    marks: Vec<u64>,
+    pub(crate) marks: Vec<u64>,
     /// Cumulative one-way delay of delivered data segments, ns.
-    owd_sum_ns: Vec<u64>,
+    pub(crate) owd_sum_ns: Vec<u64>,
     /// Cumulative delivered data segments.
-    owd_count: Vec<u64>,
-    queue_time: Vec<u64>,
-    queue_id: Vec<u64>,
-    queue_packets: Vec<u64>,
-    queue_bytes: Vec<u64>,
+    pub(crate) owd_count: Vec<u64>,
+    pub(crate) queue_time: Vec<u64>,
+    pub(crate) queue_id: Vec<u64>,
+    pub(crate) queue_packets: Vec<u64>,
+    pub(crate) queue_bytes: Vec<u64>,
     /// The AQM's averaged queue (RED, AECN), NaN otherwise.
-    queue_aqm_avg: Vec<f64>,
+    pub(crate) queue_aqm_avg: Vec<f64>,
     /// The AQM's current drop/mark probability, NaN where it has none.
-    queue_aqm_prob: Vec<f64>,
+    pub(crate) queue_aqm_prob: Vec<f64>,
     /// RED's current max_p (Adaptive RED), NaN otherwise.
-    queue_aqm_max_p: Vec<f64>,
+    pub(crate) queue_aqm_max_p: Vec<f64>,
 }
 
 impl Series {
@@ -257,7 +196,11 @@ impl Series {
 
     /// Room for `flow_rows` more flow rows and `queue_rows` more queue rows,
     /// or an error if the allocator refuses (never an abort).
-    fn try_reserve(&mut self, flow_rows: usize, queue_rows: usize) -> Result<(), std::collections::TryReserveError> {
+    pub(crate) fn try_reserve(
+        &mut self,
+        flow_rows: usize,
+        queue_rows: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
         self.flow_time.try_reserve(flow_rows)?;
         self.flow_id.try_reserve(flow_rows)?;
         self.cwnd.try_reserve(flow_rows)?;
@@ -276,560 +219,5 @@ impl Series {
         self.queue_aqm_prob.try_reserve(queue_rows)?;
         self.queue_aqm_max_p.try_reserve(queue_rows)?;
         Ok(())
-    }
-}
-
-/// Record one sample of every flow and queue. If the columns cannot grow,
-/// the run stops with [`crate::SimError::Resource`] instead.
-pub(crate) fn sample(sim: &mut Simulation) {
-    let live = sim.endpoints.len() / 2;
-    if sim.series.try_reserve(live, sim.ports.len()).is_err() {
-        let e = crate::SimError::resource(
-            "simulation.sample_interval",
-            format!(
-                "stopped at t = {}: the time series ({}) could not grow further; use a longer sample_interval",
-                sim.now(),
-                crate::memory::fmt_bytes(sim.series.heap_bytes())
-            ),
-        );
-        sim.fault = Some(e);
-        return;
-    }
-    let now = sim.now().as_nanos();
-    // Live connections only, in slot order (the `[[flows]]` connections hold the first slots).
-    for pair in sim.endpoints.chunks_exact(2) {
-        let (ep, responder) = (&pair[0], &pair[1]);
-        let i = ep.flow.index();
-        if !ep.live || sim.now() < sim.flows[i].start {
-            continue;
-        }
-        if sim.sampled_apps.as_ref().is_some_and(|m| !m[sim.flows[i].app.index()]) {
-            continue;
-        }
-        let s = &ep.sock;
-        sim.series.flow_time.push(now);
-        sim.series.flow_id.push(sim.flows[i].serial);
-        sim.series.cwnd.push(s.cwnd());
-        sim.series.ssthresh.push(ssthresh_f64(s.ssthresh()));
-        sim.series.bytes_sent.push(s.counters.data_bytes_sent);
-        sim.series.bytes_delivered.push(responder.sock.counters.bytes_delivered);
-        sim.series.drops.push(sim.flows[i].extra.drops);
-        sim.series.marks.push(sim.flows[i].extra.marks);
-        sim.series.owd_sum_ns.push(sim.flows[i].extra.owd_sum_ns);
-        sim.series.owd_count.push(sim.flows[i].extra.owd_count);
-    }
-    let at = sim.now();
-    for (i, p) in sim.ports.iter_mut().enumerate() {
-        if sim.sampled_ports.as_ref().is_some_and(|m| !m[i]) {
-            continue;
-        }
-        sim.series.queue_time.push(now);
-        sim.series.queue_id.push(i as u64);
-        sim.series.queue_packets.push(p.queue.len_packets());
-        sim.series.queue_bytes.push(p.queue.len_bytes());
-        let aqm = p.queue.aqm_state(at);
-        sim.series.queue_aqm_avg.push(aqm.avg);
-        sim.series.queue_aqm_prob.push(aqm.prob);
-        sim.series.queue_aqm_max_p.push(aqm.max_p);
-    }
-}
-
-/// ssthresh as a real; the "arbitrarily high" initial value becomes infinity.
-#[allow(clippy::cast_precision_loss)]
-fn ssthresh_f64(v: u64) -> f64 {
-    if v >= u64::MAX / 4 {
-        f64::INFINITY
-    } else {
-        v as f64
-    }
-}
-
-/// Nanoseconds as seconds for a result column: `ns / 1e9`, one correctly rounded
-/// division (not `ns * 1e-9`, which rounds twice), so 300 ms reads back as
-/// exactly the float `0.3` and `df.loc[0.3]` finds it.
-#[allow(clippy::cast_precision_loss)]
-fn ns_to_secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
-}
-
-fn secs(t: SimTime) -> f64 {
-    ns_to_secs(t.as_nanos())
-}
-
-fn dur_secs(d: SimDuration) -> f64 {
-    ns_to_secs(d.as_nanos())
-}
-
-/// Build the result tables from the simulation's current state.
-#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
-pub(crate) fn collect(sim: &Simulation) -> Results {
-    let now = sim.now();
-    let warm = sim.warm.as_ref();
-    let since = warm.map_or(SimTime::ZERO, |w| w.time);
-
-    // --- flows ---
-    let mut t = Table::new("flows");
-    let rows = flow_rows(sim);
-    let n = rows.len();
-    let mut cols_u: Vec<(&str, Vec<u64>)> = [
-        "packets_sent",
-        "bytes_sent",
-        "packets_retransmitted",
-        "bytes_retransmitted",
-        "bytes_delivered",
-        "rto_count",
-        "rto_after_ecn",
-        "fast_retransmits",
-        "syn_retransmits",
-        "synack_retransmits",
-        "acks_sent",
-        "drops",
-        "marks",
-        "ce_received",
-        "ecn_reductions",
-        "cwr_sent",
-    ]
-    .into_iter()
-    .map(|c| (c, Vec::with_capacity(n)))
-    .collect();
-    let mut goodput = Vec::with_capacity(n);
-    let mut throughput = Vec::with_capacity(n);
-    let mut completion = Vec::with_capacity(n);
-    let mut connect = Vec::with_capacity(n);
-    let mut cwnd = Vec::with_capacity(n);
-    let mut srtt = Vec::with_capacity(n);
-    let mut state = Vec::with_capacity(n);
-    let mut reverse = Vec::with_capacity(n);
-    let mut reverse_packets = Vec::with_capacity(n);
-    let mut reverse_bytes = Vec::with_capacity(n);
-    let mut ecn = Vec::with_capacity(n);
-    let mut sack = Vec::with_capacity(n);
-    let mut owd = Vec::with_capacity(n);
-    for r in &rows {
-        let f = r.flow;
-        let [sc, rc] = r.counters;
-        // Counters count from the end of warm-up, or from zero for a connection opened after it.
-        let (s0, r0, x0) = match &r.warm {
-            WarmBase::At(w) => (w.counters[0], w.counters[1], w.extra),
-            WarmBase::EndedBefore if warm.is_some() => (sc, rc, f.extra),
-            _ => (TcpCounters::default(), TcpCounters::default(), FlowExtra::default()),
-        };
-        let (f_cwnd, f_srtt, f_state, f_ecn, f_sack) = r.fin;
-        reverse.push(sc.bytes_delivered - s0.bytes_delivered);
-        // The responder's data segments (a workload's responses), retransmissions included.
-        reverse_packets.push(rc.data_packets_sent - r0.data_packets_sent);
-        reverse_bytes.push(rc.data_bytes_sent - r0.data_bytes_sent);
-        ecn.push(u64::from(f_ecn));
-        sack.push(u64::from(f_sack));
-        let vals = [
-            sc.data_packets_sent - s0.data_packets_sent,
-            sc.data_bytes_sent - s0.data_bytes_sent,
-            sc.retransmitted_packets - s0.retransmitted_packets,
-            sc.retransmitted_bytes - s0.retransmitted_bytes,
-            rc.bytes_delivered - r0.bytes_delivered,
-            sc.rto_count - s0.rto_count,
-            sc.rto_after_ecn - s0.rto_after_ecn,
-            sc.fast_retransmits - s0.fast_retransmits,
-            sc.syn_retransmits - s0.syn_retransmits,
-            rc.syn_retransmits - r0.syn_retransmits,
-            rc.acks_sent - r0.acks_sent,
-            f.extra.drops - x0.drops,
-            f.extra.marks - x0.marks,
-            rc.ce_received - r0.ce_received,
-            sc.ecn_reductions - s0.ecn_reductions,
-            sc.cwr_sent - s0.cwr_sent,
-        ];
-        for (col, v) in cols_u.iter_mut().zip(vals) {
-            col.1.push(v);
-        }
-        let from = since.max(f.start);
-        let span = dur_secs(now.saturating_since(from));
-        let rate = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { f64::NAN };
-        goodput.push(rate(vals[4]));
-        throughput.push(rate(vals[1]));
-        completion.push(f.extra.completed_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
-        connect.push(f.extra.connected_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
-        let owd_count = f.extra.owd_count - x0.owd_count;
-        owd.push(if owd_count > 0 {
-            ns_to_secs(f.extra.owd_sum_ns - x0.owd_sum_ns) / owd_count as f64
-        } else {
-            f64::NAN
-        });
-        cwnd.push(f_cwnd);
-        srtt.push(f_srtt.map_or(f64::NAN, dur_secs));
-        state.push(if f.extra.failed { "FAILED".to_owned() } else { f_state.to_string() });
-    }
-    t.push_u64("flow_id", rows.iter().map(|r| r.flow.serial).collect());
-    t.push_str(
-        "flow",
-        rows.iter()
-            .map(|r| {
-                r.flow
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| format!("{}#{}", sim.apps[r.flow.app.index()].name, r.flow.serial))
-            })
-            .collect(),
-    );
-    t.push_str("src", rows.iter().map(|r| sim.nodes[r.flow.src.index()].name.clone()).collect());
-    t.push_str("dst", rows.iter().map(|r| sim.nodes[r.flow.dst.index()].name.clone()).collect());
-    t.push_f64("start_s", rows.iter().map(|r| secs(r.flow.start)).collect());
-    t.push_f64("app_bytes", rows.iter().map(|r| r.flow.app_bytes).collect());
-    for (name, v) in cols_u {
-        t.push_u64(name, v);
-    }
-    t.push_f64("goodput_bps", goodput);
-    t.push_f64("throughput_bps", throughput);
-    t.push_f64("connect_time_s", connect);
-    t.push_f64("completion_time_s", completion);
-    t.push_f64("mean_owd_s", owd);
-    t.push_u64("ecn_negotiated", ecn);
-    t.push_u64("sack_negotiated", sack);
-    t.push_str("cc", rows.iter().map(|r| format!("{:?}", r.flow.cc).to_lowercase()).collect());
-    t.push_u64("final_cwnd_bytes", cwnd);
-    t.push_f64("final_srtt_s", srtt);
-    t.push_str("final_state", state);
-    t.push_u64("reverse_bytes_delivered", reverse);
-    t.push_u64("reverse_packets_sent", reverse_packets);
-    t.push_u64("reverse_bytes_sent", reverse_bytes);
-    t.push_str("app", rows.iter().map(|r| sim.apps[r.flow.app.index()].name.clone()).collect());
-
-    let apps = apps_table(sim, warm.map(|w| w.apps.as_slice()), since, now);
-
-    // --- queues ---
-    let mut q = Table::new("queues");
-    let span_ns = now.saturating_since(since).as_nanos();
-    let zero = QueueCounters::default();
-    let deltas: Vec<QueueCounters> = sim
-        .ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let mut c = p.queue.counters;
-            // Bring the occupancy integral up to `now` without mutating the queue.
-            let dt = u128::from(now.saturating_since(p.queue.last_change()).as_nanos());
-            c.area_packets += u128::from(p.queue.len_packets()) * dt;
-            c.area_bytes += u128::from(p.queue.len_bytes()) * dt;
-            c.since(warm.map_or(&zero, |w| &w.queues[i]))
-        })
-        .collect();
-    let avg = |area: u128| if span_ns > 0 { area as f64 / span_ns as f64 } else { f64::NAN };
-    q.push_u64("queue_id", (0..sim.ports.len() as u64).collect());
-    q.push_str("queue", sim.ports.iter().map(|p| p.name.clone()).collect());
-    q.push_u64("link", sim.ports.iter().map(|p| p.link_index as u64).collect());
-    q.push_str("from", sim.ports.iter().map(|p| sim.nodes[p.from.index()].name.clone()).collect());
-    q.push_str("to", sim.ports.iter().map(|p| sim.nodes[p.to.index()].name.clone()).collect());
-    q.push_u64("rate_bps", sim.ports.iter().map(|p| p.rate.as_bps()).collect());
-    q.push_u64("arrivals", deltas.iter().map(|c| c.arrivals).collect());
-    q.push_u64("arrival_bytes", deltas.iter().map(|c| c.arrival_bytes).collect());
-    q.push_u64("departures", deltas.iter().map(|c| c.departures).collect());
-    q.push_u64("departure_bytes", deltas.iter().map(|c| c.departure_bytes).collect());
-    q.push_u64("drops", deltas.iter().map(QueueCounters::total_drops).collect());
-    for r in DropReason::ALL {
-        q.push_u64(&format!("drops_{}", r.name()), deltas.iter().map(|c| c.drops[r as usize]).collect());
-    }
-    q.push_u64("marks", deltas.iter().map(|c| c.marks.iter().sum()).collect());
-    for r in MarkReason::ALL {
-        q.push_u64(&format!("marks_{}", r.name()), deltas.iter().map(|c| c.marks[r as usize]).collect());
-    }
-    q.push_f64("avg_packets", deltas.iter().map(|c| avg(c.area_packets)).collect());
-    q.push_f64("avg_bytes", deltas.iter().map(|c| avg(c.area_bytes)).collect());
-    q.push_u64("max_packets", sim.ports.iter().map(|p| p.queue.max_packets).collect());
-    q.push_u64("max_bytes", sim.ports.iter().map(|p| p.queue.max_bytes).collect());
-    // arrivals + backlog_start = departures + drops + backlog_end, exactly.
-    q.push_u64("backlog_start_packets", (0..sim.ports.len()).map(|i| warm.map_or(0, |w| w.backlog[i])).collect());
-    q.push_u64("backlog_end_packets", sim.ports.iter().map(|p| p.queue.len_packets()).collect());
-    // Utilization: the share of [warmup, now] the transmitter spent sending
-    // (bits actually serialised in the interval, so never above 1).
-    q.push_f64(
-        "utilization",
-        sim.ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let busy = p.busy_until_time(now) - warm.map_or(0, |w| w.busy[i]);
-                if span_ns > 0 {
-                    busy as f64 / span_ns as f64
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect(),
-    );
-
-    // --- series ---
-    let s = &sim.series;
-    let mut fs = Table::new("flow_series");
-    fs.push_f64("time_s", s.flow_time.iter().map(|&t| ns_to_secs(t)).collect());
-    fs.push_u64("flow_id", s.flow_id.clone());
-    fs.push_u64("cwnd_bytes", s.cwnd.clone());
-    fs.push_f64("ssthresh_bytes", s.ssthresh.clone());
-    // Cumulative since the connection opened (not warm-up adjusted): differences give rates per bin.
-    fs.push_u64("bytes_sent", s.bytes_sent.clone());
-    fs.push_u64("bytes_delivered", s.bytes_delivered.clone());
-    fs.push_u64("drops", s.drops.clone());
-    fs.push_u64("marks", s.marks.clone());
-    fs.push_u64("owd_sum_ns", s.owd_sum_ns.clone());
-    fs.push_u64("owd_count", s.owd_count.clone());
-    let mut qs = Table::new("queue_series");
-    qs.push_f64("time_s", s.queue_time.iter().map(|&t| ns_to_secs(t)).collect());
-    qs.push_u64("queue_id", s.queue_id.clone());
-    qs.push_u64("packets", s.queue_packets.clone());
-    qs.push_u64("bytes", s.queue_bytes.clone());
-    qs.push_f64("aqm_avg", s.queue_aqm_avg.clone());
-    qs.push_f64("aqm_prob", s.queue_aqm_prob.clone());
-    qs.push_f64("aqm_max_p", s.queue_aqm_max_p.clone());
-
-    let mut meta = vec![
-        ("seed".to_owned(), sim.seed.to_string()),
-        ("profile".to_owned(), sim.profile.to_owned()),
-        ("duration_s".to_owned(), secs(sim.end).to_string()),
-        ("end_time_s".to_owned(), secs(now).to_string()),
-        ("warmup_s".to_owned(), secs(sim.warmup).to_string()),
-        ("finished".to_owned(), sim.is_finished().to_string()),
-        ("resolved_spec".to_owned(), sim.resolved_spec.clone()),
-        ("ecnsim_version".to_owned(), crate::VERSION.to_owned()),
-    ];
-    if let Some(e) = &sim.fault {
-        // Why an unfinished run stopped for good.
-        meta.push(("stopped".to_owned(), e.to_string()));
-    }
-    let rec = records_table(sim);
-    Results { tables: vec![t, apps, q, fs, qs, rec], meta }
-}
-
-/// One row of the `flows` table: a connection, its counters now and what they count from.
-struct FlowRow<'a> {
-    flow: &'a Flow,
-    counters: [TcpCounters; 2],
-    /// Final (or current) cwnd, SRTT, state, ECN and SACK negotiated.
-    fin: (u64, Option<SimDuration>, TcpState, bool, bool),
-    warm: WarmBase,
-}
-
-/// The `flows` table's rows: every `[[flows]]` connection, then (with `connection_rows`)
-/// every workload connection, ended or alive, in order of opening.
-fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
-    let fin_of = |f: &Flow, i: Option<usize>| match (&f.last, i.and_then(|i| sim.initiator(i))) {
-        (Some(l), _) => (l.cwnd, l.srtt, l.state, l.ecn, l.sack),
-        (None, Some(s)) => (s.cwnd(), s.rtt().srtt(), s.state(), s.ecn_negotiated(), s.sack_negotiated()),
-        (None, None) => unreachable!("a connection is live or has its final state"),
-    };
-    let warm_of = |i: usize, serial: u64| sim.warm.as_ref().and_then(|w| w.flow(i, serial)).unwrap_or(WarmBase::Zero);
-    let live = |i: usize| {
-        let (a, b) = sim.flow_counters(FlowId::from_index(i));
-        [a, b]
-    };
-    let mut rows: Vec<FlowRow<'_>> = sim.flows[..sim.n_static]
-        .iter()
-        .enumerate()
-        .map(|(i, f)| FlowRow { flow: f, counters: live(i), fin: fin_of(f, Some(i)), warm: warm_of(i, f.serial) })
-        .collect();
-    if sim.connection_rows {
-        let mut app_rows: Vec<FlowRow<'_>> = sim
-            .ended
-            .iter()
-            .map(|e| {
-                let last = e.flow.last.as_ref().expect("an ended connection has its final state");
-                FlowRow { flow: &e.flow, counters: last.counters, fin: fin_of(&e.flow, None), warm: e.warm.clone() }
-            })
-            .collect();
-        for (i, f) in sim.flows.iter().enumerate().skip(sim.n_static) {
-            if !f.free {
-                app_rows.push(FlowRow {
-                    flow: f,
-                    counters: live(i),
-                    fin: fin_of(f, Some(i)),
-                    warm: warm_of(i, f.serial),
-                });
-            }
-        }
-        app_rows.sort_by_key(|r| r.flow.serial);
-        rows.extend(app_rows);
-    }
-    rows
-}
-
-/// The `apps` table: one row per workload, its connections' counters summed over
-/// `[warm-up, now]` (those opened before and still alive count from the warm-up).
-#[allow(clippy::cast_precision_loss)]
-fn apps_table(sim: &Simulation, warm: Option<&[ConnTotals]>, since: SimTime, now: SimTime) -> Table {
-    let mut t = Table::new("apps");
-    let totals = app_totals_now(sim);
-    let first = sim.n_static; // `[[flows]]` entries are apps 0..n_static, one connection each
-    let idx: Vec<usize> = (first..sim.apps.len()).collect();
-    let d: Vec<ConnTotals> = idx.iter().map(|&a| warm.map_or(totals[a], |w| totals[a].since(&w[a]))).collect();
-    let mut live = vec![0u64; sim.apps.len()];
-    for f in sim.flows.iter().skip(sim.n_static).filter(|f| !f.free) {
-        live[f.app.index()] += 1;
-    }
-    let span = now.saturating_since(since).as_secs_f64();
-    let rate = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { f64::NAN };
-    let col = |f: &dyn Fn(&ConnTotals) -> u64| d.iter().map(f).collect::<Vec<u64>>();
-    t.push_str("app", idx.iter().map(|&a| sim.apps[a].name.clone()).collect());
-    t.push_str("group", idx.iter().map(|&a| sim.groups[sim.apps[a].group as usize].clone()).collect());
-    t.push_u64("connections", col(&|c| c.connections));
-    t.push_u64("live_connections", idx.iter().map(|&a| live[a]).collect());
-    t.push_u64("failed_connections", col(&|c| c.failed));
-    t.push_u64("ecn_negotiated", col(&|c| c.ecn));
-    t.push_u64("packets_sent", col(&|c| c.counters[0].data_packets_sent));
-    t.push_u64("bytes_sent", col(&|c| c.counters[0].data_bytes_sent));
-    t.push_u64("packets_retransmitted", col(&|c| c.counters[0].retransmitted_packets));
-    t.push_u64("bytes_retransmitted", col(&|c| c.counters[0].retransmitted_bytes));
-    t.push_u64("bytes_delivered", col(&|c| c.counters[1].bytes_delivered));
-    t.push_u64("reverse_packets_sent", col(&|c| c.counters[1].data_packets_sent));
-    t.push_u64("reverse_bytes_sent", col(&|c| c.counters[1].data_bytes_sent));
-    t.push_u64("reverse_packets_retransmitted", col(&|c| c.counters[1].retransmitted_packets));
-    t.push_u64("reverse_bytes_retransmitted", col(&|c| c.counters[1].retransmitted_bytes));
-    t.push_u64("reverse_bytes_delivered", col(&|c| c.counters[0].bytes_delivered));
-    t.push_u64("rto_count", col(&|c| c.counters[0].rto_count + c.counters[1].rto_count));
-    t.push_u64("fast_retransmits", col(&|c| c.counters[0].fast_retransmits + c.counters[1].fast_retransmits));
-    t.push_u64("syn_retransmits", col(&|c| c.counters[0].syn_retransmits));
-    t.push_u64("synack_retransmits", col(&|c| c.counters[1].syn_retransmits));
-    t.push_u64("drops", col(&|c| c.drops));
-    t.push_u64("marks", col(&|c| c.marks));
-    t.push_u64("ce_received", col(&|c| c.counters[0].ce_received + c.counters[1].ce_received));
-    t.push_u64("ecn_reductions", col(&|c| c.counters[0].ecn_reductions + c.counters[1].ecn_reductions));
-    t.push_f64("goodput_bps", d.iter().map(|c| rate(c.counters[1].bytes_delivered)).collect());
-    t.push_f64("reverse_goodput_bps", d.iter().map(|c| rate(c.counters[0].bytes_delivered)).collect());
-    t.push_f64(
-        "mean_owd_s",
-        d.iter()
-            .map(|c| if c.owd_count > 0 { c.owd_sum_ns as f64 * 1e-9 / c.owd_count as f64 } else { f64::NAN })
-            .collect(),
-    );
-    t
-}
-
-/// The `records` table: one row per finished transaction, page or object
-/// (completed or failed, in the order they finished), then one per item still
-/// under way (state `in_progress`, end = now: its response time is censored),
-/// app by app, then one per UDP flow. Built in one linear pass.
-#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
-fn records_table(sim: &Simulation) -> Table {
-    let mut t = Table::new("records");
-    let mut open = Vec::new();
-    let view = crate::app::ConnView { flows: &sim.flows, slot_of: &sim.slot_of, endpoints: &sim.endpoints };
-    for (i, a) in sim.apps.iter().enumerate() {
-        crate::app::App::open_records(&a.app, crate::ids::AppId::from_index(i), &view, sim.now(), &mut open);
-    }
-    let rs = sim.records.iter().chain(&open);
-    let n = sim.records.len() + open.len() + sim.udp.len();
-    let mut state = Vec::with_capacity(n);
-    // Name columns are dictionary-coded: a code per row, each name once.
-    let node = |id: crate::ids::NodeId| u32::try_from(id.index()).expect("node ids fit in u32");
-    let mut kind = Vec::with_capacity(n);
-    let mut app = Vec::with_capacity(n);
-    let mut group = Vec::with_capacity(n);
-    let mut client = Vec::with_capacity(n);
-    let mut server = Vec::with_capacity(n);
-    let mut start = Vec::with_capacity(n);
-    let mut end = Vec::with_capacity(n);
-    let mut response_time = Vec::with_capacity(n);
-    let mut req = Vec::with_capacity(n);
-    let mut resp = Vec::with_capacity(n);
-    let mut objects = Vec::with_capacity(n);
-    let mut conns = Vec::with_capacity(n);
-    let mut setup = Vec::with_capacity(n);
-    let mut syn = Vec::with_capacity(n);
-    let mut synack = Vec::with_capacity(n);
-    let mut rtos = Vec::with_capacity(n);
-    let mut ecn = Vec::with_capacity(n);
-    let mut packets_sent = Vec::with_capacity(n);
-    let mut packets_received = Vec::with_capacity(n);
-    let mut drops = Vec::with_capacity(n);
-    for r in rs {
-        let a = &sim.apps[r.app.index()];
-        kind.push(r.kind as u32);
-        state.push(r.state as u32);
-        app.push(u32::try_from(r.app.index()).expect("app ids fit in u32"));
-        group.push(a.group);
-        client.push(node(r.client));
-        server.push(node(r.server));
-        start.push(secs(r.start));
-        end.push(secs(r.end));
-        response_time.push(dur_secs(r.end.saturating_since(r.start)));
-        req.push(r.request_bytes);
-        resp.push(r.response_bytes);
-        objects.push(u64::from(r.objects));
-        conns.push(u64::from(r.facts.conns));
-        setup.push(r.facts.setup.map_or(f64::NAN, dur_secs));
-        syn.push(r.facts.syn_retransmits);
-        synack.push(r.facts.synack_retransmits);
-        rtos.push(r.facts.rtos);
-        ecn.push(u64::from(r.facts.ecn));
-        packets_sent.push(0);
-        packets_received.push(0);
-        drops.push(0);
-    }
-    for u in &sim.udp {
-        let a = &sim.apps[u.app.index()];
-        kind.push(crate::app::RecordKind::Udp as u32);
-        // A UDP source sends until the end of the run.
-        state.push(crate::app::RecordState::InProgress as u32);
-        app.push(u32::try_from(u.app.index()).expect("app ids fit in u32"));
-        group.push(a.group);
-        client.push(node(u.src));
-        server.push(node(u.dst));
-        start.push(secs(u.start));
-        end.push(secs(sim.now()));
-        // For UDP: the mean one-way delay of received datagrams.
-        response_time.push(if u.received_packets > 0 {
-            ns_to_secs(u.delay_sum_ns) / u.received_packets as f64
-        } else {
-            f64::NAN
-        });
-        req.push(u.sent_bytes);
-        resp.push(u.received_bytes);
-        objects.push(0);
-        conns.push(0);
-        setup.push(f64::NAN);
-        syn.push(0);
-        synack.push(0);
-        rtos.push(0);
-        ecn.push(0);
-        packets_sent.push(u.sent_packets);
-        packets_received.push(u.received_packets);
-        drops.push(u.drops);
-    }
-    let node_names: Vec<String> = sim.nodes.iter().map(|n| n.name.clone()).collect();
-    t.push_dict("kind", kind, crate::app::RecordKind::ALL.iter().map(|k| k.name().to_owned()).collect());
-    t.push_dict("state", state, crate::app::RecordState::ALL.iter().map(|k| k.name().to_owned()).collect());
-    t.push_dict("app", app, sim.apps.iter().map(|a| a.name.clone()).collect());
-    t.push_dict("group", group, sim.groups.clone());
-    t.push_dict("client", client, node_names.clone());
-    t.push_dict("server", server, node_names);
-    t.push_f64("start_s", start);
-    t.push_f64("end_s", end);
-    t.push_f64("response_time_s", response_time);
-    t.push_u64("request_bytes", req);
-    t.push_u64("response_bytes", resp);
-    t.push_u64("objects", objects);
-    t.push_u64("connections", conns);
-    t.push_f64("connect_time_s", setup);
-    t.push_u64("syn_retransmits", syn);
-    t.push_u64("synack_retransmits", synack);
-    t.push_u64("rto_count", rtos);
-    t.push_u64("ecn_negotiated", ecn);
-    t.push_u64("packets_sent", packets_sent);
-    t.push_u64("packets_received", packets_received);
-    t.push_u64("drops", drops);
-    t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_columns_are_the_nearest_float_to_the_exact_time() {
-        // 300 ms * 1e-9 rounds twice and gives 0.30000000000000004.
-        assert_eq!(ns_to_secs(300_000_000), 0.3);
-        assert_eq!(secs(SimTime::from_millis(100)), 0.1);
-        assert_eq!(dur_secs(SimDuration::from_micros(1_700)), 0.0017);
-        for ns in [1u64, 7, 123_456_789, 999_999_999_999, 20_000_000_000] {
-            let exact = format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000).parse::<f64>().unwrap();
-            assert_eq!(ns_to_secs(ns), exact, "{ns} ns");
-        }
     }
 }

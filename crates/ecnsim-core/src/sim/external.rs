@@ -18,10 +18,10 @@
 //! [`Simulation::run_until`] before it injects, and asks
 //! [`Simulation::next_event_time`] when to come back.
 
+use super::Simulation;
 use crate::error::SimError;
 use crate::ids::{FlowId, NodeId};
 use crate::packet::{Ecn, Packet, TcpHeader, Transport};
-use crate::sim::Simulation;
 use crate::time::SimTime;
 
 /// A real host's packet that reached its destination host.

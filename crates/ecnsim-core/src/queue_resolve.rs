@@ -8,15 +8,15 @@
 //! builder and the validator share this code, so what is validated is what
 //! runs.
 
-use super::aecn::AecnConfig;
-use super::codel::CodelConfig;
-use super::pi::PiConfig;
-use super::pie::PieConfig;
-use super::red::{Adaptive, RedConfig};
-use super::rem::RemConfig;
-use super::threshold::ThresholdConfig;
-use super::{Aecn, AnyQdisc, Codel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
 use crate::profile::Profile;
+use crate::qdisc::aecn::AecnConfig;
+use crate::qdisc::codel::CodelConfig;
+use crate::qdisc::pi::PiConfig;
+use crate::qdisc::pie::PieConfig;
+use crate::qdisc::red::{Adaptive, RedConfig};
+use crate::qdisc::rem::RemConfig;
+use crate::qdisc::threshold::ThresholdConfig;
+use crate::qdisc::{Aecn, AnyQdisc, Codel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
 use crate::spec::{
     AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, GainRule, NumOr, PiSpec, PieSpec, QueueSpec, RedSpec,
     RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,

@@ -5,21 +5,25 @@
 //! endpoint -> `send_on` -> `try_transmit`) indexes arenas directly: no
 //! allocation, no hashing, no dynamic dispatch.
 
+pub mod external;
+mod sample;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
+use crate::flow::{EndedFlow, Endpoint, Flow, FlowFinal, UdpFlow, UDP_HEADER_BYTES};
 use crate::ids::{AppId, FlowId, NodeId, PortId};
 use crate::link::Port;
 pub(crate) use crate::node::Node;
 use crate::node::Routes;
 use crate::packet::{Ecn, Packet, TcpHeader, Transport};
 use crate::qdisc::QueueCounters;
-use crate::results::{Results, Table};
+use crate::results::Table;
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::spec::{CcKind, EcnPolicy, RtoEstimator, ScenarioSpec};
+use crate::spec::{CcKind, EcnPolicy, RtoEstimator};
 use crate::stats::{FlowExtra, Series, Snapshot};
 use crate::tcp::{SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
@@ -96,116 +100,6 @@ const CHECK_EVERY: u32 = 4096;
 /// second of wall time.
 pub(crate) const GIVE_BACK_EVERY: u32 = 1 << 20;
 
-/// A TCP connection: who opened it, for which app, and its counters once
-/// its endpoints are released.
-///
-/// A `[[flows]]` connection keeps its slot (its `FlowId`) for the whole run.
-/// A workload connection's slot is freed once its endpoints are released and
-/// none of its packets is left in the network (so no packet can reach a slot
-/// reused by a newer connection): its counters are added to its app's totals
-/// (the `apps` table), and with `simulation.connection_rows` its row is kept.
-#[derive(Debug)]
-pub(crate) struct Flow {
-    /// The connection's number, in order of opening and never reused: its
-    /// `flow_id` in the results and the name of its random streams.
-    pub(crate) serial: u64,
-    /// Packets of this connection in the network (queued, being sent or propagating).
-    pub(crate) in_flight: u32,
-    /// The slot holds no connection (freed, waiting for reuse).
-    pub(crate) free: bool,
-    /// The `[[flows]]` name; app connections are named `<app>#<flow id>`.
-    pub(crate) name: Option<String>,
-    /// The app that drives both ends.
-    pub(crate) app: AppId,
-    /// The app's token for this connection.
-    pub(crate) tag: u32,
-    /// The initiator's host.
-    pub(crate) src: NodeId,
-    /// The responder's host.
-    pub(crate) dst: NodeId,
-    /// When the app opens (or opened) the connection.
-    pub(crate) start: SimTime,
-    /// Bytes the `[[flows]]` bulk application sends (infinity: unlimited; NaN: an app connection).
-    pub(crate) app_bytes: f64,
-    pub(crate) cc: CcKind,
-    /// Drops, marks, completion of this flow.
-    pub(crate) extra: FlowExtra,
-    /// The endpoints' final state, once they are released.
-    pub(crate) last: Option<Box<FlowFinal>>,
-}
-
-impl Flow {
-    /// A free slot.
-    fn vacant() -> Self {
-        Flow {
-            serial: u64::MAX,
-            in_flight: 0,
-            free: true,
-            name: None,
-            app: AppId(0),
-            tag: 0,
-            src: NodeId(0),
-            dst: NodeId(0),
-            start: SimTime::ZERO,
-            app_bytes: f64::NAN,
-            cc: CcKind::Reno,
-            extra: FlowExtra::default(),
-            last: None,
-        }
-    }
-}
-
-/// What the `flows` table needs of a connection whose endpoints were released.
-#[derive(Clone, Debug)]
-pub(crate) struct FlowFinal {
-    /// Initiator's and responder's counters.
-    pub(crate) counters: [TcpCounters; 2],
-    pub(crate) cwnd: u64,
-    pub(crate) srtt: Option<SimDuration>,
-    pub(crate) state: TcpState,
-    pub(crate) ecn: bool,
-    pub(crate) sack: bool,
-}
-
-/// A UDP flow: a source app's datagrams to one sink.
-#[derive(Debug)]
-pub(crate) struct UdpFlow {
-    pub(crate) app: AppId,
-    pub(crate) src: NodeId,
-    pub(crate) dst: NodeId,
-    pub(crate) egress: PortId,
-    pub(crate) start: SimTime,
-    pub(crate) sent_packets: u64,
-    pub(crate) sent_bytes: u64,
-    pub(crate) received_packets: u64,
-    pub(crate) received_bytes: u64,
-    /// Sum of one-way delays of received datagrams, ns.
-    pub(crate) delay_sum_ns: u64,
-    pub(crate) drops: u64,
-    pub(crate) marks: u64,
-}
-
-/// One end of a live connection, with its place in the network and its timer.
-#[derive(Debug)]
-pub(crate) struct Endpoint {
-    pub(crate) sock: TcpSocket,
-    /// The connection this slot serves (meaningful while `live`).
-    pub(crate) flow: FlowId,
-    pub(crate) live: bool,
-    pub(crate) node: NodeId,
-    pub(crate) peer: NodeId,
-    /// The port this host sends the connection's packets on (precomputed route).
-    pub(crate) egress: PortId,
-    /// IP + TCP header bytes of every segment.
-    pub(crate) header_bytes: u32,
-    /// Header bytes on a segment that carries data (0 with ns-2's `useHeaders_ false`).
-    pub(crate) data_header_bytes: u32,
-    /// Generation of the current timer event; older ones are stale.
-    pub(crate) timer_gen: u32,
-    /// When the current-generation timer event fires, if one is pending.
-    pub(crate) timer_at: Option<SimTime>,
-}
-
 /// An application instance and its timer.
 #[derive(Debug)]
 pub(crate) struct AppSlot {
@@ -253,7 +147,7 @@ pub struct Simulation {
     /// Keep a `flows` row for every workload connection (`simulation.connection_rows`).
     pub(crate) connection_rows: bool,
     /// With `connection_rows`: the rows of workload connections whose slots were freed.
-    pub(crate) ended: Vec<crate::stats::EndedFlow>,
+    pub(crate) ended: Vec<EndedFlow>,
     /// Per app: the sums over its connections whose slots were freed.
     pub(crate) app_totals: Vec<crate::stats::ConnTotals>,
     /// `slot_of[flow]`: the endpoint pair of a live connection, or [`NO_SLOT`].
@@ -312,26 +206,6 @@ pub struct Simulation {
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 impl Simulation {
-    /// Validate `spec` and build the simulation; `seed` overrides the spec's seed.
-    ///
-    /// # Errors
-    /// [`SimError::InvalidSpec`] for a scenario that breaks a rule,
-    /// [`SimError::Topology`] for one whose flows have no route.
-    pub fn new(spec: &ScenarioSpec, seed: Option<u64>) -> Result<Self, SimError> {
-        crate::builder::build(spec, &SimOptions { seed, ..SimOptions::default() })
-    }
-
-    /// Validate `spec` and build the simulation with `options` (seed,
-    /// memory limit, cancellation).
-    ///
-    /// # Errors
-    /// As [`Simulation::new`]; also [`SimError::Resource`] if the scenario's
-    /// memory estimate exceeds `options.max_memory` (or its route table cannot
-    /// be allocated), and [`SimError::Cancelled`] if `options.cancel` is raised.
-    pub fn with_options(spec: &ScenarioSpec, options: &SimOptions) -> Result<Self, SimError> {
-        crate::builder::build(spec, options)
-    }
-
     /// Current simulated time.
     #[must_use]
     pub fn now(&self) -> SimTime {
@@ -445,9 +319,9 @@ impl Simulation {
         Ok(())
     }
 
-    /// Events one instant may hold (see [`crate::memory::instant_event_budget`]).
+    /// Events one instant may hold (see [`instant_event_budget`]).
     fn instant_budget(&self) -> u64 {
-        crate::memory::instant_event_budget(self.ports.len() + self.endpoints.len() + self.apps.len() + self.udp.len())
+        instant_event_budget(self.ports.len() + self.endpoints.len() + self.apps.len() + self.udp.len())
     }
 
     /// The scenario path of app `a`: `flows[i]` or `apps[j]`.
@@ -556,13 +430,6 @@ impl Simulation {
         Conservation { in_flight, ..self.cons }
     }
 
-    /// The results so far: complete once finished; partial otherwise, with
-    /// meta `finished = "false"`.
-    #[must_use]
-    pub fn results(&self) -> Results {
-        crate::stats::collect(self)
-    }
-
     /// The counters of flow `f`'s initiator and responder (since the start of the run).
     ///
     /// # Panics
@@ -627,10 +494,10 @@ impl Simulation {
                     p.queue.integrate(now);
                     p.queue.reset_max();
                 }
-                self.warm = Some(Snapshot::take(self));
+                self.warm = Some(self.snapshot());
             }
             Event::Sample => {
-                crate::stats::sample(self);
+                self.sample();
                 if let Some(dt) = self.sample_interval {
                     let next = self.sched.now() + dt;
                     if next <= self.end {
@@ -1178,7 +1045,7 @@ impl Simulation {
         if i < self.n_static || flow.free || flow.in_flight > 0 || self.slot_of[i] != NO_SLOT {
             return;
         }
-        self.app_totals[flow.app.index()].add_ended(flow, self.warmup);
+        flow.add_to(&mut self.app_totals[flow.app.index()], self.warmup);
         let ended = std::mem::replace(&mut self.flows[i], Flow::vacant());
         if self.connection_rows {
             let warm = match &self.warm {
@@ -1186,14 +1053,17 @@ impl Simulation {
                 None if self.warmup > SimTime::ZERO => crate::stats::WarmBase::EndedBefore,
                 None => crate::stats::WarmBase::Zero,
             };
-            self.ended.push(crate::stats::EndedFlow { flow: ended, warm });
+            self.ended.push(EndedFlow { flow: ended, warm });
         }
         self.free_flows.push(u32::try_from(i).expect("flow ids fit in u32"));
     }
 }
 
-/// UDP (RFC 768) and IPv4 (RFC 791) header bytes of a datagram.
-pub(crate) const UDP_HEADER_BYTES: u32 = 28;
+/// Events one instant may hold before the run is stopped as making no
+/// progress: a large constant, and many per component.
+pub(crate) fn instant_event_budget(components: usize) -> u64 {
+    crate::app::TIMER_POPS_PER_INSTANT + 64 * components as u64
+}
 
 #[cfg(test)]
 mod tests {
@@ -1201,6 +1071,7 @@ mod tests {
     use crate::app::dist::Dist;
     use crate::app::udp::UdpSources;
     use crate::rng::SimRng;
+    use crate::spec::ScenarioSpec;
     use crate::time::BitRate;
 
     fn onoff_sim() -> Simulation {

@@ -1,0 +1,140 @@
+//! Connections and their endpoints: the per-flow state the simulation keeps,
+//! below the applications (which see it through [`crate::app::ConnView`])
+//! and the statistics.
+
+use crate::ids::{AppId, FlowId, NodeId, PortId};
+use crate::spec::CcKind;
+use crate::stats::{ConnTotals, FlowExtra, WarmBase};
+use crate::tcp::{TcpCounters, TcpSocket, TcpState};
+use crate::time::{SimDuration, SimTime};
+
+/// A TCP connection: who opened it, for which app, and its counters once
+/// its endpoints are released.
+///
+/// A `[[flows]]` connection keeps its slot (its `FlowId`) for the whole run.
+/// A workload connection's slot is freed once its endpoints are released and
+/// none of its packets is left in the network (so no packet can reach a slot
+/// reused by a newer connection): its counters are added to its app's totals
+/// (the `apps` table), and with `simulation.connection_rows` its row is kept.
+#[derive(Debug)]
+pub(crate) struct Flow {
+    /// The connection's number, in order of opening and never reused: its
+    /// `flow_id` in the results and the name of its random streams.
+    pub(crate) serial: u64,
+    /// Packets of this connection in the network (queued, being sent or propagating).
+    pub(crate) in_flight: u32,
+    /// The slot holds no connection (freed, waiting for reuse).
+    pub(crate) free: bool,
+    /// The `[[flows]]` name; app connections are named `<app>#<flow id>`.
+    pub(crate) name: Option<String>,
+    /// The app that drives both ends.
+    pub(crate) app: AppId,
+    /// The app's token for this connection.
+    pub(crate) tag: u32,
+    /// The initiator's host.
+    pub(crate) src: NodeId,
+    /// The responder's host.
+    pub(crate) dst: NodeId,
+    /// When the app opens (or opened) the connection.
+    pub(crate) start: SimTime,
+    /// Bytes the `[[flows]]` bulk application sends (infinity: unlimited; NaN: an app connection).
+    pub(crate) app_bytes: f64,
+    pub(crate) cc: CcKind,
+    /// Drops, marks, completion of this flow.
+    pub(crate) extra: FlowExtra,
+    /// The endpoints' final state, once they are released.
+    pub(crate) last: Option<Box<FlowFinal>>,
+}
+
+impl Flow {
+    /// A free slot.
+    pub(crate) fn vacant() -> Self {
+        Flow {
+            serial: u64::MAX,
+            in_flight: 0,
+            free: true,
+            name: None,
+            app: AppId(0),
+            tag: 0,
+            src: NodeId(0),
+            dst: NodeId(0),
+            start: SimTime::ZERO,
+            app_bytes: f64::NAN,
+            cc: CcKind::Reno,
+            extra: FlowExtra::default(),
+            last: None,
+        }
+    }
+}
+
+/// What the `flows` table needs of a connection whose endpoints were released.
+#[derive(Clone, Debug)]
+pub(crate) struct FlowFinal {
+    /// Initiator's and responder's counters.
+    pub(crate) counters: [TcpCounters; 2],
+    pub(crate) cwnd: u64,
+    pub(crate) srtt: Option<SimDuration>,
+    pub(crate) state: TcpState,
+    pub(crate) ecn: bool,
+    pub(crate) sack: bool,
+}
+
+/// A UDP flow: a source app's datagrams to one sink.
+#[derive(Debug)]
+pub(crate) struct UdpFlow {
+    pub(crate) app: AppId,
+    pub(crate) src: NodeId,
+    pub(crate) dst: NodeId,
+    pub(crate) egress: PortId,
+    pub(crate) start: SimTime,
+    pub(crate) sent_packets: u64,
+    pub(crate) sent_bytes: u64,
+    pub(crate) received_packets: u64,
+    pub(crate) received_bytes: u64,
+    /// Sum of one-way delays of received datagrams, ns.
+    pub(crate) delay_sum_ns: u64,
+    pub(crate) drops: u64,
+    pub(crate) marks: u64,
+}
+
+/// One end of a live connection, with its place in the network and its timer.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub(crate) sock: TcpSocket,
+    /// The connection this slot serves (meaningful while `live`).
+    pub(crate) flow: FlowId,
+    pub(crate) live: bool,
+    pub(crate) node: NodeId,
+    pub(crate) peer: NodeId,
+    /// The port this host sends the connection's packets on (precomputed route).
+    pub(crate) egress: PortId,
+    /// IP + TCP header bytes of every segment.
+    pub(crate) header_bytes: u32,
+    /// Header bytes on a segment that carries data (0 with ns-2's `useHeaders_ false`).
+    pub(crate) data_header_bytes: u32,
+    /// Generation of the current timer event; older ones are stale.
+    pub(crate) timer_gen: u32,
+    /// When the current-generation timer event fires, if one is pending.
+    pub(crate) timer_at: Option<SimTime>,
+}
+
+/// The row of a workload connection whose slot was freed (kept with `simulation.connection_rows`).
+#[derive(Debug)]
+pub(crate) struct EndedFlow {
+    pub(crate) flow: Flow,
+    pub(crate) warm: WarmBase,
+}
+
+impl Flow {
+    /// Add this connection, whose endpoints were released, to `totals`.
+    ///
+    /// # Panics
+    /// If its endpoints are not released (no final state).
+    pub(crate) fn add_to(&self, totals: &mut ConnTotals, warmup: SimTime) {
+        let fin = self.last.as_ref().expect("a released connection has its final state");
+        totals.add(fin.counters, &self.extra, fin.ecn, self.start >= warmup);
+    }
+}
+
+/// UDP (RFC 768) and IPv4 (RFC 791) header bytes of a datagram.
+pub(crate) const UDP_HEADER_BYTES: u32 = 28;

@@ -1,0 +1,111 @@
+//! What a running simulation records on its own schedule: the warm-up
+//! snapshot and the sampled time series.
+
+use super::Simulation;
+use crate::ids::FlowId;
+use crate::stats::{ConnTotals, Snapshot, WarmFlow};
+
+impl Simulation {
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let sim = self;
+        Snapshot {
+            time: sim.now(),
+            flows: sim
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (!f.free).then(|| {
+                        let (a, b) = sim.flow_counters(FlowId::from_index(i));
+                        WarmFlow { serial: f.serial, counters: [a, b], extra: f.extra }
+                    })
+                })
+                .collect(),
+            apps: sim.app_totals_now(),
+            queues: sim.ports.iter().map(|p| p.queue.counters).collect(),
+            busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
+            backlog: sim.ports.iter().map(|p| p.queue.len_packets()).collect(),
+        }
+    }
+
+    /// Every app's totals now: those of its freed connections plus its live ones'.
+    pub(crate) fn app_totals_now(&self) -> Vec<ConnTotals> {
+        let sim = self;
+        let mut totals = sim.app_totals.clone();
+        for (i, f) in sim.flows.iter().enumerate().skip(sim.n_static) {
+            if f.free {
+                continue;
+            }
+            let (a, b) = sim.flow_counters(FlowId::from_index(i));
+            let ecn = f.last.as_ref().map_or_else(|| sim.initiator(i).is_some_and(|s| s.ecn_negotiated()), |l| l.ecn);
+            totals[f.app.index()].add([a, b], &f.extra, ecn, f.start >= sim.warmup);
+        }
+        totals
+    }
+
+    /// Record one sample of every flow and queue. If the columns cannot grow,
+    /// the run stops with [`crate::SimError::Resource`] instead.
+    pub(crate) fn sample(&mut self) {
+        let sim = self;
+        let live = sim.endpoints.len() / 2;
+        if sim.series.try_reserve(live, sim.ports.len()).is_err() {
+            let e = crate::SimError::resource(
+                "simulation.sample_interval",
+                format!(
+                    "stopped at t = {}: the time series ({}) could not grow further; use a longer sample_interval",
+                    sim.now(),
+                    crate::error::fmt_bytes(sim.series.heap_bytes())
+                ),
+            );
+            sim.fault = Some(e);
+            return;
+        }
+        let now = sim.now().as_nanos();
+        // Live connections only, in slot order (the `[[flows]]` connections hold the first slots).
+        for pair in sim.endpoints.chunks_exact(2) {
+            let (ep, responder) = (&pair[0], &pair[1]);
+            let i = ep.flow.index();
+            if !ep.live || sim.now() < sim.flows[i].start {
+                continue;
+            }
+            if sim.sampled_apps.as_ref().is_some_and(|m| !m[sim.flows[i].app.index()]) {
+                continue;
+            }
+            let s = &ep.sock;
+            sim.series.flow_time.push(now);
+            sim.series.flow_id.push(sim.flows[i].serial);
+            sim.series.cwnd.push(s.cwnd());
+            sim.series.ssthresh.push(ssthresh_f64(s.ssthresh()));
+            sim.series.bytes_sent.push(s.counters.data_bytes_sent);
+            sim.series.bytes_delivered.push(responder.sock.counters.bytes_delivered);
+            sim.series.drops.push(sim.flows[i].extra.drops);
+            sim.series.marks.push(sim.flows[i].extra.marks);
+            sim.series.owd_sum_ns.push(sim.flows[i].extra.owd_sum_ns);
+            sim.series.owd_count.push(sim.flows[i].extra.owd_count);
+        }
+        let at = sim.now();
+        for (i, p) in sim.ports.iter_mut().enumerate() {
+            if sim.sampled_ports.as_ref().is_some_and(|m| !m[i]) {
+                continue;
+            }
+            sim.series.queue_time.push(now);
+            sim.series.queue_id.push(i as u64);
+            sim.series.queue_packets.push(p.queue.len_packets());
+            sim.series.queue_bytes.push(p.queue.len_bytes());
+            let aqm = p.queue.aqm_state(at);
+            sim.series.queue_aqm_avg.push(aqm.avg);
+            sim.series.queue_aqm_prob.push(aqm.prob);
+            sim.series.queue_aqm_max_p.push(aqm.max_p);
+        }
+    }
+}
+
+/// ssthresh as a real; the "arbitrarily high" initial value becomes infinity.
+#[allow(clippy::cast_precision_loss)]
+fn ssthresh_f64(v: u64) -> f64 {
+    if v >= u64::MAX / 4 {
+        f64::INFINITY
+    } else {
+        v as f64
+    }
+}
