@@ -198,17 +198,18 @@ def ours(pid: int) -> list[str]:
     return [n for n in list_namespaces() if n.startswith(f"ecnsim-{pid}-")]
 
 
-def traffic_processes() -> list[int]:
+def programs_in(pid: int) -> list[int]:
+    """Pids of the processes in the namespaces of emulating process ``pid`` (its traffic
+    programs): other sessions on the machine may emulate at the same time."""
     pids = []
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                cmd = (p / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"ecnsim/emulation/traffic.py" in cmd:
-                pids.append(int(p.name))
+    for ns in ours(pid):
+        r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, check=False)
+        pids += [int(x) for x in r.stdout.split()]
     return pids
+
+
+def alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
 
 
 @needs_emulation
@@ -225,7 +226,6 @@ def test_quick_emulated_study_runs_both_modes_apart_and_reports_them_side_by_sid
     assert proc.returncode == 0, stderr
     assert "4 emulated runs (4 run now" in stderr, stderr
     assert ours(proc.pid) == []
-    assert traffic_processes() == []
     check_emulated_study(out)
     print(f"--quick --emulate: {wall:.0f} s wall, load {os.getloadavg()[0]:.1f}")
     # Again: everything is in the store, nothing runs (no real time spent).
@@ -284,18 +284,18 @@ def test_interrupting_an_emulated_study_leaves_nothing_behind(tmp_path: Path, si
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     # Wait until an emulated run's traffic is under way (after the simulated runs), then stop.
-    while time.monotonic() < deadline and not traffic_processes():
-        if proc.poll() is not None:
-            break
+    programs: list[int] = []
+    while time.monotonic() < deadline and len(programs) < 4 and proc.poll() is None:
         time.sleep(0.05)
-    assert ours(proc.pid), "an emulated run was under way"
-    time.sleep(1.5)
+        programs = programs_in(proc.pid)
+    assert len(programs) >= 4, "the emulated run's traffic programs were running"
+    time.sleep(1.0)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert ours(proc.pid) == []
-    assert traffic_processes() == []
+    assert [p for p in programs if alive(p)] == []
     # The interrupted run left nothing half-written in the store.
     store = Store(out / "store")
     runs = store.runs()

@@ -138,7 +138,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
             df = store.runs(sweep=args.sweep, where=args.where)
             if args.format == "table" and not args.all_columns:
                 params = [c for c in df.columns if c not in RUN_COLUMNS]
-                df = df[[*RUNS_SHOWN, *params]].copy()
+                shown = list(RUNS_SHOWN)
+                if (df["run_mode"] != "simulation").any():
+                    # A store with emulated runs says which run is which.
+                    shown.insert(shown.index("seed") + 1, "run_mode")
+                df = df[[*shown, *params]].copy()
                 df["key"] = df["key"].str.slice(0, 12)
                 df["digest"] = [f"{int(d):016x}" for d in df["digest"]]
     except duckdb.Error as e:
