@@ -189,6 +189,29 @@ def test_cli_study_show_emulate_prints_the_mapping_and_real_time(
     assert "cannot be emulated" not in out
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["study", "run", "rfc2884", "--quick", "--emulate"],
+        ["sweep", str(ROOT / "examples/sweep_buffers.toml"), "--emulate"],
+    ],
+)
+def test_cli_refuses_clearly_when_not_root(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    # emulate's own check, as that user, before anything runs or is written.
+    from ecnsim.cli import main
+
+    monkeypatch.setattr(os, "geteuid", lambda: 65534)
+    out = tmp_path / "out"
+    assert main([*argv, "--out", str(out)]) == 3
+    assert "not root: run as root" in capsys.readouterr().err
+    assert not out.exists()
+
+
 # ---------------------------------------------------------------------------
 # Real hosts (root, namespaces, TUN)
 # ---------------------------------------------------------------------------
