@@ -141,6 +141,22 @@ def test_bench_until_stops_early(cli: Cli) -> None:
     assert r["packet_hops"] > 0
 
 
+def test_bench_no_series_leaves_out_the_time_series(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "hetero-15.json"
+    proc = cli("bench", "hetero-15", "--no-series", "--write-scenario", out)
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads(out.read_text())
+    assert "sample_interval" not in written["simulation"]
+    full = BENCHMARKS["hetero-15"].build().to_dict()
+    assert full["simulation"].pop("sample_interval") == 0.1
+    assert written == full
+    proc = cli("bench", "hetero-15", "--json", "--no-instructions", "--no-series", "--until", "3")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)[0]
+    assert r["series"] is False
+    assert r["packet_hops"] > 0
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_bench_instructions_per_hop_by_callgrind() -> None:
@@ -156,7 +172,7 @@ def test_bench_instructions_per_hop_by_callgrind() -> None:
 def test_hetero_benchmarks_are_the_hetero_study_scenario() -> None:
     from ecnsim.studies.hetero import HeteroParams, HeteroStudy
 
-    for n in (15, 120, 9600):
+    for n in (15, 120, 600, 2400, 9600):
         bench = BENCHMARKS[f"hetero-{n}"]
         assert bench.n_flows == n
         ours = bench.build().to_dict()

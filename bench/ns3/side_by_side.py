@@ -5,14 +5,25 @@ Run with ecnsim's Python from the repository root; ns-3 runs in its own
 virtual environment (``pip install ns3`` there; never a dependency of
 ecnsim), named by ``--ns3-python`` or ``$NS3_PYTHON``::
 
-    .venv/bin/python bench/ns3/side_by_side.py                 # hetero N = 30 and 120, RED
-    .venv/bin/python bench/ns3/side_by_side.py --n 30 120 600 --repeat 2
+    .venv/bin/python bench/ns3/side_by_side.py      # hetero N = 30, 120; dumbbell 100 flows
+    .venv/bin/python bench/ns3/side_by_side.py --n 30 120 600 --dumbbell --repeat 2
 
-Scenarios: the ``hetero`` star of STUDIES.md §3 in RED mode, 100 s simulated
-(first 20 s discarded for goodput), built for ecnsim by
-``validation/ns3_red/compare.py`` (``ecnsim_scenario``) and for ns-3 by
-``validation/ns3_red/ns3_hetero.py``, whose settings are matched item by item
-(``validation/ns3_red/README.md``). Each run is a fresh process, timed as a
+Scenarios:
+
+* the ``hetero`` star of STUDIES.md §3 in RED mode, 100 s simulated (first
+  20 s discarded for goodput), built for ecnsim by
+  ``validation/ns3_red/compare.py`` (``ecnsim_scenario``) and for ns-3 by
+  ``validation/ns3_red/ns3_hetero.py``, whose settings are matched item by
+  item (``validation/ns3_red/README.md``);
+* a dumbbell of ``--dumbbell`` flows (100 by default) with RED and ECN on the
+  bottleneck, 60 s simulated (first 10 s discarded): the ``dumbbell-100``
+  benchmark's topology (100 Mb/s, 40 ms bottleneck; 1 Gb/s, 5 ms access
+  links; starts spread over the first second) with NewReno and ECN at both
+  ends, written for ns-3 as ``validation/ns3/ns3_dumbbell.py`` reads it and
+  for ecnsim with the RED settings ``validation/ns3/compare_tcp_ecn.py``
+  matches to ns-3's ``RedQueueDisc`` (``validation/ns3/README.md``).
+
+Each run is a fresh process, timed as a
 whole (interpreter start-up, imports, build, simulation and output: ecnsim
 writes its Parquet tables, ns-3 its JSON), with its CPU time and peak
 memory from ``wait4``. Aggregate goodput is printed beside, so that like is
@@ -37,8 +48,26 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 NS3_SCRIPT = ROOT / "validation" / "ns3_red" / "ns3_hetero.py"
+NS3_DUMBBELL = ROOT / "validation" / "ns3" / "ns3_dumbbell.py"
 DURATION = 100.0
 WARMUP = 20.0
+DUMBBELL_DURATION = 60.0
+DUMBBELL_WARMUP = 10.0
+#: The bottleneck's RED of the dumbbell (ns3_dumbbell.py's ``queue`` keys): a buffer of one
+#: bandwidth-delay product (100 Mb/s * 100 ms / 1500 B = 833 packets), thresholds at a tenth and
+#: three tenths of it, ns-2's w_q and max_p, ECN marking between the thresholds.
+DUMBBELL_RED: dict[str, Any] = {
+    "type": "red",
+    "limit": 833,
+    "min_th": 83.0,
+    "max_th": 250.0,
+    "w_q": 0.002,
+    "max_p": 0.1,
+    "ecn": True,
+    "gentle": False,
+    "wait": True,
+    "mean_pktsize": 1500,
+}
 
 #: The ecnsim side: a whole process that reads the scenario, runs it and writes Parquet.
 ECNSIM_RUN = """
@@ -96,6 +125,63 @@ def run_pair(n: int, ns3_python: str, workdir: Path) -> dict[str, Any]:
     return {"scenario": f"hetero N = {n}, RED, 100 s", "n": n, "ecnsim": ours, "ns3": theirs}
 
 
+def dumbbell_cfg(n: int) -> dict[str, Any]:
+    """The RED+ECN dumbbell of ``n`` flows as ``validation/ns3/ns3_dumbbell.py`` reads it."""
+    return {
+        "n_flows": n,
+        "bottleneck_rate": 100e6,
+        "bottleneck_delay": 0.040,
+        "access_rate": 1e9,
+        "access_delay": 0.005,
+        "queue_packets": DUMBBELL_RED["limit"],
+        "access_queue_packets": 10000,
+        "duration": DUMBBELL_DURATION,
+        "warmup": DUMBBELL_WARMUP,
+        "max_bytes": None,
+        # Starts spread over the first second, 1 s / n apart (as the dumbbell benchmarks).
+        "start": [i / n for i in range(n)],
+        "queue": dict(DUMBBELL_RED),
+        "tcp": {
+            "segment_size": 1460,
+            "initial_cwnd": 3,
+            "initial_rto": 1.0,
+            "min_rto": 1.0,
+            "clock_granularity": 0.001,
+            "rcv_window": 2**30,
+            # 4 MiB, not ns3_dumbbell.py's 1 GiB: ns-3 holds what BulkSend writes ahead in
+            # 512-byte items (a 1 GiB buffer per flow ran the 100 flows out of 24 GB of memory).
+            # No window here exceeds the buffers and pipe all flows share (1,666 packets, 2.4 MB).
+            "snd_buf": 2**22,
+            "ecn": True,
+        },
+    }
+
+
+def run_dumbbell_pair(n: int, ns3_python: str, workdir: Path) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "validation" / "ns3"))
+    from compare_tcp_ecn import ecnsim_scenario as dumbbell_scenario  # type: ignore[import-not-found]
+
+    cfg = dumbbell_cfg(n)
+    spec = workdir / f"dumbbell-{n}.json"
+    sc = dumbbell_scenario(cfg, n_flows=n, sample_interval=None)
+    spec.write_text(json.dumps(sc.to_dict()))
+    ours = _run_measured([sys.executable, "-c", ECNSIM_RUN, str(spec), str(workdir / f"db-{n}")])
+    ours_out = json.loads(ours.pop("stdout").strip().splitlines()[-1])
+    theirs = _run_measured([ns3_python, str(NS3_DUMBBELL), json.dumps(cfg)])
+    ns3_out = json.loads(theirs.pop("stdout").strip().splitlines()[-1])
+    span = DUMBBELL_DURATION - DUMBBELL_WARMUP
+    ours["goodput_mbps"] = sum(ours_out["rx_bytes"]) * 8 / span / 1e6
+    ours["packet_hops"] = ours_out["packet_hops"]
+    ours["events"] = ours_out["events"]
+    theirs["goodput_mbps"] = sum(f["rx_bytes"] for f in ns3_out["flows"]) * 8 / span / 1e6
+    return {
+        "scenario": f"dumbbell {n} flows, RED+ECN, {DUMBBELL_DURATION:.0f} s",
+        "n": n,
+        "ecnsim": ours,
+        "ns3": theirs,
+    }
+
+
 def machine() -> dict[str, Any]:
     model = ""
     try:
@@ -134,7 +220,16 @@ def table(records: list[dict[str, Any]]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[30, 120], help="numbers of sources")
+    ap.add_argument(
+        "--n", type=int, nargs="*", default=[30, 120], help="numbers of hetero sources (none: skip)"
+    )
+    ap.add_argument(
+        "--dumbbell",
+        type=int,
+        nargs="*",
+        default=[100],
+        help="flow counts of the RED+ECN dumbbell (none: skip it)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs of each pair")
     ap.add_argument(
         "--ns3-python",
@@ -148,6 +243,11 @@ def main() -> int:
         for n in args.n:
             for _ in range(args.repeat):
                 r = run_pair(n, args.ns3_python, Path(tmp))
+                records.append(r)
+                print(table([r]).splitlines()[-1], flush=True)
+        for n in args.dumbbell:
+            for _ in range(args.repeat):
+                r = run_dumbbell_pair(n, args.ns3_python, Path(tmp))
                 records.append(r)
                 print(table([r]).splitlines()[-1], flush=True)
     now = dt.datetime.now(dt.timezone.utc)

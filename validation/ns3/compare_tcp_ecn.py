@@ -157,7 +157,10 @@ def scenarios() -> list[Scenario]:
     return out
 
 
-def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
+def ecnsim_scenario(
+    cfg: dict[str, Any], *, n_flows: int = 1, sample_interval: float | None = SAMPLE
+) -> Any:
+    """The ecnsim scenario of ``cfg`` (``ns3_dumbbell.py``'s keys) with ``n_flows`` flows."""
     import ecnsim
     from ecnsim.scenario.spec import droptail, red, tcp
 
@@ -184,8 +187,8 @@ def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
         )
     else:
         queue = droptail(limit_packets=cfg["queue_packets"])
-    sc = ecnsim.dumbbell(
-        1,
+    return ecnsim.dumbbell(
+        n_flows,
         bottleneck_rate=int(cfg["bottleneck_rate"]),
         bottleneck_delay=cfg["bottleneck_delay"],
         access_rate=int(cfg["access_rate"]),
@@ -194,8 +197,9 @@ def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
         warmup=cfg["warmup"],
         queue=queue,
         access_queue=droptail(limit_packets=cfg["access_queue_packets"]),
+        start=cfg.get("start"),
         seed=1,
-        sample_interval=SAMPLE,
+        sample_interval=sample_interval,
         tcp=tcp(
             cc="newreno",
             mss=t["segment_size"],
@@ -213,7 +217,12 @@ def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
             ca_increase="per_ack_truncated",
         ),
     )
-    res = ecnsim.Simulation(sc).run()
+
+
+def run_ecnsim(cfg: dict[str, Any]) -> dict[str, Any]:
+    import ecnsim
+
+    res = ecnsim.Simulation(ecnsim_scenario(cfg)).run()
     f = res.table("flows")
     qt = res.table("queues")
     qi = list(qt["queue"]).index("r1->r2")

@@ -45,6 +45,7 @@ pub(crate) struct Port {
 
 impl Port {
     /// Start serialising `pkt` at `now`; returns its arrival time at the far end.
+    #[inline]
     pub(crate) fn start_tx(&mut self, pkt: Packet, now: SimTime) -> SimTime {
         debug_assert!(self.busy_until <= now);
         let tx = self.rate.tx_time(pkt.size);
@@ -56,6 +57,7 @@ impl Port {
     }
 
     /// The packet at the head of the wire, which has arrived at the far end.
+    #[inline]
     pub(crate) fn take_arrival(&mut self) -> Option<Packet> {
         self.wire.pop_front().map(|(_, pkt)| pkt)
     }

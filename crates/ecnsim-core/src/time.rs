@@ -227,10 +227,19 @@ impl BitRate {
     #[must_use]
     #[allow(clippy::cast_possible_truncation)]
     pub const fn tx_time(self, bytes: u32) -> SimDuration {
+        // Packets up to 2 GB: `bytes * 8e9` fits in 64 bits, and the 64-bit division
+        // gives the same quotient as the 128-bit one (a few instructions instead of a call).
+        if bytes <= Self::BYTES_FOR_64_BIT_TX {
+            let bits_ns = bytes as u64 * 8 * 1_000_000_000;
+            return SimDuration(bits_ns.div_ceil(self.0));
+        }
         let bits_ns = bytes as u128 * 8 * 1_000_000_000;
         let rate = self.0 as u128;
         SimDuration(bits_ns.div_ceil(rate) as u64)
     }
+
+    /// The largest packet whose `bytes * 8 * 1e9` fits in a `u64`.
+    const BYTES_FOR_64_BIT_TX: u32 = (u64::MAX / 8_000_000_000) as u32;
 
     /// Bytes that can be sent in `d` at this rate (rounded down); used by
     /// the AQMs that convert an idle period into a packet count.
@@ -268,6 +277,18 @@ mod tests {
         // 64 KiB at 1 bit/s: 524288 s, fits comfortably.
         assert_eq!(BitRate::from_bps(1).tx_time(65536).as_nanos(), 65536 * 8 * 1_000_000_000);
         assert_eq!(BitRate::from_bps(u64::MAX).tx_time(1500).as_nanos(), 1);
+    }
+
+    #[test]
+    fn tx_time_is_the_same_on_both_sides_of_the_64_bit_bound() {
+        let wide = |r: BitRate, bytes: u32| (u128::from(bytes) * 8_000_000_000).div_ceil(u128::from(r.0)) as u64;
+        for rate in [1, 3, 1_544_000, 10_000_000, 100_000_000, 999_999_937, 10_000_000_000, u64::MAX] {
+            let r = BitRate::from_bps(rate);
+            let edge = BitRate::BYTES_FOR_64_BIT_TX;
+            for bytes in [0, 1, 40, 1500, 65_535, edge - 1, edge, edge + 1, u32::MAX] {
+                assert_eq!(r.tx_time(bytes).as_nanos(), wide(r, bytes), "{rate} bit/s, {bytes} B");
+            }
+        }
     }
 
     #[test]

@@ -213,6 +213,22 @@ BENCHMARKS: dict[str, Benchmark] = {
             instructions_window=(20.0, 30.0),
         ),
         Benchmark(
+            "hetero-600",
+            "the hetero study's star, N = 600 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
+            "100 s",
+            600,
+            lambda: hetero_scenario(600),
+            instructions_window=(20.0, 30.0),
+        ),
+        Benchmark(
+            "hetero-2400",
+            "the hetero study's star, N = 2,400 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
+            "100 s",
+            2400,
+            lambda: hetero_scenario(2400),
+            instructions_window=(20.0, 30.0),
+        ),
+        Benchmark(
             "hetero-9600",
             "the hetero study's star, N = 9,600 Reno flows, RED (max_p 0.1), 10 Mb/s bottleneck, "
             "100 s",
@@ -250,14 +266,27 @@ def _maxrss_bytes() -> int:
     return int(rss) if sys.platform == "darwin" else int(rss) * 1024
 
 
-def run_benchmark(bench: Benchmark, until: float | None = None) -> dict[str, Any]:
-    """Build and run ``bench`` in this process (to ``until`` seconds simulated if given).
+def _scenario(bench: Benchmark, series: bool = True) -> Scenario:
+    """The benchmark's scenario; without its time series if ``series`` is false."""
+    scenario = bench.build()
+    if series:
+        return scenario
+    d = scenario.to_dict()
+    d.get("simulation", {}).pop("sample_interval", None)
+    return Scenario.from_dict(d)
+
+
+def run_benchmark(
+    bench: Benchmark, until: float | None = None, series: bool = True
+) -> dict[str, Any]:
+    """Build and run ``bench`` in this process (to ``until`` seconds simulated if given;
+    without its time series if ``series`` is false).
 
     ``build_s`` is the core's model build (the scenario is written first);
     ``wall_s`` counts the run only. Memory per flow is the peak RSS growth
     from just before the build.
     """
-    scenario = bench.build()
+    scenario = _scenario(bench, series)
     rss_before = _maxrss_bytes()
     t0, c0 = time.perf_counter(), time.process_time()
     sim = Simulation(scenario)
@@ -289,6 +318,7 @@ def run_benchmark(bench: Benchmark, until: float | None = None) -> dict[str, Any
     return {
         "name": bench.name,
         "description": bench.description,
+        "series": series,
         "flows": conns,
         "simulated_s": sim.now,
         "wall_s": wall_s,
@@ -318,14 +348,20 @@ def _load_average() -> list[float] | None:
         return None
 
 
-def _child_command(name: str, until: float | None) -> list[str]:
+def _child_command(name: str, until: float | None, series: bool = True) -> list[str]:
     cmd = [sys.executable, "-m", "ecnsim", "bench", name, "--json", "--no-instructions"]
+    if not series:
+        cmd.append("--no-series")
     return cmd if until is None else [*cmd, "--until", repr(until)]
 
 
-def _run_benchmark_in_child(name: str, until: float | None = None) -> dict[str, Any]:
+def _run_benchmark_in_child(
+    name: str, until: float | None = None, series: bool = True
+) -> dict[str, Any]:
     """Run one benchmark in a fresh interpreter, so peak memory is its own."""
-    proc = subprocess.run(_child_command(name, until), capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        _child_command(name, until, series), capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {name} failed (exit {proc.returncode}):\n{proc.stderr}")
     record: dict[str, Any] = json.loads(proc.stdout)[0]
@@ -336,7 +372,7 @@ def _run_benchmark_in_child(name: str, until: float | None = None) -> dict[str, 
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
-def instructions_per_hop(bench: Benchmark, valgrind: str) -> dict[str, Any]:
+def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -> dict[str, Any]:
     """Instructions per packet-hop by callgrind, as the difference of two run lengths.
 
     The benchmark runs twice under ``valgrind --tool=callgrind``, to each time
@@ -348,7 +384,10 @@ def instructions_per_hop(bench: Benchmark, valgrind: str) -> dict[str, Any]:
     for until in bench.instructions_window:
         cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
         proc = subprocess.run(
-            [*cmd, *_child_command(bench.name, until)], capture_output=True, text=True, check=False
+            [*cmd, *_child_command(bench.name, until, series)],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         found = _COLLECTED.findall(proc.stderr)
         if proc.returncode != 0 or not found:
@@ -431,19 +470,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print("error: --write-scenario takes one benchmark name", file=sys.stderr)
             return EXIT_USAGE
         with open(args.write_scenario, "w", encoding="utf-8") as f:
-            json.dump(BENCHMARKS[names[0]].build().to_dict(), f, indent=1)
+            json.dump(_scenario(BENCHMARKS[names[0]], not args.no_series).to_dict(), f, indent=1)
             f.write("\n")
         print(f"wrote {args.write_scenario} (run it with: ecnsim run {args.write_scenario})")
         return EXIT_OK
     valgrind = None if args.no_instructions or not args.json else shutil.which("valgrind")
     records = []
+    series = not args.no_series
     for name in names:
         if len(names) == 1:
-            record = run_benchmark(BENCHMARKS[name], args.until)
+            record = run_benchmark(BENCHMARKS[name], args.until, series)
         else:
-            record = _run_benchmark_in_child(name, args.until)
+            record = _run_benchmark_in_child(name, args.until, series)
         if valgrind is not None:
-            record.update(instructions_per_hop(BENCHMARKS[name], valgrind))
+            record.update(instructions_per_hop(BENCHMARKS[name], valgrind, series))
         records.append(record)
         if not args.json:
             print(_format_benchmark(record), flush=True)
@@ -469,6 +509,12 @@ def add_parsers(sub: Any) -> None:
         metavar="FILE.json",
         help="write the benchmark's scenario as JSON (for ecnsim run, or another simulator) "
         "instead of running it",
+    )
+    bench.add_argument(
+        "--no-series",
+        action="store_true",
+        help="leave out the benchmark's time series (simulation.sample_interval): the cost of the "
+        "packets alone, as flows grow",
     )
     bench.add_argument(
         "--no-instructions",

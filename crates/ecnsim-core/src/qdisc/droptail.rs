@@ -57,6 +57,7 @@ impl DropTail {
 }
 
 impl QueueDisc for DropTail {
+    #[inline]
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
         if self.admits(&pkt) {
             self.fifo.push_back(pkt);
@@ -65,6 +66,7 @@ impl QueueDisc for DropTail {
         }
     }
 
+    #[inline]
     fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<Packet> {
         self.fifo.pop_front()
     }

@@ -197,6 +197,10 @@ pub trait QueueDisc {
     fn len_packets(&self) -> u64;
     /// Bytes queued.
     fn len_bytes(&self) -> u64;
+    /// Packets and bytes queued (one dispatch where both are needed).
+    fn occupancy(&self) -> (u64, u64) {
+        (self.len_packets(), self.len_bytes())
+    }
     /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
     fn give_back_memory(&mut self) {}
     /// The discipline's internal estimates at `now`, for time series. A
@@ -267,9 +271,11 @@ macro_rules! dispatch {
 }
 
 impl QueueDisc for AnyQdisc {
+    #[inline]
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
         dispatch!(self, q => q.enqueue(pkt, cx));
     }
+    #[inline]
     fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
         dispatch!(self, q => q.dequeue(cx))
     }
@@ -278,6 +284,10 @@ impl QueueDisc for AnyQdisc {
     }
     fn len_bytes(&self) -> u64 {
         dispatch!(self, q => q.len_bytes())
+    }
+    #[inline]
+    fn occupancy(&self) -> (u64, u64) {
+        dispatch!(self, q => (q.len_packets(), q.len_bytes()))
     }
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         dispatch!(self, q => q.aqm_state(now))
@@ -389,8 +399,9 @@ impl Queue {
     /// Bring the occupancy integrals up to `now`.
     pub fn integrate(&mut self, now: SimTime) {
         let dt = u128::from(now.saturating_since(self.last_change).as_nanos());
-        self.counters.area_packets += u128::from(self.qdisc.len_packets()) * dt;
-        self.counters.area_bytes += u128::from(self.qdisc.len_bytes()) * dt;
+        let (packets, bytes) = self.qdisc.occupancy();
+        self.counters.area_packets += u128::from(packets) * dt;
+        self.counters.area_bytes += u128::from(bytes) * dt;
         self.last_change = now;
     }
 
@@ -463,8 +474,9 @@ impl Queue {
         for (_, _, reason) in &self.outcome.marks {
             self.counters.marks[*reason as usize] += 1;
         }
-        self.max_packets = self.max_packets.max(self.qdisc.len_packets());
-        self.max_bytes = self.max_bytes.max(self.qdisc.len_bytes());
+        let (packets, bytes) = self.qdisc.occupancy();
+        self.max_packets = self.max_packets.max(packets);
+        self.max_bytes = self.max_bytes.max(bytes);
     }
 }
 
@@ -582,11 +594,13 @@ impl Fifo {
         }
     }
     /// Append `pkt`.
+    #[inline]
     pub fn push_back(&mut self, pkt: Packet) {
         self.bytes += u64::from(pkt.size);
         self.packets.push_back(pkt);
     }
     /// Remove the head.
+    #[inline]
     pub fn pop_front(&mut self) -> Option<Packet> {
         let pkt = self.packets.pop_front()?;
         self.bytes -= u64::from(pkt.size);
