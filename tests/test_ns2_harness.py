@@ -175,3 +175,12 @@ def test_hetero_matches_ns2(name: str) -> None:
 def test_hetero_known_difference(name: str, metric: str) -> None:
     check = next(c for c in _hetero(name) if c.metric == metric)
     assert check.ok, compare.table([check])
+
+
+@pytest.mark.ns2
+def test_tutorial_reno_dumbbell_matches_ns2() -> None:
+    # Issue 13: Reno on the tutorial's dumbbell (seed 2 had 5.6 Mb/s of 9.73 before FlightSize
+    # stopped counting the data a go-back-N resends); validation/ns2/tutorial_reno.py, ~10 s.
+    import tutorial_reno
+
+    assert tutorial_reno.compare() == []

@@ -9,7 +9,7 @@
 //! - `flow_series`, `queue_series`: one row per sample (if sampling is on).
 
 use crate::flow::Flow;
-use crate::ids::FlowId;
+use crate::ids::{FlowId, NodeId};
 use crate::qdisc::{DropReason, MarkReason, QueueCounters};
 use crate::results::{Results, Table};
 use crate::sim::Simulation;
@@ -59,6 +59,7 @@ fn collect(sim: &Simulation) -> Results {
         "packets_retransmitted",
         "bytes_retransmitted",
         "bytes_delivered",
+        "bytes_received",
         "rto_count",
         "rto_after_ecn",
         "fast_retransmits",
@@ -75,6 +76,7 @@ fn collect(sim: &Simulation) -> Results {
     .map(|c| (c, Vec::with_capacity(n)))
     .collect();
     let mut goodput = Vec::with_capacity(n);
+    let mut rx_goodput = Vec::with_capacity(n);
     let mut throughput = Vec::with_capacity(n);
     let mut completion = Vec::with_capacity(n);
     let mut connect = Vec::with_capacity(n);
@@ -87,6 +89,11 @@ fn collect(sim: &Simulation) -> Results {
     let mut ecn = Vec::with_capacity(n);
     let mut sack = Vec::with_capacity(n);
     let mut owd = Vec::with_capacity(n);
+    // Payload the rows' flows delivered in order in the window, per link direction that is the
+    // bottleneck of their path, and the most that can have left it before the window and arrived in it.
+    let mut carried = vec![0u64; sim.ports.len()];
+    let mut slack = vec![0u64; sim.ports.len()];
+    let mut hops = Vec::new();
     for r in &rows {
         let f = r.flow;
         let [sc, rc] = r.counters;
@@ -103,12 +110,31 @@ fn collect(sim: &Simulation) -> Results {
         reverse_bytes.push(rc.data_bytes_sent - r0.data_bytes_sent);
         ecn.push(u64::from(f_ecn));
         sack.push(u64::from(f_sack));
+        let delivered = rc.bytes_delivered - r0.bytes_delivered;
+        let received = rc.bytes_received - r0.bytes_received;
+        for (from, to, bytes) in [(f.src, f.dst, delivered), (f.dst, f.src, sc.bytes_delivered - s0.bytes_delivered)] {
+            path(sim, from, to, &mut hops);
+            // The path's bottleneck (its slowest link directions) carried all of it; the bytes on the
+            // wires from there on (a bandwidth-delay product per link) may have left it before the window.
+            let slowest = hops.iter().map(|&i| sim.ports[i].rate).min();
+            let mut beyond = 0u64;
+            for &i in hops.iter().rev() {
+                let p = &sim.ports[i];
+                let pipe = u128::from(p.rate.as_bps()) * u128::from(p.delay.as_nanos()) / 8_000_000_000;
+                beyond += u64::try_from(pipe).unwrap_or(u64::MAX / 4);
+                if Some(p.rate) == slowest {
+                    carried[i] += bytes;
+                    slack[i] = slack[i].max(beyond);
+                }
+            }
+        }
         let vals = [
             sc.data_packets_sent - s0.data_packets_sent,
             sc.data_bytes_sent - s0.data_bytes_sent,
             sc.retransmitted_packets - s0.retransmitted_packets,
             sc.retransmitted_bytes - s0.retransmitted_bytes,
-            rc.bytes_delivered - r0.bytes_delivered,
+            delivered,
+            received,
             sc.rto_count - s0.rto_count,
             sc.rto_after_ecn - s0.rto_after_ecn,
             sc.fast_retransmits - s0.fast_retransmits,
@@ -127,7 +153,8 @@ fn collect(sim: &Simulation) -> Results {
         let from = since.max(f.start);
         let span = dur_secs(now.saturating_since(from));
         let rate = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { f64::NAN };
-        goodput.push(rate(vals[4]));
+        goodput.push(rate(delivered));
+        rx_goodput.push(rate(received));
         throughput.push(rate(vals[1]));
         completion.push(f.extra.completed_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
         connect.push(f.extra.connected_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
@@ -161,6 +188,7 @@ fn collect(sim: &Simulation) -> Results {
         t.push_u64(name, v);
     }
     t.push_f64("goodput_bps", goodput);
+    t.push_f64("rx_goodput_bps", rx_goodput);
     t.push_f64("throughput_bps", throughput);
     t.push_f64("connect_time_s", connect);
     t.push_f64("completion_time_s", completion);
@@ -272,12 +300,62 @@ fn collect(sim: &Simulation) -> Results {
         ("resolved_spec".to_owned(), sim.resolved_spec.clone()),
         ("ecnsim_version".to_owned(), crate::VERSION.to_owned()),
     ];
+    let warnings = delivery_warnings(sim, &carried, &slack, &deltas, since, now);
+    if !warnings.is_empty() {
+        meta.push(("warnings".to_owned(), serde_json::to_string(&warnings).expect("strings serialise")));
+    }
     if let Some(e) = &sim.fault {
         // Why an unfinished run stopped for good.
         meta.push(("stopped".to_owned(), e.to_string()));
     }
     let rec = records_table(sim);
     Results { tables: vec![t, apps, q, fs, qs, rec], meta }
+}
+
+/// The link directions a packet from `src` to `dst` crosses, in order, into `out` (as port indices).
+fn path(sim: &Simulation, src: NodeId, dst: NodeId, out: &mut Vec<usize>) {
+    out.clear();
+    let mut node = src;
+    while node != dst && out.len() < sim.ports.len() {
+        let Some(port) = sim.routes.get(node, dst) else { return };
+        out.push(port.index());
+        node = sim.ports[port.index()].to;
+    }
+}
+
+/// One warning per bottleneck link direction (the slowest on a flow's path) across which the `flows`
+/// rows delivered more payload in order during the measurement window than the direction sent in it,
+/// headers included, plus what the wires from it on held (`slack`). Only data that reached the
+/// receiver before the window, held there behind a hole, can do that: in-order goodput then
+/// overstates the window's own transfer.
+#[allow(clippy::cast_precision_loss)]
+fn delivery_warnings(
+    sim: &Simulation,
+    carried: &[u64],
+    slack: &[u64],
+    deltas: &[QueueCounters],
+    since: SimTime,
+    now: SimTime,
+) -> Vec<String> {
+    let mb = |b: u64| b as f64 / 1e6;
+    sim.ports
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| carried[i] > deltas[i].departure_bytes + slack[i])
+        .map(|(i, p)| {
+            format!(
+                "links[{}] {}: the flows crossing it delivered {:.3} MB of payload in order in [{} s, {} s], more than \
+                 the {:.3} MB (headers included) it sent then: data that arrived before the window, held behind \
+                 a hole, was delivered in it; rx_goodput_bps counts arrivals in the window (docs/measurement.md)",
+                p.link_index,
+                p.name,
+                mb(carried[i]),
+                secs(since),
+                secs(now),
+                mb(deltas[i].departure_bytes),
+            )
+        })
+        .collect()
 }
 
 /// One row of the `flows` table: a connection, its counters now and what they count from.

@@ -73,7 +73,9 @@ impl Profile {
             // 3 segments at MSS 1460.
             initial_window: InitialWindow::Rfc3390,
             max_cwnd: 1_000_000,
-            rcv_window: 1 << 30,
+            // RFC 9293 §3.1: the 16-bit Window field, 65535 bytes at most without RFC 7323's window scale
+            // option, which the profile's option-free 40-byte headers do not carry.
+            rcv_window: 65_535,
             // RFC 6298 §2.1: until a sample is made, RTO <- 1 second.
             initial_rto: SimDuration::from_secs(1),
             // RFC 6298 §2.4: whenever RTO is computed, if it is less than 1 second ... rounded up to 1 second.
@@ -118,8 +120,9 @@ impl Profile {
             ecn_one_segment: EcnOneSegment::Rfc3168,
             // RFC 3168 §6.1.2: react to congestion indications at most once per window; a timeout is a reduction.
             ecn_after_timeout: false,
-            // RFC 5681 §3.2 has no guard against a second fast retransmit in one window (RFC 6582 §4 gives
-            // NewReno one, `newreno_careful`).
+            // RFC 5681 §3.2 step 2: the third duplicate ACK MUST start fast retransmit, with no `recover`
+            // check; the check is RFC 6582 §3.2 step 2's, for NewReno (`newreno_careful`). Without §4's
+            // heuristics it turns a loss in the go-back-N after a timeout into another timeout.
             reno_bugfix: false,
             // RFC 5681 §3.1: the RECOMMENDED way to increase cwnd in congestion avoidance is to count bytes (RFC 3465).
             ca_increase: CaIncrease::ByteCounting,
@@ -146,6 +149,9 @@ impl Profile {
                 initial_window: InitialWindow::Segments(1),
                 // ns-2 Agent/TCP window_ 20 (the largest window, in packets).
                 max_cwnd: 20,
+                // ns-2 TCPSink has no receive buffer: the sender's window_ (max_cwnd) bounds what a
+                // receiver holds beyond a hole, so this bound stays out of the way of any window_.
+                rcv_window: 1 << 30,
                 // ns-2 Agent/TCP rtxcur_init_ 6.0 (3.0 from 2006-01-21).
                 initial_rto: SimDuration::from_secs(6),
                 // ns-2 Agent/TCP minrto_ 0 (1 from 2001-05-14); rtt_timeout() still keeps two ticks.
@@ -189,6 +195,9 @@ impl Profile {
             Profile::Linux => TcpConfig {
                 // Linux: TCP_INIT_CWND 10 (RFC 6928).
                 initial_window: InitialWindow::Segments(10),
+                // Linux 3.4 to 6.5 (commit b49960a05e32): tcp_rmem[2] = 6 MiB with tcp_adv_win_scale = 1, half of
+                // the buffer advertised: 3 MiB, the window receive-buffer autotuning grows to at most.
+                rcv_window: 3_145_728,
                 // Linux: TCP_TIMEOUT_INIT 1 s.
                 initial_rto: SimDuration::from_secs(1),
                 // Linux: TCP_RTO_MIN 200 ms.
@@ -674,6 +683,20 @@ mod queue_default_tests {
             // Every field but limit_bytes and burst (derived) is set.
             assert_eq!(red.as_object().unwrap().len(), 28, "{name}: {red}");
         }
+    }
+
+    /// No profile lets a receiver hold an unbounded amount of data beyond a hole: the receive
+    /// window, or (ns-2, which has no receive buffer) the sender's largest window, bounds it.
+    #[test]
+    fn every_profile_bounds_what_a_receiver_holds() {
+        for &name in Profile::NAMES {
+            let t = Profile::from_name(name).unwrap().tcp();
+            let held = t.rcv_window.min(u64::from(t.max_cwnd) * u64::from(t.mss));
+            assert!(held <= 4 << 20, "{name}: {held} bytes");
+        }
+        assert_eq!(Profile::Rfc.tcp().rcv_window, 65_535);
+        assert_eq!(Profile::Linux.tcp().rcv_window, 3 << 20);
+        assert_eq!(Profile::Ns2_2001.tcp().max_cwnd * Profile::Ns2_2001.tcp().mss, 20_000);
     }
 
     /// The Linux 2.4 profile carries the kernel's constants (include/net/tcp.h) at HZ = 100.

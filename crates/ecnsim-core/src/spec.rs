@@ -1432,7 +1432,7 @@ pub enum EcnOneSegment {
 pub enum NewrenoCareful {
     /// No guard: any third duplicate ACK starts a fast retransmit (RFC 2582's basic algorithm).
     Off,
-    /// RFC 6582 §3.2 step 1: only if the cumulative ACK covers more than `recover`.
+    /// RFC 6582 §3.2 step 2: only if the cumulative ACK covers more than `recover`.
     Careful,
     /// RFC 2582 §5's "less careful" variant: an ACK of exactly `recover` also qualifies
     /// (ns-2 `lessCareful_`).
@@ -1609,7 +1609,7 @@ pub struct TcpOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
     /// The guard on a new fast retransmit after a recovery or timeout (NewReno and SACK):
-    /// `"off"`, `"careful"` (RFC 6582 §3.2 step 1) or `"less_careful"` (RFC 2582 §5);
+    /// `"off"`, `"careful"` (RFC 6582 §3.2 step 2) or `"less_careful"` (RFC 2582 §5);
     /// `true` means `"less_careful"` (its meaning before the names), `false` `"off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub newreno_careful: Option<NewrenoCareful>,

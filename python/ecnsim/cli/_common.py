@@ -104,6 +104,7 @@ PREFERRED_COLUMNS: dict[str, list[str]] = {
         "dst",
         "bytes_delivered",
         "goodput_bps",
+        "rx_goodput_bps",
         "throughput_bps",
         "packets_sent",
         "packets_retransmitted",
@@ -280,6 +281,8 @@ def print_summary(results: Results, stream: TextIO) -> None:
                 "goodput: over [max(warm-up, start), end of run]; transfer_goodput: over a "
                 "finite transfer's own life, to its completion\n"
             )
+    for warning in results.warnings:
+        stream.write(f"warning: {printable(warning)}\n")
     if "queues" in results.tables:
         table = results.tables["queues"]
         stream.write(f"\nqueues ({len(table)} rows)\n")

@@ -155,6 +155,8 @@ def typed_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
                 value = int(value)
             elif key == "finished":
                 value = value.strip().lower() != "false"
+            elif key == "warnings":
+                value = json.loads(value) if value.strip() else []
             elif key.endswith("_s") and value.strip():
                 with contextlib.suppress(ValueError):
                     value = float(value)
@@ -352,6 +354,18 @@ class Results:
         return self.meta.get("finished", True) not in (False, "false")
 
     @property
+    def warnings(self) -> list[str]:
+        """What in the results should not be read at face value (``"links[i] a->b: ..."``).
+
+        Today: a link direction across which the flows delivered more payload in order
+        during the measurement window than the direction sent in it (data held out of order
+        at the receiver before the window and delivered in it; compare ``rx_goodput_bps``,
+        docs/measurement.md). ``ecnsim run`` prints them as ``warning:`` lines.
+        """
+        value = self.meta.get("warnings") or []
+        return [str(w) for w in value]
+
+    @property
     def spec(self) -> dict[str, Any] | None:
         """The resolved scenario the run used (from ``meta["resolved_spec"]``), if known."""
         text = self.meta.get("resolved_spec") or self._spec_json
@@ -470,6 +484,7 @@ class Results:
         parts = [
             "<div class='ecnsim-results'><strong>ecnsim Results</strong>",
             f"<table>{rows}</table>",
+            *(f"<p><strong>warning:</strong> {html.escape(w)}</p>" for w in self.warnings),
             "<table><tr><th>table</th><th>rows</th><th>columns</th></tr>",
             f"{shapes}</table>",
         ]

@@ -1138,6 +1138,7 @@ model = { type = "onoff", rate = "1Mbps" }
         // slots go back in the periodic pass, and the pass changes no result.
         let text = r#"
 simulation = { duration = "5s" }
+tcp = { rcv_window = "16MiB" }
 nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" } ]
 links = [ { a = "a", b = "b", rate = "1Gbps", delay = "100ms", queue = { type = "droptail", limit_packets = 10000 } } ]
 flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 3000000 } } ]

@@ -75,6 +75,7 @@ fn merge(a: &mut TcpCounters, b: &TcpCounters, add: bool) {
     f(&mut a.retransmitted_packets, b.retransmitted_packets);
     f(&mut a.retransmitted_bytes, b.retransmitted_bytes);
     f(&mut a.bytes_delivered, b.bytes_delivered);
+    f(&mut a.bytes_received, b.bytes_received);
     f(&mut a.rto_count, b.rto_count);
     f(&mut a.fast_retransmits, b.fast_retransmits);
     f(&mut a.syn_retransmits, b.syn_retransmits);

@@ -593,3 +593,72 @@ fn limited_transmit_sends_one_new_segment_per_early_dupack_and_is_not_counted_in
         assert_eq!(d.a.ssthresh(), 4 * MSS, "limited_transmit = {lt}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Duplicate ACKs during the go-back-N after a timeout (RFC 5681 §3.2, RFC 6582 §4)
+// ---------------------------------------------------------------------------
+
+/// A window of 30 segments of which 1-4 and 11 are lost and every ACK of the rest too, so the
+/// timer fires with the receiver holding 5-10 and 12-30. The go-back-N resends 1, then 2-3, then
+/// 4-7: the fourth fills the first hole (ACK of 11) and 5-7, already held, bring three duplicate
+/// ACKs of 11, which cover no more than the highest segment sent before the timeout. Returns the
+/// dialogue and the data sent after each of the four ACKs of that last round trip.
+fn dupacks_after_a_timeout(c: TcpConfig) -> (Dialogue, Vec<Vec<u64>>) {
+    let mut d = Dialogue::established(c, c);
+    d.a.send(100 * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 30);
+    let lost = [0, 1, 2, 3, 10];
+    let held: Vec<Segment> = w.iter().enumerate().filter(|(i, _)| !lost.contains(i)).map(|(_, s)| *s).collect();
+    // The receiver's duplicate ACKs are lost too: no fast retransmit, the timer fires.
+    let _ = d.deliver_to_b(&held, &[]);
+    d.a_timeout();
+    assert_eq!(d.a.counters.rto_count, 1);
+    let resent = d.out_a();
+    assert_eq!(data_seqs(&resent), vec![1]);
+    let acks = d.deliver_to_b(&resent, &[]);
+    let segs = d.deliver_to_a(&acks, &[]);
+    assert_eq!(data_seqs(&segs), vec![1001, 2001]);
+    let acks = d.deliver_to_b(&segs, &[]);
+    let segs = d.deliver_to_a(&acks, &[]);
+    assert_eq!(data_seqs(&segs), vec![3001, 4001, 5001, 6001]);
+    let acks = d.deliver_to_b(&segs, &[]);
+    assert_eq!(acks.iter().map(|s| s.header.ack).collect::<Vec<_>>(), vec![10_001; 4]);
+    d.now += OWD;
+    let now = t(d.now);
+    let mut sent = Vec::new();
+    for ack in &acks {
+        d.a.on_segment(now, &ack.header, ack.ecn);
+        let out: Vec<Segment> = std::iter::from_fn(|| d.a.poll_transmit(now)).collect();
+        sent.push(data_seqs(&out));
+    }
+    (d, sent)
+}
+
+#[test]
+fn reno_dupacks_in_a_go_back_n_halve_the_resent_flight_not_the_one_before_the_timeout() {
+    let c = TcpConfig { reno_bugfix: false, ..variant(CcKind::Reno, 30) };
+    let (d, sent) = dupacks_after_a_timeout(c);
+    // The ACK of 11 opens slow start to 5 segments: 11-15 leave.
+    assert_eq!(sent[0], (10..15).map(|k| 1 + k * MSS).collect::<Vec<_>>());
+    // RFC 5681 §3.2: the third duplicate ACK is a fast retransmit (no `recover` check in Reno) ...
+    assert_eq!(d.a.counters.fast_retransmits, 1);
+    assert_eq!(sent[1..], [Vec::<u64>::new(), vec![], vec![10_001]]);
+    // ... and ssthresh halves the FlightSize up to SND.NXT (11-15, 5 segments), not the 20 segments
+    // sent before the timeout beyond SND.UNA: those are being resent. Halving them gave ssthresh 10
+    // and cwnd 13 segments, and a burst of eight new segments behind the retransmission.
+    assert_eq!(d.a.ssthresh(), 5 * MSS / 2);
+    assert_eq!(d.a.cwnd(), 5 * MSS / 2 + 3 * MSS);
+}
+
+#[test]
+fn reno_bugfix_ignores_dupacks_that_cover_no_more_than_the_data_sent_before_the_timeout() {
+    let c = TcpConfig { reno_bugfix: true, ..variant(CcKind::Reno, 30) };
+    let (d, sent) = dupacks_after_a_timeout(c);
+    // RFC 6582 §3.2 step 2 / §4: the duplicate ACKs do not cover more than `recover` (set at the
+    // timeout): no fast retransmit, ssthresh stays at the timeout's 15 segments.
+    assert_eq!(d.a.counters.fast_retransmits, 0);
+    assert_eq!(sent[1..], [Vec::<u64>::new(), vec![], vec![]]);
+    assert_eq!(d.a.ssthresh(), 15 * MSS);
+    assert_eq!(d.a.cwnd(), 5 * MSS);
+}

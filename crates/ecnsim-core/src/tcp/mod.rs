@@ -61,7 +61,7 @@ pub struct TcpConfig {
     pub ecn_synack: EcnSynAck,
     /// RFC 5681 §4.1 restart window after an idle period.
     pub restart_after_idle: bool,
-    /// The guard on a new fast retransmit (NewReno and SACK): RFC 6582 §3.2 step 1 and §4.1.
+    /// The guard on a new fast retransmit (NewReno and SACK): RFC 6582 §3.2 step 2 and §4.1.
     pub newreno_careful: NewrenoCareful,
     /// NewReno's partial ACKs and end of recovery.
     pub newreno_partial_ack: NewrenoPartialAck,

@@ -61,6 +61,11 @@ pub struct TcpCounters {
     pub retransmitted_bytes: u64,
     /// Payload bytes delivered in order to the application (goodput).
     pub bytes_delivered: u64,
+    /// Payload bytes that reached this end for the first time, in order or not (data beyond the
+    /// receive window, which is discarded, and duplicates are not counted): when data arrives,
+    /// not when a hole before it is repaired (ns-3 FlowMonitor's `rxBytes`, less headers and
+    /// duplicates).
+    pub bytes_received: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
     /// Of which in a window already reduced for an ECN-Echo (no second ssthresh cut; ns-2's
@@ -376,10 +381,14 @@ impl TcpSocket {
     pub fn sack_negotiated(&self) -> bool {
         self.sack_ok
     }
-    /// Bytes sent and not yet acknowledged (FlightSize of RFC 5681).
+    /// FlightSize of RFC 5681: bytes sent and not yet acknowledged, up to SND.NXT. After a
+    /// timeout SND.NXT goes back to SND.UNA (go-back-N) and what was sent beyond it before the
+    /// timeout is being sent again, so it is not in flight.
     #[must_use]
     pub fn flight_size(&self) -> u64 {
-        self.snd_max - self.snd_una
+        // RFC 5681 §2: FlightSize is the data sent but not yet cumulatively acknowledged; §3.2 step 4
+        // (note): the segments between SND.UNA and SND.NXT.
+        self.snd_nxt - self.snd_una
     }
 
     /// Sequence number of our FIN, if the application has closed.
@@ -776,7 +785,7 @@ impl TcpSocket {
         let guarded = if self.cc.checks_recover() {
             match self.cfg.newreno_careful {
                 NewrenoCareful::Off => false,
-                // RFC 6582 §3.2 step 1 (careful variant) / RFC 6675 §5: only if the ACK covers more than
+                // RFC 6582 §3.2 step 2 (careful variant) / RFC 6675 §5: only if the ACK covers more than
                 // `recover` (ns-2 dupack_action(): recovered = highest_ack_ > recover_).
                 NewrenoCareful::Careful => self.snd_una <= self.recover,
                 // RFC 2582 §5 "less careful" variant (ns-2 lessCareful_): an ACK of exactly `recover` qualifies.
@@ -986,6 +995,7 @@ impl TcpSocket {
                 // RFC 5681 §4.2 / RFC 793: a duplicate segment is ACKed at once.
                 self.ack_now = true;
             } else if start <= self.rcv_nxt {
+                self.counters.bytes_received += end - self.rcv_nxt - self.held_within(self.rcv_nxt, end);
                 self.rcv_nxt = end;
                 // Pull in what the out-of-order queue now makes contiguous.
                 let merged = self.ooo.partition_point(|&(s, _)| s <= self.rcv_nxt);
@@ -1000,6 +1010,7 @@ impl TcpSocket {
                     self.schedule_ack(now, h.payload);
                 }
             } else if end - self.rcv_nxt <= self.cfg.rcv_window {
+                self.counters.bytes_received += end - start - self.held_within(start, end);
                 self.insert_ooo(start, end);
                 self.recency.on_arrival(start);
                 // RFC 5681 §4.2: an out-of-order segment is ACKed immediately (a duplicate ACK).
@@ -1033,6 +1044,12 @@ impl TcpSocket {
                 self.ack_now = true;
             }
         }
+    }
+
+    /// Bytes of `[start, end)` already held out of order.
+    fn held_within(&self, start: u64, end: u64) -> u64 {
+        let first = self.ooo.partition_point(|&(_, e)| e <= start);
+        self.ooo[first..].iter().take_while(|&&(s, _)| s < end).map(|&(s, e)| e.min(end) - s.max(start)).sum()
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
@@ -1600,13 +1617,41 @@ mod tests {
         b.on_segment(t(200), &seg(2001), Ecn::NotEct);
         let dups = drain(&mut b, t(200));
         assert_eq!(dups.last().unwrap().ack, 1, "duplicate ACK for the hole");
+        // Out-of-order data counts as received when it arrives, as delivered once the hole is filled.
+        assert_eq!((b.counters.bytes_received, b.counters.bytes_delivered), (2000, 0));
         b.on_segment(t(210), &seg(1), Ecn::NotEct);
         let ack = drain(&mut b, t(210));
         assert_eq!(ack.last().unwrap().ack, 3001);
         assert_eq!(b.counters.bytes_delivered, 3000);
-        // A duplicate of delivered data is not delivered twice.
+        assert_eq!(b.counters.bytes_received, 3000);
+        // A duplicate of delivered data is not delivered (or received) twice.
         b.on_segment(t(220), &seg(1001), Ecn::NotEct);
-        assert_eq!(b.counters.bytes_delivered, 3000);
+        assert_eq!((b.counters.bytes_received, b.counters.bytes_delivered), (3000, 3000));
+    }
+
+    #[test]
+    fn receiver_counts_each_byte_received_once_whatever_the_overlaps() {
+        let (_a, mut b) = established();
+        let seg = |seq: u64, payload: u32| TcpHeader {
+            seq,
+            ack: 1,
+            flags: TcpFlags::ACK,
+            window: 1 << 20,
+            payload,
+            ..TcpHeader::default()
+        };
+        // Held: [2001, 3001) and [4001, 5001); then a segment spanning both and the gap between.
+        b.on_segment(t(200), &seg(2001, 1000), Ecn::NotEct);
+        b.on_segment(t(200), &seg(4001, 1000), Ecn::NotEct);
+        b.on_segment(t(200), &seg(2501, 2000), Ecn::NotEct);
+        assert_eq!(b.counters.bytes_received, 3000);
+        // In order, overlapping what is held: only [1, 2001) is new.
+        b.on_segment(t(210), &seg(1, 2500), Ecn::NotEct);
+        assert_eq!((b.counters.bytes_received, b.counters.bytes_delivered), (5000, 5000));
+        // Beyond the receive window: discarded, not received.
+        let far = 1 + cfg().rcv_window + 5000;
+        b.on_segment(t(220), &seg(far, 1000), Ecn::NotEct);
+        assert_eq!(b.counters.bytes_received, 5000);
     }
 
     #[test]

@@ -136,7 +136,14 @@ fn mark_front_notifies_the_sender_sooner_than_mark_tail() {
         let red = format!(
             r#"{{ type = "red", limit_packets = 200, min_th = 20, max_th = 60, w_q = 1.0, max_p = 1.0, drop_spacing = "geometric", ecn = "rfc3168", mark_target = "{target}" }}"#
         );
-        let t = dumbbell(1, "10Mbps", "20ms", &red, "3s", r#"tcp = { ecn = "request", initial_window = 10 }"#);
+        let t = dumbbell(
+            1,
+            "10Mbps",
+            "20ms",
+            &red,
+            "3s",
+            r#"tcp = { ecn = "request", initial_window = 10, rcv_window = "1MB" }"#,
+        );
         let t = t.replace(
             "simulation = { duration = \"3s\" }",
             "simulation = { duration = \"3s\", sample_interval = \"1ms\" }",

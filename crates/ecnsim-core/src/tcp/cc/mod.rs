@@ -123,7 +123,7 @@ pub trait CongestionControl {
         w.cwnd += u64::from(dupacks) * w.mss;
         LossResponse::FastRecovery
     }
-    /// RFC 6582 §3.2 step 1: fast retransmit only if the ACK covers more than
+    /// RFC 6582 §3.2 step 2: fast retransmit only if the ACK covers more than
     /// `recover` (NewReno and SACK). Tahoe and Reno (RFC 5681) do not check.
     fn checks_recover(&self) -> bool {
         false
