@@ -510,8 +510,8 @@ def run_ecnsim(case: Case, seed: int = 1) -> dict[str, Any]:
                     "group": f.group,
                     "sent": int(ft["packets_sent"][i]),
                     "retransmitted": int(ft["packets_retransmitted"][i]),
-                    # ns-2's nrexmit_ counts only timeouts that cut ssthresh: not those in a
-                    # window already reduced for an ECN-Echo (timeout(): slowdown(CLOSE_CWND_ONE)).
+                    # ns-2's nrexmit_ counts only timeouts that cut ssthresh: not those while an
+                    # ECN reduction is the last window action (timeout(): slowdown(CLOSE_CWND_ONE)).
                     "timeouts": int(ft["rto_count"][i]) - int(ft["rto_after_ecn"][i]),
                     "delivered": delivered,
                     "goodput_pps": delivered / span,

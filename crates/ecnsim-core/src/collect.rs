@@ -24,6 +24,21 @@ impl Simulation {
     pub fn results(&self) -> Results {
         collect(self)
     }
+
+    /// The `records` rows of the transactions, pages and objects that finished (completed or
+    /// failed) since the last drain, in the order they finished, with the `records` table's
+    /// columns; the core then holds only the records of items still open.
+    ///
+    /// [`Simulation::results`] lists the records not yet drained, so the drained tables,
+    /// appended in order ([`Table::append`]) and followed by the `records` table of
+    /// [`Simulation::results`], are that table of a run never drained, bit for bit, whenever
+    /// and however often this is called. Their bytes still count against `max_memory`.
+    pub fn drain_records(&mut self) -> Table {
+        let t = finished_records_table(self, &self.records);
+        self.records.clear();
+        self.records_drained_bytes += t.value_bytes();
+        t
+    }
 }
 
 /// Nanoseconds as seconds for a result column: `ns / 1e9`, one correctly rounded
@@ -462,119 +477,183 @@ fn apps_table(sim: &Simulation, warm: Option<&[ConnTotals]>, since: SimTime, now
 }
 
 /// The `records` table: one row per finished transaction, page or object
-/// (completed or failed, in the order they finished), then one per item still
-/// under way (state `in_progress`, end = now: its response time is censored),
-/// app by app, then one per UDP flow. Built in one linear pass.
-#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
+/// (completed or failed, in the order they finished; those handed over by
+/// [`Simulation::drain_records`] are not here), then one per item still under
+/// way (state `in_progress`, end = now: its response time is censored), app by
+/// app, then one per UDP flow. Built in one linear pass.
 fn records_table(sim: &Simulation) -> Table {
-    let mut t = Table::new("records");
     let mut open = Vec::new();
     let view = crate::app::ConnView { flows: &sim.flows, slot_of: &sim.slot_of, endpoints: &sim.endpoints };
     for (i, a) in sim.apps.iter().enumerate() {
         crate::app::App::open_records(&a.app, crate::ids::AppId::from_index(i), &view, sim.now(), &mut open);
     }
-    let rs = sim.records.iter().chain(&open);
-    let n = sim.records.len() + open.len() + sim.udp.len();
-    let mut state = Vec::with_capacity(n);
-    // Name columns are dictionary-coded: a code per row, each name once.
-    let node = |id: crate::ids::NodeId| u32::try_from(id.index()).expect("node ids fit in u32");
-    let mut kind = Vec::with_capacity(n);
-    let mut app = Vec::with_capacity(n);
-    let mut group = Vec::with_capacity(n);
-    let mut client = Vec::with_capacity(n);
-    let mut server = Vec::with_capacity(n);
-    let mut start = Vec::with_capacity(n);
-    let mut end = Vec::with_capacity(n);
-    let mut response_time = Vec::with_capacity(n);
-    let mut req = Vec::with_capacity(n);
-    let mut resp = Vec::with_capacity(n);
-    let mut objects = Vec::with_capacity(n);
-    let mut conns = Vec::with_capacity(n);
-    let mut setup = Vec::with_capacity(n);
-    let mut syn = Vec::with_capacity(n);
-    let mut synack = Vec::with_capacity(n);
-    let mut rtos = Vec::with_capacity(n);
-    let mut ecn = Vec::with_capacity(n);
-    let mut packets_sent = Vec::with_capacity(n);
-    let mut packets_received = Vec::with_capacity(n);
-    let mut drops = Vec::with_capacity(n);
-    for r in rs {
-        let a = &sim.apps[r.app.index()];
-        kind.push(r.kind as u32);
-        state.push(r.state as u32);
-        app.push(u32::try_from(r.app.index()).expect("app ids fit in u32"));
-        group.push(a.group);
-        client.push(node(r.client));
-        server.push(node(r.server));
-        start.push(secs(r.start));
-        end.push(secs(r.end));
-        response_time.push(dur_secs(r.end.saturating_since(r.start)));
-        req.push(r.request_bytes);
-        resp.push(r.response_bytes);
-        objects.push(u64::from(r.objects));
-        conns.push(u64::from(r.facts.conns));
-        setup.push(r.facts.setup.map_or(f64::NAN, dur_secs));
-        syn.push(r.facts.syn_retransmits);
-        synack.push(r.facts.synack_retransmits);
-        rtos.push(r.facts.rtos);
-        ecn.push(u64::from(r.facts.ecn));
-        packets_sent.push(0);
-        packets_received.push(0);
-        drops.push(0);
+    let mut cols = RecordColumns::with_capacity(sim.records.len() + open.len() + sim.udp.len());
+    for r in sim.records.iter().chain(&open) {
+        cols.push(sim, r);
     }
     for u in &sim.udp {
-        let a = &sim.apps[u.app.index()];
-        kind.push(crate::app::RecordKind::Udp as u32);
-        // A UDP source sends until the end of the run.
-        state.push(crate::app::RecordState::InProgress as u32);
-        app.push(u32::try_from(u.app.index()).expect("app ids fit in u32"));
-        group.push(a.group);
-        client.push(node(u.src));
-        server.push(node(u.dst));
-        start.push(secs(u.start));
-        end.push(secs(sim.now()));
+        cols.push_udp(sim, u);
+    }
+    cols.into_table(sim)
+}
+
+/// The `records` rows of the finished (completed or failed) records `records`,
+/// with the columns of the `records` table: what [`Simulation::drain_records`]
+/// hands over.
+fn finished_records_table(sim: &Simulation, records: &[crate::app::Record]) -> Table {
+    let mut cols = RecordColumns::with_capacity(records.len());
+    for r in records {
+        cols.push(sim, r);
+    }
+    cols.into_table(sim)
+}
+
+/// The columns of the `records` table, filled row by row.
+struct RecordColumns {
+    // Name columns are dictionary-coded: a code per row, each name once.
+    kind: Vec<u32>,
+    state: Vec<u32>,
+    app: Vec<u32>,
+    group: Vec<u32>,
+    client: Vec<u32>,
+    server: Vec<u32>,
+    start: Vec<f64>,
+    end: Vec<f64>,
+    response_time: Vec<f64>,
+    req: Vec<u64>,
+    resp: Vec<u64>,
+    objects: Vec<u64>,
+    conns: Vec<u64>,
+    setup: Vec<f64>,
+    syn: Vec<u64>,
+    synack: Vec<u64>,
+    rtos: Vec<u64>,
+    ecn: Vec<u64>,
+    packets_sent: Vec<u64>,
+    packets_received: Vec<u64>,
+    drops: Vec<u64>,
+}
+
+fn node_code(id: crate::ids::NodeId) -> u32 {
+    u32::try_from(id.index()).expect("node ids fit in u32")
+}
+
+fn app_code(id: crate::ids::AppId) -> u32 {
+    u32::try_from(id.index()).expect("app ids fit in u32")
+}
+
+impl RecordColumns {
+    fn with_capacity(n: usize) -> Self {
+        let u32s = || Vec::with_capacity(n);
+        let u64s = || Vec::with_capacity(n);
+        let f64s = || Vec::with_capacity(n);
+        RecordColumns {
+            kind: u32s(),
+            state: u32s(),
+            app: u32s(),
+            group: u32s(),
+            client: u32s(),
+            server: u32s(),
+            start: f64s(),
+            end: f64s(),
+            response_time: f64s(),
+            req: u64s(),
+            resp: u64s(),
+            objects: u64s(),
+            conns: u64s(),
+            setup: f64s(),
+            syn: u64s(),
+            synack: u64s(),
+            rtos: u64s(),
+            ecn: u64s(),
+            packets_sent: u64s(),
+            packets_received: u64s(),
+            drops: u64s(),
+        }
+    }
+
+    /// A transaction, page or object.
+    fn push(&mut self, sim: &Simulation, r: &crate::app::Record) {
+        self.kind.push(r.kind as u32);
+        self.state.push(r.state as u32);
+        self.app.push(app_code(r.app));
+        self.group.push(sim.apps[r.app.index()].group);
+        self.client.push(node_code(r.client));
+        self.server.push(node_code(r.server));
+        self.start.push(secs(r.start));
+        self.end.push(secs(r.end));
+        self.response_time.push(dur_secs(r.end.saturating_since(r.start)));
+        self.req.push(r.request_bytes);
+        self.resp.push(r.response_bytes);
+        self.objects.push(u64::from(r.objects));
+        self.conns.push(u64::from(r.facts.conns));
+        self.setup.push(r.facts.setup.map_or(f64::NAN, dur_secs));
+        self.syn.push(r.facts.syn_retransmits);
+        self.synack.push(r.facts.synack_retransmits);
+        self.rtos.push(r.facts.rtos);
+        self.ecn.push(u64::from(r.facts.ecn));
+        self.packets_sent.push(0);
+        self.packets_received.push(0);
+        self.drops.push(0);
+    }
+
+    /// A UDP flow, which sends until the end of the run.
+    #[allow(clippy::cast_precision_loss)]
+    fn push_udp(&mut self, sim: &Simulation, u: &crate::flow::UdpFlow) {
+        self.kind.push(crate::app::RecordKind::Udp as u32);
+        self.state.push(crate::app::RecordState::InProgress as u32);
+        self.app.push(app_code(u.app));
+        self.group.push(sim.apps[u.app.index()].group);
+        self.client.push(node_code(u.src));
+        self.server.push(node_code(u.dst));
+        self.start.push(secs(u.start));
+        self.end.push(secs(sim.now()));
         // For UDP: the mean one-way delay of received datagrams.
-        response_time.push(if u.received_packets > 0 {
+        self.response_time.push(if u.received_packets > 0 {
             ns_to_secs(u.delay_sum_ns) / u.received_packets as f64
         } else {
             f64::NAN
         });
-        req.push(u.sent_bytes);
-        resp.push(u.received_bytes);
-        objects.push(0);
-        conns.push(0);
-        setup.push(f64::NAN);
-        syn.push(0);
-        synack.push(0);
-        rtos.push(0);
-        ecn.push(0);
-        packets_sent.push(u.sent_packets);
-        packets_received.push(u.received_packets);
-        drops.push(u.drops);
+        self.req.push(u.sent_bytes);
+        self.resp.push(u.received_bytes);
+        self.objects.push(0);
+        self.conns.push(0);
+        self.setup.push(f64::NAN);
+        self.syn.push(0);
+        self.synack.push(0);
+        self.rtos.push(0);
+        self.ecn.push(0);
+        self.packets_sent.push(u.sent_packets);
+        self.packets_received.push(u.received_packets);
+        self.drops.push(u.drops);
     }
-    let node_names: Vec<String> = sim.nodes.iter().map(|n| n.name.clone()).collect();
-    t.push_dict("kind", kind, crate::app::RecordKind::ALL.iter().map(|k| k.name().to_owned()).collect());
-    t.push_dict("state", state, crate::app::RecordState::ALL.iter().map(|k| k.name().to_owned()).collect());
-    t.push_dict("app", app, sim.apps.iter().map(|a| a.name.clone()).collect());
-    t.push_dict("group", group, sim.groups.clone());
-    t.push_dict("client", client, node_names.clone());
-    t.push_dict("server", server, node_names);
-    t.push_f64("start_s", start);
-    t.push_f64("end_s", end);
-    t.push_f64("response_time_s", response_time);
-    t.push_u64("request_bytes", req);
-    t.push_u64("response_bytes", resp);
-    t.push_u64("objects", objects);
-    t.push_u64("connections", conns);
-    t.push_f64("connect_time_s", setup);
-    t.push_u64("syn_retransmits", syn);
-    t.push_u64("synack_retransmits", synack);
-    t.push_u64("rto_count", rtos);
-    t.push_u64("ecn_negotiated", ecn);
-    t.push_u64("packets_sent", packets_sent);
-    t.push_u64("packets_received", packets_received);
-    t.push_u64("drops", drops);
-    t
+
+    fn into_table(self, sim: &Simulation) -> Table {
+        let mut t = Table::new("records");
+        let node_names: Vec<String> = sim.nodes.iter().map(|n| n.name.clone()).collect();
+        t.push_dict("kind", self.kind, crate::app::RecordKind::ALL.iter().map(|k| k.name().to_owned()).collect());
+        t.push_dict("state", self.state, crate::app::RecordState::ALL.iter().map(|k| k.name().to_owned()).collect());
+        t.push_dict("app", self.app, sim.apps.iter().map(|a| a.name.clone()).collect());
+        t.push_dict("group", self.group, sim.groups.clone());
+        t.push_dict("client", self.client, node_names.clone());
+        t.push_dict("server", self.server, node_names);
+        t.push_f64("start_s", self.start);
+        t.push_f64("end_s", self.end);
+        t.push_f64("response_time_s", self.response_time);
+        t.push_u64("request_bytes", self.req);
+        t.push_u64("response_bytes", self.resp);
+        t.push_u64("objects", self.objects);
+        t.push_u64("connections", self.conns);
+        t.push_f64("connect_time_s", self.setup);
+        t.push_u64("syn_retransmits", self.syn);
+        t.push_u64("synack_retransmits", self.synack);
+        t.push_u64("rto_count", self.rtos);
+        t.push_u64("ecn_negotiated", self.ecn);
+        t.push_u64("packets_sent", self.packets_sent);
+        t.push_u64("packets_received", self.packets_received);
+        t.push_u64("drops", self.drops);
+        t
+    }
 }
 
 #[cfg(test)]

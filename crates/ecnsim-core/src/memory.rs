@@ -252,7 +252,7 @@ impl Simulation {
     /// time series, packets in flight, traces), and the part that holds most.
     pub(crate) fn memory_in_use(&self) -> InUse {
         let in_flight = self.cons.sent.saturating_sub(self.cons.delivered + self.cons.dropped);
-        let parts: [(&'static str, &'static str, u64); 7] = [
+        let parts: [(&'static str, &'static str, u64); 8] = [
             ("nodes", "route table", self.routes.heap_bytes()),
             (
                 self.connection_path,
@@ -266,6 +266,8 @@ impl Simulation {
                     + self.ended.len() as u64 * size_of::<FlowFinal>() as u64,
             ),
             (self.connection_path, "records", vec_bytes(&self.records) + vec_bytes(&self.udp)),
+            // Handed over by `drain_records`: the caller keeps them, so they still count.
+            (self.connection_path, "records handed over", self.records_drained_bytes),
             ("simulation.sample_interval", "time series", self.series.heap_bytes()),
             // Queued and propagating packets; their deques may hold twice as many slots.
             ("links", "packets in flight", in_flight * 2 * size_of::<Packet>() as u64),

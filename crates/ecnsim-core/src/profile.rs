@@ -9,7 +9,7 @@
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
-    QueueSpec, ReductionBasis, RtoEstimator,
+    QueueSpec, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -112,6 +112,8 @@ impl Profile {
             ecn_cwr_on_retransmit: false,
             // RFC 3168 §6.1.5: ECN-capable TCPs MUST NOT set ECT on retransmitted data packets.
             ecn_ect_on_retransmit: false,
+            // RFC 3168 §6.1.1 makes the SYN Not-ECT; with no SYN, data segments are ECT (§6.1.2).
+            ecn_first_segment_not_ect: false,
             // RFC 3168 §6.1.2: SHOULD NOT increase cwnd in response to an ECN-Echo; but a timeout or fast
             // retransmit already answered the marks of its window, whose echoes cannot end before new data carries CWR.
             ecn_ece_growth: EceGrowth::AfterLoss,
@@ -120,6 +122,9 @@ impl Profile {
             ecn_one_segment: EcnOneSegment::Rfc3168,
             // RFC 3168 §6.1.2: react to congestion indications at most once per window; a timeout is a reduction.
             ecn_after_timeout: false,
+            // RFC 3168 §6.1.2: "should not decrease the slow-start threshold ... if it has been decreased
+            // within the last round trip time".
+            timeout_after_ecn: TimeoutAfterEcn::SameWindow,
             // RFC 5681 §3.2 step 2: the third duplicate ACK MUST start fast retransmit, with no `recover`
             // check; the check is RFC 6582 §3.2 step 2's, for NewReno (`newreno_careful`). Without §4's
             // heuristics it turns a loss in the go-back-N after a timeout into another timeout.
@@ -167,6 +172,9 @@ impl Profile {
                 ecn_cwr_on_retransmit: true,
                 // ns-2 tcp.cc output(): `if (ecn_) hf->ect() = 1` on every data packet, retransmissions included.
                 ecn_ect_on_retransmit: true,
+                // ns-2 tcp.cc output(): `if (seqno == 0) { ... if (ecn_) { hf->ecnecho() = 1; hf->ect() = 0; } }`, the
+                // one-way TCP's stand-in for an ECN-setup SYN (in tcp.cc by 2000: tcp-rfc793edu.cc copies it).
+                ecn_first_segment_not_ect: true,
                 // ns-2 tcp.cc recv_newack_helper(): opencwnd() only for an ACK without ECN-Echo (old_ecn_ 0).
                 ecn_ece_growth: EceGrowth::Never,
                 // ns-2 tcp.cc ecn(): `if (cwnd_ <= 1.0) { if (ecn_backoff_) rtt_backoff(); else ecn_backoff_ = 1; }`,
@@ -174,6 +182,9 @@ impl Profile {
                 ecn_one_segment: EcnOneSegment::Ns2,
                 // ns-2 tcp.cc ecn(): `if (seqno > recover_ || last_cwnd_action_ == CWND_ACTION_TIMEOUT)`.
                 ecn_after_timeout: true,
+                // ns-2 tcp.cc timeout(): `recover_ = maxseq_` before `highest_ack_ < recover_ &&
+                // last_cwnd_action_ == CWND_ACTION_ECN` (Reno, NewReno and Sack1 set recover_ = maxseq_ first too).
+                timeout_after_ecn: TimeoutAfterEcn::LastAction,
                 // ns-2 tcp-newreno.cc dupack_action(): `recovered = (highest_ack_ > recover_)`, lessCareful_ and
                 // bugFix_ack_ false.
                 newreno_careful: NewrenoCareful::Careful,

@@ -106,6 +106,61 @@ impl Table {
     pub fn column(&self, name: &str) -> Option<&ColumnData> {
         self.columns.iter().find(|c| c.name == name).map(|c| &c.data)
     }
+
+    /// Append `other`'s rows after this table's (a table without columns takes `other`'s
+    /// columns). A `Dict` column keeps one list of names: `other`'s codes are translated.
+    ///
+    /// # Panics
+    /// If `other` has rows and its columns differ from this table's in name, order or kind.
+    pub fn append(&mut self, other: Table) {
+        if self.columns.is_empty() {
+            self.columns = other.columns;
+            return;
+        }
+        if other.rows() == 0 {
+            return;
+        }
+        assert_eq!(self.columns.len(), other.columns.len(), "table {}: appended rows have other columns", self.name);
+        for (mine, theirs) in self.columns.iter_mut().zip(other.columns) {
+            assert_eq!(mine.name, theirs.name, "table {}: appended rows have other columns", self.name);
+            match (&mut mine.data, theirs.data) {
+                (ColumnData::U64(a), ColumnData::U64(b)) => a.extend(b),
+                (ColumnData::F64(a), ColumnData::F64(b)) => a.extend(b),
+                (ColumnData::Str(a), ColumnData::Str(b)) => a.extend(b),
+                (ColumnData::Dict { codes, names }, ColumnData::Dict { codes: b, names: bn }) => {
+                    if *names == bn {
+                        codes.extend(b);
+                    } else {
+                        let map: Vec<u32> = bn
+                            .into_iter()
+                            .map(|n| match names.iter().position(|m| *m == n) {
+                                Some(i) => u32::try_from(i).expect("codes fit in u32"),
+                                None => {
+                                    names.push(n);
+                                    u32::try_from(names.len() - 1).expect("codes fit in u32")
+                                }
+                            })
+                            .collect();
+                        codes.extend(b.into_iter().map(|c| map[c as usize]));
+                    }
+                }
+                _ => panic!("table {}: column {} changed kind", self.name, mine.name),
+            }
+        }
+    }
+
+    /// Bytes the table's values occupy (numbers 8 bytes, dictionary codes 4, names their
+    /// length): what holding it costs, for memory accounting.
+    #[must_use]
+    pub fn value_bytes(&self) -> u64 {
+        let bytes = |c: &Column| match &c.data {
+            ColumnData::U64(v) => 8 * v.len(),
+            ColumnData::F64(v) => 8 * v.len(),
+            ColumnData::Str(v) => v.iter().map(|s| s.len() + size_of::<String>()).sum(),
+            ColumnData::Dict { codes, names } => 4 * codes.len() + names.iter().map(String::len).sum::<usize>(),
+        };
+        self.columns.iter().map(|c| bytes(c) as u64).sum()
+    }
 }
 
 /// Everything a run produced.
@@ -137,24 +192,31 @@ impl Results {
     /// Equal digests mean bit-identical results.
     #[must_use]
     pub fn digest(&self) -> u64 {
+        self.digest_with_front(None)
+    }
+
+    /// The digest of these results with `front`'s rows put before the rows of the table of
+    /// the same name ([`Table::append`]), without building that table: for a caller that
+    /// holds rows drained from a simulation ([`crate::Simulation::drain_records`]).
+    ///
+    /// # Panics
+    /// If `front` has rows and its columns are not those of the table of its name.
+    #[must_use]
+    pub fn digest_with_front(&self, front: Option<&Table>) -> u64 {
         let mut h = Fnv(0xcbf2_9ce4_8422_2325);
         for t in &self.tables {
             h.bytes(t.name.as_bytes());
-            for c in &t.columns {
+            let front = front.filter(|f| f.name == t.name && f.rows() > 0);
+            if let Some(f) = front {
+                let names = |t: &Table| t.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+                assert_eq!(names(f), names(t), "table {}: the rows in front have other columns", t.name);
+            }
+            for (i, c) in t.columns.iter().enumerate() {
                 h.bytes(c.name.as_bytes());
-                match &c.data {
-                    ColumnData::U64(v) => v.iter().for_each(|x| h.bytes(&x.to_le_bytes())),
-                    ColumnData::F64(v) => v.iter().for_each(|x| h.bytes(&x.to_bits().to_le_bytes())),
-                    ColumnData::Str(v) => v.iter().for_each(|s| {
-                        h.bytes(s.as_bytes());
-                        h.bytes(&[0xff]);
-                    }),
-                    // Hashed as the names it stands for: a `Dict` column digests as its `Str` form.
-                    ColumnData::Dict { codes, names } => codes.iter().for_each(|&c| {
-                        h.bytes(names[c as usize].as_bytes());
-                        h.bytes(&[0xff]);
-                    }),
+                if let Some(f) = front {
+                    h.values(&f.columns[i].data);
                 }
+                h.values(&c.data);
             }
         }
         for (k, v) in &self.meta {
@@ -175,6 +237,23 @@ impl Fnv {
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
+
+    /// A column's values, the exact bits of each.
+    fn values(&mut self, data: &ColumnData) {
+        match data {
+            ColumnData::U64(v) => v.iter().for_each(|x| self.bytes(&x.to_le_bytes())),
+            ColumnData::F64(v) => v.iter().for_each(|x| self.bytes(&x.to_bits().to_le_bytes())),
+            ColumnData::Str(v) => v.iter().for_each(|s| {
+                self.bytes(s.as_bytes());
+                self.bytes(&[0xff]);
+            }),
+            // Hashed as the names it stands for: a `Dict` column digests as its `Str` form.
+            ColumnData::Dict { codes, names } => codes.iter().for_each(|&c| {
+                self.bytes(names[c as usize].as_bytes());
+                self.bytes(&[0xff]);
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -193,5 +272,44 @@ mod tests {
         assert_eq!(d.rows(), 3);
         let digest = |t: Table| Results { tables: vec![t], meta: vec![] }.digest();
         assert_eq!(digest(d), digest(s));
+    }
+
+    fn part(kinds: &[&str], codes: Vec<u32>, x: Vec<u64>) -> Table {
+        let mut t = Table::new("t");
+        t.push_dict("kind", codes, kinds.iter().map(|&k| k.to_owned()).collect());
+        t.push_f64("f", x.iter().map(|&v| v as f64 / 2.0).collect());
+        t.push_u64("x", x);
+        t
+    }
+
+    #[test]
+    fn appended_parts_equal_the_whole_table_and_digest_alike() {
+        let whole = part(&["a", "b"], vec![1, 0, 1, 1, 0], vec![1, 2, 3, 4, 5]);
+        let mut acc = Table::new("t");
+        acc.append(part(&["a", "b"], vec![1], vec![1]));
+        acc.append(part(&["a", "b"], vec![], vec![]));
+        acc.append(part(&["a", "b"], vec![0, 1], vec![2, 3]));
+        // Other names: the codes are translated into the first part's names.
+        acc.append(part(&["b", "a"], vec![0, 1], vec![4, 5]));
+        assert_eq!(acc.column("kind").unwrap().strings(), whole.column("kind").unwrap().strings());
+        assert_eq!(acc.column("x"), whole.column("x"));
+        let digest = |t: Table| Results { tables: vec![t], meta: vec![] }.digest();
+        assert_eq!(digest(acc.clone()), digest(whole.clone()));
+        assert_eq!(acc.value_bytes(), 5 * 4 + 2 + 5 * 8 * 2);
+        // The rows in front digest as if appended, without building the table.
+        let front = part(&["b", "a"], vec![0, 1, 0], vec![1, 2, 3]);
+        let rest = Results { tables: vec![part(&["a", "b"], vec![1, 0], vec![4, 5])], meta: vec![] };
+        assert_eq!(rest.digest_with_front(Some(&front)), digest(whole));
+        assert_eq!(rest.digest_with_front(Some(&Table::new("t"))), rest.digest());
+        assert_eq!(rest.digest_with_front(Some(&Table::new("other"))), rest.digest());
+    }
+
+    #[test]
+    #[should_panic(expected = "appended rows have other columns")]
+    fn appending_other_columns_panics() {
+        let mut acc = part(&["a"], vec![0], vec![1]);
+        let mut other = Table::new("t");
+        other.push_u64("y", vec![1]);
+        acc.append(other);
     }
 }

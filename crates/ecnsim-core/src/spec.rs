@@ -1424,6 +1424,22 @@ pub enum EcnOneSegment {
     Linux,
 }
 
+/// Which retransmission timeouts after an ECN reduction leave ssthresh alone (`tcp.timeout_after_ecn`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutAfterEcn {
+    /// RFC 3168 §6.1.2: ssthresh is reduced at most once per round trip, so a timeout for data
+    /// in the window already reduced for an ECN-Echo sets cwnd to one segment only; a later
+    /// one is a new congestion event.
+    SameWindow,
+    /// ns-2 `tcp.cc` `timeout()`: `recover_ = maxseq_` comes before the test `highest_ack_ <
+    /// recover_ && last_cwnd_action_ == CWND_ACTION_ECN`, so any timeout with data outstanding
+    /// while the last window action is an ECN reduction sets cwnd to one packet only, and
+    /// `nrexmit_` does not count it; the wait for the timer at a zero window is a timeout
+    /// action too.
+    LastAction,
+}
+
 /// The guard on a new fast retransmit within a window already recovered (`tcp.newreno_careful`,
 /// NewReno and SACK). Booleans are accepted, as before the option had names: `true` is
 /// `"less_careful"` (what `true` always did), `false` is `"off"`.
@@ -1630,6 +1646,10 @@ pub struct TcpOverrides {
     /// Retransmitted data segments are ECT (ns-2), not Not-ECT (RFC 3168 §6.1.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_ect_on_retransmit: Option<bool>,
+    /// Without a handshake, the first data segment is Not-ECT, as the ECN-setup SYN it stands in
+    /// for (ns-2 one-way TCP `output()`: packet 0 goes with ECN-Echo set and ECT clear).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_first_segment_not_ect: Option<bool>,
     /// Which ACKs carrying ECE may still open the window: `"never"`, `"slow_start"`, `"after_loss"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_ece_growth: Option<EceGrowth>,
@@ -1641,6 +1661,10 @@ pub struct TcpOverrides {
     /// window the timeout resent (ns-2 `ecn()`); otherwise it echoes a mark the timeout answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_after_timeout: Option<bool>,
+    /// Which timeouts after an ECN reduction keep ssthresh: `"same_window"` (RFC 3168 §6.1.2)
+    /// or `"last_action"` (ns-2 `timeout()`: any while the reduction is the last window action).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_after_ecn: Option<TimeoutAfterEcn>,
     /// ns-2's `bugFix_`: Tahoe and Reno start no new fast retransmit until an ACK covers
     /// more than `recover` (the highest sequence number sent when the last one, or a timeout, began).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2049,6 +2073,12 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`"),
         (&[("#TCP", "newreno_careful = 1")], "tcp.newreno_careful", "expected one of \"off\", \"careful\", \"less_careful\" (or a boolean"),
         (&[("#TCP", "ecn_after_timeout = \"yes\"")], "tcp.ecn_after_timeout", "expected a boolean"),
+        (&[("#TCP", "ecn_first_segment_not_ect = 1")], "tcp.ecn_first_segment_not_ect", "expected a boolean"),
+        (
+            &[("#TCP", "timeout_after_ecn = \"window\"")],
+            "tcp.timeout_after_ecn",
+            "expected `same_window` or `last_action`",
+        ),
         (&[("#TCP", "handshake = \"no\"")], "tcp.handshake", "expected a boolean"),
         (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),

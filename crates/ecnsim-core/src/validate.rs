@@ -369,9 +369,11 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             rto_estimator,
             ecn_cwr_on_retransmit,
             ecn_ect_on_retransmit,
+            ecn_first_segment_not_ect,
             ecn_ece_growth,
             ecn_one_segment,
             ecn_after_timeout,
+            timeout_after_ecn,
             reno_bugfix,
             ca_increase,
             reduction_basis,
@@ -405,9 +407,11 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.rto_estimator, rto_estimator, Some);
         set(&mut c.ecn_cwr_on_retransmit, ecn_cwr_on_retransmit, Some);
         set(&mut c.ecn_ect_on_retransmit, ecn_ect_on_retransmit, Some);
+        set(&mut c.ecn_first_segment_not_ect, ecn_first_segment_not_ect, Some);
         set(&mut c.ecn_ece_growth, ecn_ece_growth, Some);
         set(&mut c.ecn_one_segment, ecn_one_segment, Some);
         set(&mut c.ecn_after_timeout, ecn_after_timeout, Some);
+        set(&mut c.timeout_after_ecn, timeout_after_ecn, Some);
         set(&mut c.reno_bugfix, reno_bugfix, Some);
         set(&mut c.ca_increase, ca_increase, Some);
         set(&mut c.reduction_basis, reduction_basis, Some);

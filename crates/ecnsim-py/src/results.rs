@@ -24,14 +24,16 @@ const DTYPE_F64: &str = "<f8";
 /// Marker of a column of names.
 const DTYPE_STR: &str = "str";
 
-/// `values` as `bytes` of 8-byte little-endian words, written in place.
+/// The parts' values, one after the other, as `bytes` of 8-byte little-endian words,
+/// written in place.
 fn le_bytes<'py, T: Copy>(
     py: Python<'py>,
-    values: &[T],
+    parts: &[&[T]],
     to_le: impl Fn(T) -> [u8; 8],
 ) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, values.len() * 8, |buf| {
-        for (word, &x) in buf.chunks_exact_mut(8).zip(values) {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    PyBytes::new_with(py, len * 8, |buf| {
+        for (word, &x) in buf.chunks_exact_mut(8).zip(parts.iter().flat_map(|p| p.iter())) {
             word.copy_from_slice(&to_le(x));
         }
         Ok(())
@@ -51,13 +53,45 @@ fn interned_list<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py,
 /// One column as `(dtype, payload)`.
 fn column_to_py<'py>(py: Python<'py>, data: &ColumnData) -> PyResult<Bound<'py, PyAny>> {
     let pair = match data {
-        ColumnData::U64(v) => (DTYPE_U64, le_bytes(py, v, u64::to_le_bytes)?.into_any()),
-        ColumnData::F64(v) => (DTYPE_F64, le_bytes(py, v, f64::to_le_bytes)?.into_any()),
+        ColumnData::U64(v) => (DTYPE_U64, le_bytes(py, &[v], u64::to_le_bytes)?.into_any()),
+        ColumnData::F64(v) => (DTYPE_F64, le_bytes(py, &[v], f64::to_le_bytes)?.into_any()),
         ColumnData::Str(v) => (DTYPE_STR, interned_list(py, v)?.into_any()),
         ColumnData::Dict { codes, names } => {
             // One `str` per distinct name; the list holds a pointer per row.
             let strs: Vec<Bound<'py, PyString>> = names.iter().map(|n| PyString::new(py, n)).collect();
             let items = codes.iter().map(|&c| strs[c as usize].clone());
+            (DTYPE_STR, PyList::new(py, items)?.into_any())
+        }
+    };
+    pair.into_pyobject(py).map(Bound::into_any)
+}
+
+/// One column as `(dtype, payload)`: `front`'s values, then `data`'s (one column of the
+/// same kind, or names either way), without building the joined column.
+fn joined_column_to_py<'py, 'c>(
+    py: Python<'py>,
+    front: &'c ColumnData,
+    data: &'c ColumnData,
+) -> PyResult<Bound<'py, PyAny>> {
+    let pair = match (front, data) {
+        (ColumnData::U64(a), ColumnData::U64(b)) => (DTYPE_U64, le_bytes(py, &[a, b], u64::to_le_bytes)?.into_any()),
+        (ColumnData::F64(a), ColumnData::F64(b)) => (DTYPE_F64, le_bytes(py, &[a, b], f64::to_le_bytes)?.into_any()),
+        (a, b) => {
+            // Names: one `str` per distinct name across both parts; the list holds a pointer per row.
+            let mut seen: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+            let mut intern = |name: &'c str| seen.entry(name).or_insert_with(|| PyString::new(py, name)).clone();
+            let mut items: Vec<Bound<'py, PyString>> = Vec::with_capacity(a.len() + b.len());
+            for part in [a, b] {
+                match part {
+                    ColumnData::Dict { codes, names } => {
+                        items.extend(codes.iter().map(|&c| intern(&names[c as usize])))
+                    }
+                    ColumnData::Str(v) => items.extend(v.iter().map(|n| intern(n))),
+                    ColumnData::U64(_) | ColumnData::F64(_) => {
+                        return Err(pyo3::exceptions::PyRuntimeError::new_err("joined columns of different kinds"))
+                    }
+                }
+            }
             (DTYPE_STR, PyList::new(py, items)?.into_any())
         }
     };
@@ -73,17 +107,30 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound
     Ok(columns)
 }
 
-/// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`.
+/// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`, with
+/// `front`'s rows (records drained from the core) before those of the table of its name.
 ///
-/// `digest` is `results.digest()`, computed by the caller without the GIL.
-/// Each column is dropped once converted, so the core's copy and Python's
-/// coexist one column at a time (a run of many connections has big tables).
-pub(crate) fn results_to_py(py: Python<'_>, results: Results, digest: u64) -> PyResult<Bound<'_, PyDict>> {
+/// `digest` is `results.digest_with_front(front)`, computed by the caller without the
+/// GIL. Each column is dropped once converted, so the core's copy and Python's coexist
+/// one column at a time (a run of many connections has big tables), and `front` is
+/// read in place, never joined to the core's rows in a copy.
+pub(crate) fn results_to_py<'py>(
+    py: Python<'py>,
+    results: Results,
+    digest: u64,
+    front: Option<&Table>,
+) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
     for table in results.tables {
         let columns = PyDict::new(py);
-        for column in table.columns {
-            columns.set_item(&column.name, column_to_py(py, &column.data)?)?;
+        let front = front.filter(|f| f.name == table.name && f.rows() > 0);
+        for (i, column) in table.columns.into_iter().enumerate() {
+            let value = match front.map(|f| &f.columns[i]) {
+                Some(f) if f.name == column.name => joined_column_to_py(py, &f.data, &column.data)?,
+                Some(_) => return Err(pyo3::exceptions::PyRuntimeError::new_err("drained rows with other columns")),
+                None => column_to_py(py, &column.data)?,
+            };
+            columns.set_item(&column.name, value)?;
         }
         tables.set_item(&table.name, columns)?;
     }

@@ -10,6 +10,12 @@
 //! optional progress callback is called. The simulation is left where it
 //! stopped, so partial results stay readable after an interrupt.
 //!
+//! After every chunk the finished records (`records` rows) move out of the
+//! core into a columnar table held here ([`Simulation::drain_records`]), so
+//! the core holds only the records of objects still open; `results()` puts
+//! them back in front of the core's own rows (the same table, bit for bit, as
+//! a run never drained).
+//!
 //! The cost of simulated time is not steady (an idle network before the
 //! flows start, then slow start doubling the packet rate every round trip),
 //! so a chunk grows at most [`MAX_CHUNK_GROWTH`]-fold over the previous one
@@ -20,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use ecnsim_core::{ScenarioSpec, SimError, SimOptions, SimTime, Simulation, TraceFilter};
+use ecnsim_core::{Results, ScenarioSpec, SimError, SimOptions, SimTime, Simulation, Table, TraceFilter};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -54,6 +60,8 @@ pub(crate) struct PySimulation {
     cancel: Arc<AtomicBool>,
     /// Simulated length of the next chunk, adapted to [`CHUNK_WALL_TARGET`].
     chunk_ns: u64,
+    /// The `records` rows drained from the core so far, in order (no columns before the first).
+    records: Table,
 }
 
 /// Run `work` on a worker thread without the GIL, checking for signals every
@@ -122,7 +130,15 @@ impl PySimulation {
         let cancel = Arc::new(AtomicBool::new(false));
         let options = SimOptions { seed, max_memory, cancel: Some(Arc::clone(&cancel)) };
         let inner = detached(py, &cancel, || Simulation::with_options(&spec, &options))?.map_err(PySimError)?;
-        Ok(PySimulation { inner, spec, cancel, chunk_ns: FIRST_CHUNK_NS })
+        Ok(PySimulation { inner, spec, cancel, chunk_ns: FIRST_CHUNK_NS, records: Table::new("records") })
+    }
+
+    /// The core's results so far and the digest of them with the drained records in front
+    /// of the core's own (`results_to_py` puts them there).
+    fn full_results(&self) -> (Results, u64) {
+        let results = self.inner.results();
+        let digest = results.digest_with_front(Some(&self.records));
+        (results, digest)
     }
 
     /// Run to `min(until_ns, end)` in GIL-free chunks, checking signals and
@@ -142,10 +158,12 @@ impl PySimulation {
                 }
                 let next = now.saturating_add(this.chunk_ns).min(stop);
                 let this = &mut *this;
-                let (inner, cancel) = (&mut this.inner, &this.cancel);
+                let (inner, cancel, records) = (&mut this.inner, &this.cancel, &mut this.records);
                 let (outcome, wall) = detached(py, cancel, || {
                     let started = Instant::now();
                     let outcome = inner.run_until(SimTime::from_nanos(next));
+                    // Also after an error or a cancel: the records so far stay readable.
+                    records.append(inner.drain_records());
                     (outcome, started.elapsed())
                 })?;
                 match outcome {
@@ -244,19 +262,13 @@ impl PySimulation {
 
     /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let inner = &self.inner;
-        let (results, digest) = py.detach(|| {
-            let results = inner.results();
-            let digest = results.digest();
-            (results, digest)
-        });
-        results_to_py(py, results, digest)
+        let (results, digest) = py.detach(|| self.full_results());
+        results_to_py(py, results, digest, Some(&self.records))
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.
     fn digest(&self, py: Python<'_>) -> u64 {
-        let inner = &self.inner;
-        py.detach(|| inner.results().digest())
+        py.detach(|| self.full_results().1)
     }
 
     /// Record link events (`+ - r d`) from now on for the selected links
@@ -288,7 +300,8 @@ impl PySimulation {
     }
 
     /// What is held for live connections: `{"live_connections", "endpoint_slots", "app_slots",
-    /// "pending_events", "connection_slots"}`.
+    /// "pending_events", "connection_slots", "record_slots"}`, and `"drained_records"`, the
+    /// finished records moved out of the core into this handle's columnar table.
     fn live_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let l = self.inner.live_state();
         let out = PyDict::new(py);
@@ -297,6 +310,8 @@ impl PySimulation {
         out.set_item("app_slots", l.app_slots)?;
         out.set_item("pending_events", l.pending_events)?;
         out.set_item("connection_slots", l.connection_slots)?;
+        out.set_item("record_slots", l.record_slots)?;
+        out.set_item("drained_records", self.records.rows())?;
         Ok(out)
     }
 

@@ -319,9 +319,11 @@ def tcp(
     rto_estimator: str | None = None,
     ecn_cwr_on_retransmit: bool | None = None,
     ecn_ect_on_retransmit: bool | None = None,
+    ecn_first_segment_not_ect: bool | None = None,
     ecn_ece_growth: str | None = None,
     ecn_one_segment: str | None = None,
     ecn_after_timeout: bool | None = None,
+    timeout_after_ecn: str | None = None,
     reno_bugfix: bool | None = None,
     ca_increase: str | None = None,
     reduction_basis: str | None = None,
@@ -339,7 +341,8 @@ def tcp(
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
     ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
-    ``"ns2"`` or ``"linux"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
+    ``"ns2"`` or ``"linux"``; ``timeout_after_ecn`` ``"same_window"`` or
+    ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
     ``"less_careful"`` (``True`` means ``"less_careful"``); ``newreno_partial_ack``
     ``"rfc6582"`` or ``"ns2"``; ``ca_increase`` ``"per_ack"``,
     ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
@@ -371,9 +374,11 @@ def tcp(
             "rto_estimator": rto_estimator,
             "ecn_cwr_on_retransmit": ecn_cwr_on_retransmit,
             "ecn_ect_on_retransmit": ecn_ect_on_retransmit,
+            "ecn_first_segment_not_ect": ecn_first_segment_not_ect,
             "ecn_ece_growth": ecn_ece_growth,
             "ecn_one_segment": ecn_one_segment,
             "ecn_after_timeout": ecn_after_timeout,
+            "timeout_after_ecn": timeout_after_ecn,
             "reno_bugfix": reno_bugfix,
             "ca_increase": ca_increase,
             "reduction_basis": reduction_basis,

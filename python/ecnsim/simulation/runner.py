@@ -101,7 +101,10 @@ class Simulation:
 
         ``progress(now_ns, end_ns)`` is called every ~0.1 s of wall time.
         With :meth:`trace` on, the trace is written between chunks and its
-        files are closed at the end (also when interrupted).
+        files are closed at the end (also when interrupted). Between chunks the
+        records of finished objects also leave the core (into columns held
+        beside it), so the core keeps only those of objects still open;
+        ``results.records`` is the same table, bit for bit, as without.
         """
         sinks = getattr(self, "_trace_sinks", None)
         if sinks:
@@ -290,8 +293,13 @@ class Simulation:
     def live_state(self) -> dict[str, int]:
         """What the run holds for live connections now: ``live_connections``,
         ``endpoint_slots`` (the most connections alive at once), ``app_slots``
-        (the workloads' connection and session slots) and ``pending_events``.
-        Unlike the output tables, these do not grow with the connections ever opened."""
+        (the workloads' connection and session slots), ``connection_slots``,
+        ``pending_events`` and ``record_slots`` (finished records the core has
+        room for: the run hands them over after every chunk, so this is the
+        most that finished within one chunk). Unlike the output tables, these
+        do not grow with the connections ever opened. ``drained_records`` is
+        the output side: the finished records moved out of the core so far,
+        held as columns (no Python object per record) until :attr:`results`."""
         return self._sim.live_state()
 
     def __repr__(self) -> str:

@@ -156,6 +156,9 @@ class Study(ABC):
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     #: Bump when :meth:`derive` changes what it computes: stored runs are then derived again.
     derive_version: ClassVar[int] = 1
+    #: Columns of derived tables stored under an earlier name: ``{old: new}``, applied when
+    #: the store is read (a rename changes no value, so it needs no new ``derive_version``).
+    derived_renames: ClassVar[Mapping[str, str]] = {}
     #: Wall seconds per simulated second and flow-independent part, for estimates (measured).
     cost_per_sim_s: ClassVar[float] = 0.01
     #: Tables computed from the parameters or the pilot stage alone (not from the study's
@@ -776,6 +779,16 @@ class StudyData:
             except KeyError:
                 continue
             params = self.plan.points[point]
+            renames = {o: n for o, n in self.study.derived_renames.items() if o in df.columns}
+            if renames:
+                df = df.rename(columns=renames)
+            clash = [k for k in [*params, "seed"] if k in df.columns]
+            if clash:
+                raise ValueError(
+                    f"study {self.study.name}: derived table {name!r} has columns named like "
+                    f"the grid's axes: {', '.join(clash)}; rename them in derive "
+                    "(derived_renames for stored runs)"
+                )
             for i, (k, v) in enumerate([*params.items(), ("seed", seed)]):
                 df.insert(i, k, v)
             parts.append(df)

@@ -447,7 +447,7 @@ def _object_metrics(obj: pd.DataFrame) -> dict[str, float]:
     out["synack_retransmits_per_1000"] = 1000.0 * float(synack.sum()) / n if n else math.nan
     out["handshake_loss_share"] = float(((syn + synack) > 0).sum() / n) if n else math.nan
     ecn = obj["ecn_negotiated"].to_numpy(dtype=float)
-    out["ecn_share"] = float(ecn.mean()) if n else math.nan
+    out["ecn_negotiated_share"] = float(ecn.mean()) if n else math.nan
     return out
 
 
@@ -547,8 +547,18 @@ _WEB_TABLES = (
     ("p99_response_time_s", "99th percentile of the response time", "s", 4),
     ("normalized_throughput", "Normalized throughput (payload delivered / capacity)", "", 4),
     ("unfinished_share", "Objects unfinished at the end (in progress or failed)", "share", 3),
-    ("handshake_loss_share", "Objects whose connection lost its SYN or SYN-ACK", "share", 3),
-    ("synack_retransmits_per_1000", "SYN-ACK retransmissions", "per 1000 objects", 4),
+    (
+        "handshake_loss_share",
+        "Objects whose handshake timed out (SYN, SYN-ACK or third ACK lost)",
+        "share",
+        3,
+    ),
+    (
+        "synack_retransmits_per_1000",
+        "SYN-ACKs resent on the server's timer (lost SYN-ACKs or third ACKs)",
+        "per 1000 objects",
+        4,
+    ),
     ("queue_delay_ms", "Mean queueing delay at the bottleneck", "ms", 4),
     ("drops_per_s", "Drops at the bottleneck", "packets/s", 4),
     ("marks_per_s", "Marks at the bottleneck", "packets/s", 4),
@@ -594,6 +604,9 @@ class EcnplusStudy(Study):
     Params = EcnplusParams
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"paper": {}}
     derive_version = 1
+    # The share of objects that negotiated ECN was stored as `ecn_share`, the name of the
+    # deployment experiment's axis (the share of ECN-capable clients).
+    derived_renames: ClassVar[Mapping[str, str]] = {"ecn_share": "ecn_negotiated_share"}
     derive = staticmethod(derive)
 
     # -- parameters -------------------------------------------------------------------
@@ -601,7 +614,10 @@ class EcnplusStudy(Study):
     def quick(self, params: EcnplusParams) -> EcnplusParams:
         return dataclasses.replace(
             params,
-            experiments=("main", "model"),
+            # One deployment point: its tables group by an axis (ecn_share) of their own.
+            experiments=("main", "deployment", "model"),
+            deployment_aqms=("RED*",),
+            deployment_shares=(0.5,),
             aqms=("RED*", "PI"),
             endpoints=("ECN", "ECN+"),
             duration_s=14.0,
@@ -1014,16 +1030,16 @@ class EcnplusStudy(Study):
                 "p90_response_time_s",
                 "unfinished_share",
                 "handshake_loss_share",
-                "ecn_share",
+                "ecn_negotiated_share",
             ]
             agg = _select(
                 data.aggregate("groups", group_metrics, by=[*data.axes, "group"]),
                 {"experiment": "deployment"},
             )
             titles = {m: t for m, t, *_ in _WEB_TABLES}
-            titles["ecn_share"] = "Objects whose connection negotiated ECN"
+            titles["ecn_negotiated_share"] = "Objects whose connection negotiated ECN"
             units = {m: u for m, _, u, _ in _WEB_TABLES}
-            units["ecn_share"] = "share"
+            units["ecn_negotiated_share"] = "share"
             group_order = {**order, "group": ["ECN clients", "non-ECN clients", "all"]}
             for metric in group_metrics:
                 if agg.empty:

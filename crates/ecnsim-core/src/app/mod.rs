@@ -137,9 +137,10 @@ impl RecordState {
 pub(crate) struct ConnFacts {
     /// Time from the first connection's open to its handshake completing at the client.
     pub(crate) setup: Option<SimDuration>,
-    /// SYN retransmissions (clients).
+    /// SYNs the clients resent on their timer (a lost SYN or a lost SYN-ACK; see
+    /// `TcpCounters::syn_retransmits`).
     pub(crate) syn_retransmits: u64,
-    /// SYN-ACK retransmissions (servers).
+    /// SYN-ACKs the servers resent on their timer (a lost SYN-ACK or a lost third ACK).
     pub(crate) synack_retransmits: u64,
     /// Retransmission timeouts, both ends.
     pub(crate) rtos: u64,

@@ -52,6 +52,10 @@ pub struct LiveState {
     pub pending_events: u64,
     /// Connection slots (live, draining their last packets, or free for reuse).
     pub connection_slots: u64,
+    /// Finished records (objects, pages, transactions) the core has room for until they are
+    /// handed over by [`Simulation::drain_records`]: the most held between two drains (rounded
+    /// up as a vector grows). Without draining, it grows with the records ever finished.
+    pub record_slots: u64,
 }
 
 /// Packet accounting: `sent == delivered + dropped + in_flight` always holds.
@@ -161,8 +165,12 @@ pub struct Simulation {
     pub(crate) apps: Vec<AppSlot>,
     /// Group names (records).
     pub(crate) groups: Vec<String>,
-    /// Completed transactions, pages, objects.
+    /// Finished (completed or failed) transactions, pages, objects not yet handed over by
+    /// [`Simulation::drain_records`].
     pub(crate) records: Vec<Record>,
+    /// Bytes of the `records` rows handed over by [`Simulation::drain_records`]: they still
+    /// count against `max_memory`, since the caller keeps them (the Python layer does).
+    pub(crate) records_drained_bytes: u64,
     /// Reused command buffer.
     pub(crate) cmds: Vec<Command>,
     pub(crate) next_uid: u64,
@@ -420,6 +428,7 @@ impl Simulation {
             app_slots: self.apps.iter().map(|a| a.app.slots() as u64).sum(),
             pending_events: self.sched.pending() as u64,
             connection_slots: self.flows.len() as u64,
+            record_slots: self.records.capacity() as u64,
         }
     }
 

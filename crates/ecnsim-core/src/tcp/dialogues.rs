@@ -326,6 +326,122 @@ fn unmarked_ect_synack_leaves_the_initial_window_alone() {
 }
 
 // ---------------------------------------------------------------------------
+// Handshake retransmission counters: what `syn_retransmits` counts at each end
+// ---------------------------------------------------------------------------
+
+/// Fire every timer due at `ms` at the responder, then at the initiator, and
+/// return what each sends (the responder's first).
+fn fire_both(d: &mut Dialogue, ms: u64) -> (Vec<Segment>, Vec<Segment>) {
+    d.now = ms;
+    let now = t(ms);
+    if d.b.next_deadline().is_some_and(|x| x <= now) {
+        d.b.on_timer(now);
+    }
+    let from_b = d.out_b();
+    if d.a.next_deadline().is_some_and(|x| x <= now) {
+        d.a.on_timer(now);
+    }
+    (from_b, d.out_a())
+}
+
+fn synacks(segs: &[Segment]) -> usize {
+    segs.iter().filter(|s| has(s, TcpFlags::SYN | TcpFlags::ACK)).count()
+}
+
+#[test]
+fn handshake_lost_syn_is_counted_by_the_initiator_only() {
+    let mut d = Dialogue::new(cfg(), cfg());
+    d.a.connect(t(0));
+    assert_eq!(d.out_a().len(), 1); // the SYN is lost
+    d.a_timeout();
+    let syn = d.out_a();
+    assert_eq!(syn.len(), 1);
+    assert!(has(&syn[0], TcpFlags::SYN) && !has(&syn[0], TcpFlags::ACK));
+    let synack = d.deliver_to_b(&syn, &[]);
+    let ack = d.deliver_to_a(&synack, &[]);
+    d.deliver_to_b(&ack, &[]);
+    assert_eq!((d.a.state(), d.b.state()), (TcpState::Established, TcpState::Established));
+    assert_eq!(d.a.counters.syn_retransmits, 1, "the initiator resent its SYN once");
+    assert_eq!(d.b.counters.syn_retransmits, 0, "the responder never saw the first SYN: nothing to resend");
+}
+
+#[test]
+fn handshake_lost_synack_is_counted_by_both_ends() {
+    // Both ends arm the same initial RTO: the initiator when it sends the SYN (t = 0), the
+    // responder one OWD later when it sends the SYN-ACK (t = 50). The initiator's resent SYN
+    // reaches the responder at 1000 + 50 = 1050, the instant the responder's own timer expires.
+    // So a lost SYN-ACK costs one SYN retransmission (the initiator cannot tell a lost SYN-ACK
+    // from a lost SYN) and one SYN-ACK retransmission on the responder's timer: the two
+    // counters come out nearly equal wherever SYN-ACKs are lost and SYNs are not.
+    let mut d = Dialogue::new(cfg(), cfg());
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    let lost = d.deliver_to_b(&syn, &[]);
+    assert_eq!(synacks(&lost), 1);
+    let (from_b, resent_syn) = fire_both(&mut d, 1000);
+    assert!(from_b.is_empty(), "the responder's timer runs to 1050");
+    assert_eq!(resent_syn.len(), 1);
+    assert_eq!(d.a.counters.syn_retransmits, 1);
+    // At 1050 the resent SYN arrives (answered at once with SYN-ACK #2, as Linux answers a
+    // retransmitted SYN in SYN-RECEIVED) and the responder's timer fires (SYN-ACK #3).
+    let answer = d.deliver_to_b(&resent_syn, &[]);
+    assert_eq!(synacks(&answer), 1);
+    let (on_timer, _) = fire_both(&mut d, 1050);
+    assert_eq!(synacks(&on_timer), 1);
+    assert_eq!(d.b.counters.syn_retransmits, 1, "only the timer's SYN-ACK counts as a retransmission");
+    assert_eq!(d.b.counters.rto_count, 0, "handshake timeouts are not data RTOs");
+    let acks = d.deliver_to_a(&[answer[0], on_timer[0]], &[]);
+    assert_eq!(d.a.state(), TcpState::Established);
+    d.deliver_to_b(&acks, &[]);
+    assert_eq!(d.b.state(), TcpState::Established);
+    assert_eq!((d.a.counters.syn_retransmits, d.b.counters.syn_retransmits), (1, 1));
+}
+
+#[test]
+fn handshake_lost_third_ack_is_counted_by_the_responder_only() {
+    let mut d = Dialogue::new(cfg(), cfg());
+    d.a.connect(t(0));
+    let syn = d.out_a();
+    let synack = d.deliver_to_b(&syn, &[]);
+    assert_eq!(d.deliver_to_a(&synack, &[]).len(), 1); // the ACK is lost
+    assert_eq!(d.a.state(), TcpState::Established);
+    let (resent, from_a) = fire_both(&mut d, 1050);
+    assert!(from_a.is_empty());
+    assert_eq!(synacks(&resent), 1);
+    let ack = d.deliver_to_a(&resent, &[]);
+    d.deliver_to_b(&ack, &[]);
+    assert_eq!(d.b.state(), TcpState::Established);
+    assert_eq!((d.a.counters.syn_retransmits, d.b.counters.syn_retransmits), (0, 1));
+}
+
+#[test]
+fn handshake_ce_marked_synack_is_no_retransmission_in_any_mode() {
+    // A mark is not a loss: no end's timer fires, whatever the SYN-ACK mode does with the mark.
+    // RFC 5562 answers it with a second, non-ECT SYN-ACK sent at once (not on the timer).
+    for (mode, second_synack) in
+        [(EcnSynAck::Rfc5562, true), (EcnSynAck::Ecnplus, false), (EcnSynAck::EcnplusWait, false)]
+    {
+        let c = synack_mode(mode);
+        let mut d = Dialogue::new(c, c);
+        d.a.connect(t(0));
+        let syn = d.out_a();
+        let synack = d.deliver_to_b(&syn, &[]);
+        assert_eq!(synack[0].ecn, Ecn::Ect0, "{mode:?}");
+        let ack = d.deliver_to_a(&synack, &[0]);
+        let reply = d.deliver_to_b(&ack, &[]);
+        assert_eq!(synacks(&reply) == 1, second_synack, "{mode:?}: {reply:?}");
+        if second_synack {
+            let ack2 = d.deliver_to_a(&reply, &[]);
+            d.deliver_to_b(&ack2, &[]);
+        }
+        assert_eq!((d.a.state(), d.b.state()), (TcpState::Established, TcpState::Established), "{mode:?}");
+        assert_eq!(d.a.counters.syn_retransmits, 0, "{mode:?}");
+        assert_eq!(d.b.counters.syn_retransmits, 0, "{mode:?}: the mark's answer is not a retransmission");
+        assert_eq!(d.a.counters.ce_received, 1, "{mode:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Loss recovery variants: three losses in one window
 // ---------------------------------------------------------------------------
 

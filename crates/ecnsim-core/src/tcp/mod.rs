@@ -20,7 +20,7 @@ pub use state::TcpState;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
-    ReductionBasis, RtoEstimator,
+    ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -73,12 +73,16 @@ pub struct TcpConfig {
     pub ecn_cwr_on_retransmit: bool,
     /// Retransmitted data segments are ECT (ns-2), not Not-ECT (RFC 3168 §6.1.5).
     pub ecn_ect_on_retransmit: bool,
+    /// Without a handshake, the first data segment is Not-ECT (ns-2's one-way TCP).
+    pub ecn_first_segment_not_ect: bool,
     /// Which ACKs carrying ECE may still open the window.
     pub ecn_ece_growth: EceGrowth,
     /// What an ECN-Echo does at a one-segment window.
     pub ecn_one_segment: EcnOneSegment,
     /// The first ECN-Echo after a timeout starts a reduction even within the resent window (ns-2).
     pub ecn_after_timeout: bool,
+    /// Which timeouts after an ECN reduction keep ssthresh (and are not counted by ns-2).
+    pub timeout_after_ecn: TimeoutAfterEcn,
     /// ns-2 `bugFix_`: no new Tahoe/Reno fast retransmit until an ACK covers more than `recover`.
     pub reno_bugfix: bool,
     /// How congestion avoidance grows the window.

@@ -18,7 +18,8 @@
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::spec::{
-    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck, ReductionBasis,
+    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
+    ReductionBasis, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
@@ -68,12 +69,15 @@ pub struct TcpCounters {
     pub bytes_received: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
-    /// Of which in a window already reduced for an ECN-Echo (no second ssthresh cut; ns-2's
-    /// `nrexmit_` does not count these).
+    /// Of which answered without a new ssthresh cut because of an earlier ECN-Echo reduction
+    /// (`tcp.timeout_after_ecn`; ns-2's `nrexmit_` does not count these).
     pub rto_after_ecn: u64,
     /// Fast retransmits (entries into loss recovery on duplicate ACKs).
     pub fast_retransmits: u64,
-    /// SYN (initiator) or SYN-ACK (responder) retransmissions on the timer.
+    /// Handshake segments resent on this end's retransmission timer: the initiator's SYNs (after
+    /// a lost SYN or a lost SYN-ACK, which it cannot tell apart) or the responder's SYN-ACKs
+    /// (after a lost SYN-ACK or a lost third ACK). A SYN-ACK sent in answer to a retransmitted
+    /// SYN, and RFC 5562's non-ECT SYN-ACK after a CE-marked one, are not counted.
     pub syn_retransmits: u64,
     /// Pure ACKs sent.
     pub acks_sent: u64,
@@ -114,7 +118,7 @@ struct EcnState {
     /// next one backs the timer off (`tcp.ecn_one_segment = "ns2"`).
     ns2_backoff: bool,
     /// Sender: the last window action was a timeout (ns-2's `last_cwnd_action_ ==
-    /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout`).
+    /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout` and `tcp.timeout_after_ecn`).
     after_timeout: bool,
     /// Responder: the next SYN-ACK is ECT (RFC 5562 / ECN+).
     synack_ect: bool,
@@ -463,9 +467,15 @@ impl TcpSocket {
                 // RFC 5681 §3.1 holds ssthresh on a repeated timeout; ns-2's slowdown() halves the
                 // (by then one-packet) window on every timeout.
                 let first = !self.rtt.is_backed_off() || self.cfg.reduction_basis == ReductionBasis::Ns2Window;
-                // RFC 3168 §6.1.2 / ns-2 timeout(): a timeout in a window already reduced for a CE mark
-                // sets cwnd to one segment but does not reduce ssthresh again (slowdown(CLOSE_CWND_ONE)).
-                let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+                // A timeout after an ECN reduction sets cwnd to one segment but does not reduce ssthresh
+                // again (ns-2 timeout(): slowdown(CLOSE_CWND_ONE), not counted in nrexmit_).
+                let after_ecn = match self.cfg.timeout_after_ecn {
+                    // RFC 3168 §6.1.2: ssthresh is not decreased again within the round trip already reduced.
+                    TimeoutAfterEcn::SameWindow => self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r),
+                    // ns-2 tcp.cc timeout(): `recover_ = maxseq_`, then `highest_ack_ < recover_ &&
+                    // last_cwnd_action_ == CWND_ACTION_ECN`: the ECN reduction is the last window action.
+                    TimeoutAfterEcn::LastAction => self.ecn.ecn_cut_until.is_some() && !self.ecn.after_timeout,
+                };
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
@@ -1316,7 +1326,10 @@ impl TcpSocket {
             };
         }
         if self.ecn.ok && len > 0 {
-            if !is_retransmit || self.cfg.ecn_ect_on_retransmit {
+            // ns-2 tcp.cc output(): without a SYN, packet 0 stands in for the ECN-setup SYN and goes
+            // Not-ECT (RFC 3168 §6.1.1), retransmissions included.
+            let setup_stand_in = self.cfg.ecn_first_segment_not_ect && !self.cfg.handshake && seq == ISS + 1;
+            if (!is_retransmit || self.cfg.ecn_ect_on_retransmit) && !setup_stand_in {
                 // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
                 // unless as ns-2's output() does.
                 ecn = Ecn::Ect0;
@@ -1707,5 +1720,35 @@ mod tests {
         assert!(a.take_events().all_acked);
         deliver(&mut b, t(350), &drain(&mut a, t(300)));
         assert_eq!(b.state(), TcpState::Closed);
+    }
+
+    // --- ECN without a handshake (ns-2 one-way TCP) ---------------------------
+
+    /// ns-2's one-way TCP sends packet 0 as the stand-in for an ECN-setup SYN: Not-ECT, also
+    /// when resent (ns-2.35 hetero trace: packet 0 goes with flags `C------`, every other
+    /// packet `------N`, retransmissions included).
+    #[test]
+    fn no_handshake_first_segment_is_not_ect_under_ns2_2001() {
+        let ecn_of = |cfg: TcpConfig| {
+            let mut a = TcpSocket::new(cfg);
+            a.assume_negotiated(true, false);
+            a.connect(t(0));
+            a.send_unlimited();
+            let first = a.poll_transmit(t(0)).unwrap();
+            assert!(a.poll_transmit(t(0)).is_none(), "initial window of one");
+            // The timer resends it (6 s initial RTO), then an ACK opens the window to two.
+            a.on_timer(t(6000));
+            let resent = a.poll_transmit(t(6000)).unwrap();
+            assert_eq!(resent.header.seq, first.header.seq);
+            a.on_segment(t(6100), &ack_for(1 + MSS), Ecn::NotEct);
+            let next = a.poll_transmit(t(6100)).unwrap();
+            assert_eq!(next.header.seq, 1 + MSS);
+            (first.ecn, resent.ecn, next.ecn)
+        };
+        let ns2 = TcpConfig { ecn: EcnPolicy::Request, ..Profile::Ns2_2001.tcp() };
+        assert_eq!(ecn_of(ns2), (Ecn::NotEct, Ecn::NotEct, Ecn::Ect0));
+        // Off: every data segment ECT (the retransmission too, as ns-2's output() sends it).
+        let off = TcpConfig { ecn_first_segment_not_ect: false, ..ns2 };
+        assert_eq!(ecn_of(off), (Ecn::Ect0, Ecn::Ect0, Ecn::Ect0));
     }
 }

@@ -621,6 +621,68 @@ fn released_connections_keep_their_counters_and_stepwise_runs_match() {
     assert!(finished > states.len() / 2, "{finished} of {}", states.len());
 }
 
+/// Run `t` in steps of `step_ms`, draining the finished records after each step (never with
+/// `None`); the drained tables, then the end's `records` table, appended in order.
+fn drained_records(t: &str, seed: u64, step_ms: Option<u64>) -> (Simulation, ecnsim_core::Table, u64) {
+    let spec = ScenarioSpec::from_toml_str(t).unwrap();
+    let mut sim = Simulation::new(&spec, Some(seed)).unwrap();
+    let mut acc = ecnsim_core::Table::new("records");
+    let mut drains = 0;
+    match step_ms {
+        Some(ms) => {
+            let mut at = ecnsim_core::SimTime::ZERO;
+            while !sim.is_finished() {
+                at += ecnsim_core::SimDuration::from_millis(ms);
+                sim.run_until(at).unwrap();
+                let part = sim.drain_records();
+                drains += u64::from(part.rows() > 0);
+                acc.append(part);
+            }
+        }
+        None => sim.run().unwrap(),
+    }
+    acc.append(sim.results().table("records").unwrap().clone());
+    (sim, acc, drains)
+}
+
+/// The columns of `a` that differ from `b`'s in any bit (NaN equals NaN), by name.
+fn differing_columns(a: &ecnsim_core::Table, b: &ecnsim_core::Table) -> Vec<String> {
+    let digest = |c: &ecnsim_core::Column| {
+        let mut t = ecnsim_core::Table::new("t");
+        t.columns.push(c.clone());
+        Results { tables: vec![t], meta: vec![] }.digest()
+    };
+    assert_eq!(a.columns.len(), b.columns.len());
+    a.columns
+        .iter()
+        .zip(&b.columns)
+        .filter(|(x, y)| x.name != y.name || digest(x) != digest(y))
+        .map(|(x, _)| x.name.clone())
+        .collect()
+}
+
+#[test]
+fn drained_records_are_the_undrained_table_bit_for_bit_at_any_step() {
+    // Web sessions, HTTP pages (page and object records, a failed or unfinished one now and
+    // then) and a UDP row: the drained parts in order, then the rest, are the records table
+    // of a run never drained, whatever the step (1 ms, odd, 1 s, longer than the run).
+    let t = web_mix();
+    let (_, whole, _) = drained_records(&t, 7, None);
+    assert!(whole.rows() > 300, "{} records", whole.rows());
+    let digest = |t: &ecnsim_core::Table| Results { tables: vec![t.clone()], meta: vec![] }.digest();
+    for step in [3, 37, 1000, 60_000] {
+        let (mut sim, drained, drains) = drained_records(&t, 7, Some(step));
+        assert_eq!(drained.rows(), whole.rows(), "step {step} ms");
+        assert_eq!(differing_columns(&drained, &whole), Vec::<String>::new(), "step {step} ms");
+        assert_eq!(digest(&drained), digest(&whole), "step {step} ms");
+        if step < 10_000 {
+            assert!(drains > 5, "step {step} ms: the records left the core in {drains} drains");
+        }
+        // What the core keeps after the last drain: nothing finished.
+        assert_eq!(sim.drain_records().rows(), 0);
+    }
+}
+
 #[test]
 fn app_errors_name_their_path() {
     let base = web_mix();
@@ -704,6 +766,26 @@ fn websessions_live_state_stays_flat_when_simulated_time_doubles() {
     }
     assert!(lb.endpoint_slots < (cb / 20.0) as u64, "slots are reused: {lb:?} for {cb} connections");
     assert!(lb.connection_slots < (cb / 20.0) as u64, "connection ids are reused: {lb:?} for {cb} connections");
+}
+
+#[test]
+fn websessions_records_held_by_the_core_stay_flat_when_drained() {
+    // The same workload, records drained every 100 ms (as the Python layer drains between
+    // chunks): the core's room for finished records stays that of the busiest 100 ms, while a
+    // run never drained holds every record it ever finished.
+    let model = "offered_load = { link = 0, percent = 70 }, pages = { type = \"constant\", value = 1 }, objects = { type = \"constant\", value = 1 }";
+    let at = |d: &str| web_model(model, d, "").replace("connection_rows = true", "connection_rows = false");
+    let (a, ra, _) = drained_records(&at("40s"), 4, Some(100));
+    let (b, rb, _) = drained_records(&at("80s"), 4, Some(100));
+    let (na, nb) = (ra.rows() as f64, rb.rows() as f64);
+    assert!(nb / na > 1.7, "records {na} -> {nb}");
+    let (sa, sb) = (a.live_state().record_slots, b.live_state().record_slots);
+    assert!((sb as f64) < 1.35 * sa as f64 + 20.0, "record slots {sa} at 40 s, {sb} at 80 s ({na} -> {nb} records)");
+    assert!((sb as f64) < nb / 20.0, "{sb} record slots for {nb} records");
+    let (undrained, ru, _) = drained_records(&at("80s"), 4, None);
+    assert_eq!(differing_columns(&ru, &rb), Vec::<String>::new(), "draining changes no record");
+    let held = undrained.live_state().record_slots as f64;
+    assert!(held >= nb * 0.9, "never drained, the core holds every record: {held} slots for {nb} records");
 }
 
 #[test]

@@ -208,6 +208,38 @@ fn ce_mark_then_loss_in_one_window_reduce_once_as_ns2() {
     assert!((rtx.0 - 0.133).abs() < 0.002, "{rtx:?}");
 }
 
+/// A timeout after an ECN reduction, for data sent after the reduced window (issue 13, the
+/// hetero N = 120 ECN timeouts). `ns dialogue.tcl VARIANT 100000 61,...,71 20 ecn_=1` for
+/// Reno, Tahoe, Newreno and Sack1: packet 20's mark halves the window at 0.127 s (ssthresh 20
+/// -> 10, recover_ 39); packets 60..70, all sent after 39 was acknowledged, are lost, and
+/// the timer fires at 0.510 s. ns-2's timeout() sets recover_ = maxseq_ before testing
+/// `highest_ack_ < recover_ && last_cwnd_action_ == CWND_ACTION_ECN`, so it keeps ssthresh 10
+/// and does not count the timeout in nrexmit_ (summary 111 11 0 1 100 for all four), and
+/// slow start resends 60 and sends 61..74 by 0.5869 s. RFC 3168 §6.1.2's round-trip rule
+/// (`timeout_after_ecn = "same_window"`) counts it as a new congestion event: ssthresh 5.
+#[test]
+fn timeout_after_an_ecn_reduction_keeps_ssthresh_as_ns2() {
+    let drops: Vec<u64> = (61..=71).collect();
+    for cc in ["reno", "tahoe", "newreno", "sack"] {
+        let run = Run::new(&ns2_line(cc, 100, &drops, &[20], r#"ecn = "request""#));
+        assert_eq!(run.retransmitted_numbers(), (60..=70).collect::<Vec<_>>(), "{cc}");
+        let counts = ["packets_sent", "packets_retransmitted", "rto_count", "rto_after_ecn", "ecn_reductions"];
+        assert_eq!(counts.map(|c| run.u(c)), [111, 11, 1, 1, 1], "{cc}");
+        assert_eq!(run.delivered_packets(), 100, "{cc}");
+        let sent = run.sent();
+        let at = |k: u64| sent.iter().rev().find(|s| s.1 == k).unwrap().0;
+        for (k, ns2) in [(60, 0.509_989), (62, 0.534_838), (66, 0.560_486), (70, 0.585_335), (74, 0.586_935)] {
+            assert!((at(k) - ns2).abs() < 0.001, "{cc}: packet {k} sent at {} s, ns-2 {ns2} s", at(k));
+        }
+    }
+    // The RFC 3168 reading halves ssthresh at the timeout: congestion avoidance from 5 packets,
+    // so by 0.59 s the flow has sent up to 71 where ns-2 reached 74.
+    let rfc = Run::new(&ns2_line("reno", 100, &drops, &[20], r#"ecn = "request", timeout_after_ecn = "same_window""#));
+    assert_eq!((rfc.u("rto_count"), rfc.u("rto_after_ecn")), (1, 0));
+    let highest = rfc.sent().iter().filter(|s| s.0 < 0.59).map(|s| s.1).max().unwrap();
+    assert_eq!(highest, 71);
+}
+
 /// The ECN-after-timeout stall (item 1). `ns dialogue.tcl Reno 100000 21,...,39 20 ecn_=1`:
 /// packet 20's mark halves the window, every packet after it (the CWR one included) is lost,
 /// and the timer fires with the receiver still echoing ECE. ns-2 of 2001 puts CWR on the
