@@ -232,7 +232,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sweep = Sweep(
         base,
         name="buf",
-        grid={"links[name=link0].queue.limit_packets": [10, 40]},
+        grid={"links[name=bottleneck].queue.limit_packets": [10, 40]},
         seeds=[1, 2],
         series=True,  # the run report draws the stored time series
     )
@@ -261,7 +261,7 @@ def test_sweep_report_plots_each_metric_against_each_parameter(
     assert r.stderr == ""
     text = out.read_text()
     assert text.count("<figure>") == 2
-    assert "goodput_bps (Mb/s) against links[name=link0].queue.limit_packets" in text
+    assert "goodput_bps (Mb/s) against links[name=bottleneck].queue.limit_packets" in text
     assert "±" in text  # two seeds per point: confidence intervals
     r = cli("report", store, "--sweep", "nope")
     assert r.returncode == 2

@@ -17,7 +17,8 @@ def test_there_are_examples() -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(path: Path) -> None:
-    spec = load_toml(path).to_dict()
+    # What the run simulates: templates and flow groups expanded.
+    spec = load_toml(path).expanded().to_dict()
     sim = Simulation.from_toml(path)
     results = sim.run()
     assert sim.is_finished

@@ -2,7 +2,8 @@
 
 Every input either runs (its clock advancing, packets conserved) or is
 refused with an error that names a field; never a panic, a hang, an abort or
-a Python exception of another kind. Inputs are a small valid scenario with
+a Python exception of another kind. Inputs are a small valid scenario (or
+one made by a ``[topology]`` template and ``[[flow_groups]]``) with
 hostile values put at random places (integers beyond 64 bits, NaN, huge and
 tiny times, arrays for tables, control characters, numpy scalars, deep
 nesting), plus a fixed corpus of inputs that once failed.
@@ -83,6 +84,40 @@ BASE: dict[str, Any] = {
     ],
 }
 
+#: A scenario made by templates: a ``[topology]`` and ``[[flow_groups]]`` (with a
+#: written-out node, link and flow after what they make).
+TEMPLATE_BASE: dict[str, Any] = {
+    "name": "fuzz-templates",
+    "simulation": {"duration": "300ms", "seed": 3},
+    "topology": {
+        "type": "dumbbell",
+        "senders": 3,
+        "receivers": 2,
+        "bottleneck_rate": "10Mbps",
+        "bottleneck_delay": "5ms",
+        "access_rate": "100Mbps",
+        "access_delay": "1ms",
+        "sender_delays": ["1ms", "2ms", "3ms"],
+        "queue": {"type": "red", "min_th": 5, "max_th": 15, "limit_packets": 50},
+    },
+    "nodes": [{"name": "x", "kind": "host"}],
+    "links": [{"a": "x", "b": "r1", "rate": "10Mbps", "delay": "1ms"}],
+    "flow_groups": [
+        {
+            "name": "a",
+            "count": 2,
+            "src": "s{i}",
+            "dst": "c{i}",
+            "start_spacing": "2ms",
+            "start_jitter": "10ms",
+            "app": {"type": "bulk", "bytes": 100000},
+            "tcp": {"cc": "newreno"},
+        },
+        {"name": "b", "group": "late", "count": 1, "first": 2, "src": "s{i}", "dst": "c1"},
+    ],
+    "flows": [{"src": "x", "dst": "c0", "start": "5ms"}],
+}
+
 
 def _deep(depth: int) -> Any:
     value: Any = 1
@@ -141,6 +176,15 @@ CORPUS: list[dict[str, Any]] = [
     _with({"simulation.sample_interval": "1ns", "simulation.duration": "100s"}),
     _with({"links.0.rate": np.int64(10**8), "simulation.seed": np.uint64(5)}),
     _with({"flows.0.tcp.delayed_ack": np.bool_(True)}),
+    # Templates.
+    {**TEMPLATE_BASE, "topology": {**TEMPLATE_BASE["topology"], "senders": 10**30}},
+    {**TEMPLATE_BASE, "topology": {**TEMPLATE_BASE["topology"], "senders": np.int64(3)}},
+    {**TEMPLATE_BASE, "topology": {**TEMPLATE_BASE["topology"], "type": "star"}},
+    {**TEMPLATE_BASE, "topology": {"type": "hetero_rtt"}},
+    {**TEMPLATE_BASE, "topology": ["dumbbell", 3]},
+    {**TEMPLATE_BASE, "flow_groups": [{**TEMPLATE_BASE["flow_groups"][0], "src": "s{"}]},
+    {**TEMPLATE_BASE, "flow_groups": [{**TEMPLATE_BASE["flow_groups"][0], "count": 10**6}]},
+    {**TEMPLATE_BASE, "flow_groups": [{**TEMPLATE_BASE["flow_groups"][0], "first": -1}]},
 ]  # fmt: skip
 
 
@@ -158,12 +202,14 @@ def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 PATHS = _paths(BASE)
+TEMPLATE_PATHS = _paths(TEMPLATE_BASE)
 
 hostile = st.one_of(
     st.sampled_from([0, -1, 2**63, 2**64, -(2**63) - 1, 10**30, True, None, "", "x"]),
     st.sampled_from([1e-300, 1e300, 1e12, -0.0, 1e-12, math.inf, -math.inf, math.nan]),
     st.sampled_from(["10000Gbps", "1e-30Gbps", "1e40s", "-5ms", "0ns", "1e-9s", "64KiB"]),
     st.sampled_from(["host", "router", "red", "droptail", "codel", "onoff", "pareto"]),
+    st.sampled_from(["s{i}", "{i}{i}", "s{", "}", "dumbbell", "hetero_rtt", "parking_lot"]),
     st.text(max_size=6),
     st.integers(),
     st.floats(),
@@ -188,9 +234,10 @@ hostile = st.one_of(
 
 @st.composite
 def documents(draw: st.DrawFn) -> dict[str, Any]:
-    data = copy.deepcopy(BASE)
+    templates = draw(st.booleans())
+    data = copy.deepcopy(TEMPLATE_BASE if templates else BASE)
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(PATHS))
+        path = draw(st.sampled_from(TEMPLATE_PATHS if templates else PATHS))
         try:
             if draw(st.booleans()) or len(path) < 2:
                 _set(data, list(path), draw(hostile))
@@ -239,6 +286,11 @@ def _assert_named(e: EcnsimError) -> None:
         assert "missing field" in str(e), f"<root> error that could name a field: {e}"
     for rust in ("struct ", "internally tagged", "Spec`", "i64", "u64"):
         assert rust not in str(e), f"names a Rust type: {e}"
+
+
+@pytest.mark.parametrize("base", [BASE, TEMPLATE_BASE], ids=["plain", "templates"])
+def test_the_bases_run(base: dict[str, Any]) -> None:
+    assert exercise(copy.deepcopy(base)) == "ran"
 
 
 @pytest.mark.parametrize("data", CORPUS, ids=range(len(CORPUS)))

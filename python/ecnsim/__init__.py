@@ -54,7 +54,9 @@ from ecnsim.scenario import (
     codel,
     droptail,
     dumbbell,
+    hetero_rtt,
     load_toml,
+    parking_lot,
     pi,
     pie,
     queue,
@@ -64,6 +66,7 @@ from ecnsim.scenario import (
     threshold,
     workload_defaults,
 )
+from ecnsim.scenario.workloads import cbr, crr, ftp, http, onoff, rr, websessions
 from ecnsim.simulation import Simulation
 
 #: Modules reachable as ``ecnsim.<name>``, imported on first use (their home in the groups).
@@ -76,6 +79,7 @@ _MODULES = {
     "spec": "ecnsim.scenario.spec",
     "distributions": "ecnsim.scenario.distributions",
     "topology": "ecnsim.scenario.topology",
+    "workloads": "ecnsim.scenario.workloads",
     "sweep": "ecnsim.sweep",
     "models": "ecnsim.models",
     "store": "ecnsim.sweep.store",
@@ -104,16 +108,25 @@ __all__ = [
     "__version__",
     "aecn",
     "bulk",
+    "cbr",
     "codel",
+    "crr",
     "droptail",
     "dumbbell",
+    "ftp",
+    "hetero_rtt",
+    "http",
     "load_toml",
+    "onoff",
+    "parking_lot",
     "pi",
     "pie",
     "queue",
     "red",
     "rem",
+    "rr",
     "tcp",
     "threshold",
+    "websessions",
     "workload_defaults",
 ]

@@ -13,6 +13,7 @@ __all__ = [
     "TopologyError",
     "__version__",
     "check_json",
+    "expanded_json",
     "toml_to_json",
 ]
 
@@ -51,6 +52,9 @@ def check_json(text: str) -> None:
 
 def check_file_json(text: str) -> None:
     """Parse a JSON scenario file: every non-zero time and rate needs a unit (SpecError if not)."""
+
+def expanded_json(text: str) -> str:
+    """A builder JSON scenario with its topology and flow groups expanded, quantities with units."""
 
 def json_with_units(text: str) -> str:
     """A builder JSON scenario written back with every quantity as a string with its unit."""

@@ -56,6 +56,12 @@ fn check_cancel(options: &SimOptions) -> Result<(), SimError> {
 }
 
 pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulation, SimError> {
+    if spec.has_templates() {
+        // `[topology]` and `[[flow_groups]]` become plain nodes, links and flows first;
+        // an error in what they made is reported at the template's field.
+        let (plain, origins) = spec.expand()?;
+        return build(&plain, options).map_err(|e| origins.remap(e));
+    }
     spec.validate()?;
     if let Some(limit) = options.max_memory {
         if let Some(e) = spec.memory_estimate().check(limit) {
@@ -219,7 +225,8 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         // Each `[[flows]]` entry is a bulk app of its own: AppId i drives FlowId i.
         let fid = FlowId::from_index(i);
         let app = AppId::from_index(i);
-        let group = group_index(&mut sim.groups, &mut groups, &name);
+        let group = f.group.as_deref().unwrap_or_else(|| crate::template::default_group(&name));
+        let group = group_index(&mut sim.groups, &mut groups, group);
         sim.apps.push(AppSlot {
             app: AnyApp::Bulk(Bulk { flow: fid, bytes: app_bytes }),
             name: name.clone(),

@@ -195,6 +195,7 @@ fn collect(sim: &Simulation) -> Results {
             })
             .collect(),
     );
+    t.push_str("group", rows.iter().map(|r| sim.groups[sim.apps[r.flow.app.index()].group as usize].clone()).collect());
     t.push_str("src", rows.iter().map(|r| sim.nodes[r.flow.src.index()].name.clone()).collect());
     t.push_str("dst", rows.iter().map(|r| sim.nodes[r.flow.dst.index()].name.clone()).collect());
     t.push_f64("start_s", rows.iter().map(|r| secs(r.flow.start)).collect());

@@ -69,6 +69,7 @@ pub use sim::external;
 pub mod spec;
 pub mod stats;
 pub mod tcp;
+pub mod template;
 pub mod time;
 pub mod trace;
 mod validate;

@@ -111,11 +111,18 @@ fn typical(d: &Dist) -> f64 {
 }
 
 impl ScenarioSpec {
-    /// What this scenario needs in memory, by part, largest first. The spec
-    /// must have passed [`ScenarioSpec::validate`].
+    /// What this scenario needs in memory, by part, largest first (of what its
+    /// templates expand into, if it has any). The spec must have passed
+    /// [`ScenarioSpec::validate`].
     #[must_use]
     #[allow(clippy::cast_precision_loss)]
     pub fn memory_estimate(&self) -> MemoryEstimate {
+        if self.has_templates() {
+            // What the templates expand into is what runs (validated, so expansion succeeds).
+            if let Ok(plain) = self.expanded() {
+                return plain.memory_estimate();
+            }
+        }
         let mut parts = Vec::new();
         let mut add = |path: String, what: String, bytes: u64| {
             if bytes > 0 {

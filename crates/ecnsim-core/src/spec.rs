@@ -222,10 +222,20 @@ pub struct ScenarioSpec {
     /// TCP defaults for every flow (each flow may override any field).
     #[serde(default)]
     pub tcp: TcpOverrides,
-    /// Hosts and routers.
+    /// A standard network (`[topology]`: dumbbell, hetero_rtt, parking_lot),
+    /// expanded into `nodes` and `links` before them (see [`crate::template`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologySpec>,
+    /// Hosts and routers (after the topology's, if there is one).
+    #[serde(default)]
     pub nodes: Vec<NodeSpec>,
-    /// Full-duplex point-to-point links.
+    /// Full-duplex point-to-point links (after the topology's, if there is one).
+    #[serde(default)]
     pub links: Vec<LinkSpec>,
+    /// Many similar flows at once (`[[flow_groups]]`), expanded into `flows`
+    /// before the ones written out (see [`crate::template`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_groups: Vec<FlowGroupSpec>,
     /// TCP connections and what their applications do.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
@@ -994,6 +1004,10 @@ pub struct FlowSpec {
     /// Unique name (default `flow<i>`).
     #[serde(default)]
     pub name: Option<String>,
+    /// The flow's group in the results and in selectors (`flows[group=fragile]`);
+    /// default: the name without a trailing index (`fragile12` -> `fragile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// Host that opens the connection and sends the data.
     pub src: String,
     /// Host that accepts the connection and receives the data.
@@ -1012,6 +1026,161 @@ pub struct FlowSpec {
     /// Per-flow TCP overrides, on top of the scenario's `[tcp]`.
     #[serde(default)]
     pub tcp: TcpOverrides,
+}
+
+/// `[[flow_groups]]`: `count` flows of one kind, `{name}{i}` for `i` in
+/// `first..first + count`, from host `src` to host `dst` with `{i}` replaced
+/// by the flow's index (`src = "s{i}"`); expanded into `[[flows]]` entries.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroupSpec {
+    /// The group's name: its flows are `{name}{i}`, in group `name`.
+    pub name: String,
+    /// The group in the results and in selectors, if not `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// How many flows; >= 0.
+    pub count: i64,
+    /// The index `i` of the first flow (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<i64>,
+    /// The sending host of flow `i`: a node name in which `{i}` stands for the index.
+    pub src: String,
+    /// The receiving host of flow `i`, as `src`.
+    pub dst: String,
+    /// When the group's first flow opens (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeValue>,
+    /// Flow `first + k` opens `k * start_spacing` after `start` (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_spacing: Option<TimeValue>,
+    /// Each flow's own random extra delay `U[0, start_jitter)`, as in `[[flows]]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<TimeValue>,
+    /// Every flow's application (default: unlimited bulk transfer).
+    #[serde(default)]
+    pub app: AppSpec,
+    /// Every flow's TCP overrides, on top of the scenario's `[tcp]`.
+    #[serde(default)]
+    pub tcp: TcpOverrides,
+}
+
+/// A standard topology (`[topology]`), chosen by `type`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologySpec {
+    /// Senders and receivers on either side of one bottleneck (ns-3's `PointToPointDumbbellHelper`).
+    Dumbbell(DumbbellSpec),
+    /// Groups of sources with their own access delays into one bottleneck toward a sink.
+    HeteroRtt(HeteroRttSpec),
+    /// A chain of bottlenecks crossed end to end by long flows and hop by hop by cross traffic.
+    ParkingLot(ParkingLotSpec),
+}
+
+/// `type = "dumbbell"`: senders `s{i}` behind router `r1`, receivers `c{i}`
+/// behind `r2`, and the link `bottleneck` from `r1` to `r2`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumbbellSpec {
+    /// Number of sender hosts (ns-3's `nLeftLeaf`); >= 1.
+    pub senders: i64,
+    /// Number of receiver hosts (ns-3's `nRightLeaf`); default: `senders`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receivers: Option<i64>,
+    /// Rate of the bottleneck `r1 - r2`.
+    pub bottleneck_rate: RateValue,
+    /// One-way delay of the bottleneck.
+    pub bottleneck_delay: TimeValue,
+    /// Rate of every access link.
+    pub access_rate: RateValue,
+    /// One-way delay of every access link without a delay of its own below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_delay: Option<TimeValue>,
+    /// One-way delay of each sender's access link (one per sender): per-flow RTTs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_delays: Option<Vec<TimeValue>>,
+    /// One-way delay of each receiver's access link (one per receiver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_delays: Option<Vec<TimeValue>>,
+    /// The bottleneck's queue, both directions (default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+    /// Every access link's queue, both directions (default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_queue: Option<QueueSpec>,
+}
+
+/// `type = "hetero_rtt"`: sources `{group}{i}` on access links of their
+/// group's delay into router `r`, and the link `bottleneck` from `r` to host `sink`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeteroRttSpec {
+    /// The groups' names (e.g. `["fragile", "average", "robust"]`).
+    pub groups: Vec<String>,
+    /// Sources in all, split over the groups as equally as possible (earlier
+    /// groups get the remainder); or give `counts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<i64>,
+    /// Sources per group (one entry per group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Vec<i64>>,
+    /// Access links' one-way delay per group (one entry per group).
+    pub delays: Vec<TimeValue>,
+    /// Rate of the bottleneck `r -> sink`.
+    pub bottleneck_rate: RateValue,
+    /// One-way delay of the bottleneck.
+    pub bottleneck_delay: TimeValue,
+    /// Rate of every access link; or give `aggregate_access_rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_rate: Option<RateValue>,
+    /// The access links' rates summed: each runs at this divided by the number of sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_access_rate: Option<RateValue>,
+    /// The bottleneck's queue, direction `r -> sink` (the data's; default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+    /// Every access link's queue, both directions (default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_queue: Option<QueueSpec>,
+}
+
+/// `type = "parking_lot"`: routers `r0 .. r{hops}` in a chain of links
+/// `bottleneck0 .. bottleneck{hops-1}`; senders `s{i}` on `r0` and receivers
+/// `c{i}` on the last router (the long path); per hop `h`, cross-traffic sources
+/// `xs{k}` on `r{h}` and sinks `xc{k}` on `r{h+1}`, `k = h * cross + j`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParkingLotSpec {
+    /// Number of bottleneck links in the chain; >= 1.
+    pub hops: i64,
+    /// Sender/receiver host pairs across the whole chain (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub senders: Option<i64>,
+    /// Cross-traffic host pairs per hop (default 1; 0 for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross: Option<i64>,
+    /// Rate of every bottleneck link; or give `hop_rates`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck_rate: Option<RateValue>,
+    /// Rate of each bottleneck link (one per hop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop_rates: Option<Vec<RateValue>>,
+    /// One-way delay of every bottleneck link; or give `hop_delays`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck_delay: Option<TimeValue>,
+    /// One-way delay of each bottleneck link (one per hop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop_delays: Option<Vec<TimeValue>>,
+    /// Rate of every access link.
+    pub access_rate: RateValue,
+    /// One-way delay of every access link.
+    pub access_delay: TimeValue,
+    /// Every bottleneck link's queue, both directions (default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+    /// Every access link's queue, both directions (default: the profile's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_queue: Option<QueueSpec>,
 }
 
 /// An application.
@@ -2044,7 +2213,7 @@ tcp = { initial_window = 10 }
     /// Parse errors.
     #[rustfmt::skip]
     const PARSE_ERRORS: &[Case] = &[
-        (&[("#TOP", "colour = 1")], "colour", "unknown field `colour`, expected one of `name`, `simulation`, `tcp`, `nodes`, `links`, `flows`"),
+        (&[("#TOP", "colour = 1")], "colour", "unknown field `colour`, expected one of `name`, `simulation`, `tcp`, `topology`, `nodes`, `links`, `flow_groups`, `flows`"),
         (&[("#SIM", "durration = 1")], "simulation.durration", "unknown field `durration`, expected one of `duration`, `warmup`"),
         (&[("duration = \"10s\"", "")], "simulation", "missing field `duration`"),
         (&[("#TCP", "msss = 1")], "tcp.msss", "unknown field `msss`, expected one of `cc`, `mss`"),

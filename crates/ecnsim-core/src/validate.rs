@@ -194,7 +194,7 @@ fn check_printable(path: &str, text: &str) -> Result<(), SimError> {
 /// A name (node, flow, app, group) is a printable identifier: non-empty, at
 /// most [`MAX_NAME_CHARS`] characters, no control or invisible characters, no
 /// space at either end, and no comma (names are listed with commas).
-fn check_name(path: &str, name: &str) -> Result<(), SimError> {
+pub(crate) fn check_name(path: &str, name: &str) -> Result<(), SimError> {
     ensure_spec!(!name.trim().is_empty(), path, "must not be empty, got {name:?}");
     check_printable(path, name)?;
     ensure_spec!(name.trim() == name, path, "must not begin or end with a space, got {name:?}");
@@ -432,6 +432,12 @@ impl ScenarioSpec {
     /// # Errors
     /// The first violated rule, as [`SimError::InvalidSpec`] with its field path.
     pub fn validate(&self) -> Result<(), SimError> {
+        if self.has_templates() {
+            // `[topology]` and `[[flow_groups]]`: the rules apply to what they expand into,
+            // and an error there is reported at the template's field.
+            let (plain, origins) = self.expand()?;
+            return plain.validate().map_err(|e| origins.remap(e));
+        }
         let profile = self.check_simulation()?;
         check_tcp_ranges("tcp", &self.tcp)?;
         check_tcp_cross(profile, &[("tcp", &self.tcp)])?;

@@ -46,6 +46,14 @@ fn json_with_units(text: &str) -> PyResult<String> {
     Ok(ScenarioSpec::from_json_str(text).map_err(PySimError)?.to_json())
 }
 
+/// Parse a JSON scenario (the builder's form) and expand its `[topology]` and
+/// `[[flow_groups]]` into plain nodes, links and flows, written back as JSON
+/// with every quantity carrying its unit (`SpecError` at the template's field).
+#[pyfunction]
+fn expanded_json(text: &str) -> PyResult<String> {
+    Ok(ScenarioSpec::from_json_str(text).map_err(PySimError)?.expanded().map_err(PySimError)?.to_json())
+}
+
 /// A checked workload distribution from its scenario form (JSON text).
 fn distribution(spec: &str) -> PyResult<ecnsim_core::Distribution> {
     Ok(ecnsim_core::Distribution::from_json(spec).map_err(PySimError)?)
@@ -124,6 +132,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_class::<PyEmulator>()?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(expanded_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file_json, m)?)?;
     m.add_function(wrap_pyfunction!(json_with_units, m)?)?;

@@ -130,6 +130,8 @@ impl PySimulation {
         let cancel = Arc::new(AtomicBool::new(false));
         let options = SimOptions { seed, max_memory, cancel: Some(Arc::clone(&cancel)) };
         let inner = detached(py, &cancel, || Simulation::with_options(&spec, &options))?.map_err(PySimError)?;
+        // The scenario as run: templates expanded (built above, so expansion succeeds).
+        let spec = if spec.has_templates() { spec.expanded().map_err(PySimError)? } else { spec };
         Ok(PySimulation { inner, spec, cancel, chunk_ns: FIRST_CHUNK_NS, records: Table::new("records") })
     }
 

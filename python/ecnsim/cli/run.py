@@ -25,7 +25,8 @@ from ecnsim.cli._common import (
 )
 from ecnsim.exceptions import ResourceError, SimulationError
 from ecnsim.results import Results
-from ecnsim.scenario.paths import parse_assignment, set_path
+from ecnsim.scenario.paths import PathError, parse_assignment, set_paths
+from ecnsim.scenario.spec import Scenario
 from ecnsim.simulation import Simulation
 
 # ---------------------------------------------------------------------------
@@ -162,18 +163,19 @@ def scenario_dict(text: str) -> dict[str, Any]:
 
 
 def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    """``scenario`` with each ``--set`` applied in order (``set_path``: the sweep's code).
+    """``scenario`` with each ``--set`` applied in order (``set_paths``: the sweep's code;
+    on a scenario with templates, paths into ``topology``/``flow_groups`` first, then
+    the others in the expanded scenario).
 
     A path that does not fit the scenario (an index beyond the list, a
     selector that matches nothing) is a :class:`UsageError` naming the
     ``--set``; a value the scenario does not allow is reported by the core
     at its field path when the simulation is built.
     """
-    for path, value in sets:
-        try:
-            set_path(scenario, path, value)
-        except ValueError as e:
-            raise UsageError(f"--set {path}: {e}") from None
+    try:
+        set_paths(scenario, sets)
+    except PathError as e:
+        raise UsageError(f"--set {e.path}: {e}") from None
     return scenario
 
 
@@ -215,9 +217,56 @@ def build_simulation(
     return Simulation.from_toml_str(text, seed=seed, max_memory=max_memory)
 
 
+def resolved_scenario(
+    path: Path, text: str, *, seed: int | None, sets: Sequence[tuple[str, Any]] = ()
+) -> dict[str, Any]:
+    """The scenario file ``text`` (of ``path``) as it would run: ``sets`` applied, templates
+    expanded, ``seed`` (if given) written in; every field checked by the core."""
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path}: not valid JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        # A file: every non-zero time and rate needs its unit, as in TOML.
+        _core.check_file_json(json.dumps(data))
+    else:
+        data = scenario_dict(text)
+    apply_sets(data, sets)
+    # As a run checks it: a file's rules (units) on the scenario with --set applied.
+    _core.check_file_json(json.dumps(data))
+    if seed is not None:
+        data.setdefault("simulation", {})["seed"] = seed
+    # Checked before expanding, so an error is reported at the template's field.
+    return Scenario.from_dict(data).check().expanded().to_dict()
+
+
+def print_resolved(args: argparse.Namespace, path: Path, text: str) -> int:
+    """``ecnsim run --print-resolved``: the expanded scenario on stdout, nothing run."""
+    for option, given in (
+        ("--out", args.out),
+        ("--seeds", args.seeds),
+        ("--pcap", args.pcap),
+        ("--trace-ns2", args.trace_ns2),
+    ):
+        if given is not None:
+            raise UsageError(f"{option}: --print-resolved prints the scenario and runs nothing")
+    data = resolved_scenario(path, text, seed=args.seed, sets=args.set or ())
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(Scenario.from_dict(data).to_toml())
+    return EXIT_OK
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     text = read_text_file(path)
+    if args.format is not None and not args.print_resolved:
+        raise UsageError("--format: chooses the output of --print-resolved; give that too")
+    if args.print_resolved:
+        return print_resolved(args, path, text)
     if args.seeds is not None:
         return _run_seeds(args, path, text)
     out = prepare_out("--out", args.out)
@@ -443,6 +492,17 @@ def add_parsers(sub: Any) -> None:
         help="change one scenario field before the run, with a sweep's path syntax "
         "(tcp.cc=newreno, links[0].queue.max_p=0.2, links[name=bottleneck].rate=5Mbps, "
         "flows[group=fragile].tcp.cc=reno); repeatable, applied in order",
+    )
+    run.add_argument(
+        "--print-resolved",
+        action="store_true",
+        help="print the scenario as it would run (templates and flow groups expanded, --set and "
+        "--seed applied, every field checked) and run nothing; it runs as the file would",
+    )
+    run.add_argument(
+        "--format",
+        choices=("toml", "json"),
+        help="with --print-resolved: TOML (the default) or JSON",
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     run.add_argument("--trace-ns2", metavar="FILE", help="stream link events to FILE (ns-2 format)")

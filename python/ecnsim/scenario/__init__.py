@@ -9,7 +9,7 @@ from ecnsim.scenario.distributions import (
     shipped_tables,
     workload_defaults,
 )
-from ecnsim.scenario.paths import ANY, parse_path, set_path
+from ecnsim.scenario.paths import ANY, parse_path, set_path, set_paths
 from ecnsim.scenario.spec import (
     Quantity,
     Scenario,
@@ -26,7 +26,7 @@ from ecnsim.scenario.spec import (
     tcp,
     threshold,
 )
-from ecnsim.scenario.topology import dumbbell
+from ecnsim.scenario.topology import dumbbell, hetero_rtt, parking_lot
 
 __all__ = [
     "ANY",
@@ -38,7 +38,9 @@ __all__ = [
     "codel",
     "droptail",
     "dumbbell",
+    "hetero_rtt",
     "load_toml",
+    "parking_lot",
     "parse_path",
     "pi",
     "pie",
@@ -46,6 +48,7 @@ __all__ = [
     "red",
     "rem",
     "set_path",
+    "set_paths",
     "shipped_table",
     "shipped_tables",
     "tcp",

@@ -70,14 +70,17 @@ _INDEX_RE = re.compile(r"\[(\d+|\*)\]")
 _SELECT_RE = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)=([^\]]+)\]")
 #: Default element names of the scenario's named lists (``flows[3]`` is ``flow3``).
 _DEFAULT_NAME = {"flows": "flow", "apps": "app", "links": "link"}
-_TRAILING_INDEX = re.compile(r"[\s_\-.:#]*\d+$")
+# ASCII digits and separators: the core's rule (``default_group`` in ``template.rs``).
+_TRAILING_INDEX = re.compile(r"[\s_\-.:#]*[0-9]+$", re.ASCII)
 
 
 def default_group(name: str) -> str:
     """The group of a flow called ``name``: the name without a trailing index.
 
     ``"fragile12"`` and ``"fragile-12"`` give ``"fragile"``, ``"flow0"``
-    gives ``"flow"``; a name without a trailing number is its own group.
+    gives ``"flow"``; a name without a trailing number is its own group. The
+    core gives a flow without a ``group`` field the same group (the ``group``
+    column of ``results.flows``).
     """
     stripped = _TRAILING_INDEX.sub("", name)
     return stripped or name
@@ -263,3 +266,49 @@ def set_path(data: dict[str, Any], path: str | Sequence[PathToken], value: Any) 
                 rec(node[j], i + 1)
 
     rec(data, 0)
+
+
+#: Top-level keys of a scenario's templates (``[topology]``, ``[[flow_groups]]``).
+TEMPLATE_KEYS = ("topology", "flow_groups")
+
+
+class PathError(ValueError):
+    """A path that does not fit the scenario; ``path`` is the path as given."""
+
+    def __init__(self, path: str | Sequence[PathToken], message: str) -> None:
+        super().__init__(message)
+        self.path = path if isinstance(path, str) else _format_tokens(path)
+
+
+def set_paths(data: dict[str, Any], assignments: Iterable[tuple[Any, Any]]) -> None:
+    """Set each ``(path, value)`` of ``assignments`` in scenario dict ``data``, in place.
+
+    As :func:`set_path`, in order, with one rule for scenarios with templates
+    (``[topology]``, ``[[flow_groups]]``): paths into the templates
+    (``topology.senders``, ``flow_groups[0].count``) are set first; then, if
+    a path into ``nodes``, ``links`` or ``flows`` is given, the scenario is
+    expanded (its templates replaced by the nodes, links and flows they make)
+    and the other paths are set in that, so ``links[name=bottleneck].queue.max_p``
+    and ``flows[group=bulk].tcp.cc`` reach what the templates made. Raises
+    :class:`PathError` naming the path.
+    """
+    items = [(parse_path(p) if isinstance(p, str) else tuple(p), p, v) for p, v in assignments]
+    template = [it for it in items if it[0] and it[0][0] in TEMPLATE_KEYS]
+    rest = [it for it in items if not (it[0] and it[0][0] in TEMPLATE_KEYS)]
+    for tokens, path, value in template:
+        try:
+            set_path(data, tokens, value)
+        except ValueError as e:
+            raise PathError(path, str(e)) from None
+    expanded_lists = ("nodes", "links", "flows")
+    if any(it[0][0] in expanded_lists for it in rest if it[0]) and (
+        data.get("topology") or data.get("flow_groups")
+    ):
+        from ecnsim.scenario.spec import expand_in_place
+
+        expand_in_place(data)
+    for tokens, path, value in rest:
+        try:
+            set_path(data, tokens, value)
+        except ValueError as e:
+            raise PathError(path, str(e)) from None

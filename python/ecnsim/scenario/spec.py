@@ -517,16 +517,26 @@ class Scenario:
         start_jitter: Quantity | None = None,
         name: str | None = None,
         tcp: Mapping[str, Any] | None = None,
+        group: str | None = None,
     ) -> Scenario:
         """Add a TCP connection from ``src`` to ``dst`` running ``app`` (default: unlimited bulk).
 
         The connection opens at ``start`` (default 0), plus a random delay
         uniform in ``[0, start_jitter)`` drawn from the flow's own stream if
         ``start_jitter`` is given. ``tcp`` overrides the scenario's TCP
-        defaults for this flow (see :func:`tcp`).
+        defaults for this flow (see :func:`tcp`). ``group`` is the flow's group
+        in the results and in selectors (``flows[group=fragile]``); default:
+        its name without a trailing index (``fragile12`` -> ``fragile``).
         """
         flow: dict[str, Any] = _compact(
-            {"name": name, "src": src, "dst": dst, "start": start, "start_jitter": start_jitter}
+            {
+                "name": name,
+                "group": group,
+                "src": src,
+                "dst": dst,
+                "start": start,
+                "start_jitter": start_jitter,
+            }
         )
         if app is not None:
             flow["app"] = dict(app)
@@ -577,6 +587,80 @@ class Scenario:
         self._data["tcp"] = {**self._data.get("tcp", {}), **tcp(**defaults)}
         return self
 
+    # -- templates --------------------------------------------------------------
+
+    def topology(self, type: str, /, **fields: Any) -> Scenario:
+        """Set the scenario's ``[topology]``: ``"dumbbell"``, ``"hetero_rtt"`` or ``"parking_lot"``.
+
+        ``fields`` are the template's (``docs/scenario.md``; ``None`` = its
+        default), e.g. ``sc.topology("dumbbell", senders=10, bottleneck_rate="10Mbps",
+        bottleneck_delay="20ms", access_rate="100Mbps", access_delay="1ms")``. The
+        core expands it into nodes and links placed before the ones added with
+        :meth:`node` and :meth:`link`; :meth:`expanded` shows them.
+        """
+        data: dict[str, Any] = {"type": type}
+        for key, value in _compact(fields).items():
+            data[key] = dict(value) if isinstance(value, Mapping) else value
+        self._data["topology"] = data
+        return self
+
+    def flow_group(
+        self,
+        name: str,
+        count: int,
+        src: str,
+        dst: str,
+        *,
+        first: int | None = None,
+        group: str | None = None,
+        start: Quantity | None = None,
+        start_spacing: Quantity | None = None,
+        start_jitter: Quantity | None = None,
+        app: Mapping[str, Any] | None = None,
+        tcp: Mapping[str, Any] | None = None,
+    ) -> Scenario:
+        """Add ``count`` flows (``[[flow_groups]]``): ``{name}{i}`` for ``i`` from ``first``
+        (default 0), from host ``src`` to host ``dst`` with ``{i}`` replaced by ``i``
+        (``src="s{i}"``, ``dst="sink"``).
+
+        Flow ``first + k`` opens at ``start + k * start_spacing``, plus its own random
+        delay in ``[0, start_jitter)``. The flows are in group ``group`` (default
+        ``name``: ``flows[group=NAME]`` selects them, the results show it); ``app``
+        and ``tcp`` are every flow's, as in :meth:`flow`. The core expands groups
+        into flows placed before the ones added with :meth:`flow`.
+        """
+        entry: dict[str, Any] = _compact(
+            {
+                "name": name,
+                "group": group,
+                "count": count,
+                "first": first,
+                "src": src,
+                "dst": dst,
+                "start": start,
+                "start_spacing": start_spacing,
+                "start_jitter": start_jitter,
+            }
+        )
+        if app is not None:
+            entry["app"] = dict(app)
+        if tcp is not None:
+            entry["tcp"] = dict(tcp)
+        self._data.setdefault("flow_groups", []).append(entry)
+        return self
+
+    def expanded(self) -> Scenario:
+        """This scenario with its ``[topology]`` and ``[[flow_groups]]`` expanded, by the
+        core, into plain nodes, links and flows (what a run simulates, and what
+        ``ecnsim run --print-resolved`` prints); a copy of it if it has neither.
+
+        Raises :class:`ecnsim.SpecError` naming the template's field
+        (``topology.delays``, ``flow_groups[1].dst``) if it cannot be expanded.
+        """
+        if not has_templates(self._data):
+            return Scenario.from_dict(self._data)
+        return Scenario.from_dict(json.loads(_core.expanded_json(self.to_json())))
+
     # -- output ---------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
@@ -620,9 +704,11 @@ class Scenario:
     def __repr__(self) -> str:
         d = self._data
         apps = f", apps={len(d['apps'])}" if d.get("apps") else ""
+        topology = f", topology={d['topology'].get('type')!r}" if d.get("topology") else ""
+        groups = f", flow_groups={len(d['flow_groups'])}" if d.get("flow_groups") else ""
         return (
-            f"Scenario(name={d.get('name')!r}, nodes={len(d.get('nodes', []))}, "
-            f"links={len(d.get('links', []))}, flows={len(d.get('flows', []))}{apps})"
+            f"Scenario(name={d.get('name')!r}{topology}, nodes={len(d.get('nodes', []))}, "
+            f"links={len(d.get('links', []))}{groups}, flows={len(d.get('flows', []))}{apps})"
         )
 
 
@@ -661,10 +747,11 @@ def _toml_document(data: Mapping[str, Any]) -> str:
     def is_table_list(v: Any) -> bool:
         return isinstance(v, list) and bool(v) and all(isinstance(i, Mapping) for i in v)
 
+    # An empty top-level list (`nodes = []` of a scenario made by a template) is the default.
     lines = [
         f"{_toml_key(k)} = {_toml_value(v)}"
         for k, v in data.items()
-        if not isinstance(v, Mapping) and not is_table_list(v)
+        if not isinstance(v, Mapping) and not is_table_list(v) and v != []
     ]
     for k, v in data.items():
         if isinstance(v, Mapping):
@@ -710,6 +797,20 @@ def _plain(value: Any, path: str) -> Any:
         f"invalid type: {type(value).__name__} {value!r}; expected a number, string, boolean, "
         "list or table",
     )
+
+
+def has_templates(data: Mapping[str, Any]) -> bool:
+    """Whether scenario data has a ``[topology]`` or ``[[flow_groups]]`` to expand."""
+    return bool(data.get("topology")) or bool(data.get("flow_groups"))
+
+
+def expand_in_place(data: dict[str, Any]) -> None:
+    """Replace scenario dict ``data``'s templates by what they expand into (see
+    :meth:`Scenario.expanded`); nothing happens to a scenario without templates."""
+    if has_templates(data):
+        expanded = _strip_none(json.loads(_core.expanded_json(scenario_json(data))))
+        data.clear()
+        data.update(expanded)
 
 
 def scenario_json(scenario: Scenario | Mapping[str, Any]) -> str:

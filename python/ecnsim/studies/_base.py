@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from ecnsim.exceptions import SpecError
-from ecnsim.scenario.paths import parse_path, parse_value, set_path, split_assignment
+from ecnsim.scenario.paths import PathError, parse_path, parse_value, set_paths, split_assignment
 from ecnsim.scenario.spec import Scenario
 from ecnsim.sweep.spec import Plan, RunJob, plan_runs
 from ecnsim.sweep.store import canonical_json
@@ -547,11 +547,10 @@ def _plan_points(
     for point in points:
         built = scenario_of(point)
         scenario = built.to_dict() if isinstance(built, Scenario) else dict(built)
-        for path, value in params.scenario_set:
-            try:
-                set_path(scenario, path, value)
-            except ValueError as e:
-                raise StudyError(f"--set {path}: {e}") from None
+        try:
+            set_paths(scenario, params.scenario_set)
+        except PathError as e:
+            raise StudyError(f"--set {e.path}: {e}") from None
         spec = job_of(point)
         job = RunJob(
             hook=study.hook_name(),

@@ -31,7 +31,7 @@ else:  # pragma: no cover - Python 3.10 only
     tomllib = importlib.import_module("tomli")
 
 
-from ecnsim.scenario.paths import parse_path, set_path
+from ecnsim.scenario.paths import PathError, parse_path, set_paths
 
 # ---------------------------------------------------------------------------
 # Errors
@@ -334,11 +334,10 @@ class Sweep:
             built = self.builder(**args)
             data = built.to_dict() if isinstance(built, Scenario) else copy.deepcopy(dict(built))
             rest = {p: v for p, v in merged.items() if p not in self.builder_params}
-        for path, value in rest.items():
-            try:
-                set_path(data, path, value)
-            except ValueError as e:
-                raise _PathError(path, str(e)) from None
+        try:
+            set_paths(data, rest.items())
+        except PathError as e:
+            raise _PathError(e.path, str(e)) from None
         return data
 
     def _scenario_checked(self, params: Mapping[str, Any], label: str) -> dict[str, Any]:
@@ -354,8 +353,7 @@ class Sweep:
 
     def _apply_overrides(self) -> None:
         """Apply ``set`` to the base (once, at construction)."""
-        for path, value in self.overrides.items():
-            set_path(self.base, path, value)
+        set_paths(self.base, self.overrides.items())
 
     def __len__(self) -> int:
         """Number of runs: points times seeds."""

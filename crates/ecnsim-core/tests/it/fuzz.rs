@@ -2,7 +2,8 @@
 //! short run (issue 17 item 6): every document either runs, or is refused
 //! with an error that names a field; nothing panics, hangs or aborts.
 //!
-//! Documents are mutations of a valid scenario that uses every table: a key's
+//! Documents are mutations of a valid scenario that uses every table (or of
+//! one made by a `[topology]` template and `[[flow_groups]]`): a key's
 //! value replaced by a hostile value (integers beyond 64 bits, NaN, huge and
 //! tiny numbers, arrays for tables, control characters, deep nesting), a
 //! line deleted or duplicated, a key added. `PROPTEST_CASES` sets how many
@@ -69,6 +70,48 @@ servers = ["h2"]
 model = { type = "websessions", session_rate = 5, rcv_window = { type = "discrete", values = [8000, 64000], weights = [1, 1] } }
 "#;
 
+/// A valid scenario made by templates: a `[topology]` and `[[flow_groups]]`.
+const TEMPLATE_BASE: &str = r#"
+name = "fuzz-templates"
+
+[simulation]
+duration = "300ms"
+seed = 3
+
+[topology]
+type = "dumbbell"
+senders = 3
+receivers = 2
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "5ms"
+access_rate = "100Mbps"
+access_delay = "1ms"
+sender_delays = ["1ms", "2ms", "3ms"]
+queue = { type = "red", min_th = 5, max_th = 15, limit_packets = 50, ecn = "rfc3168" }
+access_queue = { type = "droptail", limit_packets = 100 }
+
+[[flow_groups]]
+name = "a"
+count = 2
+first = 0
+src = "s{i}"
+dst = "c{i}"
+start = "1ms"
+start_spacing = "2ms"
+start_jitter = "10ms"
+app = { type = "bulk", bytes = 100000 }
+tcp = { cc = "newreno", ecn = "request" }
+
+[[flow_groups]]
+name = "b"
+group = "late"
+count = 1
+first = 2
+src = "s{i}"
+dst = "c1"
+start = "20ms"
+"#;
+
 /// Values that have broken parsers and models before.
 const HOSTILE: &[&str] = &[
     "0",
@@ -102,6 +145,12 @@ const HOSTILE: &[&str] = &[
     "{ type = \"droptail\", limit_packets = 1 }",
     "{ type = \"codel\" }",
     "true",
+    "\"s{j}\"",
+    "\"{i}{i}\"",
+    "\"{\"",
+    "\"hetero_rtt\"",
+    "\"parking_lot\"",
+    "[\"1ms\"]",
     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
 ];
 
@@ -221,6 +270,7 @@ fn named(e: &SimError, text: &str) -> Result<(), TestCaseError> {
 #[test]
 fn the_base_scenario_runs() {
     assert_eq!(exercise(BASE).unwrap(), "ran");
+    assert_eq!(exercise(TEMPLATE_BASE).unwrap(), "ran");
 }
 
 /// Runs `PROPTEST_CASES` mutated documents (default 256) and prints how many
@@ -237,8 +287,8 @@ fn mutated_scenarios_run_or_are_refused_with_a_field() {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256);
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let counts: Mutex<BTreeMap<&'static str, u64>> = Mutex::new(BTreeMap::new());
-    let outcome = runner.run(&proptest::collection::vec(mutation(), 1..4), |ms| {
-        let mut text = BASE.to_owned();
+    let outcome = runner.run(&(any::<bool>(), proptest::collection::vec(mutation(), 1..4)), |(templates, ms)| {
+        let mut text = if templates { TEMPLATE_BASE } else { BASE }.to_owned();
         for m in &ms {
             text = apply(&text, m);
         }

@@ -10,4 +10,5 @@ mod ns2_dialogues;
 mod reliability;
 mod scenarios;
 mod tcp_variants;
+mod templates;
 mod trace;
