@@ -3,8 +3,8 @@
 ::
 
     ecnsim study list
-    ecnsim study show NAME [--quick] [--set PATH=VALUE ...]
-    ecnsim study run NAME [--quick] [--out DIR] [--workers N] [--dask ADDR|local]
+    ecnsim study show NAME [--quick] [--emulate] [--set PATH=VALUE ...]
+    ecnsim study run NAME [--quick] [--emulate] [--out DIR] [--workers N] [--dask ADDR|local]
                           [--seeds K] [--set PATH=VALUE ...] [--only AXIS=V1,V2 ...]
 """
 
@@ -19,6 +19,8 @@ from typing import Any
 from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 EXIT_RUNS_FAILED = 1
+#: Exit code when the machine cannot emulate (as ``ecnsim emulate``).
+EXIT_UNAVAILABLE = 3
 
 
 def _resolve(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -26,7 +28,11 @@ def _resolve(args: argparse.Namespace) -> tuple[Any, Any]:
 
     study = studies.get(args.name)
     params = studies.resolve_params(
-        study, args.set or [], quick=args.quick, seeds=getattr(args, "seeds", None)
+        study,
+        args.set or [],
+        quick=args.quick,
+        seeds=getattr(args, "seeds", None),
+        emulate=args.emulate,
     )
     return study, params
 
@@ -97,7 +103,46 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"\n{len(points)} points x {params.seeds} seeds = {len(points) * params.seeds} runs"
         f"{pilot_text}; estimated {format_seconds(est)} on 1 core, {format_seconds(est / 2)} on 2"
     )
+    if args.emulate:
+        _show_emulation(study, params)
     return EXIT_OK
+
+
+def _show_emulation(study: Any, params: Any) -> None:
+    """``study show --emulate``: how the points run with real hosts, what is refused, real time."""
+    from ecnsim.studies._base import format_seconds
+    from ecnsim.studies.emulated import SETUP_S, emulated_seconds, emulation_mapping
+
+    print("\nWith --emulate (real Linux hosts in network namespaces, root; docs/emulation.md):")
+    for i, c in enumerate(study.emulation_notes(params), start=1):
+        knob = f" [parameter: {c.parameter}]" if c.parameter else ""
+        print(f"  {i}. {c.topic}: {c.choice}{knob}\n     why: {c.reason}")
+    mapping, refused = emulation_mapping(study, params)
+    if not mapping.empty:
+        print("\nTCP parameters on the real hosts (every point; docs/emulation.md):")
+        rows = [
+            [str(r[c]) for c in ("host", "parameter", "scenario", "linux", "status", "points")]
+            for r in mapping.to_dict("records")
+        ]
+        print(_table(rows, ["host", "parameter", "scenario", "linux", "status", "points"]))
+        notes = {
+            str(r["parameter"]): str(r["note"])
+            for r in mapping.to_dict("records")
+            if r["status"] != "applied" and r["note"]
+        }
+        for param, note in notes.items():
+            print(f"  {param}: {note}")
+    for point, why in refused:
+        label = ", ".join(f"{k}={v}" for k, v in point.items())
+        print(f"cannot be emulated: {label}: {why}")
+    refused_points = [p for p, _why in refused]
+    emulable = [p for p in study.grid(params) if p not in refused_points]
+    real = emulated_seconds(study, params, emulable)
+    print(
+        f"\nemulated runs: {len(emulable) * params.seeds}, "
+        f"one at a time in real time: about {format_seconds(real)} (each run's duration plus "
+        f"~{SETUP_S:g} s to set up), after the simulated runs; the pilot runs stay simulated"
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -115,10 +160,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     only = studies.parse_only(args.only or [])
     dask = args.dask
     bar = SweepProgressBar(sys.stderr)
+    if args.emulate:
+        from ecnsim.emulation import NamespaceError, check_environment
+
+        try:
+            check_environment()
+        except NamespaceError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
+        from ecnsim.studies._base import format_seconds
+        from ecnsim.studies.emulated import emulated_seconds
+
+        print(
+            f"study {study.name}: --emulate: every point runs simulated, then with real Linux "
+            "hosts one at a time in real time (about "
+            f"{format_seconds(emulated_seconds(study, params))}); the pilots stay simulated",
+            file=sys.stderr,
+        )
     print(f"study {study.name}: planning (every scenario is checked first) ...", file=sys.stderr)
     try:
         run = studies.run_study(
-            study, params, out, workers=args.workers, dask=dask, only=only, progress=bar
+            study,
+            params,
+            out,
+            workers=args.workers,
+            dask=dask,
+            only=only,
+            progress=bar,
+            emulate=args.emulate,
         )
     except SweepInterrupted as e:
         r = e.result
@@ -144,16 +213,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     for _task, message in sweep.failures[:10]:
         print(f"  failed: {message}", file=sys.stderr)
+    emu = run.emulated
+    if emu is not None:
+        from ecnsim.studies.emulated import fell_behind
+
+        behind = fell_behind(emu.sweep.store, emu.plan.tasks())
+        print(
+            f"study {study.name}: {len(emu.plan.tasks())} emulated runs ({emu.sweep.ran} run "
+            f"now, {emu.sweep.skipped} already in the store, {len(emu.sweep.failures)} failed) "
+            f"in {emu.sweep.wall_s:.1f} s of real time",
+            file=sys.stderr,
+        )
+        if behind:
+            print(
+                f"WARNING: the emulation driver fell behind in {behind} of them (departures "
+                "later than 1 ms; nothing was dropped or re-timed); the report lists each "
+                "run's timing error and the machine's load",
+                file=sys.stderr,
+            )
+        for _task, message in emu.sweep.failures[:10]:
+            print(f"  failed (emulated): {message}", file=sys.stderr)
     print(f"report:  {run.report}")
     print(f"tables:  {os.path.join(out, 'tables')}/ ({len(run.tables)} CSV files)")
     print(f"figures: {os.path.join(out, 'figures')}/ ({len(run.figures)} figures, PNG and SVG)")
-    return EXIT_RUNS_FAILED if sweep.failures else EXIT_OK
+    failed = sweep.failures or (emu is not None and emu.sweep.failures)
+    return EXIT_RUNS_FAILED if failed else EXIT_OK
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", metavar="NAME", help="the study (ecnsim study list)")
     p.add_argument(
         "--quick", action="store_true", help="the reduced grid (< 1 min on one core, one seed)"
+    )
+    p.add_argument(
+        "--emulate",
+        action="store_true",
+        help="also run every point with real Linux TCP endpoints in network namespaces "
+        "through ecnsim's links and queues, in real time, one run at a time (root; "
+        "docs/emulation.md); the report shows both side by side",
     )
     p.add_argument(
         "--set",

@@ -15,6 +15,8 @@ from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 # ---------------------------------------------------------------------------
 
 EXIT_RUNS_FAILED = 1
+#: Exit code when the machine cannot emulate (as ``ecnsim emulate``).
+EXIT_UNAVAILABLE = 3
 
 #: Catalog columns `ecnsim runs` shows unless --all-columns (besides the parameters).
 RUNS_SHOWN = ("sweep", "point", "seed", "key", "digest", "wall_s")
@@ -41,7 +43,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.series:
         sweep.series = True
-    plan = sweep.plan()
+    if args.emulate:
+        if args.dask is not None or (args.jobs is not None and args.jobs > 1):
+            print(
+                "error: --emulate runs one run at a time in real time (runs side by side would "
+                "delay each other's packets); drop --jobs/--dask",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        from ecnsim.emulation import NamespaceError, check_environment
+
+        try:
+            check_environment()
+        except NamespaceError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
+    plan = sweep.plan(mode="emulation" if args.emulate else "simulation")
     store = Store(args.out or sweep.store or default_store_path())
     tasks = plan.tasks()
     print(
@@ -121,7 +138,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
             df = store.runs(sweep=args.sweep, where=args.where)
             if args.format == "table" and not args.all_columns:
                 params = [c for c in df.columns if c not in RUN_COLUMNS]
-                df = df[[*RUNS_SHOWN, *params]].copy()
+                shown = list(RUNS_SHOWN)
+                if (df["run_mode"] != "simulation").any():
+                    # A store with emulated runs says which run is which.
+                    shown.insert(shown.index("seed") + 1, "run_mode")
+                df = df[[*shown, *params]].copy()
                 df["key"] = df["key"].str.slice(0, 12)
                 df["digest"] = [f"{int(d):016x}" for d in df["digest"]]
     except duckdb.Error as e:
@@ -167,6 +188,13 @@ def add_parsers(sub: Any) -> None:
     )
     sweep.add_argument(
         "--no-summary", action="store_true", help="do not print the per-point summary"
+    )
+    sweep.add_argument(
+        "--emulate",
+        action="store_true",
+        help="run every point with real Linux TCP endpoints in network namespaces through "
+        "ecnsim's links and queues, in real time, one run at a time (root; "
+        "docs/emulation.md); stored apart from simulated runs",
     )
     sweep.add_argument(
         "--series",

@@ -67,7 +67,8 @@ class EmulationError(RuntimeError):
     """An emulation could not be set up or run (the message says which step)."""
 
 
-def _available_cc() -> set[str]:
+def available_cc() -> set[str]:
+    """The congestion controls this kernel offers (`tcp_available_congestion_control`)."""
     path = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     try:
         return set(path.read_text().split())
@@ -146,7 +147,7 @@ class Emulation:
         self.warnings = list(sim.warnings())
         if self.seed is not None:
             resolved["simulation"]["seed"] = self.seed
-        self.plan = make_plan(resolved, pid=os.getpid(), available_cc=_available_cc())
+        self.plan = make_plan(resolved, pid=os.getpid(), available_cc=available_cc())
         return self.plan
 
     def run(self) -> Results:
@@ -488,9 +489,17 @@ class Emulation:
             )
             host_delta = deltas.get(sender, {})
             row["rto_count"] = host_delta.get("TcpExtTCPTimeouts", 0) if alone else math.nan
+            if f.kind == "bulk" and "total_rto" in info:
+                # The sender's own socket counts its timeouts (TCP_INFO, Linux 6.7+); before
+                # the warm-up none when the flow starts later.
+                row["rto_count"] = info["total_rto"] - warm_info.get("total_rto", 0)
             row["fast_retransmits"] = (
                 host_delta.get("TcpExtTCPFastRetrans", 0) if alone else math.nan
             )
+            # As the core's column: payload the sender put on the wire after the warm-up,
+            # retransmissions included, over the flow's time after the warm-up.
+            span = end - max(warm, f.start_s)
+            row["throughput_bps"] = row["bytes_sent"] * 8 / span if span > 0 else math.nan
             rows.append(row)
         res.tables["flows"] = _table("flows", rows)
         res.tables["emu_hosts"] = _table(

@@ -59,8 +59,12 @@ _TCP_INFO_FIELDS = {
     "delivered_ce": (196, "I"),
     "bytes_sent": (200, "Q"),
     "bytes_retrans": (208, "Q"),
+    # Linux 6.7 and later: retransmission timeouts of this socket (SYN ones included).
+    "total_rto": (240, "H"),
 }
-_TCP_INFO_LEN = 232
+#: Fields older kernels lack: left out (not 0) when the kernel's struct is shorter.
+_TCP_INFO_OPTIONAL = {"total_rto"}
+_TCP_INFO_LEN = 248
 #: tcpi_options bits.
 TCPI_OPT_SACK = 2
 TCPI_OPT_ECN = 8
@@ -76,9 +80,10 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     out = {}
     for name, (offset, fmt) in _TCP_INFO_FIELDS.items():
         size = struct.calcsize(fmt)
-        out[name] = (
-            struct.unpack_from("=" + fmt, raw, offset)[0] if len(raw) >= offset + size else 0
-        )
+        if len(raw) >= offset + size:
+            out[name] = struct.unpack_from("=" + fmt, raw, offset)[0]
+        elif name not in _TCP_INFO_OPTIONAL:
+            out[name] = 0
     return out
 
 

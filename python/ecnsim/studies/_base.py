@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Calibration",
     "Choice",
+    "EmulatedRun",
     "Figures",
     "Study",
     "StudyData",
@@ -160,11 +161,33 @@ class Study(ABC):
     derived_renames: ClassVar[Mapping[str, str]] = {}
     #: Wall seconds per simulated second and flow-independent part, for estimates (measured).
     cost_per_sim_s: ClassVar[float] = 0.01
+    #: Tables computed from the parameters or the pilot stage alone (not from the study's
+    #: runs): an emulated study's report shows them once, not again for the emulated runs.
+    shared_tables: ClassVar[tuple[str, ...]] = ()
 
     # -- parameters -------------------------------------------------------------------
 
     def quick(self, params: Any) -> Any:
         """The reduced grid of ``--quick``: fewer points, shorter runs, one seed (< 1 min)."""
+        return params
+
+    def quick_emulate(self, params: Any) -> Any:
+        """The reduced grid of ``--quick --emulate``. Emulated runs take their scenario's
+        duration in real time, one after another, so this should add up to about a minute
+        of scenario time. Default: :meth:`quick`."""
+        return self.quick(params)
+
+    def emulation_notes(self, params: Any) -> list[Choice]:
+        """How the study's experiments run with real Linux hosts (``--emulate``), beyond the
+        per-parameter TCP mapping: what runs with the closest real setting, what is not
+        measured, what is refused. Shown by ``ecnsim study show --emulate`` and the report.
+        Default: none."""
+        return []
+
+    def placeholder_params(self, params: Any) -> Any:
+        """``params`` with whatever a pilot stage chooses filled in by a placeholder, so the
+        points can be built (to show their emulation mapping) before any pilot ran.
+        Default: ``params``."""
         return params
 
     @abstractmethod
@@ -280,16 +303,18 @@ def resolve_params(
     *,
     quick: bool = False,
     seeds: int | None = None,
+    emulate: bool = False,
 ) -> Any:
-    """The study's parameters: defaults, then a ``variant=...`` setting, ``--quick``, the other
-    settings (``PATH=VALUE``), ``--seeds``. Raises :class:`StudyError` naming a bad setting."""
+    """The study's parameters: defaults, then a ``variant=...`` setting, ``--quick`` (with
+    ``emulate``, the study's :meth:`Study.quick_emulate`), the other settings
+    (``PATH=VALUE``), ``--seeds``. Raises :class:`StudyError` naming a bad setting."""
     parsed = [parse_setting(s) for s in settings]
     params = study.Params()
     variant = [v for k, v in parsed if k == "variant"]
     if variant:
         params = apply_settings(study, params, [("variant", variant[-1])])
     if quick:
-        params = study.quick(params)
+        params = study.quick_emulate(params) if emulate else study.quick(params)
     params = apply_settings(study, params, [(k, v) for k, v in parsed if k != "variant"])
     if seeds is not None:
         if seeds < 1:
@@ -482,8 +507,14 @@ def plan_study(
     *,
     only: Mapping[str, Sequence[Any]] | None = None,
     store: str | os.PathLike[str] | None = None,
+    mode: str = "simulation",
 ) -> Plan:
-    """Every run of the study (points x seeds), each scenario checked by the core."""
+    """Every run of the study (points x seeds), each scenario checked by the core.
+
+    ``mode="emulation"``: the same runs with real Linux hosts (other store keys, the
+    plan named ``study-NAME-emulation``), each point checked against what the
+    emulation can run.
+    """
     points = filter_points(study.grid(params), only or {})
     if not points:
         raise StudyError("no point of the study is left after --only")
@@ -494,8 +525,9 @@ def plan_study(
         lambda point: study.scenario(params, point),
         lambda point: study.job(params, point),
         study_seeds(params),
-        name=f"study-{study.name}",
+        name=f"study-{study.name}" + ("" if mode == "simulation" else f"-{mode}"),
         store=store,
+        mode=mode,
     )
 
 
@@ -509,6 +541,7 @@ def _plan_points(
     *,
     name: str,
     store: str | os.PathLike[str] | None,
+    mode: str = "simulation",
 ) -> Plan:
     planned = []
     for point in points:
@@ -533,6 +566,7 @@ def _plan_points(
         seeds,
         spec={"study": study.name, "params": params_dict(params)},
         store=store,
+        mode=mode,
     )
 
 
@@ -612,6 +646,16 @@ class StudyRun:
     render_s: float = math.nan
     #: The pilot stage, for a study with a :meth:`Study.calibration` (``params`` are its output).
     calibration: CalibrationRun | None = None
+    #: With ``emulate``: the same points run with real Linux hosts (``plan.mode`` "emulation").
+    emulated: EmulatedRun | None = None
+
+
+@dataclass
+class EmulatedRun:
+    """The emulated runs of a study (``ecnsim study run NAME --emulate``)."""
+
+    plan: Plan
+    sweep: SweepResult
 
 
 def run_study(
@@ -624,11 +668,22 @@ def run_study(
     only: Mapping[str, Sequence[Any]] | None = None,
     progress: ProgressCallback | bool | None = None,
     render: bool = True,
+    emulate: bool = False,
 ) -> StudyRun:
     """Run every run of the study that ``out/store`` lacks, then write its report into ``out``.
 
     A study with a :meth:`Study.calibration` runs its pilot points first and
     plans its points with the parameters the pilot chose (``StudyRun.params``).
+
+    ``emulate``: also run every point with real Linux hosts in network
+    namespaces through the core's links and queues, in real time
+    (``docs/emulation.md``; root). The emulated runs are keyed apart from the
+    simulated ones in the store and run one at a time after them (real time
+    cannot be shared without distorting it: ``workers`` applies to the
+    simulated runs only). The pilot stage stays simulated: it only chooses
+    parameters of the network (the queue, which is the core's either way). The
+    report puts both side by side. Every point is checked against what the
+    emulation can run before anything runs.
 
     ``workers``: processes (default: one per core; 1 runs in this process);
     ``dask``: a Dask scheduler address, ``"local"`` or a Client. On Ctrl-C
@@ -640,6 +695,11 @@ def run_study(
     from ecnsim.sweep.store import Store
 
     out = Path(out)
+    if emulate:
+        from ecnsim.emulation import check_environment
+
+        # Root, namespaces, TUN (NamespaceError saying what to do), before anything runs.
+        check_environment()
     store = Store(out / "store")
     calibration = calibrate_study(
         study, params, store, workers=workers, dask=dask, progress=progress
@@ -647,11 +707,29 @@ def run_study(
     if calibration is not None:
         params = calibration.params
     plan = plan_study(study, params, only=only, store=store.root)
+    emu_plan = None
+    if emulate:
+        from ecnsim.sweep.spec import SweepSpecError
+
+        try:
+            emu_plan = plan_study(study, params, only=only, store=store.root, mode="emulation")
+        except SweepSpecError as e:
+            raise StudyError(
+                f"{e}; `ecnsim study show {study.name} --emulate` lists every point that "
+                "cannot be emulated: leave them out with --only"
+            ) from None
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"
     result = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
-    run = StudyRun(study, params, plan, result, out, None, calibration=calibration)
+    emulated = None
+    if emu_plan is not None:
+        emulated = EmulatedRun(
+            emu_plan, run_sweep(emu_plan, store, jobs=1, executor="serial", progress=progress)
+        )
+    run = StudyRun(
+        study, params, plan, result, out, None, calibration=calibration, emulated=emulated
+    )
     if render:
         from ecnsim.studies.render import render_study
 

@@ -185,9 +185,13 @@ def render_study(run: StudyRun) -> Path:
     tables = study.tables(params, data)
     figures = study.figures(params, data)
     warnings = study.warnings(params, data)
+    emulation: dict[str, Any] | None = None
+    if run.emulated is not None:
+        emulation = _emulated_part(run, data, tables, figures, warnings)
 
     run.tables = {}
-    for name, t in tables.items():
+    compare = {} if emulation is None else emulation["compare"]
+    for name, t in {**compare, **tables}.items():
         path = out / "tables" / f"{slug(name)}.csv"
         path.write_text(table_csv(t), encoding="utf-8")
         run.tables[name] = path
@@ -195,6 +199,10 @@ def render_study(run: StudyRun) -> Path:
     runs_path = out / "tables" / "runs.csv"
     runs_df.to_csv(runs_path, index=False, float_format="%.6g")
     run.tables["runs"] = runs_path
+    if emulation is not None:
+        emu_path = out / "tables" / "runs_emulated.csv"
+        emulation["data"].frame("metrics").to_csv(emu_path, index=False, float_format="%.6g")
+        run.tables["runs_emulated"] = emu_path
 
     run.figures = {}
     pngs: dict[str, bytes] = {}
@@ -238,16 +246,151 @@ def render_study(run: StudyRun) -> Path:
         "wall_s_this_call": sweep.wall_s,
         "simulation_cpu_s_all_runs": sim_wall,
         "render_s": run.render_s,
+        "emulation": None if emulation is None else emulation["info"],
         "tables": {k: str(v.relative_to(out)) for k, v in run.tables.items()},
         "figures": {k: [str(p.relative_to(out)) for p in v] for k, v in run.figures.items()},
     }
     (out / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
-    page = _report(run, data, tables, figures, pngs, info)
+    page = _report(run, data, tables, figures, pngs, info, emulation)
     report = out / "report.html"
     report.write_text(page, encoding="utf-8")
     run.report = report
     return report
+
+
+def _emulated_part(
+    run: StudyRun,
+    data: StudyData,
+    tables: dict[str, StudyTable],
+    figures: dict[str, tuple[Any, str]],
+    warnings: list[str],
+) -> dict[str, Any]:
+    """Add the emulated runs' tables and figures (and the side-by-side tables) to ``tables``
+    and ``figures``; what the report's emulation section shows."""
+    from ecnsim.studies.emulated import compare_tables, driver_rows, emulation_mapping
+
+    assert run.emulated is not None
+    study, params = run.study, run.params
+    emu = StudyData(study, run.emulated.plan, run.emulated.sweep.store, pilot=data.pilot)
+    compare = compare_tables(data, emu)
+    own = study.tables(params, emu)
+    # Tables that do not depend on the runs (the calibration's) are shown once.
+    for name, t in own.items():
+        if name in study.shared_tables:
+            continue
+        t.title = f"Emulated: {t.title}"
+        tables[f"emulated_{name}"] = t
+    for name, (fig, caption) in study.figures(params, emu).items():
+        figures[f"emulated_{name}"] = (fig, f"Emulated (real Linux hosts): {caption}")
+    for text in study.warnings(params, emu):
+        warnings.append(f"Emulated runs: {text}")
+    mapping, refused = emulation_mapping(study, params, run.emulated.plan.points)
+    drivers = driver_rows(emu)
+    behind = [r for r in drivers if r["fell behind"] == "yes"]
+    if behind:
+        warnings.append(
+            f"The emulation driver fell behind in {len(behind)} of {len(drivers)} emulated runs "
+            "(departures written later than the threshold after their simulated time; no packet "
+            "was dropped or re-timed). Read their numbers with the machine's load beside them "
+            "(Emulation section)."
+        )
+    sweep = run.emulated.sweep
+    info = {
+        "runs_planned": len(run.emulated.plan.tasks()),
+        "runs_stored": len(emu.runs()),
+        "runs_run_now": sweep.ran,
+        "runs_failed": [msg for _task, msg in sweep.failures],
+        "wall_s_this_call": sweep.wall_s,
+        "fell_behind": len(behind),
+        "drivers": drivers,
+        "refused": [{"point": p, "why": w} for p, w in refused],
+    }
+    return {
+        "info": info,
+        "compare": compare,
+        "mapping": mapping,
+        "notes": study.emulation_notes(params),
+        "data": emu,
+    }
+
+
+def _emulation_html(emulation: dict[str, Any]) -> list[str]:
+    """The report's sections of an emulated study: side by side, then how it was emulated."""
+    info = emulation["info"]
+    s: list[str] = []
+    s.append("<h2>Simulated and emulated, side by side</h2>")
+    s.append(
+        '<p class="note">Each point ran twice: simulated (ecnsim\'s TCP models) and emulated '
+        "(real Linux TCP endpoints in network namespaces, through the same links and queues "
+        "of ecnsim's core in real time; <code>docs/emulation.md</code>). The two are stored "
+        "under different keys and never mix. One table per metric of the study's per-run "
+        "metrics: the mean over seeds of each, and emulated - simulated. Real stacks in real "
+        "time are not deterministic: compare over seeds. CSV: "
+        "<code>tables/compare_&lt;metric&gt;.csv</code>.</p>"
+    )
+    for name, t in emulation["compare"].items():
+        s.append(f'<h3 id="table-{_esc(slug(name))}">{_esc(t.title)}</h3>')
+        s.append(table_html(t))
+    if not emulation["compare"]:
+        s.append('<p class="note">No run of either mode is in the store yet.</p>')
+    s.append("<h2>Emulation</h2>")
+    status = [
+        ("emulated runs", f"{info['runs_stored']} of {info['runs_planned']} in the store"),
+        ("run by this call", f"{info['runs_run_now']} (one at a time, in real time)"),
+        ("real time of this call's emulated runs", format_seconds(info["wall_s_this_call"])),
+        ("runs whose driver fell behind", info["fell_behind"]),
+        (
+            "calibration (pilot) runs",
+            "simulated: they choose the queue's settings, and the queue is ecnsim's core "
+            "in both modes, so emulating them would add real time and no realism",
+        ),
+    ]
+    s.append(_kv(status))
+    for msg in info["runs_failed"][:20]:
+        s.append(f'<div class="warn"><b>Emulated run failed:</b> {_esc(msg)}</div>')
+    if info["refused"]:
+        s.append("<h3>Points that cannot be emulated</h3>")
+        s.append(
+            _simple_table(
+                [{"point": _esc_point(r["point"]), "why": r["why"]} for r in info["refused"]],
+                ["point", "why"],
+            )
+        )
+    if emulation["notes"]:
+        s.append("<h3>How the experiments map onto real hosts</h3>")
+        s.append(
+            _simple_table(
+                [dataclasses.asdict(c) for c in emulation["notes"]],
+                ["topic", "choice", "reason", "parameter"],
+            )
+        )
+    mapping = emulation["mapping"]
+    if not mapping.empty:
+        s.append("<h3>TCP parameters on the real hosts</h3>")
+        s.append(
+            '<p class="note">Every resolved TCP parameter of every point and the Linux '
+            "setting that stands for it (<code>applied</code>), only approximately "
+            "(<code>approximate</code>), or none (<code>not mapped</code>: Linux's own "
+            "behaviour applies); <code>points</code> counts the points with that row.</p>"
+        )
+        rows = _simple_table(mapping.to_dict("records"), list(mapping.columns))
+        s.append(f'<div class="scroll">{rows}</div>')
+    if info["drivers"]:
+        s.append("<h3>The real-time driver, per emulated run</h3>")
+        s.append(
+            '<p class="note">How late the driver wrote departures against their simulated '
+            "time, and the machine's 1-minute load average (other work shared its cores). A "
+            "run that fell behind kept its experiment (no packet dropped or re-timed) with "
+            "less exact timing.</p>"
+        )
+        cols = list(info["drivers"][0])
+        s.append(f'<div class="scroll">{_simple_table(info["drivers"], cols)}</div>')
+    return s
+
+
+def _esc_point(point: Any) -> str:
+    return ", ".join(f"{k} = {_label(v)}" for k, v in dict(point).items())
 
 
 def _report(
@@ -257,6 +400,7 @@ def _report(
     figures: dict[str, tuple[Any, str]],
     pngs: dict[str, bytes],
     info: dict[str, Any],
+    emulation: dict[str, Any] | None = None,
 ) -> str:
     study, params = run.study, run.params
     s: list[str] = []
@@ -329,11 +473,21 @@ def _report(
     s.append("<details><summary>All parameters</summary>")
     s.append(f"<pre>{_esc(json.dumps(params_dict(params), indent=1))}</pre></details>")
 
+    if emulation is not None:
+        s.extend(_emulation_html(emulation))
+
     s.append("<h2>Tables</h2>")
     s.append(
         '<p class="note">Cells are the mean over seeds ± the half-width of its 95% '
         "Student-t confidence interval (none with one seed). CSV: "
-        "<code>tables/&lt;name&gt;.csv</code>.</p>"
+        "<code>tables/&lt;name&gt;.csv</code>."
+        + (
+            " Tables titled <i>Emulated:</i> are the emulated runs' (CSV: "
+            "<code>tables/emulated_&lt;name&gt;.csv</code>); the others the simulated runs'."
+            if emulation is not None
+            else ""
+        )
+        + "</p>"
     )
     for name, t in tables.items():
         unit = f" ({_esc(t.unit)})" if t.unit else ""

@@ -509,6 +509,7 @@ class Rfc2884Study(Study):
     )
     Params = Rfc2884Params
     derive_version = 1
+    shared_tables = ("red_settings", "calibration")
 
     # -- parameters -------------------------------------------------------------------
 
@@ -527,6 +528,82 @@ class Rfc2884Study(Study):
             calibration_min_th=(5.0, 12.0, 30.0),
             calibration_duration_s=50.0,
         )
+
+    def quick_emulate(self, params: Rfc2884Params) -> Rfc2884Params:
+        # Emulated runs take their duration in real time, one after another: four runs of
+        # 12-14 s (fairness both ways, bulk and transactional at low congestion), about a
+        # minute in all. The pilots stay simulated, as in --quick.
+        return dataclasses.replace(
+            self.quick(params),
+            congestion_levels=(2,),
+            competing_start_s=4.0,
+            fairness_duration_s=14.0,
+            bulk_bytes=200 * KB,
+            bulk_time_factor=2.0,
+            transaction_s=8.0,
+        )
+
+    def placeholder_params(self, params: Rfc2884Params) -> Rfc2884Params:
+        # The first calibration candidate for every level not set yet: the thresholds do not
+        # change how the points map onto real hosts.
+        missing = [lv for lv in params.levels_needed() if params.setting(lv) is None]
+        if not missing:
+            return params
+        lo, hi, buf = _candidates(params)[0]
+        extra = tuple((float(lv), lo, hi, float(buf)) for lv in missing)
+        return dataclasses.replace(params, red_settings=tuple(sorted(params.red_settings + extra)))
+
+    def emulation_notes(self, p: Rfc2884Params) -> list[Choice]:
+        return [
+            Choice(
+                "TCP variants",
+                "reno and newreno both run as Linux 'reno' with SACK off, sack as Linux 'reno' "
+                "with SACK on",
+                "Linux has one Reno: its loss recovery handles partial ACKs as NewReno does, "
+                "with Proportional Rate Reduction (RFC 6937), so the emulated reno and newreno "
+                "points run the same real TCP; Linux cannot be set to RFC 2581 Reno.",
+                "ccs",
+            ),
+            Choice(
+                "Endpoints",
+                f"today's Linux kernel with the {p.profile} profile's values where Linux has "
+                "a setting (initial window, minimum RTO, ECN, SACK, timestamps off, delayed "
+                "ACKs); Linux's own behaviour elsewhere (initial RTO 1 s, delayed-ACK timer, "
+                "RTO estimator): the mapping table lists every parameter",
+                "RFC 2884's testbed ran Linux 2.2/2.4; a modern kernel is the closest real stack.",
+                "profile",
+            ),
+            Choice(
+                "Background start times",
+                f"the same as the simulated run of the same seed: U[0, {p.background_jitter_s:g}"
+                " s) per background flow, drawn by the core when it resolves the scenario",
+                "The resolved scenario (what both modes run) carries each flow's drawn start "
+                "time, so a seed starts the real flows when it starts the simulated ones.",
+                "background_jitter_s",
+            ),
+            Choice(
+                "Timeouts and fast retransmits per transfer",
+                "timeouts from the sender socket's TCP_INFO (tcpi_total_rto, Linux 6.7 and "
+                "later; SYN timeouts included); fast retransmits are not measured (NaN)",
+                "Linux counts fast retransmits only per network namespace, and the server "
+                "sends every flow of a run; retransmissions are the socket's tcpi_total_retrans.",
+            ),
+            Choice(
+                "Transactions",
+                "one netperf-style TCP_CRR client program per measured client (ECN-ON, "
+                "ECN-OFF): a new connection per transaction, 1 KB request, the response, close, "
+                "at once again",
+                "What netperf TCP_CRR does; Debian's netperf is not needed.",
+            ),
+            Choice(
+                "Real time",
+                "one emulated run at a time, each for its scenario's duration; the pilot "
+                "(calibration) runs stay simulated",
+                "Runs side by side on the same cores would delay each other's packets. The "
+                "pilots only choose RED's settings, and the queue is ecnsim's core in both "
+                "modes, so emulating them adds real time and no realism.",
+            ),
+        ]
 
     def setup(self, p: Rfc2884Params) -> list[tuple[str, str]]:
         one_way = p.one_way_delay_s() * 1e3

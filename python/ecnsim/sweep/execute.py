@@ -69,6 +69,8 @@ def execute(task: RunTask) -> RunOutput:
             f"this worker has ecnsim {_core.__version__}, the sweep was planned with "
             f"{task.version}: install the same version on every worker"
         )
+    if task.mode == "emulation":
+        return _execute_emulation(task)
     job = task.job
     started = time.perf_counter()
     sim = Simulation(json.loads(task.scenario_json), seed=task.seed)
@@ -93,8 +95,24 @@ def execute(task: RunTask) -> RunOutput:
             f"run {task.key[:12]}: the resolved scenario gives key {key[:12]}; "
             "was the scenario resolved by another build of ecnsim?"
         )
+    perf = sim.perf()
+    return _output(task, results, trace, key, resolved, wall_s, perf)
+
+
+def _output(
+    task: RunTask,
+    results: Any,
+    trace: dict[str, Any] | None,
+    key: str,
+    resolved: str,
+    wall_s: float,
+    perf: dict[str, int],
+    extra_tables: Sequence[str] = (),
+) -> RunOutput:
+    """A finished run's :class:`RunOutput`: the tables it keeps, its job's derived tables."""
+    job = task.job
     keep_tables = job.keep_tables if job is not None else task.keep_tables
-    keep = None if keep_tables is None else set(keep_tables)
+    keep = None if keep_tables is None else {*keep_tables, *extra_tables}
     tables: dict[str, bytes] = {}
     rows: dict[str, int] = {}
     for name, table in results.tables.items():
@@ -122,7 +140,6 @@ def execute(task: RunTask) -> RunOutput:
     from ecnsim.analysis.aggregate import SUMMARY_VERSION, summary_metrics
 
     metrics = {"version": SUMMARY_VERSION, "values": summary_metrics(results)}
-    perf = sim.perf()
     return RunOutput(
         key=key,
         seed=task.seed,
@@ -140,6 +157,36 @@ def execute(task: RunTask) -> RunOutput:
         metrics=metrics,
         derived_rows=derived_rows,
     )
+
+
+def _execute_emulation(task: RunTask) -> RunOutput:
+    """Run one task with real Linux hosts in real time (``docs/emulation.md``); in this process.
+
+    The same scenario, seed and job as a simulated run; the results carry the
+    simulator's table layout (``flows``, ``queues``, ``records``, ...) so the
+    job's hook reads them unchanged, plus the driver's own measurements
+    (``emulation``: how late departures were, the machine's load), which are
+    always stored. Ctrl-C (and SIGTERM) stop the emulation and tear it down
+    before :class:`KeyboardInterrupt` goes on.
+    """
+    from ecnsim.emulation import Emulation
+    from ecnsim.sweep.spec import EMULATION_TABLES
+
+    if task.job is not None and task.job.trace_links is not None:
+        raise RuntimeError("an emulated run records no core packet trace (trace_links)")
+    started = time.perf_counter()
+    emu = Emulation(json.loads(task.scenario_json), seed=task.seed)
+    results = emu.run()
+    wall_s = time.perf_counter() - started
+    resolved = results.meta["resolved_spec"]
+    key = run_key(resolved, task.seed, task.version, "emulation")
+    if key != task.key:
+        raise RuntimeError(
+            f"run {task.key[:12]}: the emulated scenario gives key {key[:12]}; "
+            "was the scenario resolved by another build of ecnsim?"
+        )
+    results.meta.setdefault("ecnsim_version", task.version)
+    return _output(task, results, None, key, resolved, wall_s, {}, EMULATION_TABLES)
 
 
 def _parquet_bytes(table: Any) -> bytes:
@@ -640,6 +687,16 @@ def run_sweep(
     ``failures`` and the others go on.
     """
     plan = sweep if isinstance(sweep, Plan) else sweep.plan()
+    if plan.mode == "emulation":
+        # Real time cannot be shared: two emulations (or an emulation beside simulations)
+        # on the same cores would delay each other's packets and change the experiment.
+        if executor in ("process", "dask") or dask is not None or (jobs or 1) > 1:
+            raise ValueError(
+                "emulated runs run one at a time, in real time: running them side by side "
+                "would delay each other's packets and distort the experiment; use jobs=1 "
+                "(--workers 1) and no Dask"
+            )
+        executor, jobs = "serial", 1
     if not isinstance(store, Store):
         from ecnsim.sweep.store import default_store_path
 
@@ -703,6 +760,11 @@ def run_sweep(
         if callback is not None:
             callback(status)
 
+    if todo and plan.mode == "emulation":
+        from ecnsim.emulation import check_environment
+
+        # Root, namespaces, TUN: refused with what to do before any run (NamespaceError).
+        check_environment()
     started = time.perf_counter()
     try:
         if todo:

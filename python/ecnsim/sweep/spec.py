@@ -386,13 +386,17 @@ class Sweep:
             out["series"] = True
         return out
 
-    def plan(self) -> Plan:
+    def plan(self, mode: str = "simulation") -> Plan:
         """Check every run's scenario with the core and compute its store key.
 
         The core builds each run's simulation (which checks every field and the
         topology) without running it. The first bad run raises
         :class:`SweepSpecError`: ``point 3 (tcp.cc="x"), seed 1: tcp.cc: ...``.
+        ``mode="emulation"`` plans the same runs with real Linux hosts
+        (``docs/emulation.md``): other keys, and every point checked against
+        what the emulation can run.
         """
+        _check_mode(mode)
         version = _core.__version__
         points = self.points()
         runs: list[PlannedRun] = []
@@ -400,7 +404,7 @@ class Sweep:
             label = f"point {i} ({_format_params(params)})" if params else f"point {i}"
             scenario = self._scenario_checked(params, label)
             text = json.dumps(scenario)
-            runs.extend(_plan_point(i, params, text, self.seeds, version, label, None))
+            runs.extend(_plan_point(i, params, text, self.seeds, version, label, None, mode))
             if self.units_required:
                 _check_units(text, label)
         return Plan(
@@ -413,6 +417,7 @@ class Sweep:
             spec=self.to_dict(),
             store=self.store,
             keep_tables=None if self.series else SUMMARY_TABLES,
+            mode=mode,
         )
 
     def __repr__(self) -> str:
@@ -584,7 +589,14 @@ class RunTask:
     job: RunJob | None = None
     #: The run's tables to store when there is no job (None: all of them).
     keep_tables: tuple[str, ...] | None = None
+    #: ``"simulation"``, or ``"emulation"``: real Linux hosts in real time (``docs/emulation.md``).
+    mode: str = "simulation"
 
+
+#: Tables an emulated run stores besides the ones its sweep or job keeps: the driver's
+#: measurements (how late departures were, the machine's load), the TCP mapping, the hosts'
+#: kernel counters.
+EMULATION_TABLES = ("emulation", "tcp_mapping", "emu_hosts")
 
 #: The tables a sweep stores unless it asks for the time series (``series``).
 SUMMARY_TABLES = ("flows", "queues", "records")
@@ -622,6 +634,8 @@ class Plan:
     store: Path | None = None
     #: Tables stored for runs without a job (None: all, the time series included).
     keep_tables: tuple[str, ...] | None = None
+    #: ``"simulation"`` or ``"emulation"`` (part of every run's key: the two never mix).
+    mode: str = "simulation"
 
     def tasks(self) -> list[RunTask]:
         """One task per distinct key and job (identical runs are run once), in plan order."""
@@ -630,7 +644,13 @@ class Plan:
             ident = (r.key, r.job.tag if r.job is not None else None)
             if ident not in seen:
                 seen[ident] = RunTask(
-                    r.key, r.scenario_json, r.seed, self.version, r.job, self.keep_tables
+                    r.key,
+                    r.scenario_json,
+                    r.seed,
+                    self.version,
+                    r.job,
+                    self.keep_tables,
+                    self.mode,
                 )
         return list(seen.values())
 
@@ -638,6 +658,7 @@ class Plan:
         """What the store records for this plan (``sweeps/<name>.json``)."""
         return {
             "name": self.name,
+            "mode": self.mode,
             "ecnsim_version": self.version,
             "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "params": self.params,
@@ -655,16 +676,20 @@ def plan_runs(
     *,
     spec: Mapping[str, Any] | None = None,
     store: str | os.PathLike[str] | None = None,
+    mode: str = "simulation",
 ) -> Plan:
     """A :class:`Plan` from explicit points: ``(params, scenario, job)`` each, run once per seed.
 
     ``params`` labels the point in the catalog (``{"n": 30, "mode": "ecn"}``),
     ``scenario`` is its scenario dict, ``job`` an optional :class:`RunJob`.
     Every run's scenario is checked by the core; the first bad one raises
-    :class:`SweepSpecError` naming the point, the seed and the field.
+    :class:`SweepSpecError` naming the point, the seed and the field. With
+    ``mode="emulation"`` each is also checked against what the emulation
+    can run (:func:`ecnsim.emulation.make_plan`), and refused by name.
     """
     name = _check_name(name)
     seeds = _check_seeds(list(seeds), None, {})
+    _check_mode(mode)
     version = _core.__version__
     names: list[str] = []
     runs: list[PlannedRun] = []
@@ -676,7 +701,7 @@ def plan_runs(
                 names.append(p)
         label = f"point {i} ({_format_params(params)})" if params else f"point {i}"
         _check_json_value(label, scenario)
-        runs.extend(_plan_point(i, params, json.dumps(scenario), seeds, version, label, job))
+        runs.extend(_plan_point(i, params, json.dumps(scenario), seeds, version, label, job, mode))
         out_points.append(params)
     return Plan(
         name=name,
@@ -687,7 +712,35 @@ def plan_runs(
         version=version,
         spec=dict(spec) if spec is not None else {"name": name},
         store=Path(store) if store is not None else None,
+        mode=mode,
     )
+
+
+def _check_mode(mode: str) -> None:
+    from ecnsim.sweep.store import MODES
+
+    if mode not in MODES:
+        raise SweepSpecError("mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+
+
+def _check_emulable(resolved: Mapping[str, Any], job: RunJob | None, label: str) -> None:
+    """Refuse, naming the point and the field, a run that the emulation cannot run."""
+    from ecnsim.emulation.plan import PlanError, make_plan
+    from ecnsim.emulation.runner import available_cc
+
+    if job is not None and job.trace_links is not None:
+        raise SweepSpecError(
+            "job.trace_links",
+            "an emulated run records no core packet trace (it writes pcap of the real "
+            "packets instead); this job needs one, so it cannot be emulated",
+            point=label,
+        )
+    try:
+        make_plan(dict(resolved), pid=0, available_cc=available_cc())
+    except PlanError as e:
+        # A plan error starts with the scenario field it is about.
+        path = str(e).split(" ", 1)[0].rstrip(":")
+        raise SweepSpecError(path, f"cannot be emulated: {e}", point=label) from None
 
 
 def _check_units(text: str, label: str) -> None:
@@ -706,8 +759,11 @@ def _plan_point(
     version: str,
     label: str,
     job: RunJob | None,
+    mode: str = "simulation",
 ) -> list[PlannedRun]:
-    """Check one point's scenario with the core, once per seed; its planned runs."""
+    """Check one point's scenario with the core, once per seed; its planned runs.
+
+    An emulated point is also checked against what the emulation can run."""
     runs = []
     for seed in seeds:
         try:
@@ -718,9 +774,12 @@ def _plan_point(
             ) from None
         resolved = sim.results()["meta"]["resolved_spec"]
         del sim
+        if mode == "emulation" and not runs:
+            # Seeds change nothing the emulation refuses: one check per point.
+            _check_emulable(json.loads(resolved), job, label)
         runs.append(
             PlannedRun(
-                key=run_key(resolved, seed, version),
+                key=run_key(resolved, seed, version, mode),
                 point=point,
                 seed=seed,
                 params=params,

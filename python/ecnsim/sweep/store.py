@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MANIFEST_FORMAT",
+    "MODES",
     "RunCheck",
     "RunOutput",
     "Store",
@@ -88,6 +89,7 @@ RUN_COLUMNS = (
     "sweep",
     "point",
     "seed",
+    "run_mode",
     "key",
     "digest",
     "scenario",
@@ -129,15 +131,30 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def run_key(resolved_spec: str | Mapping[str, Any], seed: int, version: str) -> str:
-    """The store key of a run: SHA-256 (hex) of the resolved scenario, the seed and the version.
+#: How a run was made: ``"simulation"`` (the core alone) or ``"emulation"`` (real Linux
+#: hosts through the core's network in real time, ``docs/emulation.md``).
+MODES = ("simulation", "emulation")
+
+
+def run_key(
+    resolved_spec: str | Mapping[str, Any], seed: int, version: str, mode: str = "simulation"
+) -> str:
+    """The store key of a run: SHA-256 (hex) of the resolved scenario, the seed, the version
+    and, for any mode but ``"simulation"``, the mode.
 
     ``resolved_spec`` is the core's resolved scenario (``meta["resolved_spec"]``),
     as JSON text or parsed; it is canonicalised first, so key order and
-    whitespace do not matter.
+    whitespace do not matter. An emulated run of a scenario has another key
+    than its simulation, so the two never mix in a store (simulated keys are
+    those of stores written before emulation existed).
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     spec = json.loads(resolved_spec) if isinstance(resolved_spec, str) else resolved_spec
-    text = canonical_json({"ecnsim_version": version, "seed": int(seed), "spec": spec})
+    keyed: dict[str, Any] = {"ecnsim_version": version, "seed": int(seed), "spec": spec}
+    if mode != "simulation":
+        keyed["mode"] = mode
+    text = canonical_json(keyed)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -882,8 +899,10 @@ class Store:
             with contextlib.suppress(OSError):
                 st = (d / name).stat()
                 stamps[name] = [st.st_size, st.st_mtime_ns]
+        meta = m.get("meta") if isinstance(m.get("meta"), dict) else {}
         entry = {
             "seed": m.get("seed"),
+            "run_mode": meta.get("mode") or "simulation",
             "digest": m.get("digest"),
             "scenario": m.get("scenario"),
             "ecnsim_version": m.get("ecnsim_version"),
@@ -972,7 +991,7 @@ class Store:
         df["digest"] = pd.array(df["digest"].tolist(), dtype="UInt64")
         df["wall_s"] = df["wall_s"].astype("float64")
         df["finished"] = pd.array(df["finished"].tolist(), dtype="boolean")
-        for c in ("sweep", "key", "scenario", "ecnsim_version", "written_at", "dir"):
+        for c in ("sweep", "run_mode", "key", "scenario", "ecnsim_version", "written_at", "dir"):
             df[c] = pd.array(df[c].tolist(), dtype="string")
         sdf = pd.DataFrame(
             sweep_rows, columns=["name", "points", "runs", "done", "params", "written_at"]
@@ -1016,6 +1035,8 @@ class Store:
             "sweep": sweep,
             "point": point,
             "seed": info.get("seed"),
+            # Not "mode": a study may have an axis of that name (rfc2884's ECN / non-ECN).
+            "run_mode": info.get("run_mode") or "simulation",
             "key": key,
             "digest": info.get("digest"),
             "scenario": info.get("scenario"),
