@@ -37,6 +37,9 @@ sizes in bytes):
                        RedQueueDisc on r1 -> r2 (see QUEUE_DEFAULTS, README.md)
 ``sample_interval``    if set, each flow carries ``cwnd_series``: the last cwnd
                        (bytes) at each k * interval from 0
+``drops``              1-based indices of the data packets (> 100 bytes) that
+                       r2 drops on arrival over the bottleneck (scripted
+                       losses; default none)
 ``tcp``                ``ecn`` (false; true = UseEcn "On" on both ends),
                        ``segment_size`` (1460), ``initial_cwnd`` (segments, 3),
                        ``initial_rto`` (1.0), ``min_rto`` (1.0),
@@ -44,7 +47,8 @@ sizes in bytes):
                        2**30), ``snd_buf`` (bytes, 2**30), ``recovery``
                        ("classic" or "prr", default "classic"), ``cc``
                        ("NewReno", "LinuxReno", default "NewReno"),
-                       ``limited_transmit`` (false), ``data_retries`` (1000)
+                       ``limited_transmit`` (false), ``data_retries`` (1000),
+                       ``sack`` (false)
 =====================  =========================================================
 
 Model choices (see README.md for the reasons):
@@ -96,6 +100,7 @@ DEFAULTS: dict[str, Any] = {
     "ns3_defaults": {},
     "queue": None,
     "sample_interval": None,
+    "drops": [],
 }
 QUEUE_DEFAULTS: dict[str, Any] = {
     "type": "droptail",  # or "red"
@@ -122,6 +127,7 @@ TCP_DEFAULTS: dict[str, Any] = {
     "limited_transmit": False,
     "data_retries": 1000,
     "ecn": False,
+    "sack": False,
 }
 
 # C++ probes attached to ns-3 trace sources. Python callables cannot be
@@ -148,6 +154,26 @@ struct SinkProbe {
         if (target > 0 && done < 0 && total >= target) { done = now; }
     }
 };
+
+// Drops the n-th data packets (1-based; a packet of more than 100 bytes,
+// i.e. with payload) that reach r2 over the bottleneck: the scripted losses
+// of the dialogues (validation/ns3/sack_dialogue.py). ecnsim's `script` queue
+// counts data packets the same way.
+class NthDataDrop : public ns3::ErrorModel {
+  public:
+    std::vector<uint64_t> nth;
+    uint64_t seen = 0;
+  private:
+    bool DoCorrupt(ns3::Ptr<ns3::Packet> p) override {
+        if (p->GetSize() <= 100) { return false; }
+        seen++;
+        for (uint64_t k : nth) { if (k == seen) { return true; } }
+        return false;
+    }
+    void DoReset() override {}
+};
+
+inline ns3::Ptr<NthDataDrop> MakeNthDataDrop() { return ns3::CreateObject<NthDataDrop>(); }
 
 struct SenderProbe {
     uint64_t data_segments = 0;
@@ -319,7 +345,7 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     sd("ns3::RttEstimator::InitialEstimation", sec(tcp["initial_rto"]))
     sd("ns3::TcpSocketBase::MinRto", sec(tcp["min_rto"]))
     sd("ns3::TcpSocketBase::ClockGranularity", sec(tcp["clock_granularity"]))
-    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp["sack"])))
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
     sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(bool(tcp["limited_transmit"])))
@@ -393,6 +419,12 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
         return devs, ifaces
 
     bn_devs, _ = connect(bottleneck, routers.Get(0), routers.Get(1), "10.255.0.0")
+    drop_model = None
+    if cfg["drops"]:
+        drop_model = probes.MakeNthDataDrop()
+        for k in cfg["drops"]:
+            drop_model.nth.push_back(int(k))
+        bn_devs.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(drop_model))
     rx_addrs = []
     for i in range(n):
         connect(access, senders.Get(i), routers.Get(0), f"10.{1 + i // 250}.{i % 250}.0")
