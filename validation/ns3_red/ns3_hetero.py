@@ -30,7 +30,8 @@ PPP wire), InitialCwnd 1, initial RTO 1 s, MinRto 1 s, clock granularity
 1 ms, RcvBufSize 64 * 960 (the 64-packet window), SndBufSize 128 KiB, UseEcn On in ECN mode.
 
 Output: JSON with per-flow goodput, entries into TCP's Loss state (first
-timeouts) and Recovery state (fast retransmits) over [warmup, duration], and
+timeouts), every retransmission-timer expiry (``rto_expiries``, ecnsim's
+``rto_count``) and entries into the Recovery state (fast retransmits) over [warmup, duration], and
 the queue disc's drop / mark counters by reason over the same interval.
 """
 
@@ -65,9 +66,18 @@ inline void ConnectSink(ns3::Ptr<ns3::Application> app, SinkProbe* probe) {
     app->TraceConnectWithoutContext("Rx", ns3::MakeCallback(&SinkProbe::OnRx, probe));
 }
 // Entries into TCP's Loss state (a first timeout) and Recovery state (a fast retransmit).
+// Also every retransmission-timer expiry: ns-3's ReTxTimeout doubles the traced RTO
+// (1 s -> 2 s here) before it sets CA_LOSS; a repeated expiry in Loss doubles it again
+// without a new state change. An RTT sample never sets it to exactly twice the old value
+// in these runs (checked against the Loss entries in validation/ns3/sack_dialogue.py).
 struct CongProbe {
     uint64_t loss = 0;
     uint64_t recovery = 0;
+    uint64_t expiries = 0;
+    void OnRto(ns3::Time old, ns3::Time now) {
+        if (now.GetTimeStep() == 2 * old.GetTimeStep() ||
+            (now >= ns3::Seconds(60) && old < now && now < 2 * old)) { expiries++; }
+    }
     void OnState(ns3::TcpSocketState::TcpCongState_t from, ns3::TcpSocketState::TcpCongState_t to) {
         if (to == ns3::TcpSocketState::CA_LOSS && from != ns3::TcpSocketState::CA_LOSS) { loss++; }
         if (to == ns3::TcpSocketState::CA_RECOVERY && from != ns3::TcpSocketState::CA_RECOVERY) {
@@ -77,6 +87,9 @@ struct CongProbe {
 };
 inline void ConnectCong(const std::string& path, CongProbe* probe) {
     ns3::Config::ConnectWithoutContext(path, ns3::MakeCallback(&CongProbe::OnState, probe));
+}
+inline void ConnectRto(const std::string& path, CongProbe* probe) {
+    ns3::Config::ConnectWithoutContext(path, ns3::MakeCallback(&CongProbe::OnRto, probe));
 }
 }
 """
@@ -290,17 +303,19 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         cp = probes.CongProbe()
         node = senders.Get(i).GetId()
         probes.ConnectCong(f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/CongState", cp)
+        probes.ConnectRto(f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/RTO", cp)
         cong_probes.append(cp)
     ns.Simulator.Stop(sec(warmup - 2.5).Get())
     ns.Simulator.Run()
     rx0 = [int(sp.total) for sp in sink_probes]
-    c0 = [(int(cp.loss), int(cp.recovery)) for cp in cong_probes]
+    c0 = [(int(cp.loss), int(cp.recovery), int(cp.expiries)) for cp in cong_probes]
     q0 = _qstats(qd)
     ns.Simulator.Stop(sec(duration - warmup).Get())
     ns.Simulator.Run()
     rx = [int(sp.total) - r for sp, r in zip(sink_probes, rx0, strict=True)]
     cong = [
-        (int(cp.loss) - a, int(cp.recovery) - b) for cp, (a, b) in zip(cong_probes, c0, strict=True)
+        (int(cp.loss) - a, int(cp.recovery) - b, int(cp.expiries) - c)
+        for cp, (a, b, c) in zip(cong_probes, c0, strict=True)
     ]
     q1 = _qstats(qd)
     ns.Simulator.Destroy()
@@ -317,6 +332,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
                 "goodput_bps": rx[i] * 8 / span,
                 "loss_entries": cong[i][0],
                 "recovery_entries": cong[i][1],
+                "rto_expiries": cong[i][2],
             }
             for i in range(n)
         ],
