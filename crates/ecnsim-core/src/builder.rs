@@ -311,9 +311,10 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         .sample_queues
         .as_ref()
         .map(|links| sim.ports.iter().map(|p| links.contains(&p.link_index)).collect());
-    // Sampling limited to named flows and apps (validated: every name exists).
-    sim.sampled_apps =
-        spec.simulation.sample_flows.as_ref().map(|names| sim.apps.iter().map(|a| names.contains(&a.name)).collect());
+    // Sampling limited to named flows and apps, or their groups (validated: every name exists).
+    sim.sampled_apps = spec.simulation.sample_flows.as_ref().map(|names| {
+        sim.apps.iter().map(|a| names.contains(&a.name) || names.contains(&sim.groups[a.group as usize])).collect()
+    });
     resolved.tcp = TcpOverrides::default();
     sim.resolved_spec = resolved.to_json();
     Ok(sim)

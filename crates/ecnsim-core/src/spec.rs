@@ -261,8 +261,9 @@ pub struct SimulationSpec {
     #[serde(default)]
     pub sample_interval: Option<TimeValue>,
     /// Which connections the flow series samples: the names of `[[flows]]` and
-    /// `[[apps]]` entries (an app's name covers all its connections); `[]` samples
-    /// queues only. Absent: every live connection.
+    /// `[[apps]]` entries (an app's name covers all its connections) or of their
+    /// groups (`fragile` covers every flow of that group); `[]` samples queues
+    /// only. Absent: every live connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_flows: Option<Vec<String>>,
     /// Which queues the queue series samples: indices of `[[links]]` (both

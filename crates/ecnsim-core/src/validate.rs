@@ -496,18 +496,36 @@ impl ScenarioSpec {
             );
         }
         if let Some(names) = &sim.sample_flows {
-            let known: Vec<String> = self
+            // Names of `[[flows]]` and `[[apps]]` entries, then their groups (as the builder names them).
+            let flow_names: Vec<String> = self
                 .flows
                 .iter()
                 .enumerate()
                 .map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}")))
-                .chain(self.apps.iter().enumerate().map(|(j, a)| a.name.clone().unwrap_or_else(|| format!("app{j}"))))
                 .collect();
+            let app_names: Vec<String> = self
+                .apps
+                .iter()
+                .enumerate()
+                .map(|(j, a)| a.name.clone().unwrap_or_else(|| format!("app{j}")))
+                .collect();
+            let mut known: Vec<String> = flow_names.iter().chain(&app_names).cloned().collect();
+            let groups = self
+                .flows
+                .iter()
+                .zip(&flow_names)
+                .map(|(f, n)| f.group.clone().unwrap_or_else(|| crate::template::default_group(n).to_owned()))
+                .chain(self.apps.iter().zip(&app_names).map(|(a, n)| a.group.clone().unwrap_or_else(|| n.clone())));
+            for g in groups {
+                if !known.contains(&g) {
+                    known.push(g);
+                }
+            }
             for (i, n) in names.iter().enumerate() {
                 ensure_spec!(
                     known.contains(n),
                     format!("simulation.sample_flows[{i}]"),
-                    "no [[flows]] or [[apps]] entry named {n:?}; names: {}",
+                    "no [[flows]] or [[apps]] entry or group named {n:?}; names and groups: {}",
                     if known.is_empty() { "(none)".to_owned() } else { known.join(", ") }
                 );
             }

@@ -72,6 +72,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     print(_table(rows, ["study", "what", "reproduces", "runs", "estimated wall time"]))
     print("\necnsim study show NAME: the setup and every choice; ecnsim study run NAME [--quick]")
+    print(
+        "add --emulate (root) to run a study's points with real Linux TCP endpoints as well; "
+        "ecnsim study show NAME --emulate says which points can be"
+    )
     return EXIT_OK
 
 

@@ -4,7 +4,7 @@
 
 use ecnsim_core::{ColumnData, Results, ScenarioSpec, Simulation};
 
-use crate::common::{f64s, run};
+use crate::common::{f64s, run, u64s};
 
 fn example(name: &str) -> String {
     let path = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -114,4 +114,28 @@ fn a_template_scenario_runs_from_toml_as_from_its_expansion() {
     let spec = ScenarioSpec::from_toml_str(&text).unwrap();
     let expanded = run_json(&spec.expanded().unwrap().to_json(), 4);
     assert_eq!(from_toml.digest(), expanded.digest());
+}
+
+#[test]
+fn sampling_can_be_limited_to_a_group() {
+    let mut spec = ScenarioSpec::from_json_str(&short(&example("hetero_rtt.toml"), "2s")).unwrap();
+    let interval = ScenarioSpec::from_toml_str(
+        "simulation = { duration = \"1s\", sample_interval = \"100ms\" }\nnodes = []\nlinks = []",
+    )
+    .unwrap()
+    .simulation
+    .sample_interval;
+    spec.simulation.sample_interval = interval;
+    spec.simulation.sample_flows = Some(vec!["fragile".into()]);
+    let r = run_json(&spec.to_json(), 1);
+    let ids = u64s(&r, "flow_series", "flow_id");
+    let groups = strs(&r, "flows", "group");
+    assert!(!ids.is_empty(), "the fragile flows are sampled");
+    #[allow(clippy::cast_possible_truncation)]
+    let sampled: std::collections::BTreeSet<&str> = ids.iter().map(|&i| groups[i as usize].as_str()).collect();
+    assert_eq!(sampled.into_iter().collect::<Vec<_>>(), ["fragile"]);
+    // A name that is neither a flow, an app nor a group is refused, with the groups listed.
+    spec.simulation.sample_flows = Some(vec!["nope".into()]);
+    let err = Simulation::new(&spec, None).unwrap_err().to_string();
+    assert!(err.contains("simulation.sample_flows[0]") && err.contains("fragile"), "{err}");
 }
