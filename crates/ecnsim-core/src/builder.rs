@@ -225,7 +225,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         // Each `[[flows]]` entry is a bulk app of its own: AppId i drives FlowId i.
         let fid = FlowId::from_index(i);
         let app = AppId::from_index(i);
-        let group = f.group.as_deref().unwrap_or_else(|| crate::template::default_group(&name));
+        let group = f.group.as_deref().unwrap_or_else(|| crate::spec::default_group(&name));
         let group = group_index(&mut sim.groups, &mut groups, group);
         sim.apps.push(AppSlot {
             app: AnyApp::Bulk(Bulk { flow: fid, bytes: app_bytes }),

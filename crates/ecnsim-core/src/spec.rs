@@ -1950,6 +1950,27 @@ fn path_string(path: &serde_path_to_error::Path) -> String {
     }
 }
 
+/// The group of a flow called `name` without a `group` of its own: the name
+/// without a trailing index and the separator before it (`fragile12`,
+/// `fragile-12` -> `fragile`); a name without a trailing number, or nothing
+/// but one, is its own group. (`ecnsim.scenario.paths.default_group` is the
+/// same rule, for selectors; the builder, the validator and the templates use
+/// this one.)
+#[must_use]
+pub fn default_group(name: &str) -> &str {
+    let stripped = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if stripped.len() == name.len() {
+        return name;
+    }
+    let stripped =
+        stripped.trim_end_matches(|c: char| matches!(c, '_' | '-' | '.' | ':' | '#') || c.is_ascii_whitespace());
+    if stripped.is_empty() {
+        name
+    } else {
+        stripped
+    }
+}
+
 /// The error for `msg` at `path`, moved down to the deepest field the
 /// document shows and worded without Rust type names; `position` follows.
 fn refined_error(tree: Option<&parse::Tree>, path: &str, msg: &str, position: &str) -> SimError {

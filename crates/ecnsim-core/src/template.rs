@@ -531,25 +531,7 @@ fn parking_lot(
 // Flow groups
 // ---------------------------------------------------------------------------
 
-/// The group of a flow called `name` without a `group` of its own: the name
-/// without a trailing index and the separator before it (`fragile12`,
-/// `fragile-12` -> `fragile`); a name without a trailing number, or nothing
-/// but one, is its own group. (`ecnsim.scenario.paths.default_group` is the
-/// same rule, for selectors.)
-#[must_use]
-pub fn default_group(name: &str) -> &str {
-    let stripped = name.trim_end_matches(|c: char| c.is_ascii_digit());
-    if stripped.len() == name.len() {
-        return name;
-    }
-    let stripped =
-        stripped.trim_end_matches(|c: char| matches!(c, '_' | '-' | '.' | ':' | '#') || c.is_ascii_whitespace());
-    if stripped.is_empty() {
-        name
-    } else {
-        stripped
-    }
-}
+pub use crate::spec::default_group;
 
 /// A node-name pattern: literal text and `{i}`.
 enum Piece<'a> {

@@ -514,7 +514,7 @@ impl ScenarioSpec {
                 .flows
                 .iter()
                 .zip(&flow_names)
-                .map(|(f, n)| f.group.clone().unwrap_or_else(|| crate::template::default_group(n).to_owned()))
+                .map(|(f, n)| f.group.clone().unwrap_or_else(|| crate::spec::default_group(n).to_owned()))
                 .chain(self.apps.iter().zip(&app_names).map(|(a, n)| a.group.clone().unwrap_or_else(|| n.clone())));
             for g in groups {
                 if !known.contains(&g) {
