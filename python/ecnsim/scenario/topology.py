@@ -59,6 +59,33 @@ def _waves(starts: Sequence[Any]) -> list[tuple[int, int, Any]]:
     return out
 
 
+def _template_scenario(
+    kind: str,
+    duration: Quantity,
+    *,
+    name: str,
+    seed: int | None,
+    warmup: Quantity | None,
+    sample_interval: Quantity | None,
+    profile: str | None,
+    tcp: Mapping[str, Any] | None,
+    **fields: Any,
+) -> Scenario:
+    """A scenario holding one ``[topology]`` template of ``kind`` with ``fields``."""
+    sc = Scenario(
+        duration,
+        name=name,
+        seed=seed,
+        warmup=warmup,
+        sample_interval=sample_interval,
+        profile=profile,
+    )
+    if tcp is not None:
+        sc.tcp(**tcp)
+    sc.topology(kind, **fields)
+    return sc
+
+
 def dumbbell(
     n_flows: int,
     *,
@@ -113,18 +140,15 @@ def dumbbell(
         waves = _waves(list(start))
     else:
         waves = [(0, n_flows, start)]
-    sc = Scenario(
+    sc = _template_scenario(
+        "dumbbell",
         duration,
         name=name or f"dumbbell-{n_flows}",
         seed=seed,
         warmup=warmup,
         sample_interval=sample_interval,
         profile=profile,
-    )
-    if tcp is not None:
-        sc.tcp(**tcp)
-    sc.topology(
-        "dumbbell",
+        tcp=tcp,
         senders=n_flows,
         bottleneck_rate=bottleneck_rate,
         bottleneck_delay=bottleneck_delay,
@@ -216,18 +240,15 @@ def hetero_rtt(
     if not starts:
         raise ValueError("starts must hold at least one start time")
     total = sum(counts)
-    sc = Scenario(
+    sc = _template_scenario(
+        "hetero_rtt",
         duration,
         name=name or f"hetero-rtt-{total}",
         seed=seed,
         warmup=warmup,
         sample_interval=sample_interval,
         profile=profile,
-    )
-    if tcp is not None:
-        sc.tcp(**tcp)
-    sc.topology(
-        "hetero_rtt",
+        tcp=tcp,
         groups=list(groups),
         counts=counts,
         delays=list(access_delays),
@@ -302,24 +323,21 @@ def parking_lot(
     cross + j``), running flows ``cross{k}`` (group ``cross``) with
     ``cross_app`` (default: ``app``). Every access link is named after its host.
     """
-    many = {}
+    many: dict[str, Any] = {}
     for key, value in (("rate", bottleneck_rate), ("delay", bottleneck_delay)):
         if isinstance(value, Sequence) and not isinstance(value, str):
             many[f"hop_{key}s"] = list(value)
         else:
             many[f"bottleneck_{key}"] = value
-    sc = Scenario(
+    sc = _template_scenario(
+        "parking_lot",
         duration,
         name=name or f"parking-lot-{hops}",
         seed=seed,
         warmup=warmup,
         sample_interval=sample_interval,
         profile=profile,
-    )
-    if tcp is not None:
-        sc.tcp(**tcp)
-    sc.topology(
-        "parking_lot",
+        tcp=tcp,
         hops=hops,
         senders=senders,
         cross=cross,
