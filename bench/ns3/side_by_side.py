@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""ecnsim beside the ns-3 PyPI wheel on the same scenarios, whole process, one after the other.
+"""ecnsim beside ns-3 (the PyPI wheel and a release build) on the same scenarios.
 
 Run with ecnsim's Python from the repository root; ns-3 runs in its own
 virtual environment (``pip install ns3`` there; never a dependency of
-ecnsim), named by ``--ns3-python`` or ``$NS3_PYTHON``::
+ecnsim), named by ``--ns3-python`` or ``$NS3_PYTHON``, and, with
+``--ns3-release DIR``, as the C++ program ``cpp/scenarios.cc`` compiled
+against the optimized ns-3 build in ``DIR`` (an ns-3 source tree built with
+``./ns3 configure -d optimized``; see README.md)::
 
     .venv/bin/python bench/ns3/side_by_side.py      # hetero N = 30, 120; dumbbell 100 flows
     .venv/bin/python bench/ns3/side_by_side.py --n 30 120 600 --dumbbell --repeat 2
+    .venv/bin/python bench/ns3/side_by_side.py --ns3-release "$NS3_RELEASE"   # all three sides
+    .venv/bin/python bench/ns3/side_by_side.py --sides release --ns3-release DIR   # one side only
+    .venv/bin/python bench/ns3/side_by_side.py --merge results/a.json results/b.json
 
 Scenarios:
 
@@ -24,13 +30,19 @@ Scenarios:
   matches to ns-3's ``RedQueueDisc`` (``validation/ns3/README.md``).
 
 Each run is a fresh process, timed as a
-whole (interpreter start-up, imports, build, simulation and output: ecnsim
-writes its Parquet tables, ns-3 its JSON), with its CPU time and peak
-memory from ``wait4``. Aggregate goodput is printed beside, so that like is
-compared with like. Wall-clock figures depend on the load of the machine:
-the 1-minute load average is recorded before and after each run.
+whole (interpreter or program start-up, imports, build, simulation and
+output: ecnsim writes its Parquet tables, ns-3 its JSON), with its CPU time
+and peak memory from GNU time, and each side also reports the CPU time of
+the simulation alone (``run_cpu_s``: ecnsim's ``Simulation.run``, ns-3's
+``Simulator::Run`` calls). Aggregate goodput and packet-hops are printed
+beside, so that like is compared with like. Wall-clock figures depend on
+the load of the machine: the 1-minute load average is recorded before and
+after each run.
 
-Writes ``bench/ns3/results/<date>.json`` and prints a Markdown table.
+Writes ``bench/ns3/results/<date>.json`` and prints two Markdown tables (CPU
+time; like for like). ``--merge`` combines the sides of several result files
+(say, the wheel measured in one session and the release build in another)
+into one file and its tables.
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +62,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 NS3_SCRIPT = ROOT / "validation" / "ns3_red" / "ns3_hetero.py"
 NS3_DUMBBELL = ROOT / "validation" / "ns3" / "ns3_dumbbell.py"
+NS3_CPP = Path(__file__).resolve().parent / "cpp" / "scenarios.cc"
+#: The sides a run can measure: ecnsim, the ns-3 wheel (Python bindings), the release C++ build.
+SIDES = ("ecnsim", "wheel", "release")
+#: Result keys of each side (the wheel's is "ns3", as in the result files before the release build).
+SIDE_KEY = {"ecnsim": "ecnsim", "wheel": "ns3", "release": "ns3_release"}
 DURATION = 100.0
 WARMUP = 20.0
 DUMBBELL_DURATION = 60.0
@@ -71,14 +89,17 @@ DUMBBELL_RED: dict[str, Any] = {
 
 #: The ecnsim side: a whole process that reads the scenario, runs it and writes Parquet.
 ECNSIM_RUN = """
-import json, sys
+import json, sys, time
 import ecnsim
 sc = ecnsim.Scenario.from_dict(json.load(open(sys.argv[1])))
 sim = ecnsim.Simulation(sc)
+t0 = time.process_time()
 res = sim.run()
+run_cpu_s = time.process_time() - t0
 res.write_parquet(sys.argv[2])
 flows = res.table("flows")
-print(json.dumps({"rx_bytes": [int(x) for x in flows["bytes_delivered"]], **sim.perf()}))
+rx = [int(x) for x in flows["bytes_delivered"]]
+print(json.dumps({"rx_bytes": rx, "run_cpu_s": run_cpu_s, **sim.perf()}))
 """
 
 
@@ -105,24 +126,59 @@ def _run_measured(cmd: list[str]) -> dict[str, Any]:
     }
 
 
-def run_pair(n: int, ns3_python: str, workdir: Path) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "validation" / "ns3_red"))
-    from compare import ecnsim_scenario  # type: ignore[import-not-found]
-
-    spec = workdir / f"hetero-{n}.json"
-    spec.write_text(json.dumps(ecnsim_scenario(n, "red", 1).to_dict()))
-    ours = _run_measured([sys.executable, "-c", ECNSIM_RUN, str(spec), str(workdir / f"out-{n}")])
-    ours_out = json.loads(ours.pop("stdout").strip().splitlines()[-1])
-    cfg = {"n": n, "mode": "red", "seed": 1, "duration": DURATION, "warmup": WARMUP}
-    theirs = _run_measured([ns3_python, str(NS3_SCRIPT), json.dumps(cfg)])
-    ns3_out = json.loads(theirs.pop("stdout").strip().splitlines()[-1])
-    span = DURATION - WARMUP
+def _ecnsim_side(spec: Path, out: Path, span: float) -> dict[str, Any]:
+    """ecnsim as a whole process: read the scenario, run it, write Parquet."""
+    ours = _run_measured([sys.executable, "-c", ECNSIM_RUN, str(spec), str(out)])
+    res = json.loads(ours.pop("stdout").strip().splitlines()[-1])
     # ecnsim's bytes_delivered counts from the warm-up (the scenario sets it), as ns-3's rx does.
-    ours["goodput_mbps"] = sum(ours_out["rx_bytes"]) * 8 / span / 1e6
-    ours["packet_hops"] = ours_out["packet_hops"]
-    ours["events"] = ours_out["events"]
-    theirs["goodput_mbps"] = sum(f["rx_bytes"] for f in ns3_out["flows"]) * 8 / span / 1e6
-    return {"scenario": f"hetero N = {n}, RED, 100 s", "n": n, "ecnsim": ours, "ns3": theirs}
+    ours["goodput_mbps"] = sum(res["rx_bytes"]) * 8 / span / 1e6
+    for key in ("run_cpu_s", "packet_hops", "events"):
+        ours[key] = res[key]
+    ours["commit"] = _ecnsim_commit()
+    return ours
+
+
+def _wheel_side(script: Path, cfg: dict[str, Any], ns3_python: str, span: float) -> dict[str, Any]:
+    """The ns-3 wheel as a whole process: one of the validation scripts, through its bindings."""
+    theirs = _run_measured([ns3_python, str(script), json.dumps(cfg)])
+    res = json.loads(theirs.pop("stdout").strip().splitlines()[-1])
+    theirs["goodput_mbps"] = sum(f["rx_bytes"] for f in res["flows"]) * 8 / span / 1e6
+    for key in ("run_cpu_s", "packet_hops", "events"):
+        theirs[key] = res.get(key)
+    theirs["bottleneck"] = res["bottleneck"]
+    return theirs
+
+
+def _release_side(exe: Path, args: list[str], span: float) -> dict[str, Any]:
+    """Release ns-3 as a whole process: ``cpp/scenarios.cc`` built against the optimized build."""
+    rel = _run_measured([str(exe), *args])
+    res = json.loads(rel.pop("stdout").strip().splitlines()[-1])
+    rel["goodput_mbps"] = sum(res["rx_bytes"]) * 8 / span / 1e6
+    for key in ("run_cpu_s", "packet_hops", "events", "bottleneck", "simulator"):
+        rel[key] = res[key]
+    return rel
+
+
+def run_pair(
+    n: int, sides: list[str], ns3_python: str, exe: Path | None, workdir: Path
+) -> dict[str, Any]:
+    """The hetero star of ``n`` sources (RED, 100 s) on each of ``sides``."""
+    span = DURATION - WARMUP
+    record: dict[str, Any] = {"scenario": f"hetero N = {n}, RED, 100 s", "n": n}
+    if "ecnsim" in sides:
+        sys.path.insert(0, str(ROOT / "validation" / "ns3_red"))
+        from compare import ecnsim_scenario  # type: ignore[import-not-found]
+
+        spec = workdir / f"hetero-{n}.json"
+        spec.write_text(json.dumps(ecnsim_scenario(n, "red", 1).to_dict()))
+        record["ecnsim"] = _ecnsim_side(spec, workdir / f"out-{n}", span)
+    if "wheel" in sides:
+        cfg = {"n": n, "mode": "red", "seed": 1, "duration": DURATION, "warmup": WARMUP}
+        record["ns3"] = _wheel_side(NS3_SCRIPT, cfg, ns3_python, span)
+    if "release" in sides and exe is not None:
+        args = ["--scenario=hetero", f"--n={n}", "--seed=1", f"--duration={DURATION:g}"]
+        record["ns3_release"] = _release_side(exe, [*args, f"--warmup={WARMUP:g}"], span)
+    return record
 
 
 def dumbbell_cfg(n: int) -> dict[str, Any]:
@@ -157,29 +213,99 @@ def dumbbell_cfg(n: int) -> dict[str, Any]:
     }
 
 
-def run_dumbbell_pair(n: int, ns3_python: str, workdir: Path) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "validation" / "ns3"))
-    from compare_tcp_ecn import ecnsim_scenario as dumbbell_scenario  # type: ignore[import-not-found]
-
+def run_dumbbell_pair(
+    n: int, sides: list[str], ns3_python: str, exe: Path | None, workdir: Path
+) -> dict[str, Any]:
+    """The RED+ECN dumbbell of ``n`` flows (60 s) on each of ``sides``."""
     cfg = dumbbell_cfg(n)
-    spec = workdir / f"dumbbell-{n}.json"
-    sc = dumbbell_scenario(cfg, n_flows=n, sample_interval=None)
-    spec.write_text(json.dumps(sc.to_dict()))
-    ours = _run_measured([sys.executable, "-c", ECNSIM_RUN, str(spec), str(workdir / f"db-{n}")])
-    ours_out = json.loads(ours.pop("stdout").strip().splitlines()[-1])
-    theirs = _run_measured([ns3_python, str(NS3_DUMBBELL), json.dumps(cfg)])
-    ns3_out = json.loads(theirs.pop("stdout").strip().splitlines()[-1])
     span = DUMBBELL_DURATION - DUMBBELL_WARMUP
-    ours["goodput_mbps"] = sum(ours_out["rx_bytes"]) * 8 / span / 1e6
-    ours["packet_hops"] = ours_out["packet_hops"]
-    ours["events"] = ours_out["events"]
-    theirs["goodput_mbps"] = sum(f["rx_bytes"] for f in ns3_out["flows"]) * 8 / span / 1e6
-    return {
+    record: dict[str, Any] = {
         "scenario": f"dumbbell {n} flows, RED+ECN, {DUMBBELL_DURATION:.0f} s",
         "n": n,
-        "ecnsim": ours,
-        "ns3": theirs,
     }
+    if "ecnsim" in sides:
+        sys.path.insert(0, str(ROOT / "validation" / "ns3"))
+        from compare_tcp_ecn import (  # type: ignore[import-not-found]
+            ecnsim_scenario as dumbbell_scenario,
+        )
+
+        spec = workdir / f"dumbbell-{n}.json"
+        sc = dumbbell_scenario(cfg, n_flows=n, sample_interval=None)
+        spec.write_text(json.dumps(sc.to_dict()))
+        record["ecnsim"] = _ecnsim_side(spec, workdir / f"db-{n}", span)
+    if "wheel" in sides:
+        record["ns3"] = _wheel_side(NS3_DUMBBELL, cfg, ns3_python, span)
+    if "release" in sides and exe is not None:
+        # scenarios.cc holds dumbbell_cfg()'s settings; only the flow count and times vary.
+        args = ["--scenario=dumbbell", f"--n={n}", f"--duration={DUMBBELL_DURATION:g}"]
+        record["ns3_release"] = _release_side(exe, [*args, f"--warmup={DUMBBELL_WARMUP:g}"], span)
+    return record
+
+
+def build_release(tree: Path) -> tuple[Path, dict[str, Any]]:
+    """Compile ``cpp/scenarios.cc`` against the optimized ns-3 build in ``tree``.
+
+    ``tree`` is an ns-3 source tree configured with ``-d optimized`` and built: its
+    ``build/lib`` holds ``libns<version>-<module>-optimized.so``. The program goes to
+    ``tree/build/ecnsim-bench/`` (outside this repository) and is rebuilt when the source
+    is newer. Compiled with the flags ns-3's optimized profile uses for its own programs.
+    """
+    tree = tree.resolve()
+    version_file = tree / "VERSION"
+    if not version_file.is_file():
+        raise SystemExit(f"--ns3-release {tree}: no VERSION file; expected an ns-3 source tree")
+    version = version_file.read_text().strip()
+    lib_dir = tree / "build" / "lib"
+    libs = sorted(lib_dir.glob(f"libns{version}-*-optimized.so"))
+    if not libs:
+        raise SystemExit(
+            f"--ns3-release {tree}: no libns{version}-*-optimized.so in {lib_dir}; configure "
+            "with ./ns3 configure -d optimized and build first (bench/ns3/README.md)"
+        )
+    exe = tree / "build" / "ecnsim-bench" / "scenarios"
+    cmd = [
+        shutil.which("g++") or "g++",
+        "-std=gnu++17",
+        "-O3",
+        "-DNDEBUG",
+        "-march=native",
+        "-mtune=native",
+        "-DNS3_BUILD_PROFILE_OPTIMIZED",
+        f'-DECNSIM_NS3_VERSION="{version}"',
+        f"-I{tree / 'build' / 'include'}",
+        str(NS3_CPP),
+        "-o",
+        str(exe),
+        f"-L{lib_dir}",
+        f"-Wl,-rpath,{lib_dir}",
+        *[f"-l{lib.name[3:-3]}" for lib in libs],
+    ]
+    if not exe.exists() or exe.stat().st_mtime < NS3_CPP.stat().st_mtime:
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        print(f"compiling {NS3_CPP.name} against ns-3 {version} (optimized) ...", flush=True)
+        subprocess.run(cmd, check=True)
+    info = {"tree": str(tree), "version": version, "profile": "optimized", "compile": cmd}
+    return exe, info
+
+
+def _ecnsim_commit() -> str:
+    """The commit of the ecnsim tree measured (with ``+dirty`` if it has local changes)."""
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates", "python"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return rev + ("+dirty" if dirty else "")
 
 
 def machine() -> dict[str, Any]:
@@ -199,23 +325,84 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _cpu(side: dict[str, Any] | None) -> str:
+    if side is None:
+        return "-"
+    run = side.get("run_cpu_s")
+    return f"{side['cpu_s']:.2f} s / " + (f"{run:.2f} s" if run is not None else "-")
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.0f}x" if a and b else "-"
+
+
+def _three(r: dict[str, Any], key: str, fmt: str) -> str:
+    vals = [r.get(SIDE_KEY[s], {}).get(key) for s in SIDES]
+    return " / ".join("-" if v is None else format(v, fmt) for v in vals)
+
+
 def table(records: list[dict[str, Any]]) -> str:
+    """Two Markdown tables: CPU time and speed-ups; like for like (goodput, hops, memory)."""
     lines = [
-        "| scenario | ecnsim whole process (wall / CPU) | ns-3 wheel (wall / CPU) | speed-up (CPU) "
-        "| goodput ecnsim / ns-3 (Mb/s) | peak memory ecnsim / ns-3 (MiB) | load (1 min) |",
-        "|---|---|---|---|---|---|---|",
+        "| scenario | ecnsim CPU: whole / simulation | ns-3 wheel CPU: whole / simulation "
+        "| release ns-3 CPU: whole / simulation | wheel / ecnsim, whole "
+        "| release / ecnsim, simulation | wheel / ecnsim, simulation | load (1 min) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
-        e, t = r["ecnsim"], r["ns3"]
-
+        e, w, rel = (r.get(SIDE_KEY[s]) for s in SIDES)
+        present = [x for x in (e, w, rel) if x]
+        loads = [x["load_before"] for x in present] + [x["load_after"] for x in present]
         lines.append(
-            f"| {r['scenario']} | {e['wall_s']:.2f} s / {e['cpu_s']:.2f} s "
-            f"| {t['wall_s']:.1f} s / {t['cpu_s']:.1f} s | {t['cpu_s'] / e['cpu_s']:.0f}x "
-            f"| {e['goodput_mbps']:.2f} / {t['goodput_mbps']:.2f} "
-            f"| {e['peak_rss_mib']:.0f} / {t['peak_rss_mib']:.0f} "
-            f"| {e['load_before']:.1f}-{t['load_after']:.1f} |"
+            f"| {r['scenario']} | {_cpu(e)} | {_cpu(w)} | {_cpu(rel)} "
+            f"| {_ratio(w and w['cpu_s'], e and e['cpu_s'])} "
+            f"| {_ratio(rel and rel.get('run_cpu_s'), e and e.get('run_cpu_s'))} "
+            f"| {_ratio(w and w.get('run_cpu_s'), e and e.get('run_cpu_s'))} "
+            f"| {min(loads):.1f}-{max(loads):.1f} |"
+        )
+    lines += [
+        "",
+        "| scenario | goodput ecnsim / wheel / release (Mb/s) "
+        "| packet-hops ecnsim / wheel / release | peak memory ecnsim / wheel / release (MiB) |",
+        "|---|---|---|---|",
+    ]
+    for r in records:
+        lines.append(
+            f"| {r['scenario']} | {_three(r, 'goodput_mbps', '.2f')} "
+            f"| {_three(r, 'packet_hops', ',')} | {_three(r, 'peak_rss_mib', '.0f')} |"
         )
     return "\n".join(lines)
+
+
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """Combine the sides of several result files: the k-th run of a scenario in each file."""
+    docs = [json.loads(p.read_text()) for p in paths]
+    runs: list[dict[str, Any]] = []
+    for doc in docs:
+        seen: dict[str, int] = {}
+        for r in doc["runs"]:
+            k = seen.get(r["scenario"], 0)
+            seen[r["scenario"]] = k + 1
+            match = [x for x in runs if x["scenario"] == r["scenario"]]
+            if k < len(match):
+                for side in SIDE_KEY.values():
+                    if side in r and side not in match[k]:
+                        match[k][side] = r[side]
+            else:
+                runs.append(dict(r))
+    return {
+        "date": max(d["date"] for d in docs),
+        "merged_from": [
+            {"file": p.name, "date": d["date"]} for p, d in zip(paths, docs, strict=True)
+        ],
+        "machine": docs[-1]["machine"],
+        **(
+            {"ns3_release": d["ns3_release"]}
+            if (d := next((x for x in docs if "ns3_release" in x), None))
+            else {}
+        ),
+        "runs": runs,
+    }
 
 
 def main() -> int:
@@ -236,27 +423,66 @@ def main() -> int:
         default=os.environ.get("NS3_PYTHON", "/work/ns3venv/bin/python"),
         help="the Python of the ns-3 virtual environment",
     )
+    ap.add_argument(
+        "--ns3-release",
+        type=Path,
+        metavar="DIR",
+        help="an ns-3 source tree built with ./ns3 configure -d optimized: also run the scenarios "
+        "as cpp/scenarios.cc compiled against it",
+    )
+    ap.add_argument(
+        "--sides",
+        nargs="+",
+        choices=SIDES,
+        help="what to run (default: ecnsim and the wheel, and release with --ns3-release)",
+    )
+    ap.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="run nothing: combine the sides of these result files into one",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "ns3" / "results")
     args = ap.parse_args()
-    records = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in args.n:
-            for _ in range(args.repeat):
-                r = run_pair(n, args.ns3_python, Path(tmp))
-                records.append(r)
-                print(table([r]).splitlines()[-1], flush=True)
-        for n in args.dumbbell:
-            for _ in range(args.repeat):
-                r = run_dumbbell_pair(n, args.ns3_python, Path(tmp))
-                records.append(r)
-                print(table([r]).splitlines()[-1], flush=True)
-    now = dt.datetime.now(dt.timezone.utc)
-    doc = {"date": now.isoformat(timespec="seconds"), "machine": machine(), "runs": records}
+    if args.merge:
+        doc = merge(args.merge)
+    else:
+        sides = args.sides or ["ecnsim", "wheel", *(["release"] if args.ns3_release else [])]
+        if "release" in sides and args.ns3_release is None:
+            ap.error("--sides release needs --ns3-release DIR")
+        exe, release_info = build_release(args.ns3_release) if "release" in sides else (None, None)
+        records = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in args.n:
+                for _ in range(args.repeat):
+                    r = run_pair(n, sides, args.ns3_python, exe, Path(tmp))
+                    records.append(r)
+                    print(
+                        r["scenario"],
+                        json.dumps({k: v for k, v in r.items() if k in SIDE_KEY.values()}),
+                        flush=True,
+                    )
+            for n in args.dumbbell:
+                for _ in range(args.repeat):
+                    r = run_dumbbell_pair(n, sides, args.ns3_python, exe, Path(tmp))
+                    records.append(r)
+                    print(
+                        r["scenario"],
+                        json.dumps({k: v for k, v in r.items() if k in SIDE_KEY.values()}),
+                        flush=True,
+                    )
+        now = dt.datetime.now(dt.timezone.utc)
+        doc = {"date": now.isoformat(timespec="seconds"), "machine": machine(), "sides": sides}
+        if release_info:
+            doc["ns3_release"] = release_info
+        doc["runs"] = records
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{now:%Y-%m-%dT%H%M}.json"
+    stamp = dt.datetime.fromisoformat(doc["date"])
+    path = args.out / f"{stamp:%Y-%m-%dT%H%M}{'-merged' if args.merge else ''}.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"\n{doc['date']}, {doc['machine']['cpu']} ({doc['machine']['cpus']} CPUs)\n")
-    print(table(records))
+    print(table(doc["runs"]))
     print(f"\nwritten to {path}")
     return 0
 

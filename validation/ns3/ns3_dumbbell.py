@@ -71,8 +71,10 @@ start to the last byte of a finite transfer at the sink, or null),
 ``data_segments_sent``, ``retransmissions``, ``fast_recoveries`` (entries
 into CA_RECOVERY) and ``timeouts`` (entries into CA_LOSS), all over [warmup,
 end]), ``bottleneck`` (``drops``, ``arrivals`` over [warmup, end],
-``drops_total``), and the ``config`` used. A JSON list of descriptions runs
-them one after the other in this process and prints a list of results.
+``drops_total``), ``packet_hops`` and ``events`` of the whole run,
+``run_cpu_s`` (CPU seconds inside ``Simulator::Run``: the simulation alone),
+and the ``config`` used. A JSON list of descriptions runs them one after the
+other in this process and prints a list of results.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ import json
 import math
 import os
 import sys
+import time
 from typing import Any
 
 DEFAULTS: dict[str, Any] = {
@@ -507,9 +510,17 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     rx_at_warmup = [0] * n
     snd_at_warmup = [dict.fromkeys(_sender_counts(snd), 0) for snd in sender_probes]
     drops_at_warmup = arrivals_at_warmup = marks_at_warmup = 0
-    if warmup > 0:
-        ns.Simulator.Stop(sec(warmup).Get())
+    run_cpu = 0.0  # CPU seconds inside Simulator::Run (the simulation alone)
+
+    def run_for(span: float) -> None:
+        nonlocal run_cpu
+        ns.Simulator.Stop(sec(span).Get())
+        t0 = time.process_time()
         ns.Simulator.Run()
+        run_cpu += time.process_time() - t0
+
+    if warmup > 0:
+        run_for(warmup)
         rx_at_warmup = [int(sp.total) for sp in sink_probes]
         snd_at_warmup = [_sender_counts(snd) for snd in sender_probes]
         qs = qstats()
@@ -518,8 +529,7 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
             qs["arrivals"],
             qs["marks"],
         )
-    ns.Simulator.Stop(sec(duration - warmup).Get())
-    ns.Simulator.Run()
+    run_for(duration - warmup)
     end = ns.Simulator.Now().GetSeconds()
 
     flows = []
@@ -576,10 +586,31 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
             "reverse_drops_total": int(bn_queue_back.GetTotalDroppedPackets()),
         },
         "removed_qdiscs": removed_qdiscs,
+        "packet_hops": packet_hops(ns),
+        "events": int(ns.Simulator.GetEventCount()),
+        "run_cpu_s": run_cpu,
         "config": {**cfg, "tcp": tcp, "queue": q},
     }
     ns.Simulator.Destroy()
     return out
+
+
+def packet_hops(ns: Any) -> int:
+    """Packets whose transmission started on a point-to-point device, over the whole run.
+
+    Every packet a PointToPointNetDevice sends passes through its device queue: the
+    queue's successful enqueues minus what it still holds (bench/ns3/cpp/scenarios.cc
+    counts the same way).
+    """
+    hops = 0
+    for i in range(ns.NodeList.GetNNodes()):
+        node = ns.NodeList.GetNode(i)
+        for d in range(node.GetNDevices()):
+            dev = node.GetDevice(d).GetObject[ns.PointToPointNetDevice]()
+            if dev:
+                q = dev.GetQueue()
+                hops += int(q.GetTotalReceivedPackets()) - int(q.GetNPackets())
+    return hops
 
 
 def _sender_counts(snd: Any) -> dict[str, int]:

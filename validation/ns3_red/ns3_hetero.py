@@ -29,10 +29,12 @@ transmit, DelAckCount 1, SegmentSize 960 (IP packet 1000 B, 1002 B on the
 PPP wire), InitialCwnd 1, initial RTO 1 s, MinRto 1 s, clock granularity
 1 ms, RcvBufSize 64 * 960 (the 64-packet window), SndBufSize 128 KiB, UseEcn On in ECN mode.
 
-Output: JSON with per-flow goodput, entries into TCP's Loss state (first
-timeouts), every retransmission-timer expiry (``rto_expiries``, ecnsim's
-``rto_count``) and entries into the Recovery state (fast retransmits) over [warmup, duration], and
-the queue disc's drop / mark counters by reason over the same interval.
+Output: JSON with per-flow goodput, the packet-hops and events of the whole
+run, the CPU time spent inside ``Simulator::Run`` (``run_cpu_s``, the
+simulation alone), entries into TCP's Loss state (first timeouts), every
+retransmission-timer expiry (``rto_expiries``, ecnsim's ``rto_count``) and
+entries into the Recovery state (fast retransmits) over [warmup, duration],
+and the queue disc's drop / mark counters by reason over the same interval.
 """
 
 from __future__ import annotations
@@ -40,7 +42,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ns3"))
+from ns3_dumbbell import packet_hops
 
 DELAYS = (0.145, 0.045, 0.005)  # fragile, average, robust
 GROUPS = ("fragile", "average", "robust")
@@ -296,8 +302,16 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         app.SetStartTime(sec(start).Get())
 
     # Every sender's socket exists once the last application has started (2 s).
-    ns.Simulator.Stop(sec(2.5).Get())
-    ns.Simulator.Run()
+    run_cpu = 0.0  # CPU seconds inside Simulator::Run (the simulation alone)
+
+    def run_for(span: float) -> None:
+        nonlocal run_cpu
+        ns.Simulator.Stop(sec(span).Get())
+        t0 = time.process_time()
+        ns.Simulator.Run()
+        run_cpu += time.process_time() - t0
+
+    run_for(2.5)
     cong_probes = []
     for i in range(n):
         cp = probes.CongProbe()
@@ -305,19 +319,19 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         probes.ConnectCong(f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/CongState", cp)
         probes.ConnectRto(f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/RTO", cp)
         cong_probes.append(cp)
-    ns.Simulator.Stop(sec(warmup - 2.5).Get())
-    ns.Simulator.Run()
+    run_for(warmup - 2.5)
     rx0 = [int(sp.total) for sp in sink_probes]
     c0 = [(int(cp.loss), int(cp.recovery), int(cp.expiries)) for cp in cong_probes]
     q0 = _qstats(qd)
-    ns.Simulator.Stop(sec(duration - warmup).Get())
-    ns.Simulator.Run()
+    run_for(duration - warmup)
     rx = [int(sp.total) - r for sp, r in zip(sink_probes, rx0, strict=True)]
     cong = [
         (int(cp.loss) - a, int(cp.recovery) - b, int(cp.expiries) - c)
         for cp, (a, b, c) in zip(cong_probes, c0, strict=True)
     ]
     q1 = _qstats(qd)
+    hops = packet_hops(ns)
+    events = int(ns.Simulator.GetEventCount())
     ns.Simulator.Destroy()
     span = duration - warmup
     return {
@@ -337,6 +351,9 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
             for i in range(n)
         ],
         "bottleneck": {k: q1[k] - q0[k] for k in q1},
+        "packet_hops": hops,
+        "events": events,
+        "run_cpu_s": run_cpu,
         "config": {
             **cfg,
             "tcp": tcp,
