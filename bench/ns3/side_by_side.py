@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import os
 import platform
@@ -126,6 +127,21 @@ def _run_measured(cmd: list[str]) -> dict[str, Any]:
     }
 
 
+def _validation_module(subdir: str, name: str) -> Any:
+    """Import ``validation/<subdir>/<name>.py``, whose ecnsim scenarios the side by side runs.
+
+    Both validation directories have a ``compare.py`` (and ``compare_tcp_ecn`` imports its
+    own), so the one cached from the other directory is dropped first.
+    """
+    sys.modules.pop("compare", None)
+    path = str(ROOT / "validation" / subdir)
+    sys.path.insert(0, path)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(path)
+
+
 def _ecnsim_side(spec: Path, out: Path, span: float) -> dict[str, Any]:
     """ecnsim as a whole process: read the scenario, run it, write Parquet."""
     ours = _run_measured([sys.executable, "-c", ECNSIM_RUN, str(spec), str(out)])
@@ -166,11 +182,9 @@ def run_pair(
     span = DURATION - WARMUP
     record: dict[str, Any] = {"scenario": f"hetero N = {n}, RED, 100 s", "n": n}
     if "ecnsim" in sides:
-        sys.path.insert(0, str(ROOT / "validation" / "ns3_red"))
-        from compare import ecnsim_scenario  # type: ignore[import-not-found]
-
+        compare = _validation_module("ns3_red", "compare")
         spec = workdir / f"hetero-{n}.json"
-        spec.write_text(json.dumps(ecnsim_scenario(n, "red", 1).to_dict()))
+        spec.write_text(json.dumps(compare.ecnsim_scenario(n, "red", 1).to_dict()))
         record["ecnsim"] = _ecnsim_side(spec, workdir / f"out-{n}", span)
     if "wheel" in sides:
         cfg = {"n": n, "mode": "red", "seed": 1, "duration": DURATION, "warmup": WARMUP}
@@ -224,13 +238,9 @@ def run_dumbbell_pair(
         "n": n,
     }
     if "ecnsim" in sides:
-        sys.path.insert(0, str(ROOT / "validation" / "ns3"))
-        from compare_tcp_ecn import (  # type: ignore[import-not-found]
-            ecnsim_scenario as dumbbell_scenario,
-        )
-
+        compare_tcp_ecn = _validation_module("ns3", "compare_tcp_ecn")
         spec = workdir / f"dumbbell-{n}.json"
-        sc = dumbbell_scenario(cfg, n_flows=n, sample_interval=None)
+        sc = compare_tcp_ecn.ecnsim_scenario(cfg, n_flows=n, sample_interval=None)
         spec.write_text(json.dumps(sc.to_dict()))
         record["ecnsim"] = _ecnsim_side(spec, workdir / f"db-{n}", span)
     if "wheel" in sides:
@@ -289,16 +299,21 @@ def build_release(tree: Path) -> tuple[Path, dict[str, Any]]:
 
 
 def _ecnsim_commit() -> str:
-    """The commit of the ecnsim tree measured (with ``+dirty`` if it has local changes)."""
+    """The last commit that changed ecnsim's code (``crates/``, ``python/``, the build files).
+
+    Commits that touch only the benchmarks or docs leave the simulator measured unchanged, so
+    this names the simulator, not the benchmark; ``+dirty`` if the code has local changes.
+    """
+    code = ["crates", "python", "Cargo.toml", "Cargo.lock", "pyproject.toml"]
     try:
         rev = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            ["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", *code],
             capture_output=True,
             text=True,
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "crates", "python"],
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", *code],
             capture_output=True,
             text=True,
             check=True,

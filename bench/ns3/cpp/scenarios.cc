@@ -351,7 +351,7 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
                          "Ns1Compat",
                          BooleanValue(false));
     Ptr<QueueDisc> qd = red.Install(bn.Get(0)).Get(0);
-    qd->AssignStreams(1000 + seed);
+    DynamicCast<RedQueueDisc>(qd)->AssignStreams(1000 + seed);
     addr.SetBase(Ipv4Address("10.255.0.0"), Ipv4Mask("255.255.255.0"));
     Ipv4InterfaceContainer bnIf = addr.Assign(bn);
     Ipv4Address sinkAddr = bnIf.GetAddress(1);
