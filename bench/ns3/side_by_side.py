@@ -64,6 +64,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NS3_SCRIPT = ROOT / "validation" / "ns3_red" / "ns3_hetero.py"
 NS3_DUMBBELL = ROOT / "validation" / "ns3" / "ns3_dumbbell.py"
 NS3_CPP = Path(__file__).resolve().parent / "cpp" / "scenarios.cc"
+NS3_DEFAULTS_CPP = Path(__file__).resolve().parent / "cpp" / "ns3_defaults.cc"
+NS3_DEFAULTS_PY = Path(__file__).resolve().parent / "ns3_defaults.py"
 #: The sides a run can measure: ecnsim, the ns-3 wheel (Python bindings), the release C++ build.
 SIDES = ("ecnsim", "wheel", "release")
 #: Result keys of each side (the wheel's is "ns3", as in the result files before the release build).
@@ -272,30 +274,67 @@ def build_release(tree: Path) -> tuple[Path, dict[str, Any]]:
             f"--ns3-release {tree}: no libns{version}-*-optimized.so in {lib_dir}; configure "
             "with ./ns3 configure -d optimized and build first (bench/ns3/README.md)"
         )
-    exe = tree / "build" / "ecnsim-bench" / "scenarios"
-    cmd = [
-        shutil.which("g++") or "g++",
-        "-std=gnu++17",
-        "-O3",
-        "-DNDEBUG",
-        "-march=native",
-        "-mtune=native",
-        "-DNS3_BUILD_PROFILE_OPTIMIZED",
-        f'-DECNSIM_NS3_VERSION="{version}"',
-        f"-I{tree / 'build' / 'include'}",
-        str(NS3_CPP),
-        "-o",
-        str(exe),
-        f"-L{lib_dir}",
-        f"-Wl,-rpath,{lib_dir}",
-        *[f"-l{lib.name[3:-3]}" for lib in libs],
-    ]
-    if not exe.exists() or exe.stat().st_mtime < NS3_CPP.stat().st_mtime:
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        print(f"compiling {NS3_CPP.name} against ns-3 {version} (optimized) ...", flush=True)
-        subprocess.run(cmd, check=True)
-    info = {"tree": str(tree), "version": version, "profile": "optimized", "compile": cmd}
+    out_dir = tree / "build" / "ecnsim-bench"
+    compiles = {}
+    for source in (NS3_CPP, NS3_DEFAULTS_CPP):
+        exe = out_dir / source.stem
+        cmd = [
+            shutil.which("g++") or "g++",
+            "-std=gnu++17",
+            "-O3",
+            "-DNDEBUG",
+            "-march=native",
+            "-mtune=native",
+            "-DNS3_BUILD_PROFILE_OPTIMIZED",
+            f'-DECNSIM_NS3_VERSION="{version}"',
+            f"-I{tree / 'build' / 'include'}",
+            str(source),
+            "-o",
+            str(exe),
+            f"-L{lib_dir}",
+            f"-Wl,-rpath,{lib_dir}",
+            # Every module's library is loaded, so every TypeId is registered (ns3_defaults).
+            "-Wl,--no-as-needed",
+            *[f"-l{lib.name[3:-3]}" for lib in libs],
+        ]
+        if not exe.exists() or exe.stat().st_mtime < source.stat().st_mtime:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            print(f"compiling {source.name} against ns-3 {version} (optimized) ...", flush=True)
+            subprocess.run(cmd, check=True)
+        compiles[source.stem] = cmd
+    exe = out_dir / NS3_CPP.stem
+    info = {"tree": str(tree), "version": version, "profile": "optimized", "compile": compiles}
     return exe, info
+
+
+def defaults_diff(release_exe_dir: Path, ns3_python: str) -> dict[str, Any]:
+    """Every attribute default and global value that differs between the wheel and release ns-3.
+
+    Both sides print their ``TypeId`` attribute defaults before any ``Config::SetDefault``
+    (``ns3_defaults.py`` through the wheel's bindings, ``cpp/ns3_defaults.cc`` linked against
+    the release build). Only the types the release build registers (its modules) are compared.
+    """
+
+    def listing(cmd: list[str]) -> dict[str, str]:
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        return dict(
+            line.split(" = ", 1) if " = " in line else (line, "") for line in out.splitlines()
+        )
+
+    release = listing([str(release_exe_dir / NS3_DEFAULTS_CPP.stem)])
+    wheel = listing([ns3_python, str(NS3_DEFAULTS_PY)])
+    types = {key.rsplit("::", 1)[0] for key in release}
+    wheel = {k: v for k, v in wheel.items() if k.rsplit("::", 1)[0] in types}
+    return {
+        "compared": len(release.keys() & wheel.keys()),
+        "differ": {
+            k: {"release": release[k], "wheel": wheel[k]}
+            for k in sorted(release.keys() & wheel.keys())
+            if release[k] != wheel[k]
+        },
+        "release_only": {k: release[k] for k in sorted(release.keys() - wheel.keys())},
+        "wheel_only": {k: wheel[k] for k in sorted(wheel.keys() - release.keys())},
+    }
 
 
 def _ecnsim_commit() -> str:
@@ -458,6 +497,12 @@ def main() -> int:
         metavar="JSON",
         help="run nothing: combine the sides of these result files into one",
     )
+    ap.add_argument(
+        "--defaults-diff",
+        action="store_true",
+        help="with the wheel and --ns3-release: also record every attribute default that "
+        "differs between the two ns-3 versions",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "ns3" / "results")
     args = ap.parse_args()
     if args.merge:
@@ -491,6 +536,15 @@ def main() -> int:
         doc = {"date": now.isoformat(timespec="seconds"), "machine": machine(), "sides": sides}
         if release_info:
             doc["ns3_release"] = release_info
+        if args.defaults_diff and exe is not None:
+            diff = defaults_diff(exe.parent, args.ns3_python)
+            doc["ns3_defaults_diff"] = diff
+            print(f"\nns-3 defaults: {diff['compared']} attributes compared; differing:")
+            for key, v in diff["differ"].items():
+                print(f"  {key}: release {v['release']!r}, wheel {v['wheel']!r}")
+            for side in ("release_only", "wheel_only"):
+                for key, v in diff[side].items():
+                    print(f"  {key} = {v!r} ({side.replace('_', ' ')})")
         doc["runs"] = records
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.fromisoformat(doc["date"])
