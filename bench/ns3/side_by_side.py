@@ -68,6 +68,17 @@ NS3_DEFAULTS_CPP = Path(__file__).resolve().parent / "cpp" / "ns3_defaults.cc"
 NS3_DEFAULTS_PY = Path(__file__).resolve().parent / "ns3_defaults.py"
 #: The sides a run can measure: ecnsim, the ns-3 wheel (Python bindings), the release C++ build.
 SIDES = ("ecnsim", "wheel", "release")
+#: The per-flow sender counters of the ns-3 scripts (hetero; dumbbell) the results sum up.
+SENDER_COUNTERS = (
+    "loss_entries",
+    "recovery_entries",
+    "rto_expiries",
+    "data_segments_sent",
+    "retransmissions",
+    "fast_recoveries",
+    "timeouts",
+    "ecn_reductions",
+)
 #: Result keys of each side (the wheel's is "ns3", as in the result files before the release build).
 SIDE_KEY = {"ecnsim": "ecnsim", "wheel": "ns3", "release": "ns3_release"}
 DURATION = 100.0
@@ -164,6 +175,10 @@ def _wheel_side(script: Path, cfg: dict[str, Any], ns3_python: str, span: float)
     for key in ("run_cpu_s", "packet_hops", "events"):
         theirs[key] = res.get(key)
     theirs["bottleneck"] = res["bottleneck"]
+    # The senders' probe counters over [warmup, end], summed over the flows (as scenarios.cc).
+    theirs["senders"] = {
+        key: sum(f[key] for f in res["flows"]) for key in SENDER_COUNTERS if key in res["flows"][0]
+    }
     return theirs
 
 
@@ -172,7 +187,7 @@ def _release_side(exe: Path, args: list[str], span: float) -> dict[str, Any]:
     rel = _run_measured([str(exe), *args])
     res = json.loads(rel.pop("stdout").strip().splitlines()[-1])
     rel["goodput_mbps"] = sum(res["rx_bytes"]) * 8 / span / 1e6
-    for key in ("run_cpu_s", "packet_hops", "events", "bottleneck", "simulator"):
+    for key in ("run_cpu_s", "packet_hops", "events", "bottleneck", "senders", "simulator"):
         rel[key] = res[key]
     return rel
 

@@ -110,20 +110,34 @@ struct CongProbe
 };
 
 /// The dumbbell script's SenderProbe (without its optional logs): data segments sent,
-/// retransmissions, entries into Recovery, Loss and CWR.
+/// retransmissions, entries into Recovery, Loss and CWR. Also the data segments sent again
+/// (`resent`: a sequence number below the highest one sent), which does not need the socket's
+/// "Retransmission" trace source: ns-3.37 has none (later releases added it).
 struct SenderProbe
 {
     uint64_t dataSegments = 0;
     uint64_t retransmissions = 0;
+    uint64_t resent = 0;
     uint64_t recoveries = 0;
     uint64_t losses = 0;
     uint64_t cwr = 0;
     bool connected = false;
+    bool hasRetransmissionTrace = false;
+    SequenceNumber32 highestSent{0};
 
-    void OnTx(Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>)
+    void OnTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
     {
         if (p->GetSize() > 0)
         {
+            SequenceNumber32 seq = h.GetSequenceNumber();
+            if (dataSegments > 0 && seq < highestSent)
+            {
+                resent++;
+            }
+            if (dataSegments == 0 || seq + p->GetSize() > highestSent)
+            {
+                highestSent = seq + p->GetSize();
+            }
             dataSegments++;
         }
     }
@@ -164,7 +178,8 @@ ConnectSender(Ptr<Application> app, SenderProbe* probe)
         return;
     }
     sock->TraceConnectWithoutContext("Tx", MakeCallback(&SenderProbe::OnTx, probe));
-    sock->TraceConnectWithoutContext("Retransmission", MakeCallback(&SenderProbe::OnRetx, probe));
+    probe->hasRetransmissionTrace =
+        sock->TraceConnectWithoutContext("Retransmission", MakeCallback(&SenderProbe::OnRetx, probe));
     sock->TraceConnectWithoutContext("CongState", MakeCallback(&SenderProbe::OnCongState, probe));
     probe->connected = true;
 }
@@ -282,7 +297,19 @@ struct Outcome
 {
     std::vector<uint64_t> rxBytes;
     std::string bottleneckJson;
+    std::string sendersJson; ///< the senders' probe counters summed over [warmup, duration]
 };
+
+std::string
+JsonCounters(const std::vector<std::pair<const char*, uint64_t>>& counters)
+{
+    std::string out = "{";
+    for (const auto& [name, value] : counters)
+    {
+        out += (out.size() > 1 ? ", \"" : "\"") + std::string(name) + "\": " + std::to_string(value);
+    }
+    return out + "}";
+}
 
 std::string
 Subnet(int a, int b, int c)
@@ -429,6 +456,17 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
     {
         rx0[i] = sinkProbes[i].total;
     }
+    auto congTotals = [&congProbes]() {
+        CongProbe sum;
+        for (const CongProbe& c : congProbes)
+        {
+            sum.loss += c.loss;
+            sum.recovery += c.recovery;
+            sum.expiries += c.expiries;
+        }
+        return sum;
+    };
+    CongProbe c0 = congTotals();
     DiscCounters q0 = DiscCounters::Of(qd);
     RunFor(duration - warmup, runCpu);
 
@@ -438,6 +476,10 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
         out.rxBytes.push_back(sinkProbes[i].total - rx0[i]);
     }
     out.bottleneckJson = DiscCounters::Of(qd).Json(q0);
+    CongProbe c1 = congTotals();
+    out.sendersJson = JsonCounters({{"loss_entries", c1.loss - c0.loss},
+                                    {"recovery_entries", c1.recovery - c0.recovery},
+                                    {"rto_expiries", c1.expiries - c0.expiries}});
     return out;
 }
 
@@ -547,12 +589,26 @@ RunDumbbell(uint32_t n, double duration, double warmup, double& runCpu)
         Simulator::Schedule(Seconds(start + 1e-9), &ConnectSender, app, &senderProbes[i]);
     }
 
+    auto senderTotals = [&senderProbes]() {
+        SenderProbe sum;
+        for (const SenderProbe& p : senderProbes)
+        {
+            sum.dataSegments += p.dataSegments;
+            sum.retransmissions += p.retransmissions;
+            sum.resent += p.resent;
+            sum.recoveries += p.recoveries;
+            sum.losses += p.losses;
+            sum.cwr += p.cwr;
+        }
+        return sum;
+    };
     RunFor(warmup, runCpu);
     std::vector<uint64_t> rx0(n);
     for (uint32_t i = 0; i < n; ++i)
     {
         rx0[i] = sinkProbes[i].total;
     }
+    SenderProbe s0 = senderTotals();
     DiscCounters q0 = DiscCounters::Of(qd);
     RunFor(duration - warmup, runCpu);
 
@@ -563,6 +619,18 @@ RunDumbbell(uint32_t n, double duration, double warmup, double& runCpu)
         out.rxBytes.push_back(sinkProbes[i].total - rx0[i]);
     }
     out.bottleneckJson = DiscCounters::Of(qd).Json(q0);
+    SenderProbe s1 = senderTotals();
+    std::vector<std::pair<const char*, uint64_t>> counters = {
+        {"data_segments_sent", s1.dataSegments - s0.dataSegments},
+        {"resent_segments", s1.resent - s0.resent},
+        {"fast_recoveries", s1.recoveries - s0.recoveries},
+        {"timeouts", s1.losses - s0.losses},
+        {"ecn_reductions", s1.cwr - s0.cwr}};
+    if (senderProbes[0].hasRetransmissionTrace)
+    {
+        counters.emplace_back("retransmissions", s1.retransmissions - s0.retransmissions);
+    }
+    out.sendersJson = JsonCounters(counters);
     return out;
 }
 
@@ -624,9 +692,10 @@ main(int argc, char* argv[])
     {
         std::printf("%s%llu", i ? ", " : "", static_cast<unsigned long long>(out.rxBytes[i]));
     }
-    std::printf("], \"bottleneck\": %s, \"packet_hops\": %llu, \"events\": %llu, "
+    std::printf("], \"bottleneck\": %s, \"senders\": %s, \"packet_hops\": %llu, \"events\": %llu, "
                 "\"run_cpu_s\": %.6f, \"process_cpu_s\": %.6f}\n",
                 out.bottleneckJson.c_str(),
+                out.sendersJson.c_str(),
                 static_cast<unsigned long long>(hops),
                 static_cast<unsigned long long>(events),
                 runCpu,
