@@ -415,8 +415,9 @@ def table(records: list[dict[str, Any]]) -> str:
     lines = [
         "| scenario | ecnsim CPU: whole / simulation | ns-3 wheel CPU: whole / simulation "
         "| release ns-3 CPU: whole / simulation | wheel / ecnsim, whole "
-        "| release / ecnsim, simulation | wheel / ecnsim, simulation | load (1 min) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| release / ecnsim, simulation | wheel / ecnsim, simulation | release / ecnsim, whole "
+        "| load (1 min) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         e, w, rel = (r.get(SIDE_KEY[s]) for s in SIDES)
@@ -427,6 +428,7 @@ def table(records: list[dict[str, Any]]) -> str:
             f"| {_ratio(w and w['cpu_s'], e and e['cpu_s'])} "
             f"| {_ratio(rel and rel.get('run_cpu_s'), e and e.get('run_cpu_s'))} "
             f"| {_ratio(w and w.get('run_cpu_s'), e and e.get('run_cpu_s'))} "
+            f"| {_ratio(rel and rel['cpu_s'], e and e['cpu_s'])} "
             f"| {min(loads):.1f}-{max(loads):.1f} |"
         )
     lines += [
@@ -518,8 +520,16 @@ def main() -> int:
         help="with the wheel and --ns3-release: also record every attribute default that "
         "differs between the two ns-3 versions",
     )
+    ap.add_argument(
+        "--table", type=Path, metavar="JSON", help="run nothing: print the tables of a result file"
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "ns3" / "results")
     args = ap.parse_args()
+    if args.table:
+        doc = json.loads(args.table.read_text())
+        print(f"{doc['date']}, {doc['machine']['cpu']} ({doc['machine']['cpus']} CPUs)\n")
+        print(table(doc["runs"]))
+        return 0
     if args.merge:
         doc = merge(args.merge)
     else:
