@@ -6,20 +6,22 @@
 //   --scenario=dumbbell  validation/ns3/ns3_dumbbell.py with bench/ns3/side_by_side.py's
 //                        dumbbell_cfg() (RED+ECN on a 100 Mb/s, 40 ms bottleneck)
 //
-// Every setting is the scripts', set explicitly, including the ones whose defaults differ
-// between ns-3.37 (this program's target) and ns-3.44 (the wheel): bench/ns3/README.md lists
-// them. The probes are the scripts' too (same trace sources), so both builds do the same work.
+// Every setting the scripts make is made here, the same way (none of the defaults they rely on
+// differs between ns-3.37, this program's target, and ns-3.44, the wheel; bench/ns3/README.md
+// lists the defaults and the API that do differ). The probes are the scripts' too (same trace
+// sources), so both builds do the same work per packet. ns-3.37 needs the one-character fix of
+// TcpTxBuffer::NextSeg that README.md gives, or the hetero scenario crashes.
 //
 // Output: one JSON object on stdout with the per-flow bytes received over [warmup, duration],
-// the bottleneck queue's counters, the packet-hops (packets whose transmission started on a
-// point-to-point device: the device queues' successful enqueues minus what they still hold),
-// the events run, and the CPU time (this process, user + system) of the set-up and of the
-// Simulator::Run calls alone.
+// the bottleneck queue disc's and the senders' counters over that interval, the packet-hops of
+// the whole run (packets whose transmission started on a point-to-point device: the device
+// queues' successful enqueues minus what they still hold), the events run, and the CPU time
+// (this process, user + system) of the Simulator::Run calls alone and of the whole process.
 //
-// Build (bench/ns3/side_by_side.py --ns3-release DIR does this):
-//   g++ -std=c++17 -O3 -march=native -DNDEBUG -DECNSIM_NS3_VERSION='"3.37"'
-//       -I DIR/build/include scenarios.cc -L DIR/build/lib -Wl,-rpath,DIR/build/lib
-//       -lns3.37-<module>-optimized ...
+// Build (bench/ns3/side_by_side.py --ns3-release DIR does this, and records the line):
+//   g++ -std=gnu++17 -O3 -DNDEBUG -march=native -mtune=native -DNS3_BUILD_PROFILE_OPTIMIZED
+//       -DECNSIM_NS3_VERSION='"3.37"' -I DIR/build/include scenarios.cc -o scenarios
+//       -L DIR/build/lib -Wl,-rpath,DIR/build/lib -Wl,--no-as-needed -lns3.37-<module>-optimized ...
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -248,6 +250,17 @@ UninstallDefaultDisc(Ptr<NetDevice> dev)
     }
 }
 
+std::string
+JsonCounters(const std::vector<std::pair<const char*, uint64_t>>& counters)
+{
+    std::string out = "{";
+    for (const auto& [name, value] : counters)
+    {
+        out += (out.size() > 1 ? ", \"" : "\"") + std::string(name) + "\": " + std::to_string(value);
+    }
+    return out + "}";
+}
+
 /// Counters of a queue disc, as the scripts' qstats.
 struct DiscCounters
 {
@@ -275,20 +288,13 @@ struct DiscCounters
 
     std::string Json(const DiscCounters& since) const
     {
-        char buf[512];
-        std::snprintf(buf,
-                      sizeof buf,
-                      "{\"arrivals\": %llu, \"drops\": %llu, \"marks\": %llu, "
-                      "\"drops_early\": %llu, \"drops_forced\": %llu, "
-                      "\"marks_early\": %llu, \"marks_forced\": %llu}",
-                      static_cast<unsigned long long>(arrivals - since.arrivals),
-                      static_cast<unsigned long long>(drops - since.drops),
-                      static_cast<unsigned long long>(marks - since.marks),
-                      static_cast<unsigned long long>(dropsEarly - since.dropsEarly),
-                      static_cast<unsigned long long>(dropsForced - since.dropsForced),
-                      static_cast<unsigned long long>(marksEarly - since.marksEarly),
-                      static_cast<unsigned long long>(marksForced - since.marksForced));
-        return buf;
+        return JsonCounters({{"arrivals", arrivals - since.arrivals},
+                             {"drops", drops - since.drops},
+                             {"marks", marks - since.marks},
+                             {"drops_early", dropsEarly - since.dropsEarly},
+                             {"drops_forced", dropsForced - since.dropsForced},
+                             {"marks_early", marksEarly - since.marksEarly},
+                             {"marks_forced", marksForced - since.marksForced}});
     }
 };
 
@@ -300,16 +306,6 @@ struct Outcome
     std::string sendersJson; ///< the senders' probe counters summed over [warmup, duration]
 };
 
-std::string
-JsonCounters(const std::vector<std::pair<const char*, uint64_t>>& counters)
-{
-    std::string out = "{";
-    for (const auto& [name, value] : counters)
-    {
-        out += (out.size() > 1 ? ", \"" : "\"") + std::string(name) + "\": " + std::to_string(value);
-    }
-    return out + "}";
-}
 
 std::string
 Subnet(int a, int b, int c)
