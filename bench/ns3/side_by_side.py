@@ -536,6 +536,8 @@ def main() -> int:
         sides = args.sides or ["ecnsim", "wheel", *(["release"] if args.ns3_release else [])]
         if "release" in sides and args.ns3_release is None:
             ap.error("--sides release needs --ns3-release DIR")
+        if args.defaults_diff and "release" not in sides:
+            ap.error("--defaults-diff needs the release side (--ns3-release DIR)")
         exe, release_info = build_release(args.ns3_release) if "release" in sides else (None, None)
         records = []
         with tempfile.TemporaryDirectory() as tmp:
