@@ -10,7 +10,9 @@ the behaviours are selected per run by the bits of the environment variable ``EC
 2. ssthresh from pipe at a SACK fast retransmit (ns-3 ``GetSsThresh(tcb, BytesInFlight())``;
    RFC 6675 §5 step 4.2 halves FlightSize);
 4. the SACK scoreboard kept across a timeout, SACKed data skipped (ns-3's CA_LOSS; RFC 2018 §8
-   clears it).
+   clears it);
+8. without SACK, ssthresh from FlightSize less one segment (ns-3's ``BytesInFlight()`` leaves out
+   the segment it marks lost; the 0.5-segment-lower ssthresh of NewReno's dialogues).
 
 Run from a copy of the tree with the patch applied and built (``patch -p1 <
 validation/ns3_red/item10_experiment.patch``; ``pip install -e .`` into that copy's venv)::
@@ -38,6 +40,8 @@ VARIANTS = [
     ("sack, LT, 1 + 2 + 4", "sack", {"limited_transmit": True}, 7),
     ("newreno", "newreno", {}, 0),
     ("newreno, backoff cleared by new ACKs (1)", "newreno", {}, 1),
+    ("newreno, ssthresh from FlightSize - 1 segment (8)", "newreno", {}, 8),
+    ("newreno, 1 + 8", "newreno", {}, 9),
 ]
 SEEDS = (1, 2, 3, 4)
 
