@@ -82,15 +82,17 @@ def row(label: str, runs: list[dict[str, Any]]) -> str:
 
     disc = f" (disc empty: {m('disc_periods')} / {m('disc_long')} / {m('disc_s', '.2f')})"
     return (
-        f"| {label} | {len(runs)} | {m('signals')} | {m('early')} / {m('forced')} | {m('arrivals')} "
-        f"| {m('sent')} | {m('retx')} | {m('fr')} | {m('rto')} "
+        f"| {label} | {len(runs)} | {m('signals')} | {m('early')} / {m('forced')} "
+        f"| {m('arrivals')} | {m('sent')} | {m('retx')} | {m('fr')} | {m('rto')} "
         f"| {m('periods')} / {m('long')} / {m('idle_s', '.2f')}{disc if 'disc_s' in t[0] else ''} "
         f"| {m('busy', '.4f')} |"
     )
 
 
 def main() -> int:
-    paths = sys.argv[1:] or sorted(glob.glob(os.path.join(HERE, "results", "item10_idle", "*.json")))
+    paths = sys.argv[1:] or sorted(
+        glob.glob(os.path.join(HERE, "results", "item10_idle", "*.json"))
+    )
     ns3: list[dict[str, Any]] = []
     for p in paths:
         with open(p) as f:
