@@ -82,12 +82,18 @@ struct SinkProbe
     }
 };
 
-/// The hetero script's CongProbe: entries into Loss and Recovery, retransmission-timer expiries.
+/// The hetero script's CongProbe: entries into Loss and Recovery, retransmission-timer expiries,
+/// data segments sent and retransmissions; also the segments sent again from their sequence
+/// numbers (`resent`, which ns-3.37 needs: it has no "Retransmission" trace source).
 struct CongProbe
 {
     uint64_t loss = 0;
     uint64_t recovery = 0;
     uint64_t expiries = 0;
+    uint64_t dataSegments = 0;
+    uint64_t retransmissions = 0;
+    uint64_t resent = 0;
+    SequenceNumber32 highestSent{0};
 
     void OnRto(Time old, Time now)
     {
@@ -107,6 +113,86 @@ struct CongProbe
         if (to == TcpSocketState::CA_RECOVERY && from != TcpSocketState::CA_RECOVERY)
         {
             recovery++;
+        }
+    }
+
+    void OnTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    {
+        if (p->GetSize() > 0)
+        {
+            SequenceNumber32 seq = h.GetSequenceNumber();
+            if (dataSegments > 0 && seq < highestSent)
+            {
+                resent++;
+            }
+            if (dataSegments == 0 || seq + p->GetSize() > highestSent)
+            {
+                highestSent = seq + p->GetSize();
+            }
+            dataSegments++;
+        }
+    }
+
+    void OnRetx(Ptr<const Packet>,
+                const TcpHeader&,
+                const Address&,
+                const Address&,
+                Ptr<const TcpSocketBase>)
+    {
+        retransmissions++;
+    }
+};
+
+/// The hetero script's IdleProbe: idle periods of the bottleneck link (its device's PhyTxEnd to
+/// the next PhyTxBegin) and empty periods of the RED disc (PacketsInQueue from 0 back above 0),
+/// each as a count, a count of those at least one mean-packet time long, and total seconds.
+struct IdleProbe
+{
+    double threshold = 0; ///< one mean-packet time, s
+    double txEnd = -1;
+    uint64_t linkPeriods = 0;
+    uint64_t linkLong = 0;
+    double linkIdle = 0;
+    double emptySince = 0;
+    uint64_t discPeriods = 0;
+    uint64_t discLong = 0;
+    double discEmpty = 0;
+
+    void OnTxBegin(Ptr<const Packet>)
+    {
+        double now = Simulator::Now().GetSeconds();
+        if (txEnd >= 0 && now > txEnd)
+        {
+            linkPeriods++;
+            linkIdle += now - txEnd;
+            if (now - txEnd >= threshold)
+            {
+                linkLong++;
+            }
+        }
+        txEnd = -1;
+    }
+
+    void OnTxEnd(Ptr<const Packet>)
+    {
+        txEnd = Simulator::Now().GetSeconds();
+    }
+
+    void OnDisc(uint32_t before, uint32_t after)
+    {
+        double now = Simulator::Now().GetSeconds();
+        if (before > 0 && after == 0)
+        {
+            emptySince = now;
+        }
+        if (before == 0 && after > 0 && emptySince >= 0 && now > emptySince)
+        {
+            discPeriods++;
+            discEmpty += now - emptySince;
+            if (now - emptySince >= threshold)
+            {
+                discLong++;
+            }
         }
     }
 };
@@ -304,6 +390,7 @@ struct Outcome
     std::vector<uint64_t> rxBytes;
     std::string bottleneckJson;
     std::string sendersJson; ///< the senders' probe counters summed over [warmup, duration]
+    std::string idleJson = "null"; ///< hetero: the bottleneck's idle periods over that interval
 };
 
 
@@ -438,6 +525,7 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
     // Every sender's socket exists once the last application has started (2 s).
     RunFor(2.5, runCpu);
     std::vector<CongProbe> congProbes(n);
+    bool hasRetransmissionTrace = false;
     for (uint32_t i = 0; i < n; ++i)
     {
         std::string base =
@@ -445,7 +533,16 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
         Config::ConnectWithoutContext(base + "CongState",
                                       MakeCallback(&CongProbe::OnState, &congProbes[i]));
         Config::ConnectWithoutContext(base + "RTO", MakeCallback(&CongProbe::OnRto, &congProbes[i]));
+        Config::ConnectWithoutContext(base + "Tx", MakeCallback(&CongProbe::OnTx, &congProbes[i]));
+        hasRetransmissionTrace =
+            Config::ConnectWithoutContextFailSafe(base + "Retransmission",
+                                                  MakeCallback(&CongProbe::OnRetx, &congProbes[i]));
     }
+    IdleProbe idle;
+    idle.threshold = 1000 * 8 / 10e6; // MeanPktSize 1000 B at LinkBandwidth 10 Mb/s
+    bn.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&IdleProbe::OnTxBegin, &idle));
+    bn.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&IdleProbe::OnTxEnd, &idle));
+    qd->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&IdleProbe::OnDisc, &idle));
     RunFor(warmup - 2.5, runCpu);
     std::vector<uint64_t> rx0(n);
     for (uint32_t i = 0; i < n; ++i)
@@ -459,11 +556,15 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
             sum.loss += c.loss;
             sum.recovery += c.recovery;
             sum.expiries += c.expiries;
+            sum.dataSegments += c.dataSegments;
+            sum.retransmissions += c.retransmissions;
+            sum.resent += c.resent;
         }
         return sum;
     };
     CongProbe c0 = congTotals();
     DiscCounters q0 = DiscCounters::Of(qd);
+    IdleProbe i0 = idle;
     RunFor(duration - warmup, runCpu);
 
     Outcome out;
@@ -473,9 +574,30 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
     }
     out.bottleneckJson = DiscCounters::Of(qd).Json(q0);
     CongProbe c1 = congTotals();
-    out.sendersJson = JsonCounters({{"loss_entries", c1.loss - c0.loss},
-                                    {"recovery_entries", c1.recovery - c0.recovery},
-                                    {"rto_expiries", c1.expiries - c0.expiries}});
+    std::vector<std::pair<const char*, uint64_t>> counters = {
+        {"loss_entries", c1.loss - c0.loss},
+        {"recovery_entries", c1.recovery - c0.recovery},
+        {"rto_expiries", c1.expiries - c0.expiries},
+        {"data_segments_sent", c1.dataSegments - c0.dataSegments},
+        {"resent_segments", c1.resent - c0.resent}};
+    if (hasRetransmissionTrace)
+    {
+        counters.emplace_back("retransmissions", c1.retransmissions - c0.retransmissions);
+    }
+    out.sendersJson = JsonCounters(counters);
+    char idleJson[400];
+    std::snprintf(idleJson,
+                  sizeof idleJson,
+                  "{\"link_idle_periods\": %llu, \"link_idle_periods_long\": %llu, "
+                  "\"link_idle_s\": %.9f, \"disc_empty_periods\": %llu, "
+                  "\"disc_empty_periods_long\": %llu, \"disc_empty_s\": %.9f}",
+                  static_cast<unsigned long long>(idle.linkPeriods - i0.linkPeriods),
+                  static_cast<unsigned long long>(idle.linkLong - i0.linkLong),
+                  idle.linkIdle - i0.linkIdle,
+                  static_cast<unsigned long long>(idle.discPeriods - i0.discPeriods),
+                  static_cast<unsigned long long>(idle.discLong - i0.discLong),
+                  idle.discEmpty - i0.discEmpty);
+    out.idleJson = idleJson;
     return out;
 }
 
@@ -688,10 +810,12 @@ main(int argc, char* argv[])
     {
         std::printf("%s%llu", i ? ", " : "", static_cast<unsigned long long>(out.rxBytes[i]));
     }
-    std::printf("], \"bottleneck\": %s, \"senders\": %s, \"packet_hops\": %llu, \"events\": %llu, "
+    std::printf("], \"bottleneck\": %s, \"senders\": %s, \"idle\": %s, \"packet_hops\": %llu, "
+                "\"events\": %llu, "
                 "\"run_cpu_s\": %.6f, \"process_cpu_s\": %.6f}\n",
                 out.bottleneckJson.c_str(),
                 out.sendersJson.c_str(),
+                out.idleJson.c_str(),
                 static_cast<unsigned long long>(hops),
                 static_cast<unsigned long long>(events),
                 runCpu,
