@@ -361,7 +361,7 @@ def _ecnsim_commit() -> str:
     code = ["crates", "python", "Cargo.toml", "Cargo.lock", "pyproject.toml"]
     try:
         rev = subprocess.run(
-            ["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", *code],
+            ["git", "-C", str(ROOT), "log", "-1", "--no-merges", "--format=%h", "--", *code],
             capture_output=True,
             text=True,
             check=True,
