@@ -416,6 +416,11 @@ pub struct Queue {
     /// Largest occupancy seen since the last reset, bytes.
     pub max_bytes: u64,
     last_change: SimTime,
+    /// Packets queued now: arrivals less departures and drops, kept here so the
+    /// per-packet path reads the occupancy without a call into the discipline.
+    packets: u64,
+    /// Bytes queued now, likewise.
+    bytes: u64,
 }
 
 impl Queue {
@@ -431,26 +436,30 @@ impl Queue {
             max_packets: 0,
             max_bytes: 0,
             last_change: SimTime::ZERO,
+            packets: 0,
+            bytes: 0,
         }
     }
 
     /// Packets queued.
+    #[inline]
     #[must_use]
     pub fn len_packets(&self) -> u64 {
-        self.qdisc.len_packets()
+        self.packets
     }
     /// Bytes queued.
+    #[inline]
     #[must_use]
     pub fn len_bytes(&self) -> u64 {
-        self.qdisc.len_bytes()
+        self.bytes
     }
 
     /// Bring the occupancy integrals up to `now`.
+    #[inline]
     pub fn integrate(&mut self, now: SimTime) {
         let dt = u128::from(now.saturating_since(self.last_change).as_nanos());
-        let (packets, bytes) = self.qdisc.occupancy();
-        self.counters.area_packets += u128::from(packets) * dt;
-        self.counters.area_bytes += u128::from(bytes) * dt;
+        self.counters.area_packets += u128::from(self.packets) * dt;
+        self.counters.area_bytes += u128::from(self.bytes) * dt;
         self.last_change = now;
     }
 
@@ -477,6 +486,8 @@ impl Queue {
         self.outcome.clear();
         self.counters.arrivals += 1;
         self.counters.arrival_bytes += u64::from(pkt.size);
+        self.packets += 1;
+        self.bytes += u64::from(pkt.size);
         pkt.enqueued_at = now;
         let mut cx = QdiscCx { now, link_rate: self.link_rate, rng: &mut self.rng, outcome: &mut self.outcome };
         self.qdisc.enqueue(pkt, &mut cx);
@@ -493,6 +504,8 @@ impl Queue {
         if let Some(p) = &pkt {
             self.counters.departures += 1;
             self.counters.departure_bytes += u64::from(p.size);
+            self.packets -= 1;
+            self.bytes -= u64::from(p.size);
         }
         self.account();
         pkt
@@ -519,13 +532,19 @@ impl Queue {
         for (p, reason) in &self.outcome.drops {
             self.counters.drops[*reason as usize] += 1;
             self.counters.drop_bytes[*reason as usize] += u64::from(p.size);
+            self.packets -= 1;
+            self.bytes -= u64::from(p.size);
         }
         for (_, _, reason) in &self.outcome.marks {
             self.counters.marks[*reason as usize] += 1;
         }
-        let (packets, bytes) = self.qdisc.occupancy();
-        self.max_packets = self.max_packets.max(packets);
-        self.max_bytes = self.max_bytes.max(bytes);
+        debug_assert_eq!(
+            (self.packets, self.bytes),
+            self.qdisc.occupancy(),
+            "a discipline holds what arrived less what departed or was dropped"
+        );
+        self.max_packets = self.max_packets.max(self.packets);
+        self.max_bytes = self.max_bytes.max(self.bytes);
     }
 }
 
