@@ -160,6 +160,8 @@ pub struct Simulation {
     pub(crate) endpoints: Vec<Endpoint>,
     /// Released endpoint pairs, reused by new connections.
     pub(crate) free_slots: Vec<u32>,
+    /// The TCP parameter sets endpoints share (see [`Simulation::shared_config`]).
+    pub(crate) tcp_configs: Vec<Arc<TcpConfig>>,
     /// UDP flows, by the index UDP packets carry in `flow`.
     pub(crate) udp: Vec<UdpFlow>,
     pub(crate) apps: Vec<AppSlot>,
@@ -209,6 +211,9 @@ pub struct Simulation {
     /// [`SimOptions::cancel`].
     pub(crate) cancel: Option<Arc<AtomicBool>>,
 }
+
+/// Most distinct TCP parameter sets kept for sharing; endpoints with others get their own copy.
+const SHARED_CONFIGS: usize = 64;
 
 /// Sentinel in `slot_of`: the connection's endpoints were released.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
@@ -895,8 +900,8 @@ impl Simulation {
             let mut phase = |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
             (phase(&client_cfg), phase(&server_cfg))
         };
-        let mut initiator = TcpSocket::with_tick_phase(client_cfg, client_phase);
-        let mut responder = TcpSocket::with_tick_phase(server_cfg, server_phase);
+        let mut initiator = TcpSocket::with_tick_phase(self.shared_config(client_cfg), client_phase);
+        let mut responder = TcpSocket::with_tick_phase(self.shared_config(server_cfg), server_phase);
         responder.listen();
         if !client_cfg.handshake {
             // No SYN exchange (ns-2 one-way TCP, syn_ false): what the handshake would have negotiated.
@@ -933,6 +938,21 @@ impl Simulation {
             self.endpoints.push(b);
             u32::try_from(self.endpoints.len() / 2 - 1).expect("slots fit in u32")
         }
+    }
+
+    /// The shared copy of `cfg`: endpoints with the same parameters share one (a few per
+    /// application: its settings, with each host's ECN policy and each connection's
+    /// receive window), so that parameters read on every segment stay in cache.
+    fn shared_config(&mut self, cfg: TcpConfig) -> Arc<TcpConfig> {
+        if let Some(c) = self.tcp_configs.iter().find(|c| ***c == cfg) {
+            return Arc::clone(c);
+        }
+        let c = Arc::new(cfg);
+        // A bounded list keeps the search short when connections vary their receive windows.
+        if self.tcp_configs.len() < SHARED_CONFIGS {
+            self.tcp_configs.push(Arc::clone(&c));
+        }
+        c
     }
 
     /// After any input to endpoint `e`: let the application react, send what

@@ -16,6 +16,8 @@
 //! numbers are absolute `u64` byte offsets: the SYN is 0, data starts at 1.
 //! Application data is modelled as byte counts (no payload bytes are stored).
 
+use std::sync::Arc;
+
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::spec::{
     CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
@@ -131,7 +133,10 @@ struct EcnState {
 /// One endpoint of a TCP connection.
 #[derive(Clone, Debug)]
 pub struct TcpSocket {
-    cfg: TcpConfig,
+    /// Parameters, shared by the endpoints that have the same ones (a simulation's
+    /// sockets of one application share one): read on every segment, they stay in
+    /// cache however many connections there are, and each socket is 96 bytes smaller.
+    cfg: Arc<TcpConfig>,
     state: TcpState,
 
     // --- send side (RFC 793 names) ---
@@ -214,12 +219,13 @@ impl TcpSocket {
     /// A closed endpoint with parameters `cfg`.
     #[must_use]
     pub fn new(cfg: TcpConfig) -> Self {
-        Self::with_tick_phase(cfg, SimDuration::ZERO)
+        Self::with_tick_phase(Arc::new(cfg), SimDuration::ZERO)
     }
 
-    /// A closed endpoint whose tick clock (ns-2's estimator only) is offset by `tick_phase`.
+    /// A closed endpoint with parameters `cfg` (shared with other endpoints) whose tick
+    /// clock (ns-2's estimator only) is offset by `tick_phase`.
     #[must_use]
-    pub fn with_tick_phase(cfg: TcpConfig, tick_phase: SimDuration) -> Self {
+    pub fn with_tick_phase(cfg: Arc<TcpConfig>, tick_phase: SimDuration) -> Self {
         let mss = u64::from(cfg.mss);
         TcpSocket {
             state: TcpState::Closed,
