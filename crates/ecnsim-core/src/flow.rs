@@ -16,21 +16,30 @@ use crate::time::{SimDuration, SimTime};
 /// none of its packets is left in the network (so no packet can reach a slot
 /// reused by a newer connection): its counters are added to its app's totals
 /// (the `apps` table), and with `simulation.connection_rows` its row is kept.
+///
+/// In declaration order (`repr(C)`): what a packet of the connection touches
+/// (`in_flight`, and the drop, mark and delay counters that open `extra`) comes
+/// first, in one cache line, so that with thousands of connections a packet
+/// costs one miss here rather than two or three.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Flow {
-    /// The connection's number, in order of opening and never reused: its
-    /// `flow_id` in the results and the name of its random streams.
-    pub(crate) serial: u64,
     /// Packets of this connection in the network (queued, being sent or propagating).
     pub(crate) in_flight: u32,
-    /// The slot holds no connection (freed, waiting for reuse).
-    pub(crate) free: bool,
-    /// The `[[flows]]` name; app connections are named `<app>#<flow id>`.
-    pub(crate) name: Option<String>,
     /// The app that drives both ends.
     pub(crate) app: AppId,
     /// The app's token for this connection.
     pub(crate) tag: u32,
+    /// The slot holds no connection (freed, waiting for reuse).
+    pub(crate) free: bool,
+    pub(crate) cc: CcKind,
+    /// Drops, marks, completion of this flow.
+    pub(crate) extra: FlowExtra,
+    /// The connection's number, in order of opening and never reused: its
+    /// `flow_id` in the results and the name of its random streams.
+    pub(crate) serial: u64,
+    /// The `[[flows]]` name; app connections are named `<app>#<flow id>`.
+    pub(crate) name: Option<String>,
     /// The initiator's host.
     pub(crate) src: NodeId,
     /// The responder's host.
@@ -39,9 +48,6 @@ pub(crate) struct Flow {
     pub(crate) start: SimTime,
     /// Bytes the `[[flows]]` bulk application sends (infinity: unlimited; NaN: an app connection).
     pub(crate) app_bytes: f64,
-    pub(crate) cc: CcKind,
-    /// Drops, marks, completion of this flow.
-    pub(crate) extra: FlowExtra,
     /// The endpoints' final state, once they are released.
     pub(crate) last: Option<Box<FlowFinal>>,
 }
