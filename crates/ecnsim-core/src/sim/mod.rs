@@ -983,7 +983,7 @@ impl Simulation {
         }
         if self.endpoints[e].live && self.endpoints[e].flow == flow {
             self.flush_endpoint(e);
-            self.maybe_release(flow);
+            self.maybe_release(flow, e);
         }
     }
 
@@ -1032,24 +1032,28 @@ impl Simulation {
         }
     }
 
-    /// Release flow `f`'s endpoint pair if both ends are done: each end CLOSED
-    /// or TIME-WAIT (the responder may also still be LISTENing when the
-    /// initiator gave up). Its counters move to the flow.
-    fn maybe_release(&mut self, f: FlowId) {
-        let slot = self.slot_of[f.index()];
-        if slot == NO_SLOT {
+    /// Release flow `f`'s endpoint pair, after input to its endpoint `e`, if both
+    /// ends are done: each end CLOSED or TIME-WAIT (the responder may also still
+    /// be LISTENing when the initiator gave up). Its counters move to the flow.
+    fn maybe_release(&mut self, f: FlowId, e: usize) {
+        debug_assert_eq!(self.slot_of[f.index()] as usize, e / 2, "endpoint {e} serves flow {f:?}");
+        let i = e & !1;
+        let done = |j: usize| {
+            let state = self.endpoints[j].sock.state();
+            if j % 2 == 0 {
+                // The initiator is CLOSED only after LAST-ACK (the server closed first) or when it gave up.
+                matches!(state, TcpState::TimeWait | TcpState::Closed)
+            } else {
+                matches!(state, TcpState::Closed | TcpState::TimeWait)
+                    || (state == TcpState::Listen && self.flows[f.index()].extra.failed)
+            }
+        };
+        // End `e` first: while it is not done the other end, cold with thousands of
+        // connections, is not read.
+        if !(done(e) && done(e ^ 1)) {
             return;
         }
-        let i = 2 * slot as usize;
         let (a, b) = (&self.endpoints[i].sock, &self.endpoints[i + 1].sock);
-        let failed = self.flows[f.index()].extra.failed;
-        // The initiator is CLOSED only after LAST-ACK (the server closed first) or when it gave up.
-        let a_done = matches!(a.state(), TcpState::TimeWait | TcpState::Closed);
-        let b_done =
-            matches!(b.state(), TcpState::Closed | TcpState::TimeWait) || (failed && b.state() == TcpState::Listen);
-        if !(a_done && b_done) {
-            return;
-        }
         self.flows[f.index()].last = Some(Box::new(FlowFinal {
             counters: [a.counters, b.counters],
             cwnd: a.cwnd(),
@@ -1061,7 +1065,7 @@ impl Simulation {
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;
         self.slot_of[f.index()] = NO_SLOT;
-        self.free_slots.push(slot);
+        self.free_slots.push(u32::try_from(e / 2).expect("slots fit in u32"));
         self.maybe_free_flow(f);
     }
 
