@@ -464,6 +464,8 @@ impl TcpSocket {
                 self.rtt.on_backoff();
                 self.syn_due = true;
                 // RFC 3168 §6.1.5: a retransmitted packet is not ECN-capable.
+                // DEVIATION(ns-2): FullTcp keeps ECT on a SYN-ACK resent on the timer (its
+                // `ecn_syn_next_` is cleared only by a CE report under `ecn_syn_wait_ 2`).
                 self.ecn.synack_ect = false;
                 self.arm_rto(now);
             }
