@@ -74,9 +74,13 @@ def sweep_patterns(count: int) -> dict[str, list[int]]:
     return out
 
 
-def tcp_settings() -> dict[str, Any]:
+#: ``--variant``: ecnsim's cc and ns-3's SACK switch (both with ns-3's classic recovery).
+VARIANTS = {"sack": ("sack", True), "newreno": ("newreno", False)}
+
+
+def tcp_settings(variant: str = "sack") -> dict[str, Any]:
     return {
-        "cc": "sack",
+        "cc": VARIANTS[variant][0],
         "mss": 960,
         "header_bytes": 42,
         "initial_window": 1,
@@ -92,12 +96,13 @@ def tcp_settings() -> dict[str, Any]:
     }
 
 
-def run_ecnsim(drops: list[int], limited_transmit: bool = False) -> dict[str, Any]:
+def ecnsim_scenario(drops: list[int], limited_transmit: bool = False, variant: str = "sack") -> Any:
+    """The ecnsim side of one drop pattern."""
     import ecnsim
     from ecnsim.scenario.spec import bulk, droptail, queue, tcp
 
     sc = ecnsim.Scenario(DURATION, name="sack_dialogue", seed=1)
-    sc.tcp(**tcp(**{**tcp_settings(), "limited_transmit": limited_transmit}))
+    sc.tcp(**tcp(**{**tcp_settings(variant), "limited_transmit": limited_transmit}))
     sc.host("s")
     sc.host("c")
     sc.router("r1")
@@ -112,7 +117,15 @@ def run_ecnsim(drops: list[int], limited_transmit: bool = False) -> dict[str, An
     sc.link("r1", "r2", rate=10_000_000, delay=0.010, queue_ab=bn, queue_ba=big)
     sc.link("r2", "c", rate=1_000_000_000, delay=0.001, queue=big)
     sc.flow("s", "c", app=bulk(), start=0.0, name="f0")
-    res = ecnsim.Simulation(sc).run()
+    return sc
+
+
+def run_ecnsim(
+    drops: list[int], limited_transmit: bool = False, variant: str = "sack"
+) -> dict[str, Any]:
+    import ecnsim
+
+    res = ecnsim.Simulation(ecnsim_scenario(drops, limited_transmit, variant)).run()
     ft = res.table("flows")
     return {
         "fast_recoveries": int(ft["fast_retransmits"][0]),
@@ -122,7 +135,9 @@ def run_ecnsim(drops: list[int], limited_transmit: bool = False) -> dict[str, An
     }
 
 
-def ns3_configs(patterns: dict[str, list[int]]) -> list[dict[str, Any]]:
+def ns3_configs(
+    patterns: dict[str, list[int]], variant: str = "sack", trace: bool | str = True
+) -> list[dict[str, Any]]:
     out = []
     for drops in patterns.values():
         out.append(
@@ -135,9 +150,9 @@ def ns3_configs(patterns: dict[str, list[int]]) -> list[dict[str, Any]]:
                 "access_delay": 0.001,
                 "queue_packets": 100,
                 "drops": drops,
-                "trace": True,
+                "trace": trace,
                 "tcp": {
-                    "sack": True,
+                    "sack": VARIANTS[variant][1],
                     "segment_size": 960,
                     "initial_cwnd": 1,
                     "rcv_window": 64 * 960,
@@ -192,6 +207,13 @@ def main() -> int:
         action="store_true",
         help="run ecnsim with RFC 3042 Limited Transmit (ns-3 has it off but sends by pipe)",
     )
+    ap.add_argument(
+        "--variant",
+        choices=sorted(VARIANTS),
+        default="sack",
+        help="sack (ecnsim sack, ns-3 Sack true) or newreno (ecnsim newreno, ns-3 Sack false); "
+        "ns-3 runs TcpNewReno with TcpClassicRecovery in both",
+    )
     ap.add_argument("--save-ns3", help="write ns-3's output here (state changes only)")
     ap.add_argument("--sweep", type=int, default=0, help="add this many random drop patterns")
     ap.add_argument("--differ", action="store_true", help="print only the patterns that differ")
@@ -203,7 +225,7 @@ def main() -> int:
     else:
         p = subprocess.run(
             [a.ns3_python, os.path.join(HERE, "ns3_dumbbell.py"), "-"],
-            input=json.dumps(ns3_configs(patterns)),
+            input=json.dumps(ns3_configs(patterns, a.variant)),
             capture_output=True,
             text=True,
             check=True,
@@ -223,7 +245,7 @@ def main() -> int:
     print("|---|---|---|---|")
     differ = 0
     for (name, drops), raw in zip(patterns.items(), ns3_raw, strict=True):
-        e = run_ecnsim(drops, a.limited_transmit)
+        e = run_ecnsim(drops, a.limited_transmit, a.variant)
         n = ns3_summary(raw)
         rows.append({"pattern": name, "drops": drops, "ecnsim": e, "ns3": n, "ns3_raw": raw})
         same = (e["fast_recoveries"], e["timeouts"]) == (n["fast_recoveries"], n["loss_entries"])

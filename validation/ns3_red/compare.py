@@ -153,9 +153,16 @@ def run_ecnsim(
             "goodput_bps": int(ft["bytes_delivered"][i]) * 8 / span,
             "timeouts": int(ft["rto_count"][i]),
             "fast_retransmits": int(ft["fast_retransmits"][i]),
+            "data_segments_sent": int(ft["packets_sent"][i]),
+            "retransmissions": int(ft["packets_retransmitted"][i]),
         }
         for i in range(n)
     ]
+    # RED's idle periods as its average saw them (item 10 point 3) and the link's busy share.
+    idle = {
+        c: float(qt[c][qi])
+        for c in ("aqm_idle_periods", "aqm_idle_decays", "aqm_idle_s", "utilization")
+    }
     return {
         "simulator": "ecnsim",
         "n": n,
@@ -163,6 +170,7 @@ def run_ecnsim(
         "seed": seed,
         "flows": flows,
         "bottleneck": bn,
+        "idle": idle,
     }
 
 

@@ -31,8 +31,12 @@ PPP wire), InitialCwnd 1, initial RTO 1 s, MinRto 1 s, clock granularity
 
 Output: JSON with per-flow goodput, entries into TCP's Loss state (first
 timeouts), every retransmission-timer expiry (``rto_expiries``, ecnsim's
-``rto_count``) and entries into the Recovery state (fast retransmits) over [warmup, duration], and
-the queue disc's drop / mark counters by reason over the same interval.
+``rto_count``) and entries into the Recovery state (fast retransmits), data segments sent
+and retransmissions (``Tx`` / ``Retransmission`` traces) over [warmup, duration], the queue
+disc's drop / mark counters by reason over the same interval, and ``idle``: the bottleneck
+link's idle periods (``PhyTxEnd`` to the next ``PhyTxBegin``: count, count of those at least
+one mean-packet time long, total seconds) and the RED disc's empty periods (its
+``PacketsInQueue`` from 0 back above 0; same three figures).
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ TCP = {
 PROBES_CPP = r"""
 #include "ns3/core-module.h"
 #include "ns3/network-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/traffic-control-module.h"
 namespace ecnsim_red_validation {
 struct SinkProbe {
     uint64_t total = 0;
@@ -74,6 +80,15 @@ struct CongProbe {
     uint64_t loss = 0;
     uint64_t recovery = 0;
     uint64_t expiries = 0;
+    uint64_t data_segments = 0;  // data segments sent, retransmissions included
+    uint64_t retransmissions = 0;
+    using Pkt = ns3::Ptr<const ns3::Packet>;
+    using Sock = ns3::Ptr<const ns3::TcpSocketBase>;
+    using Addr = ns3::Address;
+    void OnTx(Pkt p, const ns3::TcpHeader&, Sock) {
+        if (p->GetSize() > 0) { data_segments++; }
+    }
+    void OnRetx(Pkt, const ns3::TcpHeader&, const Addr&, const Addr&, Sock) { retransmissions++; }
     void OnRto(ns3::Time old, ns3::Time now) {
         if (now.GetTimeStep() == 2 * old.GetTimeStep() ||
             (now >= ns3::Seconds(60) && old < now && now < 2 * old)) { expiries++; }
@@ -90,6 +105,49 @@ inline void ConnectCong(const std::string& path, CongProbe* probe) {
 }
 inline void ConnectRto(const std::string& path, CongProbe* probe) {
     ns3::Config::ConnectWithoutContext(path, ns3::MakeCallback(&CongProbe::OnRto, probe));
+}
+inline void ConnectTx(const std::string& tx, const std::string& retx, CongProbe* probe) {
+    ns3::Config::ConnectWithoutContext(tx, ns3::MakeCallback(&CongProbe::OnTx, probe));
+    ns3::Config::ConnectWithoutContext(retx, ns3::MakeCallback(&CongProbe::OnRetx, probe));
+}
+// Idle periods at the bottleneck (item 10 point 3): the link's (from the device's PhyTxEnd to
+// its next PhyTxBegin) and the RED queue disc's (PacketsInQueue from 0 back above 0). ns-3's
+// RedQueueDisc starts an idle period (m_idle) when a dequeue finds the disc empty, which
+// happens when the device takes the last packet from its 1-packet queue, one packet time
+// before the link goes idle; its average then decays by (1 - QW)^m, m = int(idle / the
+// transmission time of MeanPktSize).
+struct IdleProbe {
+    double threshold = 0;  // one mean-packet time, s
+    double tx_end = -1;
+    uint64_t link_periods = 0, link_long = 0;
+    double link_idle = 0;
+    double empty_since = 0;
+    uint64_t disc_periods = 0, disc_long = 0;
+    double disc_empty = 0;
+    void OnTxBegin(ns3::Ptr<const ns3::Packet>) {
+        double now = ns3::Simulator::Now().GetSeconds();
+        if (tx_end >= 0 && now > tx_end) {
+            link_periods++;
+            link_idle += now - tx_end;
+            if (now - tx_end >= threshold) { link_long++; }
+        }
+        tx_end = -1;
+    }
+    void OnTxEnd(ns3::Ptr<const ns3::Packet>) { tx_end = ns3::Simulator::Now().GetSeconds(); }
+    void OnDisc(uint32_t before, uint32_t after) {
+        double now = ns3::Simulator::Now().GetSeconds();
+        if (before > 0 && after == 0) { empty_since = now; }
+        if (before == 0 && after > 0 && empty_since >= 0 && now > empty_since) {
+            disc_periods++;
+            disc_empty += now - empty_since;
+            if (now - empty_since >= threshold) { disc_long++; }
+        }
+    }
+};
+inline void ConnectIdle(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<ns3::QueueDisc> qd, IdleProbe* p) {
+    dev->TraceConnectWithoutContext("PhyTxBegin", ns3::MakeCallback(&IdleProbe::OnTxBegin, p));
+    dev->TraceConnectWithoutContext("PhyTxEnd", ns3::MakeCallback(&IdleProbe::OnTxEnd, p));
+    qd->TraceConnectWithoutContext("PacketsInQueue", ns3::MakeCallback(&IdleProbe::OnDisc, p));
 }
 }
 """
@@ -133,6 +191,27 @@ def _qstats(qd: Any) -> dict[str, int]:
     out["marks"] = int(st.nTotalMarkedPackets)
     out["arrivals"] = int(st.nTotalReceivedPackets)
     return out
+
+
+def _cong(cp: Any) -> tuple[int, ...]:
+    return (
+        int(cp.loss),
+        int(cp.recovery),
+        int(cp.expiries),
+        int(cp.data_segments),
+        int(cp.retransmissions),
+    )
+
+
+def _idle(p: Any) -> dict[str, float]:
+    return {
+        "link_idle_periods": int(p.link_periods),
+        "link_idle_periods_long": int(p.link_long),
+        "link_idle_s": float(p.link_idle),
+        "disc_empty_periods": int(p.disc_periods),
+        "disc_empty_periods_long": int(p.disc_long),
+        "disc_empty_s": float(p.disc_empty),
+    }
 
 
 def run(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -304,20 +383,30 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         node = senders.Get(i).GetId()
         probes.ConnectCong(f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/CongState", cp)
         probes.ConnectRto(f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/RTO", cp)
+        probes.ConnectTx(
+            f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/Tx",
+            f"/NodeList/{node}/$ns3::TcpL4Protocol/SocketList/*/Retransmission",
+            cp,
+        )
         cong_probes.append(cp)
+    idle = probes.IdleProbe()
+    idle.threshold = 1000 * 8 / 10e6  # MeanPktSize 1000 B at LinkBandwidth 10 Mb/s
+    probes.ConnectIdle(bn.Get(0), qd, idle)
     ns.Simulator.Stop(sec(warmup - 2.5).Get())
     ns.Simulator.Run()
     rx0 = [int(sp.total) for sp in sink_probes]
-    c0 = [(int(cp.loss), int(cp.recovery), int(cp.expiries)) for cp in cong_probes]
+    c0 = [_cong(cp) for cp in cong_probes]
     q0 = _qstats(qd)
+    i0 = _idle(idle)
     ns.Simulator.Stop(sec(duration - warmup).Get())
     ns.Simulator.Run()
     rx = [int(sp.total) - r for sp, r in zip(sink_probes, rx0, strict=True)]
     cong = [
-        (int(cp.loss) - a, int(cp.recovery) - b, int(cp.expiries) - c)
-        for cp, (a, b, c) in zip(cong_probes, c0, strict=True)
+        tuple(x - y for x, y in zip(_cong(cp), c, strict=True))
+        for cp, c in zip(cong_probes, c0, strict=True)
     ]
     q1 = _qstats(qd)
+    i1 = _idle(idle)
     ns.Simulator.Destroy()
     span = duration - warmup
     return {
@@ -333,10 +422,13 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
                 "loss_entries": cong[i][0],
                 "recovery_entries": cong[i][1],
                 "rto_expiries": cong[i][2],
+                "data_segments_sent": cong[i][3],
+                "retransmissions": cong[i][4],
             }
             for i in range(n)
         ],
         "bottleneck": {k: q1[k] - q0[k] for k in q1},
+        "idle": {k: i1[k] - i0[k] for k in i1},
         "config": {
             **cfg,
             "tcp": tcp,

@@ -266,6 +266,10 @@ fn collect(sim: &Simulation) -> Results {
     }
     q.push_f64("avg_packets", deltas.iter().map(|c| avg(c.area_packets)).collect());
     q.push_f64("avg_bytes", deltas.iter().map(|c| avg(c.area_bytes)).collect());
+    // RED's / AECN's idle periods as its average saw them (`QueueCounters::aqm_idle`).
+    q.push_u64("aqm_idle_periods", deltas.iter().map(|c| c.aqm_idle.periods).collect());
+    q.push_u64("aqm_idle_decays", deltas.iter().map(|c| c.aqm_idle.decays).collect());
+    q.push_f64("aqm_idle_s", deltas.iter().map(|c| ns_to_secs(c.aqm_idle.idle_ns)).collect());
     q.push_u64("max_packets", sim.ports.iter().map(|p| p.queue.max_packets).collect());
     q.push_u64("max_bytes", sim.ports.iter().map(|p| p.queue.max_bytes).collect());
     // arrivals + backlog_start = departures + drops + backlog_end, exactly.

@@ -248,7 +248,7 @@ impl Aecn {
 impl QueueDisc for Aecn {
     fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
         let qlen = self.fifo.measured(super::Measure::Packets);
-        let avg = self.avg.on_arrival(qlen, cx.now, cx.link_rate);
+        let avg = self.avg.on_arrival(qlen, cx);
         let group = self.cfg.classify(pkt.tcp.rtt_hint_ms);
         let ci = match self.cfg.count_scope {
             CountScope::Group => group as usize,

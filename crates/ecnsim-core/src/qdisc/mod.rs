@@ -128,9 +128,18 @@ pub struct QdiscCx<'a> {
     /// This queue's own random stream.
     pub rng: &'a mut SimRng,
     outcome: &'a mut Outcome,
+    idle: &'a mut AqmIdle,
 }
 
 impl QdiscCx<'_> {
+    /// An AQM's averaged queue saw an idle period of `idle` end at this arrival, and decayed by
+    /// `m` mean-packet times (`m` = 0: shorter than one, no decay beyond the sample).
+    pub(crate) fn note_idle(&mut self, idle: SimDuration, m: u64) {
+        self.idle.periods += 1;
+        self.idle.decays += u64::from(m > 0);
+        self.idle.idle_ns += idle.as_nanos();
+    }
+
     /// Drop `pkt` for `reason`.
     pub fn drop_packet(&mut self, pkt: Packet, reason: DropReason) {
         self.outcome.drops.push((pkt, reason));
@@ -318,6 +327,22 @@ pub struct QueueCounters {
     pub area_packets: u128,
     /// Integral of occupancy in bytes over time, byte-nanoseconds.
     pub area_bytes: u128,
+    /// Idle periods of an averaging AQM (RED, AECN); zero for the others.
+    pub aqm_idle: AqmIdle,
+}
+
+/// The idle periods an averaging AQM's estimator saw end at an arrival (FJ93 Fig. 2:
+/// `m <- f(time - q_time)`, `avg <- (1 - w_q)^m avg`): counted where the average is updated,
+/// never on the dequeue path, so a period still running at the end is not counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AqmIdle {
+    /// Arrivals that found the queue idle for a positive time (the link idle, or, with
+    /// `idle_start = "dequeue"`, the queue empty since its last dequeue).
+    pub periods: u64,
+    /// Of which long enough for at least one mean-packet time (`m >= 1`): `avg` decayed.
+    pub decays: u64,
+    /// Total length of the counted periods, ns.
+    pub idle_ns: u64,
 }
 
 impl QueueCounters {
@@ -338,6 +363,9 @@ impl QueueCounters {
         }
         d.area_packets -= earlier.area_packets;
         d.area_bytes -= earlier.area_bytes;
+        d.aqm_idle.periods -= earlier.aqm_idle.periods;
+        d.aqm_idle.decays -= earlier.aqm_idle.decays;
+        d.aqm_idle.idle_ns -= earlier.aqm_idle.idle_ns;
         d
     }
     /// Packets dropped for any reason.
@@ -429,7 +457,13 @@ impl Queue {
         self.counters.arrivals += 1;
         self.counters.arrival_bytes += u64::from(pkt.size);
         pkt.enqueued_at = now;
-        let mut cx = QdiscCx { now, link_rate: self.link_rate, rng: &mut self.rng, outcome: &mut self.outcome };
+        let mut cx = QdiscCx {
+            now,
+            link_rate: self.link_rate,
+            rng: &mut self.rng,
+            outcome: &mut self.outcome,
+            idle: &mut self.counters.aqm_idle,
+        };
         self.qdisc.enqueue(pkt, &mut cx);
         self.account();
         &self.outcome
@@ -439,7 +473,13 @@ impl Queue {
     pub fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
         self.integrate(now);
         self.outcome.clear();
-        let mut cx = QdiscCx { now, link_rate: self.link_rate, rng: &mut self.rng, outcome: &mut self.outcome };
+        let mut cx = QdiscCx {
+            now,
+            link_rate: self.link_rate,
+            rng: &mut self.rng,
+            outcome: &mut self.outcome,
+            idle: &mut self.counters.aqm_idle,
+        };
         let pkt = self.qdisc.dequeue(&mut cx);
         if let Some(p) = &pkt {
             self.counters.departures += 1;
@@ -752,7 +792,7 @@ pub(crate) mod test_support {
     //! Helpers for the disciplines' unit tests: packets, a driver that holds a
     //! discipline with its RNG, and a scripted clock.
 
-    use super::{AnyQdisc, Outcome, QdiscCx, Queue, QueueDisc};
+    use super::{AnyQdisc, AqmIdle, Outcome, QdiscCx, Queue, QueueDisc};
     use crate::ids::{FlowId, NodeId};
     use crate::packet::{Ecn, Packet, TcpHeader};
     use crate::rng::SimRng;
@@ -789,6 +829,7 @@ pub(crate) mod test_support {
         pub(crate) rng: SimRng,
         pub(crate) rate: BitRate,
         pub(crate) out: Outcome,
+        pub(crate) idle: AqmIdle,
     }
 
     impl<Q: QueueDisc> Driver<Q> {
@@ -798,6 +839,7 @@ pub(crate) mod test_support {
                 rng: SimRng::for_component(seed, "test"),
                 rate: BitRate::from_bps(rate_bps),
                 out: Outcome::default(),
+                idle: AqmIdle::default(),
             }
         }
         /// Offer `p` at `now`; returns the outcome of this call.
@@ -805,14 +847,16 @@ pub(crate) mod test_support {
             self.out.clear();
             let mut p = p;
             p.enqueued_at = now;
-            let mut cx = QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out };
+            let mut cx =
+                QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out, idle: &mut self.idle };
             self.q.enqueue(p, &mut cx);
             &self.out
         }
         /// Dequeue at `now`.
         pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
             self.out.clear();
-            let mut cx = QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out };
+            let mut cx =
+                QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out, idle: &mut self.idle };
             self.q.dequeue(&mut cx)
         }
     }

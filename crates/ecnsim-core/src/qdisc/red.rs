@@ -215,9 +215,13 @@ impl Average {
     }
 
     /// Update at an arrival that finds `q` queued; returns the new average.
-    pub(crate) fn on_arrival(&mut self, q: f64, now: SimTime, rate: BitRate) -> f64 {
+    pub(crate) fn on_arrival(&mut self, q: f64, cx: &mut QdiscCx<'_>) -> f64 {
         if let Some(since) = self.idle_since.take() {
-            let m = Self::idle_packets(rate, now.saturating_since(since), self.mean_pktsize);
+            let idle = cx.now.saturating_since(since);
+            let m = Self::idle_packets(cx.link_rate, idle, self.mean_pktsize);
+            if idle > SimDuration::ZERO {
+                cx.note_idle(idle, m);
+            }
             if m > 0 {
                 // FJ93 Fig. 2: m <- f(time - q_time); avg <- (1 - w_q)^m avg (ns-2 estimator's loop).
                 #[allow(clippy::cast_precision_loss)]
@@ -604,7 +608,7 @@ impl QueueDisc for Red {
         // ns-2 enque: the average samples the queue the arrival finds (before it is added).
         let qlen = self.fifo.measured(self.cfg.measure);
         self.adapt_before_arrival(now);
-        let avg = self.avg.on_arrival(qlen, now, cx.link_rate);
+        let avg = self.avg.on_arrival(qlen, cx);
         self.adapt_after_average(avg, now);
         let decision = self.decide(avg, qlen, pkt.size, cx);
         if !self.fifo.fits(self.cfg.limit, &pkt) {
@@ -662,7 +666,7 @@ impl QueueDisc for Red {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{pkt, random_workout, Driver};
-    use super::super::AnyQdisc;
+    use super::super::{AnyQdisc, AqmIdle};
     use super::*;
     use crate::packet::Ecn;
 
@@ -1060,6 +1064,8 @@ mod tests {
         d.enqueue(pkt(1, 1000, Ecn::NotEct), at);
         let want = 8.0 * 0.99f64.powi(75) * 0.99; // decay, then one sample of an empty queue
         assert!((d.q.avg() - want).abs() < 1e-12, "{} vs {want}", d.q.avg());
+        // Counted once, with its length (the queues table's aqm_idle_* columns).
+        assert_eq!((d.idle.periods, d.idle.decays, d.idle.idle_ns), (1, 1, 30_000_000));
         // A 0.39 ms idle gap is not a whole packet time: no decay beyond the sample.
         let mut d = Driver::new(Red::new(c), RATE, 1);
         d.q.avg.avg = 8.0;
@@ -1068,6 +1074,8 @@ mod tests {
         d.dequeue(t(10));
         d.enqueue(pkt(1, 1000, Ecn::NotEct), idle_from + SimDuration::from_micros(390));
         assert!((d.q.avg() - 8.0 * 0.99).abs() < 1e-12);
+        // An idle period, but no decay.
+        assert_eq!((d.idle.periods, d.idle.decays, d.idle.idle_ns), (1, 0, 390_000));
     }
 
     #[test]
@@ -1081,6 +1089,7 @@ mod tests {
         d.dequeue(t(10)); // on the wire until 10.8 ms
         d.enqueue(pkt(1, 1000, Ecn::NotEct), t(10) + SimDuration::from_micros(700));
         assert!((d.q.avg() - 4.0).abs() < 1e-12);
+        assert_eq!(d.idle, AqmIdle::default(), "the link was busy: no idle period");
         // With Linux's idle start (at the dequeue), the same arrival sees 1 packet time of idle.
         c.idle_start = IdleStart::Dequeue;
         let mut d = Driver::new(Red::new(c), RATE, 1);
@@ -1090,6 +1099,7 @@ mod tests {
         d.dequeue(t(10));
         d.enqueue(pkt(1, 1000, Ecn::NotEct), t(10) + SimDuration::from_micros(800));
         assert!((d.q.avg() - 2.0).abs() < 1e-12, "{}", d.q.avg());
+        assert_eq!((d.idle.periods, d.idle.decays, d.idle.idle_ns), (1, 1, 800_000));
     }
 
     // --- Adaptive RED -------------------------------------------------------

@@ -513,6 +513,52 @@ fn tahoe_three_losses_restart_slow_start() {
     assert!(rtx.len() >= 3);
 }
 
+/// The ACKs of duplicate segments (a spurious retransmission's copies reaching the receiver
+/// again): duplicate ACKs for RFC 5681, which NewReno counts toward a fast retransmit; not for
+/// RFC 6675 §2 (they SACK nothing new), so a SACK sender waits for ACKs that do. Issue 13 item
+/// 10: ecnsim counted them and started a spurious recovery where ns-3 did not (`random 39` of
+/// `validation/ns3/sack_dialogue.py --sweep 200`).
+/// Returns the dialogue, the first window and what `a` sent on the three ACKs.
+fn acks_of_duplicates(cc: CcKind) -> (Dialogue, Vec<Segment>, Vec<Segment>) {
+    let mut d = Dialogue::established(variant(cc, 10), variant(cc, 10));
+    d.a.send(20 * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 10);
+    // The first five arrive; their ACKs let `a` send ten more (slow start).
+    let acks = d.deliver_to_b(&w[..5], &[]);
+    let more = d.deliver_to_a(&acks, &[]);
+    assert_eq!(data_seqs(&more).len(), 10);
+    assert_eq!(d.a.snd_una(), 5 * MSS + 1);
+    // Copies of segments 0..=2 arrive again: three ACKs of SND.UNA, no SACK block.
+    let dup_acks = d.deliver_to_b(&w[..3], &[]);
+    assert_eq!(dup_acks.len(), 3);
+    assert!(dup_acks.iter().all(|s| s.header.ack == 5 * MSS + 1 && s.header.sack_blocks().is_empty()));
+    let reply = d.deliver_to_a(&dup_acks, &[]);
+    (d, w, reply)
+}
+
+#[test]
+fn newreno_counts_the_acks_of_duplicate_segments_as_duplicate_acks() {
+    let (d, _, reply) = acks_of_duplicates(CcKind::Newreno);
+    // RFC 5681 §3.2: the third duplicate ACK starts a fast retransmit of SND.UNA.
+    assert_eq!(d.a.counters.fast_retransmits, 1);
+    assert_eq!(data_seqs(&reply)[0], 5 * MSS + 1);
+}
+
+#[test]
+fn sack_does_not_count_acks_that_sack_nothing_new() {
+    let (mut d, w, reply) = acks_of_duplicates(CcKind::Sack);
+    assert!(d.a.sack_negotiated());
+    assert_eq!(d.a.counters.fast_retransmits, 0, "RFC 6675 §2: no duplicate ACK without new SACK information");
+    assert!(!d.a.in_recovery() && data_seqs(&reply).is_empty());
+    // Segment 5 is lost, 6..=8 arrive: three ACKs that SACK new data start the recovery.
+    let acks = d.deliver_to_b(&w[6..9], &[]);
+    assert!(acks.iter().all(|s| !s.header.sack_blocks().is_empty()));
+    let reply = d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.fast_retransmits, 1);
+    assert_eq!(data_seqs(&reply)[0], 5 * MSS + 1);
+}
+
 #[test]
 fn sack_is_not_used_unless_both_ends_offer_it() {
     let d = Dialogue::established(variant(CcKind::Sack, 2), variant(CcKind::Newreno, 2));

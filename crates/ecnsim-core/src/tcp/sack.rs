@@ -33,11 +33,15 @@ impl Scoreboard {
         self.blocks.is_empty()
     }
 
-    /// RFC 6675 §4 Update(): merge the ACK's SACK blocks and drop what SND.UNA covers.
-    pub(crate) fn update(&mut self, snd_una: u64, sack: &[SackBlock]) {
+    /// RFC 6675 §4 Update(): merge the ACK's SACK blocks and drop what SND.UNA covers. Returns
+    /// whether the ACK SACKed octets above SND.UNA that were not SACKed before (RFC 6675 §2's
+    /// duplicate acknowledgment).
+    pub(crate) fn update(&mut self, snd_una: u64, sack: &[SackBlock]) -> bool {
+        let mut new = false;
         for b in sack {
             let left = b.left.max(snd_una);
             if b.right > left {
+                new |= !self.covers(left, b.right);
                 self.insert(left, b.right);
             }
         }
@@ -46,6 +50,13 @@ impl Scoreboard {
         if let Some(first) = self.blocks.first_mut() {
             first.0 = first.0.max(snd_una);
         }
+        new
+    }
+
+    /// Whether `[left, right)` is SACKed already.
+    fn covers(&self, left: u64, right: u64) -> bool {
+        let i = self.blocks.partition_point(|&(_, r)| r < right);
+        self.blocks.get(i).is_some_and(|&(l, r)| l <= left && r >= right)
     }
 
     fn insert(&mut self, left: u64, right: u64) {
@@ -189,10 +200,21 @@ mod tests {
     fn update_merges_and_prunes_below_snd_una() {
         let mut s = sb(&[(3001, 4001), (5001, 6001), (4001, 5001)]);
         assert_eq!(s.blocks, vec![(3001, 6001)]);
-        s.update(4001, &[]);
+        assert!(!s.update(4001, &[]), "no SACK block: nothing new");
         assert_eq!(s.blocks, vec![(4001, 6001)]);
         s.update(7001, &[]);
         assert!(s.is_empty());
+    }
+
+    #[test]
+    fn update_tells_whether_the_ack_sacked_anything_new() {
+        let mut s = sb(&[(3001, 4001)]);
+        let block = |left, right| [SackBlock { left, right }];
+        assert!(!s.update(1, &block(3001, 4001)), "the same block again");
+        assert!(!s.update(1, &block(3001, 3501)), "inside a known block");
+        assert!(s.update(1, &block(3001, 5001)), "extends a known block");
+        assert!(s.update(1, &block(6001, 7001)), "a new block");
+        assert!(!s.update(1, &block(6001, 7001)));
     }
 
     #[test]

@@ -695,15 +695,13 @@ impl TcpSocket {
             self.ack_now = true;
             return;
         }
-        if self.sack_ok {
-            // RFC 6675 §5: every ACK updates the scoreboard.
-            self.scoreboard.update(ack.max(self.snd_una), h.sack_blocks());
-        }
+        // RFC 6675 §5: every ACK updates the scoreboard.
+        let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), h.sack_blocks());
         let advanced = ack > self.snd_una;
         if advanced {
             self.on_new_ack(now, h);
         } else {
-            self.on_old_ack(h);
+            self.on_old_ack(h, new_sack);
         }
         if h.flags.contains(TcpFlags::ECE) && self.ecn.ok {
             self.on_ecn_echo(now, advanced);
@@ -783,7 +781,8 @@ impl TcpSocket {
         }
     }
 
-    fn on_old_ack(&mut self, h: &TcpHeader) {
+    /// An ACK that does not advance SND.UNA; `new_sack`: it SACKed octets not SACKed before.
+    fn on_old_ack(&mut self, h: &TcpHeader, new_sack: bool) {
         let ack = h.ack;
         // RFC 5681 §2: a duplicate ACK acknowledges SND.UNA, carries no data, no SYN/FIN,
         // does not change the window, and arrives while data is outstanding.
@@ -791,7 +790,10 @@ impl TcpSocket {
             && h.payload == 0
             && !h.flags.contains(TcpFlags::FIN)
             && h.window == self.snd_wnd
-            && self.snd_max > self.snd_una;
+            && self.snd_max > self.snd_una
+            // RFC 6675 §2: with SACK, a duplicate ACK carries a SACK block that identifies
+            // previously un-SACKed octets (the ACK of a duplicate segment does not count).
+            && (!self.sack_ok || new_sack);
         self.snd_wnd = h.window;
         if !is_dup {
             return;

@@ -88,6 +88,31 @@ fn every_discipline_conserves_packets_on_a_dumbbell() {
     }
 }
 
+/// RED's idle-period counters (`aqm_idle_*`): with the idle period starting when the last
+/// packet leaves the wire (`idle_start = "tx_end"`, ns-2), RED's idle time is the link's idle
+/// time, and a link that is busy throughout shows none; other disciplines report zero.
+#[test]
+fn red_counts_its_idle_periods() {
+    // Two window-limited flows (8 packets each) on a 10 Mb/s, 20 ms link: the link idles each RTT.
+    let red = r#"{ type = "red", limit_packets = 100, min_th = 30, max_th = 90, idle_start = "tx_end" }"#;
+    let t = dumbbell(2, "10Mbps", "20ms", red, "20s", "");
+    let t = t.replace("nodes = [", "tcp = { max_cwnd = 8 }\nnodes = [");
+    let (_, r) = run(&t, 1);
+    let util = f64s(&r, "queues", "utilization")[BOTTLENECK];
+    let idle_s = f64s(&r, "queues", "aqm_idle_s")[BOTTLENECK];
+    let periods = u64s(&r, "queues", "aqm_idle_periods")[BOTTLENECK];
+    let decays = u64s(&r, "queues", "aqm_idle_decays")[BOTTLENECK];
+    assert!(util < 0.5, "window-limited: utilization {util}");
+    // Idle time of the link over the 20 s, less at most the idle period still open at the end
+    // (an idle period is counted when an arrival ends it).
+    let link_idle = (1.0 - util) * 20.0;
+    assert!(idle_s <= link_idle + 1e-9 && idle_s > link_idle - 0.05, "RED idle {idle_s} s, link idle {link_idle} s");
+    assert!(periods > 100 && decays > 0 && decays <= periods, "periods {periods}, decays {decays}");
+    // The access links (queues 2 on; 1 is the bottleneck's ACK direction) are DropTail: no AQM
+    // average, no idle periods counted.
+    assert!(u64s(&r, "queues", "aqm_idle_periods")[2..].iter().all(|&p| p == 0));
+}
+
 /// A run with RED's random stream is bit-identical when repeated, and changes with the seed.
 #[test]
 fn red_runs_are_deterministic() {
