@@ -164,11 +164,28 @@ def test_bench_no_series_leaves_out_the_time_series(cli: Cli, tmp_path: Path) ->
 def test_bench_instructions_per_hop_by_callgrind() -> None:
     from ecnsim.cli.bench import instructions_per_hop
 
-    r = instructions_per_hop(BENCHMARKS["dumbbell-10"], str(shutil.which("valgrind")))
+    valgrind = str(shutil.which("valgrind"))
+    r = instructions_per_hop(BENCHMARKS["dumbbell-10"], valgrind)
     assert r["instructions_window_s"] == [1.0, 2.0]
     assert r["instructions_window_hops"] > 1000
     # Hundreds to a few thousand instructions per hop; not the start-up's millions.
     assert 100 < r["instructions_per_hop"] < 10_000
+    # Fixed chunks, hashing and one BLAS thread: a second measure agrees to a
+    # fraction of an instruction per hop (what still varies is tens of thousands
+    # of instructions of the process, outside the run).
+    again = instructions_per_hop(BENCHMARKS["dumbbell-10"], valgrind)
+    assert again["instructions_hops"] == r["instructions_hops"]
+    assert abs(again["instructions_per_hop"] - r["instructions_per_hop"]) < 1.0
+
+
+def test_bench_chunk_must_be_positive(cli: Cli) -> None:
+    proc = cli("bench", "dumbbell-10", "--json", "--no-instructions", "--chunk", "0")
+    assert proc.returncode != 0
+    assert "must be at least 1e-9 seconds" in proc.stderr
+    args = ("--json", "--no-instructions", "--chunk", "0.5", "--until", "1")
+    proc = cli("bench", "dumbbell-10", *args)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[0]["simulated_s"] == 1.0
 
 
 def test_hetero_benchmarks_are_the_hetero_study_scenario() -> None:

@@ -213,6 +213,22 @@ def test_stepwise_run_matches_one_run() -> None:
     assert steps.digest() == whole.digest()
 
 
+def test_fixed_chunks_give_the_same_results_and_refuse_bad_lengths() -> None:
+    whole = Simulation(small_scenario())
+    whole.run()
+    fixed = Simulation(small_scenario())
+    fixed.run_until(1.0, chunk=0.01)
+    assert fixed.now_ns == 1_000_000_000
+    fixed.run_until(5.0, chunk=0.3)
+    assert fixed.is_finished
+    assert fixed.digest() == whole.digest()
+    for bad in (0.0, -1.0, 1e-12, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="chunk must be a positive number of seconds"):
+            fixed.run_until(1.0, chunk=bad)
+    with pytest.raises(ValueError, match="chunk_ns must be > 0"):
+        fixed._sim.run_until(1, 0)
+
+
 def test_progress_callback() -> None:
     sim = Simulation(small_scenario(duration="20s"))
     calls: list[tuple[int, int]] = []

@@ -153,6 +153,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         seed,
         host_ecn: spec.nodes.iter().map(|n| n.ecn).collect(),
         nodes,
+        packets: crate::packet::PacketPool::default(),
         ports,
         routes,
         flows: Vec::with_capacity(spec.flows.len()),

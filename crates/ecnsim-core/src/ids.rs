@@ -45,3 +45,8 @@ id_type!(
     /// An application instance.
     AppId
 );
+id_type!(
+    /// A packet in the network: its slot in the simulation's packet pool
+    /// ([`crate::packet::PacketPool`]), valid from sending to delivery or drop.
+    PacketId
+);

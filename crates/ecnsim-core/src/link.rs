@@ -8,8 +8,7 @@
 
 use std::collections::VecDeque;
 
-use crate::ids::NodeId;
-use crate::packet::Packet;
+use crate::ids::{NodeId, PacketId};
 use crate::qdisc::Queue;
 use crate::time::{BitRate, SimDuration, SimTime};
 
@@ -33,8 +32,8 @@ pub(crate) struct Port {
     pub(crate) busy_until: SimTime,
     /// A `TxDone` event is pending.
     pub(crate) tx_event_pending: bool,
-    /// Packets being serialised or propagating, with their arrival times.
-    pub(crate) wire: VecDeque<(SimTime, Packet)>,
+    /// Packets being serialised or propagating (their pool ids), with their arrival times.
+    pub(crate) wire: VecDeque<(SimTime, PacketId)>,
     /// Display name, `"a->b"`.
     pub(crate) name: String,
     /// Index of the link in the scenario.
@@ -44,11 +43,11 @@ pub(crate) struct Port {
 }
 
 impl Port {
-    /// Start serialising `pkt` at `now`; returns its arrival time at the far end.
+    /// Start serialising packet `pkt` of `size` bytes at `now`; returns its arrival time at the far end.
     #[inline]
-    pub(crate) fn start_tx(&mut self, pkt: Packet, now: SimTime) -> SimTime {
+    pub(crate) fn start_tx(&mut self, pkt: PacketId, size: u32, now: SimTime) -> SimTime {
         debug_assert!(self.busy_until <= now);
-        let tx = self.rate.tx_time(pkt.size);
+        let tx = self.rate.tx_time(size);
         self.busy_until = now + tx;
         self.busy_ns += tx.as_nanos();
         let arrival = self.busy_until + self.delay;
@@ -58,7 +57,7 @@ impl Port {
 
     /// The packet at the head of the wire, which has arrived at the far end.
     #[inline]
-    pub(crate) fn take_arrival(&mut self) -> Option<Packet> {
+    pub(crate) fn take_arrival(&mut self) -> Option<PacketId> {
         self.wire.pop_front().map(|(_, pkt)| pkt)
     }
 

@@ -21,7 +21,7 @@ use crate::app::Record;
 use crate::error::SimError;
 use crate::flow::{Endpoint, Flow, FlowFinal, UdpFlow};
 use crate::link::Port;
-use crate::packet::Packet;
+use crate::qdisc::QueuedPacket;
 use crate::sim::Simulation;
 use crate::spec::{ModelSpec, ScenarioSpec};
 use crate::tcp::TcpCounters;
@@ -277,7 +277,13 @@ impl Simulation {
             (self.connection_path, "records handed over", self.records_drained_bytes),
             ("simulation.sample_interval", "time series", self.series.heap_bytes()),
             // Queued and propagating packets; their deques may hold twice as many slots.
-            ("links", "packets in flight", in_flight * 2 * size_of::<Packet>() as u64),
+            // The pool keeps a slot per packet of the largest flight so far; queue and wire
+            // deques hold a 32-byte entry per packet, and may hold twice as many slots.
+            (
+                "links",
+                "packets in flight",
+                self.packets.heap_bytes() as u64 + in_flight * 2 * size_of::<QueuedPacket>() as u64,
+            ),
             ("record_sent_packets", "packet tap", self.tap.as_ref().map_or(0, vec_bytes)),
             ("trace", "trace records", self.trace_pending() as u64 * size_of::<TraceRecord>() as u64),
         ];

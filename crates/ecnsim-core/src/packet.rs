@@ -1,11 +1,16 @@
-//! Packets: IP-level fields and a TCP header, moved by value (`Copy`, no
-//! heap pointer), so forwarding a packet never allocates.
+//! Packets: IP-level fields and a TCP header, and the pool that holds the
+//! packets in the network.
+//!
+//! A packet is written once into the simulation's [`PacketPool`] when a host
+//! sends it and freed when it is delivered or dropped; queues, link wires and
+//! events carry its [`PacketId`] (4 bytes) and the few fields queue
+//! disciplines read ([`crate::qdisc::QueuedPacket`]), never the packet itself.
 //!
 //! Sequence numbers are absolute byte offsets in a `u64` sequence space that
 //! starts at 0 (the SYN) for each direction, so they never wrap. Traces that
 //! need 32-bit wire values take them modulo 2^32.
 
-use crate::ids::{FlowId, NodeId};
+use crate::ids::{FlowId, NodeId, PacketId};
 use crate::time::SimTime;
 
 /// The 2-bit ECN field of the IP header (RFC 3168 §5).
@@ -179,6 +184,119 @@ pub struct Packet {
     pub tcp: TcpHeader,
     /// When the sending host emitted it (for one-way delay).
     pub sent_at: SimTime,
-    /// When it entered its current queue (for sojourn time).
-    pub enqueued_at: SimTime,
+}
+
+/// The packets in the network, by [`PacketId`]: a slab of slots and a free list.
+///
+/// A packet takes a slot when it is sent and gives it back when it is
+/// delivered or dropped; the next packet sent takes the slot freed last. The
+/// slab grows only when the packets in flight reach a new maximum, so once a
+/// run has reached its largest flight the per-packet path never allocates;
+/// it keeps that many slots until the simulation is dropped (a slot cannot
+/// move while its id is held by a queue, a wire or an event). Which slot a
+/// packet gets never changes a result: ids are not compared or ordered.
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+}
+
+impl PacketPool {
+    /// Put `pkt` in a free slot (a new one if none is free); returns its id.
+    #[inline]
+    pub fn insert(&mut self, pkt: Packet) -> PacketId {
+        if let Some(id) = self.free.pop() {
+            self.slots[id.index()] = pkt;
+            id
+        } else {
+            self.slots.push(pkt);
+            PacketId::from_index(self.slots.len() - 1)
+        }
+    }
+    /// Free `id`'s slot (its packet was delivered or dropped).
+    #[inline]
+    pub fn remove(&mut self, id: PacketId) {
+        debug_assert!(id.index() < self.slots.len() && self.free.len() < self.slots.len(), "packet {id:?} freed twice");
+        self.free.push(id);
+    }
+    /// Packets held now (sent and not yet delivered or dropped).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+    /// True if no packet is held.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Slots allocated: the most packets held at once so far.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+    /// Bytes of heap the pool holds.
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Packet>() + self.free.capacity() * std::mem::size_of::<PacketId>()
+    }
+}
+
+impl std::ops::Index<PacketId> for PacketPool {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, id: PacketId) -> &Packet {
+        &self.slots[id.index()]
+    }
+}
+
+impl std::ops::IndexMut<PacketId> for PacketPool {
+    #[inline]
+    fn index_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(uid: u64) -> Packet {
+        Packet {
+            uid,
+            src: NodeId(0),
+            dst: NodeId(1),
+            flow: FlowId(0),
+            proto: Transport::Tcp,
+            from_initiator: true,
+            size: 1000,
+            ecn: Ecn::NotEct,
+            tcp: TcpHeader::default(),
+            sent_at: SimTime::ZERO,
+        }
+    }
+
+    #[test]
+    fn pool_reuses_freed_slots_and_grows_only_at_a_new_maximum() {
+        let mut pool = PacketPool::default();
+        let ids: Vec<PacketId> = (0..4).map(|uid| pool.insert(packet(uid))).collect();
+        assert_eq!((pool.len(), pool.slots()), (4, 4));
+        assert_eq!(pool[ids[2]].uid, 2);
+        pool.remove(ids[1]);
+        pool.remove(ids[3]);
+        assert_eq!((pool.len(), pool.slots()), (2, 4));
+        // The slot freed last is taken first; the others keep their packets.
+        assert_eq!(pool.insert(packet(10)), ids[3]);
+        assert_eq!(pool.insert(packet(11)), ids[1]);
+        assert_eq!(pool.slots(), 4);
+        assert_eq!(pool.insert(packet(12)), PacketId(4));
+        assert_eq!((pool.len(), pool.slots()), (5, 5));
+        assert_eq!([ids[0], ids[1], ids[2], ids[3]].map(|id| pool[id].uid), [0, 11, 2, 10]);
+        pool[ids[0]].ecn = Ecn::Ce;
+        assert_eq!(pool[ids[0]].ecn, Ecn::Ce);
+        for id in [ids[0], ids[1], ids[2], ids[3], PacketId(4)] {
+            pool.remove(id);
+        }
+        assert!(pool.is_empty());
+        assert!(pool.heap_bytes() >= 5 * std::mem::size_of::<Packet>());
+    }
 }

@@ -144,11 +144,17 @@ impl PySimulation {
     }
 
     /// Run to `min(until_ns, end)` in GIL-free chunks, checking signals and
-    /// calling `progress(now_ns, min(until_ns, end_ns))` between chunks.
+    /// calling `progress(now_ns, min(until_ns, end_ns))` between chunks. Chunks
+    /// are `fixed_chunk_ns` long if given, otherwise sized by wall time.
     ///
     /// The simulation is borrowed only while a chunk runs, so the callback
     /// may read it (`now_ns`, `conservation()`, ...).
-    fn run_chunked(slf: &Bound<'_, Self>, until_ns: u64, progress: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn run_chunked(
+        slf: &Bound<'_, Self>,
+        until_ns: u64,
+        progress: Option<&Bound<'_, PyAny>>,
+        fixed_chunk_ns: Option<u64>,
+    ) -> PyResult<()> {
         let py = slf.py();
         loop {
             let (now, stop) = {
@@ -158,10 +164,10 @@ impl PySimulation {
                 if now >= stop || this.inner.is_finished() {
                     return Ok(());
                 }
-                let next = now.saturating_add(this.chunk_ns).min(stop);
+                let next = now.saturating_add(fixed_chunk_ns.unwrap_or(this.chunk_ns)).min(stop);
                 let this = &mut *this;
                 let (inner, cancel, records) = (&mut this.inner, &this.cancel, &mut this.records);
-                let (outcome, wall) = detached(py, cancel, || {
+                let work = || {
                     let started = Instant::now();
                     let outcome = inner.run_until(SimTime::from_nanos(next));
                     // Also after an error or a cancel: the records so far stay readable. A drain
@@ -172,14 +178,24 @@ impl PySimulation {
                         records.append(inner.drain_records());
                     }
                     (outcome, started.elapsed())
-                })?;
+                };
+                let (outcome, wall) = if fixed_chunk_ns.is_some() {
+                    // Fixed chunks run on this thread (without the GIL) with no watcher
+                    // waking up on a wall-time clock, so the work done is the same on
+                    // every run; Ctrl-C is seen between chunks.
+                    py.detach(work)
+                } else {
+                    detached(py, cancel, work)?
+                };
                 match outcome {
                     Ok(()) => {}
                     // Raised only with the flag, which `detached` raises on a signal it returned.
                     Err(SimError::Cancelled) => return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(())),
                     Err(e) => return Err(PySimError(e).into()),
                 }
-                this.chunk_ns = next_chunk_ns(next - now, wall);
+                if fixed_chunk_ns.is_none() {
+                    this.chunk_ns = next_chunk_ns(next - now, wall);
+                }
                 (now, stop)
             };
             py.check_signals()?;
@@ -256,15 +272,24 @@ impl PySimulation {
     }
 
     /// Run every event due at or before `min(t_ns, end)`, without the GIL.
-    fn run_until(slf: &Bound<'_, Self>, t_ns: u64) -> PyResult<()> {
-        Self::run_chunked(slf, t_ns, None)
+    ///
+    /// `chunk_ns`: run in chunks of exactly this much simulated time instead of
+    /// chunks sized by wall time, each on this thread, so the work done
+    /// (instructions, chunks) is a function of the scenario alone (the
+    /// benchmark's callgrind runs use it); Ctrl-C is then seen between chunks.
+    #[pyo3(signature = (t_ns, chunk_ns = None))]
+    fn run_until(slf: &Bound<'_, Self>, t_ns: u64, chunk_ns: Option<u64>) -> PyResult<()> {
+        if chunk_ns == Some(0) {
+            return Err(pyo3::exceptions::PyValueError::new_err("chunk_ns must be > 0 (nanoseconds), got 0"));
+        }
+        Self::run_chunked(slf, t_ns, None, chunk_ns)
     }
 
     /// Run to the end, without the GIL; `progress(now_ns, end_ns)` is called between chunks.
     /// Another thread touching this simulation meanwhile gets a `RuntimeError` (already borrowed).
     #[pyo3(signature = (progress = None))]
     fn run(slf: &Bound<'_, Self>, progress: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        Self::run_chunked(slf, u64::MAX, progress)
+        Self::run_chunked(slf, u64::MAX, progress, None)
     }
 
     /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).

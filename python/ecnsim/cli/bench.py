@@ -44,6 +44,14 @@ class Benchmark:
     instructions_window: tuple[float, float] = (1.0, 2.0)
 
 
+#: Simulated length of each run chunk in the callgrind runs (s). Normal runs size
+#: their chunks by wall time, which callgrind stretches, so the bindings' work
+#: between chunks (and with it the instruction count) would vary run to run; a
+#: fixed length makes the count a function of the build and the scenario. 0.1 s is
+#: the largest chunk a normal run uses (the one it settles on when a chunk is cheap).
+INSTRUCTIONS_CHUNK_S = 0.1
+
+
 def _dumbbell_bench(
     n_flows: int,
     duration_s: float,
@@ -279,10 +287,11 @@ def _scenario(bench: Benchmark, series: bool = True) -> Scenario:
 
 
 def run_benchmark(
-    bench: Benchmark, until: float | None = None, series: bool = True
+    bench: Benchmark, until: float | None = None, series: bool = True, chunk: float | None = None
 ) -> dict[str, Any]:
     """Build and run ``bench`` in this process (to ``until`` seconds simulated if given;
-    without its time series if ``series`` is false).
+    without its time series if ``series`` is false; in run chunks of ``chunk`` simulated
+    seconds if given, see :meth:`Simulation.run_until`).
 
     ``build_s`` is the core's model build (the scenario is written first);
     ``wall_s`` counts the run only. Memory per flow is the peak RSS growth
@@ -294,7 +303,7 @@ def run_benchmark(
     sim = Simulation(scenario)
     build_s, build_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     t1, c1 = time.perf_counter(), time.process_time()
-    sim.run_until(sim.duration if until is None else min(until, sim.duration))
+    sim.run_until(sim.duration if until is None else min(until, sim.duration), chunk=chunk)
     wall_s, cpu_s = time.perf_counter() - t1, time.process_time() - c1
     perf = sim.perf()
     run_peak = _maxrss_bytes()
@@ -350,19 +359,23 @@ def _load_average() -> list[float] | None:
         return None
 
 
-def _child_command(name: str, until: float | None, series: bool = True) -> list[str]:
+def _child_command(
+    name: str, until: float | None, series: bool = True, chunk: float | None = None
+) -> list[str]:
     cmd = [sys.executable, "-m", "ecnsim", "bench", name, "--json", "--no-instructions"]
     if not series:
         cmd.append("--no-series")
+    if chunk is not None:
+        cmd += ["--chunk", repr(chunk)]
     return cmd if until is None else [*cmd, "--until", repr(until)]
 
 
 def _run_benchmark_in_child(
-    name: str, until: float | None = None, series: bool = True
+    name: str, until: float | None = None, series: bool = True, chunk: float | None = None
 ) -> dict[str, Any]:
     """Run one benchmark in a fresh interpreter, so peak memory is its own."""
     proc = subprocess.run(
-        _child_command(name, until, series), capture_output=True, text=True, check=False
+        _child_command(name, until, series, chunk), capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {name} failed (exit {proc.returncode}):\n{proc.stderr}")
@@ -380,16 +393,22 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
     The benchmark runs twice under ``valgrind --tool=callgrind``, to each time
     of ``bench.instructions_window``; start-up, build and output are the same
     in both, so (instructions2 - instructions1) / (hops2 - hops1) is the cost
-    of the packets in between alone.
+    of the packets in between alone (with the bindings' work between run chunks
+    of :data:`INSTRUCTIONS_CHUNK_S`, fixed so that the count does not depend on
+    how much callgrind slows the run).
     """
     counts = []
+    # What else makes a count vary run to run: string hashing (its order changes the
+    # work of sets and dicts) and numpy's BLAS worker threads, which spin for a time.
+    env = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     for until in bench.instructions_window:
         cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
         proc = subprocess.run(
-            [*cmd, *_child_command(bench.name, until, series)],
+            [*cmd, *_child_command(bench.name, until, series, INSTRUCTIONS_CHUNK_S)],
             capture_output=True,
             text=True,
             check=False,
+            env=env,
         )
         found = _COLLECTED.findall(proc.stderr)
         if proc.returncode != 0 or not found:
@@ -406,6 +425,10 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
         "instructions_per_hop": (i2 - i1) / (h2 - h1),
         "instructions_window_s": list(bench.instructions_window),
         "instructions_window_hops": h2 - h1,
+        "instructions_chunk_s": INSTRUCTIONS_CHUNK_S,
+        # The raw counts (whole process, to each end of the window) and hops, to compare runs.
+        "instructions_counts": [i1, i2],
+        "instructions_hops": [h1, h2],
     }
 
 
@@ -481,9 +504,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     series = not args.no_series
     for name in names:
         if len(names) == 1:
-            record = run_benchmark(BENCHMARKS[name], args.until, series)
+            record = run_benchmark(BENCHMARKS[name], args.until, series, args.chunk)
         else:
-            record = _run_benchmark_in_child(name, args.until, series)
+            record = _run_benchmark_in_child(name, args.until, series, args.chunk)
         if valgrind is not None:
             record.update(instructions_per_hop(BENCHMARKS[name], valgrind, series))
         records.append(record)
@@ -492,6 +515,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(records, indent=2))
     return EXIT_OK
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 1e-9):
+        raise argparse.ArgumentTypeError(f"must be at least 1e-9 seconds (1 ns), got {text!r}")
+    return value
 
 
 def add_parsers(sub: Any) -> None:
@@ -505,6 +538,13 @@ def add_parsers(sub: Any) -> None:
         type=float,
         metavar="SECONDS",
         help="stop each run at this simulated time (default: the benchmark's end)",
+    )
+    bench.add_argument(
+        "--chunk",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="run in chunks of this much simulated time (default: chunks sized by wall time); "
+        "the work done then does not depend on the machine's speed",
     )
     bench.add_argument(
         "--write-scenario",

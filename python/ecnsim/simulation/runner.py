@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
@@ -220,11 +221,26 @@ class Simulation:
                         f.close()
                 self._trace_sinks = []
 
-    def run_until(self, t: float) -> None:
-        """Run until simulated time ``t`` seconds (at most to the end)."""
+    def run_until(self, t: float, *, chunk: float | None = None) -> None:
+        """Run until simulated time ``t`` seconds (at most to the end).
+
+        The run goes in chunks (between them the GIL is taken back and signals
+        are checked), normally sized by wall time; ``chunk`` fixes their length in
+        simulated seconds, so the work done does not depend on the machine's
+        speed (``ecnsim bench`` counts instructions that way). With ``chunk``,
+        Ctrl-C takes effect at the end of the current chunk.
+        """
         if t < 0:
             raise ValueError(f"t must be >= 0 seconds, got {t}")
-        self._sim.run_until(round(t * 1e9))
+        if chunk is None:
+            self._sim.run_until(round(t * 1e9))
+            return
+        chunk_ns = round(chunk * 1e9) if math.isfinite(chunk) else 0
+        if chunk_ns <= 0:
+            raise ValueError(
+                f"chunk must be a positive number of seconds (at least 1 ns), got {chunk}"
+            )
+        self._sim.run_until(round(t * 1e9), chunk_ns)
 
     # -- state ----------------------------------------------------------------
 

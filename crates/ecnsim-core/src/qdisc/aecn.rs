@@ -42,8 +42,8 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::red::{probability_a, probability_b, Average, DropSpacing, IdleStart};
+use super::QueuedPacket;
 use super::{is_markable, is_unmarked_ect, AqmState, DropReason, Fifo, Limit, MarkReason, NonEct, QdiscCx, QueueDisc};
-use crate::packet::Packet;
 use crate::time::SimTime;
 
 /// Which AECN.
@@ -246,10 +246,10 @@ impl Aecn {
 }
 
 impl QueueDisc for Aecn {
-    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         let qlen = self.fifo.measured(super::Measure::Packets);
         let avg = self.avg.on_arrival(qlen, cx);
-        let group = self.cfg.classify(pkt.tcp.rtt_hint_ms);
+        let group = self.cfg.classify(pkt.rtt_hint_ms);
         let ci = match self.cfg.count_scope {
             CountScope::Group => group as usize,
             CountScope::Queue => 0,
@@ -319,10 +319,10 @@ impl QueueDisc for Aecn {
         self.fifo.push_back(pkt);
     }
 
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         let pkt = self.fifo.pop_front();
         if let Some(p) = &pkt {
-            let group = self.cfg.classify(p.tcp.rtt_hint_ms);
+            let group = self.cfg.classify(p.rtt_hint_ms);
             let seq = self.fq[group as usize].pop_front();
             debug_assert_eq!(seq, Some(self.head_seq), "the departing packet heads its group's flow queue");
             self.head_seq += 1;

@@ -14,8 +14,8 @@
 //! enters the dropping state and drops (or, with ECN, marks) at times spaced
 //! by the control law `interval / sqrt(count)`.
 
+use super::QueuedPacket;
 use super::{is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, QdiscCx, QueueDisc};
-use crate::packet::Packet;
 use crate::time::{SimDuration, SimTime};
 
 /// Resolved CoDel parameters.
@@ -90,7 +90,7 @@ impl Codel {
     }
 
     /// RFC 8289 §5 `dodequeue`: the head packet and whether it is ok to drop.
-    fn dodequeue(&mut self, now: SimTime) -> (Option<Packet>, bool) {
+    fn dodequeue(&mut self, now: SimTime) -> (Option<QueuedPacket>, bool) {
         let Some(p) = self.fifo.pop_front() else {
             // RFC 8289 §5: queue is empty - we can't be above TARGET.
             self.first_above_time = None;
@@ -114,7 +114,7 @@ impl Codel {
     }
 
     /// Drop `p`, or mark it if ECN allows; returns the packet if it was marked (and so still leaves).
-    fn signal(&mut self, mut p: Packet, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn signal(&mut self, mut p: QueuedPacket, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         // Linux codel_dequeue: if (params->ecn && INET_ECN_set_ce(skb)) mark instead of drop.
         if self.cfg.ecn && is_markable(p.ecn) {
             cx.mark(&mut p, MarkReason::Early);
@@ -127,7 +127,7 @@ impl Codel {
 }
 
 impl QueueDisc for Codel {
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         if self.fifo.fits(self.cfg.limit, &pkt) {
             self.fifo.push_back(pkt);
         } else {
@@ -135,7 +135,7 @@ impl QueueDisc for Codel {
         }
     }
 
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         let now = cx.now;
         let (mut p, mut ok_to_drop) = self.dodequeue(now);
         if self.dropping {

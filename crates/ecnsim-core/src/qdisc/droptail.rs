@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::QueuedPacket;
 use super::{DropReason, Fifo, QdiscCx, QueueDisc};
-use crate::packet::Packet;
 
 pub use super::Limit;
 
@@ -45,7 +45,7 @@ impl DropTail {
     }
 
     /// True if `pkt` may join the queue.
-    fn admits(&self, pkt: &Packet) -> bool {
+    fn admits(&self, pkt: &QueuedPacket) -> bool {
         match (self.rule, self.limit) {
             (LimitRule::Waiting, limit) => self.fifo.fits(limit, pkt),
             // ns-2 drop-tail.cc enque: drop if (q_->length() + 1) >= qlim_.
@@ -58,7 +58,7 @@ impl DropTail {
 
 impl QueueDisc for DropTail {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         if self.admits(&pkt) {
             self.fifo.push_back(pkt);
         } else {
@@ -67,7 +67,7 @@ impl QueueDisc for DropTail {
     }
 
     #[inline]
-    fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         self.fifo.pop_front()
     }
 
@@ -87,25 +87,12 @@ impl QueueDisc for DropTail {
 mod tests {
     use super::super::{AnyQdisc, Queue};
     use super::*;
-    use crate::ids::{FlowId, NodeId};
-    use crate::packet::{Ecn, TcpHeader};
+    use crate::packet::Ecn;
     use crate::rng::SimRng;
     use crate::time::{BitRate, SimTime};
 
-    fn pkt(uid: u64, size: u32) -> Packet {
-        Packet {
-            uid,
-            src: NodeId(0),
-            dst: NodeId(1),
-            flow: FlowId(0),
-            proto: crate::packet::Transport::Tcp,
-            from_initiator: true,
-            size,
-            ecn: Ecn::NotEct,
-            tcp: TcpHeader::default(),
-            sent_at: SimTime::ZERO,
-            enqueued_at: SimTime::ZERO,
-        }
+    fn pkt(uid: u64, size: u32) -> QueuedPacket {
+        super::super::test_support::pkt(uid, size, Ecn::NotEct)
     }
 
     fn queue(limit: Limit) -> Queue {
@@ -127,11 +114,11 @@ mod tests {
             q.enqueue(pkt(uid, 100), SimTime::ZERO);
         }
         assert_eq!(q.outcome().drops.len(), 1);
-        assert_eq!(q.outcome().drops[0].0.uid, 2);
+        assert_eq!(q.outcome().drops[0].0.uid(), 2);
         assert_eq!(q.outcome().drops[0].1, DropReason::Overflow);
         assert_eq!(q.counters.drops[DropReason::Overflow as usize], 1);
-        assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid), Some(0));
-        assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid), Some(1));
+        assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid()), Some(0));
+        assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid()), Some(1));
         assert_eq!(q.dequeue(SimTime::ZERO), None);
     }
 

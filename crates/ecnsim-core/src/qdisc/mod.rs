@@ -7,6 +7,10 @@
 //! with a reason enum. Shared bookkeeping (counters by reason, time-weighted
 //! occupancy, per-flow attribution) lives in [`Queue`], the wrapper that calls
 //! the trait, so a discipline holds only its algorithm's state.
+//!
+//! A queue holds [`QueuedPacket`]s: a packet's id in the simulation's packet
+//! pool with the fields disciplines read (32 bytes), not the packet itself,
+//! as ns-3's `QueueDiscItem` holds a pointer with the header fields it needs.
 
 pub mod aecn;
 pub mod codel;
@@ -31,8 +35,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::FlowId;
-use crate::packet::{Ecn, Packet, Transport};
+use crate::ids::{FlowId, PacketId};
+use crate::packet::{Ecn, Packet, TcpFlags, Transport};
 use crate::rng::SimRng;
 use crate::time::{BitRate, SimDuration, SimTime};
 
@@ -100,12 +104,57 @@ impl MarkReason {
     }
 }
 
+/// A packet as a queue holds it: its id in the packet pool and the fields
+/// disciplines read, copied when it is offered to the queue. While it is
+/// queued, its `ecn` here is the packet's (a mark sets it); the simulation
+/// writes it back to the pool when the packet leaves the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuedPacket {
+    /// The packet's slot in the pool.
+    pub id: PacketId,
+    /// Size on the wire in bytes, all headers included.
+    pub size: u32,
+    /// The connection (or UDP flow, see `proto`) the packet belongs to.
+    pub flow: FlowId,
+    /// The sender's RTT estimate carried for RTT-aware AQMs (Adaptive ECN), ms; 0 if none.
+    pub rtt_hint_ms: u32,
+    /// When it entered this queue (for sojourn time).
+    pub enqueued_at: SimTime,
+    /// The IP ECN field.
+    pub ecn: Ecn,
+    /// TCP, UDP or external.
+    pub proto: Transport,
+    /// The TCP flags (scripted queues select packets by them).
+    pub flags: TcpFlags,
+    /// True if the segment carries payload.
+    pub has_payload: bool,
+}
+
+impl QueuedPacket {
+    /// Packet `pkt`, whose slot is `id`, as offered to a queue ([`Queue::enqueue`] sets `enqueued_at`).
+    #[inline]
+    #[must_use]
+    pub fn new(id: PacketId, pkt: &Packet) -> Self {
+        QueuedPacket {
+            id,
+            size: pkt.size,
+            flow: pkt.flow,
+            rtt_hint_ms: pkt.tcp.rtt_hint_ms,
+            enqueued_at: SimTime::ZERO,
+            ecn: pkt.ecn,
+            proto: pkt.proto,
+            flags: pkt.tcp.flags,
+            has_payload: pkt.tcp.payload > 0,
+        }
+    }
+}
+
 /// What a discipline did besides queueing and dequeueing, collected per call.
 /// The buffers are reused, so recording a drop does not allocate once warm.
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// Packets dropped, with their reasons.
-    pub drops: Vec<(Packet, DropReason)>,
+    pub drops: Vec<(QueuedPacket, DropReason)>,
     /// Flows whose packets were marked (the flow's arena is named by the
     /// packet's transport), with the reasons.
     pub marks: Vec<(FlowId, Transport, MarkReason)>,
@@ -141,7 +190,7 @@ impl QdiscCx<'_> {
     }
 
     /// Drop `pkt` for `reason`.
-    pub fn drop_packet(&mut self, pkt: Packet, reason: DropReason) {
+    pub fn drop_packet(&mut self, pkt: QueuedPacket, reason: DropReason) {
         self.outcome.drops.push((pkt, reason));
     }
     /// CE-mark `pkt` for `reason` in place of a drop, if it is ECN-capable.
@@ -153,7 +202,7 @@ impl QdiscCx<'_> {
     /// codepoint is left unchanged"), as in ns-3 (`QueueDiscItem::Mark`) and
     /// Linux (`INET_ECN_set_ce` returns true): it is not dropped, and the mark
     /// is counted, so queue mark counts are decisions, not newly set CE bits.
-    pub fn mark(&mut self, pkt: &mut Packet, reason: MarkReason) -> bool {
+    pub fn mark(&mut self, pkt: &mut QueuedPacket, reason: MarkReason) -> bool {
         if !is_markable(pkt.ecn) {
             return false;
         }
@@ -199,9 +248,9 @@ pub fn is_unmarked_ect(ecn: Ecn) -> bool {
 /// A queue discipline.
 pub trait QueueDisc {
     /// Accept `pkt`, or drop it (or another packet) through `cx`.
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>);
+    fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>);
     /// The next packet to transmit, if any (dropping or marking on the way is allowed).
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet>;
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket>;
     /// Packets queued.
     fn len_packets(&self) -> u64;
     /// Bytes queued.
@@ -281,11 +330,11 @@ macro_rules! dispatch {
 
 impl QueueDisc for AnyQdisc {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         dispatch!(self, q => q.enqueue(pkt, cx));
     }
     #[inline]
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         dispatch!(self, q => q.dequeue(cx))
     }
     fn len_packets(&self) -> u64 {
@@ -395,6 +444,11 @@ pub struct Queue {
     /// Largest occupancy seen since the last reset, bytes.
     pub max_bytes: u64,
     last_change: SimTime,
+    /// Packets queued now: arrivals less departures and drops, kept here so the
+    /// per-packet path reads the occupancy without a call into the discipline.
+    packets: u64,
+    /// Bytes queued now, likewise.
+    bytes: u64,
 }
 
 impl Queue {
@@ -410,26 +464,30 @@ impl Queue {
             max_packets: 0,
             max_bytes: 0,
             last_change: SimTime::ZERO,
+            packets: 0,
+            bytes: 0,
         }
     }
 
     /// Packets queued.
+    #[inline]
     #[must_use]
     pub fn len_packets(&self) -> u64 {
-        self.qdisc.len_packets()
+        self.packets
     }
     /// Bytes queued.
+    #[inline]
     #[must_use]
     pub fn len_bytes(&self) -> u64 {
-        self.qdisc.len_bytes()
+        self.bytes
     }
 
     /// Bring the occupancy integrals up to `now`.
+    #[inline]
     pub fn integrate(&mut self, now: SimTime) {
         let dt = u128::from(now.saturating_since(self.last_change).as_nanos());
-        let (packets, bytes) = self.qdisc.occupancy();
-        self.counters.area_packets += u128::from(packets) * dt;
-        self.counters.area_bytes += u128::from(bytes) * dt;
+        self.counters.area_packets += u128::from(self.packets) * dt;
+        self.counters.area_bytes += u128::from(self.bytes) * dt;
         self.last_change = now;
     }
 
@@ -451,11 +509,13 @@ impl Queue {
     }
 
     /// Offer `pkt`; the returned [`Outcome`] lists what was dropped or marked.
-    pub fn enqueue(&mut self, mut pkt: Packet, now: SimTime) -> &Outcome {
+    pub fn enqueue(&mut self, mut pkt: QueuedPacket, now: SimTime) -> &Outcome {
         self.integrate(now);
         self.outcome.clear();
         self.counters.arrivals += 1;
         self.counters.arrival_bytes += u64::from(pkt.size);
+        self.packets += 1;
+        self.bytes += u64::from(pkt.size);
         pkt.enqueued_at = now;
         let mut cx = QdiscCx {
             now,
@@ -470,7 +530,7 @@ impl Queue {
     }
 
     /// The next packet to transmit; see [`Queue::outcome`] for drops on the way.
-    pub fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
         self.integrate(now);
         self.outcome.clear();
         let mut cx = QdiscCx {
@@ -484,6 +544,8 @@ impl Queue {
         if let Some(p) = &pkt {
             self.counters.departures += 1;
             self.counters.departure_bytes += u64::from(p.size);
+            self.packets -= 1;
+            self.bytes -= u64::from(p.size);
         }
         self.account();
         pkt
@@ -510,13 +572,19 @@ impl Queue {
         for (p, reason) in &self.outcome.drops {
             self.counters.drops[*reason as usize] += 1;
             self.counters.drop_bytes[*reason as usize] += u64::from(p.size);
+            self.packets -= 1;
+            self.bytes -= u64::from(p.size);
         }
         for (_, _, reason) in &self.outcome.marks {
             self.counters.marks[*reason as usize] += 1;
         }
-        let (packets, bytes) = self.qdisc.occupancy();
-        self.max_packets = self.max_packets.max(packets);
-        self.max_bytes = self.max_bytes.max(bytes);
+        debug_assert_eq!(
+            (self.packets, self.bytes),
+            self.qdisc.occupancy(),
+            "a discipline holds what arrived less what departed or was dropped"
+        );
+        self.max_packets = self.max_packets.max(self.packets);
+        self.max_bytes = self.max_bytes.max(self.bytes);
     }
 }
 
@@ -567,7 +635,7 @@ pub enum NonEct {
 /// cycle. The order of packets never depends on either.
 #[derive(Debug)]
 pub struct Fifo {
-    packets: VecDeque<Packet>,
+    packets: VecDeque<QueuedPacket>,
     bytes: u64,
 }
 
@@ -619,7 +687,7 @@ impl Fifo {
     /// True if `pkt` can be added without exceeding `limit` (the DropTail rule:
     /// packets `< n` before the arrival; bytes `+ size <= b`).
     #[must_use]
-    pub fn fits(&self, limit: Limit, pkt: &Packet) -> bool {
+    pub fn fits(&self, limit: Limit, pkt: &QueuedPacket) -> bool {
         match limit {
             Limit::Packets(n) => (self.packets.len() as u64) < n,
             Limit::Bytes(b) => self.bytes + u64::from(pkt.size) <= b,
@@ -635,41 +703,41 @@ impl Fifo {
     }
     /// Append `pkt`.
     #[inline]
-    pub fn push_back(&mut self, pkt: Packet) {
+    pub fn push_back(&mut self, pkt: QueuedPacket) {
         self.bytes += u64::from(pkt.size);
         self.packets.push_back(pkt);
     }
     /// Remove the head.
     #[inline]
-    pub fn pop_front(&mut self) -> Option<Packet> {
+    pub fn pop_front(&mut self) -> Option<QueuedPacket> {
         let pkt = self.packets.pop_front()?;
         self.bytes -= u64::from(pkt.size);
         Some(pkt)
     }
     /// Remove the tail.
-    pub fn pop_back(&mut self) -> Option<Packet> {
+    pub fn pop_back(&mut self) -> Option<QueuedPacket> {
         let pkt = self.packets.pop_back()?;
         self.bytes -= u64::from(pkt.size);
         Some(pkt)
     }
     /// Remove the packet at `index` (0 = head).
-    pub fn remove(&mut self, index: usize) -> Option<Packet> {
+    pub fn remove(&mut self, index: usize) -> Option<QueuedPacket> {
         let pkt = self.packets.remove(index)?;
         self.bytes -= u64::from(pkt.size);
         Some(pkt)
     }
     /// The head.
     #[must_use]
-    pub fn front(&self) -> Option<&Packet> {
+    pub fn front(&self) -> Option<&QueuedPacket> {
         self.packets.front()
     }
     /// The packet at `index` (0 = head).
     #[must_use]
-    pub fn get(&self, index: usize) -> Option<&Packet> {
+    pub fn get(&self, index: usize) -> Option<&QueuedPacket> {
         self.packets.get(index)
     }
     /// The packet at `index` (0 = head), mutably (to mark it).
-    pub fn get_mut(&mut self, index: usize) -> Option<&mut Packet> {
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut QueuedPacket> {
         self.packets.get_mut(index)
     }
     /// Mark-front (Liu & Jain 1998; Zheng's thesis ch. 5): CE-mark the first
@@ -702,7 +770,7 @@ pub enum Victim {
 pub fn drop_victims(
     fifo: &mut Fifo,
     limit: Limit,
-    pkt: Packet,
+    pkt: QueuedPacket,
     victim: Victim,
     reason: DropReason,
     cx: &mut QdiscCx<'_>,
@@ -792,14 +860,14 @@ pub(crate) mod test_support {
     //! Helpers for the disciplines' unit tests: packets, a driver that holds a
     //! discipline with its RNG, and a scripted clock.
 
-    use super::{AnyQdisc, AqmIdle, Outcome, QdiscCx, Queue, QueueDisc};
-    use crate::ids::{FlowId, NodeId};
+    use super::{AnyQdisc, AqmIdle, Outcome, QdiscCx, Queue, QueueDisc, QueuedPacket};
+    use crate::ids::{FlowId, NodeId, PacketId};
     use crate::packet::{Ecn, Packet, TcpHeader};
     use crate::rng::SimRng;
     use crate::time::{BitRate, SimTime};
 
-    /// A packet of `size` bytes of flow `flow` with ECN field `ecn`.
-    pub(crate) fn pkt(uid: u64, size: u32, ecn: Ecn) -> Packet {
+    /// A packet of `size` bytes of flow 0 with ECN field `ecn`.
+    pub(crate) fn packet(uid: u64, size: u32, ecn: Ecn) -> Packet {
         Packet {
             uid,
             src: NodeId(0),
@@ -811,14 +879,30 @@ pub(crate) mod test_support {
             ecn,
             tcp: TcpHeader::default(),
             sent_at: SimTime::ZERO,
-            enqueued_at: SimTime::ZERO,
+        }
+    }
+
+    /// [`packet`] as a queue holds it, its pool slot numbered `uid`.
+    pub(crate) fn pkt(uid: u64, size: u32, ecn: Ecn) -> QueuedPacket {
+        queued(uid, &packet(uid, size, ecn))
+    }
+
+    /// `p` as a queue holds it, its pool slot numbered `slot`.
+    pub(crate) fn queued(slot: u64, p: &Packet) -> QueuedPacket {
+        QueuedPacket::new(PacketId(u32::try_from(slot).expect("test slots fit in u32")), p)
+    }
+
+    impl QueuedPacket {
+        /// In these tests a packet's pool slot is its uid ([`pkt`]).
+        pub(crate) fn uid(&self) -> u64 {
+            u64::from(self.id.0)
         }
     }
 
     /// A packet carrying an RTT hint (for AECN).
-    pub(crate) fn pkt_rtt(uid: u64, rtt_ms: u32, ecn: Ecn) -> Packet {
+    pub(crate) fn pkt_rtt(uid: u64, rtt_ms: u32, ecn: Ecn) -> QueuedPacket {
         let mut p = pkt(uid, 1000, ecn);
-        p.tcp.rtt_hint_ms = rtt_ms;
+        p.rtt_hint_ms = rtt_ms;
         p
     }
 
@@ -843,7 +927,7 @@ pub(crate) mod test_support {
             }
         }
         /// Offer `p` at `now`; returns the outcome of this call.
-        pub(crate) fn enqueue(&mut self, p: Packet, now: SimTime) -> &Outcome {
+        pub(crate) fn enqueue(&mut self, p: QueuedPacket, now: SimTime) -> &Outcome {
             self.out.clear();
             let mut p = p;
             p.enqueued_at = now;
@@ -853,7 +937,7 @@ pub(crate) mod test_support {
             &self.out
         }
         /// Dequeue at `now`.
-        pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+        pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
             self.out.clear();
             let mut cx =
                 QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out, idle: &mut self.idle };
@@ -892,7 +976,7 @@ pub(crate) mod test_support {
                 let size = [40, 576, 1000, 1500][usize::try_from(rng.below(4)).unwrap()];
                 let mut p = pkt(original.len() as u64, size, ecn);
                 original.push(ecn);
-                p.tcp.rtt_hint_ms = u32::try_from(rng.below(300)).unwrap();
+                p.rtt_hint_ms = u32::try_from(rng.below(300)).unwrap();
                 if ecn.is_ect() {
                     ect_offered += 1;
                 }
@@ -907,11 +991,11 @@ pub(crate) mod test_support {
                 marked += out.marks.len() as u64;
                 if let Some(p) = got {
                     departed += 1;
-                    let before = original[usize::try_from(p.uid).unwrap()];
+                    let before = original[usize::try_from(p.uid()).unwrap()];
                     if p.ecn == Ecn::Ce {
-                        assert!(before.is_ect(), "packet {} was {before:?} and left marked", p.uid);
+                        assert!(before.is_ect(), "packet {} was {before:?} and left marked", p.uid());
                     } else {
-                        assert_eq!(p.ecn, before, "packet {} changed its ECN field", p.uid);
+                        assert_eq!(p.ecn, before, "packet {} changed its ECN field", p.uid());
                     }
                 }
             }
@@ -950,14 +1034,14 @@ mod tests {
         q.give_back_memory(); // full: nothing to give back
         assert_eq!(q.slots(), grown);
         for uid in 0..4990 {
-            assert_eq!(q.pop_front().map(|p| p.uid), Some(uid));
+            assert_eq!(q.pop_front().map(|p| p.uid()), Some(uid));
         }
         // Draining does not reallocate (a queue that fills every cycle keeps its slots) ...
         assert_eq!(q.slots(), grown);
         // ... the periodic pass gives them back, keeping twice what is held.
         q.give_back_memory();
         assert_eq!(q.slots(), 20);
-        assert_eq!((0..10).map(|_| q.pop_front().unwrap().uid).collect::<Vec<_>>(), (4990..5000).collect::<Vec<_>>());
+        assert_eq!((0..10).map(|_| q.pop_front().unwrap().uid()).collect::<Vec<_>>(), (4990..5000).collect::<Vec<_>>());
         q.give_back_memory();
         assert_eq!(q.slots(), Fifo::MIN_SLOTS);
         assert_eq!(q.bytes(), 0);
@@ -972,10 +1056,10 @@ mod tests {
         while q.len() > 3 {
             let _ = if q.len() % 2 == 0 { q.pop_back() } else { q.remove(q.len() / 2) };
         }
-        let before: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid).collect();
+        let before: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid()).collect();
         q.give_back_memory();
         assert_eq!(q.slots(), Fifo::MIN_SLOTS);
-        let after: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid).collect();
+        let after: Vec<u64> = (0..3).map(|i| q.get(i).unwrap().uid()).collect();
         assert_eq!(before, after);
         assert_eq!(q.bytes(), 30);
     }

@@ -14,10 +14,10 @@
 //! probability `p`, or `p * size / mean_pktsize` in byte mode.
 //! The periodic update runs lazily (see [`super::Ticker`]), first at `1 / w`.
 
+use super::QueuedPacket;
 use super::{
     clamp01, is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, Measure, NonEct, QdiscCx, QueueDisc, Ticker,
 };
-use crate::packet::Packet;
 use crate::time::{SimDuration, SimTime};
 
 /// Resolved PI parameters.
@@ -97,7 +97,7 @@ impl Pi {
 }
 
 impl QueueDisc for Pi {
-    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         self.catch_up(cx.now);
         // ns-2 enque: if (qlen >= qlim) droptype = DTYPE_FORCED.
         if !self.fifo.fits(self.cfg.limit, &pkt) {
@@ -121,7 +121,7 @@ impl QueueDisc for Pi {
         self.fifo.push_back(pkt);
     }
 
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         self.catch_up(cx.now);
         self.fifo.pop_front()
     }

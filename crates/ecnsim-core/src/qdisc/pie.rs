@@ -17,8 +17,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::QueuedPacket;
 use super::{clamp01, is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, QdiscCx, QueueDisc, Ticker};
-use crate::packet::Packet;
 use crate::time::{SimDuration, SimTime};
 
 /// How PIE measures the queueing latency.
@@ -186,7 +186,7 @@ impl Pie {
     }
 
     /// RFC 8033 §4.1 `drop_early`.
-    fn drop_early(&mut self, pkt: &Packet, cx: &mut QdiscCx<'_>) -> bool {
+    fn drop_early(&mut self, pkt: &QueuedPacket, cx: &mut QdiscCx<'_>) -> bool {
         let st = &mut self.state;
         // RFC 8033 §4.4: no random drop while burst_allowance > 0.
         if st.burst_allowance > 0 {
@@ -259,7 +259,7 @@ impl Pie {
 }
 
 impl QueueDisc for Pie {
-    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         self.catch_up(cx.now);
         if !self.fifo.fits(self.cfg.limit, &pkt) {
             // RFC 8033 §4.1: tail drop when the buffer is full; ns-3 resets accu_prob.
@@ -281,7 +281,7 @@ impl QueueDisc for Pie {
         self.fifo.push_back(pkt);
     }
 
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         self.catch_up(cx.now);
         let pkt = self.fifo.pop_front()?;
         if self.cfg.delay_estimator == DelayEstimator::Timestamp {

@@ -30,11 +30,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::QueuedPacket;
 use super::{
     drop_victims, is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, Measure, NonEct, QdiscCx, QueueDisc,
     Ticker, Victim,
 };
-use crate::packet::Packet;
 use crate::time::{BitRate, SimDuration, SimTime};
 
 /// What RED does with ECN-capable packets.
@@ -237,7 +237,7 @@ impl Average {
 
     /// After a dequeue at `now` that returned `departed` and left the queue
     /// empty (`emptied`), or returned nothing.
-    pub(crate) fn on_dequeue(&mut self, now: SimTime, departed: Option<&Packet>, emptied: bool, rate: BitRate) {
+    pub(crate) fn on_dequeue(&mut self, now: SimTime, departed: Option<&QueuedPacket>, emptied: bool, rate: BitRate) {
         match departed {
             Some(p) if emptied => {
                 self.idle_since = Some(match self.idle_start {
@@ -500,7 +500,7 @@ impl Red {
     /// policy allows it and the packet is ECN-capable, otherwise drop (the
     /// arrival for early signals, the configured victim for forced ones) or,
     /// for Not-ECT packets under [`NonEct::Pass`], queue it unmarked.
-    fn signal(&mut self, mut pkt: Packet, may_mark: bool, forced: bool, cx: &mut QdiscCx<'_>) {
+    fn signal(&mut self, mut pkt: QueuedPacket, may_mark: bool, forced: bool, cx: &mut QdiscCx<'_>) {
         let (mark_reason, drop_reason) =
             if forced { (MarkReason::Forced, DropReason::Forced) } else { (MarkReason::Early, DropReason::Early) };
         if may_mark && is_markable(pkt.ecn) {
@@ -603,7 +603,7 @@ impl Red {
 }
 
 impl QueueDisc for Red {
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         let now = cx.now;
         // ns-2 enque: the average samples the queue the arrival finds (before it is added).
         let qlen = self.fifo.measured(self.cfg.measure);
@@ -641,7 +641,7 @@ impl QueueDisc for Red {
         }
     }
 
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         let pkt = self.fifo.pop_front();
         self.avg.on_dequeue(cx.now, pkt.as_ref(), self.fifo.is_empty(), cx.link_rate);
         pkt
@@ -1014,7 +1014,7 @@ mod tests {
             }
             let out = d.enqueue(pkt(9, 1000, Ecn::NotEct), t(0));
             assert_eq!(out.drops.len(), 1);
-            assert_eq!((out.drops[0].0.uid, out.drops[0].1), (dropped_uid, DropReason::Overflow));
+            assert_eq!((out.drops[0].0.uid(), out.drops[0].1), (dropped_uid, DropReason::Overflow));
             assert_eq!(d.q.len_packets(), 3);
         }
         let mut c = cfg();

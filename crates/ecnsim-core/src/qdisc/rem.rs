@@ -18,10 +18,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::QueuedPacket;
 use super::{
     clamp01, is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, Measure, NonEct, QdiscCx, QueueDisc, Ticker,
 };
-use crate::packet::Packet;
 use crate::time::{BitRate, SimDuration, SimTime};
 
 /// Where REM takes its marking decisions.
@@ -135,7 +135,7 @@ impl Rem {
         });
     }
 
-    fn probability_for(&self, pkt: &Packet) -> f64 {
+    fn probability_for(&self, pkt: &QueuedPacket) -> f64 {
         match self.cfg.measure {
             Measure::Packets => self.state.prob,
             // ns-2: with qib_, pro = v_prob * size / pktsize.
@@ -145,7 +145,7 @@ impl Rem {
 }
 
 impl QueueDisc for Rem {
-    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         self.catch_up(cx.now);
         // ns-2 enque: v_count += size (qib_) or ++v_count, before any drop.
         self.state.arrivals += match self.cfg.measure {
@@ -169,7 +169,7 @@ impl QueueDisc for Rem {
         self.fifo.push_back(pkt);
     }
 
-    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         self.catch_up(cx.now);
         loop {
             let mut pkt = self.fifo.pop_front()?;
@@ -282,7 +282,7 @@ mod tests {
         d.q.state.prob = 1.0;
         d.enqueue(pkt(0, 1000, Ecn::NotEct), SimTime::ZERO);
         d.enqueue(pkt(1, 1000, Ecn::Ect1), SimTime::ZERO);
-        assert_eq!(d.dequeue(SimTime::ZERO).map(|p| p.uid), Some(1));
+        assert_eq!(d.dequeue(SimTime::ZERO).map(|p| p.uid()), Some(1));
         assert_eq!(d.out.drops.len(), 1);
     }
 

@@ -9,9 +9,10 @@
 //! queued first in, first out up to `limit_packets`, beyond which they are
 //! dropped like DropTail's.
 
+use super::QueuedPacket;
 use super::{DropReason, Fifo, Limit, MarkReason, QdiscCx, QueueDisc};
 use crate::ids::FlowId;
-use crate::packet::{Packet, TcpFlags, Transport};
+use crate::packet::{TcpFlags, Transport};
 
 /// Which packets a rule counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,14 +30,14 @@ pub enum Match {
 }
 
 impl Match {
-    fn matches(self, p: &Packet) -> bool {
-        let f = p.tcp.flags;
+    fn matches(self, p: &QueuedPacket) -> bool {
+        let f = p.flags;
         let syn = f.contains(TcpFlags::SYN);
         match self {
-            Match::Data => p.tcp.payload > 0,
+            Match::Data => p.has_payload,
             Match::Syn => syn && !f.contains(TcpFlags::ACK),
             Match::SynAck => syn && f.contains(TcpFlags::ACK),
-            Match::PureAck => p.tcp.payload == 0 && !syn && !f.contains(TcpFlags::FIN),
+            Match::PureAck => !p.has_payload && !syn && !f.contains(TcpFlags::FIN),
             Match::Any => true,
         }
     }
@@ -75,7 +76,7 @@ impl Rule {
     }
 
     /// Count `p` if it matches; true if it is one of the chosen ordinals.
-    fn selects(&mut self, p: &Packet) -> bool {
+    fn selects(&mut self, p: &QueuedPacket) -> bool {
         // A rule naming a flow names a TCP connection: UDP flows have their own ids.
         let other_flow = self.flow.is_some_and(|f| f != p.flow || p.proto != Transport::Tcp);
         if !self.kind.matches(p) || other_flow {
@@ -104,7 +105,7 @@ impl Script {
 }
 
 impl QueueDisc for Script {
-    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         let mut drop = false;
         for rule in &mut self.rules {
             if rule.selects(&pkt) {
@@ -126,7 +127,7 @@ impl QueueDisc for Script {
         }
     }
 
-    fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         self.fifo.pop_front()
     }
 

@@ -14,8 +14,8 @@
 //! above K is a parameter: dropped (the marker's congestion signal for
 //! non-ECN traffic) or queued (the marker only ever marks).
 
+use super::QueuedPacket;
 use super::{is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, Measure, NonEct, QdiscCx, QueueDisc};
-use crate::packet::Packet;
 use crate::time::SimTime;
 
 /// Resolved threshold-marker parameters.
@@ -47,7 +47,7 @@ impl ThresholdMarker {
 }
 
 impl QueueDisc for ThresholdMarker {
-    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, mut pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         if !self.fifo.fits(self.cfg.limit, &pkt) {
             cx.drop_packet(pkt, DropReason::Overflow);
             return;
@@ -64,7 +64,7 @@ impl QueueDisc for ThresholdMarker {
         self.fifo.push_back(pkt);
     }
 
-    fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, _cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         self.fifo.pop_front()
     }
 

@@ -10,10 +10,24 @@ use std::collections::BinaryHeap;
 
 use super::{Event, EventKey, EventQueue};
 
+/// A queued event. The key `(time, seq)` is held as one 128-bit number
+/// (time in the high half), so comparing two entries is one wide comparison
+/// rather than two in turn: the same order, fewer instructions per sift step.
 #[derive(Debug)]
 struct Entry {
-    key: EventKey,
+    key: u128,
     event: Event,
+}
+
+#[inline]
+fn pack(k: EventKey) -> u128 {
+    (u128::from(k.time.as_nanos()) << 64) | u128::from(k.seq)
+}
+
+#[inline]
+#[allow(clippy::cast_possible_truncation)]
+fn unpack(x: u128) -> EventKey {
+    EventKey { time: crate::time::SimTime::from_nanos((x >> 64) as u64), seq: x as u64 }
 }
 
 impl PartialEq for Entry {
@@ -42,13 +56,13 @@ pub struct HeapQueue {
 
 impl EventQueue for HeapQueue {
     fn push(&mut self, key: EventKey, event: Event) {
-        self.heap.push(Entry { key, event });
+        self.heap.push(Entry { key: pack(key), event });
     }
     fn pop(&mut self) -> Option<(EventKey, Event)> {
-        self.heap.pop().map(|e| (e.key, e.event))
+        self.heap.pop().map(|e| (unpack(e.key), e.event))
     }
     fn peek_key(&self) -> Option<EventKey> {
-        self.heap.peek().map(|e| e.key)
+        self.heap.peek().map(|e| unpack(e.key))
     }
     fn len(&self) -> usize {
         self.heap.len()

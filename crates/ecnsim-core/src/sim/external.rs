@@ -135,7 +135,6 @@ impl Simulation {
             ecn,
             tcp: TcpHeader::default(),
             sent_at: now,
-            enqueued_at: now,
         };
         self.next_uid += 1;
         self.cons.sent += 1;
@@ -148,7 +147,7 @@ impl Simulation {
             return;
         }
         let route = self.routes.get(src, dst).expect("check_external_pair first");
-        self.send_on(route, pkt);
+        self.send_new(route, pkt);
     }
 
     /// Hand every mark, departure and drop of injected packets since the

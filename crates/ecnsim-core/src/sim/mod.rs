@@ -3,7 +3,10 @@
 //!
 //! The per-packet path (`on_wire_arrival` -> `arrive` -> `forward` /
 //! endpoint -> `send_on` -> `try_transmit`) indexes arenas directly: no
-//! allocation, no hashing, no dynamic dispatch.
+//! allocation, no hashing, no dynamic dispatch. A packet is written once into
+//! the packet pool when a host sends it ([`Simulation::send_new`]); from there
+//! on only its [`PacketId`] moves (through queues as a [`QueuedPacket`]), and
+//! its slot is freed when it is delivered or dropped.
 
 pub mod external;
 mod sample;
@@ -14,12 +17,12 @@ use std::sync::Arc;
 use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
 use crate::flow::{EndedFlow, Endpoint, Flow, FlowFinal, UdpFlow, UDP_HEADER_BYTES};
-use crate::ids::{AppId, FlowId, NodeId, PortId};
+use crate::ids::{AppId, FlowId, NodeId, PacketId, PortId};
 use crate::link::Port;
 pub(crate) use crate::node::Node;
 use crate::node::Routes;
-use crate::packet::{Ecn, Packet, TcpHeader, Transport};
-use crate::qdisc::QueueCounters;
+use crate::packet::{Ecn, Packet, PacketPool, TcpHeader, Transport};
+use crate::qdisc::{QueueCounters, QueuedPacket};
 use crate::results::Table;
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
@@ -133,6 +136,8 @@ pub struct Simulation {
     pub(crate) warmup: SimTime,
     pub(crate) seed: u64,
     pub(crate) nodes: Vec<Node>,
+    /// The packets in the network (queued, being serialised or propagating), by [`PacketId`].
+    pub(crate) packets: PacketPool,
     /// Each host's own ECN policy, if it has one.
     pub(crate) host_ecn: Vec<Option<EcnPolicy>>,
     pub(crate) ports: Vec<Port>,
@@ -441,6 +446,7 @@ impl Simulation {
     #[must_use]
     pub fn conservation(&self) -> Conservation {
         let in_flight = self.ports.iter().map(|p| p.queue.len_packets() + p.wire.len() as u64).sum();
+        debug_assert_eq!(self.packets.len() as u64, in_flight, "the pool holds exactly the packets in flight");
         Conservation { in_flight, ..self.cons }
     }
 
@@ -528,7 +534,7 @@ impl Simulation {
 
     fn on_wire_arrival(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
-        let pkt = port.take_arrival().expect("a wire event has a packet");
+        let id = port.take_arrival().expect("a wire event has a packet");
         let to = port.to;
         if let Some(&(next, _)) = port.wire.front() {
             self.sched.schedule(next, Event::WireArrival(p));
@@ -536,50 +542,58 @@ impl Simulation {
         self.perf.packet_hops += 1;
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
-            t.record(self.sched.now(), TraceEvent::Receive, p, &pkt, |f| (flows[f].app.index(), flows[f].serial));
+            let pkt = &self.packets[id];
+            t.record(self.sched.now(), TraceEvent::Receive, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
         }
-        self.arrive(to, pkt);
+        self.arrive(to, id);
     }
 
-    fn arrive(&mut self, node: NodeId, pkt: Packet) {
-        if pkt.dst == node {
-            self.cons.delivered += 1;
-            let now = self.sched.now();
-            match pkt.proto {
-                Transport::Tcp => {}
-                Transport::Udp => {
-                    let u = &mut self.udp[pkt.flow.index()];
-                    u.received_packets += 1;
-                    u.received_bytes += u64::from(pkt.tcp.payload);
-                    u.delay_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
-                    return;
-                }
-                Transport::External => {
-                    self.external.depart(now, &pkt);
-                    return;
-                }
-            }
-            let f = &mut self.flows[pkt.flow.index()];
-            debug_assert!(!f.free && f.in_flight > 0, "a packet reached a free connection slot");
-            f.in_flight -= 1;
-            if pkt.tcp.payload > 0 {
-                // One-way delay of data segments, host to host, either direction.
-                f.extra.owd_sum_ns += now.saturating_since(pkt.sent_at).as_nanos();
-                f.extra.owd_count += 1;
-            }
-            let slot = self.slot_of[pkt.flow.index()];
-            if slot == NO_SLOT {
-                // A late segment of a released connection; it may have been the last one out.
-                self.maybe_free_flow(pkt.flow);
+    /// Packet `id` reached `node`: deliver it (and free its slot) or forward it.
+    fn arrive(&mut self, node: NodeId, id: PacketId) {
+        let pkt = &self.packets[id];
+        if pkt.dst != node {
+            let route = self.routes.get(node, pkt.dst).expect("routes are validated at build time");
+            self.send_on(route, id);
+            return;
+        }
+        self.cons.delivered += 1;
+        let now = self.sched.now();
+        let (flow, sent_at, payload) = (pkt.flow, pkt.sent_at, pkt.tcp.payload);
+        match pkt.proto {
+            Transport::Tcp => {}
+            Transport::Udp => {
+                self.packets.remove(id);
+                let u = &mut self.udp[flow.index()];
+                u.received_packets += 1;
+                u.received_bytes += u64::from(payload);
+                u.delay_sum_ns += now.saturating_since(sent_at).as_nanos();
                 return;
             }
-            let e = 2 * slot as usize + usize::from(pkt.from_initiator);
-            self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
-            self.service_endpoint(e);
-        } else {
-            let route = self.routes.get(node, pkt.dst).expect("routes are validated at build time");
-            self.send_on(route, pkt);
+            Transport::External => {
+                self.external.depart(now, pkt);
+                self.packets.remove(id);
+                return;
+            }
         }
+        let f = &mut self.flows[flow.index()];
+        debug_assert!(!f.free && f.in_flight > 0, "a packet reached a free connection slot");
+        f.in_flight -= 1;
+        if payload > 0 {
+            // One-way delay of data segments, host to host, either direction.
+            f.extra.owd_sum_ns += now.saturating_since(sent_at).as_nanos();
+            f.extra.owd_count += 1;
+        }
+        let slot = self.slot_of[flow.index()];
+        if slot == NO_SLOT {
+            // A late segment of a released connection; it may have been the last one out.
+            self.packets.remove(id);
+            self.maybe_free_flow(flow);
+            return;
+        }
+        let e = 2 * slot as usize + usize::from(pkt.from_initiator);
+        self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
+        self.packets.remove(id);
+        self.service_endpoint(e);
     }
 
     /// Count a queue's drop or mark against the packet's flow.
@@ -603,14 +617,22 @@ impl Simulation {
         }
     }
 
-    /// Offer `pkt` to port `p`'s queue and start the transmitter if it is idle.
-    pub(crate) fn send_on(&mut self, p: PortId, pkt: Packet) {
+    /// Put `pkt`, just sent by a host, into the packet pool (its only copy) and
+    /// offer it to port `p`'s queue.
+    pub(crate) fn send_new(&mut self, p: PortId, pkt: Packet) {
+        let id = self.packets.insert(pkt);
+        self.send_on(p, id);
+    }
+
+    /// Offer packet `id` to port `p`'s queue and start the transmitter if it is idle.
+    pub(crate) fn send_on(&mut self, p: PortId, id: PacketId) {
         let now = self.sched.now();
+        let pkt = &self.packets[id];
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
-            t.record(now, TraceEvent::Enqueue, p, &pkt, |f| (flows[f].app.index(), flows[f].serial));
+            t.record(now, TraceEvent::Enqueue, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
         }
-        let outcome = self.ports[p.index()].queue.enqueue(pkt, now);
+        let outcome = self.ports[p.index()].queue.enqueue(QueuedPacket::new(id, pkt), now);
         if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
             self.account_outcome(p);
         }
@@ -630,11 +652,14 @@ impl Simulation {
         for i in 0..n_drops {
             let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
             self.cons.dropped += 1;
+            // A packet marked, then dropped, leaves with its mark.
+            self.packets[d.id].ecn = d.ecn;
             // Traced before it is charged: charging the last packet of a released connection frees its slot.
             if let Some(t) = &mut self.tracer {
                 let flows = &self.flows;
-                t.record(now, TraceEvent::Drop, p, &d, |f| (flows[f].app.index(), flows[f].serial));
+                t.record(now, TraceEvent::Drop, p, &self.packets[d.id], |f| (flows[f].app.index(), flows[f].serial));
             }
+            self.packets.remove(d.id);
             self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
@@ -660,14 +685,16 @@ impl Simulation {
         if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
             self.account_outcome(p);
         }
-        let Some(pkt) = next else { return };
+        let Some(q) = next else { return };
+        // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
+        self.packets[q.id].ecn = q.ecn;
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
-            t.record(now, TraceEvent::Dequeue, p, &pkt, |f| (flows[f].app.index(), flows[f].serial));
+            t.record(now, TraceEvent::Dequeue, p, &self.packets[q.id], |f| (flows[f].app.index(), flows[f].serial));
         }
         let port = &mut self.ports[p.index()];
         let wire_was_empty = port.wire.is_empty();
-        let arrival = port.start_tx(pkt, now);
+        let arrival = port.start_tx(q.id, q.size, now);
         if wire_was_empty {
             self.sched.schedule(arrival, Event::WireArrival(p));
         }
@@ -815,7 +842,6 @@ impl Simulation {
                     ecn: Ecn::NotEct,
                     tcp,
                     sent_at: now,
-                    enqueued_at: now,
                 };
                 let egress = u.egress;
                 self.next_uid += 1;
@@ -823,7 +849,7 @@ impl Simulation {
                 if let Some(tap) = &mut self.tap {
                     tap.push(pkt);
                 }
-                self.send_on(egress, pkt);
+                self.send_new(egress, pkt);
             }
         }
     }
@@ -1007,7 +1033,6 @@ impl Simulation {
                 ecn: seg.ecn,
                 tcp: seg.header,
                 sent_at: now,
-                enqueued_at: now,
             };
             let egress = ep.egress;
             self.next_uid += 1;
@@ -1016,7 +1041,7 @@ impl Simulation {
             if let Some(tap) = &mut self.tap {
                 tap.push(pkt);
             }
-            self.send_on(egress, pkt);
+            self.send_new(egress, pkt);
         }
         let ep = &mut self.endpoints[e];
         if let Some(d) = ep.sock.next_deadline().filter(|&d| d <= self.end) {
@@ -1185,6 +1210,10 @@ flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 3000000 } } ]
         sim.run().unwrap();
         sim.give_back_memory();
         assert!(sim.ports.iter().all(|p| p.wire.capacity() <= 8 && p.wire.is_empty()));
+        // The packet pool kept a slot per packet of the largest flight, and holds what is still queued.
+        let in_flight = sim.conservation().in_flight;
+        assert_eq!(sim.packets.len() as u64, in_flight);
+        assert!(sim.packets.slots() >= widest, "pool {} slots, wire {widest}", sim.packets.slots());
         let mut plain = Simulation::new(&spec, Some(1)).unwrap();
         plain.run().unwrap();
         assert_eq!(sim.results().digest(), plain.results().digest());
