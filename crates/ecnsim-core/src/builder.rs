@@ -166,6 +166,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         slot_of: Vec::with_capacity(spec.flows.len()),
         endpoints: Vec::with_capacity(2 * spec.flows.len()),
         free_slots: Vec::new(),
+        tcp_configs: Vec::new(),
         udp: Vec::new(),
         apps: Vec::with_capacity(spec.flows.len() + spec.apps.len()),
         groups: Vec::new(),

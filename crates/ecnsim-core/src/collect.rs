@@ -25,6 +25,12 @@ impl Simulation {
         collect(self)
     }
 
+    /// How many finished records wait for [`Simulation::drain_records`].
+    #[must_use]
+    pub fn finished_records(&self) -> usize {
+        self.records.len()
+    }
+
     /// The `records` rows of the transactions, pages and objects that finished (completed or
     /// failed) since the last drain, in the order they finished, with the `records` table's
     /// columns; the core then holds only the records of items still open.

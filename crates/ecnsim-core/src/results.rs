@@ -96,6 +96,11 @@ impl Table {
         assert!(codes.iter().all(|&c| (c as usize) < names.len()), "column {name}: a code outside its names");
         self.columns.push(Column { name: name.to_owned(), data: ColumnData::Dict { codes, names } });
     }
+    /// True once the table has columns (possibly no rows).
+    #[must_use]
+    pub fn has_columns(&self) -> bool {
+        !self.columns.is_empty()
+    }
     /// Number of rows (0 for a table without columns).
     #[must_use]
     pub fn rows(&self) -> usize {

@@ -165,6 +165,8 @@ pub struct Simulation {
     pub(crate) endpoints: Vec<Endpoint>,
     /// Released endpoint pairs, reused by new connections.
     pub(crate) free_slots: Vec<u32>,
+    /// The TCP parameter sets endpoints share (see [`Simulation::shared_config`]).
+    pub(crate) tcp_configs: Vec<Arc<TcpConfig>>,
     /// UDP flows, by the index UDP packets carry in `flow`.
     pub(crate) udp: Vec<UdpFlow>,
     pub(crate) apps: Vec<AppSlot>,
@@ -214,6 +216,9 @@ pub struct Simulation {
     /// [`SimOptions::cancel`].
     pub(crate) cancel: Option<Arc<AtomicBool>>,
 }
+
+/// Most distinct TCP parameter sets kept for sharing; endpoints with others get their own copy.
+const SHARED_CONFIGS: usize = 64;
 
 /// Sentinel in `slot_of`: the connection's endpoints were released.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
@@ -921,8 +926,8 @@ impl Simulation {
             let mut phase = |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
             (phase(&client_cfg), phase(&server_cfg))
         };
-        let mut initiator = TcpSocket::with_tick_phase(client_cfg, client_phase);
-        let mut responder = TcpSocket::with_tick_phase(server_cfg, server_phase);
+        let mut initiator = TcpSocket::with_tick_phase(self.shared_config(client_cfg), client_phase);
+        let mut responder = TcpSocket::with_tick_phase(self.shared_config(server_cfg), server_phase);
         responder.listen();
         if !client_cfg.handshake {
             // No SYN exchange (ns-2 one-way TCP, syn_ false): what the handshake would have negotiated.
@@ -961,6 +966,21 @@ impl Simulation {
         }
     }
 
+    /// The shared copy of `cfg`: endpoints with the same parameters share one (a few per
+    /// application: its settings, with each host's ECN policy and each connection's
+    /// receive window), so that parameters read on every segment stay in cache.
+    fn shared_config(&mut self, cfg: TcpConfig) -> Arc<TcpConfig> {
+        if let Some(c) = self.tcp_configs.iter().find(|c| ***c == cfg) {
+            return Arc::clone(c);
+        }
+        let c = Arc::new(cfg);
+        // A bounded list keeps the search short when connections vary their receive windows.
+        if self.tcp_configs.len() < SHARED_CONFIGS {
+            self.tcp_configs.push(Arc::clone(&c));
+        }
+        c
+    }
+
     /// After any input to endpoint `e`: let the application react, send what
     /// the socket has to send, keep its timer event current, and release the
     /// connection's endpoints once both ends are done.
@@ -989,7 +1009,7 @@ impl Simulation {
         }
         if self.endpoints[e].live && self.endpoints[e].flow == flow {
             self.flush_endpoint(e);
-            self.maybe_release(flow);
+            self.maybe_release(flow, e);
         }
     }
 
@@ -1037,24 +1057,28 @@ impl Simulation {
         }
     }
 
-    /// Release flow `f`'s endpoint pair if both ends are done: each end CLOSED
-    /// or TIME-WAIT (the responder may also still be LISTENing when the
-    /// initiator gave up). Its counters move to the flow.
-    fn maybe_release(&mut self, f: FlowId) {
-        let slot = self.slot_of[f.index()];
-        if slot == NO_SLOT {
+    /// Release flow `f`'s endpoint pair, after input to its endpoint `e`, if both
+    /// ends are done: each end CLOSED or TIME-WAIT (the responder may also still
+    /// be LISTENing when the initiator gave up). Its counters move to the flow.
+    fn maybe_release(&mut self, f: FlowId, e: usize) {
+        debug_assert_eq!(self.slot_of[f.index()] as usize, e / 2, "endpoint {e} serves flow {f:?}");
+        let i = e & !1;
+        let done = |j: usize| {
+            let state = self.endpoints[j].sock.state();
+            if j % 2 == 0 {
+                // The initiator is CLOSED only after LAST-ACK (the server closed first) or when it gave up.
+                matches!(state, TcpState::TimeWait | TcpState::Closed)
+            } else {
+                matches!(state, TcpState::Closed | TcpState::TimeWait)
+                    || (state == TcpState::Listen && self.flows[f.index()].extra.failed)
+            }
+        };
+        // End `e` first: while it is not done the other end, cold with thousands of
+        // connections, is not read.
+        if !(done(e) && done(e ^ 1)) {
             return;
         }
-        let i = 2 * slot as usize;
         let (a, b) = (&self.endpoints[i].sock, &self.endpoints[i + 1].sock);
-        let failed = self.flows[f.index()].extra.failed;
-        // The initiator is CLOSED only after LAST-ACK (the server closed first) or when it gave up.
-        let a_done = matches!(a.state(), TcpState::TimeWait | TcpState::Closed);
-        let b_done =
-            matches!(b.state(), TcpState::Closed | TcpState::TimeWait) || (failed && b.state() == TcpState::Listen);
-        if !(a_done && b_done) {
-            return;
-        }
         self.flows[f.index()].last = Some(Box::new(FlowFinal {
             counters: [a.counters, b.counters],
             cwnd: a.cwnd(),
@@ -1066,7 +1090,7 @@ impl Simulation {
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;
         self.slot_of[f.index()] = NO_SLOT;
-        self.free_slots.push(slot);
+        self.free_slots.push(u32::try_from(e / 2).expect("slots fit in u32"));
         self.maybe_free_flow(f);
     }
 

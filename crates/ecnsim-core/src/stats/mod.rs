@@ -10,22 +10,26 @@ use crate::tcp::TcpCounters;
 use crate::time::SimTime;
 
 /// Per-flow facts kept by the simulation (the sockets keep the rest).
+///
+/// In declaration order (`repr(C)`): the four counters a packet may touch come
+/// first, next to [`crate::flow::Flow`]'s `in_flight`, in one cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct FlowExtra {
     /// Packets of this flow (either direction) dropped by any queue.
     pub drops: u64,
     /// Packets of this flow CE-marked by any queue.
     pub marks: u64,
+    /// Sum of the one-way delays of delivered data segments (both directions), ns.
+    pub owd_sum_ns: u64,
+    /// Delivered data segments counted in `owd_sum_ns`.
+    pub owd_count: u64,
     /// When the handshake completed at the initiator.
     pub connected_at: Option<SimTime>,
     /// When the receiver had every byte of a finite transfer, in order.
     pub completed_at: Option<SimTime>,
     /// The connection was abandoned (SYN retries exhausted).
     pub failed: bool,
-    /// Sum of the one-way delays of delivered data segments (both directions), ns.
-    pub owd_sum_ns: u64,
-    /// Delivered data segments counted in `owd_sum_ns`.
-    pub owd_count: u64,
 }
 
 /// A connection's counters at the end of warm-up.

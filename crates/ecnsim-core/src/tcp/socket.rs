@@ -16,6 +16,8 @@
 //! numbers are absolute `u64` byte offsets: the SYN is 0, data starts at 1.
 //! Application data is modelled as byte counts (no payload bytes are stored).
 
+use std::sync::Arc;
+
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::spec::{
     CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
@@ -48,7 +50,10 @@ pub struct SocketEvents {
 }
 
 /// Per-endpoint counters. Bytes are payload bytes; packets are segments.
+///
+/// In declaration order (`repr(C)`): the counters every segment updates come first, in one cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct TcpCounters {
     /// Every segment sent (data, pure ACKs, SYN, FIN).
     pub segments_sent: u64,
@@ -56,17 +61,21 @@ pub struct TcpCounters {
     pub data_packets_sent: u64,
     /// Payload bytes sent, retransmissions included.
     pub data_bytes_sent: u64,
-    /// Segments carrying retransmitted payload (or a retransmitted FIN).
-    pub retransmitted_packets: u64,
-    /// Payload bytes retransmitted.
-    pub retransmitted_bytes: u64,
-    /// Payload bytes delivered in order to the application (goodput).
-    pub bytes_delivered: u64,
+    /// Pure ACKs sent.
+    pub acks_sent: u64,
     /// Payload bytes that reached this end for the first time, in order or not (data beyond the
     /// receive window, which is discarded, and duplicates are not counted): when data arrives,
     /// not when a hole before it is repaired (ns-3 FlowMonitor's `rxBytes`, less headers and
     /// duplicates).
     pub bytes_received: u64,
+    /// Payload bytes delivered in order to the application (goodput).
+    pub bytes_delivered: u64,
+    /// CE-marked packets received.
+    pub ce_received: u64,
+    /// Segments carrying retransmitted payload (or a retransmitted FIN).
+    pub retransmitted_packets: u64,
+    /// Payload bytes retransmitted.
+    pub retransmitted_bytes: u64,
     /// Retransmission-timer expirations with data outstanding.
     pub rto_count: u64,
     /// Of which answered without a new ssthresh cut because of an earlier ECN-Echo reduction
@@ -79,10 +88,6 @@ pub struct TcpCounters {
     /// (after a lost SYN-ACK or a lost third ACK). A SYN-ACK sent in answer to a retransmitted
     /// SYN, and RFC 5562's non-ECT SYN-ACK after a CE-marked one, are not counted.
     pub syn_retransmits: u64,
-    /// Pure ACKs sent.
-    pub acks_sent: u64,
-    /// CE-marked packets received.
-    pub ce_received: u64,
     /// Window reductions in response to ECN-Echo.
     pub ecn_reductions: u64,
     /// Segments sent with CWR.
@@ -129,12 +134,19 @@ struct EcnState {
 }
 
 /// One endpoint of a TCP connection.
+///
+/// Laid out in declaration order (`repr(C)`): what every segment in or out reads
+/// or writes comes first, together, and what only the handshake, SACK and the
+/// base RTT use comes last. With thousands of connections a socket is cold at
+/// every visit, so the cache lines a segment touches are most of its cost.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct TcpSocket {
-    cfg: TcpConfig,
-    state: TcpState,
-
-    // --- send side (RFC 793 names) ---
+    // --- every segment: the sequence space (RFC 793 names) ---
+    /// Parameters, shared by the endpoints that have the same ones (a simulation's
+    /// sockets of one application share one): read on every segment, they stay in
+    /// cache however many connections there are (8 bytes here instead of a 104-byte copy).
+    cfg: Arc<TcpConfig>,
     /// Oldest unacknowledged sequence number (SND.UNA).
     snd_una: u64,
     /// Next sequence number to send (SND.NXT); moves back on a timeout (go-back-N).
@@ -145,81 +157,86 @@ pub struct TcpSocket {
     snd_wnd: u64,
     /// One past the last byte the application has written (data starts at 1).
     app_end: u64,
-    /// The application writes without end.
-    unlimited: bool,
-    /// The application has closed: a FIN follows the data.
-    fin_requested: bool,
-    /// Congestion window state.
-    win: Window,
-    cc: AnyCc,
-    /// Consecutive duplicate ACKs.
-    dupacks: u32,
-    /// In loss recovery (fast recovery, or SACK recovery).
-    in_recovery: bool,
-    /// RFC 6582 "recover" / RFC 6675 "RecoveryPoint": the highest sequence
-    /// number sent when the last recovery (or timeout) began.
-    recover: u64,
-    /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
-    partial_acks: u32,
-    /// New data sent by Limited Transmit since the last ACK of new data (RFC 3042).
-    limited_transmit_bytes: u64,
-    /// Fast retransmit of the segment at SND.UNA is due.
-    retransmit_due: bool,
-    /// SACK was negotiated.
-    sack_ok: bool,
-    /// SACK scoreboard (sender side).
-    scoreboard: Scoreboard,
-    rtt: RttEstimator,
-    /// The smallest RTT measured (the base RTT of `carry_rtt = "base"`).
-    min_rtt: Option<SimDuration>,
-    /// Karn: the one segment being timed, as (end sequence, send time).
-    rtt_probe: Option<(u64, SimTime)>,
-    /// When the retransmission timer expires, if running.
-    rto_deadline: Option<SimTime>,
-    /// SYN or SYN-ACK needs (re)sending.
-    syn_due: bool,
-    /// When our SYN / SYN-ACK was first sent (handshake RTT sample).
-    syn_sent_at: Option<SimTime>,
-    /// SYN / SYN-ACK retransmissions so far.
-    syn_retries: u32,
-    /// When data was last sent (RFC 5681 §4.1 restart after idle).
-    last_data_sent: Option<SimTime>,
-    ecn: EcnState,
-
-    // --- receive side ---
     /// Next sequence number expected (RCV.NXT).
     rcv_nxt: u64,
-    /// Out-of-order data held, as sorted disjoint `[start, end)` ranges.
-    ooo: Vec<(u64, u64)>,
-    /// Which out-of-order data arrived most recently (SACK block order).
-    recency: SackRecency,
-    /// Sequence number of the peer's FIN, once seen.
-    peer_fin: Option<u64>,
-    /// An ACK must go out now.
-    ack_now: bool,
-    /// Full segments received since our last ACK (delayed ACKs).
-    unacked_segments: u32,
+
+    // --- every segment: the timers (`next_deadline` reads them after each one) ---
+    /// When the retransmission timer expires, if running.
+    rto_deadline: Option<SimTime>,
     /// When the delayed ACK must go out, if one is pending.
     delack_deadline: Option<SimTime>,
     /// A poll is wanted at this instant to hand events to the application (a
     /// connection opened without a handshake is connected at once).
     wake_at: Option<SimTime>,
 
+    // --- every segment: sending and receiving ---
+    /// Sequence number of the peer's FIN, once seen.
+    peer_fin: Option<u64>,
+    /// Congestion window state.
+    win: Window,
+    /// Karn: the one segment being timed, as (end sequence, send time).
+    rtt_probe: Option<(u64, SimTime)>,
+    /// When data was last sent (RFC 5681 §4.1 restart after idle).
+    last_data_sent: Option<SimTime>,
+    /// New data sent by Limited Transmit since the last ACK of new data (RFC 3042).
+    limited_transmit_bytes: u64,
+    /// RFC 6582 "recover" / RFC 6675 "RecoveryPoint": the highest sequence
+    /// number sent when the last recovery (or timeout) began.
+    recover: u64,
+    /// Out-of-order data held, as sorted disjoint `[start, end)` ranges.
+    ooo: Vec<(u64, u64)>,
+    /// Consecutive duplicate ACKs.
+    dupacks: u32,
+    /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
+    partial_acks: u32,
+    /// Full segments received since our last ACK (delayed ACKs).
+    unacked_segments: u32,
+    state: TcpState,
+    cc: AnyCc,
+    /// The application writes without end.
+    unlimited: bool,
+    /// The application has closed: a FIN follows the data.
+    fin_requested: bool,
+    /// In loss recovery (fast recovery, or SACK recovery).
+    in_recovery: bool,
+    /// Fast retransmit of the segment at SND.UNA is due.
+    retransmit_due: bool,
+    /// SACK was negotiated.
+    sack_ok: bool,
+    /// An ACK must go out now.
+    ack_now: bool,
     events: SocketEvents,
+    ecn: EcnState,
     /// Counters of this endpoint.
     pub counters: TcpCounters,
+    rtt: RttEstimator,
+
+    // --- the handshake, SACK and the base RTT only ---
+    /// SYN or SYN-ACK needs (re)sending.
+    syn_due: bool,
+    /// SYN / SYN-ACK retransmissions so far.
+    syn_retries: u32,
+    /// When our SYN / SYN-ACK was first sent (handshake RTT sample).
+    syn_sent_at: Option<SimTime>,
+    /// The smallest RTT measured (the base RTT of `carry_rtt = "base"`).
+    min_rtt: Option<SimDuration>,
+    /// SACK scoreboard (sender side).
+    scoreboard: Scoreboard,
+    /// Which out-of-order data arrived most recently (SACK block order).
+    recency: SackRecency,
 }
 
 impl TcpSocket {
     /// A closed endpoint with parameters `cfg`.
     #[must_use]
     pub fn new(cfg: TcpConfig) -> Self {
-        Self::with_tick_phase(cfg, SimDuration::ZERO)
+        Self::with_tick_phase(Arc::new(cfg), SimDuration::ZERO)
     }
 
-    /// A closed endpoint whose tick clock (ns-2's estimator only) is offset by `tick_phase`.
+    /// A closed endpoint with parameters `cfg` (shared with other endpoints) whose tick
+    /// clock (ns-2's estimator only) is offset by `tick_phase`.
     #[must_use]
-    pub fn with_tick_phase(cfg: TcpConfig, tick_phase: SimDuration) -> Self {
+    pub fn with_tick_phase(cfg: Arc<TcpConfig>, tick_phase: SimDuration) -> Self {
         let mss = u64::from(cfg.mss);
         TcpSocket {
             state: TcpState::Closed,
