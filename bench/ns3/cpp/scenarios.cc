@@ -82,39 +82,16 @@ struct SinkProbe
     }
 };
 
-/// The hetero script's CongProbe: entries into Loss and Recovery, retransmission-timer expiries,
-/// data segments sent and retransmissions; also the segments sent again from their sequence
-/// numbers (`resent`, which ns-3.37 needs: it has no "Retransmission" trace source).
-struct CongProbe
+/// Data segments a TCP socket sent (its "Tx" trace), the segments sent again, found from their
+/// sequence numbers (`resent`: below the highest one sent; ns-3.37 has no "Retransmission"
+/// trace source, later releases added it), and the "Retransmission" trace's count where there
+/// is one. Shared by the two scenarios' sender probes.
+struct SegmentProbe
 {
-    uint64_t loss = 0;
-    uint64_t recovery = 0;
-    uint64_t expiries = 0;
     uint64_t dataSegments = 0;
     uint64_t retransmissions = 0;
     uint64_t resent = 0;
     SequenceNumber32 highestSent{0};
-
-    void OnRto(Time old, Time now)
-    {
-        if (now.GetTimeStep() == 2 * old.GetTimeStep() ||
-            (now >= Seconds(60) && old < now && now < 2 * old))
-        {
-            expiries++;
-        }
-    }
-
-    void OnState(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
-    {
-        if (to == TcpSocketState::CA_LOSS && from != TcpSocketState::CA_LOSS)
-        {
-            loss++;
-        }
-        if (to == TcpSocketState::CA_RECOVERY && from != TcpSocketState::CA_RECOVERY)
-        {
-            recovery++;
-        }
-    }
 
     void OnTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
     {
@@ -141,6 +118,46 @@ struct CongProbe
     {
         retransmissions++;
     }
+
+    /// Adds `o`'s counts to these (for totals over senders).
+    void AddSegments(const SegmentProbe& o)
+    {
+        dataSegments += o.dataSegments;
+        retransmissions += o.retransmissions;
+        resent += o.resent;
+    }
+};
+
+/// The hetero script's CongProbe: entries into Loss and Recovery, retransmission-timer expiries,
+/// data segments sent and retransmissions; also the segments sent again from their sequence
+/// numbers (`resent`, which ns-3.37 needs: it has no "Retransmission" trace source).
+struct CongProbe : SegmentProbe
+{
+    uint64_t loss = 0;
+    uint64_t recovery = 0;
+    uint64_t expiries = 0;
+
+    void OnRto(Time old, Time now)
+    {
+        if (now.GetTimeStep() == 2 * old.GetTimeStep() ||
+            (now >= Seconds(60) && old < now && now < 2 * old))
+        {
+            expiries++;
+        }
+    }
+
+    void OnState(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
+    {
+        if (to == TcpSocketState::CA_LOSS && from != TcpSocketState::CA_LOSS)
+        {
+            loss++;
+        }
+        if (to == TcpSocketState::CA_RECOVERY && from != TcpSocketState::CA_RECOVERY)
+        {
+            recovery++;
+        }
+    }
+
 };
 
 /// The hetero script's IdleProbe: idle periods of the bottleneck link (its device's PhyTxEnd to
@@ -201,43 +218,14 @@ struct IdleProbe
 /// retransmissions, entries into Recovery, Loss and CWR. Also the data segments sent again
 /// (`resent`: a sequence number below the highest one sent), which does not need the socket's
 /// "Retransmission" trace source: ns-3.37 has none (later releases added it).
-struct SenderProbe
+struct SenderProbe : SegmentProbe
 {
-    uint64_t dataSegments = 0;
-    uint64_t retransmissions = 0;
-    uint64_t resent = 0;
     uint64_t recoveries = 0;
     uint64_t losses = 0;
     uint64_t cwr = 0;
     bool connected = false;
     bool hasRetransmissionTrace = false;
-    SequenceNumber32 highestSent{0};
 
-    void OnTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
-    {
-        if (p->GetSize() > 0)
-        {
-            SequenceNumber32 seq = h.GetSequenceNumber();
-            if (dataSegments > 0 && seq < highestSent)
-            {
-                resent++;
-            }
-            if (dataSegments == 0 || seq + p->GetSize() > highestSent)
-            {
-                highestSent = seq + p->GetSize();
-            }
-            dataSegments++;
-        }
-    }
-
-    void OnRetx(Ptr<const Packet>,
-                const TcpHeader&,
-                const Address&,
-                const Address&,
-                Ptr<const TcpSocketBase>)
-    {
-        retransmissions++;
-    }
 
     void OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
     {
@@ -556,9 +544,7 @@ RunHetero(uint32_t n, uint32_t seed, double duration, double warmup, double& run
             sum.loss += c.loss;
             sum.recovery += c.recovery;
             sum.expiries += c.expiries;
-            sum.dataSegments += c.dataSegments;
-            sum.retransmissions += c.retransmissions;
-            sum.resent += c.resent;
+            sum.AddSegments(c);
         }
         return sum;
     };
@@ -711,9 +697,7 @@ RunDumbbell(uint32_t n, double duration, double warmup, double& runCpu)
         SenderProbe sum;
         for (const SenderProbe& p : senderProbes)
         {
-            sum.dataSegments += p.dataSegments;
-            sum.retransmissions += p.retransmissions;
-            sum.resent += p.resent;
+            sum.AddSegments(p);
             sum.recoveries += p.recoveries;
             sum.losses += p.losses;
             sum.cwr += p.cwr;
