@@ -541,18 +541,10 @@ def main() -> int:
         exe, release_info = build_release(args.ns3_release) if "release" in sides else (None, None)
         records = []
         with tempfile.TemporaryDirectory() as tmp:
-            for n in args.n:
+            jobs = [(run_pair, n) for n in args.n] + [(run_dumbbell_pair, n) for n in args.dumbbell]
+            for run, n in jobs:
                 for _ in range(args.repeat):
-                    r = run_pair(n, sides, args.ns3_python, exe, Path(tmp))
-                    records.append(r)
-                    print(
-                        r["scenario"],
-                        json.dumps({k: v for k, v in r.items() if k in SIDE_KEY.values()}),
-                        flush=True,
-                    )
-            for n in args.dumbbell:
-                for _ in range(args.repeat):
-                    r = run_dumbbell_pair(n, sides, args.ns3_python, exe, Path(tmp))
+                    r = run(n, sides, args.ns3_python, exe, Path(tmp))
                     records.append(r)
                     print(
                         r["scenario"],

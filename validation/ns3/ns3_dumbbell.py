@@ -510,14 +510,7 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
     rx_at_warmup = [0] * n
     snd_at_warmup = [dict.fromkeys(_sender_counts(snd), 0) for snd in sender_probes]
     drops_at_warmup = arrivals_at_warmup = marks_at_warmup = 0
-    run_cpu = 0.0  # CPU seconds inside Simulator::Run (the simulation alone)
-
-    def run_for(span: float) -> None:
-        nonlocal run_cpu
-        ns.Simulator.Stop(sec(span).Get())
-        t0 = time.process_time()
-        ns.Simulator.Run()
-        run_cpu += time.process_time() - t0
+    run_for = TimedRun(ns)
 
     if warmup > 0:
         run_for(warmup)
@@ -588,11 +581,27 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
         "removed_qdiscs": removed_qdiscs,
         "packet_hops": packet_hops(ns),
         "events": int(ns.Simulator.GetEventCount()),
-        "run_cpu_s": run_cpu,
+        "run_cpu_s": run_for.cpu,
         "config": {**cfg, "tcp": tcp, "queue": q},
     }
     ns.Simulator.Destroy()
     return out
+
+
+class TimedRun:
+    """Runs the simulator ``span`` more simulated seconds per call and adds the CPU seconds
+    spent inside ``Simulator::Run`` (the simulation alone) to ``cpu``."""
+
+    def __init__(self, ns: Any) -> None:
+        self.ns = ns
+        self.cpu = 0.0
+
+    def __call__(self, span: float) -> None:
+        ns = self.ns
+        ns.Simulator.Stop(ns.NanoSeconds(round(span * 1e9)))
+        t0 = time.process_time()
+        ns.Simulator.Run()
+        self.cpu += time.process_time() - t0
 
 
 def packet_hops(ns: Any) -> int:

@@ -46,11 +46,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ns3"))
-from ns3_dumbbell import packet_hops
+from ns3_dumbbell import TimedRun, packet_hops
 
 DELAYS = (0.145, 0.045, 0.005)  # fragile, average, robust
 GROUPS = ("fragile", "average", "robust")
@@ -381,14 +380,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         app.SetStartTime(sec(start).Get())
 
     # Every sender's socket exists once the last application has started (2 s).
-    run_cpu = 0.0  # CPU seconds inside Simulator::Run (the simulation alone)
-
-    def run_for(span: float) -> None:
-        nonlocal run_cpu
-        ns.Simulator.Stop(sec(span).Get())
-        t0 = time.process_time()
-        ns.Simulator.Run()
-        run_cpu += time.process_time() - t0
+    run_for = TimedRun(ns)
 
     run_for(2.5)
     cong_probes = []
@@ -445,7 +437,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         "idle": {k: i1[k] - i0[k] for k in i1},
         "packet_hops": hops,
         "events": events,
-        "run_cpu_s": run_cpu,
+        "run_cpu_s": run_for.cpu,
         "config": {
             **cfg,
             "tcp": tcp,
