@@ -632,7 +632,17 @@ impl Simulation {
             let flows = &self.flows;
             t.record(now, TraceEvent::Enqueue, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
         }
-        let outcome = self.ports[p.index()].queue.enqueue(QueuedPacket::new(id, pkt), now);
+        let q = QueuedPacket::new(id, pkt);
+        let port = &mut self.ports[p.index()];
+        // An empty queue in front of an idle transmitter: a packet the discipline passes
+        // straight through is sent now, as enqueue then dequeue would send it.
+        if !port.tx_event_pending && port.busy_until <= now {
+            if let Some(q) = port.queue.pass_idle(q, now) {
+                self.transmit(p, q, now);
+                return;
+            }
+        }
+        let outcome = port.queue.enqueue(q, now);
         if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
             self.account_outcome(p);
         }
@@ -686,6 +696,13 @@ impl Simulation {
             self.account_outcome(p);
         }
         let Some(q) = next else { return };
+        self.transmit(p, q, now);
+    }
+
+    /// Start serialising `q`, just dequeued from port `p`'s queue, on the idle transmitter;
+    /// schedule its wire arrival if the wire was empty, and a `TxDone` if packets wait.
+    #[inline]
+    fn transmit(&mut self, p: PortId, q: QueuedPacket, now: SimTime) {
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
         if let Some(t) = &mut self.tracer {
