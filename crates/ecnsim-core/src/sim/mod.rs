@@ -259,6 +259,14 @@ impl Simulation {
     /// - [`SimError::Cancelled`] if [`SimOptions::cancel`] was raised; the
     ///   clock stays at the last event run, and a later call resumes the run.
     pub fn run_until(&mut self, t: SimTime) -> Result<(), SimError> {
+        let result = self.run_events(t);
+        // The last event's spent heap entry goes, so that the scheduler reads right between runs.
+        self.sched.settle();
+        result
+    }
+
+    /// [`Simulation::run_until`]'s loop.
+    fn run_events(&mut self, t: SimTime) -> Result<(), SimError> {
         if let Some(e) = &self.fault {
             return Err(e.clone());
         }
