@@ -709,7 +709,8 @@ impl Simulation {
 
     /// Start serialising `q`, just dequeued from port `p`'s queue, on the idle transmitter;
     /// schedule its wire arrival if the wire was empty, and a `TxDone` if packets wait.
-    #[inline]
+    // Inlined into both callers: a call would copy the queued packet through the stack on every hop.
+    #[inline(always)]
     fn transmit(&mut self, p: PortId, q: QueuedPacket, now: SimTime) {
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
