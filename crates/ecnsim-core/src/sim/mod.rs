@@ -1,9 +1,10 @@
 //! The simulation: owns every arena, the scheduler and the random streams,
 //! and holds the one `match` that routes events to components.
 //!
-//! The per-packet path (`on_wire_arrival` -> `arrive` -> `forward` /
-//! endpoint -> `send_on` -> `try_transmit`) indexes arenas directly: no
-//! allocation, no hashing, no dynamic dispatch. A packet is written once into
+//! The per-packet path (`on_wire_arrival` -> `arrive` -> `send_on` or the
+//! endpoint -> `send_on` -> `transmit`, straight through an empty queue in
+//! front of an idle link, or by way of `try_transmit` when the link frees)
+//! indexes arenas directly: no allocation, no hashing, no dynamic dispatch. A packet is written once into
 //! the packet pool when a host sends it ([`Simulation::send_new`]); from there
 //! on only its [`PacketId`] moves (through queues as a [`QueuedPacket`]), and
 //! its slot is freed when it is delivered or dropped.
