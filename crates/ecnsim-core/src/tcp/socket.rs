@@ -613,7 +613,7 @@ impl TcpSocket {
                 // RFC 793 §3.4: a SYN in LISTEN -> SYN-RECEIVED, answer with SYN-ACK.
                 if flags.contains(TcpFlags::SYN) && !flags.contains(TcpFlags::ACK) {
                     self.rcv_nxt = h.seq + 1;
-                    self.snd_wnd = h.window;
+                    self.snd_wnd = u64::from(h.window);
                     self.state = TcpState::SynReceived;
                     self.syn_due = true;
                     // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR set.
@@ -644,7 +644,7 @@ impl TcpSocket {
                     self.rcv_nxt = h.seq + 1;
                     self.snd_una = h.ack;
                     self.snd_nxt = self.snd_nxt.max(h.ack);
-                    self.snd_wnd = h.window;
+                    self.snd_wnd = u64::from(h.window);
                     if ecn == Ecn::Ce && ecn_ok {
                         // ECN+ (Kuzmanovic 2005): proceed, and echo the mark like any CE (RFC 3168 §6.1.3).
                         self.ecn.echo = true;
@@ -751,7 +751,7 @@ impl TcpSocket {
             return;
         }
         // RFC 6675 §5: every ACK updates the scoreboard.
-        let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), h.sack_blocks());
+        let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), &h.sack_blocks());
         let advanced = ack > self.snd_una;
         if advanced {
             self.on_new_ack(now, h);
@@ -768,7 +768,7 @@ impl TcpSocket {
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
-        self.snd_wnd = h.window;
+        self.snd_wnd = u64::from(h.window);
         self.dupacks = 0;
         self.limited_transmit_bytes = 0;
         // RFC 6298 §3 (Karn) / §2: an ACK covering the timed segment gives a sample.
@@ -844,12 +844,12 @@ impl TcpSocket {
         let is_dup = ack == self.snd_una
             && h.payload == 0
             && !h.flags.contains(TcpFlags::FIN)
-            && h.window == self.snd_wnd
+            && u64::from(h.window) == self.snd_wnd
             && self.snd_max > self.snd_una
             // RFC 6675 §2: with SACK, a duplicate ACK carries a SACK block that identifies
             // previously un-SACKed octets (the ACK of a duplicate segment does not count).
             && (!self.sack_ok || new_sack);
-        self.snd_wnd = h.window;
+        self.snd_wnd = u64::from(h.window);
         if !is_dup {
             return;
         }
@@ -1239,7 +1239,8 @@ impl TcpSocket {
             seq,
             ack: self.rcv_nxt,
             flags: TcpFlags::ACK,
-            window: self.cfg.rcv_window,
+            // Validated below 2^32 bytes (`tcp.rcv_window`).
+            window: u32::try_from(self.cfg.rcv_window).expect("a receive window below 2^32 bytes"),
             payload,
             ..TcpHeader::default()
         };
@@ -1251,8 +1252,7 @@ impl TcpSocket {
             // RFC 2018 §4: report the out-of-order blocks, most recent first.
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let n = self.recency.blocks(&self.ooo, &mut blocks);
-            h.sack = blocks;
-            h.sack_len = u8::try_from(n).expect("at most MAX_SACK_BLOCKS");
+            h.set_sack(&blocks[..n]);
         }
         h
     }
@@ -1526,7 +1526,13 @@ mod tests {
     }
 
     fn ack_for(rcv_nxt: u64) -> TcpHeader {
-        TcpHeader { seq: 1, ack: rcv_nxt, flags: TcpFlags::ACK, window: cfg().rcv_window, ..TcpHeader::default() }
+        TcpHeader {
+            seq: 1,
+            ack: rcv_nxt,
+            flags: TcpFlags::ACK,
+            window: u32::try_from(cfg().rcv_window).unwrap(),
+            ..TcpHeader::default()
+        }
     }
 
     // --- handshake ---------------------------------------------------------
