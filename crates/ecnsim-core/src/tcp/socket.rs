@@ -1318,7 +1318,8 @@ impl TcpSocket {
 
     /// RFC 3042 §2: between the first duplicate ACK and the threshold, new data may exceed cwnd.
     fn limited_transmit_active(&self) -> bool {
-        self.cfg.limited_transmit && !self.in_recovery && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold
+        // `dupacks` first: it is usually 0, and it sits in a line every segment touches anyway.
+        self.dupacks > 0 && self.cfg.limited_transmit && !self.in_recovery && self.dupacks < self.cfg.dupack_threshold
     }
 
     /// The RTT hint a data segment carries, in whole ms (0 = none).
