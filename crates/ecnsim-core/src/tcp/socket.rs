@@ -178,12 +178,14 @@ impl RttProbe {
 /// | 64-127 | timers, the receive queue | every segment (`next_deadline` reads the timers) |
 /// | 128-191 | `app_end` and the per-segment counters | every segment |
 /// | 192-255 | the other counters | retransmissions, timeouts, ECN responses |
-/// | 256-447 | the congestion window, the timed segment, the sender's loss and ECN state, the RTT estimator | an ACK at the sender, a data segment sent |
-/// | 448- | the handshake, the SACK scoreboard and its receiver's block order, the base RTT | the handshake, SACK, RTT samples |
+/// | 256-383 | the congestion window, the timed segment, the sender's loss and ECN state, the current RTO | an ACK at the sender, a data segment sent |
+/// | 384-455 | the RTT estimator | an RTT sample, a backoff |
+/// | 456- | the handshake, the SACK scoreboard and its receiver's block order, the base RTT | the handshake, SACK, RTT samples |
 ///
 /// So a data segment's arrival at the receiver (and the ACK it sends) touches
-/// the first three lines, and an ACK's arrival at the sender those and the
-/// sending state. `tests::the_per_segment_fields_sit_in_the_lines_claimed` checks it.
+/// the first three lines, and an ACK's arrival at the sender those and the two
+/// lines of sending state (and the estimator's once per round trip, for its sample).
+/// `tests::the_per_segment_fields_sit_in_the_lines_claimed` checks it.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct TcpSocket {
@@ -241,7 +243,7 @@ pub struct TcpSocket {
     /// Counters of this endpoint (the first 56 bytes are the per-segment ones).
     pub counters: TcpCounters,
 
-    // --- lines 4 to 6: sending: an ACK at the sender, a data segment sent ---
+    // --- lines 4 and 5: sending: an ACK at the sender, a data segment sent ---
     /// Congestion window state.
     win: Window,
     /// Karn: the one segment being timed.
@@ -257,6 +259,11 @@ pub struct TcpSocket {
     /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
     partial_acks: u32,
     cc: AnyCc,
+    /// `rtt.rto()`, kept current by every change to the estimator: arming the timer on
+    /// an ACK reads this line, and the estimator's own lines only when it takes a sample.
+    rto: SimDuration,
+
+    // --- lines 6 and 7: RTT samples and backoffs ---
     rtt: RttEstimator,
 
     // --- the handshake, SACK and the base RTT only ---
@@ -287,6 +294,7 @@ impl TcpSocket {
     #[must_use]
     pub fn with_tick_phase(cfg: Arc<TcpConfig>, tick_phase: SimDuration) -> Self {
         let mss = u64::from(cfg.mss);
+        let rtt = RttEstimator::for_config(&cfg, tick_phase);
         TcpSocket {
             state: TcpState::Closed,
             snd_una: ISS,
@@ -314,7 +322,8 @@ impl TcpSocket {
             retransmit_due: false,
             sack_ok: false,
             scoreboard: Scoreboard::default(),
-            rtt: RttEstimator::for_config(&cfg, tick_phase),
+            rto: rtt.rto(),
+            rtt,
             min_rtt: Opt::NONE,
             rtt_probe: RttProbe::NONE,
             rto_deadline: Opt::NONE,
@@ -509,7 +518,8 @@ impl TcpSocket {
     }
 
     fn arm_rto(&mut self, now: SimTime) {
-        self.rto_deadline = Opt::some(now + self.rtt.rto());
+        debug_assert_eq!(self.rto, self.rtt.rto(), "the cached RTO follows the estimator");
+        self.rto_deadline = Opt::some(now + self.rto);
     }
 
     fn on_rto(&mut self, now: SimTime) {
@@ -524,6 +534,7 @@ impl TcpSocket {
                 self.syn_retries += 1;
                 self.counters.syn_retransmits += 1;
                 self.rtt.on_backoff();
+                self.rto = self.rtt.rto();
                 self.syn_due = true;
                 // RFC 3168 §6.1.5: a retransmitted packet is not ECN-capable.
                 // DEVIATION(ns-2): FullTcp keeps ECT on a SYN-ACK resent on the timer (its
@@ -571,6 +582,7 @@ impl TcpSocket {
                 self.rtt_probe = RttProbe::NONE;
                 // RFC 6298 §5.5: RTO <- RTO * 2 (bounded by the maximum).
                 self.rtt.on_backoff();
+                self.rto = self.rtt.rto();
                 // RFC 6298 §5.6: start the timer with the new RTO.
                 self.arm_rto(now);
                 // ns-2 timeout(): last_cwnd_action_ = CWND_ACTION_TIMEOUT.
@@ -711,8 +723,10 @@ impl TcpSocket {
         } else if self.cfg.initial_rto < SimDuration::from_secs(3) {
             // RFC 6298 §5.7: after a retransmitted SYN with an RTO below 3 s, RTO is re-initialised to 3 s.
             self.rtt.reset_rto(SimDuration::from_secs(3));
+            self.rto = self.rtt.rto();
         } else {
             self.rtt.reset_rto(self.cfg.initial_rto);
+            self.rto = self.rtt.rto();
         }
         if self.ecn_setup.synack_marked {
             // RFC 5562 §3.2 / ECN+: a CE-marked SYN-ACK means an initial window of one segment.
@@ -777,6 +791,7 @@ impl TcpSocket {
                 if self.ns2_ecn_backoff_holds(h) {
                     // ns-2 newack(): "Don't end backoff if still in ECN-Echo with a congestion window of 1 packet."
                     self.rtt.on_sample_keeping_backoff(sent, now);
+                    self.rto = self.rtt.rto();
                     self.note_min_rtt(sent, now);
                 } else {
                     self.take_rtt_sample(sent, now);
@@ -965,6 +980,7 @@ impl TcpSocket {
     /// One RTT measurement: the segment sent at `sent` was acknowledged at `now`.
     fn take_rtt_sample(&mut self, sent: SimTime, now: SimTime) {
         self.rtt.on_sample(sent, now);
+        self.rto = self.rtt.rto();
         self.note_min_rtt(sent, now);
     }
 
@@ -1032,6 +1048,7 @@ impl TcpSocket {
                 if one_segment {
                     if self.ecn_reduction.ns2_backoff {
                         self.rtt.on_backoff();
+                        self.rto = self.rtt.rto();
                     }
                     self.ecn_reduction.ns2_backoff = true;
                 } else {
@@ -1367,7 +1384,7 @@ impl TcpSocket {
             return;
         }
         if let Some(last) = self.last_data_sent.get() {
-            if now.saturating_since(last) > self.rtt.rto() {
+            if now.saturating_since(last) > self.rto {
                 self.win.cwnd = self.win.cwnd.min(self.cfg.initial_window.bytes(self.cfg.mss));
             }
         }
@@ -1852,7 +1869,7 @@ mod tests {
 
     /// The fields each kind of segment touches sit in the lines the type's doc claims: a data
     /// segment at the receiver (and the ACK it sends) lines 0 to 2; an ACK at the sender (and
-    /// the data it sends) those and lines 4 and 5, plus the RTT estimator.
+    /// the data it sends) those and lines 4 and 5.
     #[test]
     fn the_per_segment_fields_sit_in_the_lines_claimed() {
         use std::mem::{align_of, offset_of, size_of};
@@ -1898,6 +1915,7 @@ mod tests {
             ("ecn_reduction", offset_of!(TcpSocket, ecn_reduction), size_of::<EcnReduction>()),
             ("partial_acks", offset_of!(TcpSocket, partial_acks), 4),
             ("cc", offset_of!(TcpSocket, cc), size_of::<AnyCc>()),
+            ("rto", offset_of!(TcpSocket, rto), 8),
         ];
         for (fields, line) in [
             (&common[..], 0),
@@ -1910,10 +1928,10 @@ mod tests {
                 assert_eq!(line_of(name, start, len), line, "{name} is not in line {line}");
             }
         }
-        // The RTT estimator follows the sending state; what only the handshake, SACK and
-        // RTT samples use comes after it.
+        // The RTT estimator starts the next line; what only the handshake, SACK and RTT
+        // samples use comes after it.
         let rtt = offset_of!(TcpSocket, rtt);
-        assert!(rtt >= 6 * 64 - 8 && rtt + size_of::<RttEstimator>() <= 7 * 64 + 8, "rtt at {rtt}");
+        assert_eq!(rtt, 6 * 64);
         for cold in [offset_of!(TcpSocket, syn_due), offset_of!(TcpSocket, scoreboard), offset_of!(TcpSocket, min_rtt)]
         {
             assert!(cold >= rtt + size_of::<RttEstimator>());
