@@ -4,6 +4,7 @@
 
 mod emulator;
 mod error;
+mod parquet_out;
 mod results;
 mod simulation;
 
@@ -132,6 +133,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_class::<PyEmulator>()?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet_out::write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(results::name_codes, m)?)?;
     m.add_function(wrap_pyfunction!(expanded_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file_json, m)?)?;
