@@ -303,6 +303,34 @@ class Table:
             out[col] = (code, np.ascontiguousarray(values, dtype=code).tobytes())
         return out
 
+    def to_pylist(self, column: str) -> list[Any]:
+        """One column as a list of Python ``int``, ``float`` or ``str``, without numpy
+        (for small tables printed or checked in plain Python; numpy is not imported
+        for a column that is still the core's bytes)."""
+        if self._columns is None and self._encoded is not None:
+            if column not in self._encoded:
+                raise KeyError(f"table {self.name!r} has no column {column!r}")
+            dtype, payload = self._encoded[column]
+            if dtype in ("str", "dict"):
+                return _decode_column(column, (dtype, payload))
+            if dtype not in _NUMPY_DTYPES:
+                raise ValueError(f"column {column!r}: unknown dtype {dtype!r} from the core")
+            words = array.array("q" if dtype == "<u8" else "d")
+            words.frombytes(payload)
+            if sys.byteorder != "little":
+                words.byteswap()
+            if dtype == "<u8" and words and min(words) < 0:
+                raise _overflow(column)
+            return words.tolist()
+        values = self[column]
+        return values if isinstance(values, list) else values.tolist()
+
+    def is_numeric(self, column: str) -> bool:
+        """True for a column of numbers, False for names (nothing is decoded)."""
+        if self._columns is None and self._encoded is not None:
+            return self._encoded[column][0] not in ("str", "dict")
+        return not isinstance(self[column], list)
+
     def to_numpy(self) -> dict[str, np.ndarray]:
         """Every column as a numpy array (names as an object array of ``str``)."""
         import numpy as np
