@@ -35,8 +35,8 @@ test-py:
 lint:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(PYTHON) -m ruff check python tests
-	$(PYTHON) -m ruff format --check python tests
+	$(PYTHON) -m ruff check python tests validation bench
+	$(PYTHON) -m ruff format --check python tests validation bench
 	$(PYTHON) -m mypy
 
 stubtest:

@@ -339,7 +339,8 @@ def run_ecnsim(cfg: dict[str, Any], cc: str = "reno") -> dict[str, Any]:
             max_rto=60.0,
             clock_granularity=t["clock_granularity"],
             delayed_ack=False,
-            # As ns-3: no Limited Transmit (off there), TcpNewReno's whole-byte congestion avoidance.
+            # As ns-3: no Limited Transmit (off there),
+            # TcpNewReno's whole-byte congestion avoidance.
             limited_transmit=False,
             ca_increase="per_ack_truncated",
         ),

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare import (  # noqa: E402
+from compare import (
     BDP_PACKETS,
     HEADER_BYTES,
     Check,
@@ -55,7 +55,7 @@ RED = {
 
 def cwnd_window(res: dict[str, Any]) -> list[float]:
     s = res["flows"][0]["cwnd_series"]
-    k0 = int(round(WARMUP / SAMPLE))
+    k0 = round(WARMUP / SAMPLE)
     return [float(x) for x in s[k0:]]
 
 
@@ -212,7 +212,8 @@ def ecnsim_scenario(
             clock_granularity=t["clock_granularity"],
             delayed_ack=False,
             ecn="request" if t.get("ecn") else "off",
-            # As ns-3: no Limited Transmit (off there), TcpNewReno's whole-byte congestion avoidance.
+            # As ns-3: no Limited Transmit (off there),
+            # TcpNewReno's whole-byte congestion avoidance.
             limited_transmit=False,
             ca_increase="per_ack_truncated",
         ),
@@ -328,7 +329,8 @@ def main() -> int:
     print()
     print(f"{n_pass} pass, {n_fail} FAIL.")
     print(
-        "\ncwnd correlation over [warm-up, end] (info): scenario | ecnsim~ns3 classic | ecnsim~ns3 PRR"
+        "\ncwnd correlation over [warm-up, end] (info): "
+        "scenario | ecnsim~ns3 classic | ecnsim~ns3 PRR"
     )
     for sc in scs:
         e = cwnd_window(sc.results["ecnsim"])

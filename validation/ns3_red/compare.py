@@ -82,7 +82,8 @@ def ecnsim_scenario(
             clock_granularity=0.001,
             delayed_ack=False,
             ecn="request" if mode == "ecn" else "off",
-            # As ns-3: no Limited Transmit (off there), TcpNewReno's whole-byte congestion avoidance.
+            # As ns-3: no Limited Transmit (off there),
+            # TcpNewReno's whole-byte congestion avoidance.
             limited_transmit=False,
             ca_increase="per_ack_truncated",
         )
@@ -251,8 +252,21 @@ def main() -> int:
         s3 = {k: sum(s[k] for s in s3s) / len(s3s) for k in s3s[0]}
 
         def row(
-            metric: str, key: str, kind: str, band: float | None, fmt: str, scale: float = 1.0
+            metric: str,
+            key: str,
+            kind: str,
+            band: float | None,
+            fmt: str,
+            scale: float = 1.0,
+            *,
+            n: int = n,
+            m: str = m,
+            mean: dict[str, float] = mean,
+            s3: dict[str, float] = s3,
+            se: list[dict[str, float]] = se,
+            s3s: list[dict[str, float]] = s3s,
         ) -> None:
+            # The loop's values are bound as defaults: `row` serves this (n, mode) only.
             nonlocal bad
             e, v = mean[key], s3[key]
             if kind == "rel":
