@@ -12,9 +12,23 @@ __all__ = [
     "SpecError",
     "TopologyError",
     "__version__",
+    "check_file_json",
     "check_json",
+    "dist_atoms",
+    "dist_cdf",
+    "dist_mean",
+    "dist_partial_mean",
+    "dist_quantiles",
+    "dist_sample",
+    "dist_sf",
     "expanded_json",
+    "json_with_units",
+    "name_codes",
+    "shipped_table",
+    "shipped_tables",
     "toml_to_json",
+    "workload_defaults",
+    "write_parquet",
 ]
 
 __version__: str

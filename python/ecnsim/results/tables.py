@@ -311,8 +311,10 @@ class Table:
             if column not in self._encoded:
                 raise KeyError(f"table {self.name!r} has no column {column!r}")
             dtype, payload = self._encoded[column]
-            if dtype in ("str", "dict"):
-                return _decode_column(column, (dtype, payload))
+            if dtype == "str":
+                return list(payload)
+            if dtype == "dict":
+                return _decode_names(payload)
             if dtype not in _NUMPY_DTYPES:
                 raise ValueError(f"column {column!r}: unknown dtype {dtype!r} from the core")
             words = array.array("q" if dtype == "<u8" else "d")
