@@ -85,6 +85,9 @@ def test_rust_writer_files_read_back_as_pyarrows(name: str, tmp_path: Path) -> N
     meta = json.loads((tmp_path / "ours" / "meta.json").read_text())
     assert meta["digest"] == results.digest
     assert meta["tables"] == list(results.tables)
+    # The resolved scenario, written last on one line as the core produced it.
+    assert meta["resolved_spec"] == results.spec
+    assert list(meta)[-1] == "resolved_spec"
 
 
 def test_decoded_and_hand_built_tables_are_written_too(tmp_path: Path) -> None:

@@ -543,9 +543,13 @@ class Results:
         meta["finished"] = self.finished
         meta["digest"] = self.digest
         meta["tables"] = list(self.tables)
-        meta["resolved_spec"] = self.spec
+        # The resolved scenario goes in last, on one line: the core's JSON text as it is
+        # (pretty-printing it in Python took longer than the run at 600 flows).
+        spec = self.meta.get("resolved_spec") or self._spec_json
+        spec_text = spec.strip() if isinstance(spec, str) and spec.strip() else json.dumps(spec)
+        head = json.dumps(meta, indent=2)
         path = out / "meta.json"
-        path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        path.write_text(f'{head[:-2]},\n  "resolved_spec": {spec_text}\n}}\n', encoding="utf-8")
         written.append(path)
         return written
 
