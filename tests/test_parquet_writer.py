@@ -2,13 +2,13 @@
 
 The files must read back as those pyarrow's ``pq.write_table(table.to_arrow())``
 wrote (the writer before): same files, column names and order, Arrow types and
-nullability, every value bit for bit, the same DataFrames, and no key-value
-metadata beyond what pyarrow put in (its ``ARROW:schema``, which the Rust
-writer leaves out: the types read back the same without it).
+nullability, every value bit for bit, the same DataFrames, and the same
+key-value metadata (pyarrow's ``ARROW:schema``: the same schema once decoded).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -53,7 +53,13 @@ def _assert_same_files(ours: Path, theirs: Path) -> None:
         )
         meta_a = pq.read_metadata(ours / name).metadata or {}
         meta_b = pq.read_metadata(theirs / name).metadata or {}
-        assert set(meta_a) == set(meta_b) - {b"ARROW:schema"}, name
+        assert set(meta_a) == set(meta_b) == {b"ARROW:schema"}, name
+        # The Arrow schema pyarrow stores, written by ecnsim: the same schema once decoded.
+        decoded = [
+            pa.ipc.read_schema(pa.py_buffer(base64.b64decode(m[b"ARROW:schema"])))
+            for m in (meta_a, meta_b)
+        ]
+        assert decoded[0].equals(decoded[1], check_metadata=True), (name, decoded)
         # Names stay plain strings (not Arrow dictionaries or categoricals) on the way back.
         for field in a.schema:
             assert not pa.types.is_dictionary(field.type), (name, field)

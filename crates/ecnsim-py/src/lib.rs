@@ -2,6 +2,7 @@
 //! type here is named `Py*`, wraps one core value and converts at the
 //! boundary; the Python package `ecnsim` builds its API on top.
 
+mod arrow_schema;
 mod emulator;
 mod error;
 mod parquet_out;

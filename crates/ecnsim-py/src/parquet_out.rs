@@ -13,10 +13,10 @@
 //! no nulls), integers `INT64` with no annotation (Arrow `int64`; a counter
 //! above 2^63 - 1 is refused, as before), reals `DOUBLE`, names `BYTE_ARRAY`
 //! annotated `String`, dictionary-encoded pages, Snappy, row groups of at most
-//! 2^20 rows. What differs: the `created_by` string (parquet-rs), data pages of
-//! format version 1 (pyarrow: 2.6; same logical types for these columns), and
-//! no `ARROW:schema` key (pyarrow stored the Arrow schema there; read back, the
-//! types are the same without it: int64, double, string, all nullable).
+//! 2^20 rows, and pyarrow's `ARROW:schema` key (the Arrow schema, written by
+//! [`crate::arrow_schema`]: the same schema once decoded, not the same bytes).
+//! What differs: the `created_by` string (parquet-rs) and data pages of format
+//! version 1 (pyarrow: 2.6; the same logical types for these columns).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -25,12 +25,15 @@ use std::sync::Arc;
 
 use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 use pyo3::exceptions::{PyOSError, PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::arrow_schema::{arrow_schema_metadata, ArrowType};
 
 /// Rows per row group (pyarrow's default maximum, 1 Mi rows).
 const ROW_GROUP_ROWS: usize = 1 << 20;
@@ -178,9 +181,25 @@ fn schema(columns: &[(String, Values<'_>)]) -> Result<Type, WriteError> {
 /// Write `columns` (equally long) as one Parquet file at `path`.
 fn write(path: &str, columns: &[(String, Values<'_>)]) -> Result<(), WriteError> {
     let rows = columns.first().map_or(0, |(_, v)| v.len());
+    let arrow_types: Vec<(&str, ArrowType)> = columns
+        .iter()
+        .map(|(name, values)| {
+            let ty = match values {
+                Values::U64(_) | Values::I64(_) => ArrowType::Int64,
+                Values::F64(_) => ArrowType::Float64,
+                Values::Names(_) => ArrowType::Utf8,
+            };
+            (name.as_str(), ty)
+        })
+        .collect();
     let props = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(Compression::SNAPPY)
+        // As pyarrow: the Arrow schema, for readers that restore Arrow types from it.
+        .set_key_value_metadata(Some(vec![KeyValue::new(
+            "ARROW:schema".to_owned(),
+            arrow_schema_metadata(&arrow_types),
+        )]))
         .build();
     let file = File::create(path).map_err(|e| WriteError::Io(format!("{path}: {e}")))?;
     let mut writer = SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema(columns)?), Arc::new(props))?;
