@@ -32,6 +32,7 @@ from ecnsim.emulation import (
     make_plan,
 )
 from ecnsim.emulation.netns import Namespace, namespace_name
+from ecnsim.emulation.runner import TRAFFIC_PROGRAM
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +78,12 @@ def ours() -> list[str]:
 
 
 def traffic_processes() -> list[int]:
-    """Pids of built-in traffic programs still running on the machine."""
+    """Pids of this checkout's built-in traffic programs still running on the machine.
+
+    Matched by the program's full path, so that another checkout's tests running at the
+    same time (a second worktree) are not counted.
+    """
+    program = TRAFFIC_PROGRAM.encode()
     pids = []
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
@@ -85,7 +91,7 @@ def traffic_processes() -> list[int]:
                 cmd = (p / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"ecnsim/emulation/traffic.py" in cmd:
+            if program in cmd.split(b"\0"):
                 pids.append(int(p.name))
     return pids
 
@@ -224,8 +230,6 @@ def test_plan_for_transactions_gives_each_client_its_own_server_port() -> None:
 def test_traffic_program_starts_only_at_the_time_zero_it_is_given() -> None:
     # Run as the runner runs it (by path, isolated): it says ready, then waits for time zero
     # on stdin, and refuses anything else with a message (before it opens any socket).
-    from ecnsim.emulation.runner import TRAFFIC_PROGRAM
-
     args = ["client", "--mode", "bulk", "--dst", "127.0.0.1", "--port", "9"]
     args += ["--start-at", "0", "--end-at", "0"]
     r = subprocess.run(

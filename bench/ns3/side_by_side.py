@@ -111,8 +111,8 @@ t0 = time.process_time()
 res = sim.run()
 run_cpu_s = time.process_time() - t0
 res.write_parquet(sys.argv[2])
-flows = res.table("flows")
-rx = [int(x) for x in flows["bytes_delivered"]]
+# Read as Python ints (Table.to_pylist): the check of the run imports no numpy either.
+rx = res.table("flows").to_pylist("bytes_delivered")
 print(json.dumps({"rx_bytes": rx, "run_cpu_s": run_cpu_s, **sim.perf()}))
 """
 

@@ -35,9 +35,10 @@ group (``ecnsim.output.plot``, ``ecnsim.sweep.store``) on first use.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecnsim._core import __version__
+from ecnsim._lazy import lazy_exports
 from ecnsim.exceptions import (
     EcnsimError,
     ResourceError,
@@ -45,29 +46,31 @@ from ecnsim.exceptions import (
     SpecError,
     TopologyError,
 )
-from ecnsim.results import Results, Table
-from ecnsim.scenario import (
-    Distribution,
-    Scenario,
-    aecn,
-    bulk,
-    codel,
-    droptail,
-    dumbbell,
-    hetero_rtt,
-    load_toml,
-    parking_lot,
-    pi,
-    pie,
-    queue,
-    red,
-    rem,
-    tcp,
-    threshold,
-    workload_defaults,
-)
-from ecnsim.scenario.workloads import cbr, crr, ftp, http, onoff, rr, websessions
-from ecnsim.simulation import Simulation
+
+if TYPE_CHECKING:
+    from ecnsim.results import Results, Table
+    from ecnsim.scenario import (
+        Distribution,
+        Scenario,
+        aecn,
+        bulk,
+        codel,
+        droptail,
+        dumbbell,
+        hetero_rtt,
+        load_toml,
+        parking_lot,
+        pi,
+        pie,
+        queue,
+        red,
+        rem,
+        tcp,
+        threshold,
+        workload_defaults,
+    )
+    from ecnsim.scenario.workloads import cbr, crr, ftp, http, onoff, rr, websessions
+    from ecnsim.simulation import Simulation
 
 #: Modules reachable as ``ecnsim.<name>``, imported on first use (their home in the groups).
 _MODULES = {
@@ -85,13 +88,41 @@ _MODULES = {
     "store": "ecnsim.sweep.store",
 }
 
+# The public names, imported on first use: `import ecnsim` (and so the `ecnsim` command)
+# loads only the compiled core and the exceptions until a name is touched.
+_names_getattr, __dir__ = lazy_exports(
+    globals(),
+    {
+        "ecnsim.results.tables": ("Results", "Table"),
+        "ecnsim.scenario.distributions": ("Distribution", "workload_defaults"),
+        "ecnsim.scenario.spec": (
+            "Scenario",
+            "aecn",
+            "bulk",
+            "codel",
+            "droptail",
+            "load_toml",
+            "pi",
+            "pie",
+            "queue",
+            "red",
+            "rem",
+            "tcp",
+            "threshold",
+        ),
+        "ecnsim.scenario.topology": ("dumbbell", "hetero_rtt", "parking_lot"),
+        "ecnsim.scenario.workloads": ("cbr", "crr", "ftp", "http", "onoff", "rr", "websessions"),
+        "ecnsim.simulation.runner": ("Simulation",),
+    },
+)
+
 
 def __getattr__(name: str) -> Any:
     if name in _MODULES:
         module = importlib.import_module(_MODULES[name])
         globals()[name] = module
         return module
-    raise AttributeError(f"module 'ecnsim' has no attribute {name!r}")
+    return _names_getattr(name)
 
 
 __all__ = [

@@ -12,9 +12,23 @@ __all__ = [
     "SpecError",
     "TopologyError",
     "__version__",
+    "check_file_json",
     "check_json",
+    "dist_atoms",
+    "dist_cdf",
+    "dist_mean",
+    "dist_partial_mean",
+    "dist_quantiles",
+    "dist_sample",
+    "dist_sf",
     "expanded_json",
+    "json_with_units",
+    "name_codes",
+    "shipped_table",
+    "shipped_tables",
     "toml_to_json",
+    "workload_defaults",
+    "write_parquet",
 ]
 
 __version__: str
@@ -43,6 +57,12 @@ class ResourceError(EcnsimError, MemoryError):
 
 class SimulationError(EcnsimError, RuntimeError):
     """The run cannot go on: a component makes no progress in simulated time."""
+
+def write_parquet(path: str, columns: dict[str, tuple[str, Any]]) -> None:
+    """Write one table as a Parquet file; ``columns``: ``{name: (dtype, payload)}``."""
+
+def name_codes(ids: bytes, keys: bytes, names: list[str]) -> tuple[bytes, list[str]]:
+    """Each id's name (``names[i]`` is the name of ``keys[i]``) as ``(u32 codes, names)``."""
 
 def toml_to_json(text: str) -> str:
     """Parse a TOML scenario and return it as JSON."""

@@ -163,7 +163,6 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         connection_rows: spec.simulation.connection_rows.unwrap_or(false),
         ended: Vec::new(),
         app_totals: Vec::new(),
-        slot_of: Vec::with_capacity(spec.flows.len()),
         endpoints: Vec::with_capacity(2 * spec.flows.len()),
         free_slots: Vec::new(),
         tcp_configs: Vec::new(),
@@ -240,6 +239,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         sim.flows.push(Flow {
             serial: i as u64,
             in_flight: 0,
+            slot: crate::flow::NO_SLOT,
             free: false,
             name: Some(name.clone()),
             app,
@@ -254,7 +254,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
             last: None,
         });
         let slot = sim.install(fid, src, dst, cfg, cfg);
-        sim.slot_of.push(slot);
+        sim.flows[fid.index()].slot = slot;
         let rf = &mut resolved.flows[i];
         rf.name = Some(name);
         rf.tcp = overrides_from(&cfg);

@@ -495,7 +495,7 @@ fn apps_table(sim: &Simulation, warm: Option<&[ConnTotals]>, since: SimTime, now
 /// app, then one per UDP flow. Built in one linear pass.
 fn records_table(sim: &Simulation) -> Table {
     let mut open = Vec::new();
-    let view = crate::app::ConnView { flows: &sim.flows, slot_of: &sim.slot_of, endpoints: &sim.endpoints };
+    let view = crate::app::ConnView { flows: &sim.flows, endpoints: &sim.endpoints };
     for (i, a) in sim.apps.iter().enumerate() {
         crate::app::App::open_records(&a.app, crate::ids::AppId::from_index(i), &view, sim.now(), &mut open);
     }

@@ -5,8 +5,11 @@
 use crate::ids::{AppId, FlowId, NodeId, PortId};
 use crate::spec::CcKind;
 use crate::stats::{ConnTotals, FlowExtra, WarmBase};
-use crate::tcp::{TcpCounters, TcpSocket, TcpState};
+use crate::tcp::{Opt, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
+
+/// Sentinel in [`Flow::slot`]: the connection has no endpoints (released, or a free row).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 /// A TCP connection: who opened it, for which app, and its counters once
 /// its endpoints are released.
@@ -18,9 +21,9 @@ use crate::time::{SimDuration, SimTime};
 /// (the `apps` table), and with `simulation.connection_rows` its row is kept.
 ///
 /// In declaration order (`repr(C)`): what a packet of the connection touches
-/// (`in_flight`, and the drop, mark and delay counters that open `extra`) comes
-/// first, in one cache line, so that with thousands of connections a packet
-/// costs one miss here rather than two or three.
+/// (`in_flight`, its endpoint pair `slot`, and the drop, mark and delay counters
+/// that open `extra`) comes first, in one cache line, so that with thousands of
+/// connections a packet costs one miss here rather than two or three.
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct Flow {
@@ -30,6 +33,9 @@ pub(crate) struct Flow {
     pub(crate) app: AppId,
     /// The app's token for this connection.
     pub(crate) tag: u32,
+    /// The endpoint pair of the live connection (`endpoints[2 * slot]` is the initiator,
+    /// `2 * slot + 1` the responder), or [`NO_SLOT`] once its endpoints are released.
+    pub(crate) slot: u32,
     /// The slot holds no connection (freed, waiting for reuse).
     pub(crate) free: bool,
     pub(crate) cc: CcKind,
@@ -58,6 +64,7 @@ impl Flow {
         Flow {
             serial: u64::MAX,
             in_flight: 0,
+            slot: NO_SLOT,
             free: true,
             name: None,
             app: AppId(0),
@@ -105,13 +112,21 @@ pub(crate) struct UdpFlow {
 
 /// One end of a live connection, with its place in the network and its timer.
 ///
-/// In declaration order (`repr(C)`): these fields, read for every segment, sit
-/// just before the socket's own first fields (see [`TcpSocket`]).
+/// In declaration order (`repr(C)`, 64-byte aligned): these fields, read for every
+/// segment and every timer event, fill the first cache line, and the socket's own
+/// lines follow (see [`TcpSocket`]). A timer event that fires early (the socket's
+/// deadline moved later since it was scheduled) reads only this line.
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub(crate) struct Endpoint {
     /// When the current-generation timer event fires, if one is pending.
-    pub(crate) timer_at: Option<SimTime>,
+    pub(crate) timer_at: Opt<SimTime>,
+    /// The socket's [`TcpSocket::next_deadline`] as of the last time it was served: the
+    /// socket changes only when it is served, so a timer event before it has nothing to do.
+    pub(crate) deadline: Opt<SimTime>,
+    /// In-order bytes this end must have received before a delivery alone calls the
+    /// app (see [`crate::app::Command::NotifyDelivered`]; 0: every delivery does).
+    pub(crate) notify_from: u64,
     /// The connection this slot serves (meaningful while `live`).
     pub(crate) flow: FlowId,
     pub(crate) node: NodeId,
@@ -161,7 +176,17 @@ mod tests {
         let extra = offset_of!(Flow, extra);
         let end = extra + offset_of!(FlowExtra, owd_count) + 8;
         assert_eq!(offset_of!(Flow, in_flight), 0);
+        assert!(offset_of!(Flow, slot) + 4 <= 64);
         assert!(end <= 64, "per-packet fields end at byte {end}");
+    }
+
+    /// An endpoint's own fields fill its first cache line and its socket starts the next:
+    /// an early timer event reads that line alone.
+    #[test]
+    fn an_endpoints_fields_fill_its_first_line_and_the_socket_follows() {
+        assert_eq!(std::mem::align_of::<Endpoint>(), 64);
+        assert_eq!(offset_of!(Endpoint, sock), 64);
+        assert!(offset_of!(Endpoint, live) < 64 && offset_of!(Endpoint, notify_from) + 8 <= 64);
     }
 
     /// The counters every segment updates fit one cache line (they start the counters).

@@ -266,7 +266,6 @@ impl Simulation {
                 "connections",
                 vec_bytes(&self.flows)
                     + vec_bytes(&self.endpoints)
-                    + vec_bytes(&self.slot_of)
                     + self.flows.len() as u64 * (size_of::<FlowFinal>() + 2 * size_of::<TcpCounters>()) as u64
                     // With `connection_rows`: the rows of ended workload connections.
                     + vec_bytes(&self.ended)

@@ -102,39 +102,90 @@ pub struct SackBlock {
 pub const MAX_SACK_BLOCKS: usize = 3;
 
 /// The TCP header of a segment.
+///
+/// 56 bytes: the window is 32 bits and the SACK blocks are 32-bit offsets from `ack`
+/// (a receiver reports only data above its cumulative ACK and within its window, and
+/// windows are below 2^32 bytes), so a [`Packet`] is 96 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct TcpHeader {
     /// Sequence number of the first byte (or of the SYN / FIN).
     pub seq: u64,
     /// Next sequence number expected from the peer (valid with ACK).
     pub ack: u64,
-    /// Flags.
-    pub flags: TcpFlags,
     /// Advertised receive window, in bytes (unscaled: no window-scale limits here).
-    pub window: u64,
+    pub window: u32,
     /// Payload bytes.
     pub payload: u32,
-    /// SACK blocks, the first `sack_len` are valid.
-    pub sack: [SackBlock; MAX_SACK_BLOCKS],
-    /// Number of valid SACK blocks.
-    pub sack_len: u8,
-    /// The SACK-permitted option (RFC 2018 §2), on SYN and SYN-ACK only.
-    pub sack_permitted: bool,
-    /// Timestamp value (RFC 7323 TSval), in ns; 0 if the option is absent.
-    pub ts_val: u64,
-    /// Timestamp echo reply (RFC 7323 TSecr), in ns.
-    pub ts_ecr: u64,
     /// The sender's current RTT estimate in whole milliseconds, carried for
     /// routers that classify packets by RTT (Adaptive ECN, STUDIES.md §4); 0 if
     /// the sender has no sample yet or the scenario does not ask for it.
     pub rtt_hint_ms: u32,
+    /// SACK blocks as `[left, right)` offsets from `ack`; the first `sack_len` are valid.
+    pub(crate) sack: [(u32, u32); MAX_SACK_BLOCKS],
+    /// Flags.
+    pub flags: TcpFlags,
+    /// Number of valid SACK blocks.
+    pub(crate) sack_len: u8,
+    /// The SACK-permitted option (RFC 2018 §2), on SYN and SYN-ACK only.
+    pub sack_permitted: bool,
+}
+
+/// The SACK blocks of a segment, by value (see [`TcpHeader::sack_blocks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SackBlocks {
+    blocks: [SackBlock; MAX_SACK_BLOCKS],
+    len: u8,
+}
+
+impl std::ops::Deref for SackBlocks {
+    type Target = [SackBlock];
+    fn deref(&self) -> &[SackBlock] {
+        &self.blocks[..usize::from(self.len)]
+    }
 }
 
 impl TcpHeader {
     /// The valid SACK blocks.
     #[must_use]
-    pub fn sack_blocks(&self) -> &[SackBlock] {
-        &self.sack[..usize::from(self.sack_len)]
+    pub fn sack_blocks(&self) -> SackBlocks {
+        let mut out = SackBlocks { len: self.sack_len, ..SackBlocks::default() };
+        for i in 0..usize::from(self.sack_len) {
+            out.blocks[i] = self.sack_block(i);
+        }
+        out
+    }
+
+    /// Number of valid SACK blocks.
+    #[must_use]
+    pub fn sack_len(&self) -> usize {
+        usize::from(self.sack_len)
+    }
+
+    /// SACK block `i`, or `[0, 0)` if the segment carries fewer than `i + 1`.
+    #[must_use]
+    pub fn sack_block(&self, i: usize) -> SackBlock {
+        if i >= usize::from(self.sack_len) {
+            return SackBlock::default();
+        }
+        let (l, r) = self.sack[i];
+        SackBlock { left: self.ack + u64::from(l), right: self.ack + u64::from(r) }
+    }
+
+    /// Carry `blocks` (at most [`MAX_SACK_BLOCKS`]), which lie above `ack` (set first) and
+    /// within 2^32 bytes of it.
+    ///
+    /// # Panics
+    /// If a block lies below `ack` or 2^32 bytes or more above it (a receiver never
+    /// reports such a block: it holds only data above RCV.NXT and within its window).
+    pub fn set_sack(&mut self, blocks: &[SackBlock]) {
+        assert!(blocks.len() <= MAX_SACK_BLOCKS, "at most {MAX_SACK_BLOCKS} SACK blocks");
+        let offset = |x: u64| u32::try_from(x - self.ack).expect("a SACK edge within 2^32 bytes above the ACK");
+        for (i, b) in blocks.iter().enumerate() {
+            assert!(b.left >= self.ack && b.right >= b.left, "a SACK block above the ACK");
+            self.sack[i] = (offset(b.left), offset(b.right));
+        }
+        self.sack[blocks.len()..].fill((0, 0));
+        self.sack_len = u8::try_from(blocks.len()).expect("at most MAX_SACK_BLOCKS");
     }
 
     /// Bytes of TCP options on the wire, padded as real stacks do: SACK-permitted
@@ -298,5 +349,24 @@ mod tests {
         }
         assert!(pool.is_empty());
         assert!(pool.heap_bytes() >= 5 * std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn sack_blocks_round_trip_as_offsets_from_the_ack_and_a_packet_is_96_bytes() {
+        assert_eq!(std::mem::size_of::<TcpHeader>(), 56);
+        assert_eq!(std::mem::size_of::<Packet>(), 96);
+        let mut h = TcpHeader { ack: (1 << 40) + 1, ..TcpHeader::default() };
+        let blocks = [
+            SackBlock { left: (1 << 40) + 5_001, right: (1 << 40) + 6_001 },
+            SackBlock { left: (1 << 40) + 1_001, right: (1 << 40) + 3_001 },
+        ];
+        h.set_sack(&blocks);
+        assert_eq!((h.sack_len(), &*h.sack_blocks()), (2, &blocks[..]));
+        assert_eq!(h.sack_block(1), blocks[1]);
+        // Past the valid ones: [0, 0), as traces show them.
+        assert_eq!(h.sack_block(2), SackBlock::default());
+        assert_eq!(h.options_len(), 4 + 2 * 8);
+        h.set_sack(&[]);
+        assert!(h.sack_blocks().is_empty() && h == TcpHeader { ack: (1 << 40) + 1, ..TcpHeader::default() });
     }
 }

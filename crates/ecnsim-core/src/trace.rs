@@ -183,12 +183,12 @@ impl Tracer {
         t.push_u64("seq", col(&|x| x.pkt.tcp.seq));
         t.push_u64("ack", col(&|x| x.pkt.tcp.ack));
         t.push_u64("payload", col(&|x| u64::from(x.pkt.tcp.payload)));
-        t.push_u64("window", col(&|x| x.pkt.tcp.window));
+        t.push_u64("window", col(&|x| u64::from(x.pkt.tcp.window)));
         t.push_u64("sack_permitted", col(&|x| u64::from(x.pkt.tcp.sack_permitted)));
-        t.push_u64("sack_blocks", col(&|x| u64::from(x.pkt.tcp.sack_len)));
+        t.push_u64("sack_blocks", col(&|x| x.pkt.tcp.sack_len() as u64));
         for i in 0..MAX_SACK_BLOCKS {
-            t.push_u64(&format!("sack_left_{}", i + 1), col(&|x| x.pkt.tcp.sack[i].left));
-            t.push_u64(&format!("sack_right_{}", i + 1), col(&|x| x.pkt.tcp.sack[i].right));
+            t.push_u64(&format!("sack_left_{}", i + 1), col(&|x| x.pkt.tcp.sack_block(i).left));
+            t.push_u64(&format!("sack_right_{}", i + 1), col(&|x| x.pkt.tcp.sack_block(i).right));
         }
         t
     }

@@ -242,7 +242,7 @@ const TCP_FIELDS: &[TcpField] = &[
     TcpField { name: "initial_window", unit: Unit::Count, given: |t| match t.initial_window { Some(InitialWindowSpec::Segments(n)) => Some(n.into()), _ => None }, resolved: |c| c.initial_window.segments(c.mss).into(), limits: Limits::closed(1, 10_000) },
     TcpField { name: "max_cwnd", unit: Unit::Count, given: |t| t.max_cwnd.map(i128::from), resolved: |c| c.max_cwnd.into(), limits: Limits::closed(1, 1_000_000_000) },
     // Sanity bound; RFC 7323 §2.3 caps real windows at 2^30 B (window scale 14). Also >= mss, below.
-    TcpField { name: "rcv_window", unit: Unit::Bytes, given: |t| t.rcv_window.map(|v| v.0), resolved: |c| c.rcv_window.into(), limits: Limits::positive_below(1 << 40) },
+    TcpField { name: "rcv_window", unit: Unit::Bytes, given: |t| t.rcv_window.map(|v| v.0), resolved: |c| c.rcv_window.into(), limits: Limits::positive_below(1 << 32) },
     // RFC 6298 §2.1: until a sample is made, RTO <- initial_rto; zero would retransmit at once, forever.
     TcpField { name: "initial_rto", unit: Unit::Time, given: |t| t.initial_rto.map(|v| v.0), resolved: |c| c.initial_rto.as_nanos().into(), limits: Limits::positive(MAX_TIME) },
     // RFC 6298 §2.4: RTO is rounded up to min_rto (RFC: 1 s; lower values model Linux's 200 ms).
@@ -847,6 +847,16 @@ impl ScenarioSpec {
                         format!("{p}.rcv_window"),
                         "every receive window must be >= mss ({mss} B, the app's TCP mss); this distribution \
                          gives windows down to {low} B"
+                    );
+                    // As tcp.rcv_window: a segment's window field is 32 bits.
+                    let high = crate::app::dist::Dist::from_spec(d).upper_bound();
+                    ensure_spec!(
+                        high.is_some_and(|h| h < 4_294_967_296.0),
+                        format!("{p}.rcv_window"),
+                        "every receive window must be < 4294967296 B (a segment's window is 32 bits); this \
+                         distribution gives windows up to {} (use a bounded one: constant, uniform, discrete, \
+                         empirical or bounded_pareto)",
+                        high.map_or_else(|| "any size".to_owned(), |h| format!("{h} B"))
                     );
                 }
                 match (session_rate, offered_load) {
@@ -1598,8 +1608,8 @@ mod tests {
         (&[("#TCP", "initial_window = 0")], "tcp.initial_window", "must be >= 1 and <= 10000, got 0"),
         (&[("#TCP", "max_cwnd = 1000000001")], "tcp.max_cwnd", "<= 1000000000, got 1000000001"),
         (&[("#TCP", "max_cwnd = -1")], "tcp.max_cwnd", "got -1"),
-        (&[("#TCP", "rcv_window = 0")], "tcp.rcv_window", "must be > 0 and < 1099511627776B, got 0"),
-        (&[("#TCP", "rcv_window = 1099511627776")], "tcp.rcv_window", "got 1099511627776B"),
+        (&[("#TCP", "rcv_window = 0")], "tcp.rcv_window", "must be > 0 and < 4294967296B, got 0"),
+        (&[("#TCP", "rcv_window = 4294967296")], "tcp.rcv_window", "got 4294967296B"),
         (&[("#TCP", "rcv_window = 999")], "tcp.rcv_window", "rcv_window must be >= mss, got rcv_window = 999B (from tcp.rcv_window) < mss = 1000 (from tcp.mss)"),
         (&[("#TCP", "initial_rto = 0")], "tcp.initial_rto", "must be > 0 and <= 1000000s, got 0"),
         (&[("#TCP", "initial_rto = \"1000001s\"")], "tcp.initial_rto", "got 1000001s"),
@@ -1664,6 +1674,8 @@ mod tests {
         (&[("#F0", "name = \"flow2\""), ("#F1", "[[flows]]\nsrc = \"h3\"\ndst = \"h1\"")], "flows[0].name", "\"flow2\" is the default name of unnamed flows[2]; choose another name"),
         (&[("bytes = \"1MB\"", "bytes = 0")], "flows[1].app.bytes", "must be >= 1B and <= 1000000000000000000B, got 0"),
         (&[("bytes = \"1MB\"", "bytes = \"-1KB\"")], "flows[1].app.bytes", "got -1000B"),
+        (&[("#F1", "[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = { type = \"websessions\", session_rate = 1, rcv_window = { type = \"pareto\", shape = 1.5, scale = 8000 } }")], "apps[0].model.rcv_window", "must be < 4294967296 B (a segment's window is 32 bits); this distribution gives windows up to any size"),
+        (&[("#F1", "[[apps]]\nclients = [\"h1\"]\nservers = [\"h3\"]\nmodel = { type = \"websessions\", session_rate = 1, rcv_window = { type = \"uniform\", min = 8000, max = 5e9 } }")], "apps[0].model.rcv_window", "gives windows up to 5000000000 B"),
     ];
 
     #[test]
@@ -1687,7 +1699,7 @@ mod tests {
             &[("mss = 1000", "mss = 1")],
             &[("#TCP", "header_bytes = 0\ninitial_window = 10000\nmax_cwnd = 1000000000\nsyn_retries = 30\ndupack_threshold = 1000")],
             &[("#TCP", "rcv_window = 1000\nclock_granularity = 0\nmax_rto = \"200ms\"")],
-            &[("min_rto = \"200ms\"", "min_rto = 0"), ("#TCP", "rcv_window = 1099511627775")],
+            &[("min_rto = \"200ms\"", "min_rto = 0"), ("#TCP", "rcv_window = 4294967295")],
             &[("#TCP", "delayed_ack_timeout = \"499999999ns\"\ninitial_rto = \"1000000s\"")],
             &[("warmup = \"1s\"", "warmup = 0"), ("start = \"1s\"", "start = \"9.999999999s\"")],
             &[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"9s\""), ("#F0", "start_jitter = 0")],

@@ -2,8 +2,10 @@
 //! type here is named `Py*`, wraps one core value and converts at the
 //! boundary; the Python package `ecnsim` builds its API on top.
 
+mod arrow_schema;
 mod emulator;
 mod error;
+mod parquet_out;
 mod results;
 mod simulation;
 
@@ -132,6 +134,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulation>()?;
     m.add_class::<PyEmulator>()?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet_out::write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(results::name_codes, m)?)?;
     m.add_function(wrap_pyfunction!(expanded_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_file_json, m)?)?;

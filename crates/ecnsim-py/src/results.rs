@@ -144,3 +144,70 @@ pub(crate) fn results_to_py<'py>(
     out.set_item("digest", digest)?;
     Ok(out)
 }
+
+/// The name of each row's id as a dictionary column: `ids` and `keys` are bytes of
+/// little-endian u64 words, `names[i]` is the name of id `keys[i]`. Returns `(codes,
+/// names)`: bytes of little-endian u32 indices into `names` (with `""` appended if an id
+/// is not among `keys`), the `"dict"` column form `Table` and the Parquet writer read.
+/// A row costs a lookup in a table of the keys, and no Python object.
+#[pyfunction]
+pub(crate) fn name_codes<'py>(
+    py: Python<'py>,
+    ids: &[u8],
+    keys: &[u8],
+    mut names: Vec<String>,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<String>)> {
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().expect("8-byte chunks"));
+    if ids.len() % 8 != 0 || keys.len() % 8 != 0 || keys.len() / 8 != names.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "name_codes: {} id bytes, {} key bytes and {} names (8 bytes per id and key, a name per key)",
+            ids.len(),
+            keys.len(),
+            names.len()
+        )));
+    }
+    // Keys are ids such as flow serials and queue indices: usually small and dense, so a
+    // direct table; otherwise a map.
+    let key_values: Vec<u64> = keys.chunks_exact(8).map(word).collect();
+    let dense = key_values.iter().max().is_some_and(|&m| m < 4 * key_values.len() as u64 + 1024);
+    let unnamed = u32::try_from(names.len()).map_err(|_| pyo3::exceptions::PyValueError::new_err("too many names"))?;
+    let mut missing = false;
+    let codes: Vec<u32> = if dense || key_values.is_empty() {
+        let len = key_values.iter().max().map_or(0, |&m| m as usize + 1);
+        let mut table = vec![unnamed; len];
+        // The last of equal keys names them, as a dict built in order (keys are unique in
+        // the tables this reads).
+        for (i, &k) in key_values.iter().enumerate() {
+            table[k as usize] = i as u32;
+        }
+        ids.chunks_exact(8)
+            .map(|w| {
+                let code = usize::try_from(word(w)).ok().and_then(|i| table.get(i).copied()).unwrap_or(unnamed);
+                missing |= code == unnamed;
+                code
+            })
+            .collect()
+    } else {
+        let mut map = HashMap::with_capacity(key_values.len());
+        for (i, &k) in key_values.iter().enumerate() {
+            map.insert(k, i as u32);
+        }
+        ids.chunks_exact(8)
+            .map(|w| {
+                let code = map.get(&word(w)).copied().unwrap_or(unnamed);
+                missing |= code == unnamed;
+                code
+            })
+            .collect()
+    };
+    if missing {
+        names.push(String::new());
+    }
+    let bytes = PyBytes::new_with(py, codes.len() * 4, |buf| {
+        for (out, c) in buf.chunks_exact_mut(4).zip(&codes) {
+            out.copy_from_slice(&c.to_le_bytes());
+        }
+        Ok(())
+    })?;
+    Ok((bytes, names))
+}

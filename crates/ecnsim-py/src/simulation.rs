@@ -1,30 +1,31 @@
 //! `PySimulation`: one [`Simulation`] behind a Python handle.
 //!
-//! Building and running release the GIL (`py.detach`): the work runs on a
-//! worker thread while this thread checks for signals every
-//! [`SIGNAL_POLL`]; on Ctrl-C it raises the core's cancellation flag, which
-//! the build and the run loop look at every few thousand flows or events, so
-//! `KeyboardInterrupt` comes within a fraction of a second, also inside a
-//! long chunk or a long build. A run goes in chunks of simulated time sized
-//! to take about [`CHUNK_WALL_TARGET`] of wall time each; between chunks the
-//! optional progress callback is called. The simulation is left where it
-//! stopped, so partial results stay readable after an interrupt.
+//! Building and running release the GIL (`py.detach`). A build runs on a
+//! worker thread while this thread checks for signals every [`SIGNAL_POLL`];
+//! on Ctrl-C it raises the core's cancellation flag, which the build looks at
+//! every few thousand flows, so `KeyboardInterrupt` comes within a fraction of
+//! a second, also inside a long build.
+//!
+//! A run goes in chunks on the calling thread, at most [`MAX_CHUNK_NS`] of
+//! simulated time each. A timer thread (one per `run`/`run_until` call, waking
+//! every [`TIMER_TICK`]) ends a chunk that has run for one to two ticks of wall
+//! time: it raises the core's flag, which the run loop looks at every few thousand events, and the
+//! core stops between two events (the same results as a chunk boundary in
+//! simulated time: the core resumes where it stopped). Between chunks this
+//! thread takes the GIL back, checks for signals (Ctrl-C raises
+//! `KeyboardInterrupt` within about two ticks) and calls the
+//! optional progress callback, which may read the simulation. The simulation is
+//! left where it stopped, so partial results stay readable after an interrupt.
 //!
 //! After every chunk the finished records (`records` rows) move out of the
 //! core into a columnar table held here ([`Simulation::drain_records`]), so
-//! the core holds only the records of objects still open; `results()` puts
-//! them back in front of the core's own rows (the same table, bit for bit, as
-//! a run never drained).
-//!
-//! The cost of simulated time is not steady (an idle network before the
-//! flows start, then slow start doubling the packet rate every round trip),
-//! so a chunk grows at most [`MAX_CHUNK_GROWTH`]-fold over the previous one
-//! and never beyond [`MAX_CHUNK_NS`] of simulated time; it shrinks as fast as
-//! needed.
+//! the core holds only the records of objects still open (at most those of
+//! [`MAX_CHUNK_NS`] of simulated time); `results()` puts them back in front of
+//! the core's own rows (the same table, bit for bit, as a run never drained).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ecnsim_core::{Results, ScenarioSpec, SimError, SimOptions, SimTime, Simulation, Table, TraceFilter};
 use pyo3::prelude::*;
@@ -33,22 +34,15 @@ use pyo3::types::PyDict;
 use crate::error::PySimError;
 use crate::results::{results_to_py, table_to_py};
 
-/// How often a thread waiting for the core checks for signals (Ctrl-C).
+/// How often a thread waiting for a build checks for signals (Ctrl-C).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
-/// Wall time one GIL-free chunk of simulation should take.
-const CHUNK_WALL_TARGET: Duration = Duration::from_millis(75);
-/// Simulated length of the first chunk (1 ms), before any measurement.
-const FIRST_CHUNK_NS: u64 = 1_000_000;
-/// Smallest simulated chunk (1 us), so every chunk makes progress.
-const MIN_CHUNK_NS: u64 = 1_000;
-/// Largest simulated chunk (100 ms): bounds the wall time of a chunk whose
-/// cost rises sharply after cheap ones, at a few microseconds of overhead
-/// per chunk.
+/// The chunk timer's period: a chunk seen running at two ticks in a row is ended
+/// (signals are checked, progress reported), so a chunk runs at most about 50 ms.
+const TIMER_TICK: Duration = Duration::from_millis(25);
+/// Largest simulated chunk (100 ms): bounds the finished records the core holds
+/// between drains (memory flat in simulated time), at about a microsecond of work
+/// per chunk (two atomic increments, taking the GIL back, a signal check).
 const MAX_CHUNK_NS: u64 = 100_000_000;
-/// A chunk is at most this many times longer (in simulated time) than the previous one.
-const MAX_CHUNK_GROWTH: f64 = 2.0;
-/// A chunk is at least this fraction of the previous one.
-const MIN_CHUNK_SHRINK: f64 = 1.0 / 16.0;
 
 /// A simulation built from a scenario; see `ecnsim.Simulation` for the Python API.
 #[pyclass(module = "ecnsim._core", name = "PySimulation")]
@@ -56,10 +50,9 @@ const MIN_CHUNK_SHRINK: f64 = 1.0 / 16.0;
 pub(crate) struct PySimulation {
     inner: Simulation,
     spec: ScenarioSpec,
-    /// The core's cancellation flag, raised on Ctrl-C.
+    /// The core's cancellation flag: raised on Ctrl-C during a build, and by the
+    /// chunk timer during a run.
     cancel: Arc<AtomicBool>,
-    /// Simulated length of the next chunk, adapted to [`CHUNK_WALL_TARGET`].
-    chunk_ns: u64,
     /// The `records` rows drained from the core so far, in order (no columns before the first).
     records: Table,
 }
@@ -132,7 +125,7 @@ impl PySimulation {
         let inner = detached(py, &cancel, || Simulation::with_options(&spec, &options))?.map_err(PySimError)?;
         // The scenario as run: templates expanded (built above, so expansion succeeds).
         let spec = if spec.has_templates() { spec.expanded().map_err(PySimError)? } else { spec };
-        Ok(PySimulation { inner, spec, cancel, chunk_ns: FIRST_CHUNK_NS, records: Table::new("records") })
+        Ok(PySimulation { inner, spec, cancel, records: Table::new("records") })
     }
 
     /// The core's results so far and the digest of them with the drained records in front
@@ -143,9 +136,11 @@ impl PySimulation {
         (results, digest)
     }
 
-    /// Run to `min(until_ns, end)` in GIL-free chunks, checking signals and
-    /// calling `progress(now_ns, min(until_ns, end_ns))` between chunks. Chunks
-    /// are `fixed_chunk_ns` long if given, otherwise sized by wall time.
+    /// Run to `min(until_ns, end)` in GIL-free chunks on this thread, checking
+    /// signals and calling `progress(now_ns, min(until_ns, end_ns))` between chunks.
+    /// Chunks are `fixed_chunk_ns` long if given (no timer: the work done is a
+    /// function of the scenario alone, and Ctrl-C is seen between chunks), otherwise
+    /// at most [`MAX_CHUNK_NS`] and ended by the timer after one to two [`TIMER_TICK`]s.
     ///
     /// The simulation is borrowed only while a chunk runs, so the callback
     /// may read it (`now_ns`, `conservation()`, ...).
@@ -155,55 +150,80 @@ impl PySimulation {
         progress: Option<&Bound<'_, PyAny>>,
         fixed_chunk_ns: Option<u64>,
     ) -> PyResult<()> {
+        let pause = Arc::clone(&slf.try_borrow()?.cancel);
+        if fixed_chunk_ns.is_some() {
+            return Self::run_chunks(slf, until_ns, progress, fixed_chunk_ns, None);
+        }
+        let chunks = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let (stop, stopped) = mpsc::channel::<()>();
+            let (chunks, pause) = (&chunks, &pause);
+            scope.spawn(move || chunk_timer(&stopped, chunks, pause));
+            let outcome = Self::run_chunks(slf, until_ns, progress, None, Some(chunks));
+            // Ends the timer before the scope joins it.
+            drop(stop);
+            outcome
+        })
+    }
+
+    /// The chunk loop of [`Self::run_chunked`]; `chunks` (absent with fixed chunks, which
+    /// have no timer) is incremented as a chunk starts and as it ends (odd while one runs).
+    fn run_chunks(
+        slf: &Bound<'_, Self>,
+        until_ns: u64,
+        progress: Option<&Bound<'_, PyAny>>,
+        fixed_chunk_ns: Option<u64>,
+        chunks: Option<&AtomicU64>,
+    ) -> PyResult<()> {
         let py = slf.py();
         loop {
-            let (now, stop) = {
+            let (now, stop, paused) = {
                 let mut this = slf.try_borrow_mut()?;
                 let stop = until_ns.min(this.inner.end_time().as_nanos());
                 let now = this.inner.now().as_nanos();
                 if now >= stop || this.inner.is_finished() {
                     return Ok(());
                 }
-                let next = now.saturating_add(fixed_chunk_ns.unwrap_or(this.chunk_ns)).min(stop);
+                let next = now.saturating_add(fixed_chunk_ns.unwrap_or(MAX_CHUNK_NS)).min(stop);
                 let this = &mut *this;
-                let (inner, cancel, records) = (&mut this.inner, &this.cancel, &mut this.records);
+                let (inner, records) = (&mut this.inner, &mut this.records);
                 let work = || {
-                    let started = Instant::now();
                     let outcome = inner.run_until(SimTime::from_nanos(next));
-                    // Also after an error or a cancel: the records so far stay readable. A drain
+                    // Also after an error or a pause: the records so far stay readable. A drain
                     // with nothing to move only rebuilds the table's name dictionaries (every app's
                     // and node's name), which with thousands of flows cost more than the chunk's
                     // simulation: after the first (which gives the columns), drain only records.
                     if inner.finished_records() > 0 || !records.has_columns() {
                         records.append(inner.drain_records());
                     }
-                    (outcome, started.elapsed())
+                    outcome
                 };
-                let (outcome, wall) = if fixed_chunk_ns.is_some() {
-                    // Fixed chunks run on this thread (without the GIL) with no watcher
-                    // waking up on a wall-time clock, so the work done is the same on
-                    // every run; Ctrl-C is seen between chunks.
-                    py.detach(work)
-                } else {
-                    detached(py, cancel, work)?
-                };
-                match outcome {
-                    Ok(()) => {}
-                    // Raised only with the flag, which `detached` raises on a signal it returned.
+                if let Some(chunks) = chunks {
+                    this.cancel.store(false, Ordering::Relaxed);
+                    chunks.fetch_add(1, Ordering::Relaxed);
+                }
+                let outcome = py.detach(work);
+                if let Some(chunks) = chunks {
+                    chunks.fetch_add(1, Ordering::Relaxed);
+                }
+                let paused = match outcome {
+                    Ok(()) => false,
+                    // The timer ended the chunk; the core resumes where it stopped.
+                    Err(SimError::Cancelled) if chunks.is_some() => {
+                        this.cancel.store(false, Ordering::Relaxed);
+                        true
+                    }
                     Err(SimError::Cancelled) => return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(())),
                     Err(e) => return Err(PySimError(e).into()),
-                }
-                if fixed_chunk_ns.is_none() {
-                    this.chunk_ns = next_chunk_ns(next - now, wall);
-                }
-                (now, stop)
+                };
+                (now, stop, paused)
             };
             py.check_signals()?;
             if let Some(callback) = progress {
                 let now_ns = slf.try_borrow()?.inner.now().as_nanos();
                 callback.call1((now_ns, stop))?;
             }
-            if slf.try_borrow()?.inner.now().as_nanos() <= now {
+            if !paused && slf.try_borrow()?.inner.now().as_nanos() <= now {
                 // The core did not advance its clock: stop rather than spin.
                 return Ok(());
             }
@@ -211,13 +231,18 @@ impl PySimulation {
     }
 }
 
-/// The simulated length of the next chunk, given that `span_ns` took `wall`.
-#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-fn next_chunk_ns(span_ns: u64, wall: Duration) -> u64 {
-    let wall_s = wall.as_secs_f64();
-    let factor = if wall_s > 0.0 { CHUNK_WALL_TARGET.as_secs_f64() / wall_s } else { MAX_CHUNK_GROWTH };
-    let factor = factor.clamp(MIN_CHUNK_SHRINK, MAX_CHUNK_GROWTH);
-    ((span_ns as f64 * factor) as u64).clamp(MIN_CHUNK_NS, MAX_CHUNK_NS)
+/// The chunk timer: every [`TIMER_TICK`], raise `pause` if the chunk that was running at
+/// the previous tick (`chunks` odd and unchanged) still is. Returns once `stop`'s sender
+/// is dropped.
+fn chunk_timer(stop: &mpsc::Receiver<()>, chunks: &AtomicU64, pause: &AtomicBool) {
+    let mut seen = u64::MAX;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(TIMER_TICK) {
+        let now = chunks.load(Ordering::Relaxed);
+        if now % 2 == 1 && now == seen {
+            pause.store(true, Ordering::Relaxed);
+        }
+        seen = now;
+    }
 }
 
 #[pymethods]
@@ -274,7 +299,7 @@ impl PySimulation {
     /// Run every event due at or before `min(t_ns, end)`, without the GIL.
     ///
     /// `chunk_ns`: run in chunks of exactly this much simulated time instead of
-    /// chunks sized by wall time, each on this thread, so the work done
+    /// chunks ended by wall time, with no timer thread, so the work done
     /// (instructions, chunks) is a function of the scenario alone (the
     /// benchmark's callgrind runs use it); Ctrl-C is then seen between chunks.
     #[pyo3(signature = (t_ns, chunk_ns = None))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -146,27 +146,30 @@ def format_table(table: Table, preferred: Sequence[str] = ()) -> str:
 
     Columns in bit/s (``*_bps``) are shown in Mbit/s.
     """
-    import numpy as np
-
     names = [c for c in preferred if c in table] or table.column_names
+    return format_columns({n: (table.to_pylist(n), table.is_numeric(n)) for n in names})
+
+
+def format_columns(columns: Mapping[str, tuple[list[Any], bool]]) -> str:
+    """Columns ``{name: (values, is_numeric)}`` as aligned plain text (see :func:`format_table`)."""
+    names = list(columns)
     headers: list[str] = []
-    columns: list[list[str]] = []
+    cells: list[list[str]] = []
     numeric: list[bool] = []
-    for name in names:
-        values = table[name]
-        if isinstance(values, np.ndarray):
+    for name, (values, is_number) in columns.items():
+        if is_number:
             if name.endswith("_bps"):
                 headers.append(name[: -len("_bps")] + "_Mbps")
-                values = values / 1e6
+                values = [v / 1e6 for v in values]
             else:
                 headers.append(name)
-            columns.append([_format_value(v) for v in values.tolist()])
+            cells.append([_format_value(v) for v in values])
             numeric.append(True)
         else:
             headers.append(name)
-            columns.append([str(v) for v in values])
+            cells.append([str(v) for v in values])
             numeric.append(False)
-    rows = list(zip(*columns, strict=True)) if columns else []
+    rows = list(zip(*cells, strict=True)) if cells else []
     if len(rows) > MAX_SUMMARY_ROWS:
         half = MAX_SUMMARY_ROWS // 2
         skipped = len(rows) - 2 * half
@@ -176,10 +179,10 @@ def format_table(table: Table, preferred: Sequence[str] = ()) -> str:
         footer = ""
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
 
-    def line(cells: Sequence[str]) -> str:
+    def line(row: Sequence[str]) -> str:
         return "  ".join(
             c.rjust(w) if num else c.ljust(w)
-            for c, w, num in zip(cells, widths, numeric, strict=True)
+            for c, w, num in zip(row, widths, numeric, strict=True)
         ).rstrip()
 
     out = [line(headers), line(["-" * w for w in widths])]
@@ -230,52 +233,53 @@ def bulk_flows(results: Results) -> Any:
     return flows
 
 
-def _bulk_flow_table(results: Results) -> Table | None:
-    """:func:`bulk_flows` as a :class:`Table`, numpy only (`ecnsim run` imports no pandas)."""
+def _bulk_flow_columns(
+    results: Results, preferred: Sequence[str]
+) -> dict[str, tuple[list[Any], bool]] | None:
+    """:func:`bulk_flows`' ``preferred`` columns as ``{name: (values, is_numeric)}`` for
+    :func:`format_columns`, in plain Python (`ecnsim run` imports neither numpy nor pandas)."""
     if "flows" not in results.tables:
         return None
-    import numpy as np
-
-    from ecnsim.results import Table
-
     table = results.tables["flows"]
     apps = _workload_apps(results)
-    keep = np.ones(len(table), dtype=bool)
+    keep = [True] * len(table)
     if apps and "app" in table:
-        keep = np.array([str(a) not in apps for a in table["app"]], dtype=bool)
-    cols: dict[str, Any] = {}
-    for name in table.column_names:
-        values = table[name]
-        if isinstance(values, np.ndarray):
-            cols[name] = values[keep]
-        else:
-            cols[name] = [v for v, k in zip(values, keep.tolist(), strict=True) if k]
-    if {"start_s", "completion_time_s", "bytes_delivered"} <= set(cols):
+        keep = [str(a) not in apps for a in table.to_pylist("app")]
+    # Only the columns shown (all of them if none is preferred) are decoded.
+    names = [c for c in table.column_names if c in preferred or c in _TRANSFER_INPUTS]
+    if not any(c in preferred for c in names):
+        names = table.column_names
+    cols: dict[str, tuple[list[Any], bool]] = {}
+    for name in names:
+        values = table.to_pylist(name)
+        cols[name] = ([v for v, k in zip(values, keep, strict=True) if k], table.is_numeric(name))
+    if set(_TRANSFER_INPUTS) <= set(cols):
         # As ecnsim.analysis.transfer_goodput.
         warmup = float(results.meta.get("warmup_s", 0) or 0)
-        start = np.asarray(cols["start_s"], dtype=float)
-        life = (
-            start + np.asarray(cols["completion_time_s"], dtype=float) - np.maximum(start, warmup)
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ok = life > 0
-            delivered = np.asarray(cols["bytes_delivered"], dtype=float)
-            cols["transfer_goodput_bps"] = np.where(
-                ok, delivered * 8.0 / np.where(ok, life, 1.0), np.nan
-            )
-    return Table("flows", cols)
+        goodput = []
+        for start, done, delivered in zip(*(cols[c][0] for c in _TRANSFER_INPUTS), strict=True):
+            life = float(start) + float(done) - max(float(start), warmup)
+            goodput.append(float(delivered) * 8.0 / life if life > 0 else math.nan)
+        cols["transfer_goodput_bps"] = (goodput, True)
+    ordered = [c for c in preferred if c in cols] or list(cols)
+    return {c: cols[c] for c in ordered}
+
+
+#: The ``flows`` columns a transfer's own goodput is computed from.
+_TRANSFER_INPUTS = ("start_s", "completion_time_s", "bytes_delivered")
 
 
 def print_summary(results: Results, stream: TextIO) -> None:
     """Print what the run did: the ``[[flows]]`` (bulk and finite transfers) with their
     goodput over the run and over each transfer's life, the queues, and per-app summaries
     of the workloads (``[[apps]]``) from the ``records`` table."""
-    flows = _bulk_flow_table(results)
-    if flows is not None and len(flows):
-        stream.write(f"\nflows ({len(flows)} rows)\n")
-        stream.write(format_table(flows, PREFERRED_COLUMNS["flows"]) + "\n")
+    flows = _bulk_flow_columns(results, PREFERRED_COLUMNS["flows"])
+    rows = len(next(iter(flows.values()))[0]) if flows else 0
+    if flows is not None and rows:
+        stream.write(f"\nflows ({rows} rows)\n")
+        stream.write(format_columns(flows) + "\n")
         if "transfer_goodput_bps" in flows and any(
-            v == v for v in flows["transfer_goodput_bps"].tolist()
+            v == v for v in flows["transfer_goodput_bps"][0]
         ):
             stream.write(
                 "goodput: over [max(warm-up, start), end of run]; transfer_goodput: over a "

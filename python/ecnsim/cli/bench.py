@@ -14,15 +14,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ecnsim import __version__
 from ecnsim.cli._common import EXIT_OK, EXIT_USAGE
-from ecnsim.scenario.spec import Scenario, droptail, red, tcp
-from ecnsim.scenario.topology import dumbbell, hetero_rtt
-from ecnsim.simulation import Simulation
+
+if TYPE_CHECKING:
+    # Imported where used: `ecnsim --help` and `ecnsim run` do not load the builders.
+    from ecnsim.scenario.spec import Scenario
 
 # ---------------------------------------------------------------------------
 # ecnsim bench
@@ -60,6 +59,9 @@ def _dumbbell_bench(
     limit_packets: int = 833,
     name: str | None = None,
 ) -> Scenario:
+    from ecnsim.scenario.spec import droptail
+    from ecnsim.scenario.topology import dumbbell
+
     # 1 Gb/s access links (so that no one flow fills a 10 Gb/s bottleneck), 100 ms RTT:
     # 2 * (5 ms + 40 ms + 5 ms); DropTail of one bandwidth-delay product
     # (100 Mb/s * 100 ms / 1500 B = 833 packets; at 10 Gb/s, 83,333).
@@ -85,6 +87,9 @@ def hetero_scenario(n: int, duration_s: float = 100.0) -> Scenario:
     """The ``hetero`` study's star at ``N = n`` in RED mode, ``max_p`` 0.1 (the study's defaults:
     Zheng's thesis ch. 4, 10 Mb/s bottleneck, 300 Mb/s aggregate access, RED 10/30 of 120
     packets, Reno with a 64-packet window, 1000-byte packets; ``ecnsim study show hetero``)."""
+    from ecnsim.scenario.spec import red, tcp
+    from ecnsim.scenario.topology import hetero_rtt
+
     return hetero_rtt(
         n,
         name=f"hetero-{n}",
@@ -139,6 +144,8 @@ def web_sessions_scenario(
     round-trip times run from 10 to 150 ms (servers 1 ms away). DropTail of
     ``queue_packets`` at r2. ``load_percent`` of the bottleneck is offered.
     """
+    from ecnsim.scenario.spec import Scenario
+
     nodes = [{"name": "r1", "kind": "router"}, {"name": "r2", "kind": "router"}]
     links: list[dict[str, Any]] = [
         {
@@ -283,7 +290,7 @@ def _scenario(bench: Benchmark, series: bool = True) -> Scenario:
         return scenario
     d = scenario.to_dict()
     d.get("simulation", {}).pop("sample_interval", None)
-    return Scenario.from_dict(d)
+    return type(scenario).from_dict(d)
 
 
 def run_benchmark(
@@ -297,6 +304,8 @@ def run_benchmark(
     ``wall_s`` counts the run only. Memory per flow is the peak RSS growth
     from just before the build.
     """
+    from ecnsim.simulation import Simulation
+
     scenario = _scenario(bench, series)
     rss_before = _maxrss_bytes()
     t0, c0 = time.perf_counter(), time.process_time()
@@ -312,7 +321,7 @@ def run_benchmark(
     if bench.connections:
         # Workload connections are summed per app (``apps``); ``flows`` has the [[flows]] ones.
         apps = results.tables["apps"]
-        conns = int(np.sum(apps["connections"])) + len(results.tables["flows"])
+        conns = sum(apps.to_pylist("connections")) + len(results.tables["flows"])
     else:
         conns = bench.n_flows
     peak = _maxrss_bytes()

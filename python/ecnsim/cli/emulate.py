@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecnsim import _core
 from ecnsim._system import deferred_sigint
@@ -20,7 +20,9 @@ from ecnsim.cli._common import (
     printable,
 )
 from ecnsim.cli.run import prepare_out, read_text_file, seed_arg
-from ecnsim.results import Results
+
+if TYPE_CHECKING:
+    from ecnsim.results import Results
 
 #: A traffic program that begins later than this after its start time is reported, s.
 LATE_START_S = 0.01

@@ -10,7 +10,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecnsim import _core
 from ecnsim._system import deferred_sigint, parse_bytes
@@ -24,10 +24,11 @@ from ecnsim.cli._common import (
     printable,
 )
 from ecnsim.exceptions import ResourceError, SimulationError
-from ecnsim.results import Results
-from ecnsim.scenario.paths import PathError, parse_assignment, set_paths
-from ecnsim.scenario.spec import Scenario
-from ecnsim.simulation import Simulation
+
+if TYPE_CHECKING:
+    # Imported where used, so `ecnsim --help` loads none of them.
+    from ecnsim.results import Results
+    from ecnsim.simulation import Simulation
 
 # ---------------------------------------------------------------------------
 # ecnsim run
@@ -150,6 +151,8 @@ def read_text_file(path: Path) -> str:
 
 def set_arg(text: str) -> tuple[str, Any]:
     """``--set PATH=VALUE`` (an argparse type): the sweep's path syntax, value as JSON or text."""
+    from ecnsim.scenario.paths import parse_assignment
+
     try:
         return parse_assignment(text)
     except ValueError as e:
@@ -172,6 +175,8 @@ def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dic
     ``--set``; a value the scenario does not allow is reported by the core
     at its field path when the simulation is built.
     """
+    from ecnsim.scenario.paths import PathError, set_paths
+
     try:
         set_paths(scenario, sets)
     except PathError as e:
@@ -199,6 +204,8 @@ def build_simulation(
 ) -> Simulation:
     """The simulation of a scenario file: TOML, or JSON (same schema) if it ends in ``.json``;
     ``sets`` (``--set``) applied first."""
+    from ecnsim.simulation import Simulation
+
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
@@ -222,6 +229,8 @@ def resolved_scenario(
 ) -> dict[str, Any]:
     """The scenario file ``text`` (of ``path``) as it would run: ``sets`` applied, templates
     expanded, ``seed`` (if given) written in; every field checked by the core."""
+    from ecnsim.scenario.spec import Scenario
+
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
@@ -253,6 +262,8 @@ def print_resolved(args: argparse.Namespace, path: Path, text: str) -> int:
         if given is not None:
             raise UsageError(f"{option}: --print-resolved prints the scenario and runs nothing")
     data = resolved_scenario(path, text, seed=args.seed, sets=args.set or ())
+    from ecnsim.scenario.spec import Scenario
+
     if args.format == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
@@ -331,9 +342,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{results.meta.get('seed', '?')}, {perf['events']} events, "
         f"{perf['packet_hops']} packet-hops, digest {results.digest:016x}"
     )
-    print_summary(results, sys.stdout)
+    if not args.quiet:
+        print_summary(results, sys.stdout)
     if out is not None:
-        print(f"\nresults written to {out}")
+        print(f"{'' if args.quiet else chr(10)}results written to {out}")
     return EXIT_OK
 
 
@@ -504,7 +516,12 @@ def add_parsers(sub: Any) -> None:
         choices=("toml", "json"),
         help="with --print-resolved: TOML (the default) or JSON",
     )
-    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress bar and no summary tables: the one-line result and warnings only",
+    )
     run.add_argument("--trace-ns2", metavar="FILE", help="stream link events to FILE (ns-2 format)")
     run.add_argument(
         "--pcap",

@@ -78,15 +78,29 @@ def _check_encoded(name: str, encoded: Any) -> int:
     dtype, payload = encoded
     if dtype == "str":
         return len(payload)
+    if dtype == "dict":
+        return len(payload[0]) // 4
     if dtype not in _NUMPY_DTYPES:
         raise ValueError(f"column {name!r}: unknown dtype {dtype!r} from the core")
     return len(payload) // 8
+
+
+def _decode_names(payload: tuple[bytes, list[str]]) -> list[str]:
+    """A ``"dict"`` column (little-endian u32 codes into a list of names) as its names."""
+    codes_bytes, names = payload
+    codes = array.array("I")
+    codes.frombytes(codes_bytes)
+    if sys.byteorder != "little":
+        codes.byteswap()
+    return [names[c] for c in codes]
 
 
 def _decode_column(name: str, encoded: Any) -> Column:
     dtype, payload = encoded
     if dtype == "str":
         return list(payload)
+    if dtype == "dict":
+        return _decode_names(payload)
     import numpy as np
 
     values = np.frombuffer(payload, dtype=np.dtype(_NUMPY_DTYPES[dtype]))
@@ -102,7 +116,7 @@ def _to_arrow(name: str, values: Any, encoded: Any = None) -> pa.Array:
     """
     import pyarrow as pa
 
-    if encoded is not None and encoded[0] != "str" and sys.byteorder == "little":
+    if encoded is not None and encoded[0] not in ("str", "dict") and sys.byteorder == "little":
         dtype, payload = encoded
         arrow_type = getattr(pa, _ARROW_TYPES[dtype])()
         column = pa.Array.from_buffers(arrow_type, len(payload) // 8, [None, pa.py_buffer(payload)])
@@ -114,6 +128,8 @@ def _to_arrow(name: str, values: Any, encoded: Any = None) -> pa.Array:
         return column
     if encoded is not None and encoded[0] == "str":
         values = encoded[1]
+    elif encoded is not None and encoded[0] == "dict":
+        values = _decode_names(encoded[1])
     elif encoded is not None:
         values = _decode_column(name, encoded)  # a big-endian host
     if not isinstance(values, list):
@@ -140,6 +156,24 @@ def _to_arrow(name: str, values: Any, encoded: Any = None) -> pa.Array:
         len(encoded_names),
         [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(encoded_names))],
     )
+
+
+def _name_codes(
+    series: Table, names_table: Table, id_col: str, name_col: str
+) -> tuple[str, Any] | None:
+    """The ``series`` rows' names as a ``"dict"`` column, looked up in Rust from the core's
+    bytes (no Python object per row); None unless both tables are still the core's."""
+    if series._encoded is None or names_table._encoded is None:
+        return None
+    ids = series._encoded[id_col]
+    keys = names_table._encoded[id_col]
+    names = names_table._encoded[name_col]
+    if ids[0] != "<u8" or keys[0] != "<u8" or names[0] not in ("str", "dict"):
+        return None
+    from ecnsim import _core
+
+    labels = list(names[1]) if names[0] == "str" else _decode_names(names[1])
+    return ("dict", _core.name_codes(ids[1], keys[1], labels))
 
 
 def typed_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -235,16 +269,69 @@ class Table:
             return _decode_column(column, self._encoded[column])
         return self.columns[column]
 
-    def _insert_after(self, after: str, name: str, values: list[str]) -> None:
-        """Add the name column ``name`` right after column ``after`` (nothing is decoded)."""
+    def _insert_after(self, after: str, name: str, encoded: tuple[str, Any]) -> None:
+        """Add the name column ``name`` (``("str", names)`` or ``("dict", (codes, names))``)
+        right after column ``after`` (nothing is decoded)."""
         if self._columns is None and self._encoded is not None:
             items = list(self._encoded.items())
             at = [c for c, _ in items].index(after) + 1
-            self._encoded = dict([*items[:at], (name, ("str", values)), *items[at:]])
+            self._encoded = dict([*items[:at], (name, encoded), *items[at:]])
             return
         cols = list(self.columns.items())
         at = [c for c, _ in cols].index(after) + 1
-        self._columns = dict([*cols[:at], (name, values), *cols[at:]])
+        self._columns = dict([*cols[:at], (name, _decode_column(name, encoded)), *cols[at:]])
+
+    def _writer_columns(self) -> dict[str, tuple[str, Any]] | None:
+        """The columns as ``(dtype, payload)`` for the Parquet writer (``_core.write_parquet``):
+        the core's bytes as they are, decoded columns re-encoded; None if a column is of
+        another kind (a table built by hand), which pyarrow then writes."""
+        if self._columns is None and self._encoded is not None:
+            return self._encoded
+        out: dict[str, tuple[str, Any]] = {}
+        for col, values in self.columns.items():
+            if isinstance(values, list):
+                if not all(isinstance(v, str) for v in values):
+                    return None
+                out[col] = ("str", values)
+                continue
+            dtype = getattr(values, "dtype", None)
+            code = None if dtype is None else dtype.newbyteorder("<").str
+            if code not in ("<i8", "<u8", "<f8") or getattr(values, "ndim", 1) != 1:
+                return None
+            import numpy as np
+
+            out[col] = (code, np.ascontiguousarray(values, dtype=code).tobytes())
+        return out
+
+    def to_pylist(self, column: str) -> list[Any]:
+        """One column as a list of Python ``int``, ``float`` or ``str``, without numpy
+        (for small tables printed or checked in plain Python; numpy is not imported
+        for a column that is still the core's bytes)."""
+        if self._columns is None and self._encoded is not None:
+            if column not in self._encoded:
+                raise KeyError(f"table {self.name!r} has no column {column!r}")
+            dtype, payload = self._encoded[column]
+            if dtype == "str":
+                return list(payload)
+            if dtype == "dict":
+                return _decode_names(payload)
+            if dtype not in _NUMPY_DTYPES:
+                raise ValueError(f"column {column!r}: unknown dtype {dtype!r} from the core")
+            words = array.array("q" if dtype == "<u8" else "d")
+            words.frombytes(payload)
+            if sys.byteorder != "little":
+                words.byteswap()
+            if dtype == "<u8" and words and min(words) < 0:
+                raise _overflow(column)
+            return words.tolist()
+        values = self[column]
+        return values if isinstance(values, list) else values.tolist()
+
+    def is_numeric(self, column: str) -> bool:
+        """True for a column of numbers, False for names (nothing is decoded)."""
+        if self._columns is None and self._encoded is not None:
+            return self._encoded[column][0] not in ("str", "dict")
+        return not isinstance(self[column], list)
 
     def to_numpy(self) -> dict[str, np.ndarray]:
         """Every column as a numpy array (names as an object array of ``str``)."""
@@ -331,7 +418,11 @@ class Results:
                 continue
             if len(t) == 0:
                 # Nothing sampled: the column exists, and nothing is decoded.
-                t._insert_after(id_col, name_col, [])
+                t._insert_after(id_col, name_col, ("str", []))
+                continue
+            fast = _name_codes(t, names_table, id_col, name_col)
+            if fast is not None:
+                t._insert_after(id_col, name_col, fast)
                 continue
             import numpy as np
 
@@ -341,7 +432,7 @@ class Results:
             # A workload connection has no row of its own in ``flows`` (unless
             # ``simulation.connection_rows``): its samples get an empty name.
             column = [by_id.get(i, "") for i in ids.tolist()]
-            t._insert_after(id_col, name_col, column)
+            t._insert_after(id_col, name_col, ("str", column))
 
     @classmethod
     def _from_core(cls, raw: Mapping[str, Any], spec_json: str | None = None) -> Results:
@@ -432,22 +523,33 @@ class Results:
         ``meta.json`` holds the metadata, the digest and the resolved scenario.
         Returns the paths written.
         """
-        import pyarrow.parquet as pq
+        from ecnsim import _core
 
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name, table in self.tables.items():
             path = out / f"{name}.parquet"
-            pq.write_table(table.to_arrow(), path)
+            columns = table._writer_columns()
+            if columns is not None and sys.byteorder == "little":
+                # Written in Rust from the core's bytes: no pyarrow, no numpy.
+                _core.write_parquet(str(path), columns)
+            else:
+                import pyarrow.parquet as pq
+
+                pq.write_table(table.to_arrow(), path)
             written.append(path)
         meta: dict[str, Any] = {k: v for k, v in self.meta.items() if k != "resolved_spec"}
         meta["finished"] = self.finished
         meta["digest"] = self.digest
         meta["tables"] = list(self.tables)
-        meta["resolved_spec"] = self.spec
+        # The resolved scenario goes in last, on one line: the core's JSON text as it is
+        # (pretty-printing it in Python took longer than the run at 600 flows).
+        spec = self.meta.get("resolved_spec") or self._spec_json
+        spec_text = spec.strip() if isinstance(spec, str) and spec.strip() else json.dumps(spec)
+        head = json.dumps(meta, indent=2)
         path = out / "meta.json"
-        path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        path.write_text(f'{head[:-2]},\n  "resolved_spec": {spec_text}\n}}\n', encoding="utf-8")
         written.append(path)
         return written
 

@@ -3,30 +3,66 @@ topologies, and parameter paths (``links[0].queue.max_p``) into a scenario's dat
 
 from __future__ import annotations
 
-from ecnsim.scenario.distributions import (
-    Distribution,
-    shipped_table,
-    shipped_tables,
-    workload_defaults,
+from typing import TYPE_CHECKING
+
+from ecnsim._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ecnsim.scenario.distributions import (
+        Distribution,
+        shipped_table,
+        shipped_tables,
+        workload_defaults,
+    )
+    from ecnsim.scenario.paths import ANY, parse_path, set_path, set_paths
+    from ecnsim.scenario.spec import (
+        Quantity,
+        Scenario,
+        aecn,
+        bulk,
+        codel,
+        droptail,
+        load_toml,
+        pi,
+        pie,
+        queue,
+        red,
+        rem,
+        tcp,
+        threshold,
+    )
+    from ecnsim.scenario.topology import dumbbell, hetero_rtt, parking_lot
+
+# Imported on first use: `ecnsim run` needs `spec` and `paths`, not the topology builders.
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "ecnsim.scenario.distributions": (
+            "Distribution",
+            "shipped_table",
+            "shipped_tables",
+            "workload_defaults",
+        ),
+        "ecnsim.scenario.paths": ("ANY", "parse_path", "set_path", "set_paths"),
+        "ecnsim.scenario.spec": (
+            "Quantity",
+            "Scenario",
+            "aecn",
+            "bulk",
+            "codel",
+            "droptail",
+            "load_toml",
+            "pi",
+            "pie",
+            "queue",
+            "red",
+            "rem",
+            "tcp",
+            "threshold",
+        ),
+        "ecnsim.scenario.topology": ("dumbbell", "hetero_rtt", "parking_lot"),
+    },
 )
-from ecnsim.scenario.paths import ANY, parse_path, set_path, set_paths
-from ecnsim.scenario.spec import (
-    Quantity,
-    Scenario,
-    aecn,
-    bulk,
-    codel,
-    droptail,
-    load_toml,
-    pi,
-    pie,
-    queue,
-    red,
-    rem,
-    tcp,
-    threshold,
-)
-from ecnsim.scenario.topology import dumbbell, hetero_rtt, parking_lot
 
 __all__ = [
     "ANY",

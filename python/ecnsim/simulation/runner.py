@@ -100,7 +100,8 @@ class Simulation:
     def run(self, progress: ProgressCallback | None = None) -> Results:
         """Run to the end and return the results.
 
-        ``progress(now_ns, end_ns)`` is called every ~0.1 s of wall time.
+        ``progress(now_ns, end_ns)`` is called between chunks: every 0.025 to
+        0.05 s of wall time, or 0.1 s of simulated time if that comes first.
         With :meth:`trace` on, the trace is written between chunks and its
         files are closed at the end (also when interrupted). Between chunks the
         records of finished objects also leave the core (into columns held
@@ -225,7 +226,8 @@ class Simulation:
         """Run until simulated time ``t`` seconds (at most to the end).
 
         The run goes in chunks (between them the GIL is taken back and signals
-        are checked), normally sized by wall time; ``chunk`` fixes their length in
+        are checked), normally ended after 0.025 to 0.05 s of wall time or 0.1 s of
+        simulated time; ``chunk`` fixes their length in
         simulated seconds, so the work done does not depend on the machine's
         speed (``ecnsim bench`` counts instructions that way). With ``chunk``,
         Ctrl-C takes effect at the end of the current chunk.

@@ -22,6 +22,9 @@ pub(crate) struct Bulk {
 impl App for Bulk {
     fn on_start(&mut self, cx: &mut Cx<'_>) {
         cx.push(Command::Connect { flow: self.flow });
+        // The sink acts on a delivery only once the whole transfer is in (`on_conn`).
+        let from = self.bytes.unwrap_or(u64::MAX);
+        cx.push(Command::NotifyDelivered { flow: self.flow, side: Side::Server, from });
         // The bulk application writes everything at once, then closes.
         match self.bytes {
             Some(b) => {
@@ -106,6 +109,8 @@ impl Ftp {
         // RFC 959 §3.2: each file travels on its own data connection, opened by the client here.
         let f = cx.open(c.host, c.server, None, i);
         c.current = Some((f, cx.now));
+        // The client acts on a delivery only once the whole file is in (`on_conn`).
+        cx.push(Command::NotifyDelivered { flow: f, side: Side::Client, from: self.file_size });
     }
 }
 

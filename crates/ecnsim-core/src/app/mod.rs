@@ -71,6 +71,12 @@ pub(crate) enum Command {
     SendUnlimited { flow: FlowId },
     /// Close one end (a FIN follows its data).
     Close { flow: FlowId, side: Side },
+    /// Call the app on one end's in-order deliveries (an event with nothing but
+    /// [`SocketEvents::received`](crate::tcp::SocketEvents)) only once that end has
+    /// received `from` bytes in order (`u64::MAX`: never); other events always reach it.
+    /// An app whose `on_conn` ignores smaller deliveries says so, and the data segments
+    /// before it cost no call.
+    NotifyDelivered { flow: FlowId, side: Side, from: u64 },
     /// A finite bulk transfer has arrived whole (the `flows` table's completion time).
     Completed { flow: FlowId },
     /// Create a UDP flow from `src` to `dst`; it gets the id [`Cx::open_udp`] returned.
@@ -202,7 +208,6 @@ pub(crate) struct Cx<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct ConnView<'a> {
     pub(crate) flows: &'a [Flow],
-    pub(crate) slot_of: &'a [u32],
     pub(crate) endpoints: &'a [Endpoint],
 }
 
@@ -213,7 +218,7 @@ impl ConnView<'_> {
         let (c, s, ecn) = match &flow.last {
             Some(fin) => (fin.counters[0], fin.counters[1], fin.ecn),
             None => {
-                let slot = self.slot_of[f.index()] as usize;
+                let slot = flow.slot as usize;
                 let (a, b) = (&self.endpoints[2 * slot].sock, &self.endpoints[2 * slot + 1].sock);
                 (a.counters, b.counters, a.ecn_negotiated())
             }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
-use crate::flow::{EndedFlow, Endpoint, Flow, FlowFinal, UdpFlow, UDP_HEADER_BYTES};
+use crate::flow::{EndedFlow, Endpoint, Flow, FlowFinal, UdpFlow, NO_SLOT, UDP_HEADER_BYTES};
 use crate::ids::{AppId, FlowId, NodeId, PacketId, PortId};
 use crate::link::Port;
 pub(crate) use crate::node::Node;
@@ -29,7 +29,7 @@ use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::spec::{CcKind, EcnPolicy, RtoEstimator};
 use crate::stats::{FlowExtra, Series, Snapshot};
-use crate::tcp::{SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
+use crate::tcp::{Opt, SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{TraceEvent, TraceFilter, Tracer};
 
@@ -160,8 +160,6 @@ pub struct Simulation {
     pub(crate) ended: Vec<EndedFlow>,
     /// Per app: the sums over its connections whose slots were freed.
     pub(crate) app_totals: Vec<crate::stats::ConnTotals>,
-    /// `slot_of[flow]`: the endpoint pair of a live connection, or [`NO_SLOT`].
-    pub(crate) slot_of: Vec<u32>,
     /// Endpoint pairs: `endpoints[2 * slot]` is the initiator, `2 * slot + 1` the responder.
     pub(crate) endpoints: Vec<Endpoint>,
     /// Released endpoint pairs, reused by new connections.
@@ -220,9 +218,6 @@ pub struct Simulation {
 
 /// Most distinct TCP parameter sets kept for sharing; endpoints with others get their own copy.
 const SHARED_CONFIGS: usize = 64;
-
-/// Sentinel in `slot_of`: the connection's endpoints were released.
-pub(crate) const NO_SLOT: u32 = u32::MAX;
 
 impl Simulation {
     /// Current simulated time.
@@ -442,7 +437,7 @@ impl Simulation {
     #[must_use]
     pub fn live_state(&self) -> LiveState {
         LiveState {
-            live_connections: self.slot_of.iter().filter(|&&s| s != NO_SLOT).count() as u64,
+            live_connections: self.flows.iter().filter(|f| f.slot != NO_SLOT).count() as u64,
             endpoint_slots: (self.endpoints.len() / 2) as u64,
             app_slots: self.apps.iter().map(|a| a.app.slots() as u64).sum(),
             pending_events: self.sched.pending() as u64,
@@ -468,7 +463,7 @@ impl Simulation {
         match &self.flows[f.index()].last {
             Some(fin) => (fin.counters[0], fin.counters[1]),
             None => {
-                let slot = self.slot_of[f.index()] as usize;
+                let slot = self.flows[f.index()].slot as usize;
                 (self.endpoints[2 * slot].sock.counters, self.endpoints[2 * slot + 1].sock.counters)
             }
         }
@@ -476,7 +471,7 @@ impl Simulation {
 
     /// The live initiator socket of flow `f`, if its endpoints are not released.
     pub(crate) fn initiator(&self, f: usize) -> Option<&TcpSocket> {
-        let slot = self.slot_of[f];
+        let slot = self.flows[f].slot;
         (slot != NO_SLOT).then(|| &self.endpoints[2 * slot as usize].sock)
     }
 
@@ -503,8 +498,16 @@ impl Simulation {
                 if !ep.live || ep.timer_gen != gen {
                     return; // stale: cancelled lazily, or the connection was released
                 }
-                ep.timer_at = None;
+                ep.timer_at = Opt::NONE;
                 let now = self.sched.now();
+                if ep.deadline.get().is_none_or(|d| d > now) {
+                    // Early: the socket's deadline moved later since this event was scheduled.
+                    // The socket has not changed since it was last served (when nothing was
+                    // left to send), so serving it now would only reschedule: do just that,
+                    // without touching the socket.
+                    self.schedule_endpoint_timer(e);
+                    return;
+                }
                 ep.sock.on_timer(now);
                 self.service_endpoint(e);
             }
@@ -592,7 +595,7 @@ impl Simulation {
             f.extra.owd_sum_ns += now.saturating_since(sent_at).as_nanos();
             f.extra.owd_count += 1;
         }
-        let slot = self.slot_of[flow.index()];
+        let slot = f.slot;
         if slot == NO_SLOT {
             // A late segment of a released connection; it may have been the last one out.
             self.packets.remove(id);
@@ -613,7 +616,7 @@ impl Simulation {
                 debug_assert!(!f.free && f.in_flight > 0, "a dropped packet names a free connection slot");
                 f.extra.drops += 1;
                 f.in_flight -= 1;
-                if self.slot_of[flow.index()] == NO_SLOT {
+                if f.slot == NO_SLOT {
                     self.maybe_free_flow(flow);
                 }
             }
@@ -743,7 +746,7 @@ impl Simulation {
         let mut cmds = std::mem::take(&mut self.cmds);
         cmds.clear();
         {
-            let Simulation { apps, flows, free_flows, slot_of, endpoints, records, udp, sched, .. } = self;
+            let Simulation { apps, flows, free_flows, endpoints, records, udp, sched, .. } = self;
             let mut cx = Cx {
                 now: sched.now(),
                 app: a,
@@ -753,7 +756,7 @@ impl Simulation {
                 flows_len: u32::try_from(flows.len()).expect("flow ids fit in u32"),
                 new_flows: 0,
                 next_udp: u32::try_from(udp.len()).expect("UDP flow ids fit in u32"),
-                view: ConnView { flows, slot_of, endpoints },
+                view: ConnView { flows, endpoints },
             };
             let app = &mut apps[a.index()].app;
             match call {
@@ -795,7 +798,7 @@ impl Simulation {
 
     /// The endpoint index of one end of live flow `f`.
     fn end_of(&self, f: FlowId, side: Side) -> Option<usize> {
-        let slot = self.slot_of[f.index()];
+        let slot = self.flows[f.index()].slot;
         (slot != NO_SLOT).then(|| 2 * slot as usize + usize::from(side == Side::Server))
     }
 
@@ -830,6 +833,11 @@ impl Simulation {
                 if let Some(e) = self.end_of(flow, side) {
                     self.endpoints[e].sock.close();
                     self.flush_endpoint(e);
+                }
+            }
+            Command::NotifyDelivered { flow, side, from } => {
+                if let Some(e) = self.end_of(flow, side) {
+                    self.endpoints[e].notify_from = from;
                 }
             }
             Command::Completed { flow } => {
@@ -904,6 +912,7 @@ impl Simulation {
         let flow = Flow {
             serial: self.next_serial,
             in_flight: 0,
+            slot: NO_SLOT,
             free: false,
             name: None,
             app: a,
@@ -919,14 +928,13 @@ impl Simulation {
         self.next_serial += 1;
         if f.index() == self.flows.len() {
             self.flows.push(flow);
-            self.slot_of.push(NO_SLOT);
         } else {
             debug_assert!(self.flows[f.index()].free, "Cx::open reserved a free slot");
             self.flows[f.index()] = flow;
         }
         let server_cfg = TcpConfig { rcv_window: self.apps[a.index()].tcp.rcv_window, ..cfg };
         let slot = self.install(f, client, server, cfg, server_cfg);
-        self.slot_of[f.index()] = slot;
+        self.flows[f.index()].slot = slot;
         f
     }
 
@@ -978,7 +986,9 @@ impl Simulation {
             header_bytes: c.header_bytes,
             data_header_bytes: if c.headers_on_data { c.header_bytes } else { 0 },
             timer_gen: 0,
-            timer_at: None,
+            timer_at: Opt::NONE,
+            deadline: Opt::NONE,
+            notify_from: 0,
         };
         let a = mk(initiator, client, server, &client_cfg);
         let b = mk(responder, server, client, &server_cfg);
@@ -1018,8 +1028,11 @@ impl Simulation {
         let now = self.sched.now();
         let flow = self.endpoints[e].flow;
         let is_initiator = e % 2 == 0;
-        let ev = self.endpoints[e].sock.take_events();
-        if ev != SocketEvents::default() {
+        let ep = &mut self.endpoints[e];
+        let ev = ep.sock.take_events();
+        // A delivery alone reaches the app only from the byte count it asked for.
+        let wanted = ev != SocketEvents::RECEIVED || ep.sock.counters.bytes_delivered >= ep.notify_from;
+        if ev != SocketEvents::default() && wanted {
             let x = &mut self.flows[flow.index()].extra;
             if is_initiator && ev.connected {
                 x.connected_at = Some(now);
@@ -1074,13 +1087,22 @@ impl Simulation {
             self.send_new(egress, pkt);
         }
         let ep = &mut self.endpoints[e];
-        if let Some(d) = ep.sock.next_deadline().filter(|&d| d <= self.end) {
+        ep.deadline = ep.sock.next_deadline().into();
+        self.schedule_endpoint_timer(e);
+    }
+
+    /// Keep endpoint `e`'s timer event current with its socket's deadline, as of the
+    /// last time the socket was served.
+    fn schedule_endpoint_timer(&mut self, e: usize) {
+        let now = self.sched.now();
+        let ep = &mut self.endpoints[e];
+        if let Some(d) = ep.deadline.get().filter(|&d| d <= self.end) {
             // Reschedule only if the deadline moved earlier; a later deadline is
             // caught when the pending (early) event fires and finds nothing due.
             // A deadline past the end of the run is not scheduled at all.
-            if ep.timer_at.is_none_or(|t| t > d) {
+            if ep.timer_at.get().is_none_or(|t| t > d) {
                 ep.timer_gen = ep.timer_gen.wrapping_add(1);
-                ep.timer_at = Some(d);
+                ep.timer_at = Opt::some(d);
                 let endpoint = u32::try_from(e).expect("endpoints fit in u32");
                 self.sched.schedule(d.max(now), Event::Timer { endpoint, gen: ep.timer_gen });
             }
@@ -1091,7 +1113,7 @@ impl Simulation {
     /// ends are done: each end CLOSED or TIME-WAIT (the responder may also still
     /// be LISTENing when the initiator gave up). Its counters move to the flow.
     fn maybe_release(&mut self, f: FlowId, e: usize) {
-        debug_assert_eq!(self.slot_of[f.index()] as usize, e / 2, "endpoint {e} serves flow {f:?}");
+        debug_assert_eq!(self.flows[f.index()].slot as usize, e / 2, "endpoint {e} serves flow {f:?}");
         let i = e & !1;
         let done = |j: usize| {
             let state = self.endpoints[j].sock.state();
@@ -1119,7 +1141,7 @@ impl Simulation {
         }));
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;
-        self.slot_of[f.index()] = NO_SLOT;
+        self.flows[f.index()].slot = NO_SLOT;
         self.free_slots.push(u32::try_from(e / 2).expect("slots fit in u32"));
         self.maybe_free_flow(f);
     }
@@ -1130,7 +1152,7 @@ impl Simulation {
     fn maybe_free_flow(&mut self, f: FlowId) {
         let i = f.index();
         let flow = &self.flows[i];
-        if i < self.n_static || flow.free || flow.in_flight > 0 || self.slot_of[i] != NO_SLOT {
+        if i < self.n_static || flow.free || flow.in_flight > 0 || flow.slot != NO_SLOT {
             return;
         }
         flow.add_to(&mut self.app_totals[flow.app.index()], self.warmup);

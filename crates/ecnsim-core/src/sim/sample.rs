@@ -45,6 +45,11 @@ impl Simulation {
 
     /// Record one sample of every flow and queue. If the columns cannot grow,
     /// the run stops with [`crate::SimError::Resource`] instead.
+    ///
+    /// After the rows are written, the columns are reserved for every sample still
+    /// to come at this sample's row counts (the build's memory estimate counts them
+    /// all), so a run whose connections stay open fills them without growing again;
+    /// they grow (doubling) only when a sample has more rows than that.
     pub(crate) fn sample(&mut self) {
         let sim = self;
         let live = sim.endpoints.len() / 2;
@@ -60,6 +65,7 @@ impl Simulation {
             sim.fault = Some(e);
             return;
         }
+        let (flow_rows, queue_rows) = (sim.series.flow_time.len(), sim.series.queue_time.len());
         let now = sim.now().as_nanos();
         // Live connections only, in slot order (the `[[flows]]` connections hold the first slots).
         for pair in sim.endpoints.chunks_exact(2) {
@@ -96,6 +102,15 @@ impl Simulation {
             sim.series.queue_aqm_avg.push(aqm.avg);
             sim.series.queue_aqm_prob.push(aqm.prob);
             sim.series.queue_aqm_max_p.push(aqm.max_p);
+        }
+        if let Some(dt) = sim.sample_interval {
+            // Samples after this one: at now + k * dt up to the end (as `Event::Sample` schedules).
+            let later = sim.end.as_nanos().saturating_sub(sim.now().as_nanos()) / dt.as_nanos().max(1);
+            let later = usize::try_from(later).unwrap_or(usize::MAX);
+            let flow_rows = sim.series.flow_time.len() - flow_rows;
+            let queue_rows = sim.series.queue_time.len() - queue_rows;
+            // Only room ahead: if the allocator refuses, the next sample's own check decides.
+            let _ = sim.series.try_reserve(flow_rows.saturating_mul(later), queue_rows.saturating_mul(later));
         }
     }
 }

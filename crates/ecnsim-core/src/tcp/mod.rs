@@ -6,6 +6,7 @@
 pub mod cc;
 #[cfg(test)]
 mod dialogues;
+mod opt;
 mod rtt;
 mod rtt_ns2;
 mod sack;
@@ -17,6 +18,8 @@ pub use rtt_ns2::Ns2Estimator;
 pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket};
 
 pub use state::TcpState;
+
+pub(crate) use opt::Opt;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,

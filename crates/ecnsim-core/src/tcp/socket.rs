@@ -27,7 +27,7 @@ use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
-use crate::tcp::TcpConfig;
+use crate::tcp::{Opt, TcpConfig};
 use crate::time::{SimDuration, SimTime};
 
 /// Initial send sequence number: absolute sequence space starts at 0.
@@ -47,6 +47,12 @@ pub struct SocketEvents {
     pub all_acked: bool,
     /// The connection was abandoned (SYN retries exhausted).
     pub failed: bool,
+}
+
+impl SocketEvents {
+    /// New in-order data and nothing else.
+    pub const RECEIVED: SocketEvents =
+        SocketEvents { connected: false, received: true, peer_closed: false, all_acked: false, failed: false };
 }
 
 /// Per-endpoint counters. Bytes are payload bytes; packets are segments.
@@ -103,7 +109,7 @@ pub struct Segment {
     pub ecn: Ecn,
 }
 
-/// ECN state of one endpoint (RFC 3168 §6.1).
+/// ECN flags every segment reads (RFC 3168 §6.1).
 #[derive(Clone, Copy, Debug, Default)]
 struct EcnState {
     /// ECN was negotiated for this connection.
@@ -112,19 +118,30 @@ struct EcnState {
     echo: bool,
     /// Sender: set CWR on the next new data segment (RFC 3168 §6.1.2).
     cwr_due: bool,
-    /// Sender: no new reduction until SND.UNA passes this point (once per window).
-    reduced_until: Option<u64>,
-    /// Sender: the last reduction was for an ECN-Echo, in the window ending here
-    /// (a loss detected before SND.UNA passes it is not a new reduction: RFC 3168 §6.1.2).
-    ecn_cut_until: Option<u64>,
     /// Sender: the cwnd = 1 rule of RFC 3168 §6.1.2: send new data only after the timer expires.
     wait_for_timer: bool,
-    /// Sender: ns-2's `ecn_backoff_`: the last ECN-Echo found the window at one packet, so the
+}
+
+/// The sender's ECN reduction state (RFC 3168 §6.1.2), read when an ACK echoes a mark
+/// or a loss is detected.
+#[derive(Clone, Copy, Debug, Default)]
+struct EcnReduction {
+    /// No new reduction until SND.UNA passes this point (once per window).
+    reduced_until: Opt<u64>,
+    /// The last reduction was for an ECN-Echo, in the window ending here
+    /// (a loss detected before SND.UNA passes it is not a new reduction: RFC 3168 §6.1.2).
+    ecn_cut_until: Opt<u64>,
+    /// ns-2's `ecn_backoff_`: the last ECN-Echo found the window at one packet, so the
     /// next one backs the timer off (`tcp.ecn_one_segment = "ns2"`).
     ns2_backoff: bool,
-    /// Sender: the last window action was a timeout (ns-2's `last_cwnd_action_ ==
+    /// The last window action was a timeout (ns-2's `last_cwnd_action_ ==
     /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout` and `tcp.timeout_after_ecn`).
     after_timeout: bool,
+}
+
+/// ECN on the handshake (RFC 5562, ECN+).
+#[derive(Clone, Copy, Debug, Default)]
+struct EcnSetup {
     /// Responder: the next SYN-ACK is ECT (RFC 5562 / ECN+).
     synack_ect: bool,
     /// Responder: its ECT SYN-ACK was reported CE-marked: start with a window of one segment.
@@ -133,16 +150,46 @@ struct EcnState {
     ack_marked_synack: bool,
 }
 
+/// The segment being timed (RFC 6298 §3, Karn): its end sequence number and send time.
+#[derive(Clone, Copy, Debug, Default)]
+struct RttProbe {
+    end: u64,
+    /// When it was sent; none if no segment is being timed.
+    sent: Opt<SimTime>,
+}
+
+impl RttProbe {
+    const NONE: RttProbe = RttProbe { end: 0, sent: Opt::NONE };
+
+    fn get(self) -> Option<(u64, SimTime)> {
+        self.sent.get().map(|t| (self.end, t))
+    }
+}
+
 /// One endpoint of a TCP connection.
 ///
-/// Laid out in declaration order (`repr(C)`): what every segment in or out reads
-/// or writes comes first, together, and what only the handshake, SACK and the
-/// base RTT use comes last. With thousands of connections a socket is cold at
-/// every visit, so the cache lines a segment touches are most of its cost.
+/// Laid out in declaration order (`repr(C)`, 64-byte aligned) in cache lines by
+/// who touches them, since with thousands of connections a socket is cold at
+/// every visit and the lines a segment touches are most of its cost:
+///
+/// | bytes | line | touched by |
+/// |---|---|---|
+/// | 0-63 | the sequence space, state and flags | every segment in or out |
+/// | 64-127 | timers, the receive queue | every segment (`next_deadline` reads the timers) |
+/// | 128-191 | `app_end` and the per-segment counters | every segment |
+/// | 192-255 | the other counters | retransmissions, timeouts, ECN responses |
+/// | 256-383 | the congestion window, the timed segment, the sender's loss and ECN state, the current RTO | an ACK at the sender, a data segment sent |
+/// | 384-455 | the RTT estimator | an RTT sample, a backoff |
+/// | 456- | the handshake, the SACK scoreboard and its receiver's block order, the base RTT | the handshake, SACK, RTT samples |
+///
+/// So a data segment's arrival at the receiver (and the ACK it sends) touches
+/// the first three lines, and an ACK's arrival at the sender those and the two
+/// lines of sending state (and the estimator's once per round trip, for its sample).
+/// `tests::the_per_segment_fields_sit_in_the_lines_claimed` checks it.
 #[derive(Clone, Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct TcpSocket {
-    // --- every segment: the sequence space (RFC 793 names) ---
+    // --- line 0: every segment: the sequence space (RFC 793 names), state, flags ---
     /// Parameters, shared by the endpoints that have the same ones (a simulation's
     /// sockets of one application share one): read on every segment, they stay in
     /// cache however many connections there are (8 bytes here instead of a 104-byte copy).
@@ -155,44 +202,15 @@ pub struct TcpSocket {
     snd_max: u64,
     /// The peer's advertised window (SND.WND).
     snd_wnd: u64,
-    /// One past the last byte the application has written (data starts at 1).
-    app_end: u64,
     /// Next sequence number expected (RCV.NXT).
     rcv_nxt: u64,
-
-    // --- every segment: the timers (`next_deadline` reads them after each one) ---
-    /// When the retransmission timer expires, if running.
-    rto_deadline: Option<SimTime>,
-    /// When the delayed ACK must go out, if one is pending.
-    delack_deadline: Option<SimTime>,
-    /// A poll is wanted at this instant to hand events to the application (a
-    /// connection opened without a handshake is connected at once).
-    wake_at: Option<SimTime>,
-
-    // --- every segment: sending and receiving ---
-    /// Sequence number of the peer's FIN, once seen.
-    peer_fin: Option<u64>,
-    /// Congestion window state.
-    win: Window,
-    /// Karn: the one segment being timed, as (end sequence, send time).
-    rtt_probe: Option<(u64, SimTime)>,
-    /// When data was last sent (RFC 5681 §4.1 restart after idle).
-    last_data_sent: Option<SimTime>,
-    /// New data sent by Limited Transmit since the last ACK of new data (RFC 3042).
-    limited_transmit_bytes: u64,
-    /// RFC 6582 "recover" / RFC 6675 "RecoveryPoint": the highest sequence
-    /// number sent when the last recovery (or timeout) began.
-    recover: u64,
-    /// Out-of-order data held, as sorted disjoint `[start, end)` ranges.
-    ooo: Vec<(u64, u64)>,
-    /// Consecutive duplicate ACKs.
-    dupacks: u32,
-    /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
-    partial_acks: u32,
-    /// Full segments received since our last ACK (delayed ACKs).
-    unacked_segments: u32,
     state: TcpState,
-    cc: AnyCc,
+    ecn: EcnState,
+    events: SocketEvents,
+    /// SACK was negotiated.
+    sack_ok: bool,
+    /// An ACK must go out now.
+    ack_now: bool,
     /// The application writes without end.
     unlimited: bool,
     /// The application has closed: a FIN follows the data.
@@ -201,25 +219,63 @@ pub struct TcpSocket {
     in_recovery: bool,
     /// Fast retransmit of the segment at SND.UNA is due.
     retransmit_due: bool,
-    /// SACK was negotiated.
-    sack_ok: bool,
-    /// An ACK must go out now.
-    ack_now: bool,
-    events: SocketEvents,
-    ecn: EcnState,
-    /// Counters of this endpoint.
+
+    // --- line 1: every segment: the timers (`next_deadline` reads them after each one), receiving ---
+    /// When the retransmission timer expires, if running.
+    rto_deadline: Opt<SimTime>,
+    /// When the delayed ACK must go out, if one is pending.
+    delack_deadline: Opt<SimTime>,
+    /// A poll is wanted at this instant to hand events to the application (a
+    /// connection opened without a handshake is connected at once).
+    wake_at: Opt<SimTime>,
+    /// Sequence number of the peer's FIN, once seen.
+    peer_fin: Opt<u64>,
+    /// Out-of-order data held, as sorted disjoint `[start, end)` ranges.
+    ooo: Vec<(u64, u64)>,
+    /// Full segments received since our last ACK (delayed ACKs).
+    unacked_segments: u32,
+    /// Consecutive duplicate ACKs.
+    dupacks: u32,
+
+    // --- line 2: every segment: what the application wrote, the per-segment counters ---
+    /// One past the last byte the application has written (data starts at 1).
+    app_end: u64,
+    /// Counters of this endpoint (the first 56 bytes are the per-segment ones).
     pub counters: TcpCounters,
+
+    // --- lines 4 and 5: sending: an ACK at the sender, a data segment sent ---
+    /// Congestion window state.
+    win: Window,
+    /// Karn: the one segment being timed.
+    rtt_probe: RttProbe,
+    /// When data was last sent (RFC 5681 §4.1 restart after idle).
+    last_data_sent: Opt<SimTime>,
+    /// New data sent by Limited Transmit since the last ACK of new data (RFC 3042).
+    limited_transmit_bytes: u64,
+    /// RFC 6582 "recover" / RFC 6675 "RecoveryPoint": the highest sequence
+    /// number sent when the last recovery (or timeout) began.
+    recover: u64,
+    ecn_reduction: EcnReduction,
+    /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
+    partial_acks: u32,
+    cc: AnyCc,
+    /// `rtt.rto()`, kept current by every change to the estimator: arming the timer on
+    /// an ACK reads this line, and the estimator's own lines only when it takes a sample.
+    rto: SimDuration,
+
+    // --- lines 6 and 7: RTT samples and backoffs ---
     rtt: RttEstimator,
 
     // --- the handshake, SACK and the base RTT only ---
     /// SYN or SYN-ACK needs (re)sending.
     syn_due: bool,
+    ecn_setup: EcnSetup,
     /// SYN / SYN-ACK retransmissions so far.
     syn_retries: u32,
     /// When our SYN / SYN-ACK was first sent (handshake RTT sample).
-    syn_sent_at: Option<SimTime>,
+    syn_sent_at: Opt<SimTime>,
     /// The smallest RTT measured (the base RTT of `carry_rtt = "base"`).
-    min_rtt: Option<SimDuration>,
+    min_rtt: Opt<SimDuration>,
     /// SACK scoreboard (sender side).
     scoreboard: Scoreboard,
     /// Which out-of-order data arrived most recently (SACK block order).
@@ -238,6 +294,7 @@ impl TcpSocket {
     #[must_use]
     pub fn with_tick_phase(cfg: Arc<TcpConfig>, tick_phase: SimDuration) -> Self {
         let mss = u64::from(cfg.mss);
+        let rtt = RttEstimator::for_config(&cfg, tick_phase);
         TcpSocket {
             state: TcpState::Closed,
             snd_una: ISS,
@@ -265,23 +322,26 @@ impl TcpSocket {
             retransmit_due: false,
             sack_ok: false,
             scoreboard: Scoreboard::default(),
-            rtt: RttEstimator::for_config(&cfg, tick_phase),
-            min_rtt: None,
-            rtt_probe: None,
-            rto_deadline: None,
+            rto: rtt.rto(),
+            rtt,
+            min_rtt: Opt::NONE,
+            rtt_probe: RttProbe::NONE,
+            rto_deadline: Opt::NONE,
             syn_due: false,
-            syn_sent_at: None,
+            syn_sent_at: Opt::NONE,
             syn_retries: 0,
-            last_data_sent: None,
+            last_data_sent: Opt::NONE,
             ecn: EcnState::default(),
+            ecn_reduction: EcnReduction::default(),
+            ecn_setup: EcnSetup::default(),
             rcv_nxt: 0,
             ooo: Vec::new(),
             recency: SackRecency::default(),
-            peer_fin: None,
+            peer_fin: Opt::NONE,
             ack_now: false,
             unacked_segments: 0,
-            delack_deadline: None,
-            wake_at: None,
+            delack_deadline: Opt::NONE,
+            wake_at: Opt::NONE,
             events: SocketEvents::default(),
             counters: TcpCounters::default(),
             cfg,
@@ -298,7 +358,7 @@ impl TcpSocket {
             // ns-2 one-way TCP, syn_ false: the first data packet goes out at once (see `assume_negotiated`).
             debug_assert_eq!(self.state, TcpState::Established);
             self.events.connected = true;
-            self.wake_at = Some(now);
+            self.wake_at = Opt::some(now);
             return;
         }
         debug_assert_eq!(self.state, TcpState::Closed);
@@ -438,27 +498,28 @@ impl TcpSocket {
     /// The earliest instant at which [`TcpSocket::on_timer`] has work.
     #[must_use]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        [self.rto_deadline, self.delack_deadline, self.wake_at].into_iter().flatten().min()
+        [self.rto_deadline, self.delack_deadline, self.wake_at].into_iter().filter_map(Opt::get).min()
     }
 
     /// Run every timer due at `now`.
     pub fn on_timer(&mut self, now: SimTime) {
-        if self.wake_at.is_some_and(|d| d <= now) {
-            self.wake_at = None;
+        if self.wake_at.get().is_some_and(|d| d <= now) {
+            self.wake_at = Opt::NONE;
         }
-        if self.delack_deadline.is_some_and(|d| d <= now) {
+        if self.delack_deadline.get().is_some_and(|d| d <= now) {
             // RFC 5681 §4.2: the delayed-ACK timer expired: ACK now.
-            self.delack_deadline = None;
+            self.delack_deadline = Opt::NONE;
             self.ack_now = true;
         }
-        if self.rto_deadline.is_some_and(|d| d <= now) {
-            self.rto_deadline = None;
+        if self.rto_deadline.get().is_some_and(|d| d <= now) {
+            self.rto_deadline = Opt::NONE;
             self.on_rto(now);
         }
     }
 
     fn arm_rto(&mut self, now: SimTime) {
-        self.rto_deadline = Some(now + self.rtt.rto());
+        debug_assert_eq!(self.rto, self.rtt.rto(), "the cached RTO follows the estimator");
+        self.rto_deadline = Opt::some(now + self.rto);
     }
 
     fn on_rto(&mut self, now: SimTime) {
@@ -473,11 +534,12 @@ impl TcpSocket {
                 self.syn_retries += 1;
                 self.counters.syn_retransmits += 1;
                 self.rtt.on_backoff();
+                self.rto = self.rtt.rto();
                 self.syn_due = true;
                 // RFC 3168 §6.1.5: a retransmitted packet is not ECN-capable.
                 // DEVIATION(ns-2): FullTcp keeps ECT on a SYN-ACK resent on the timer (its
                 // `ecn_syn_next_` is cleared only by a CE report under `ecn_syn_wait_ 2`).
-                self.ecn.synack_ect = false;
+                self.ecn_setup.synack_ect = false;
                 self.arm_rto(now);
             }
             _ if self.snd_una < self.snd_max => {
@@ -490,17 +552,21 @@ impl TcpSocket {
                 // again (ns-2 timeout(): slowdown(CLOSE_CWND_ONE), not counted in nrexmit_).
                 let after_ecn = match self.cfg.timeout_after_ecn {
                     // RFC 3168 §6.1.2: ssthresh is not decreased again within the round trip already reduced.
-                    TimeoutAfterEcn::SameWindow => self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r),
+                    TimeoutAfterEcn::SameWindow => {
+                        self.ecn_reduction.ecn_cut_until.get().is_some_and(|r| self.snd_una <= r)
+                    }
                     // ns-2 tcp.cc timeout(): `recover_ = maxseq_`, then `highest_ack_ < recover_ &&
                     // last_cwnd_action_ == CWND_ACTION_ECN`: the ECN reduction is the last window action.
-                    TimeoutAfterEcn::LastAction => self.ecn.ecn_cut_until.is_some() && !self.ecn.after_timeout,
+                    TimeoutAfterEcn::LastAction => {
+                        self.ecn_reduction.ecn_cut_until.is_some() && !self.ecn_reduction.after_timeout
+                    }
                 };
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
                 self.cc.on_rto(&mut self.win, flight, first);
                 self.win.acc = 0;
-                self.ecn.ecn_cut_until = None;
+                self.ecn_reduction.ecn_cut_until = Opt::NONE;
                 // RFC 6582 §3.2 step 4: after a timeout, recover <- the highest sequence number sent.
                 self.recover = self.snd_max;
                 self.in_recovery = false;
@@ -513,13 +579,14 @@ impl TcpSocket {
                 // everything after it is resent as the window reopens (go-back-N).
                 self.snd_nxt = self.snd_una;
                 // RFC 6298 §3 (Karn): a retransmitted segment gives no RTT sample.
-                self.rtt_probe = None;
+                self.rtt_probe = RttProbe::NONE;
                 // RFC 6298 §5.5: RTO <- RTO * 2 (bounded by the maximum).
                 self.rtt.on_backoff();
+                self.rto = self.rtt.rto();
                 // RFC 6298 §5.6: start the timer with the new RTO.
                 self.arm_rto(now);
                 // ns-2 timeout(): last_cwnd_action_ = CWND_ACTION_TIMEOUT.
-                self.ecn.after_timeout = true;
+                self.ecn_reduction.after_timeout = true;
             }
             _ if self.ecn.wait_for_timer || self.win.cwnd < self.win.mss => {
                 // RFC 3168 §6.1.2: with cwnd at one segment, a new packet may go once the timer expires.
@@ -527,7 +594,7 @@ impl TcpSocket {
                 // ns-2 timeout() with no data outstanding: `if (cwnd_ < 1) cwnd_ = 1`, then
                 // slowdown(CLOSE_CWND_ONE|NO_OUTSTANDING_DATA), reset_rtx_timer(0,0) without backoff.
                 self.win.cwnd = self.win.cwnd.max(self.win.mss);
-                self.ecn.after_timeout = true;
+                self.ecn_reduction.after_timeout = true;
             }
             _ => {}
         }
@@ -538,7 +605,7 @@ impl TcpSocket {
     fn note_window_reduced(&mut self) {
         if self.ecn.ok {
             self.ecn.cwr_due = true;
-            self.ecn.reduced_until = Some(self.snd_max);
+            self.ecn_reduction.reduced_until = Opt::some(self.snd_max);
         }
     }
 
@@ -558,14 +625,14 @@ impl TcpSocket {
                 // RFC 793 §3.4: a SYN in LISTEN -> SYN-RECEIVED, answer with SYN-ACK.
                 if flags.contains(TcpFlags::SYN) && !flags.contains(TcpFlags::ACK) {
                     self.rcv_nxt = h.seq + 1;
-                    self.snd_wnd = h.window;
+                    self.snd_wnd = u64::from(h.window);
                     self.state = TcpState::SynReceived;
                     self.syn_due = true;
                     // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR set.
                     let ecn_setup = flags.contains(TcpFlags::ECE | TcpFlags::CWR);
                     self.ecn.ok = ecn_setup && self.cfg.ecn != EcnPolicy::Off;
                     // RFC 5562 §3 / ECN+: the SYN-ACK is ECT only for an ECN-setup SYN.
-                    self.ecn.synack_ect = self.ecn.ok && self.cfg.ecn_synack != EcnSynAck::Off;
+                    self.ecn_setup.synack_ect = self.ecn.ok && self.cfg.ecn_synack != EcnSynAck::Off;
                     // RFC 2018 §2: SACK is used only if both ends send SACK-permitted.
                     self.sack_ok = h.sack_permitted && self.cfg.cc == CcKind::Sack;
                 }
@@ -579,9 +646,9 @@ impl TcpSocket {
                     if ecn == Ecn::Ce && ecn_ok && self.cfg.ecn_synack == EcnSynAck::Rfc5562 {
                         // RFC 5562 §3.2: answer a CE-marked SYN-ACK with an ECE ACK and stay
                         // in SYN-SENT; the responder sends a new, non-ECT SYN-ACK.
-                        self.ecn.ack_marked_synack = true;
+                        self.ecn_setup.ack_marked_synack = true;
                         // RFC 6298 §3 (Karn): the handshake now spans two SYN-ACKs: no sample.
-                        self.syn_sent_at = None;
+                        self.syn_sent_at = Opt::NONE;
                         return;
                     }
                     self.ecn.ok = ecn_ok;
@@ -589,7 +656,7 @@ impl TcpSocket {
                     self.rcv_nxt = h.seq + 1;
                     self.snd_una = h.ack;
                     self.snd_nxt = self.snd_nxt.max(h.ack);
-                    self.snd_wnd = h.window;
+                    self.snd_wnd = u64::from(h.window);
                     if ecn == Ecn::Ce && ecn_ok {
                         // ECN+ (Kuzmanovic 2005): proceed, and echo the mark like any CE (RFC 3168 §6.1.3).
                         self.ecn.echo = true;
@@ -607,19 +674,19 @@ impl TcpSocket {
                 }
                 if flags.contains(TcpFlags::ACK) && h.ack == ISS + 1 {
                     let marked = self.ecn.ok && flags.contains(TcpFlags::ECE);
-                    if marked && self.ecn.synack_ect && self.cfg.ecn_synack == EcnSynAck::Rfc5562 {
+                    if marked && self.ecn_setup.synack_ect && self.cfg.ecn_synack == EcnSynAck::Rfc5562 {
                         // RFC 5562 §3.2: the SYN-ACK was CE-marked: resend it, not ECN-capable,
                         // at once, and start with a window of one segment once it is acknowledged.
-                        self.ecn.synack_ect = false;
-                        self.ecn.synack_marked = true;
+                        self.ecn_setup.synack_ect = false;
+                        self.ecn_setup.synack_marked = true;
                         self.syn_due = true;
                         // RFC 6298 §3 (Karn): the SYN-ACK is sent twice: no sample.
-                        self.syn_sent_at = None;
+                        self.syn_sent_at = Opt::NONE;
                         self.arm_rto(now);
                         return;
                     }
                     let ecn_plus = marked && self.cfg.ecn_synack != EcnSynAck::Off;
-                    self.ecn.synack_marked |= ecn_plus;
+                    self.ecn_setup.synack_marked |= ecn_plus;
                     self.snd_una = h.ack;
                     self.snd_nxt = self.snd_nxt.max(h.ack);
                     self.handshake_done(now);
@@ -647,19 +714,21 @@ impl TcpSocket {
     fn handshake_done(&mut self, now: SimTime) {
         self.state = TcpState::Established;
         self.events.connected = true;
-        self.rto_deadline = None;
+        self.rto_deadline = Opt::NONE;
         if self.syn_retries == 0 {
             // RFC 6298 §3 (Karn): only a SYN sent once gives a valid sample.
-            if let Some(t) = self.syn_sent_at {
+            if let Some(t) = self.syn_sent_at.get() {
                 self.take_rtt_sample(t, now);
             }
         } else if self.cfg.initial_rto < SimDuration::from_secs(3) {
             // RFC 6298 §5.7: after a retransmitted SYN with an RTO below 3 s, RTO is re-initialised to 3 s.
             self.rtt.reset_rto(SimDuration::from_secs(3));
+            self.rto = self.rtt.rto();
         } else {
             self.rtt.reset_rto(self.cfg.initial_rto);
+            self.rto = self.rtt.rto();
         }
-        if self.ecn.synack_marked {
+        if self.ecn_setup.synack_marked {
             // RFC 5562 §3.2 / ECN+: a CE-marked SYN-ACK means an initial window of one segment.
             self.win.cwnd = self.win.mss;
             if self.cfg.ecn_synack == EcnSynAck::EcnplusWait {
@@ -696,7 +765,7 @@ impl TcpSocket {
             return;
         }
         // RFC 6675 §5: every ACK updates the scoreboard.
-        let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), h.sack_blocks());
+        let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), &h.sack_blocks());
         let advanced = ack > self.snd_una;
         if advanced {
             self.on_new_ack(now, h);
@@ -713,25 +782,26 @@ impl TcpSocket {
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
-        self.snd_wnd = h.window;
+        self.snd_wnd = u64::from(h.window);
         self.dupacks = 0;
         self.limited_transmit_bytes = 0;
         // RFC 6298 §3 (Karn) / §2: an ACK covering the timed segment gives a sample.
-        if let Some((end, sent)) = self.rtt_probe {
+        if let Some((end, sent)) = self.rtt_probe.get() {
             if ack >= end {
                 if self.ns2_ecn_backoff_holds(h) {
                     // ns-2 newack(): "Don't end backoff if still in ECN-Echo with a congestion window of 1 packet."
                     self.rtt.on_sample_keeping_backoff(sent, now);
+                    self.rto = self.rtt.rto();
                     self.note_min_rtt(sent, now);
                 } else {
                     self.take_rtt_sample(sent, now);
                 }
-                self.rtt_probe = None;
+                self.rtt_probe = RttProbe::NONE;
             }
         }
         if !h.flags.contains(TcpFlags::ECE) {
             // ns-2 recv_newack_helper(): an ACK of new data without ECN-Echo clears ecn_backoff_.
-            self.ecn.ns2_backoff = false;
+            self.ecn_reduction.ns2_backoff = false;
         }
         let mut restart_timer = true;
         if self.in_recovery {
@@ -765,7 +835,7 @@ impl TcpSocket {
         }
         if self.snd_una == self.snd_max {
             // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
-            self.rto_deadline = None;
+            self.rto_deadline = Opt::NONE;
             if self.ecn.wait_for_timer || self.win.cwnd < self.win.mss {
                 // RFC 3168 §6.1.2: the wait for the timer continues with nothing outstanding (ns-2
                 // newtimer(): the timer is set while t_seqno_ > the ACK, as it is with nothing in flight).
@@ -789,12 +859,12 @@ impl TcpSocket {
         let is_dup = ack == self.snd_una
             && h.payload == 0
             && !h.flags.contains(TcpFlags::FIN)
-            && h.window == self.snd_wnd
+            && u64::from(h.window) == self.snd_wnd
             && self.snd_max > self.snd_una
             // RFC 6675 §2: with SACK, a duplicate ACK carries a SACK block that identifies
             // previously un-SACKed octets (the ACK of a duplicate segment does not count).
             && (!self.sack_ok || new_sack);
-        self.snd_wnd = h.window;
+        self.snd_wnd = u64::from(h.window);
         if !is_dup {
             return;
         }
@@ -829,7 +899,7 @@ impl TcpSocket {
         };
         // ns-2 dupack_action(): a loss in the window already reduced for a CE mark is retransmitted
         // without a second reduction (RFC 3168 §6.1.2: ssthresh is reduced once per round trip).
-        let after_ecn = self.ecn.ecn_cut_until.is_some_and(|r| self.snd_una <= r);
+        let after_ecn = self.ecn_reduction.ecn_cut_until.get().is_some_and(|r| self.snd_una <= r);
         if guarded && !after_ecn {
             // No second fast retransmit for losses in the same window.
             return;
@@ -845,9 +915,9 @@ impl TcpSocket {
             r
         };
         self.win.acc = 0;
-        self.ecn.ecn_cut_until = None;
+        self.ecn_reduction.ecn_cut_until = Opt::NONE;
         // ns-2 dupack_action(): last_cwnd_action_ = CWND_ACTION_DUPACK.
-        self.ecn.after_timeout = false;
+        self.ecn_reduction.after_timeout = false;
         self.limited_transmit_bytes = 0;
         match response {
             LossResponse::FastRecovery => {
@@ -866,7 +936,7 @@ impl TcpSocket {
             }
         }
         // RFC 6298 §3 (Karn): a retransmission invalidates the sample in progress.
-        self.rtt_probe = None;
+        self.rtt_probe = RttProbe::NONE;
     }
 
     /// The FlightSize a loss reduction halves: RFC 5681 eq. (4)'s FlightSize, or ns-2's window
@@ -901,7 +971,8 @@ impl TcpSocket {
             // pass that reduction's point echoes a mark it answered, and retransmissions cannot carry
             // the CWR that would end the echo. After an ECN reduction, ECE still blocks growth.
             EceGrowth::AfterLoss => {
-                self.ecn.ecn_cut_until.is_none() && self.ecn.reduced_until.is_some_and(|r| self.snd_una <= r)
+                self.ecn_reduction.ecn_cut_until.is_none()
+                    && self.ecn_reduction.reduced_until.get().is_some_and(|r| self.snd_una <= r)
             }
         }
     }
@@ -909,12 +980,13 @@ impl TcpSocket {
     /// One RTT measurement: the segment sent at `sent` was acknowledged at `now`.
     fn take_rtt_sample(&mut self, sent: SimTime, now: SimTime) {
         self.rtt.on_sample(sent, now);
+        self.rto = self.rtt.rto();
         self.note_min_rtt(sent, now);
     }
 
     fn note_min_rtt(&mut self, sent: SimTime, now: SimTime) {
         let r = now.saturating_since(sent);
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        self.min_rtt = Opt::some(self.min_rtt.get().map_or(r, |m| m.min(r)));
     }
 
     /// Whether an ECN-Echo on an ACK that advances SND.UNA to `ack` starts a reduction
@@ -924,12 +996,12 @@ impl TcpSocket {
             return false;
         }
         // ns-2 ecn(): `if (seqno > recover_ || last_cwnd_action_ == CWND_ACTION_TIMEOUT)`.
-        if self.cfg.ecn_after_timeout && self.ecn.after_timeout {
+        if self.cfg.ecn_after_timeout && self.ecn_reduction.after_timeout {
             return true;
         }
         // An ECE on an ACK that does not pass the reduction point echoes a mark of the
         // window already answered (the receiver echoes until our CWR reaches it).
-        self.ecn.reduced_until.is_none_or(|r| ack > r)
+        self.ecn_reduction.reduced_until.get().is_none_or(|r| ack > r)
     }
 
     /// ns-2 newack(): whether `ecn_backoff_` is set once ecn() has seen this ACK, which keeps
@@ -942,7 +1014,7 @@ impl TcpSocket {
             // ns-2 ecn(): ecn_backoff_ is set if cwnd_ <= 1, cleared otherwise.
             self.win.cwnd <= self.win.mss
         } else {
-            self.ecn.ns2_backoff
+            self.ecn_reduction.ns2_backoff
         }
     }
 
@@ -951,7 +1023,7 @@ impl TcpSocket {
             return;
         }
         self.counters.ecn_reductions += 1;
-        self.ecn.after_timeout = false;
+        self.ecn_reduction.after_timeout = false;
         let one_segment = self.win.cwnd <= self.win.mss;
         let basis = match self.cfg.reduction_basis {
             // RFC 3168 §6.1.2: halve cwnd.
@@ -961,7 +1033,7 @@ impl TcpSocket {
         let at_minimum = self.cc.on_ecn_echo(&mut self.win, basis);
         self.win.acc = 0;
         self.note_window_reduced();
-        self.ecn.ecn_cut_until = self.ecn.reduced_until;
+        self.ecn_reduction.ecn_cut_until = self.ecn_reduction.reduced_until;
         match self.cfg.ecn_one_segment {
             EcnOneSegment::Rfc3168 if at_minimum => {
                 // RFC 3168 §6.1.2: with cwnd at one segment, the sending TCP MUST reset the retransmit
@@ -974,12 +1046,13 @@ impl TcpSocket {
                 // ns-2 ecn(): `if (cwnd_ <= 1.0) { if (ecn_backoff_) rtt_backoff(); else ecn_backoff_ = 1; }
                 // else ecn_backoff_ = 0`.
                 if one_segment {
-                    if self.ecn.ns2_backoff {
+                    if self.ecn_reduction.ns2_backoff {
                         self.rtt.on_backoff();
+                        self.rto = self.rtt.rto();
                     }
-                    self.ecn.ns2_backoff = true;
+                    self.ecn_reduction.ns2_backoff = true;
                 } else {
-                    self.ecn.ns2_backoff = false;
+                    self.ecn_reduction.ns2_backoff = false;
                 }
                 if at_minimum {
                     // ns-2 slowdown(CLOSE_CWND_HALF), precisionReduce_ false: cwnd_ = int(window() / 2),
@@ -1017,7 +1090,7 @@ impl TcpSocket {
         let start = h.seq;
         let end = h.seq + u64::from(h.payload);
         if h.flags.contains(TcpFlags::FIN) {
-            self.peer_fin = Some(end);
+            self.peer_fin = Opt::some(end);
         }
         if h.payload > 0 {
             let before = self.rcv_nxt;
@@ -1056,7 +1129,7 @@ impl TcpSocket {
                 self.events.received = true;
             }
         }
-        if let Some(fin) = self.peer_fin {
+        if let Some(fin) = self.peer_fin.get() {
             if fin == self.rcv_nxt && self.state.can_receive() {
                 // RFC 793 §3.5: the FIN is in order: it occupies one sequence number.
                 self.rcv_nxt += 1;
@@ -1109,7 +1182,7 @@ impl TcpSocket {
             self.ack_now = true;
         } else if self.delack_deadline.is_none() {
             // RFC 5681 §4.2: ... and MUST be generated within 500 ms of the arrival of the first unacknowledged packet.
-            self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
+            self.delack_deadline = Opt::some(now + self.cfg.delayed_ack_timeout);
         }
     }
 
@@ -1127,9 +1200,9 @@ impl TcpSocket {
     }
 
     fn poll_handshake(&mut self, now: SimTime) -> Option<Segment> {
-        if self.ecn.ack_marked_synack {
+        if self.ecn_setup.ack_marked_synack {
             // RFC 5562 §3.2: the ACK of a CE-marked SYN-ACK carries ECE; we stay in SYN-SENT.
-            self.ecn.ack_marked_synack = false;
+            self.ecn_setup.ack_marked_synack = false;
             let mut header = self.header(ISS + 1, 0);
             // The peer's SYN-ACK is sequence number 0 of its space: acknowledge 1.
             header.ack = ISS + 1;
@@ -1143,7 +1216,7 @@ impl TcpSocket {
         }
         self.syn_due = false;
         if self.syn_sent_at.is_none() {
-            self.syn_sent_at = Some(now);
+            self.syn_sent_at = Opt::some(now);
         }
         // RFC 6298 §5.1: start the timer if it is not running (the SYN occupies sequence space).
         if self.rto_deadline.is_none() {
@@ -1168,7 +1241,7 @@ impl TcpSocket {
                 // RFC 3168 §6.1.1: an ECN-setup SYN-ACK sets ECE only.
                 header.flags.insert(TcpFlags::ECE);
             }
-            if self.ecn.synack_ect {
+            if self.ecn_setup.synack_ect {
                 // RFC 5562 §3: the SYN-ACK is ECN-capable.
                 ecn = Ecn::Ect0;
             }
@@ -1183,7 +1256,8 @@ impl TcpSocket {
             seq,
             ack: self.rcv_nxt,
             flags: TcpFlags::ACK,
-            window: self.cfg.rcv_window,
+            // Validated below 2^32 bytes (`tcp.rcv_window`).
+            window: u32::try_from(self.cfg.rcv_window).expect("a receive window below 2^32 bytes"),
             payload,
             ..TcpHeader::default()
         };
@@ -1195,8 +1269,7 @@ impl TcpSocket {
             // RFC 2018 §4: report the out-of-order blocks, most recent first.
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let n = self.recency.blocks(&self.ooo, &mut blocks);
-            h.sack = blocks;
-            h.sack_len = u8::try_from(n).expect("at most MAX_SACK_BLOCKS");
+            h.set_sack(&blocks[..n]);
         }
         h
     }
@@ -1211,7 +1284,6 @@ impl TcpSocket {
 
     /// Where the next segment starts, or `None` if nothing may be sent now.
     fn next_seq(&mut self, now: SimTime) -> Option<u64> {
-        let mss = self.win.mss;
         let data_end = self.data_end();
         if self.retransmit_due {
             // RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 5 / RFC 6675 §5 step 4.3:
@@ -1224,16 +1296,19 @@ impl TcpSocket {
             // waits for the retransmit timer.
             return None;
         }
-        let usable = self.send_limit();
         if self.sack_recovery() {
             return self.next_seg_sack(data_end);
         }
         let seq = self.snd_nxt;
-        let len = mss.min(data_end.saturating_sub(seq));
-        let fin_only = len == 0 && self.fin_seq() == Some(seq);
+        if data_end <= seq && self.fin_seq() != Some(seq) {
+            // Nothing written beyond SND.NXT and no FIN due there (a receiver's usual case):
+            // the sending state is not read.
+            return None;
+        }
+        let len = self.win.mss.min(data_end.saturating_sub(seq));
         // A full segment, or the last piece of data, or a lone FIN (one sequence
         // number) must fit in the window.
-        if (len == 0 && !fin_only) || seq + len.max(1) > usable {
+        if seq + len.max(1) > self.send_limit() {
             return None;
         }
         if seq >= self.snd_max {
@@ -1260,7 +1335,8 @@ impl TcpSocket {
 
     /// RFC 3042 §2: between the first duplicate ACK and the threshold, new data may exceed cwnd.
     fn limited_transmit_active(&self) -> bool {
-        self.cfg.limited_transmit && !self.in_recovery && self.dupacks > 0 && self.dupacks < self.cfg.dupack_threshold
+        // `dupacks` first: it is usually 0, and it sits in a line every segment touches anyway.
+        self.dupacks > 0 && self.cfg.limited_transmit && !self.in_recovery && self.dupacks < self.cfg.dupack_threshold
     }
 
     /// The RTT hint a data segment carries, in whole ms (0 = none).
@@ -1270,7 +1346,7 @@ impl TcpSocket {
             // STUDIES.md §4 (AECN): the sender's current RTT estimate in ms, 0 without a sample.
             CarryRtt::Smoothed => self.rtt.srtt(),
             // STUDIES.md §4: the thesis carried a Vegas-style base RTT, the smallest RTT measured.
-            CarryRtt::Base => self.min_rtt,
+            CarryRtt::Base => self.min_rtt.get(),
         };
         // A measured RTT below 1 ms is carried as 1 ms: 0 means "no sample" to the router, and
         // AECN's lowest class starts at 0.5 ms, so 1 ms keeps such a flow in it.
@@ -1307,8 +1383,8 @@ impl TcpSocket {
         if !self.cfg.restart_after_idle || self.snd_una != self.snd_max {
             return;
         }
-        if let Some(last) = self.last_data_sent {
-            if now.saturating_since(last) > self.rtt.rto() {
+        if let Some(last) = self.last_data_sent.get() {
+            if now.saturating_since(last) > self.rto {
                 self.win.cwnd = self.win.cwnd.min(self.cfg.initial_window.bytes(self.cfg.mss));
             }
         }
@@ -1377,15 +1453,15 @@ impl TcpSocket {
         if len > 0 {
             self.counters.data_packets_sent += 1;
             self.counters.data_bytes_sent += len;
-            self.last_data_sent = Some(now);
+            self.last_data_sent = Opt::some(now);
         }
         if is_retransmit {
             self.counters.retransmitted_packets += 1;
             self.counters.retransmitted_bytes += len;
             // RFC 6298 §3 (Karn): never time a retransmitted segment.
-            self.rtt_probe = None;
-        } else if self.rtt_probe.is_none() {
-            self.rtt_probe = Some((end, now));
+            self.rtt_probe = RttProbe::NONE;
+        } else if self.rtt_probe.sent.is_none() {
+            self.rtt_probe = RttProbe { end, sent: Opt::some(now) };
         }
         // RFC 6298 §5.1: each time a segment with data is sent, start the timer if not running.
         if self.rto_deadline.is_none() {
@@ -1411,7 +1487,7 @@ impl TcpSocket {
     fn ack_sent(&mut self) {
         self.ack_now = false;
         self.unacked_segments = 0;
-        self.delack_deadline = None;
+        self.delack_deadline = Opt::NONE;
     }
 }
 
@@ -1468,7 +1544,13 @@ mod tests {
     }
 
     fn ack_for(rcv_nxt: u64) -> TcpHeader {
-        TcpHeader { seq: 1, ack: rcv_nxt, flags: TcpFlags::ACK, window: cfg().rcv_window, ..TcpHeader::default() }
+        TcpHeader {
+            seq: 1,
+            ack: rcv_nxt,
+            flags: TcpFlags::ACK,
+            window: u32::try_from(cfg().rcv_window).unwrap(),
+            ..TcpHeader::default()
+        }
     }
 
     // --- handshake ---------------------------------------------------------
@@ -1771,5 +1853,88 @@ mod tests {
         // Off: every data segment ECT (the retransmission too, as ns-2's output() sends it).
         let off = TcpConfig { ecn_first_segment_not_ect: false, ..ns2 };
         assert_eq!(ecn_of(off), (Ecn::Ect0, Ecn::Ect0, Ecn::Ect0));
+    }
+
+    // ------------------------------------------------------------------
+    // Layout
+    // ------------------------------------------------------------------
+
+    /// The cache line (64 bytes, from the socket's start) of bytes `[start, start + len)`;
+    /// panics if they straddle two lines.
+    fn line_of(name: &str, start: usize, len: usize) -> usize {
+        let line = start / 64;
+        assert_eq!((start + len - 1) / 64, line, "{name} (bytes {start}..{}) straddles two cache lines", start + len);
+        line
+    }
+
+    /// The fields each kind of segment touches sit in the lines the type's doc claims: a data
+    /// segment at the receiver (and the ACK it sends) lines 0 to 2; an ACK at the sender (and
+    /// the data it sends) those and lines 4 and 5.
+    #[test]
+    fn the_per_segment_fields_sit_in_the_lines_claimed() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<TcpSocket>(), 64);
+        let counters = offset_of!(TcpSocket, counters);
+        let hot_counters = offset_of!(TcpCounters, ce_received) + 8;
+        let common = [
+            ("cfg", offset_of!(TcpSocket, cfg), 8),
+            ("snd_una", offset_of!(TcpSocket, snd_una), 8),
+            ("snd_nxt", offset_of!(TcpSocket, snd_nxt), 8),
+            ("snd_max", offset_of!(TcpSocket, snd_max), 8),
+            ("snd_wnd", offset_of!(TcpSocket, snd_wnd), 8),
+            ("rcv_nxt", offset_of!(TcpSocket, rcv_nxt), 8),
+            ("state", offset_of!(TcpSocket, state), size_of::<TcpState>()),
+            ("ecn", offset_of!(TcpSocket, ecn), size_of::<EcnState>()),
+            ("events", offset_of!(TcpSocket, events), size_of::<SocketEvents>()),
+            ("sack_ok", offset_of!(TcpSocket, sack_ok), 1),
+            ("ack_now", offset_of!(TcpSocket, ack_now), 1),
+            ("unlimited", offset_of!(TcpSocket, unlimited), 1),
+            ("fin_requested", offset_of!(TcpSocket, fin_requested), 1),
+            ("in_recovery", offset_of!(TcpSocket, in_recovery), 1),
+            ("retransmit_due", offset_of!(TcpSocket, retransmit_due), 1),
+        ];
+        let timers_and_receiving = [
+            ("rto_deadline", offset_of!(TcpSocket, rto_deadline), 8),
+            ("delack_deadline", offset_of!(TcpSocket, delack_deadline), 8),
+            ("wake_at", offset_of!(TcpSocket, wake_at), 8),
+            ("peer_fin", offset_of!(TcpSocket, peer_fin), 8),
+            ("ooo", offset_of!(TcpSocket, ooo), size_of::<Vec<(u64, u64)>>()),
+            ("unacked_segments", offset_of!(TcpSocket, unacked_segments), 4),
+            ("dupacks", offset_of!(TcpSocket, dupacks), 4),
+        ];
+        let written_and_counted =
+            [("app_end", offset_of!(TcpSocket, app_end), 8), ("per-segment counters", counters, hot_counters)];
+        let sending = [
+            ("win", offset_of!(TcpSocket, win), size_of::<Window>()),
+            ("rtt_probe", offset_of!(TcpSocket, rtt_probe), size_of::<RttProbe>()),
+        ];
+        let sending_2 = [
+            ("last_data_sent", offset_of!(TcpSocket, last_data_sent), 8),
+            ("limited_transmit_bytes", offset_of!(TcpSocket, limited_transmit_bytes), 8),
+            ("recover", offset_of!(TcpSocket, recover), 8),
+            ("ecn_reduction", offset_of!(TcpSocket, ecn_reduction), size_of::<EcnReduction>()),
+            ("partial_acks", offset_of!(TcpSocket, partial_acks), 4),
+            ("cc", offset_of!(TcpSocket, cc), size_of::<AnyCc>()),
+            ("rto", offset_of!(TcpSocket, rto), 8),
+        ];
+        for (fields, line) in [
+            (&common[..], 0),
+            (&timers_and_receiving[..], 1),
+            (&written_and_counted[..], 2),
+            (&sending[..], 4),
+            (&sending_2[..], 5),
+        ] {
+            for &(name, start, len) in fields {
+                assert_eq!(line_of(name, start, len), line, "{name} is not in line {line}");
+            }
+        }
+        // The RTT estimator starts the next line; what only the handshake, SACK and RTT
+        // samples use comes after it.
+        let rtt = offset_of!(TcpSocket, rtt);
+        assert_eq!(rtt, 6 * 64);
+        for cold in [offset_of!(TcpSocket, syn_due), offset_of!(TcpSocket, scoreboard), offset_of!(TcpSocket, min_rtt)]
+        {
+            assert!(cold >= rtt + size_of::<RttEstimator>());
+        }
     }
 }
