@@ -261,6 +261,14 @@ pub trait QueueDisc {
     }
     /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
     fn give_back_memory(&mut self) {}
+    /// True if `pkt`, offered while this queue is empty and its transmitter idle, would be
+    /// accepted by `enqueue` and handed straight back by the `dequeue` that follows, with no
+    /// other effect: no drop or mark, no random draw, no change to the discipline's state.
+    /// The wrapper then makes neither call ([`Queue::pass_idle`]). The default, false, always
+    /// takes the two calls; only a discipline without per-packet state may say true.
+    fn passes_idle(&self, _pkt: &QueuedPacket) -> bool {
+        false
+    }
     /// The discipline's internal estimates at `now`, for time series. A
     /// discipline with periodic updates first applies those due by `now`
     /// (which changes nothing observable: the same updates would be applied,
@@ -346,6 +354,10 @@ impl QueueDisc for AnyQdisc {
     #[inline]
     fn occupancy(&self) -> (u64, u64) {
         dispatch!(self, q => (q.len_packets(), q.len_bytes()))
+    }
+    #[inline]
+    fn passes_idle(&self, pkt: &QueuedPacket) -> bool {
+        dispatch!(self, q => q.passes_idle(pkt))
     }
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         dispatch!(self, q => q.aqm_state(now))
@@ -527,6 +539,30 @@ impl Queue {
         self.qdisc.enqueue(pkt, &mut cx);
         self.account();
         &self.outcome
+    }
+
+    /// Offer `pkt` to this queue while it is empty and its transmitter idle: if the
+    /// discipline passes it straight through ([`QueueDisc::passes_idle`]), count its
+    /// arrival and departure as [`Queue::enqueue`] and [`Queue::dequeue`] would (the
+    /// occupancy was one packet for no time) and return it to be sent; otherwise return
+    /// `None` having changed nothing, and the caller makes the two calls.
+    #[inline]
+    pub fn pass_idle(&mut self, mut pkt: QueuedPacket, now: SimTime) -> Option<QueuedPacket> {
+        if self.packets != 0 || !self.qdisc.passes_idle(&pkt) {
+            return None;
+        }
+        // The integrals grow by nothing over an empty queue's interval.
+        self.last_change = now;
+        self.outcome.clear();
+        let size = u64::from(pkt.size);
+        self.counters.arrivals += 1;
+        self.counters.arrival_bytes += size;
+        self.counters.departures += 1;
+        self.counters.departure_bytes += size;
+        self.max_packets = self.max_packets.max(1);
+        self.max_bytes = self.max_bytes.max(size);
+        pkt.enqueued_at = now;
+        Some(pkt)
     }
 
     /// The next packet to transmit; see [`Queue::outcome`] for drops on the way.

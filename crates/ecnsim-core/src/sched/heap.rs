@@ -69,6 +69,26 @@ impl EventQueue for HeapQueue {
     }
 }
 
+impl HeapQueue {
+    /// The first event and its key, without removing it.
+    #[inline]
+    pub fn peek(&self) -> Option<(EventKey, Event)> {
+        self.heap.peek().map(|e| (unpack(e.key), e.event))
+    }
+    /// Put `event` under `key` in place of the first event: one sift down from the top,
+    /// the same queue as `pop` then `push` leave. Pushes if the queue is empty.
+    #[inline]
+    pub fn replace_top(&mut self, key: EventKey, event: Event) {
+        let entry = Entry { key: pack(key), event };
+        if let Some(mut top) = self.heap.peek_mut() {
+            // Dropping the guard sifts the new entry down to its place.
+            *top = entry;
+            return;
+        }
+        self.heap.push(entry);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

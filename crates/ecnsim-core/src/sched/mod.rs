@@ -24,6 +24,16 @@
 //! sift through, each a likely cache miss); apart, the link events' heap holds
 //! a few hundred (README, "Cost per hop as flows grow").
 //!
+//! ## Replacing the top
+//! Most link events schedule another link event while they run: a wire
+//! arrival schedules the next packet's arrival on the same wire, a `TxDone`
+//! the next packet's. So a link event is not removed when it is popped: it
+//! stays at the top of its heap, spent, and the first link event scheduled
+//! while it runs takes its place with one sift down from the top, where a pop
+//! and a push would sift twice. A spent top nobody replaced is removed before
+//! the next pop ([`Scheduler::settle`]). The queue holds the same keys either
+//! way, so the order is unchanged.
+//!
 //! | operation  | cost (binary heaps; `n` events of the kind, `m` of the other) |
 //! |------------|--------------------|
 //! | `schedule` | O(log n)           |
@@ -111,6 +121,8 @@ pub struct Scheduler {
     links: HeapQueue,
     /// Every other event: timers, application starts, warm-up, samples.
     timers: HeapQueue,
+    /// The top of `links` is the event popped last, spent (see "Replacing the top").
+    links_top_spent: bool,
 }
 
 impl Scheduler {
@@ -128,30 +140,49 @@ impl Scheduler {
     ///
     /// # Panics
     /// In debug builds, if `time` is in the past.
+    // Inlined at its few call sites (a handful of link events per hop): as a call, its
+    // prologue and argument passing cost as much as the sift of a shallow heap.
+    #[inline(always)]
     pub fn schedule(&mut self, time: SimTime, event: Event) {
         debug_assert!(time >= self.now, "event scheduled in the past: {time:?} < {:?}", self.now);
         let key = EventKey { time, seq: self.next_seq };
         self.next_seq += 1;
         if event.is_link_event() {
-            self.links.push(key, event);
+            if self.links_top_spent {
+                self.links_top_spent = false;
+                self.links.replace_top(key, event);
+            } else {
+                self.links.push(key, event);
+            }
         } else {
             self.timers.push(key, event);
         }
     }
-    /// The heap whose top is the earliest event, and that event's key.
-    fn first(&mut self) -> Option<(&mut HeapQueue, EventKey)> {
-        match (self.links.peek_key(), self.timers.peek_key()) {
-            (Some(l), Some(t)) if t < l => Some((&mut self.timers, t)),
-            (Some(l), _) => Some((&mut self.links, l)),
-            (None, Some(t)) => Some((&mut self.timers, t)),
-            (None, None) => None,
+    /// Remove the spent top of the link events' heap, if nothing replaced it (see
+    /// "Replacing the top"). The other accessors assume it was called after the last pop.
+    #[inline]
+    pub fn settle(&mut self) {
+        if self.links_top_spent {
+            self.links_top_spent = false;
+            self.links.pop();
         }
     }
     /// Pop the next event due at or before `limit`, advancing the clock to it.
+    #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<Event> {
-        match self.first() {
-            Some((queue, k)) if k.time <= limit => {
-                let (key, ev) = queue.pop().expect("peeked");
+        self.settle();
+        match (self.links.peek(), self.timers.peek_key()) {
+            (Some((l, ev)), t) if t.is_none_or(|t| l < t) => {
+                if l.time > limit {
+                    return None;
+                }
+                // Left in place, spent: the next link event scheduled replaces it.
+                self.links_top_spent = true;
+                self.now = l.time;
+                Some(ev)
+            }
+            (_, Some(t)) if t.time <= limit => {
+                let (key, ev) = self.timers.pop().expect("peeked");
                 self.now = key.time;
                 Some(ev)
             }
@@ -160,12 +191,15 @@ impl Scheduler {
     }
     /// Move the clock forward to `t` (no event may be pending before `t`).
     pub fn advance_to(&mut self, t: SimTime) {
+        self.settle();
         debug_assert!(self.next_time().is_none_or(|n| n >= t));
         if t > self.now {
             self.now = t;
         }
     }
     /// The time of the earliest queued event (stale ones included), if any.
+    /// While a popped link event runs (until the next link event is scheduled, or
+    /// [`Scheduler::settle`]), that spent event's time: a lower bound.
     #[must_use]
     pub fn next_time(&self) -> Option<SimTime> {
         match (self.links.peek_key(), self.timers.peek_key()) {
@@ -176,12 +210,13 @@ impl Scheduler {
     /// Number of queued events (link events, other events).
     #[must_use]
     pub fn pending_by_heap(&self) -> (usize, usize) {
-        (self.links.len(), self.timers.len())
+        (self.links.len() - usize::from(self.links_top_spent), self.timers.len())
     }
     /// Number of queued events.
     #[must_use]
     pub fn pending(&self) -> usize {
-        self.links.len() + self.timers.len()
+        let (links, timers) = self.pending_by_heap();
+        links + timers
     }
 }
 
@@ -254,6 +289,7 @@ mod tests {
                     reference.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
                 } else {
                     let (key, want) = reference.pop().unwrap();
+                    s.settle();
                     assert_eq!(s.next_time(), Some(key.time));
                     assert_eq!(s.pop_until(SimTime::MAX), Some(want));
                     assert_eq!(s.now(), key.time);
@@ -263,6 +299,7 @@ mod tests {
             while let Some((_, want)) = reference.pop() {
                 assert_eq!(s.pop_until(SimTime::MAX), Some(want));
             }
+            s.settle();
             assert_eq!((s.pending(), s.next_time()), (0, None));
         }
     }
@@ -278,6 +315,28 @@ mod tests {
         // Same instant: the timer was scheduled first, so it runs first.
         assert_eq!(s.pop_until(SimTime::MAX), Some(Event::Timer { endpoint: 0, gen: 0 }));
         assert_eq!(s.pop_until(SimTime::MAX), Some(tx(1)));
+    }
+
+    #[test]
+    fn a_spent_link_event_is_replaced_or_removed_and_never_runs_twice() {
+        let mut s = Scheduler::new();
+        for i in 0..4 {
+            s.schedule(SimTime::from_nanos(10 * u64::from(i)), tx(i));
+        }
+        assert_eq!(s.pop_until(SimTime::MAX), Some(tx(0)));
+        // Spent, not counted; the next link event takes its place.
+        assert_eq!(s.pending_by_heap(), (3, 0));
+        s.schedule(SimTime::from_nanos(15), tx(9));
+        assert_eq!(s.pending_by_heap(), (4, 0));
+        assert_eq!(s.pop_until(SimTime::MAX), Some(tx(1)));
+        // A timer does not replace it; the spent entry goes before the next pop.
+        s.schedule(SimTime::from_nanos(12), Event::Sample);
+        assert_eq!(s.pending_by_heap(), (3, 1));
+        let order: Vec<_> = std::iter::from_fn(|| s.pop_until(SimTime::MAX)).collect();
+        assert_eq!(order, vec![Event::Sample, tx(9), tx(2), tx(3)]);
+        assert_eq!(s.pending(), 0);
+        s.settle();
+        assert_eq!(s.next_time(), None);
     }
 
     #[test]
