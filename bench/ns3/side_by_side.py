@@ -353,15 +353,15 @@ def defaults_diff(release_exe_dir: Path, ns3_python: str) -> dict[str, Any]:
 
 
 def _ecnsim_commit() -> str:
-    """The last commit that changed ecnsim's code (``crates/``, ``python/``, the build files).
+    """The commit measured (``HEAD``); ``+dirty`` if ecnsim's code has local changes.
 
-    Commits that touch only the benchmarks or docs leave the simulator measured unchanged, so
-    this names the simulator, not the benchmark; ``+dirty`` if the code has local changes.
+    Not the last commit that changed the code: with merged branches that is a matter of
+    commit dates, and named a branch's tip without the other branches merged beside it.
     """
     code = ["crates", "python", "Cargo.toml", "Cargo.lock", "pyproject.toml"]
     try:
         rev = subprocess.run(
-            ["git", "-C", str(ROOT), "log", "-1", "--no-merges", "--format=%h", "--", *code],
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,
             check=True,
