@@ -79,9 +79,12 @@ def small_scenario(
 
 
 #: A scenario that takes about a minute of wall time: used to interrupt runs.
+#: A run long enough to interrupt: 3,000 s of it take about 3.6 s of CPU (2026-11-24), and
+#: the tests that signal a child wait for up to 2 s of its CPU first, so the whole run is
+#: ten times that.
 LONG_TOML = """\
 name = "long"
-simulation = { duration = "3000s", seed = 1 }
+simulation = { duration = "30000s", seed = 1 }
 nodes = [
   { name = "a", kind = "host" },
   { name = "b", kind = "host" },

@@ -447,7 +447,7 @@ def test_sigint_interrupts_a_run_in_process() -> None:
     thread.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            # The whole 3000 s: a few seconds of CPU, if nothing stops it (200 s now run in
+            # 3000 s: a few seconds of CPU, if nothing stops it (200 s now run in
             # about 0.25 s, less than the interrupter's wait).
             sim.run_until(3000.0)
         # In this process's CPU time, which a loaded machine does not stretch.
