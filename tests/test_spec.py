@@ -481,3 +481,26 @@ def test_workload_builders_make_the_schema_tables_and_run() -> None:
         w.empirical()
     with pytest.raises(TypeError, match="distribution"):
         w.crr(think_time=True)
+
+
+def test_a_runaway_nesting_is_an_error_naming_where_not_a_recursion_error() -> None:
+    d = small_scenario().to_dict()
+    deep: list[Any] = []
+    d["links"][0]["delay"] = deep
+    for _ in range(300):
+        deep.append([])
+        deep = deep[0]
+    with pytest.raises(SpecError, match=r"^links\[0\]\.delay(\[0\])+: .*nested more than 64") as e:
+        Simulation(d)
+    assert e.value.path.startswith("links[0].delay[0]")
+    # A value that contains itself gets the same error.
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    d["links"][0]["delay"] = cyclic
+    with pytest.raises(SpecError, match="nested more than 64"):
+        Simulation(d)
+    # A few levels are fine for this check (the core then names what is wrong).
+    d["links"][0]["delay"] = [[["20ms"]]]
+    with pytest.raises(SpecError, match=r"^links\[0\]\.delay") as e:
+        Simulation(d)
+    assert "nested" not in str(e.value)

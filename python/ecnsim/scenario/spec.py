@@ -770,8 +770,19 @@ def _spec_error(path: str, message: str) -> Exception:
     return err
 
 
-def _plain(value: Any, path: str) -> Any:
+#: The deepest nesting of lists and tables a scenario may have. Real scenarios nest a few
+#: levels; the limit turns a runaway (or cyclic) value into an error naming where it went
+#: too deep, rather than Python's RecursionError (and stays below the core's JSON parser's
+#: own limit of 128).
+MAX_NESTING = 64
+
+
+def _plain(value: Any, path: str, depth: int = 0) -> Any:
     """``value`` as plain JSON data: numpy scalars and arrays converted, anything else refused."""
+    if depth > MAX_NESTING:
+        raise _spec_error(
+            path, f"lists and tables nested more than {MAX_NESTING} deep; a scenario nests a few"
+        )
     if type(value).__module__ == "numpy":
         if hasattr(value, "tolist"):
             value = value.tolist()
@@ -788,10 +799,10 @@ def _plain(value: Any, path: str) -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise _spec_error(path or "<root>", f"keys must be strings, got {k!r}")
-            out[k] = _plain(v, f"{path}.{k}" if path else k)
+            out[k] = _plain(v, f"{path}.{k}" if path else k, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_plain(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     raise _spec_error(
         path or "<root>",
         f"invalid type: {type(value).__name__} {value!r}; expected a number, string, boolean, "
