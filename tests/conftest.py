@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from ecnsim import Scenario, bulk, droptail, dumbbell
+from ecnsim import Scenario, bulk, droptail, dumbbell, red, tcp
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Example scenarios; ``examples/sweep_*.toml`` are sweep files (docs/sweeps.md), not scenarios.
@@ -76,6 +76,21 @@ def small_scenario(
     data = sc.to_dict()
     data["flows"][0]["app"] = bulk(bytes="200KB")
     return Scenario.from_dict(data)
+
+
+def red_ecn_dumbbell() -> Scenario:
+    """Four ECN flows over a 10 Mb/s RED (ECN marking) dumbbell for 3 s, sampled every 50 ms."""
+    return dumbbell(
+        4,
+        bottleneck_rate="10Mbps",
+        bottleneck_delay="20ms",
+        access_rate="100Mbps",
+        access_delay="1ms",
+        duration="3s",
+        queue=red(min_th=5, max_th=15, limit_packets=60, ecn="rfc3168"),
+        sample_interval="50ms",
+        tcp=tcp(ecn="request"),
+    )
 
 
 #: A scenario that takes about a minute of wall time: used to interrupt runs.

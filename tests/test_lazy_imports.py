@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ecnsim import Simulation, dumbbell, red, tcp
+from ecnsim import Simulation
+
+from .conftest import red_ecn_dumbbell
 
 HEAVY = ("numpy", "pandas", "pyarrow")
 
@@ -47,19 +49,8 @@ def _imports_after(tmp_path: Path, argv: list[str]) -> tuple[int, set[str], str]
 
 
 def _scenario_file(tmp_path: Path) -> Path:
-    sc = dumbbell(
-        4,
-        bottleneck_rate="10Mbps",
-        bottleneck_delay="20ms",
-        access_rate="100Mbps",
-        access_delay="1ms",
-        duration="3s",
-        queue=red(min_th=5, max_th=15, limit_packets=60, ecn="rfc3168"),
-        sample_interval="50ms",
-        tcp=tcp(ecn="request"),
-    )
     path = tmp_path / "s.json"
-    path.write_text(json.dumps(Simulation(sc).spec))
+    path.write_text(json.dumps(Simulation(red_ecn_dumbbell()).spec))
     return path
 
 

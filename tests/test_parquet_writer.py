@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ecnsim import Results, Simulation, Table, dumbbell, red, tcp
+from ecnsim import Results, Simulation, Table
 from ecnsim.cli.bench import web_sessions_scenario
 
-from .conftest import small_scenario
+from .conftest import red_ecn_dumbbell, small_scenario
 
 
 def _pyarrow_write(results: Results, out: Path) -> None:
@@ -66,17 +66,7 @@ def _assert_same_files(ours: Path, theirs: Path) -> None:
 
 
 def _scenarios() -> dict[str, object]:
-    sc = dumbbell(
-        4,
-        bottleneck_rate="10Mbps",
-        bottleneck_delay="20ms",
-        access_rate="100Mbps",
-        access_delay="1ms",
-        duration="3s",
-        queue=red(min_th=5, max_th=15, limit_packets=60, ecn="rfc3168"),
-        sample_interval="50ms",
-        tcp=tcp(ecn="request"),
-    )
+    sc = red_ecn_dumbbell()
     web = web_sessions_scenario(80.0, 4.0, rate="10Mbps", clients=3, servers=2, queue_packets=50)
     return {"small": small_scenario(), "red-ecn-dumbbell": sc, "web-sessions": web}
 
