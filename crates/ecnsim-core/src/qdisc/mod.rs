@@ -520,6 +520,19 @@ impl Queue {
         self.max_bytes = self.len_bytes();
     }
 
+    /// The discipline and the context it works in at `now`, borrowed apart.
+    #[inline]
+    fn qdisc_and_cx(&mut self, now: SimTime) -> (&mut AnyQdisc, QdiscCx<'_>) {
+        let cx = QdiscCx {
+            now,
+            link_rate: self.link_rate,
+            rng: &mut self.rng,
+            outcome: &mut self.outcome,
+            idle: &mut self.counters.aqm_idle,
+        };
+        (&mut self.qdisc, cx)
+    }
+
     /// Offer `pkt`; the returned [`Outcome`] lists what was dropped or marked.
     pub fn enqueue(&mut self, mut pkt: QueuedPacket, now: SimTime) -> &Outcome {
         self.integrate(now);
@@ -529,14 +542,8 @@ impl Queue {
         self.packets += 1;
         self.bytes += u64::from(pkt.size);
         pkt.enqueued_at = now;
-        let mut cx = QdiscCx {
-            now,
-            link_rate: self.link_rate,
-            rng: &mut self.rng,
-            outcome: &mut self.outcome,
-            idle: &mut self.counters.aqm_idle,
-        };
-        self.qdisc.enqueue(pkt, &mut cx);
+        let (qdisc, mut cx) = self.qdisc_and_cx(now);
+        qdisc.enqueue(pkt, &mut cx);
         self.account();
         &self.outcome
     }
@@ -569,14 +576,8 @@ impl Queue {
     pub fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
         self.integrate(now);
         self.outcome.clear();
-        let mut cx = QdiscCx {
-            now,
-            link_rate: self.link_rate,
-            rng: &mut self.rng,
-            outcome: &mut self.outcome,
-            idle: &mut self.counters.aqm_idle,
-        };
-        let pkt = self.qdisc.dequeue(&mut cx);
+        let (qdisc, mut cx) = self.qdisc_and_cx(now);
+        let pkt = qdisc.dequeue(&mut cx);
         if let Some(p) = &pkt {
             self.counters.departures += 1;
             self.counters.departure_bytes += u64::from(p.size);
