@@ -237,6 +237,24 @@ pub struct Packet {
     pub sent_at: SimTime,
 }
 
+impl Default for Packet {
+    /// An empty TCP packet from node 0 to node 0 (a placeholder to write over).
+    fn default() -> Self {
+        Packet {
+            uid: 0,
+            src: NodeId(0),
+            dst: NodeId(0),
+            flow: FlowId(0),
+            proto: Transport::Tcp,
+            from_initiator: false,
+            size: 0,
+            ecn: Ecn::NotEct,
+            tcp: TcpHeader::default(),
+            sent_at: SimTime::ZERO,
+        }
+    }
+}
+
 /// The packets in the network, by [`PacketId`]: a slab of slots and a free list.
 ///
 /// A packet takes a slot when it is sent and gives it back when it is
@@ -250,6 +268,8 @@ pub struct Packet {
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PacketId>,
+    /// Where [`PacketPool::next_slot`] writes when no slot is free.
+    spare: Packet,
 }
 
 impl PacketPool {
@@ -261,6 +281,28 @@ impl PacketPool {
             id
         } else {
             self.slots.push(pkt);
+            PacketId::from_index(self.slots.len() - 1)
+        }
+    }
+    /// The slot the next [`PacketPool::commit`] takes, to build a packet in place
+    /// instead of building it elsewhere and copying it in: the free slot `insert` would
+    /// take, or (when none is free) a spare that `commit` moves into a new slot. Writing
+    /// here without committing holds nothing (the next packet overwrites it).
+    #[inline]
+    pub fn next_slot(&mut self) -> &mut Packet {
+        match self.free.last() {
+            Some(&id) => &mut self.slots[id.index()],
+            None => &mut self.spare,
+        }
+    }
+    /// Take the slot [`PacketPool::next_slot`] returned, holding what was written there;
+    /// the same slot [`PacketPool::insert`] would have taken.
+    #[inline]
+    pub fn commit(&mut self) -> PacketId {
+        if let Some(id) = self.free.pop() {
+            id
+        } else {
+            self.slots.push(self.spare);
             PacketId::from_index(self.slots.len() - 1)
         }
     }

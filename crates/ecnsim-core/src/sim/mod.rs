@@ -1061,51 +1061,67 @@ impl Simulation {
         let now = self.sched.now();
         let is_initiator = e % 2 == 0;
         loop {
+            // The socket writes the segment's header straight into the packet's pool slot.
             let ep = &mut self.endpoints[e];
-            let Some(seg) = ep.sock.poll_transmit(now) else { break };
-            let pkt = Packet {
-                uid: self.next_uid,
-                src: ep.node,
-                dst: ep.peer,
-                flow: ep.flow,
-                proto: Transport::Tcp,
-                from_initiator: is_initiator,
-                size: seg.header.payload
-                    + if seg.header.payload > 0 { ep.data_header_bytes } else { ep.header_bytes }
-                    + seg.header.options_len(),
-                ecn: seg.ecn,
-                tcp: seg.header,
-                sent_at: now,
-            };
+            let pkt = self.packets.next_slot();
+            let Some(tx) = ep.sock.poll_transmit_into(now, &mut pkt.tcp) else { break };
+            let payload = pkt.tcp.payload;
+            pkt.uid = self.next_uid;
+            pkt.src = ep.node;
+            pkt.dst = ep.peer;
+            pkt.flow = ep.flow;
+            pkt.proto = Transport::Tcp;
+            pkt.from_initiator = is_initiator;
+            pkt.size =
+                payload + if payload > 0 { ep.data_header_bytes } else { ep.header_bytes } + pkt.tcp.options_len();
+            pkt.ecn = tx.ecn;
+            pkt.sent_at = now;
             let egress = ep.egress;
+            let flow = ep.flow;
             self.next_uid += 1;
             self.cons.sent += 1;
-            self.flows[pkt.flow.index()].in_flight += 1;
+            self.flows[flow.index()].in_flight += 1;
+            let id = self.packets.commit();
             if let Some(tap) = &mut self.tap {
-                tap.push(pkt);
+                tap.push(self.packets[id]);
             }
-            self.send_new(egress, pkt);
+            self.send_on(egress, id);
+            if tx.last {
+                break;
+            }
         }
         let ep = &mut self.endpoints[e];
-        ep.deadline = ep.sock.next_deadline().into();
+        ep.deadline = ep.sock.next_deadline_opt();
         self.schedule_endpoint_timer(e);
     }
 
     /// Keep endpoint `e`'s timer event current with its socket's deadline, as of the
     /// last time the socket was served.
+    #[inline]
     fn schedule_endpoint_timer(&mut self, e: usize) {
+        let ep = &self.endpoints[e];
+        // Reschedule only if the deadline moved earlier; a later deadline is caught when
+        // the pending (early) event fires and finds nothing due. A deadline past the end of
+        // the run is not scheduled at all. (None is the largest word: an absent deadline is
+        // never earlier, and any deadline is earlier than an absent event.)
+        if !ep.deadline.is_before(ep.timer_at) {
+            return;
+        }
+        self.reschedule_endpoint_timer(e);
+    }
+
+    /// [`Simulation::schedule_endpoint_timer`]'s rescheduling: the deadline is earlier than
+    /// the pending event (or there is none).
+    #[inline(never)]
+    fn reschedule_endpoint_timer(&mut self, e: usize) {
         let now = self.sched.now();
         let ep = &mut self.endpoints[e];
         if let Some(d) = ep.deadline.get().filter(|&d| d <= self.end) {
-            // Reschedule only if the deadline moved earlier; a later deadline is
-            // caught when the pending (early) event fires and finds nothing due.
-            // A deadline past the end of the run is not scheduled at all.
-            if ep.timer_at.get().is_none_or(|t| t > d) {
-                ep.timer_gen = ep.timer_gen.wrapping_add(1);
-                ep.timer_at = Opt::some(d);
-                let endpoint = u32::try_from(e).expect("endpoints fit in u32");
-                self.sched.schedule(d.max(now), Event::Timer { endpoint, gen: ep.timer_gen });
-            }
+            debug_assert!(ep.timer_at.get().is_none_or(|t| t > d));
+            ep.timer_gen = ep.timer_gen.wrapping_add(1);
+            ep.timer_at = Opt::some(d);
+            let endpoint = u32::try_from(e).expect("endpoints fit in u32");
+            self.sched.schedule(d.max(now), Event::Timer { endpoint, gen: ep.timer_gen });
         }
     }
 

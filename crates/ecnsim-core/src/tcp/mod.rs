@@ -15,7 +15,7 @@ mod state;
 
 pub use rtt::{Rfc6298Estimator, RttEstimator};
 pub use rtt_ns2::Ns2Estimator;
-pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket};
+pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket, Transmit};
 
 pub use state::TcpState;
 

@@ -107,6 +107,22 @@ impl<T: Word> Opt<T> {
     }
 }
 
+impl<T: Word + Ord> Opt<T> {
+    /// The smaller of two values, or the one there is (none if neither): for types whose
+    /// words order as their values do, none (`u64::MAX`) is above every value.
+    #[inline]
+    #[must_use]
+    pub(crate) fn earliest(self, other: Self) -> Self {
+        Opt { word: self.word.min(other.word), _t: PhantomData }
+    }
+
+    /// True if this is a value below `other`'s (which may be none).
+    #[inline]
+    pub(crate) fn is_before(self, other: Self) -> bool {
+        self.word < other.word
+    }
+}
+
 impl<T: Word> From<Option<T>> for Opt<T> {
     fn from(v: Option<T>) -> Self {
         v.map_or(Self::NONE, Self::some)
@@ -125,5 +141,14 @@ mod tests {
         assert_eq!(Opt::some(SimTime::from_millis(3)).get(), Some(SimTime::from_millis(3)));
         assert_eq!(Opt::from(Some(SimDuration::from_secs(1))).get(), Some(SimDuration::from_secs(1)));
         assert!(Opt::<u64>::from(None).is_none() && Opt::some(5u64).is_some());
+    }
+
+    #[test]
+    fn earliest_is_the_min_of_the_values_there_are() {
+        let (n, a, b) = (Opt::<SimTime>::NONE, Opt::some(SimTime::from_millis(3)), Opt::some(SimTime::from_millis(7)));
+        for (x, y, want) in [(n, n, None), (n, a, Some(3)), (b, n, Some(7)), (a, b, Some(3)), (b, a, Some(3))] {
+            assert_eq!(x.earliest(y).get(), want.map(SimTime::from_millis));
+            assert_eq!(x.is_before(y), x.get().is_some_and(|v| y.get().is_none_or(|w| v < w)));
+        }
     }
 }

@@ -109,6 +109,16 @@ pub struct Segment {
     pub ecn: Ecn,
 }
 
+/// What [`TcpSocket::poll_transmit_into`] wrote: a segment to put on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// The IP ECN field to send with.
+    pub ecn: Ecn,
+    /// Nothing more is due now: another poll at this instant returns `None`
+    /// (set on a pure ACK, which goes out only when no data may be sent).
+    pub last: bool,
+}
+
 /// ECN flags every segment reads (RFC 3168 §6.1).
 #[derive(Clone, Copy, Debug, Default)]
 struct EcnState {
@@ -498,7 +508,13 @@ impl TcpSocket {
     /// The earliest instant at which [`TcpSocket::on_timer`] has work.
     #[must_use]
     pub fn next_deadline(&self) -> Option<SimTime> {
-        [self.rto_deadline, self.delack_deadline, self.wake_at].into_iter().filter_map(Opt::get).min()
+        self.next_deadline_opt().get()
+    }
+
+    /// [`TcpSocket::next_deadline`] in one word (the earliest of three, none being the largest).
+    #[inline]
+    pub(crate) fn next_deadline_opt(&self) -> Opt<SimTime> {
+        self.rto_deadline.earliest(self.delack_deadline).earliest(self.wake_at)
     }
 
     /// Run every timer due at `now`.
@@ -1192,24 +1208,51 @@ impl TcpSocket {
 
     /// The next segment to send now, if any. Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        let mut header = TcpHeader::default();
+        self.poll_transmit_into(now, &mut header).map(|t| Segment { header, ecn: t.ecn })
+    }
+
+    /// [`TcpSocket::poll_transmit`], writing the header in place (in a packet's slot):
+    /// every field of `header` is written when a segment is returned; with `None` its
+    /// content is unspecified. Call until it returns `None` or a [`Transmit`] marked `last`.
+    #[inline]
+    pub fn poll_transmit_into(&mut self, now: SimTime, header: &mut TcpHeader) -> Option<Transmit> {
         match self.state {
             TcpState::Closed | TcpState::Listen => None,
-            TcpState::SynSent | TcpState::SynReceived => self.poll_handshake(now),
-            _ => self.poll_data(now).or_else(|| self.poll_ack()),
+            TcpState::SynSent | TcpState::SynReceived => {
+                self.poll_handshake(now, header).map(|ecn| Transmit { ecn, last: false })
+            }
+            _ => {
+                if let Some(ecn) = self.poll_data(now, header) {
+                    return Some(Transmit { ecn, last: false });
+                }
+                if !self.poll_ack(header) {
+                    return None;
+                }
+                // `poll_data` found nothing to send, and sending an ACK changes nothing it reads
+                // (`ack_sent` clears the ACK state only): the next poll would return `None`.
+                #[cfg(debug_assertions)]
+                {
+                    let mut again = self.clone();
+                    debug_assert!(again.poll_transmit(now).is_none(), "a pure ACK is the last segment due");
+                }
+                // RFC 3168 §6.1.4: pure ACKs are not ECN-capable.
+                Some(Transmit { ecn: Ecn::NotEct, last: true })
+            }
         }
     }
 
-    fn poll_handshake(&mut self, now: SimTime) -> Option<Segment> {
+    fn poll_handshake(&mut self, now: SimTime, header: &mut TcpHeader) -> Option<Ecn> {
         if self.ecn_setup.ack_marked_synack {
             // RFC 5562 §3.2: the ACK of a CE-marked SYN-ACK carries ECE; we stay in SYN-SENT.
             self.ecn_setup.ack_marked_synack = false;
-            let mut header = self.header(ISS + 1, 0);
+            self.write_header(header, ISS + 1, 0);
             // The peer's SYN-ACK is sequence number 0 of its space: acknowledge 1.
             header.ack = ISS + 1;
             header.flags.insert(TcpFlags::ECE);
             self.counters.segments_sent += 1;
             self.counters.acks_sent += 1;
-            return Some(Segment { header, ecn: Ecn::NotEct });
+            return Some(Ecn::NotEct);
         }
         if !self.syn_due {
             return None;
@@ -1224,7 +1267,7 @@ impl TcpSocket {
         }
         self.snd_max = self.snd_max.max(ISS + 1);
         self.snd_nxt = self.snd_nxt.max(ISS + 1);
-        let mut header = self.header(ISS, 0);
+        self.write_header(header, ISS, 0);
         let mut ecn = Ecn::NotEct;
         if self.state == TcpState::SynSent {
             header.flags = TcpFlags::SYN;
@@ -1248,30 +1291,29 @@ impl TcpSocket {
             header.sack_permitted = self.sack_ok;
         }
         self.counters.segments_sent += 1;
-        Some(Segment { header, ecn })
+        Some(ecn)
     }
 
-    fn header(&self, seq: u64, payload: u32) -> TcpHeader {
-        let mut h = TcpHeader {
+    /// Write every field of `h`: a segment from `seq` with `payload` bytes, ACKing RCV.NXT.
+    #[inline]
+    fn write_header(&self, h: &mut TcpHeader, seq: u64, payload: u32) {
+        // RFC 3168 §6.1.3: ECE on every ACK until CWR arrives.
+        let ece = if self.ecn.echo { TcpFlags::ECE } else { TcpFlags::empty() };
+        *h = TcpHeader {
             seq,
             ack: self.rcv_nxt,
-            flags: TcpFlags::ACK,
+            flags: TcpFlags::ACK | ece,
             // Validated below 2^32 bytes (`tcp.rcv_window`).
             window: u32::try_from(self.cfg.rcv_window).expect("a receive window below 2^32 bytes"),
             payload,
             ..TcpHeader::default()
         };
-        if self.ecn.echo {
-            // RFC 3168 §6.1.3: ECE on every ACK until CWR arrives.
-            h.flags.insert(TcpFlags::ECE);
-        }
         if self.sack_ok && !self.ooo.is_empty() {
             // RFC 2018 §4: report the out-of-order blocks, most recent first.
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let n = self.recency.blocks(&self.ooo, &mut blocks);
             h.set_sack(&blocks[..n]);
         }
-        h
     }
 
     /// Whether this endpoint may still send data or its FIN.
@@ -1390,7 +1432,7 @@ impl TcpSocket {
         }
     }
 
-    fn poll_data(&mut self, now: SimTime) -> Option<Segment> {
+    fn poll_data(&mut self, now: SimTime, header: &mut TcpHeader) -> Option<Ecn> {
         if !self.can_send() {
             return None;
         }
@@ -1408,7 +1450,7 @@ impl TcpSocket {
         }
         let end = seq + len + u64::from(with_fin);
         let payload = u32::try_from(len).expect("len <= mss");
-        let mut header = self.header(seq, payload);
+        self.write_header(header, seq, payload);
         let mut ecn = Ecn::NotEct;
         if len > 0 {
             header.rtt_hint_ms = self.rtt_hint_ms();
@@ -1468,19 +1510,19 @@ impl TcpSocket {
             self.arm_rto(now);
         }
         self.ack_sent();
-        Some(Segment { header, ecn })
+        Some(ecn)
     }
 
-    fn poll_ack(&mut self) -> Option<Segment> {
+    /// A pure ACK, if one is due: true if written to `header`.
+    fn poll_ack(&mut self, header: &mut TcpHeader) -> bool {
         if !self.ack_now {
-            return None;
+            return false;
         }
-        let header = self.header(self.snd_nxt, 0);
+        self.write_header(header, self.snd_nxt, 0);
         self.counters.segments_sent += 1;
         self.counters.acks_sent += 1;
         self.ack_sent();
-        // RFC 3168 §6.1.4: pure ACKs are not ECN-capable.
-        Some(Segment { header, ecn: Ecn::NotEct })
+        true
     }
 
     /// Any segment we send carries the current ACK.
