@@ -1025,35 +1025,45 @@ impl Simulation {
     /// the socket has to send, keep its timer event current, and release the
     /// connection's endpoints once both ends are done.
     fn service_endpoint(&mut self, e: usize) {
-        let now = self.sched.now();
-        let flow = self.endpoints[e].flow;
-        let is_initiator = e % 2 == 0;
         let ep = &mut self.endpoints[e];
-        let ev = ep.sock.take_events();
-        // A delivery alone reaches the app only from the byte count it asked for.
-        let wanted = ev != SocketEvents::RECEIVED || ep.sock.counters.bytes_delivered >= ep.notify_from;
-        if ev != SocketEvents::default() && wanted {
-            let x = &mut self.flows[flow.index()].extra;
-            if is_initiator && ev.connected {
-                x.connected_at = Some(now);
+        debug_assert!(ep.live, "only a live endpoint is served");
+        let flow = ep.flow;
+        if ep.sock.has_events() {
+            let ev = ep.sock.take_events();
+            // A delivery alone reaches the app only from the byte count it asked for.
+            if ev != SocketEvents::RECEIVED || ep.sock.counters.bytes_delivered >= ep.notify_from {
+                self.notify_app(e, flow, ev);
+                // The app may have closed or aborted the connection (releasing the pair).
+                if !(self.endpoints[e].live && self.endpoints[e].flow == flow) {
+                    return;
+                }
             }
-            if is_initiator && ev.failed {
-                x.failed = true;
-            }
-            let f = &self.flows[flow.index()];
-            let conn = ConnEvent {
-                flow,
-                tag: f.tag,
-                side: if is_initiator { Side::Client } else { Side::Server },
-                ev,
-                delivered: self.endpoints[e].sock.counters.bytes_delivered,
-            };
-            self.call_app(f.app, Call::Conn(conn));
         }
-        if self.endpoints[e].live && self.endpoints[e].flow == flow {
-            self.flush_endpoint(e);
-            self.maybe_release(flow, e);
+        self.flush_endpoint(e);
+        self.maybe_release(flow, e);
+    }
+
+    /// Hand endpoint `e`'s socket events `ev` to its connection's app.
+    #[inline(never)]
+    fn notify_app(&mut self, e: usize, flow: FlowId, ev: SocketEvents) {
+        let now = self.sched.now();
+        let is_initiator = e % 2 == 0;
+        let x = &mut self.flows[flow.index()].extra;
+        if is_initiator && ev.connected {
+            x.connected_at = Some(now);
         }
+        if is_initiator && ev.failed {
+            x.failed = true;
+        }
+        let f = &self.flows[flow.index()];
+        let conn = ConnEvent {
+            flow,
+            tag: f.tag,
+            side: if is_initiator { Side::Client } else { Side::Server },
+            ev,
+            delivered: self.endpoints[e].sock.counters.bytes_delivered,
+        };
+        self.call_app(f.app, Call::Conn(conn));
     }
 
     /// Send what endpoint `e` may send now and keep its timer event current.

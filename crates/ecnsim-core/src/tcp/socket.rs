@@ -418,6 +418,13 @@ impl TcpSocket {
         }
     }
 
+    /// True if there are events to take.
+    #[inline]
+    #[must_use]
+    pub fn has_events(&self) -> bool {
+        self.events != SocketEvents::default()
+    }
+
     /// Take the events accumulated since the last call.
     pub fn take_events(&mut self) -> SocketEvents {
         std::mem::take(&mut self.events)

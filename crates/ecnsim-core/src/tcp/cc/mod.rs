@@ -168,6 +168,7 @@ macro_rules! dispatch {
 }
 
 impl CongestionControl for AnyCc {
+    #[inline]
     fn on_ack(&mut self, w: &mut Window, acked_bytes: u64) {
         dispatch!(self, cc => cc.on_ack(w, acked_bytes));
     }
@@ -214,6 +215,7 @@ fn ca_step(mss: u64, cwnd: u64) -> u128 {
 
 /// RFC 5681 §3.1: slow start grows cwnd by min(N, SMSS) per ACK;
 /// congestion avoidance by about one SMSS per window of data, per `w.ca`.
+#[inline]
 pub fn grow(w: &mut Window, acked_bytes: u64) {
     if w.in_slow_start() {
         // RFC 5681 §3.1 eq. (2): cwnd += min (N, SMSS).
