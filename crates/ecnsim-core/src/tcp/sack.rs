@@ -69,7 +69,7 @@ impl Scoreboard {
             r = r.max(self.blocks[j].1);
             j += 1;
         }
-        self.blocks.splice(i..j, std::iter::once((l, r)));
+        crate::tcp::socket::replace_ranges(&mut self.blocks, i..j, (l, r));
     }
 
     /// One past the highest SACKed octet (0 if none).

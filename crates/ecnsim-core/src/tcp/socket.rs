@@ -1246,9 +1246,10 @@ impl TcpSocket {
             e = e.max(self.ooo[j].1);
             j += 1;
         }
-        self.ooo.splice(i..j, std::iter::once((s, e)));
+        replace_ranges(&mut self.ooo, i..j, (s, e));
     }
 
+    #[inline]
     fn schedule_ack(&mut self, now: SimTime, payload: u32) {
         if !self.cfg.delayed_ack {
             self.ack_now = true;
@@ -1594,6 +1595,19 @@ impl TcpSocket {
         self.ack_now = false;
         self.unacked_segments = 0;
         self.delack_deadline = Opt::NONE;
+    }
+}
+
+/// Replace the sorted ranges `v[merged]` (those a new range overlaps or touches) by the one
+/// range `with` that covers them all: `v.splice(merged, [with])` without building a `Splice`
+/// (most arrivals out of order extend one held range, or start a new one at the end).
+pub(crate) fn replace_ranges(v: &mut Vec<(u64, u64)>, merged: std::ops::Range<usize>, with: (u64, u64)) {
+    let std::ops::Range { start: i, end: j } = merged;
+    if i == j {
+        v.insert(i, with);
+    } else {
+        v[i] = with;
+        v.drain(i + 1..j);
     }
 }
 
@@ -2148,6 +2162,19 @@ mod tests {
             flush(&mut ends, &mut wires, now);
         }
         (predicted, arrivals)
+    }
+
+    #[test]
+    fn replace_ranges_is_a_splice_of_one() {
+        let v: Vec<(u64, u64)> = vec![(10, 20), (30, 40), (50, 60), (70, 80)];
+        for i in 0..=v.len() {
+            for j in i..=v.len() {
+                let (mut a, mut b) = (v.clone(), v.clone());
+                a.splice(i..j, std::iter::once((1, 2)));
+                replace_ranges(&mut b, i..j, (1, 2));
+                assert_eq!(a, b, "{i}..{j}");
+            }
+        }
     }
 
     #[test]
