@@ -564,8 +564,9 @@ impl Simulation {
     fn arrive(&mut self, node: NodeId, id: PacketId) {
         let pkt = &self.packets[id];
         if pkt.dst != node {
-            let route = self.routes.get(node, pkt.dst).expect("routes are validated at build time");
-            self.send_on(route, id);
+            let route = self.routes.forward(node, pkt.dst);
+            assert!(route != crate::node::NO_ROUTE, "routes are validated at build time");
+            self.send_on(PortId(route), id);
             return;
         }
         self.cons.delivered += 1;
