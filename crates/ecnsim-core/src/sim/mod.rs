@@ -654,7 +654,14 @@ impl Simulation {
         // straight through is sent now, as enqueue then dequeue would send it.
         if !port.tx_event_pending && port.busy_until <= now {
             if let Some(q) = port.queue.pass_idle(q, now) {
-                self.transmit(p, q, now);
+                // Passed straight through, its ECN field untouched: the pool's copy is current.
+                if let Some(t) = &mut self.tracer {
+                    let flows = &self.flows;
+                    t.record(now, TraceEvent::Dequeue, p, &self.packets[q.id], |f| {
+                        (flows[f].app.index(), flows[f].serial)
+                    });
+                }
+                start_tx(port, &mut self.sched, p, q, now);
                 return;
             }
         }
@@ -712,30 +719,13 @@ impl Simulation {
             self.account_outcome(p);
         }
         let Some(q) = next else { return };
-        self.transmit(p, q, now);
-    }
-
-    /// Start serialising `q`, just dequeued from port `p`'s queue, on the idle transmitter;
-    /// schedule its wire arrival if the wire was empty, and a `TxDone` if packets wait.
-    // Inlined into both callers: a call would copy the queued packet through the stack on every hop.
-    #[inline(always)]
-    fn transmit(&mut self, p: PortId, q: QueuedPacket, now: SimTime) {
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
             t.record(now, TraceEvent::Dequeue, p, &self.packets[q.id], |f| (flows[f].app.index(), flows[f].serial));
         }
-        let port = &mut self.ports[p.index()];
-        let wire_was_empty = port.wire.is_empty();
-        let arrival = port.start_tx(q.id, q.size, now);
-        if wire_was_empty {
-            self.sched.schedule(arrival, Event::WireArrival(p));
-        }
-        if port.queue.len_packets() > 0 {
-            port.tx_event_pending = true;
-            self.sched.schedule(port.busy_until, Event::TxDone(p));
-        }
+        start_tx(&mut self.ports[p.index()], &mut self.sched, p, q, now);
     }
 
     // ------------------------------------------------------------------
@@ -1167,6 +1157,24 @@ impl Simulation {
             self.ended.push(EndedFlow { flow: ended, warm });
         }
         self.free_flows.push(u32::try_from(i).expect("flow ids fit in u32"));
+    }
+}
+
+/// Start serialising `q`, just taken from port `p`'s queue (or passed straight through it),
+/// on the idle transmitter; schedule its wire arrival if the wire was empty, and a `TxDone`
+/// if packets wait. A function of the port and the scheduler alone, so that its callers,
+/// which hold the port, need not look it up again.
+// Inlined into both callers: a call would copy the queued packet through the stack on every hop.
+#[inline(always)]
+fn start_tx(port: &mut Port, sched: &mut Scheduler, p: PortId, q: QueuedPacket, now: SimTime) {
+    let wire_was_empty = port.wire.is_empty();
+    let arrival = port.start_tx(q.id, q.size, now);
+    if wire_was_empty {
+        sched.schedule(arrival, Event::WireArrival(p));
+    }
+    if port.queue.len_packets() > 0 {
+        port.tx_event_pending = true;
+        sched.schedule(port.busy_until, Event::TxDone(p));
     }
 }
 
