@@ -295,6 +295,28 @@ def test_web_benchmark_reports_connections_per_second() -> None:
     assert r["run_peak_rss_bytes"] > 1_000_000
 
 
+def test_idle_benchmark_ends_with_every_connection_established_and_idle() -> None:
+    from ecnsim.cli.bench import Benchmark, idle_connections_scenario, run_benchmark
+
+    sc = BENCHMARKS["idle-40000"].build().to_dict()
+    assert sc["apps"][0]["clients"] == ["c"] * 40_000
+    n = 300
+    small = Benchmark(
+        "idle-tiny", "tiny", n, lambda: idle_connections_scenario(n), connections=True
+    )
+    r = run_benchmark(small)
+    assert r["connections"] == n
+    assert r["live_connections"] == n
+    assert r["records"] == n  # one transaction each, then thinking past the end
+    assert r["run_bytes_per_connection"] >= 0
+    sim = Simulation(idle_connections_scenario(n))
+    sim.run()
+    c = sim.conservation()
+    # Idle: nothing of theirs left in the network at the end.
+    assert c["sent"] == c["delivered"] + c["dropped"]
+    assert c["dropped"] == 0
+
+
 # ---------------------------------------------------------------------------
 # ecnsim run --seeds
 # ---------------------------------------------------------------------------
