@@ -2,7 +2,7 @@
 //! and holds the one `match` that routes events to components.
 //!
 //! The per-packet path (`on_wire_arrival` -> `arrive` -> `send_on` or the
-//! endpoint -> `send_on` -> `transmit`, straight through an empty queue in
+//! endpoint -> `send_on` -> `start_tx`, straight through an empty queue in
 //! front of an idle link, or by way of `try_transmit` when the link frees)
 //! indexes arenas directly: no allocation, no hashing, no dynamic dispatch. A packet is written once into
 //! the packet pool when a host sends it ([`Simulation::send_new`]); from there
