@@ -318,12 +318,16 @@ impl Simulation {
     }
 
     /// Stop the run for good with `e`; returns `e`.
+    #[cold]
+    #[inline(never)]
     fn stop(&mut self, e: SimError) -> SimError {
         self.fault = Some(e.clone());
         e
     }
 
     /// Give back the slots of queues and wires beyond what they hold now.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn give_back_memory(&mut self) {
         for port in &mut self.ports {
             port.give_back_memory();
@@ -331,6 +335,8 @@ impl Simulation {
     }
 
     /// The cancellation flag and the memory limit.
+    #[cold]
+    #[inline(never)]
     fn check_limits(&mut self) -> Result<(), SimError> {
         if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
             return Err(SimError::Cancelled);
@@ -358,6 +364,8 @@ impl Simulation {
 
     /// The error for a run stopped at an instant that holds too many events,
     /// naming the component of the event that went over.
+    #[cold]
+    #[inline(never)]
     fn stalled_event(&self, ev: Event) -> SimError {
         let (path, what) = match ev {
             Event::TxDone(p) | Event::WireArrival(p) => {
