@@ -465,6 +465,10 @@ def _run_benchmark_in_child(
     return record
 
 
+#: The bindings' run loop (``crates/ecnsim-py/src/simulation.rs``, never inlined): the
+#: callgrind runs count instructions only while it runs.
+RUN_LOOP_SYMBOL = "*PySimulation::run_chunks*"
+
 #: Callgrind's summary line: the instructions the program executed.
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
@@ -473,18 +477,27 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
     """Instructions per packet-hop by callgrind, as the difference of two run lengths.
 
     The benchmark runs twice under ``valgrind --tool=callgrind``, to each time
-    of ``bench.instructions_window``; start-up, build and output are the same
-    in both, so (instructions2 - instructions1) / (hops2 - hops1) is the cost
-    of the packets in between alone (with the bindings' work between run chunks
-    of :data:`INSTRUCTIONS_CHUNK_S`, fixed so that the count does not depend on
-    how much callgrind slows the run).
+    of ``bench.instructions_window``, counting only inside the bindings' run loop
+    (:data:`RUN_LOOP_SYMBOL`: the simulation, and the bindings' work between run
+    chunks of :data:`INSTRUCTIONS_CHUNK_S`, fixed so that the count does not depend
+    on how much callgrind slows the run); the run to the window's start is the same
+    in both, so (instructions2 - instructions1) / (hops2 - hops1) is the cost of the
+    packets in between alone. Start-up, build and output are not counted at all:
+    they varied by hundreds of thousands of instructions from one process to the
+    next (the interpreter's garbage collections, signal polls timed by the wall
+    clock during the build), enough to move a short window's figure by 25 per hop.
     """
     counts = []
     # What else makes a count vary run to run: string hashing (its order changes the
     # work of sets and dicts) and numpy's BLAS worker threads, which spin for a time.
     env = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     for until in bench.instructions_window:
-        cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        cmd = [
+            valgrind,
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            f"--toggle-collect={RUN_LOOP_SYMBOL}",
+        ]
         proc = subprocess.run(
             [*cmd, *_child_command(bench.name, until, series, INSTRUCTIONS_CHUNK_S)],
             capture_output=True,
@@ -499,6 +512,10 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
                 f"{proc.stderr[-2000:]}"
             )
         hops = int(json.loads(proc.stdout)[0]["packet_hops"])
+        if int(found[-1]) == 0:
+            raise RuntimeError(
+                f"callgrind counted no instructions in {RUN_LOOP_SYMBOL} (was it inlined?)"
+            )
         counts.append((int(found[-1]), hops))
     (i1, h1), (i2, h2) = counts
     if h2 <= h1:
@@ -508,7 +525,7 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
         "instructions_window_s": list(bench.instructions_window),
         "instructions_window_hops": h2 - h1,
         "instructions_chunk_s": INSTRUCTIONS_CHUNK_S,
-        # The raw counts (whole process, to each end of the window) and hops, to compare runs.
+        # The raw counts (the run loop's, to each end of the window) and hops, to compare runs.
         "instructions_counts": [i1, i2],
         "instructions_hops": [h1, h2],
     }
