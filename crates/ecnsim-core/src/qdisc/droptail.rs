@@ -122,7 +122,7 @@ mod tests {
         assert_eq!(q.outcome().drops.len(), 1);
         assert_eq!(q.outcome().drops[0].0.uid(), 2);
         assert_eq!(q.outcome().drops[0].1, DropReason::Overflow);
-        assert_eq!(q.counters.drops[DropReason::Overflow as usize], 1);
+        assert_eq!(q.counters().drops[DropReason::Overflow as usize], 1);
         assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid()), Some(0));
         assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid()), Some(1));
         assert_eq!(q.dequeue(SimTime::ZERO), None);
@@ -147,9 +147,9 @@ mod tests {
         q.enqueue(pkt(1, 100), SimTime::from_nanos(10)); // 1 packet for 10 ns
         q.dequeue(SimTime::from_nanos(30)); // 2 packets for 20 ns
         q.integrate(SimTime::from_nanos(40)); // 1 packet for 10 ns
-        assert_eq!(q.counters.area_packets, 10 + 40 + 10);
-        assert_eq!(q.counters.area_bytes, 6000);
-        assert_eq!(q.max_packets, 2);
+        assert_eq!(q.counters().area_packets, 10 + 40 + 10);
+        assert_eq!(q.counters().area_bytes, 6000);
+        assert_eq!(q.max_packets(), 2);
     }
 
     #[test]
@@ -160,7 +160,7 @@ mod tests {
             q.enqueue(pkt(uid, 100), SimTime::ZERO);
         }
         assert_eq!(q.len_packets(), 2);
-        assert_eq!(q.counters.drops[DropReason::Overflow as usize], 1);
+        assert_eq!(q.counters().drops[DropReason::Overflow as usize], 1);
         // The waiting rule with the same number holds three.
         let mut w = queue_with(Limit::Packets(3), LimitRule::Waiting);
         for uid in 0..4 {
@@ -205,10 +205,10 @@ mod tests {
             }
             fast.integrate(SimTime::from_nanos(500));
             slow.integrate(SimTime::from_nanos(500));
-            assert_eq!(fast.counters, slow.counters, "{limit:?} {rule:?}");
-            assert_eq!((fast.max_packets, fast.max_bytes), (slow.max_packets, slow.max_bytes));
-            passes_and_drops.0 += fast.counters.departures;
-            passes_and_drops.1 += fast.counters.total_drops();
+            assert_eq!(fast.counters(), slow.counters(), "{limit:?} {rule:?}");
+            assert_eq!((fast.max_packets(), fast.max_bytes()), (slow.max_packets(), slow.max_bytes()));
+            passes_and_drops.0 += fast.counters().departures;
+            passes_and_drops.1 += fast.counters().total_drops();
         }
         assert!(passes_and_drops.0 > 10 && passes_and_drops.1 > 10, "{passes_and_drops:?}");
     }
