@@ -75,10 +75,17 @@ impl QueueDisc for DropTail {
         self.fifo.len() as u64
     }
 
-    /// An admitted packet joins an empty FIFO and leaves it at once: nothing else changes.
+    /// An admitted packet joins an empty FIFO and leaves it at once: nothing else changes. The
+    /// bound is `admits` on an empty FIFO.
     #[inline]
-    fn passes_idle(&self, pkt: &QueuedPacket) -> bool {
-        self.fifo.is_empty() && self.admits(pkt)
+    fn idle_pass_below(&self) -> u32 {
+        let below = |bytes: u64| u32::try_from(bytes).unwrap_or(u32::MAX);
+        match (self.rule, self.limit) {
+            (LimitRule::Waiting, Limit::Packets(n)) => below(if n > 0 { u64::MAX } else { 0 }),
+            (LimitRule::Waiting, Limit::Bytes(b)) => below(b.saturating_add(1)),
+            (LimitRule::Ns2, Limit::Packets(n)) => below(if n > 1 { u64::MAX } else { 0 }),
+            (LimitRule::Ns2, Limit::Bytes(b)) => below(b),
+        }
     }
 
     fn len_bytes(&self) -> u64 {
@@ -178,6 +185,8 @@ mod tests {
             (Limit::Packets(3), LimitRule::Waiting),
             (Limit::Packets(1), LimitRule::Ns2),
             (Limit::Bytes(700), LimitRule::Ns2),
+            (Limit::Bytes(700), LimitRule::Waiting),
+            (Limit::Packets(0), LimitRule::Waiting),
         ] {
             let (mut fast, mut slow) = (queue_with(limit, rule), queue_with(limit, rule));
             for i in 0..40u64 {

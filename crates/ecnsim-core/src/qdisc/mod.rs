@@ -266,13 +266,15 @@ pub trait QueueDisc {
     }
     /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
     fn give_back_memory(&mut self) {}
-    /// True if `pkt`, offered while this queue is empty and its transmitter idle, would be
-    /// accepted by `enqueue` and handed straight back by the `dequeue` that follows, with no
-    /// other effect: no drop or mark, no random draw, no change to the discipline's state.
-    /// The wrapper then makes neither call ([`Queue::pass_idle`]). The default, false, always
-    /// takes the two calls; only a discipline without per-packet state may say true.
-    fn passes_idle(&self, _pkt: &QueuedPacket) -> bool {
-        false
+    /// A size in bytes such that a packet smaller than it, offered while this queue is empty
+    /// and its transmitter idle, would be accepted by `enqueue` and handed straight back by the
+    /// `dequeue` that follows, with no other effect: no drop or mark, no random draw, no change
+    /// to the discipline's state. Asked once, when the queue is built, so it must not change;
+    /// the wrapper then makes neither call for such a packet ([`Queue::pass_idle`]). A bound
+    /// below the true one only costs the two calls. The default, 0, always takes them; only a
+    /// discipline without per-packet state may give more.
+    fn idle_pass_below(&self) -> u32 {
+        0
     }
     /// The discipline's internal estimates at `now`, for time series. A
     /// discipline with periodic updates first applies those due by `now`
@@ -360,9 +362,8 @@ impl QueueDisc for AnyQdisc {
     fn occupancy(&self) -> (u64, u64) {
         dispatch!(self, q => (q.len_packets(), q.len_bytes()))
     }
-    #[inline]
-    fn passes_idle(&self, pkt: &QueuedPacket) -> bool {
-        dispatch!(self, q => q.passes_idle(pkt))
+    fn idle_pass_below(&self) -> u32 {
+        dispatch!(self, q => q.idle_pass_below())
     }
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         dispatch!(self, q => q.aqm_state(now))
@@ -476,6 +477,8 @@ pub struct Queue {
     /// The last enqueue or dequeue dropped or marked: `outcome` lists what. While
     /// false the outcome is empty and is not read.
     has_outcome: bool,
+    /// The discipline's [`QueueDisc::idle_pass_below`].
+    idle_pass_below: u32,
     // ---- line 1: queueing ----
     area_packets: u128,
     area_bytes: u128,
@@ -505,6 +508,7 @@ impl Queue {
             packets: 0,
             max_packets: 0,
             has_outcome: false,
+            idle_pass_below: qdisc.idle_pass_below(),
             area_packets: 0,
             area_bytes: 0,
             link_rate,
@@ -640,15 +644,16 @@ impl Queue {
     }
 
     /// Offer `pkt` to this queue while it is empty and its transmitter idle: if the
-    /// discipline passes it straight through ([`QueueDisc::passes_idle`]), count its
+    /// discipline passes it straight through ([`QueueDisc::idle_pass_below`]), count its
     /// arrival and departure as [`Queue::enqueue`] and [`Queue::dequeue`] would (the
     /// occupancy was one packet for no time) and return it to be sent; otherwise return
     /// `None` having changed nothing, and the caller makes the two calls.
     #[inline]
     pub fn pass_idle(&mut self, mut pkt: QueuedPacket, now: SimTime) -> Option<QueuedPacket> {
-        if self.packets != 0 || !self.qdisc.passes_idle(&pkt) {
+        if self.packets != 0 || pkt.size >= self.idle_pass_below {
             return None;
         }
+        debug_assert_eq!(self.qdisc.occupancy(), (0, 0), "an empty queue's discipline holds nothing");
         // The integrals grow by nothing over an empty queue's interval.
         self.last_change = now;
         self.clear_outcome();
@@ -1184,6 +1189,7 @@ mod tests {
             offset_of!(Queue, packets) + 4,
             offset_of!(Queue, max_packets) + 4,
             offset_of!(Queue, has_outcome) + 1,
+            offset_of!(Queue, idle_pass_below) + 4,
         ] {
             assert!(end <= 64, "a line-0 field ends at byte {end}");
         }
