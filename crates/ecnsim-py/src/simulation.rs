@@ -168,6 +168,9 @@ impl PySimulation {
 
     /// The chunk loop of [`Self::run_chunked`]; `chunks` (absent with fixed chunks, which
     /// have no timer) is incremented as a chunk starts and as it ends (odd while one runs).
+    // Never inlined: `ecnsim bench` counts instructions only inside this function
+    // (callgrind's `--toggle-collect`, `RUN_LOOP_SYMBOL` in `cli/bench.py`).
+    #[inline(never)]
     fn run_chunks(
         slf: &Bound<'_, Self>,
         until_ns: u64,

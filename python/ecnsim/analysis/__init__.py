@@ -29,7 +29,6 @@ from __future__ import annotations
 from ecnsim.analysis._common import DROP_REASONS, MARK_REASONS, GroupSpec, MissingColumnError
 from ecnsim.analysis.flows import (
     binned_increments,
-    default_group,
     drop_mark_rates,
     flow_groups,
     flow_rates,
@@ -71,6 +70,7 @@ from ecnsim.analysis.records import (
     steady_state,
 )
 from ecnsim.analysis.stats import interval, mean_ci, student_t_ppf, summarize
+from ecnsim.scenario.paths import default_group
 
 __all__ = [
     "DROP_REASONS",

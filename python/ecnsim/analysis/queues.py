@@ -121,7 +121,7 @@ def queueing_delay_exceeds(
     queue_series: pd.DataFrame,
     queues: pd.DataFrame,
     queue_id: int,
-    d_s: float | Sequence[float],
+    d_s: float | Sequence[float] | np.ndarray,
     *,
     warmup_s: float = 0.0,
 ) -> float | np.ndarray:

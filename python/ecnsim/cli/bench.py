@@ -187,6 +187,51 @@ def web_sessions_scenario(
     )
 
 
+def idle_connections_scenario(
+    n: int, duration_s: float = 6.0, start_spread_s: float = 4.0
+) -> Scenario:
+    """``n`` request/response connections from one host to another, each idle after one
+    transaction: the memory a connection holds when it has nothing in flight (issue 16, goal 4).
+
+    c --1 Gb/s, 1 ms-- r --1 Gb/s, 1 ms-- s; every connection opens at a time drawn
+    uniformly over the first ``start_spread_s`` seconds, sends a 100-byte request, gets a
+    100-byte response and thinks for 1,000 s (past the end of the run), so that at the end
+    all ``n`` are ESTABLISHED, idle, with no packet in the network.
+    """
+    from ecnsim.scenario.spec import Scenario
+
+    return Scenario.from_dict(
+        {
+            "name": f"idle-{n}",
+            "simulation": {"duration": f"{duration_s}s", "seed": 1},
+            "nodes": [
+                {"name": "c", "kind": "host"},
+                {"name": "r", "kind": "router"},
+                {"name": "s", "kind": "host"},
+            ],
+            "links": [
+                {"a": "c", "b": "r", "rate": "1Gbps", "delay": "1ms"},
+                {"a": "r", "b": "s", "rate": "1Gbps", "delay": "1ms"},
+            ],
+            "apps": [
+                {
+                    "name": "rr",
+                    # One connection per entry: the same client host n times.
+                    "clients": ["c"] * n,
+                    "servers": ["s"],
+                    "start_jitter": f"{start_spread_s}s",
+                    "model": {
+                        "type": "rr",
+                        "request": 100,
+                        "response": 100,
+                        "think_time": {"type": "constant", "value": 1000.0},
+                    },
+                }
+            ],
+        }
+    )
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in [
@@ -268,6 +313,15 @@ BENCHMARKS: dict[str, Benchmark] = {
             instructions_window=(2.0, 2.1),
         ),
         Benchmark(
+            "idle-40000",
+            "40,000 request/response connections between two hosts, each idle after one "
+            "transaction (think time 1,000 s), 6 s: memory per idle connection",
+            40_000,
+            lambda: idle_connections_scenario(40_000),
+            connections=True,
+            instructions_window=(5.0, 6.0),
+        ),
+        Benchmark(
             "dumbbell-10",
             "10 Reno bulk flows, 100 Mb/s bottleneck, 100 ms RTT, BDP DropTail, 10 s (smoke test)",
             10,
@@ -281,6 +335,16 @@ def _maxrss_bytes() -> int:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes.
     return int(rss) if sys.platform == "darwin" else int(rss) * 1024
+
+
+def _rss_bytes() -> int | None:
+    """The resident memory of this process now (Linux; None elsewhere): what it holds, where
+    ``ru_maxrss`` gives the peak, which a vector's copy as it doubles raises for a moment."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _scenario(bench: Benchmark, series: bool = True) -> Scenario:
@@ -307,7 +371,7 @@ def run_benchmark(
     from ecnsim.simulation import Simulation
 
     scenario = _scenario(bench, series)
-    rss_before = _maxrss_bytes()
+    rss_before, held_before = _maxrss_bytes(), _rss_bytes()
     t0, c0 = time.perf_counter(), time.process_time()
     sim = Simulation(scenario)
     build_s, build_cpu_s = time.perf_counter() - t0, time.process_time() - c0
@@ -315,7 +379,7 @@ def run_benchmark(
     sim.run_until(sim.duration if until is None else min(until, sim.duration), chunk=chunk)
     wall_s, cpu_s = time.perf_counter() - t1, time.process_time() - c1
     perf = sim.perf()
-    run_peak = _maxrss_bytes()
+    run_peak, held_after = _maxrss_bytes(), _rss_bytes()
     live = sim.live_state()
     results = sim.results
     if bench.connections:
@@ -332,6 +396,15 @@ def run_benchmark(
             "connections_per_s": conns / wall_s if wall_s > 0 else math.inf,
             "run_peak_rss_bytes": run_peak,
             "bytes_per_connection": max(peak - rss_before, 0) / max(conns, 1),
+            # The simulation's own: peak growth up to the end of the run, before the results.
+            "run_bytes_per_connection": max(run_peak - rss_before, 0) / max(conns, 1),
+            # What the simulation holds at the end of the run (resident), per connection.
+            "held_bytes_per_connection": (
+                None
+                if held_before is None or held_after is None
+                else max(held_after - held_before, 0) / max(conns, 1)
+            ),
+            "live_connections": live["live_connections"],
             "connection_slots": live["connection_slots"],
             "records": len(results.tables["records"]),
         }
@@ -392,6 +465,10 @@ def _run_benchmark_in_child(
     return record
 
 
+#: The bindings' run loop (``crates/ecnsim-py/src/simulation.rs``, never inlined): the
+#: callgrind runs count instructions only while it runs.
+RUN_LOOP_SYMBOL = "*PySimulation::run_chunks*"
+
 #: Callgrind's summary line: the instructions the program executed.
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
@@ -400,18 +477,27 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
     """Instructions per packet-hop by callgrind, as the difference of two run lengths.
 
     The benchmark runs twice under ``valgrind --tool=callgrind``, to each time
-    of ``bench.instructions_window``; start-up, build and output are the same
-    in both, so (instructions2 - instructions1) / (hops2 - hops1) is the cost
-    of the packets in between alone (with the bindings' work between run chunks
-    of :data:`INSTRUCTIONS_CHUNK_S`, fixed so that the count does not depend on
-    how much callgrind slows the run).
+    of ``bench.instructions_window``, counting only inside the bindings' run loop
+    (:data:`RUN_LOOP_SYMBOL`: the simulation, and the bindings' work between run
+    chunks of :data:`INSTRUCTIONS_CHUNK_S`, fixed so that the count does not depend
+    on how much callgrind slows the run); the run to the window's start is the same
+    in both, so (instructions2 - instructions1) / (hops2 - hops1) is the cost of the
+    packets in between alone. Start-up, build and output are not counted at all:
+    they varied by hundreds of thousands of instructions from one process to the
+    next (the interpreter's garbage collections, signal polls timed by the wall
+    clock during the build), enough to move a short window's figure by 25 per hop.
     """
     counts = []
     # What else makes a count vary run to run: string hashing (its order changes the
     # work of sets and dicts) and numpy's BLAS worker threads, which spin for a time.
     env = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     for until in bench.instructions_window:
-        cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+        cmd = [
+            valgrind,
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            f"--toggle-collect={RUN_LOOP_SYMBOL}",
+        ]
         proc = subprocess.run(
             [*cmd, *_child_command(bench.name, until, series, INSTRUCTIONS_CHUNK_S)],
             capture_output=True,
@@ -426,6 +512,10 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
                 f"{proc.stderr[-2000:]}"
             )
         hops = int(json.loads(proc.stdout)[0]["packet_hops"])
+        if int(found[-1]) == 0:
+            raise RuntimeError(
+                f"callgrind counted no instructions in {RUN_LOOP_SYMBOL} (was it inlined?)"
+            )
         counts.append((int(found[-1]), hops))
     (i1, h1), (i2, h2) = counts
     if h2 <= h1:
@@ -435,7 +525,7 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
         "instructions_window_s": list(bench.instructions_window),
         "instructions_window_hops": h2 - h1,
         "instructions_chunk_s": INSTRUCTIONS_CHUNK_S,
-        # The raw counts (whole process, to each end of the window) and hops, to compare runs.
+        # The raw counts (the run loop's, to each end of the window) and hops, to compare runs.
         "instructions_counts": [i1, i2],
         "instructions_hops": [h1, h2],
     }
@@ -446,6 +536,11 @@ def _si(value: float) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.2f} {prefix}"
     return f"{value:.2f} "
+
+
+def _held(r: dict[str, Any]) -> str:
+    held = r.get("held_bytes_per_connection")
+    return "" if held is None else f"{held:.0f} B held at the end, "
 
 
 def _format_benchmark(r: dict[str, Any]) -> str:
@@ -461,8 +556,11 @@ def _format_benchmark(r: dict[str, Any]) -> str:
                 f"({speed:.1f}x real time)",
                 f"  peak memory    {r['run_peak_rss_bytes'] / 2**20:.1f} MiB RSS after the run, "
                 f"{r['peak_rss_bytes'] / 2**20:.1f} MiB with its results "
-                f"({r['bytes_per_connection']:.0f} B per connection; "
-                f"{r['connection_slots']} connection slots reused)",
+                f"(per connection: {_held(r)}"
+                f"{r['run_bytes_per_connection']:.0f} B at the run's peak, "
+                f"{r['bytes_per_connection']:.0f} B with its results; "
+                f"{r['connection_slots']} connection slots, "
+                f"{r['live_connections']} connections live at the end)",
             ]
         )
     return "\n".join(

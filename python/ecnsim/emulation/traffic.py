@@ -316,7 +316,8 @@ def run_bulk_client(a: argparse.Namespace, stop: _Stop) -> dict[str, Any]:
 def run_transactions(a: argparse.Namespace, stop: _Stop) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "client", "mode": a.mode, "start_ns": time.monotonic_ns()}
     request = b"q" * a.request
-    records: list[list[float]] = []
+    # [start ns, end ns, connection set-up ns (-1: none), state]
+    records: list[list[float | str]] = []
     retrans = 0
     ecn = 0
     errors = 0

@@ -14,6 +14,7 @@ fully resolved scenario.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import json
@@ -211,7 +212,7 @@ def _is_empty(fig: Figure) -> bool:
     for ax in fig.axes:
         if ax.images or ax.collections or ax.patches:
             return False
-        if any(len(line.get_xdata()) for line in ax.lines):
+        if any(np.size(line.get_xdata()) for line in ax.lines):
             return False
     return True
 
@@ -735,7 +736,8 @@ def build_sweep_report(
             part["mean"] = part["mean"] * scale
             part["ci"] = part["ci"] * scale
             page.figure(
-                lambda part=part, metric=metric, unit=unit, hue=hue, p=p: plot.plot_sweep(
+                functools.partial(
+                    plot.plot_sweep,
                     part,
                     p,
                     hue=hue,

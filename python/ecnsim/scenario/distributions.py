@@ -54,39 +54,43 @@ class Distribution:
         """The smallest ``x`` with ``P(X <= x) >= u``, for ``u`` in [0, 1] (a float or an array)."""
         import numpy as np
 
-        us = np.atleast_1d(np.asarray(u, dtype=float))
+        ua = _as_array(u)
+        us = np.atleast_1d(ua)
         if np.any(~((us >= 0) & (us <= 1))):
             raise ValueError(
                 f"quantile: u must be in [0, 1], got {us[~((us >= 0) & (us <= 1))][0]}"
             )
         q = np.asarray(_core.dist_quantiles(self._json, us.tolist()), dtype=float)
-        return float(q[0]) if np.ndim(u) == 0 else q
+        return float(q[0]) if ua.ndim == 0 else q
 
     def cdf(self, x: float | Iterable[float] | np.ndarray) -> Any:
         """``P(X <= x)`` (a float or an array): e.g. the probability that a flow is at most
         ``k`` segments long is ``cdf(k * mss)``."""
         import numpy as np
 
-        xs = np.atleast_1d(np.asarray(x, dtype=float))
+        xa = _as_array(x)
+        xs = np.atleast_1d(xa)
         p = np.asarray(_core.dist_cdf(self._json, xs.tolist()), dtype=float)
-        return float(p[0]) if np.ndim(x) == 0 else p
+        return float(p[0]) if xa.ndim == 0 else p
 
     def sf(self, x: float | Iterable[float] | np.ndarray) -> Any:
         """``P(X > x)`` (a float or an array), computed directly rather than as ``1 - cdf``,
         so that a heavy tail keeps its relative precision far out."""
         import numpy as np
 
-        xs = np.atleast_1d(np.asarray(x, dtype=float))
+        xa = _as_array(x)
+        xs = np.atleast_1d(xa)
         p = np.asarray(_core.dist_sf(self._json, xs.tolist()), dtype=float)
-        return float(p[0]) if np.ndim(x) == 0 else p.reshape(np.shape(x))
+        return float(p[0]) if xa.ndim == 0 else p.reshape(xa.shape)
 
     def partial_mean(self, x: float | Iterable[float] | np.ndarray) -> Any:
         """``E[X; X > x]``: the mean restricted to values above ``x`` (``inf`` if it diverges)."""
         import numpy as np
 
-        xs = np.atleast_1d(np.asarray(x, dtype=float))
+        xa = _as_array(x)
+        xs = np.atleast_1d(xa)
         m = np.asarray(_core.dist_partial_mean(self._json, xs.tolist()), dtype=float)
-        return float(m[0]) if np.ndim(x) == 0 else m.reshape(np.shape(x))
+        return float(m[0]) if xa.ndim == 0 else m.reshape(xa.shape)
 
     @property
     def mean(self) -> float | None:
@@ -102,9 +106,9 @@ class Distribution:
         """The smallest ``x`` with ``P(X > x) <= p``, for ``p`` in [0, 1]: ``quantile(1 - p)``."""
         import numpy as np
 
-        ps = np.atleast_1d(np.asarray(p, dtype=float))
-        q = self.quantile(1.0 - ps)
-        return float(q[0]) if np.ndim(p) == 0 else q
+        pa = _as_array(p)
+        q = self.quantile(1.0 - np.atleast_1d(pa))
+        return float(q[0]) if pa.ndim == 0 else q
 
     def top_share(self, fraction: float) -> float:
         """The share of the total (bytes, for sizes) carried by the largest ``fraction`` of draws.
@@ -139,9 +143,10 @@ class Distribution:
         import numpy as np
         import pandas as pd
 
-        return pd.DataFrame(
+        frame: pd.DataFrame = pd.DataFrame(
             {"value": np.asarray(a[0], float), "probability": np.asarray(a[1], float)}
         )
+        return frame
 
     def __repr__(self) -> str:
         return f"Distribution({self.spec!r})"
@@ -151,6 +156,15 @@ class Distribution:
 
     def __hash__(self) -> int:
         return hash(self._json)
+
+
+def _as_array(x: float | Iterable[float] | np.ndarray) -> np.ndarray:
+    """``x`` as a float array (0-d for a number); any iterable of numbers is accepted."""
+    import numpy as np
+
+    if isinstance(x, (int, float)) or hasattr(x, "__array__"):
+        return np.asarray(x, dtype=float)
+    return np.asarray(list(x), dtype=float)
 
 
 def workload_defaults(model: str) -> dict[str, Distribution]:
@@ -177,7 +191,10 @@ def shipped_table(name: str) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    return pd.DataFrame({"value": np.asarray(t[0], float), "count": np.asarray(t[1], float)})
+    frame: pd.DataFrame = pd.DataFrame(
+        {"value": np.asarray(t[0], float), "count": np.asarray(t[1], float)}
+    )
+    return frame
 
 
 __all__ = ["Distribution", "shipped_table", "shipped_tables", "workload_defaults"]

@@ -819,9 +819,10 @@ class StudyData:
         if df.empty:
             import pandas as pd
 
-            return pd.DataFrame(
+            empty: pd.DataFrame = pd.DataFrame(
                 columns=[*keys, "metric", "runs", "mean", "std", "sem", "ci_low", "ci_high", "ci"]
             )
+            return empty
         # aggregate() adds columns named n, mean, ...: keep axes of those names apart.
         tmp = {k: f"__axis_{k}" for k in keys}
         agg = aggregate(
@@ -830,7 +831,10 @@ class StudyData:
             metrics=list(metrics),
             confidence=confidence,
         )
-        return agg.rename(columns={"n": "runs"}).rename(columns={v: k for k, v in tmp.items()})
+        out: pd.DataFrame = agg.rename(columns={"n": "runs"}).rename(
+            columns={v: k for k, v in tmp.items()}
+        )
+        return out
 
     def order(self) -> dict[str, list[Any]]:
         """Each axis' values in the order of the grid (the source's order)."""
@@ -855,6 +859,29 @@ class StudyData:
                 continue
             out.append((self.plan.points[point], text))
         return out
+
+
+def select_rows(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
+    """The rows of ``df`` whose columns equal ``where``'s values (floats compared with
+    ``numpy.isclose``, a column that is not numeric matching no float); none if ``df`` lacks
+    one of the columns."""
+    import numpy as np
+    import pandas as pd
+
+    if df.empty:
+        return df
+    mask = np.ones(len(df), dtype=bool)
+    for k, v in where.items():
+        if k not in df.columns:
+            none: pd.DataFrame = df.iloc[0:0]
+            return none
+        col = df[k]
+        if isinstance(v, float):
+            mask &= np.isclose(pd.to_numeric(col, errors="coerce").to_numpy(dtype=float), v)
+        else:
+            mask &= (col == v).to_numpy()
+    rows: pd.DataFrame = df[mask]
+    return rows
 
 
 def pivot(

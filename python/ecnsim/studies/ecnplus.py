@@ -47,6 +47,7 @@ from ecnsim.studies._base import (
     StudyParams,
     StudyTable,
     pivot,
+    select_rows,
 )
 
 __all__ = ["AQMS", "ENDPOINTS", "EXPERIMENTS", "EcnplusParams", "EcnplusStudy"]
@@ -56,11 +57,11 @@ Aqm = Literal["RED", "RED*", "REM", "PI", "threshold"]
 Endpoint = Literal["none", "ECN", "ECN+", "RFC5562"]
 
 #: The experiments, in the paper's order.
-EXPERIMENTS: tuple[str, ...] = ("main", "deployment", "mixes", "testbed", "model")
+EXPERIMENTS: tuple[Experiment, ...] = ("main", "deployment", "mixes", "testbed", "model")
 #: The AQMs of STUDIES.md §5.
-AQMS: tuple[str, ...] = ("RED", "RED*", "REM", "PI", "threshold")
+AQMS: tuple[Aqm, ...] = ("RED", "RED*", "REM", "PI", "threshold")
 #: Endpoints: ``(tcp.ecn, tcp.ecn_synack)`` of each (``docs/models/tcp.md``).
-ENDPOINTS: dict[str, tuple[str, str]] = {
+ENDPOINTS: dict[Endpoint, tuple[str, str]] = {
     "none": ("off", "off"),
     "ECN": ("request", "off"),
     "ECN+": ("request", "ecnplus"),
@@ -78,9 +79,9 @@ HEADER_BYTES = 40
 class EcnplusParams(StudyParams):
     """Kuzmanovic 2005's setup (STUDIES.md §5) as defaults; every ambiguity is a field."""
 
-    experiments: tuple[Experiment, ...] = EXPERIMENTS  # type: ignore[assignment]
-    aqms: tuple[Aqm, ...] = AQMS  # type: ignore[assignment]
-    endpoints: tuple[Endpoint, ...] = tuple(ENDPOINTS)  # type: ignore[assignment]
+    experiments: tuple[Experiment, ...] = EXPERIMENTS
+    aqms: tuple[Aqm, ...] = AQMS
+    endpoints: tuple[Endpoint, ...] = tuple(ENDPOINTS)
     #: Offered load, percent of the bottleneck (response bytes on the wire).
     loads_percent: tuple[float, ...] = (90.0, 105.0)
     bottleneck_mbps: float = 100.0
@@ -116,18 +117,18 @@ class EcnplusParams(StudyParams):
     warmup_s: float = 20.0
     deployment_shares: tuple[float, ...] = (0.05, 0.5, 0.95)
     deployment_load_percent: float = 98.0
-    deployment_aqms: tuple[Aqm, ...] = ("RED", "RED*")  # type: ignore[assignment]
+    deployment_aqms: tuple[Aqm, ...] = ("RED", "RED*")
     #: The heavier-tailed mix: bounded Pareto object sizes.
     mix_shape: float = 0.85
     mix_min_bytes: float = 346.0
     mix_max_bytes: float = 10_000_000.0
-    mix_aqms: tuple[Aqm, ...] = AQMS  # type: ignore[assignment]
-    mix_endpoints: tuple[Endpoint, ...] = ("none", "ECN", "ECN+")  # type: ignore[assignment]
+    mix_aqms: tuple[Aqm, ...] = AQMS
+    mix_endpoints: tuple[Endpoint, ...] = ("none", "ECN", "ECN+")
     testbed_mbps: float = 10.0
     #: The testbed's demand: what the workload offers a link of testbed_reference_mbps.
     testbed_demand_mbps: float = 15.0
     testbed_aqm: Aqm = "RED*"
-    testbed_endpoints: tuple[Endpoint, ...] = tuple(ENDPOINTS)  # type: ignore[assignment]
+    testbed_endpoints: tuple[Endpoint, ...] = tuple(ENDPOINTS)
     model_links_mbps: tuple[float, ...] = (100.0, 155.0, 622.0)
     model_utilizations: tuple[float, ...] = (0.3, 0.5, 0.7, 0.8, 0.9)
     model_delay_ms: float = 5.0
@@ -301,7 +302,7 @@ def web_scenario(
     mbps: float,
     load_percent: float,
     queue: dict[str, Any],
-    endpoint: str,
+    endpoint: Endpoint,
     duration_s: float,
     warmup_s: float,
     mix: bool = False,
@@ -573,21 +574,6 @@ _UNFINISHED_NOTE = (
     "complete (Kaplan-Meier). The mean is over completed objects only, so it is a lower "
     "bound where objects are unfinished."
 )
-
-
-def _select(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
-    if df.empty:
-        return df
-    mask = np.ones(len(df), dtype=bool)
-    for k, v in where.items():
-        if k not in df.columns:
-            return df.iloc[0:0]
-        col = df[k]
-        if isinstance(v, float):
-            mask &= np.isclose(pd.to_numeric(col, errors="coerce").to_numpy(dtype=float), v)
-        else:
-            mask &= (col == v).to_numpy()
-    return df[mask]
 
 
 def _label_load(v: Any) -> str:
@@ -920,7 +906,7 @@ class EcnplusStudy(Study):
                 warmup_s=p.warmup_s,
                 ecn_clients=_deployment_clients(p, share),
             )
-        endpoint = str(point["endpoint"])
+        endpoint: Endpoint = point["endpoint"]
         return web_scenario(
             p,
             name=f"ecnplus-{exp}-{aqm}-{endpoint}-load{load:g}",
@@ -1002,7 +988,7 @@ class EcnplusStudy(Study):
         for exp in ("main", "mixes", "testbed"):
             if exp not in p.experiments:
                 continue
-            agg = _select(data.aggregate("metrics", metrics), {"experiment": exp})
+            agg = select_rows(data.aggregate("metrics", metrics), {"experiment": exp})
             rows = "endpoint" if exp == "testbed" else "aqm"
             cols: list[str] = ["aqm"] if exp == "testbed" else ["load", "endpoint"]
             note = (
@@ -1032,7 +1018,7 @@ class EcnplusStudy(Study):
                 "handshake_loss_share",
                 "ecn_negotiated_share",
             ]
-            agg = _select(
+            agg = select_rows(
                 data.aggregate("groups", group_metrics, by=[*data.axes, "group"]),
                 {"experiment": "deployment"},
             )
@@ -1060,7 +1046,9 @@ class EcnplusStudy(Study):
             out.update(self._model_tables(p, data))
         return out
 
-    def _model_curve(self, p: EcnplusParams, utilizations: Sequence[float]) -> pd.DataFrame:
+    def _model_curve(
+        self, p: EcnplusParams, utilizations: Sequence[float] | np.ndarray
+    ) -> pd.DataFrame:
         from ecnsim import models
 
         web = workload_defaults("websessions")
@@ -1077,7 +1065,7 @@ class EcnplusStudy(Study):
         )
 
     def _model_points(self, data: StudyData) -> pd.DataFrame:
-        agg = _select(
+        agg = select_rows(
             data.aggregate("metrics", ["utilization", "p_exceed", "queue_delay_ms"]),
             {"experiment": "model"},
         )
@@ -1087,7 +1075,8 @@ class EcnplusStudy(Study):
             index=["link_mbps", "offered_utilization"], columns="metric", values=["mean", "ci"]
         )
         wide.columns = [f"{m}_{stat}" for stat, m in wide.columns]
-        return wide.reset_index()
+        flat: pd.DataFrame = wide.reset_index()
+        return flat
 
     def _model_tables(self, p: EcnplusParams, data: StudyData) -> dict[str, StudyTable]:
         pts = self._model_points(data)
@@ -1148,7 +1137,7 @@ class EcnplusStudy(Study):
             aqms = p.aqms if exp == "main" else p.mix_aqms
             endpoints = p.endpoints if exp == "main" else p.mix_endpoints
             for load in loads:
-                part = _select(cdf, {"experiment": exp, "load": float(load), "group": "all"})
+                part = select_rows(cdf, {"experiment": exp, "load": float(load), "group": "all"})
                 if part.empty:
                     continue
                 figs[f"{exp}_cdf_load{load:g}"] = (
@@ -1159,7 +1148,7 @@ class EcnplusStudy(Study):
                 )
             backlog = data.frame("backlog")
             for load in loads:
-                part = _select(backlog, {"experiment": exp, "load": float(load)})
+                part = select_rows(backlog, {"experiment": exp, "load": float(load)})
                 if part.empty:
                     continue
                 figs[f"{exp}_backlog_load{load:g}"] = (
@@ -1169,7 +1158,7 @@ class EcnplusStudy(Study):
                 )
         if "deployment" in p.experiments:
             for aqm in p.deployment_aqms:
-                part = _select(cdf, {"experiment": "deployment", "aqm": aqm})
+                part = select_rows(cdf, {"experiment": "deployment", "aqm": aqm})
                 part = part[part["group"] != "all"] if not part.empty else part
                 if part.empty:
                     continue
@@ -1186,7 +1175,7 @@ class EcnplusStudy(Study):
                     "response-time CDF and CCDF of ECN and non-ECN clients, every server ECN+.",
                 )
         if "testbed" in p.experiments:
-            part = _select(cdf, {"experiment": "testbed", "group": "all"})
+            part = select_rows(cdf, {"experiment": "testbed", "group": "all"})
             if not part.empty:
                 figs["testbed_cdf"] = (
                     _cdf_panels(
@@ -1237,15 +1226,15 @@ def _cdf_panels(
     """CDF (top row) and CCDF (bottom row, log-log) per ``panel`` value, one line per ``curve``."""
     from ecnsim.output.plot import _figure
 
-    present = [v for v in panels if not _select(frame, {panel: v}).empty]
+    present = [v for v in panels if not select_rows(frame, {panel: v}).empty]
     ncols = max(1, len(present))
     fig = _figure(3.4 * ncols + 0.8, 6.4)
     axes = np.atleast_2d(fig.subplots(2, ncols, squeeze=False))
     for j, value in enumerate(present):
-        part = _select(frame, {panel: value})
+        part = select_rows(frame, {panel: value})
         ax_cdf, ax_ccdf = axes[0, j], axes[1, j]
         for c in curves:
-            line = _select(part, {curve: c})
+            line = select_rows(part, {curve: c})
             if line.empty:
                 continue
             mean = line.groupby("x_s", sort=True)[["cdf", "ccdf"]].mean()
@@ -1274,14 +1263,14 @@ def _backlog_panels(
 ) -> Any:
     from ecnsim.output.plot import _figure
 
-    present = [v for v in panels if not _select(frame, {panel: v}).empty]
+    present = [v for v in panels if not select_rows(frame, {panel: v}).empty]
     ncols = max(1, len(present))
     fig = _figure(3.4 * ncols + 0.8, 3.4)
     axes = np.atleast_1d(fig.subplots(1, ncols, squeeze=False)).ravel()
     for ax, value in zip(axes, present, strict=False):
-        part = _select(frame, {panel: value})
+        part = select_rows(frame, {panel: value})
         for c in curves:
-            line = _select(part, {curve: c})
+            line = select_rows(part, {curve: c})
             if line.empty:
                 continue
             line = line[line["seed"] == line["seed"].min()]

@@ -125,7 +125,7 @@ def emulated_seconds(
     for _point, sc in point_scenarios(study, params, points):
         duration = parse_seconds(sc["simulation"]["duration"], "simulation.duration")
         total += duration + SETUP_S
-    return total * params.seeds
+    return total * int(params.seeds)
 
 
 def compare_tables(sim: StudyData, emu: StudyData, name: str = "metrics") -> dict[str, StudyTable]:
@@ -153,7 +153,8 @@ def compare_tables(sim: StudyData, emu: StudyData, name: str = "metrics") -> dic
 
     def agg(df: pd.DataFrame, metric: str) -> pd.DataFrame:
         if df.empty or metric not in df.columns:
-            return pd.DataFrame(columns=[*axes, "mean", "ci"])
+            empty: pd.DataFrame = pd.DataFrame(columns=[*axes, "mean", "ci"])
+            return empty
         part = df.copy()
         for a in axes:
             if a not in part.columns:
@@ -161,7 +162,8 @@ def compare_tables(sim: StudyData, emu: StudyData, name: str = "metrics") -> dic
             part[a] = part[a].astype(object).where(part[a].notna(), "-")
         out = aggregate(part, by=axes, metrics=[metric])
         out["ci"] = out["ci_high"] - out["mean"]
-        return out[[*axes, "mean", "ci"]]
+        cols: pd.DataFrame = out[[*axes, "mean", "ci"]]
+        return cols
 
     tables: dict[str, StudyTable] = {}
     for metric in metrics:

@@ -34,6 +34,7 @@ from ecnsim.studies._base import (
     StudyParams,
     StudyTable,
     pivot,
+    select_rows,
 )
 
 __all__ = ["GROUPS", "MODES", "HeteroParams", "HeteroStudy", "StarParams", "derive_star"]
@@ -291,7 +292,8 @@ def _group_signal_series(
             .rename(f"{column}_per_flow_per_s")
         )
         parts.append(agg)
-    return pd.concat(parts, axis=1).reset_index()
+    table: pd.DataFrame = pd.concat(parts, axis=1).reset_index()
+    return table
 
 
 def _bottleneck_nodes(results: Any) -> tuple[int, int]:
@@ -342,7 +344,7 @@ _GROUP_TABLES = (
 
 
 def _where(df: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame:
-    return df if not where else _select(df, where)
+    return df if not where else select_rows(df, where)
 
 
 def star_tables(
@@ -444,7 +446,7 @@ def star_figures(
             f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}" for k, v in fp.items()
         )
         slug_fp = prefix + _fp_slug(fp)
-        sel = {name: _select(df, fp) for name, df in frames.items()}
+        sel = {name: select_rows(df, fp) for name, df in frames.items()}
         if not sel["group_series"].empty:
             figs[f"group_goodput_{slug_fp}"] = (
                 _group_panels(
@@ -487,7 +489,7 @@ def star_figures(
         if not raster.empty:
             for value, part in raster.groupby(curve, sort=False):
                 seed = part["seed"].iloc[0]
-                pflows = _select(sel["flows"], {curve: value})
+                pflows = select_rows(sel["flows"], {curve: value})
                 pflows = pflows[pflows["seed"] == seed]
                 fig = plot.plot_raster(
                     part,
@@ -503,21 +505,6 @@ def star_figures(
                     "and drops marked. A gap in a row is lockout.",
                 )
     return figs
-
-
-def _select(df: pd.DataFrame, point: Mapping[str, Any]) -> pd.DataFrame:
-    if df.empty:
-        return df
-    mask = np.ones(len(df), dtype=bool)
-    for k, v in point.items():
-        if k not in df.columns:
-            return df.iloc[0:0]
-        col = df[k]
-        if isinstance(v, float):
-            mask &= np.isclose(col.to_numpy(dtype=float), v)
-        else:
-            mask &= (col == v).to_numpy()
-    return df[mask]
 
 
 def _fp_slug(fp: Mapping[str, Any]) -> str:

@@ -528,7 +528,10 @@ def _report(
         s.append("<details><summary>Every run's metrics</summary>")
         cols = list(runs.columns)
         rows = [
-            {c: (_num(v, 5) if isinstance(v, (float, np.floating)) else v) for c, v in r.items()}
+            {
+                str(c): (_num(v, 5) if isinstance(v, (float, np.floating)) else v)
+                for c, v in r.items()
+            }
             for r in runs.to_dict("records")
         ]
         s.append(f'<div class="scroll">{_simple_table(rows, cols)}</div></details>')

@@ -379,15 +379,16 @@ def _select(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
     mask = np.ones(len(df), dtype=bool)
     for k, v in where.items():
         mask &= (df[k].astype(str) == str(v)).to_numpy()
-    return df[mask]
+    rows: pd.DataFrame = df[mask]
+    return rows
 
 
 def _agg(df: pd.DataFrame, metrics: Sequence[str], by: Sequence[str]) -> pd.DataFrame:
     keep = [m for m in metrics if m in df.columns]
     if df.empty or not keep:
-        return pd.DataFrame(columns=[*by, "metric", "runs", "mean", "ci"])
-    agg = aggregate(df, by=list(by), metrics=keep)
-    agg = agg.rename(columns={"n": "runs"})
+        empty: pd.DataFrame = pd.DataFrame(columns=[*by, "metric", "runs", "mean", "ci"])
+        return empty
+    agg: pd.DataFrame = aggregate(df, by=list(by), metrics=keep).rename(columns={"n": "runs"})
     agg["ci"] = agg["ci_high"] - agg["mean"]
     return agg
 
@@ -409,8 +410,12 @@ def _column(
     return part["mean"].reindex(rows), part["ci"].reindex(rows)
 
 
+#: A table column: its label (a string, or a tuple for a header of several levels), means, CIs.
+_Column = tuple[Any, pd.Series, pd.Series]
+
+
 def _table(
-    columns: list[tuple[Any, pd.Series, pd.Series]], rows: pd.Index, names: Sequence[str | None]
+    columns: list[_Column], rows: pd.Index, names: Sequence[str | None]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     labels = [c[0] for c in columns]
     cols = (
@@ -426,7 +431,10 @@ def _table(
 
 
 def _scenario_rows(webs: Sequence[int], ftps: Sequence[int]) -> pd.Index:
-    return pd.MultiIndex.from_tuples([(w, f) for w in webs for f in ftps], names=["#Webs", "#FTPs"])
+    rows: pd.Index = pd.MultiIndex.from_tuples(
+        [(w, f) for w in webs for f in ftps], names=["#Webs", "#FTPs"]
+    )
+    return rows
 
 
 class Rfc2415Study(Study):
@@ -856,7 +864,7 @@ class Rfc2415Study(Study):
                 return _table(cols, at, [None])
 
             model = "HTTP/1.0" if exp == "http10" else "HTTP/1.1 (the RFC's rough model)"
-            cols = []
+            cols = list[_Column]()
             for iw in iws:
                 metric = "web_delay_s" if iw == base_iw else "web_delay_decrease_pct"
                 unit = "(s)" if iw == base_iw else "(% decrease)"
@@ -872,7 +880,7 @@ class Rfc2415Study(Study):
                 "pages as censored.",
                 digits=3,
             )
-            cols = []
+            cols = list[_Column]()
             for block, metric in (
                 ("Percentage link utilization", "util_pct"),
                 ("Packet drop rate (%)", "drop_pct"),
@@ -964,7 +972,7 @@ class Rfc2415Study(Study):
 
         left = "Median page delays and goodput (MB)"
         right = "Link utilization (%) & drops (%)"
-        cols = []
+        cols = list[_Column]()
         for iw_lab, role in ((la, "web_half1"), (lb, "web_half2")):
             for q, metric, label in (
                 ("goodput_mb", "goodput_mb", "G.put (MB)"),
@@ -993,7 +1001,7 @@ class Rfc2415Study(Study):
                 digits=3,
             )
         }
-        cols = []
+        cols = list[_Column]()
         for iw_lab, role in ((la, "web_half1"), (lb, "web_half2")):
             for q, label in (
                 ("share_pct", "goodput share of the link (%)"),
@@ -1037,7 +1045,7 @@ class Rfc2415Study(Study):
             ("http10", iw, f"DropTail IW={iw}") for iw in dt_iws
         ]
         out: dict[str, StudyTable] = {}
-        cols = []
+        cols = list[_Column]()
         for exp, iw, label in [
             ("http10", base_iw, f"DropTail IW={base_iw}"),
             *runs[: len(red_iws)],
@@ -1061,7 +1069,7 @@ class Rfc2415Study(Study):
             "experiment; '-' where it was not run).",
             digits=3,
         )
-        cols = []
+        cols = list[_Column]()
         for exp, iw, label in runs:
             if exp == "http10" and iw == base_iw:
                 continue
@@ -1075,7 +1083,7 @@ class Rfc2415Study(Study):
             unit="ratio",
             digits=3,
         )
-        cols = []
+        cols = list[_Column]()
         for block, metric in (
             ("Percentage link utilization", "util_pct"),
             ("Packet drop rate (%)", "drop_pct"),

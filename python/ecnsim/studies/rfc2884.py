@@ -337,10 +337,10 @@ def testbed(
         delay=p.one_way_delay_s(),
         queue_ab=queue,
     )
-    access = {"rate": p.access_mbps * 1e6, "delay": p.access_delay_ms / 1e3}
-    sc.link(SERVER, "r1", **access)
+    rate, delay = p.access_mbps * 1e6, p.access_delay_ms / 1e3
+    sc.link(SERVER, "r1", rate=rate, delay=delay)
     for host in (CLIENT_ON, CLIENT_OFF, CLIENT_C):
-        sc.link("r2", host, **access)
+        sc.link("r2", host, rate=rate, delay=delay)
     return sc
 
 
@@ -372,7 +372,8 @@ def _region(results: Any, context: Mapping[str, Any], t0: float, t1: float) -> d
 
 def _bottleneck(results: Any) -> pd.Series:
     queues = results.queues
-    return queues.loc[queues["queue_id"] == 0].iloc[0]
+    row: pd.Series = queues.loc[queues["queue_id"] == 0].iloc[0]
+    return row
 
 
 def _derive_pilot(results: Any, context: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
@@ -1075,9 +1076,8 @@ class Rfc2884Study(Study):
     @staticmethod
     def _pilot_frame(p: Rfc2884Params, data: StudyData) -> pd.DataFrame:
         """The pilot runs' metrics (empty if this render had no pilot stage)."""
-        if data.pilot is None:
-            return pd.DataFrame()
-        return data.pilot.frame("metrics")
+        frame: pd.DataFrame = pd.DataFrame() if data.pilot is None else data.pilot.frame("metrics")
+        return frame
 
     def _agg(
         self, runs: pd.DataFrame, exp: str, by: Sequence[str], metrics: Sequence[str]
@@ -1104,7 +1104,11 @@ class Rfc2884Study(Study):
     def _fairness_tables(self, p: Rfc2884Params, runs: pd.DataFrame) -> dict[str, StudyTable]:
         by = ["cc", "max_p", "mode"]
         agg = self._agg(runs, "fairness", by, ["jain", "drops", "marks", "red_inside"])
-        order = {"cc": list(p.ccs), "max_p": list(p.fairness_max_p), "mode": list(SIDES)}
+        order: dict[str, Sequence[Any]] = {
+            "cc": list(p.ccs),
+            "max_p": list(p.fairness_max_p),
+            "mode": list(SIDES),
+        }
         out = {}
         mean, ci = self._pivot(agg, "jain", ["max_p"], ["cc", "mode"], order)
         out["fairness_jain"] = StudyTable(
@@ -1168,7 +1172,11 @@ class Rfc2884Study(Study):
         ]
         agg = self._level_rows(self._agg(runs, "bulk", by, metrics))
         levels = [_level_label(n) for n in p.congestion_levels]
-        order = {"cc": list(p.ccs), "congestion": levels, "max_p": list(p.max_p_values)}
+        order: dict[str, Sequence[Any]] = {
+            "cc": list(p.ccs),
+            "congestion": levels,
+            "max_p": list(p.max_p_values),
+        }
         out: dict[str, StudyTable] = {}
         sides = agg[agg["metric"].isin(["goodput_kbps_ecn", "goodput_kbps_nonecn"])].copy()
         sides["side"] = np.where(sides["metric"] == "goodput_kbps_ecn", "ECN", "non-ECN")
@@ -1257,7 +1265,7 @@ class Rfc2884Study(Study):
             agg, f"{what}_nonecn", index=["cc", "congestion"], columns=["max_p"], order=order
         )
         with np.errstate(divide="ignore", invalid="ignore"):
-            dec = 100.0 * (n - e) / n.where(n != 0)
+            dec: pd.DataFrame = 100.0 * (n - e) / n.where(n != 0)
         return dec
 
     def _transactional_tables(self, p: Rfc2884Params, runs: pd.DataFrame) -> dict[str, StudyTable]:
@@ -1271,7 +1279,7 @@ class Rfc2884Study(Study):
             )
         )
         levels = [_level_label(n) for n in p.congestion_levels]
-        order = {
+        order: dict[str, Sequence[Any]] = {
             "cc": list(p.ccs),
             "response_kb": list(p.response_kb),
             "congestion": levels,
@@ -1398,11 +1406,11 @@ class Rfc2884Study(Study):
         )
         # % decrease in retransmissions and timeouts (from the means).
         rows = []
-        for (cc, level, mp), g in agg.groupby(["cc", "level", "max_p"], sort=True):
+        for (cc_name, level, mp), g in agg.groupby(["cc", "level", "max_p"], sort=True):
             means = g.set_index("metric")["mean"]
             rows.append(
                 {
-                    "cc": cc,
+                    "cc": cc_name,
                     "level": level,
                     "max_p": mp,
                     "retransmits": percent_decrease(

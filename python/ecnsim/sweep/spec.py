@@ -764,7 +764,7 @@ def _plan_point(
     """Check one point's scenario with the core, once per seed; its planned runs.
 
     An emulated point is also checked against what the emulation can run."""
-    runs = []
+    runs: list[PlannedRun] = []
     for seed in seeds:
         try:
             sim = _core.PySimulation.from_json(text, seed)

@@ -520,8 +520,10 @@ class Store:
             df.insert(0, "key", key)
             parts.append(df)
         if not parts:
-            return pd.DataFrame({"key": pd.Series([], dtype="str")})
-        return pd.concat(parts, ignore_index=True)
+            empty: pd.DataFrame = pd.DataFrame({"key": pd.Series([], dtype="str")})
+            return empty
+        joined: pd.DataFrame = pd.concat(parts, ignore_index=True)
+        return joined
 
     # -- writing ----------------------------------------------------------------
 
@@ -711,10 +713,12 @@ class Store:
             finally:
                 con.unregister("_wanted")
         if long.empty:
-            return pd.DataFrame(index=pd.Index([], name="key", dtype=object))
+            none: pd.DataFrame = pd.DataFrame(index=pd.Index([], name="key", dtype=object))
+            return none
         wide: pd.DataFrame = long.pivot(index="key", columns="metric", values="value")
         wide.columns.name = None
-        return wide.astype("float64")
+        floats: pd.DataFrame = wide.astype("float64")
+        return floats
 
     def concat_table(self, keys: Sequence[str], table: str) -> pd.DataFrame:
         """Table ``table`` of every run in ``keys``, stacked, with a leading ``key`` column."""
@@ -899,7 +903,7 @@ class Store:
             with contextlib.suppress(OSError):
                 st = (d / name).stat()
                 stamps[name] = [st.st_size, st.st_mtime_ns]
-        meta = m.get("meta") if isinstance(m.get("meta"), dict) else {}
+        meta: dict[str, Any] = m["meta"] if isinstance(m.get("meta"), dict) else {}
         entry = {
             "seed": m.get("seed"),
             "run_mode": meta.get("mode") or "simulation",

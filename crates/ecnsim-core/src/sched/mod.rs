@@ -22,7 +22,7 @@
 //! while link events come and go with every packet. With one heap, 9,600
 //! connections put 10,000 timers under every link event (about 13 levels to
 //! sift through, each a likely cache miss); apart, the link events' heap holds
-//! a few hundred (README, "Cost per hop as flows grow").
+//! a few hundred (docs/performance.md, "Cost per hop as flows grow").
 //!
 //! ## Replacing the top
 //! Most link events schedule another link event while they run: a wire
