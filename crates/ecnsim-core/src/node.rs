@@ -53,6 +53,10 @@ pub(crate) struct Routes {
     /// `table[from * core.len() + to]`: the egress port from core node `from`
     /// towards core node `to` (a router, or a host that is not a stub).
     table: Vec<u32>,
+    /// `last_hop[to]`: for a stub host, its router's node id and the port from that router
+    /// down to it; `(NO_ROUTE, NO_ROUTE)` for other nodes. The last hop of most paths (a
+    /// router forwarding to one of its stubs) is read here in one load and one comparison.
+    last_hop: Vec<(u32, u32)>,
 }
 
 /// One direction of a link, as routing sees it.
@@ -162,7 +166,14 @@ impl Routes {
                 }
             }
         }
-        Ok(Routes { place, core, table })
+        let last_hop = place
+            .iter()
+            .map(|p| match *p {
+                Place::Stub { down, router, .. } if router != NO_ROUTE => (core[router as usize].0, down),
+                _ => (NO_ROUTE, NO_ROUTE),
+            })
+            .collect();
+        Ok(Routes { place, core, table, last_hop })
     }
 
     /// The egress port from `from` towards host `to`, if there is a route
@@ -173,8 +184,20 @@ impl Routes {
         (port != NO_ROUTE).then_some(PortId(port))
     }
 
+    /// The egress port from `from` towards host `to`, for a packet a router forwards: as
+    /// [`Routes::get`], as a raw port id or [`NO_ROUTE`]. Inlined on the per-packet path
+    /// for the last hop (a router to one of its stubs); other hops take the general look-up.
+    #[inline(always)]
+    pub(crate) fn forward(&self, from: NodeId, to: NodeId) -> u32 {
+        let (router, down) = self.last_hop[to.index()];
+        if router == from.0 {
+            return down;
+        }
+        self.port(from, to)
+    }
+
     /// [`Routes::get`] as a raw port id or [`NO_ROUTE`].
-    #[inline]
+    #[inline(never)]
     fn port(&self, from: NodeId, to: NodeId) -> u32 {
         if from == to {
             return NO_ROUTE;
@@ -214,7 +237,8 @@ impl Routes {
     pub(crate) fn heap_bytes(&self) -> u64 {
         (self.place.capacity() * std::mem::size_of::<Place>()
             + self.core.capacity() * std::mem::size_of::<NodeId>()
-            + self.table.capacity() * std::mem::size_of::<u32>()) as u64
+            + self.table.capacity() * std::mem::size_of::<u32>()
+            + self.last_hop.capacity() * std::mem::size_of::<(u32, u32)>()) as u64
     }
 }
 
@@ -290,6 +314,10 @@ mod tests {
             for d in 0..n {
                 let got = r.get(NodeId::from_index(u), NodeId::from_index(d)).map_or(NO_ROUTE, |p| p.0);
                 assert_eq!(got, reference[u * n + d], "route {u} -> {d}");
+                if u != d {
+                    let forwarded = r.forward(NodeId::from_index(u), NodeId::from_index(d));
+                    assert_eq!(forwarded, reference[u * n + d], "forward {u} -> {d}");
+                }
             }
         }
     }

@@ -127,7 +127,7 @@ impl Tracer {
 
     /// Record `event` of `pkt` on `port` at `time`, if the filter keeps it.
     /// `app_of` maps a TCP flow to its application.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn record(
         &mut self,
         time: SimTime,

@@ -75,6 +75,11 @@ impl HeapQueue {
     pub fn peek(&self) -> Option<(EventKey, Event)> {
         self.heap.peek().map(|e| (unpack(e.key), e.event))
     }
+    /// Remove the first event (a spent one: nothing is returned).
+    #[inline]
+    pub fn remove_top(&mut self) {
+        self.heap.pop();
+    }
     /// Put `event` under `key` in place of the first event: one sift down from the top,
     /// the same queue as `pop` then `push` leave. Pushes if the queue is empty.
     #[inline]

@@ -164,7 +164,7 @@ impl Scheduler {
     pub fn settle(&mut self) {
         if self.links_top_spent {
             self.links_top_spent = false;
-            self.links.pop();
+            self.links.remove_top();
         }
     }
     /// Pop the next event due at or before `limit`, advancing the clock to it.

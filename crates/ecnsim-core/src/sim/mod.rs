@@ -2,7 +2,7 @@
 //! and holds the one `match` that routes events to components.
 //!
 //! The per-packet path (`on_wire_arrival` -> `arrive` -> `send_on` or the
-//! endpoint -> `send_on` -> `transmit`, straight through an empty queue in
+//! endpoint -> `send_on` -> `start_tx`, straight through an empty queue in
 //! front of an idle link, or by way of `try_transmit` when the link frees)
 //! indexes arenas directly: no allocation, no hashing, no dynamic dispatch. A packet is written once into
 //! the packet pool when a host sends it ([`Simulation::send_new`]); from there
@@ -318,12 +318,16 @@ impl Simulation {
     }
 
     /// Stop the run for good with `e`; returns `e`.
+    #[cold]
+    #[inline(never)]
     fn stop(&mut self, e: SimError) -> SimError {
         self.fault = Some(e.clone());
         e
     }
 
     /// Give back the slots of queues and wires beyond what they hold now.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn give_back_memory(&mut self) {
         for port in &mut self.ports {
             port.give_back_memory();
@@ -331,6 +335,8 @@ impl Simulation {
     }
 
     /// The cancellation flag and the memory limit.
+    #[cold]
+    #[inline(never)]
     fn check_limits(&mut self) -> Result<(), SimError> {
         if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
             return Err(SimError::Cancelled);
@@ -358,6 +364,8 @@ impl Simulation {
 
     /// The error for a run stopped at an instant that holds too many events,
     /// naming the component of the event that went over.
+    #[cold]
+    #[inline(never)]
     fn stalled_event(&self, ev: Event) -> SimError {
         let (path, what) = match ev {
             Event::TxDone(p) | Event::WireArrival(p) => {
@@ -564,8 +572,9 @@ impl Simulation {
     fn arrive(&mut self, node: NodeId, id: PacketId) {
         let pkt = &self.packets[id];
         if pkt.dst != node {
-            let route = self.routes.get(node, pkt.dst).expect("routes are validated at build time");
-            self.send_on(route, id);
+            let route = self.routes.forward(node, pkt.dst);
+            assert!(route != crate::node::NO_ROUTE, "routes are validated at build time");
+            self.send_on(PortId(route), id);
             return;
         }
         self.cons.delivered += 1;
@@ -653,7 +662,14 @@ impl Simulation {
         // straight through is sent now, as enqueue then dequeue would send it.
         if !port.tx_event_pending && port.busy_until <= now {
             if let Some(q) = port.queue.pass_idle(q, now) {
-                self.transmit(p, q, now);
+                // Passed straight through, its ECN field untouched: the pool's copy is current.
+                if let Some(t) = &mut self.tracer {
+                    let flows = &self.flows;
+                    t.record(now, TraceEvent::Dequeue, p, &self.packets[q.id], |f| {
+                        (flows[f].app.index(), flows[f].serial)
+                    });
+                }
+                start_tx(port, &mut self.sched, p, q, now);
                 return;
             }
         }
@@ -710,30 +726,13 @@ impl Simulation {
             self.account_outcome(p);
         }
         let Some(q) = next else { return };
-        self.transmit(p, q, now);
-    }
-
-    /// Start serialising `q`, just dequeued from port `p`'s queue, on the idle transmitter;
-    /// schedule its wire arrival if the wire was empty, and a `TxDone` if packets wait.
-    // Inlined into both callers: a call would copy the queued packet through the stack on every hop.
-    #[inline(always)]
-    fn transmit(&mut self, p: PortId, q: QueuedPacket, now: SimTime) {
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
         if let Some(t) = &mut self.tracer {
             let flows = &self.flows;
             t.record(now, TraceEvent::Dequeue, p, &self.packets[q.id], |f| (flows[f].app.index(), flows[f].serial));
         }
-        let port = &mut self.ports[p.index()];
-        let wire_was_empty = port.wire.is_empty();
-        let arrival = port.start_tx(q.id, q.size, now);
-        if wire_was_empty {
-            self.sched.schedule(arrival, Event::WireArrival(p));
-        }
-        if port.queue.len_packets() > 0 {
-            port.tx_event_pending = true;
-            self.sched.schedule(port.busy_until, Event::TxDone(p));
-        }
+        start_tx(&mut self.ports[p.index()], &mut self.sched, p, q, now);
     }
 
     // ------------------------------------------------------------------
@@ -1165,6 +1164,24 @@ impl Simulation {
             self.ended.push(EndedFlow { flow: ended, warm });
         }
         self.free_flows.push(u32::try_from(i).expect("flow ids fit in u32"));
+    }
+}
+
+/// Start serialising `q`, just taken from port `p`'s queue (or passed straight through it),
+/// on the idle transmitter; schedule its wire arrival if the wire was empty, and a `TxDone`
+/// if packets wait. A function of the port and the scheduler alone, so that its callers,
+/// which hold the port, need not look it up again.
+// Inlined into both callers: a call would copy the queued packet through the stack on every hop.
+#[inline(always)]
+fn start_tx(port: &mut Port, sched: &mut Scheduler, p: PortId, q: QueuedPacket, now: SimTime) {
+    let wire_was_empty = port.wire.is_empty();
+    let arrival = port.start_tx(q.id, q.size, now);
+    if wire_was_empty {
+        sched.schedule(arrival, Event::WireArrival(p));
+    }
+    if port.queue.len_packets() > 0 {
+        port.tx_event_pending = true;
+        sched.schedule(port.busy_until, Event::TxDone(p));
     }
 }
 
