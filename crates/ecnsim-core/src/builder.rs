@@ -123,7 +123,6 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
                 wire: VecDeque::new(),
                 name,
                 link_index: i,
-                busy_ns: 0,
             });
         }
         let rl = &mut resolved.links[i];

@@ -75,10 +75,17 @@ impl QueueDisc for DropTail {
         self.fifo.len() as u64
     }
 
-    /// An admitted packet joins an empty FIFO and leaves it at once: nothing else changes.
+    /// An admitted packet joins an empty FIFO and leaves it at once: nothing else changes. The
+    /// bound is `admits` on an empty FIFO.
     #[inline]
-    fn passes_idle(&self, pkt: &QueuedPacket) -> bool {
-        self.fifo.is_empty() && self.admits(pkt)
+    fn idle_pass_below(&self) -> u32 {
+        let below = |bytes: u64| u32::try_from(bytes).unwrap_or(u32::MAX);
+        match (self.rule, self.limit) {
+            (LimitRule::Waiting, Limit::Packets(n)) => below(if n > 0 { u64::MAX } else { 0 }),
+            (LimitRule::Waiting, Limit::Bytes(b)) => below(b.saturating_add(1)),
+            (LimitRule::Ns2, Limit::Packets(n)) => below(if n > 1 { u64::MAX } else { 0 }),
+            (LimitRule::Ns2, Limit::Bytes(b)) => below(b),
+        }
     }
 
     fn len_bytes(&self) -> u64 {
@@ -122,7 +129,7 @@ mod tests {
         assert_eq!(q.outcome().drops.len(), 1);
         assert_eq!(q.outcome().drops[0].0.uid(), 2);
         assert_eq!(q.outcome().drops[0].1, DropReason::Overflow);
-        assert_eq!(q.counters.drops[DropReason::Overflow as usize], 1);
+        assert_eq!(q.counters().drops[DropReason::Overflow as usize], 1);
         assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid()), Some(0));
         assert_eq!(q.dequeue(SimTime::ZERO).map(|p| p.uid()), Some(1));
         assert_eq!(q.dequeue(SimTime::ZERO), None);
@@ -147,9 +154,9 @@ mod tests {
         q.enqueue(pkt(1, 100), SimTime::from_nanos(10)); // 1 packet for 10 ns
         q.dequeue(SimTime::from_nanos(30)); // 2 packets for 20 ns
         q.integrate(SimTime::from_nanos(40)); // 1 packet for 10 ns
-        assert_eq!(q.counters.area_packets, 10 + 40 + 10);
-        assert_eq!(q.counters.area_bytes, 6000);
-        assert_eq!(q.max_packets, 2);
+        assert_eq!(q.counters().area_packets, 10 + 40 + 10);
+        assert_eq!(q.counters().area_bytes, 6000);
+        assert_eq!(q.max_packets(), 2);
     }
 
     #[test]
@@ -160,7 +167,7 @@ mod tests {
             q.enqueue(pkt(uid, 100), SimTime::ZERO);
         }
         assert_eq!(q.len_packets(), 2);
-        assert_eq!(q.counters.drops[DropReason::Overflow as usize], 1);
+        assert_eq!(q.counters().drops[DropReason::Overflow as usize], 1);
         // The waiting rule with the same number holds three.
         let mut w = queue_with(Limit::Packets(3), LimitRule::Waiting);
         for uid in 0..4 {
@@ -178,6 +185,8 @@ mod tests {
             (Limit::Packets(3), LimitRule::Waiting),
             (Limit::Packets(1), LimitRule::Ns2),
             (Limit::Bytes(700), LimitRule::Ns2),
+            (Limit::Bytes(700), LimitRule::Waiting),
+            (Limit::Packets(0), LimitRule::Waiting),
         ] {
             let (mut fast, mut slow) = (queue_with(limit, rule), queue_with(limit, rule));
             for i in 0..40u64 {
@@ -205,10 +214,10 @@ mod tests {
             }
             fast.integrate(SimTime::from_nanos(500));
             slow.integrate(SimTime::from_nanos(500));
-            assert_eq!(fast.counters, slow.counters, "{limit:?} {rule:?}");
-            assert_eq!((fast.max_packets, fast.max_bytes), (slow.max_packets, slow.max_bytes));
-            passes_and_drops.0 += fast.counters.departures;
-            passes_and_drops.1 += fast.counters.total_drops();
+            assert_eq!(fast.counters(), slow.counters(), "{limit:?} {rule:?}");
+            assert_eq!((fast.max_packets(), fast.max_bytes()), (slow.max_packets(), slow.max_bytes()));
+            passes_and_drops.0 += fast.counters().departures;
+            passes_and_drops.1 += fast.counters().total_drops();
         }
         assert!(passes_and_drops.0 > 10 && passes_and_drops.1 > 10, "{passes_and_drops:?}");
     }

@@ -176,7 +176,10 @@ pub struct QdiscCx<'a> {
     pub link_rate: BitRate,
     /// This queue's own random stream.
     pub rng: &'a mut SimRng,
-    outcome: &'a mut Outcome,
+    /// Allocated at the queue's first drop or mark.
+    outcome: &'a mut Option<Box<Outcome>>,
+    /// Set when anything is added to `outcome`.
+    noted: &'a mut bool,
     idle: &'a mut AqmIdle,
 }
 
@@ -191,7 +194,8 @@ impl QdiscCx<'_> {
 
     /// Drop `pkt` for `reason`.
     pub fn drop_packet(&mut self, pkt: QueuedPacket, reason: DropReason) {
-        self.outcome.drops.push((pkt, reason));
+        self.outcome.get_or_insert_default().drops.push((pkt, reason));
+        *self.noted = true;
     }
     /// CE-mark `pkt` for `reason` in place of a drop, if it is ECN-capable.
     /// Returns false, changing nothing, for a Not-ECT packet (RFC 3168 §5:
@@ -207,7 +211,8 @@ impl QdiscCx<'_> {
             return false;
         }
         pkt.ecn = Ecn::Ce;
-        self.outcome.marks.push((pkt.flow, pkt.proto, reason));
+        self.outcome.get_or_insert_default().marks.push((pkt.flow, pkt.proto, reason));
+        *self.noted = true;
         true
     }
 
@@ -261,13 +266,15 @@ pub trait QueueDisc {
     }
     /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
     fn give_back_memory(&mut self) {}
-    /// True if `pkt`, offered while this queue is empty and its transmitter idle, would be
-    /// accepted by `enqueue` and handed straight back by the `dequeue` that follows, with no
-    /// other effect: no drop or mark, no random draw, no change to the discipline's state.
-    /// The wrapper then makes neither call ([`Queue::pass_idle`]). The default, false, always
-    /// takes the two calls; only a discipline without per-packet state may say true.
-    fn passes_idle(&self, _pkt: &QueuedPacket) -> bool {
-        false
+    /// A size in bytes such that a packet smaller than it, offered while this queue is empty
+    /// and its transmitter idle, would be accepted by `enqueue` and handed straight back by the
+    /// `dequeue` that follows, with no other effect: no drop or mark, no random draw, no change
+    /// to the discipline's state. Asked once, when the queue is built, so it must not change;
+    /// the wrapper then makes neither call for such a packet ([`Queue::pass_idle`]). A bound
+    /// below the true one only costs the two calls. The default, 0, always takes them; only a
+    /// discipline without per-packet state may give more.
+    fn idle_pass_below(&self) -> u32 {
+        0
     }
     /// The discipline's internal estimates at `now`, for time series. A
     /// discipline with periodic updates first applies those due by `now`
@@ -355,9 +362,8 @@ impl QueueDisc for AnyQdisc {
     fn occupancy(&self) -> (u64, u64) {
         dispatch!(self, q => (q.len_packets(), q.len_bytes()))
     }
-    #[inline]
-    fn passes_idle(&self, pkt: &QueuedPacket) -> bool {
-        dispatch!(self, q => q.passes_idle(pkt))
+    fn idle_pass_below(&self) -> u32 {
+        dispatch!(self, q => q.idle_pass_below())
     }
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         dispatch!(self, q => q.aqm_state(now))
@@ -443,24 +449,49 @@ impl QueueCounters {
 
 /// A discipline with its bookkeeping: counters, time-weighted occupancy,
 /// the maximum, and the per-call [`Outcome`] the simulation reads.
+///
+/// Laid out by who touches it (`repr(C)`; its port puts it on a cache-line boundary),
+/// since with thousands of queues each packet finds its queue cold: the first line holds what every
+/// arrival and departure reads or writes (occupancy, arrival counts, maximum, the
+/// link's busy time); the second the occupancy integrals and the discipline's
+/// context, which queueing (not a packet passing straight through) brings up to
+/// date; then the discipline; then what changes only on a drop or a mark.
+/// Departures are not counted: they are arrivals less drops less what is queued.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Queue {
+    // ---- line 0: every packet ----
+    last_change: SimTime,
+    arrivals: u64,
+    arrival_bytes: u64,
+    /// Bytes queued now: arrivals less departures and drops, kept here so the
+    /// per-packet path reads the occupancy without a call into the discipline.
+    bytes: u64,
+    max_bytes: u64,
+    /// Serialisation time of every packet this queue handed to its link, ns: the
+    /// link's busy time (kept here, in the line each departure writes).
+    sent_ns: u64,
+    /// Packets queued now, likewise (the packet pool holds at most 2^32 packets).
+    packets: u32,
+    max_packets: u32,
+    /// The last enqueue or dequeue dropped or marked: `outcome` lists what. While
+    /// false the outcome is empty and is not read.
+    has_outcome: bool,
+    /// The discipline's [`QueueDisc::idle_pass_below`].
+    idle_pass_below: u32,
+    // ---- line 1: queueing ----
+    area_packets: u128,
+    area_bytes: u128,
+    link_rate: BitRate,
+    // ---- the discipline, then what changes on drops and marks ----
     qdisc: AnyQdisc,
     rng: SimRng,
-    link_rate: BitRate,
-    outcome: Outcome,
-    /// Counters since the start of the run.
-    pub counters: QueueCounters,
-    /// Largest occupancy seen since the last reset, packets.
-    pub max_packets: u64,
-    /// Largest occupancy seen since the last reset, bytes.
-    pub max_bytes: u64,
-    last_change: SimTime,
-    /// Packets queued now: arrivals less departures and drops, kept here so the
-    /// per-packet path reads the occupancy without a call into the discipline.
-    packets: u64,
-    /// Bytes queued now, likewise.
-    bytes: u64,
+    /// Allocated at the first drop or mark.
+    outcome: Option<Box<Outcome>>,
+    drops: [u64; DropReason::COUNT],
+    drop_bytes: [u64; DropReason::COUNT],
+    marks: [u64; MarkReason::COUNT],
+    aqm_idle: AqmIdle,
 }
 
 impl Queue {
@@ -468,16 +499,46 @@ impl Queue {
     #[must_use]
     pub fn new(qdisc: AnyQdisc, link_rate: BitRate, rng: SimRng) -> Self {
         Queue {
+            last_change: SimTime::ZERO,
+            arrivals: 0,
+            arrival_bytes: 0,
+            bytes: 0,
+            max_bytes: 0,
+            sent_ns: 0,
+            packets: 0,
+            max_packets: 0,
+            has_outcome: false,
+            idle_pass_below: qdisc.idle_pass_below(),
+            area_packets: 0,
+            area_bytes: 0,
+            link_rate,
             qdisc,
             rng,
-            link_rate,
-            outcome: Outcome::default(),
-            counters: QueueCounters::default(),
-            max_packets: 0,
-            max_bytes: 0,
-            last_change: SimTime::ZERO,
-            packets: 0,
-            bytes: 0,
+            outcome: None,
+            drops: [0; DropReason::COUNT],
+            drop_bytes: [0; DropReason::COUNT],
+            marks: [0; MarkReason::COUNT],
+            aqm_idle: AqmIdle::default(),
+        }
+    }
+
+    /// Counters since the start of the run (the occupancy integrals up to [`Queue::last_change`]).
+    #[must_use]
+    pub fn counters(&self) -> QueueCounters {
+        let drops: u64 = self.drops.iter().sum();
+        let drop_bytes: u64 = self.drop_bytes.iter().sum();
+        QueueCounters {
+            arrivals: self.arrivals,
+            arrival_bytes: self.arrival_bytes,
+            // Every arrival departed, was dropped, or is queued.
+            departures: self.arrivals - drops - u64::from(self.packets),
+            departure_bytes: self.arrival_bytes - drop_bytes - self.bytes,
+            drops: self.drops,
+            drop_bytes: self.drop_bytes,
+            marks: self.marks,
+            area_packets: self.area_packets,
+            area_bytes: self.area_bytes,
+            aqm_idle: self.aqm_idle,
         }
     }
 
@@ -485,7 +546,7 @@ impl Queue {
     #[inline]
     #[must_use]
     pub fn len_packets(&self) -> u64 {
-        self.packets
+        u64::from(self.packets)
     }
     /// Bytes queued.
     #[inline]
@@ -493,13 +554,34 @@ impl Queue {
     pub fn len_bytes(&self) -> u64 {
         self.bytes
     }
+    /// Largest occupancy seen since the last reset, packets.
+    #[must_use]
+    pub fn max_packets(&self) -> u64 {
+        u64::from(self.max_packets)
+    }
+    /// Largest occupancy seen since the last reset, bytes.
+    #[must_use]
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// Add `tx`, the serialisation time of a packet this queue released, to the link's busy time.
+    #[inline]
+    pub(crate) fn add_sent(&mut self, tx: SimDuration) {
+        self.sent_ns += tx.as_nanos();
+    }
+    /// Serialisation time of every packet this queue released so far, ns.
+    #[must_use]
+    pub(crate) fn sent_ns(&self) -> u64 {
+        self.sent_ns
+    }
 
     /// Bring the occupancy integrals up to `now`.
     #[inline]
     pub fn integrate(&mut self, now: SimTime) {
         let dt = u128::from(now.saturating_since(self.last_change).as_nanos());
-        self.counters.area_packets += u128::from(self.packets) * dt;
-        self.counters.area_bytes += u128::from(self.bytes) * dt;
+        self.area_packets += u128::from(self.packets) * dt;
+        self.area_bytes += u128::from(self.bytes) * dt;
         self.last_change = now;
     }
 
@@ -516,8 +598,19 @@ impl Queue {
 
     /// Restart the maximum from the current occupancy (at the end of warm-up).
     pub fn reset_max(&mut self) {
-        self.max_packets = self.len_packets();
-        self.max_bytes = self.len_bytes();
+        self.max_packets = self.packets;
+        self.max_bytes = self.bytes;
+    }
+
+    /// Empty the outcome of the last operation, if it holds anything.
+    #[inline]
+    fn clear_outcome(&mut self) {
+        if self.has_outcome {
+            if let Some(o) = &mut self.outcome {
+                o.clear();
+            }
+            self.has_outcome = false;
+        }
     }
 
     /// The discipline and the context it works in at `now`, borrowed apart.
@@ -528,44 +621,45 @@ impl Queue {
             link_rate: self.link_rate,
             rng: &mut self.rng,
             outcome: &mut self.outcome,
-            idle: &mut self.counters.aqm_idle,
+            noted: &mut self.has_outcome,
+            idle: &mut self.aqm_idle,
         };
         (&mut self.qdisc, cx)
     }
 
-    /// Offer `pkt`; the returned [`Outcome`] lists what was dropped or marked.
+    /// Offer `pkt`; the returned [`Outcome`] lists what was dropped or marked
+    /// ([`Queue::has_outcome`] tells without reading it).
     pub fn enqueue(&mut self, mut pkt: QueuedPacket, now: SimTime) -> &Outcome {
         self.integrate(now);
-        self.outcome.clear();
-        self.counters.arrivals += 1;
-        self.counters.arrival_bytes += u64::from(pkt.size);
+        self.clear_outcome();
+        self.arrivals += 1;
+        self.arrival_bytes += u64::from(pkt.size);
         self.packets += 1;
         self.bytes += u64::from(pkt.size);
         pkt.enqueued_at = now;
         let (qdisc, mut cx) = self.qdisc_and_cx(now);
         qdisc.enqueue(pkt, &mut cx);
         self.account();
-        &self.outcome
+        self.outcome()
     }
 
     /// Offer `pkt` to this queue while it is empty and its transmitter idle: if the
-    /// discipline passes it straight through ([`QueueDisc::passes_idle`]), count its
+    /// discipline passes it straight through ([`QueueDisc::idle_pass_below`]), count its
     /// arrival and departure as [`Queue::enqueue`] and [`Queue::dequeue`] would (the
     /// occupancy was one packet for no time) and return it to be sent; otherwise return
     /// `None` having changed nothing, and the caller makes the two calls.
     #[inline]
     pub fn pass_idle(&mut self, mut pkt: QueuedPacket, now: SimTime) -> Option<QueuedPacket> {
-        if self.packets != 0 || !self.qdisc.passes_idle(&pkt) {
+        if self.packets != 0 || pkt.size >= self.idle_pass_below {
             return None;
         }
+        debug_assert_eq!(self.qdisc.occupancy(), (0, 0), "an empty queue's discipline holds nothing");
         // The integrals grow by nothing over an empty queue's interval.
         self.last_change = now;
-        self.outcome.clear();
+        self.clear_outcome();
         let size = u64::from(pkt.size);
-        self.counters.arrivals += 1;
-        self.counters.arrival_bytes += size;
-        self.counters.departures += 1;
-        self.counters.departure_bytes += size;
+        self.arrivals += 1;
+        self.arrival_bytes += size;
         self.max_packets = self.max_packets.max(1);
         self.max_bytes = self.max_bytes.max(size);
         pkt.enqueued_at = now;
@@ -575,12 +669,10 @@ impl Queue {
     /// The next packet to transmit; see [`Queue::outcome`] for drops on the way.
     pub fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
         self.integrate(now);
-        self.outcome.clear();
+        self.clear_outcome();
         let (qdisc, mut cx) = self.qdisc_and_cx(now);
         let pkt = qdisc.dequeue(&mut cx);
         if let Some(p) = &pkt {
-            self.counters.departures += 1;
-            self.counters.departure_bytes += u64::from(p.size);
             self.packets -= 1;
             self.bytes -= u64::from(p.size);
         }
@@ -588,10 +680,18 @@ impl Queue {
         pkt
     }
 
+    /// True if the last enqueue or dequeue dropped or marked a packet ([`Queue::outcome`] lists them).
+    #[inline]
+    #[must_use]
+    pub fn has_outcome(&self) -> bool {
+        self.has_outcome
+    }
+
     /// What the last enqueue or dequeue dropped or marked.
     #[must_use]
     pub fn outcome(&self) -> &Outcome {
-        &self.outcome
+        static NOTHING: Outcome = Outcome { drops: Vec::new(), marks: Vec::new() };
+        self.outcome.as_deref().unwrap_or(&NOTHING)
     }
 
     /// The discipline's internal estimates at `now` (see [`QueueDisc::aqm_state`]).
@@ -605,23 +705,32 @@ impl Queue {
         &self.qdisc
     }
 
+    #[inline]
     fn account(&mut self) {
-        for (p, reason) in &self.outcome.drops {
-            self.counters.drops[*reason as usize] += 1;
-            self.counters.drop_bytes[*reason as usize] += u64::from(p.size);
-            self.packets -= 1;
-            self.bytes -= u64::from(p.size);
-        }
-        for (_, _, reason) in &self.outcome.marks {
-            self.counters.marks[*reason as usize] += 1;
+        if self.has_outcome {
+            self.account_outcome();
         }
         debug_assert_eq!(
-            (self.packets, self.bytes),
+            (self.len_packets(), self.bytes),
             self.qdisc.occupancy(),
             "a discipline holds what arrived less what departed or was dropped"
         );
         self.max_packets = self.max_packets.max(self.packets);
         self.max_bytes = self.max_bytes.max(self.bytes);
+    }
+
+    /// Count the drops and marks of the last operation.
+    fn account_outcome(&mut self) {
+        let Some(outcome) = &self.outcome else { return };
+        for (p, reason) in &outcome.drops {
+            self.drops[*reason as usize] += 1;
+            self.drop_bytes[*reason as usize] += u64::from(p.size);
+            self.packets -= 1;
+            self.bytes -= u64::from(p.size);
+        }
+        for (_, _, reason) in &outcome.marks {
+            self.marks[*reason as usize] += 1;
+        }
     }
 }
 
@@ -949,6 +1058,7 @@ pub(crate) mod test_support {
         pub(crate) q: Q,
         pub(crate) rng: SimRng,
         pub(crate) rate: BitRate,
+        /// What the last call dropped or marked.
         pub(crate) out: Outcome,
         pub(crate) idle: AqmIdle,
     }
@@ -963,22 +1073,32 @@ pub(crate) mod test_support {
                 idle: AqmIdle::default(),
             }
         }
+        /// Run `call` with a context at `now`, and keep what it dropped or marked in `out`.
+        fn with_cx<R>(&mut self, now: SimTime, call: impl FnOnce(&mut Q, &mut QdiscCx<'_>) -> R) -> R {
+            let (mut outcome, mut noted) = (None, false);
+            let mut cx = QdiscCx {
+                now,
+                link_rate: self.rate,
+                rng: &mut self.rng,
+                outcome: &mut outcome,
+                noted: &mut noted,
+                idle: &mut self.idle,
+            };
+            let r = call(&mut self.q, &mut cx);
+            assert_eq!(noted, outcome.is_some(), "the context notes every drop and mark");
+            self.out = outcome.map(|o| *o).unwrap_or_default();
+            r
+        }
         /// Offer `p` at `now`; returns the outcome of this call.
         pub(crate) fn enqueue(&mut self, p: QueuedPacket, now: SimTime) -> &Outcome {
-            self.out.clear();
             let mut p = p;
             p.enqueued_at = now;
-            let mut cx =
-                QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out, idle: &mut self.idle };
-            self.q.enqueue(p, &mut cx);
+            self.with_cx(now, |q, cx| q.enqueue(p, cx));
             &self.out
         }
         /// Dequeue at `now`.
         pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<QueuedPacket> {
-            self.out.clear();
-            let mut cx =
-                QdiscCx { now, link_rate: self.rate, rng: &mut self.rng, outcome: &mut self.out, idle: &mut self.idle };
-            self.q.dequeue(&mut cx)
+            self.with_cx(now, |q, cx| q.dequeue(cx))
         }
     }
 
@@ -1040,16 +1160,47 @@ pub(crate) mod test_support {
         }
         assert!(dropped + marked <= offered, "drops {dropped} + marks {marked} > arrivals {offered}");
         assert!(marked <= ect_offered, "marks {marked} > ECT arrivals {ect_offered}");
-        assert_eq!(queue.counters.total_drops(), dropped);
-        assert_eq!(queue.counters.total_marks(), marked);
+        assert_eq!(queue.counters().total_drops(), dropped);
+        assert_eq!(queue.counters().total_marks(), marked);
+        assert_eq!(queue.counters().departures, departed, "departures are arrivals less drops less the queued");
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::test_support::pkt;
-    use super::{Fifo, Limit};
+    use super::{Fifo, Limit, Queue};
     use crate::packet::Ecn;
+
+    // ---- Queue: layout ---------------------------------------------------------------
+
+    /// What every packet's arrival and departure touches fills the queue's first 64 bytes;
+    /// the integrals that queueing updates, and the discipline's context, the next 64.
+    #[test]
+    fn a_queues_per_packet_fields_fill_its_first_line_and_the_integrals_the_second() {
+        use std::mem::offset_of;
+        for end in [
+            offset_of!(Queue, last_change) + 8,
+            offset_of!(Queue, arrivals) + 8,
+            offset_of!(Queue, arrival_bytes) + 8,
+            offset_of!(Queue, bytes) + 8,
+            offset_of!(Queue, max_bytes) + 8,
+            offset_of!(Queue, sent_ns) + 8,
+            offset_of!(Queue, packets) + 4,
+            offset_of!(Queue, max_packets) + 4,
+            offset_of!(Queue, has_outcome) + 1,
+            offset_of!(Queue, idle_pass_below) + 4,
+        ] {
+            assert!(end <= 64, "a line-0 field ends at byte {end}");
+        }
+        for (start, len) in [
+            (offset_of!(Queue, area_packets), 16),
+            (offset_of!(Queue, area_bytes), 16),
+            (offset_of!(Queue, link_rate), 8),
+        ] {
+            assert!(start >= 64 && start + len <= 128, "a line-1 field spans bytes {start}..{}", start + len);
+        }
+    }
 
     // ---- Fifo: memory on demand ---------------------------------------------------
 

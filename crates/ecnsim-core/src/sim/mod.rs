@@ -486,7 +486,7 @@ impl Simulation {
     /// Counters of every queue (since the start of the run), by port.
     #[must_use]
     pub fn queue_counters(&self) -> Vec<QueueCounters> {
-        self.ports.iter().map(|p| p.queue.counters).collect()
+        self.ports.iter().map(|p| p.queue.counters()).collect()
     }
 
     // ------------------------------------------------------------------
@@ -673,8 +673,8 @@ impl Simulation {
                 return;
             }
         }
-        let outcome = port.queue.enqueue(q, now);
-        if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
+        port.queue.enqueue(q, now);
+        if port.queue.has_outcome() {
             self.account_outcome(p);
         }
         if !self.ports[p.index()].tx_event_pending {
@@ -722,8 +722,7 @@ impl Simulation {
             return;
         }
         let next = port.queue.dequeue(now);
-        let outcome = port.queue.outcome();
-        if !outcome.drops.is_empty() || !outcome.marks.is_empty() {
+        if port.queue.has_outcome() {
             self.account_outcome(p);
         }
         let Some(q) = next else { return };
