@@ -276,13 +276,8 @@ impl PacketPool {
     /// Put `pkt` in a free slot (a new one if none is free); returns its id.
     #[inline]
     pub fn insert(&mut self, pkt: Packet) -> PacketId {
-        if let Some(id) = self.free.pop() {
-            self.slots[id.index()] = pkt;
-            id
-        } else {
-            self.slots.push(pkt);
-            PacketId::from_index(self.slots.len() - 1)
-        }
+        *self.next_slot() = pkt;
+        self.commit()
     }
     /// The slot the next [`PacketPool::commit`] takes, to build a packet in place
     /// instead of building it elsewhere and copying it in: the free slot `insert` would

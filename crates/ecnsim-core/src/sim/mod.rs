@@ -560,11 +560,7 @@ impl Simulation {
             self.sched.schedule(next, Event::WireArrival(p));
         }
         self.perf.packet_hops += 1;
-        if let Some(t) = &mut self.tracer {
-            let flows = &self.flows;
-            let pkt = &self.packets[id];
-            t.record(self.sched.now(), TraceEvent::Receive, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
-        }
+        trace(&mut self.tracer, &self.flows, self.sched.now(), TraceEvent::Receive, p, &self.packets[id]);
         self.arrive(to, id);
     }
 
@@ -652,10 +648,7 @@ impl Simulation {
     pub(crate) fn send_on(&mut self, p: PortId, id: PacketId) {
         let now = self.sched.now();
         let pkt = &self.packets[id];
-        if let Some(t) = &mut self.tracer {
-            let flows = &self.flows;
-            t.record(now, TraceEvent::Enqueue, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
-        }
+        trace(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
         let q = QueuedPacket::new(id, pkt);
         let port = &mut self.ports[p.index()];
         // An empty queue in front of an idle transmitter: a packet the discipline passes
@@ -663,12 +656,7 @@ impl Simulation {
         if !port.tx_event_pending && port.busy_until <= now {
             if let Some(q) = port.queue.pass_idle(q, now) {
                 // Passed straight through, its ECN field untouched: the pool's copy is current.
-                if let Some(t) = &mut self.tracer {
-                    let flows = &self.flows;
-                    t.record(now, TraceEvent::Dequeue, p, &self.packets[q.id], |f| {
-                        (flows[f].app.index(), flows[f].serial)
-                    });
-                }
+                trace(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
                 start_tx(port, &mut self.sched, p, q, now);
                 return;
             }
@@ -696,10 +684,7 @@ impl Simulation {
             // A packet marked, then dropped, leaves with its mark.
             self.packets[d.id].ecn = d.ecn;
             // Traced before it is charged: charging the last packet of a released connection frees its slot.
-            if let Some(t) = &mut self.tracer {
-                let flows = &self.flows;
-                t.record(now, TraceEvent::Drop, p, &self.packets[d.id], |f| (flows[f].app.index(), flows[f].serial));
-            }
+            trace(&mut self.tracer, &self.flows, now, TraceEvent::Drop, p, &self.packets[d.id]);
             self.packets.remove(d.id);
             self.charge(d.flow, d.proto, true);
         }
@@ -728,10 +713,7 @@ impl Simulation {
         let Some(q) = next else { return };
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
-        if let Some(t) = &mut self.tracer {
-            let flows = &self.flows;
-            t.record(now, TraceEvent::Dequeue, p, &self.packets[q.id], |f| (flows[f].app.index(), flows[f].serial));
-        }
+        trace(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
         start_tx(&mut self.ports[p.index()], &mut self.sched, p, q, now);
     }
 
@@ -1190,6 +1172,15 @@ impl Simulation {
             self.ended.push(EndedFlow { flow: ended, warm });
         }
         self.free_flows.push(u32::try_from(i).expect("flow ids fit in u32"));
+    }
+}
+
+/// Record `event` of `pkt` on port `p` if a trace is on; the trace names a connection by
+/// its app and serial. Inlined: with no trace, one test of the option.
+#[inline(always)]
+fn trace(tracer: &mut Option<Tracer>, flows: &[Flow], now: SimTime, event: TraceEvent, p: PortId, pkt: &Packet) {
+    if let Some(t) = tracer {
+        t.record(now, event, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
     }
 }
 
