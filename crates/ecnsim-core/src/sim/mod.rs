@@ -671,7 +671,10 @@ impl Simulation {
     }
 
     /// Charge the drops and marks of port `p`'s last queue operation to their
-    /// flows and to the packet accounting, and trace the drops.
+    /// flows and to the packet accounting, and trace the drops. Out of line: a drop or a
+    /// mark is the exception on the per-packet path.
+    #[cold]
+    #[inline(never)]
     fn account_outcome(&mut self, p: PortId) {
         let now = self.sched.now();
         let (n_drops, n_marks) = {
