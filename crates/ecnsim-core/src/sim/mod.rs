@@ -261,8 +261,19 @@ impl Simulation {
         result
     }
 
-    /// [`Simulation::run_until`]'s loop.
+    /// [`Simulation::run_until`]'s loop, in the copy without trace points when neither a
+    /// trace nor the packet tap is on (neither can be switched on while it runs).
     fn run_events(&mut self, t: SimTime) -> Result<(), SimError> {
+        if self.tracer.is_some() || self.tap.is_some() {
+            self.run_events_with::<true>(t)
+        } else {
+            self.run_events_with::<false>(t)
+        }
+    }
+
+    /// [`Simulation::run_events`]; `TRACE`: the trace points on the per-packet path test
+    /// whether a trace or the packet tap is on (false: they are compiled out).
+    fn run_events_with<const TRACE: bool>(&mut self, t: SimTime) -> Result<(), SimError> {
         if let Some(e) = &self.fault {
             return Err(e.clone());
         }
@@ -282,7 +293,7 @@ impl Simulation {
                 self.instant = now;
                 self.instant_events = 1;
             }
-            self.dispatch(ev);
+            self.dispatch::<TRACE>(ev);
             if let Some(e) = &self.fault {
                 return Err(e.clone());
             }
@@ -493,13 +504,13 @@ impl Simulation {
     // Event routing
     // ------------------------------------------------------------------
 
-    fn dispatch(&mut self, ev: Event) {
+    fn dispatch<const TRACE: bool>(&mut self, ev: Event) {
         match ev {
             Event::TxDone(p) => {
                 self.ports[p.index()].tx_event_pending = false;
-                self.try_transmit(p);
+                self.try_transmit::<TRACE>(p);
             }
-            Event::WireArrival(p) => self.on_wire_arrival(p),
+            Event::WireArrival(p) => self.on_wire_arrival::<TRACE>(p),
             Event::Timer { endpoint, gen } => {
                 let e = endpoint as usize;
                 let ep = &mut self.endpoints[e];
@@ -517,7 +528,7 @@ impl Simulation {
                     return;
                 }
                 ep.sock.on_timer(now);
-                self.service_endpoint(e);
+                self.service_endpoint::<TRACE>(e);
             }
             Event::AppStart(a) => self.call_app(a, Call::Start),
             Event::AppTimer { app, gen } => {
@@ -552,7 +563,7 @@ impl Simulation {
     // Network
     // ------------------------------------------------------------------
 
-    fn on_wire_arrival(&mut self, p: PortId) {
+    fn on_wire_arrival<const TRACE: bool>(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
         let id = port.take_arrival().expect("a wire event has a packet");
         let to = port.to;
@@ -560,17 +571,17 @@ impl Simulation {
             self.sched.schedule(next, Event::WireArrival(p));
         }
         self.perf.packet_hops += 1;
-        trace(&mut self.tracer, &self.flows, self.sched.now(), TraceEvent::Receive, p, &self.packets[id]);
-        self.arrive(to, id);
+        trace::<TRACE>(&mut self.tracer, &self.flows, self.sched.now(), TraceEvent::Receive, p, &self.packets[id]);
+        self.arrive::<TRACE>(to, id);
     }
 
     /// Packet `id` reached `node`: deliver it (and free its slot) or forward it.
-    fn arrive(&mut self, node: NodeId, id: PacketId) {
+    fn arrive<const TRACE: bool>(&mut self, node: NodeId, id: PacketId) {
         let pkt = &self.packets[id];
         if pkt.dst != node {
             let route = self.routes.forward(node, pkt.dst);
             assert!(route != crate::node::NO_ROUTE, "routes are validated at build time");
-            self.send_on(PortId(route), id);
+            self.send_on::<TRACE>(PortId(route), id);
             return;
         }
         self.cons.delivered += 1;
@@ -610,7 +621,7 @@ impl Simulation {
         let e = 2 * slot as usize + usize::from(pkt.from_initiator);
         self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
         self.packets.remove(id);
-        self.service_endpoint(e);
+        self.service_endpoint::<TRACE>(e);
     }
 
     /// Count a queue's drop or mark against the packet's flow.
@@ -638,17 +649,17 @@ impl Simulation {
     /// offer it to port `p`'s queue.
     pub(crate) fn send_new(&mut self, p: PortId, pkt: Packet) {
         let id = self.packets.insert(pkt);
-        self.send_on(p, id);
+        self.send_on::<true>(p, id);
     }
 
     /// Offer packet `id` to port `p`'s queue and start the transmitter if it is idle.
     // Inlined into its two callers (a router forwarding, a host sending): once per hop, a
     // call's prologue, spills and argument passing cost about 30 instructions.
     #[inline(always)]
-    pub(crate) fn send_on(&mut self, p: PortId, id: PacketId) {
+    pub(crate) fn send_on<const TRACE: bool>(&mut self, p: PortId, id: PacketId) {
         let now = self.sched.now();
         let pkt = &self.packets[id];
-        trace(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
+        trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
         let q = QueuedPacket::new(id, pkt);
         let port = &mut self.ports[p.index()];
         // An empty queue in front of an idle transmitter: a packet the discipline passes
@@ -656,7 +667,7 @@ impl Simulation {
         if !port.tx_event_pending && port.busy_until <= now {
             if let Some(q) = port.queue.pass_idle(q, now) {
                 // Passed straight through, its ECN field untouched: the pool's copy is current.
-                trace(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
+                trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
                 start_tx(port, &mut self.sched, p, q, now);
                 return;
             }
@@ -666,7 +677,7 @@ impl Simulation {
             self.account_outcome(p);
         }
         if !self.ports[p.index()].tx_event_pending {
-            self.try_transmit(p);
+            self.try_transmit::<TRACE>(p);
         }
     }
 
@@ -687,7 +698,7 @@ impl Simulation {
             // A packet marked, then dropped, leaves with its mark.
             self.packets[d.id].ecn = d.ecn;
             // Traced before it is charged: charging the last packet of a released connection frees its slot.
-            trace(&mut self.tracer, &self.flows, now, TraceEvent::Drop, p, &self.packets[d.id]);
+            trace::<true>(&mut self.tracer, &self.flows, now, TraceEvent::Drop, p, &self.packets[d.id]);
             self.packets.remove(d.id);
             self.charge(d.flow, d.proto, true);
         }
@@ -699,7 +710,7 @@ impl Simulation {
 
     /// If port `p`'s transmitter is free, start the next packet; otherwise make
     /// sure a `TxDone` event is pending.
-    fn try_transmit(&mut self, p: PortId) {
+    fn try_transmit<const TRACE: bool>(&mut self, p: PortId) {
         let now = self.sched.now();
         let port = &mut self.ports[p.index()];
         if port.busy_until > now {
@@ -716,7 +727,7 @@ impl Simulation {
         let Some(q) = next else { return };
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
-        trace(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
+        trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
         start_tx(&mut self.ports[p.index()], &mut self.sched, p, q, now);
     }
 
@@ -1007,7 +1018,7 @@ impl Simulation {
     /// After any input to endpoint `e`: let the application react, send what
     /// the socket has to send, keep its timer event current, and release the
     /// connection's endpoints once both ends are done.
-    fn service_endpoint(&mut self, e: usize) {
+    fn service_endpoint<const TRACE: bool>(&mut self, e: usize) {
         let ep = &mut self.endpoints[e];
         debug_assert!(ep.live, "only a live endpoint is served");
         let flow = ep.flow;
@@ -1022,7 +1033,7 @@ impl Simulation {
                 }
             }
         }
-        self.flush_endpoint_inline(e);
+        self.flush_endpoint_inline::<TRACE>(e);
         self.maybe_release(flow, e);
     }
 
@@ -1052,13 +1063,13 @@ impl Simulation {
     /// Send what endpoint `e` may send now and keep its timer event current.
     #[inline(never)]
     fn flush_endpoint(&mut self, e: usize) {
-        self.flush_endpoint_inline(e);
+        self.flush_endpoint_inline::<true>(e);
     }
 
     /// [`Simulation::flush_endpoint`], inlined into [`Simulation::service_endpoint`] (once per
     /// hop: one call's prologue and epilogue fewer).
     #[inline(always)]
-    fn flush_endpoint_inline(&mut self, e: usize) {
+    fn flush_endpoint_inline<const TRACE: bool>(&mut self, e: usize) {
         let now = self.sched.now();
         let is_initiator = e % 2 == 0;
         loop {
@@ -1083,10 +1094,12 @@ impl Simulation {
             self.cons.sent += 1;
             self.flows[flow.index()].in_flight += 1;
             let id = self.packets.commit();
-            if let Some(tap) = &mut self.tap {
-                tap.push(self.packets[id]);
+            if TRACE {
+                if let Some(tap) = &mut self.tap {
+                    tap.push(self.packets[id]);
+                }
             }
-            self.send_on(egress, id);
+            self.send_on::<TRACE>(egress, id);
             if tx.last {
                 break;
             }
@@ -1129,9 +1142,10 @@ impl Simulation {
     /// Release flow `f`'s endpoint pair, after input to its endpoint `e`, if both
     /// ends are done: each end CLOSED or TIME-WAIT (the responder may also still
     /// be LISTENing when the initiator gave up). Its counters move to the flow.
+    // The test inlined into the endpoint's service (once per hop), the release out of line.
+    #[inline(always)]
     fn maybe_release(&mut self, f: FlowId, e: usize) {
         debug_assert_eq!(self.flows[f.index()].slot as usize, e / 2, "endpoint {e} serves flow {f:?}");
-        let i = e & !1;
         let done = |j: usize| {
             let state = self.endpoints[j].sock.state();
             if j % 2 == 0 {
@@ -1147,6 +1161,13 @@ impl Simulation {
         if !(done(e) && done(e ^ 1)) {
             return;
         }
+        self.release(f, e);
+    }
+
+    /// Release flow `f`'s endpoint pair (both ends are done; `e` is one of them).
+    #[inline(never)]
+    fn release(&mut self, f: FlowId, e: usize) {
+        let i = e & !1;
         let (a, b) = (&self.endpoints[i].sock, &self.endpoints[i + 1].sock);
         self.flows[f.index()].last = Some(Box::new(FlowFinal {
             counters: [a.counters, b.counters],
@@ -1187,9 +1208,13 @@ impl Simulation {
 }
 
 /// Record `event` of `pkt` on port `p` if a trace is on; the trace names a connection by
-/// its app and serial. Inlined: with no trace, one test of the option.
+/// its app and serial. Inlined: with no trace, one test of the option; with `TRACE` false
+/// (a run with neither trace nor tap, see [`Simulation::run_events`]), nothing.
 #[inline(always)]
-fn trace(tracer: &mut Option<Tracer>, flows: &[Flow], now: SimTime, event: TraceEvent, p: PortId, pkt: &Packet) {
+fn trace<const TRACE: bool>(tracer: &mut Option<Tracer>, flows: &[Flow], now: SimTime, event: TraceEvent, p: PortId, pkt: &Packet) {
+    if !TRACE {
+        return;
+    }
     if let Some(t) = tracer {
         t.record(now, event, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
     }

@@ -638,7 +638,8 @@ impl TcpSocket {
     // ------------------------------------------------------------------
 
     /// Process an arriving segment whose IP ECN field is `ecn`.
-    #[inline]
+    // Inlined into the simulation's delivery (once per segment); the slow path stays a call.
+    #[inline(always)]
     pub fn on_segment(&mut self, now: SimTime, h: &TcpHeader, ecn: Ecn) {
         if !self.on_predicted_segment(now, h, ecn) {
             self.on_segment_slow(now, h, ecn);
@@ -1281,7 +1282,8 @@ impl TcpSocket {
     /// [`TcpSocket::poll_transmit`], writing the header in place (in a packet's slot):
     /// every field of `header` is written when a segment is returned; with `None` its
     /// content is unspecified. Call until it returns `None` or a [`Transmit`] marked `last`.
-    #[inline]
+    // Inlined into the endpoint's flush, which polls once or twice per segment.
+    #[inline(always)]
     pub fn poll_transmit_into(&mut self, now: SimTime, header: &mut TcpHeader) -> Option<Transmit> {
         match self.state {
             TcpState::Closed | TcpState::Listen => None,
@@ -1522,6 +1524,7 @@ impl TcpSocket {
         }
     }
 
+    #[inline]
     fn poll_data(&mut self, now: SimTime, header: &mut TcpHeader) -> Option<Ecn> {
         if !self.can_send() {
             return None;
@@ -1604,6 +1607,7 @@ impl TcpSocket {
     }
 
     /// A pure ACK, if one is due: true if written to `header`.
+    #[inline(always)]
     fn poll_ack(&mut self, header: &mut TcpHeader) -> bool {
         if !self.ack_now {
             return false;
