@@ -207,6 +207,9 @@ pub struct Simulation {
     /// Events since the last [`Simulation::give_back_memory`] pass (counted in
     /// steps of [`CHECK_EVERY`]).
     pub(crate) since_give_back: u32,
+    /// Events the loop runs before it next looks at the fault, the cancellation flag and
+    /// the memory limit ([`CHECK_EVERY`] at most; 1 once [`Simulation::stop`] was called).
+    pub(crate) until_check: u32,
     /// The instant of the last event run, and how many events ran at it.
     pub(crate) instant: SimTime,
     pub(crate) instant_events: u64,
@@ -278,7 +281,7 @@ impl Simulation {
             return Err(e.clone());
         }
         let limit = t.min(self.end);
-        let mut since_check = 0;
+        self.until_check = CHECK_EVERY;
         while let Some(ev) = self.sched.pop_until(limit) {
             self.perf.events += 1;
             let now = self.sched.now();
@@ -294,12 +297,13 @@ impl Simulation {
                 self.instant_events = 1;
             }
             self.dispatch::<TRACE>(ev);
-            if let Some(e) = &self.fault {
-                return Err(e.clone());
-            }
-            since_check += 1;
-            if since_check == CHECK_EVERY {
-                since_check = 0;
+            // One countdown for the periodic checks and the fault: `stop` brings it to the end.
+            self.until_check -= 1;
+            if self.until_check == 0 {
+                if let Some(e) = &self.fault {
+                    return Err(e.clone());
+                }
+                self.until_check = CHECK_EVERY;
                 self.check_limits()?;
                 self.since_give_back += CHECK_EVERY;
                 if self.since_give_back >= GIVE_BACK_EVERY {
@@ -328,11 +332,13 @@ impl Simulation {
         self.fault.as_ref()
     }
 
-    /// Stop the run for good with `e`; returns `e`.
+    /// Stop the run for good with `e`; returns `e`. The event loop stops after the event
+    /// that called it.
     #[cold]
     #[inline(never)]
     fn stop(&mut self, e: SimError) -> SimError {
         self.fault = Some(e.clone());
+        self.until_check = 1;
         e
     }
 
@@ -1033,8 +1039,9 @@ impl Simulation {
                 }
             }
         }
-        self.flush_endpoint_inline::<TRACE>(e);
-        self.maybe_release(flow, e);
+        if self.flush_endpoint_inline::<TRACE>(e) {
+            self.maybe_release(flow, e);
+        }
     }
 
     /// Hand endpoint `e`'s socket events `ev` to its connection's app.
@@ -1067,9 +1074,10 @@ impl Simulation {
     }
 
     /// [`Simulation::flush_endpoint`], inlined into [`Simulation::service_endpoint`] (once per
-    /// hop: one call's prologue and epilogue fewer).
+    /// hop: one call's prologue and epilogue fewer). Returns false if the endpoint's state
+    /// rules out its release (not CLOSED, TIME-WAIT or LISTEN), read while it is at hand.
     #[inline(always)]
-    fn flush_endpoint_inline<const TRACE: bool>(&mut self, e: usize) {
+    fn flush_endpoint_inline<const TRACE: bool>(&mut self, e: usize) -> bool {
         let now = self.sched.now();
         let is_initiator = e % 2 == 0;
         loop {
@@ -1106,7 +1114,14 @@ impl Simulation {
         }
         let ep = &mut self.endpoints[e];
         ep.deadline = ep.sock.next_deadline_opt();
-        self.schedule_endpoint_timer(e);
+        // `schedule_endpoint_timer`'s test, on the endpoint in hand.
+        let reschedule = ep.deadline.is_before(ep.timer_at);
+        // CLOSED, TIME-WAIT or LISTEN: an end `maybe_release` may find done.
+        let may_be_done = matches!(ep.sock.state(), TcpState::Closed | TcpState::TimeWait | TcpState::Listen);
+        if reschedule {
+            self.reschedule_endpoint_timer(e);
+        }
+        may_be_done
     }
 
     /// Keep endpoint `e`'s timer event current with its socket's deadline, as of the
