@@ -1291,7 +1291,15 @@ impl TcpSocket {
                 self.poll_handshake(now, header).map(|ecn| Transmit { ecn, last: false })
             }
             _ => {
-                if let Some(ecn) = self.poll_data(now, header) {
+                if !self.may_send_data() {
+                    // Nothing written beyond SND.NXT, no FIN, nothing to resend (a receiver's usual
+                    // case): `poll_data` would return `None` without changing anything.
+                    #[cfg(debug_assertions)]
+                    {
+                        let mut again = self.clone();
+                        debug_assert!(again.poll_data(now, header).is_none(), "no data may be sent");
+                    }
+                } else if let Some(ecn) = self.poll_data(now, header) {
                     let last = self.window_full_after_send();
                     #[cfg(debug_assertions)]
                     if last {
@@ -1406,6 +1414,15 @@ impl TcpSocket {
         let seq = self.snd_nxt;
         let len = self.win.mss.min(self.data_end().saturating_sub(seq));
         seq + len.max(1) > self.send_limit()
+    }
+
+    /// False only if [`TcpSocket::poll_data`] would return `None`, changing nothing: no
+    /// retransmission due, no SACK recovery (whose `NextSeg` may resend), nothing written
+    /// beyond SND.NXT and no FIN requested (`next_seq`'s first tests, read without the
+    /// sending state's lines).
+    #[inline(always)]
+    fn may_send_data(&self) -> bool {
+        self.retransmit_due || self.fin_requested || self.snd_nxt < self.data_end() || self.sack_recovery()
     }
 
     /// Whether this endpoint may still send data or its FIN.
