@@ -666,24 +666,29 @@ impl Simulation {
         let now = self.sched.now();
         let pkt = &self.packets[id];
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
-        let q = QueuedPacket::new(id, pkt);
         let port = &mut self.ports[p.index()];
         // An empty queue in front of an idle transmitter: a packet the discipline passes
-        // straight through is sent now, as enqueue then dequeue would send it.
-        if !port.tx_event_pending && port.busy_until <= now {
-            if let Some(q) = port.queue.pass_idle(q, now) {
-                // Passed straight through, its ECN field untouched: the pool's copy is current.
-                trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
-                start_tx(port, &mut self.sched, p, q, now);
-                return;
-            }
+        // straight through is sent now, as enqueue then dequeue would send it (by its size
+        // and id alone: the queue's copy of the packet is built only when it queues).
+        if !port.tx_event_pending && port.busy_until <= now && port.queue.pass_idle_sized(pkt.size, now) {
+            // Passed straight through, its ECN field untouched: the pool's copy is current.
+            trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, pkt);
+            start_tx(port, &mut self.sched, p, id, pkt.size, now);
+            return;
         }
-        port.queue.enqueue(q, now);
+        port.queue.enqueue(QueuedPacket::new(id, pkt), now);
         if port.queue.has_outcome() {
             self.account_outcome(p);
         }
-        if !self.ports[p.index()].tx_event_pending {
-            self.try_transmit::<TRACE>(p);
+        let port = &mut self.ports[p.index()];
+        if !port.tx_event_pending {
+            if port.busy_until > now {
+                // `try_transmit` on a busy transmitter (the usual case here), without the call.
+                port.tx_event_pending = true;
+                self.sched.schedule(port.busy_until, Event::TxDone(p));
+            } else {
+                self.try_transmit::<TRACE>(p);
+            }
         }
     }
 
@@ -734,7 +739,7 @@ impl Simulation {
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
-        start_tx(&mut self.ports[p.index()], &mut self.sched, p, q, now);
+        start_tx(&mut self.ports[p.index()], &mut self.sched, p, q.id, q.size, now);
     }
 
     // ------------------------------------------------------------------
@@ -1235,15 +1240,15 @@ fn trace<const TRACE: bool>(tracer: &mut Option<Tracer>, flows: &[Flow], now: Si
     }
 }
 
-/// Start serialising `q`, just taken from port `p`'s queue (or passed straight through it),
-/// on the idle transmitter; schedule its wire arrival if the wire was empty, and a `TxDone`
-/// if packets wait. A function of the port and the scheduler alone, so that its callers,
-/// which hold the port, need not look it up again.
-// Inlined into both callers: a call would copy the queued packet through the stack on every hop.
+/// Start serialising packet `id` of `size` bytes, just taken from port `p`'s queue (or passed
+/// straight through it), on the idle transmitter; schedule its wire arrival if the wire was
+/// empty, and a `TxDone` if packets wait. A function of the port and the scheduler alone, so
+/// that its callers, which hold the port, need not look it up again.
+// Inlined into both callers (once per hop).
 #[inline(always)]
-fn start_tx(port: &mut Port, sched: &mut Scheduler, p: PortId, q: QueuedPacket, now: SimTime) {
+fn start_tx(port: &mut Port, sched: &mut Scheduler, p: PortId, id: PacketId, size: u32, now: SimTime) {
     let wire_was_empty = port.wire.is_empty();
-    let arrival = port.start_tx(q.id, q.size, now);
+    let arrival = port.start_tx(id, size, now);
     if wire_was_empty {
         sched.schedule(arrival, Event::WireArrival(p));
     }
