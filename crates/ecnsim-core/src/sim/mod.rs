@@ -1231,7 +1231,14 @@ impl Simulation {
 /// its app and serial. Inlined: with no trace, one test of the option; with `TRACE` false
 /// (a run with neither trace nor tap, see [`Simulation::run_events`]), nothing.
 #[inline(always)]
-fn trace<const TRACE: bool>(tracer: &mut Option<Tracer>, flows: &[Flow], now: SimTime, event: TraceEvent, p: PortId, pkt: &Packet) {
+fn trace<const TRACE: bool>(
+    tracer: &mut Option<Tracer>,
+    flows: &[Flow],
+    now: SimTime,
+    event: TraceEvent,
+    p: PortId,
+    pkt: &Packet,
+) {
     if !TRACE {
         return;
     }

@@ -1842,8 +1842,7 @@ mod tests {
         let acks = drain(&mut b, t(150));
         deliver(&mut a, t(200), &acks);
         // cwnd = 2: the first of two segments is not the last, the second is.
-        let lasts: Vec<bool> =
-            std::iter::from_fn(|| a.poll_transmit_into(t(200), &mut h).map(|tx| tx.last)).collect();
+        let lasts: Vec<bool> = std::iter::from_fn(|| a.poll_transmit_into(t(200), &mut h).map(|tx| tx.last)).collect();
         assert_eq!(lasts, [false, true]);
         // The window is the only test: the segment that ends the data, the window still open,
         // is not marked (the next poll finds nothing).
