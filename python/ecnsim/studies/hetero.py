@@ -346,12 +346,13 @@ _GROUP_TABLES = (
 def star_run_seconds(duration_s: float, n: int, trace_links: tuple[int, ...] | None) -> float:
     """Estimated wall seconds of one run of the hetero star (hetero's and aecn's points).
 
-    Measured with bench/study_timings.py (docs/performance.md, "Study run times"): 0.08 s
-    per run (plan, derive, store), per simulated second 0.8 ms plus 13.5 us per flow, and
-    4.8 ms more when the bottleneck's packets are traced for the figures.
+    Measured with bench/study_timings.py and a whole study on an idle machine
+    (docs/performance.md, "Study run times"): 0.05 s per run (plan, derive, store), per
+    simulated second 0.65 ms plus 11 us per flow, and 3.8 ms more when the bottleneck's
+    packets are traced for the figures.
     """
-    per_s = 8e-4 + 1.35e-5 * n + (4.8e-3 if trace_links else 0.0)
-    return 0.08 + duration_s * per_s
+    per_s = 6.5e-4 + 1.1e-5 * n + (3.8e-3 if trace_links else 0.0)
+    return 0.05 + duration_s * per_s
 
 
 def _where(df: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame:
@@ -595,7 +596,7 @@ class HeteroStudy(Study):
     )
     Params = HeteroParams
     #: Measured (docs/performance.md, "Study run times").
-    render_cost_s: ClassVar[float] = 33.0
+    render_cost_s: ClassVar[float] = 17.0
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {
         "thesis": {},
         # ICN 2001 slides: 600 Mb/s aggregate, buffer 50, min_th 5, w_q 0.001, window 30.

@@ -446,7 +446,7 @@ class Rfc2415Study(Study):
     )
     Params = Rfc2415Params
     #: Measured (docs/performance.md, "Study run times").
-    render_cost_s: ClassVar[float] = 10.0
+    render_cost_s: ClassVar[float] = 7.0
     derive_version = 1
 
     # -- parameters -------------------------------------------------------------------
@@ -812,11 +812,11 @@ class Rfc2415Study(Study):
     derive = staticmethod(derive_rfc2415)
 
     def estimate_seconds(self, p: Rfc2415Params, point: Mapping[str, Any]) -> float:
-        # Measured with bench/study_timings.py (docs/performance.md, "Study run times"):
-        # 0.08 s per run (plan, derive, store) and per simulated second 0.1 ms, plus 1 us per
-        # web client and 40 us per FTP transfer.
+        # Measured with bench/study_timings.py and the whole study on an idle machine
+        # (docs/performance.md, "Study run times"): 0.02 s per run (plan, derive, store) and
+        # per simulated second 60 us, plus 0.5 us per web client and 25 us per FTP transfer.
         webs, ftps = int(point["webs"]), int(point.get("ftps", 0))
-        return 0.08 + p.duration_s * (1e-4 + 1e-6 * webs + 4e-5 * ftps)
+        return 0.02 + p.duration_s * (6e-5 + 5e-7 * webs + 2.5e-5 * ftps)
 
     # -- rendering --------------------------------------------------------------------
 
