@@ -63,6 +63,16 @@ fn dur_secs(d: SimDuration) -> f64 {
     ns_to_secs(d.as_nanos())
 }
 
+/// Bytes a `[[flows]]` connection's bulk application sends (infinity: without end; NaN: a
+/// workload connection).
+#[allow(clippy::cast_precision_loss)]
+fn app_bytes(sim: &Simulation, flow: &crate::flow::Flow) -> f64 {
+    match &sim.apps[flow.app.index()].app {
+        crate::app::AnyApp::Bulk(b) if flow.app.index() < sim.spec_flows => b.bytes.map_or(f64::INFINITY, |b| b as f64),
+        _ => f64::NAN,
+    }
+}
+
 /// Build the result tables from the simulation's current state.
 #[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
 fn collect(sim: &Simulation) -> Results {
@@ -177,8 +187,8 @@ fn collect(sim: &Simulation) -> Results {
         goodput.push(rate(delivered));
         rx_goodput.push(rate(received));
         throughput.push(rate(vals[1]));
-        completion.push(f.extra.completed_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
-        connect.push(f.extra.connected_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
+        completion.push(f.extra.completed_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
+        connect.push(f.extra.connected_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
         let owd_count = f.extra.owd_count - x0.owd_count;
         owd.push(if owd_count > 0 {
             ns_to_secs(f.extra.owd_sum_ns - x0.owd_sum_ns) / owd_count as f64
@@ -194,10 +204,13 @@ fn collect(sim: &Simulation) -> Results {
         "flow",
         rows.iter()
             .map(|r| {
-                r.flow
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| format!("{}#{}", sim.apps[r.flow.app.index()].name, r.flow.serial))
+                let app = &sim.apps[r.flow.app.index()].name;
+                // A `[[flows]]` connection is its own app, named as the flow.
+                if r.flow.app.index() < sim.spec_flows {
+                    app.clone()
+                } else {
+                    format!("{app}#{}", r.flow.serial)
+                }
             })
             .collect(),
     );
@@ -205,7 +218,7 @@ fn collect(sim: &Simulation) -> Results {
     t.push_str("src", rows.iter().map(|r| sim.nodes[r.flow.src.index()].name.clone()).collect());
     t.push_str("dst", rows.iter().map(|r| sim.nodes[r.flow.dst.index()].name.clone()).collect());
     t.push_f64("start_s", rows.iter().map(|r| secs(r.flow.start)).collect());
-    t.push_f64("app_bytes", rows.iter().map(|r| r.flow.app_bytes).collect());
+    t.push_f64("app_bytes", rows.iter().map(|r| app_bytes(sim, &r.flow)).collect());
     for (name, v) in cols_u {
         t.push_u64(name, v);
     }

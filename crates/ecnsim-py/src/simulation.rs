@@ -49,7 +49,11 @@ const MAX_CHUNK_NS: u64 = 100_000_000;
 #[derive(Debug)]
 pub(crate) struct PySimulation {
     inner: Simulation,
-    spec: ScenarioSpec,
+    /// The scenario as parsed, as JSON: kept as text, not as the parsed scenario, whose
+    /// per-client entries would cost tens of bytes each for the whole life of the simulation.
+    spec_json: String,
+    /// The scenario's warnings (`"path: message"`), found once at the build.
+    warnings: Vec<String>,
     /// The core's cancellation flag: raised on Ctrl-C during a build, and by the
     /// chunk timer during a run.
     cancel: Arc<AtomicBool>,
@@ -125,7 +129,8 @@ impl PySimulation {
         let inner = detached(py, &cancel, || Simulation::with_options(&spec, &options))?.map_err(PySimError)?;
         // The scenario as run: templates expanded (built above, so expansion succeeds).
         let spec = if spec.has_templates() { spec.expanded().map_err(PySimError)? } else { spec };
-        Ok(PySimulation { inner, spec, cancel, records: Table::new("records") })
+        let warnings = spec.warnings().into_iter().map(|(path, msg)| format!("{path}: {msg}")).collect();
+        Ok(PySimulation { inner, spec_json: spec.to_json(), warnings, cancel, records: Table::new("records") })
     }
 
     /// The core's results so far and the digest of them with the drained records in front
@@ -285,7 +290,7 @@ impl PySimulation {
 
     /// Allowed values that make part of the scenario inert, as `"path: message"`.
     fn warnings(&self) -> Vec<String> {
-        self.spec.warnings().into_iter().map(|(path, msg)| format!("{path}: {msg}")).collect()
+        self.warnings.clone()
     }
 
     /// Why the run stopped for good (`"path: message"`), or None.
@@ -296,7 +301,7 @@ impl PySimulation {
 
     /// The scenario as parsed, as JSON (quantities written with units).
     fn spec_json(&self) -> String {
-        self.spec.to_json()
+        self.spec_json.clone()
     }
 
     /// Run every event due at or before `min(t_ns, end)`, without the GIL.

@@ -224,7 +224,7 @@ impl ConnView<'_> {
             }
         };
         ConnFacts {
-            setup: flow.extra.connected_at.map(|t| t.saturating_since(flow.start)),
+            setup: flow.extra.connected_at.get().map(|t| t.saturating_since(flow.start)),
             syn_retransmits: c.syn_retransmits,
             synack_retransmits: s.syn_retransmits,
             rtos: c.rto_count + s.rto_count,
