@@ -259,7 +259,7 @@ fn collect(sim: &Simulation) -> Results {
     t.push_str("src", rows.iter().map(|r| sim.nodes[r.flow.src.index()].name.clone()).collect());
     t.push_str("dst", rows.iter().map(|r| sim.nodes[r.flow.dst.index()].name.clone()).collect());
     t.push_f64("start_s", rows.iter().map(|r| secs(r.flow.start)).collect());
-    t.push_f64("app_bytes", rows.iter().map(|r| app_bytes(sim, &r.flow)).collect());
+    t.push_f64("app_bytes", rows.iter().map(|r| app_bytes(sim, r.flow)).collect());
     for (name, v) in cols_u {
         t.push_u64(name, v);
     }
