@@ -327,7 +327,7 @@ impl PySimulation {
     /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (results, digest, front) = py.detach(|| self.full_results());
-        results_to_py(py, results, digest, Some(&front))
+        results_to_py(py, results, digest, Some(front))
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.
