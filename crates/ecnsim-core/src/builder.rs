@@ -156,7 +156,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         packets: crate::packet::PacketPool::default(),
         ports,
         routes,
-        flows: Vec::with_capacity(open_at_once),
+        flows: reserved(open_at_once),
         n_static: spec.flows.len(),
         free_flows: Vec::new(),
         next_serial: spec.flows.len() as u64,
@@ -166,7 +166,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         // Room for the connections open at once as the memory estimate counts them, so that
         // the endpoints (64-byte aligned: a reallocation copies) need not grow while they open.
         // The room is address space: pages are resident only once an endpoint is written.
-        endpoints: Vec::with_capacity(2 * open_at_once),
+        endpoints: reserved(open_at_once.saturating_mul(2)),
         free_slots: Vec::new(),
         tcp_configs: Vec::new(),
         udp: Vec::new(),
@@ -320,6 +320,14 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
     resolved.tcp = TcpOverrides::default();
     sim.resolved_spec = resolved.to_json();
     Ok(sim)
+}
+
+/// An empty vector with room for `n` items if the allocator grants it, else with none (it then
+/// grows as items come, as any vector; the room is an optimization, never a failure).
+fn reserved<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    let _ = v.try_reserve_exact(n);
+    v
 }
 
 /// The index of group `name` in `names`, added if new; `index` maps names to indices.
