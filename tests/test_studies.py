@@ -375,6 +375,68 @@ def test_bad_arguments_are_errors_not_tracebacks(cli: Cli, tmp_path: Path) -> No
         assert message in r.stderr, r.stderr
 
 
+def test_study_timings_measures_sampled_points_against_their_estimates(tmp_path: Path) -> None:
+    """bench/study_timings.py, which measures the coefficients behind `study list`'s
+    estimates, runs: sampled points of a grid (both ends), timed through the run path."""
+    script = Path(__file__).resolve().parents[1] / "bench" / "study_timings.py"
+    out = tmp_path / "timings.json"
+    r = subprocess.run(
+        [sys.executable, str(script), "rfc2884", "--quick", "--points", "2", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    record = json.loads(out.read_text())
+    rows = record["rows"]
+    study = studies.get("rfc2884")
+    params = study.placeholder_params(study.quick(study.Params()))
+    estimates = sorted(study.estimate_seconds(params, p) for p in study.grid(params))
+    assert [row["estimate_s"] for row in rows] == [
+        round(estimates[0], 3),
+        round(estimates[-1], 3),
+    ]
+    for row in rows:
+        assert row["study"] == "rfc2884"
+        assert row["measured_cpu_s"] > 0
+        assert row["measured_wall_s"] > 0
+        assert row["estimate_over_measured"] == pytest.approx(
+            row["estimate_s"] / row["measured_cpu_s"], rel=0.05
+        )
+    assert "estimate / measured: median" in r.stdout
+
+
+def test_star_estimates_grow_with_flows_and_with_the_figure_trace() -> None:
+    from ecnsim.studies.hetero import star_run_seconds
+
+    assert star_run_seconds(100.0, 15, None) < star_run_seconds(100.0, 600, None)
+    assert star_run_seconds(100.0, 60, None) < star_run_seconds(100.0, 60, (0,))
+    study = studies.get("hetero")
+    params = study.Params()
+    traced = [p for p in study.grid(params) if study.job(params, p).trace_links]
+    assert traced, "hetero traces one point's bottleneck for its figures"
+    plain = next(
+        p
+        for p in study.grid(params)
+        if p["n"] == traced[0]["n"] and p["mode"] == traced[0]["mode"] and p != traced[0]
+    )
+    assert not study.job(params, plain).trace_links
+    assert study.estimate_seconds(params, traced[0]) > study.estimate_seconds(params, plain)
+
+
+def test_estimates_include_rendering_in_proportion_to_the_runs_with_a_floor() -> None:
+    from ecnsim.studies._base import estimate_wall_s, render_seconds
+
+    study = studies.get("hetero")
+    full, quick = study.Params(), study.quick(study.Params())
+    assert render_seconds(study, full) == pytest.approx(study.render_cost_s)
+    assert render_seconds(study, quick) == pytest.approx(0.2 * study.render_cost_s)
+    runs = sum(study.estimate_seconds(full, p) for p in study.grid(full)) * full.seeds
+    assert estimate_wall_s(study, full, 2) == pytest.approx(runs / 2 + study.render_cost_s)
+    for name in studies.names():
+        assert studies.get(name).render_cost_s > 0, name
+
+
 def test_list_and_show(cli: Cli) -> None:
     r = cli("study", "list")
     assert r.returncode == 0, r.stderr

@@ -159,8 +159,10 @@ class Study(ABC):
     #: Columns of derived tables stored under an earlier name: ``{old: new}``, applied when
     #: the store is read (a rename changes no value, so it needs no new ``derive_version``).
     derived_renames: ClassVar[Mapping[str, str]] = {}
-    #: Wall seconds per simulated second and flow-independent part, for estimates (measured).
-    cost_per_sim_s: ClassVar[float] = 0.01
+    #: Seconds to render the report of the default grid once every run is in the store
+    #: (measured: the CPU time of a second `ecnsim study run NAME`, which only renders;
+    #: docs/performance.md, "Study run times"). 0 leaves rendering out of the estimates.
+    render_cost_s: ClassVar[float] = 0.0
     #: Tables computed from the parameters or the pilot stage alone (not from the study's
     #: runs): an emulated study's report shows them once, not again for the emulated runs.
     shared_tables: ClassVar[tuple[str, ...]] = ()
@@ -949,12 +951,25 @@ def format_seconds(s: float) -> str:
 
 
 def estimate_wall_s(study: Study, params: Any, workers: int = 1) -> float:
-    """Estimated wall seconds of the whole study (its pilot stage included) on ``workers`` cores."""
+    """Estimated wall seconds of the whole study on ``workers`` cores: its pilot stage, its
+    runs and the report's rendering (one process)."""
     total = sum(study.estimate_seconds(params, p) for p in study.grid(params)) * params.seeds
     cal = study.calibration(params)
     if cal is not None:
         total += sum(study.estimate_seconds(params, p) for p in cal.points) * len(cal.seeds)
-    return float(total) / max(1, workers)
+    return float(total) / max(1, workers) + render_seconds(study, params)
+
+
+def render_seconds(study: Study, params: Any) -> float:
+    """Estimated seconds to render the report of ``params``' grid: the measured
+    :attr:`Study.render_cost_s` of the default grid, in proportion to the runs, but at least a
+    fifth of it (every figure is drawn however few runs it shows)."""
+    if study.render_cost_s <= 0:
+        return 0.0
+    default = study.placeholder_params(study.Params())
+    full: int = len(study.grid(default)) * default.seeds
+    runs: int = len(study.grid(params)) * params.seeds
+    return study.render_cost_s * max(0.2, runs / max(1, full))
 
 
 def pilot_runs(study: Study, params: Any) -> int:

@@ -41,6 +41,7 @@ from ecnsim.studies.hetero import (
     _packet_fields,
     derive_star,
     star_figures,
+    star_run_seconds,
     star_tables,
 )
 
@@ -174,6 +175,8 @@ class AecnStudy(Study):
     title = "Adaptive ECN vs ECN with heterogeneous round-trip times"
     source = "Z. Zheng, WPI MS thesis, ch. 5 (ns-2). STUDIES.md §4."
     Params = AecnParams
+    #: Measured (docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 66.0
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"thesis": {}}
     derive_version = 1
     derive = staticmethod(derive_star)
@@ -365,8 +368,8 @@ class AecnStudy(Study):
         return JobSpec(context=context, trace_links=(0,) if figure else None)
 
     def estimate_seconds(self, p: AecnParams, point: Mapping[str, Any]) -> float:
-        n = int(point["n"])
-        return 0.15 + p.duration_s * (2.5e-3 + 1e-4 * n)
+        # The same star and run path as hetero's, measured the same way.
+        return star_run_seconds(p.duration_s, int(point["n"]), self.job(p, point).trace_links)
 
     # -- rendering --------------------------------------------------------------------
 

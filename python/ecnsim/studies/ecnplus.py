@@ -588,6 +588,8 @@ class EcnplusStudy(Study):
         "(ns-2, Linux testbed); RFC 5562. STUDIES.md §5."
     )
     Params = EcnplusParams
+    #: Measured (docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 41.0
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"paper": {}}
     derive_version = 1
     # The share of objects that negotiated ECN was stored as `ecn_share`, the name of the
@@ -943,15 +945,17 @@ class EcnplusStudy(Study):
         return JobSpec(context=context, keep_tables=("queues",))
 
     def estimate_seconds(self, p: EcnplusParams, point: Mapping[str, Any]) -> float:
-        # Measured on the project's machine: about 0.06 wall seconds per simulated second of
-        # a 100 Mb/s link at 90 % load, in proportion to the packets carried.
+        # Measured with bench/study_timings.py (docs/performance.md, "Study run times"):
+        # 0.13 s per run and 13 ms per simulated second of a 100 Mb/s link at 90 % load, in
+        # proportion to the packets carried; the model's runs grow faster than their packets
+        # (their many short connections at 622 Mb/s), fitted as work ** 1.5.
         exp = str(point["experiment"])
         if exp == "model":
             work = float(point["link_mbps"]) / 100.0 * float(point["offered_utilization"]) / 0.9
-            return 0.5 + p.model_duration_s * 0.06 * work
+            return 0.13 + p.model_duration_s * 7.5e-3 * math.pow(work, 1.5)
         mbps = p.testbed_mbps if exp == "testbed" else p.bottleneck_mbps
         load = min(float(point["load"]), 110.0)
-        return 0.5 + p.duration_s * 0.06 * mbps / 100.0 * load / 90.0
+        return 0.13 + p.duration_s * 0.013 * mbps / 100.0 * load / 90.0
 
     def warnings(self, p: EcnplusParams, data: StudyData) -> list[str]:
         """Every point whose backlog of open connections kept growing (no steady state)."""

@@ -343,6 +343,17 @@ _GROUP_TABLES = (
 )
 
 
+def star_run_seconds(duration_s: float, n: int, trace_links: tuple[int, ...] | None) -> float:
+    """Estimated wall seconds of one run of the hetero star (hetero's and aecn's points).
+
+    Measured with bench/study_timings.py (docs/performance.md, "Study run times"): 0.08 s
+    per run (plan, derive, store), per simulated second 0.8 ms plus 13.5 us per flow, and
+    4.8 ms more when the bottleneck's packets are traced for the figures.
+    """
+    per_s = 8e-4 + 1.35e-5 * n + (4.8e-3 if trace_links else 0.0)
+    return 0.08 + duration_s * per_s
+
+
 def _where(df: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame:
     return df if not where else select_rows(df, where)
 
@@ -583,6 +594,8 @@ class HeteroStudy(Study):
         "(variant icn2001). STUDIES.md §3."
     )
     Params = HeteroParams
+    #: Measured (docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 33.0
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {
         "thesis": {},
         # ICN 2001 slides: 600 Mb/s aggregate, buffer 50, min_th 5, w_q 0.001, window 30.
@@ -779,10 +792,7 @@ class HeteroStudy(Study):
     derive = staticmethod(derive_star)
 
     def estimate_seconds(self, p: HeteroParams, point: Mapping[str, Any]) -> float:
-        # Measured on the project's machine (docs/studies/hetero.md): about 0.15 s of
-        # start-up and 2.5 ms per simulated second, plus 0.1 ms per flow and simulated second.
-        n = int(point["n"])
-        return 0.15 + p.duration_s * (2.5e-3 + 1e-4 * n)
+        return star_run_seconds(p.duration_s, int(point["n"]), self.job(p, point).trace_links)
 
     # -- rendering --------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -445,6 +445,8 @@ class Rfc2415Study(Study):
         "RFC 2415, September 1998 (ns-2). STUDIES.md §2."
     )
     Params = Rfc2415Params
+    #: Measured (docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 10.0
     derive_version = 1
 
     # -- parameters -------------------------------------------------------------------
@@ -810,9 +812,11 @@ class Rfc2415Study(Study):
     derive = staticmethod(derive_rfc2415)
 
     def estimate_seconds(self, p: Rfc2415Params, point: Mapping[str, Any]) -> float:
-        # Measured on the project's machine (docs/studies/rfc2415.md): about 0.15 s per run for
-        # the worker's derive and store, and per simulated second 0.2 ms plus 15 us per web client.
-        return 0.15 + p.duration_s * (2e-4 + 1.5e-5 * int(point["webs"]))
+        # Measured with bench/study_timings.py (docs/performance.md, "Study run times"):
+        # 0.08 s per run (plan, derive, store) and per simulated second 0.1 ms, plus 1 us per
+        # web client and 40 us per FTP transfer.
+        webs, ftps = int(point["webs"]), int(point.get("ftps", 0))
+        return 0.08 + p.duration_s * (1e-4 + 1e-6 * webs + 4e-5 * ftps)
 
     # -- rendering --------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -509,6 +509,8 @@ class Rfc2884Study(Study):
         "(ECN) in IP Networks, RFC 2884, July 2000; STUDIES.md §1."
     )
     Params = Rfc2884Params
+    #: Measured (docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 18.0
     derive_version = 1
     shared_tables = ("red_settings", "calibration")
 
@@ -916,8 +918,9 @@ class Rfc2884Study(Study):
         raise ValueError(f"rfc2884: unknown experiment {exp!r} in the job context")
 
     def estimate_seconds(self, p: Rfc2884Params, point: Mapping[str, Any]) -> float:
-        # Measured on the project's machine (docs/studies/rfc2884.md): a run's fixed cost (start-up,
-        # store) plus a cost per simulated second that grows with the flows sharing the bottleneck.
+        # Measured with bench/study_timings.py (docs/performance.md, "Study run times"): 0.08 s
+        # per run (plan, derive, store) plus per simulated second 20 us and 5 us per competing
+        # flow sharing the bottleneck.
         exp = point["experiment"]
         level = int(point["level"])
         if exp == "pilot":
@@ -928,7 +931,7 @@ class Rfc2884Study(Study):
             sim = p.bulk_duration_s(level)
         else:
             sim = p.competing_start_s + p.transaction_s
-        return 0.1 + sim * (2.0e-5 + 1.0e-5 * level)
+        return 0.08 + sim * (2.0e-5 + 5.0e-6 * level)
 
     # -- calibration ------------------------------------------------------------------
 
