@@ -192,6 +192,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         connection_path,
         fault: None,
         since_give_back: 0,
+        until_check: 0,
         instant: SimTime::ZERO,
         instant_events: 0,
         memory_limit: options.max_memory,

@@ -207,6 +207,9 @@ pub struct Simulation {
     /// Events since the last [`Simulation::give_back_memory`] pass (counted in
     /// steps of [`CHECK_EVERY`]).
     pub(crate) since_give_back: u32,
+    /// Events the loop runs before it next looks at the fault, the cancellation flag and
+    /// the memory limit ([`CHECK_EVERY`] at most; 1 once [`Simulation::stop`] was called).
+    pub(crate) until_check: u32,
     /// The instant of the last event run, and how many events ran at it.
     pub(crate) instant: SimTime,
     pub(crate) instant_events: u64,
@@ -261,13 +264,24 @@ impl Simulation {
         result
     }
 
-    /// [`Simulation::run_until`]'s loop.
+    /// [`Simulation::run_until`]'s loop, in the copy without trace points when neither a
+    /// trace nor the packet tap is on (neither can be switched on while it runs).
     fn run_events(&mut self, t: SimTime) -> Result<(), SimError> {
+        if self.tracer.is_some() || self.tap.is_some() {
+            self.run_events_with::<true>(t)
+        } else {
+            self.run_events_with::<false>(t)
+        }
+    }
+
+    /// [`Simulation::run_events`]; `TRACE`: the trace points on the per-packet path test
+    /// whether a trace or the packet tap is on (false: they are compiled out).
+    fn run_events_with<const TRACE: bool>(&mut self, t: SimTime) -> Result<(), SimError> {
         if let Some(e) = &self.fault {
             return Err(e.clone());
         }
         let limit = t.min(self.end);
-        let mut since_check = 0;
+        self.until_check = CHECK_EVERY;
         while let Some(ev) = self.sched.pop_until(limit) {
             self.perf.events += 1;
             let now = self.sched.now();
@@ -282,13 +296,14 @@ impl Simulation {
                 self.instant = now;
                 self.instant_events = 1;
             }
-            self.dispatch(ev);
-            if let Some(e) = &self.fault {
-                return Err(e.clone());
-            }
-            since_check += 1;
-            if since_check == CHECK_EVERY {
-                since_check = 0;
+            self.dispatch::<TRACE>(ev);
+            // One countdown for the periodic checks and the fault: `stop` brings it to the end.
+            self.until_check -= 1;
+            if self.until_check == 0 {
+                if let Some(e) = &self.fault {
+                    return Err(e.clone());
+                }
+                self.until_check = CHECK_EVERY;
                 self.check_limits()?;
                 self.since_give_back += CHECK_EVERY;
                 if self.since_give_back >= GIVE_BACK_EVERY {
@@ -317,11 +332,13 @@ impl Simulation {
         self.fault.as_ref()
     }
 
-    /// Stop the run for good with `e`; returns `e`.
+    /// Stop the run for good with `e`; returns `e`. The event loop stops after the event
+    /// that called it.
     #[cold]
     #[inline(never)]
     fn stop(&mut self, e: SimError) -> SimError {
         self.fault = Some(e.clone());
+        self.until_check = 1;
         e
     }
 
@@ -493,13 +510,13 @@ impl Simulation {
     // Event routing
     // ------------------------------------------------------------------
 
-    fn dispatch(&mut self, ev: Event) {
+    fn dispatch<const TRACE: bool>(&mut self, ev: Event) {
         match ev {
             Event::TxDone(p) => {
                 self.ports[p.index()].tx_event_pending = false;
-                self.try_transmit(p);
+                self.try_transmit::<TRACE>(p);
             }
-            Event::WireArrival(p) => self.on_wire_arrival(p),
+            Event::WireArrival(p) => self.on_wire_arrival::<TRACE>(p),
             Event::Timer { endpoint, gen } => {
                 let e = endpoint as usize;
                 let ep = &mut self.endpoints[e];
@@ -517,7 +534,7 @@ impl Simulation {
                     return;
                 }
                 ep.sock.on_timer(now);
-                self.service_endpoint(e);
+                self.service_endpoint::<TRACE>(e);
             }
             Event::AppStart(a) => self.call_app(a, Call::Start),
             Event::AppTimer { app, gen } => {
@@ -552,7 +569,7 @@ impl Simulation {
     // Network
     // ------------------------------------------------------------------
 
-    fn on_wire_arrival(&mut self, p: PortId) {
+    fn on_wire_arrival<const TRACE: bool>(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
         let id = port.take_arrival().expect("a wire event has a packet");
         let to = port.to;
@@ -560,17 +577,17 @@ impl Simulation {
             self.sched.schedule(next, Event::WireArrival(p));
         }
         self.perf.packet_hops += 1;
-        trace(&mut self.tracer, &self.flows, self.sched.now(), TraceEvent::Receive, p, &self.packets[id]);
-        self.arrive(to, id);
+        trace::<TRACE>(&mut self.tracer, &self.flows, self.sched.now(), TraceEvent::Receive, p, &self.packets[id]);
+        self.arrive::<TRACE>(to, id);
     }
 
     /// Packet `id` reached `node`: deliver it (and free its slot) or forward it.
-    fn arrive(&mut self, node: NodeId, id: PacketId) {
+    fn arrive<const TRACE: bool>(&mut self, node: NodeId, id: PacketId) {
         let pkt = &self.packets[id];
         if pkt.dst != node {
             let route = self.routes.forward(node, pkt.dst);
             assert!(route != crate::node::NO_ROUTE, "routes are validated at build time");
-            self.send_on(PortId(route), id);
+            self.send_on::<TRACE>(PortId(route), id);
             return;
         }
         self.cons.delivered += 1;
@@ -610,7 +627,7 @@ impl Simulation {
         let e = 2 * slot as usize + usize::from(pkt.from_initiator);
         self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
         self.packets.remove(id);
-        self.service_endpoint(e);
+        self.service_endpoint::<TRACE>(e);
     }
 
     /// Count a queue's drop or mark against the packet's flow.
@@ -638,40 +655,48 @@ impl Simulation {
     /// offer it to port `p`'s queue.
     pub(crate) fn send_new(&mut self, p: PortId, pkt: Packet) {
         let id = self.packets.insert(pkt);
-        self.send_on(p, id);
+        self.send_on::<true>(p, id);
     }
 
     /// Offer packet `id` to port `p`'s queue and start the transmitter if it is idle.
     // Inlined into its two callers (a router forwarding, a host sending): once per hop, a
     // call's prologue, spills and argument passing cost about 30 instructions.
     #[inline(always)]
-    pub(crate) fn send_on(&mut self, p: PortId, id: PacketId) {
+    pub(crate) fn send_on<const TRACE: bool>(&mut self, p: PortId, id: PacketId) {
         let now = self.sched.now();
         let pkt = &self.packets[id];
-        trace(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
-        let q = QueuedPacket::new(id, pkt);
+        trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
         let port = &mut self.ports[p.index()];
         // An empty queue in front of an idle transmitter: a packet the discipline passes
-        // straight through is sent now, as enqueue then dequeue would send it.
-        if !port.tx_event_pending && port.busy_until <= now {
-            if let Some(q) = port.queue.pass_idle(q, now) {
-                // Passed straight through, its ECN field untouched: the pool's copy is current.
-                trace(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
-                start_tx(port, &mut self.sched, p, q, now);
-                return;
-            }
+        // straight through is sent now, as enqueue then dequeue would send it (by its size
+        // and id alone: the queue's copy of the packet is built only when it queues).
+        if !port.tx_event_pending && port.busy_until <= now && port.queue.pass_idle_sized(pkt.size, now) {
+            // Passed straight through, its ECN field untouched: the pool's copy is current.
+            trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, pkt);
+            start_tx(port, &mut self.sched, p, id, pkt.size, now);
+            return;
         }
-        port.queue.enqueue(q, now);
+        port.queue.enqueue(QueuedPacket::new(id, pkt), now);
         if port.queue.has_outcome() {
             self.account_outcome(p);
         }
-        if !self.ports[p.index()].tx_event_pending {
-            self.try_transmit(p);
+        let port = &mut self.ports[p.index()];
+        if !port.tx_event_pending {
+            if port.busy_until > now {
+                // `try_transmit` on a busy transmitter (the usual case here), without the call.
+                port.tx_event_pending = true;
+                self.sched.schedule(port.busy_until, Event::TxDone(p));
+            } else {
+                self.try_transmit::<TRACE>(p);
+            }
         }
     }
 
     /// Charge the drops and marks of port `p`'s last queue operation to their
-    /// flows and to the packet accounting, and trace the drops.
+    /// flows and to the packet accounting, and trace the drops. Out of line: a drop or a
+    /// mark is the exception on the per-packet path.
+    #[cold]
+    #[inline(never)]
     fn account_outcome(&mut self, p: PortId) {
         let now = self.sched.now();
         let (n_drops, n_marks) = {
@@ -684,7 +709,7 @@ impl Simulation {
             // A packet marked, then dropped, leaves with its mark.
             self.packets[d.id].ecn = d.ecn;
             // Traced before it is charged: charging the last packet of a released connection frees its slot.
-            trace(&mut self.tracer, &self.flows, now, TraceEvent::Drop, p, &self.packets[d.id]);
+            trace::<true>(&mut self.tracer, &self.flows, now, TraceEvent::Drop, p, &self.packets[d.id]);
             self.packets.remove(d.id);
             self.charge(d.flow, d.proto, true);
         }
@@ -696,7 +721,7 @@ impl Simulation {
 
     /// If port `p`'s transmitter is free, start the next packet; otherwise make
     /// sure a `TxDone` event is pending.
-    fn try_transmit(&mut self, p: PortId) {
+    fn try_transmit<const TRACE: bool>(&mut self, p: PortId) {
         let now = self.sched.now();
         let port = &mut self.ports[p.index()];
         if port.busy_until > now {
@@ -713,8 +738,8 @@ impl Simulation {
         let Some(q) = next else { return };
         // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
         self.packets[q.id].ecn = q.ecn;
-        trace(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
-        start_tx(&mut self.ports[p.index()], &mut self.sched, p, q, now);
+        trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
+        start_tx(&mut self.ports[p.index()], &mut self.sched, p, q.id, q.size, now);
     }
 
     // ------------------------------------------------------------------
@@ -1005,7 +1030,7 @@ impl Simulation {
     /// After any input to endpoint `e`: let the application react, send what
     /// the socket has to send, keep its timer event current, and release the
     /// connection's endpoints once both ends are done.
-    fn service_endpoint(&mut self, e: usize) {
+    fn service_endpoint<const TRACE: bool>(&mut self, e: usize) {
         let ep = &mut self.endpoints[e];
         debug_assert!(ep.live, "only a live endpoint is served");
         let flow = ep.flow;
@@ -1020,8 +1045,9 @@ impl Simulation {
                 }
             }
         }
-        self.flush_endpoint(e);
-        self.maybe_release(flow, e);
+        if self.flush_endpoint_inline::<TRACE>(e) {
+            self.maybe_release(flow, e);
+        }
     }
 
     /// Hand endpoint `e`'s socket events `ev` to its connection's app.
@@ -1048,7 +1074,16 @@ impl Simulation {
     }
 
     /// Send what endpoint `e` may send now and keep its timer event current.
+    #[inline(never)]
     fn flush_endpoint(&mut self, e: usize) {
+        self.flush_endpoint_inline::<true>(e);
+    }
+
+    /// [`Simulation::flush_endpoint`], inlined into [`Simulation::service_endpoint`] (once per
+    /// hop: one call's prologue and epilogue fewer). Returns false if the endpoint's state
+    /// rules out its release (not CLOSED, TIME-WAIT or LISTEN), read while it is at hand.
+    #[inline(always)]
+    fn flush_endpoint_inline<const TRACE: bool>(&mut self, e: usize) -> bool {
         let now = self.sched.now();
         let is_initiator = e % 2 == 0;
         loop {
@@ -1073,17 +1108,26 @@ impl Simulation {
             self.cons.sent += 1;
             self.flows[flow.index()].in_flight += 1;
             let id = self.packets.commit();
-            if let Some(tap) = &mut self.tap {
-                tap.push(self.packets[id]);
+            if TRACE {
+                if let Some(tap) = &mut self.tap {
+                    tap.push(self.packets[id]);
+                }
             }
-            self.send_on(egress, id);
+            self.send_on::<TRACE>(egress, id);
             if tx.last {
                 break;
             }
         }
         let ep = &mut self.endpoints[e];
         ep.deadline = ep.sock.next_deadline_opt();
-        self.schedule_endpoint_timer(e);
+        // `schedule_endpoint_timer`'s test, on the endpoint in hand.
+        let reschedule = ep.deadline.is_before(ep.timer_at);
+        // CLOSED, TIME-WAIT or LISTEN: an end `maybe_release` may find done.
+        let may_be_done = matches!(ep.sock.state(), TcpState::Closed | TcpState::TimeWait | TcpState::Listen);
+        if reschedule {
+            self.reschedule_endpoint_timer(e);
+        }
+        may_be_done
     }
 
     /// Keep endpoint `e`'s timer event current with its socket's deadline, as of the
@@ -1119,9 +1163,10 @@ impl Simulation {
     /// Release flow `f`'s endpoint pair, after input to its endpoint `e`, if both
     /// ends are done: each end CLOSED or TIME-WAIT (the responder may also still
     /// be LISTENing when the initiator gave up). Its counters move to the flow.
+    // The test inlined into the endpoint's service (once per hop), the release out of line.
+    #[inline(always)]
     fn maybe_release(&mut self, f: FlowId, e: usize) {
         debug_assert_eq!(self.flows[f.index()].slot as usize, e / 2, "endpoint {e} serves flow {f:?}");
-        let i = e & !1;
         let done = |j: usize| {
             let state = self.endpoints[j].sock.state();
             if j % 2 == 0 {
@@ -1137,6 +1182,13 @@ impl Simulation {
         if !(done(e) && done(e ^ 1)) {
             return;
         }
+        self.release(f, e);
+    }
+
+    /// Release flow `f`'s endpoint pair (both ends are done; `e` is one of them).
+    #[inline(never)]
+    fn release(&mut self, f: FlowId, e: usize) {
+        let i = e & !1;
         let (a, b) = (&self.endpoints[i].sock, &self.endpoints[i + 1].sock);
         self.flows[f.index()].last = Some(Box::new(FlowFinal {
             counters: [a.counters, b.counters],
@@ -1177,23 +1229,34 @@ impl Simulation {
 }
 
 /// Record `event` of `pkt` on port `p` if a trace is on; the trace names a connection by
-/// its app and serial. Inlined: with no trace, one test of the option.
+/// its app and serial. Inlined: with no trace, one test of the option; with `TRACE` false
+/// (a run with neither trace nor tap, see [`Simulation::run_events`]), nothing.
 #[inline(always)]
-fn trace(tracer: &mut Option<Tracer>, flows: &[Flow], now: SimTime, event: TraceEvent, p: PortId, pkt: &Packet) {
+fn trace<const TRACE: bool>(
+    tracer: &mut Option<Tracer>,
+    flows: &[Flow],
+    now: SimTime,
+    event: TraceEvent,
+    p: PortId,
+    pkt: &Packet,
+) {
+    if !TRACE {
+        return;
+    }
     if let Some(t) = tracer {
         t.record(now, event, p, pkt, |f| (flows[f].app.index(), flows[f].serial));
     }
 }
 
-/// Start serialising `q`, just taken from port `p`'s queue (or passed straight through it),
-/// on the idle transmitter; schedule its wire arrival if the wire was empty, and a `TxDone`
-/// if packets wait. A function of the port and the scheduler alone, so that its callers,
-/// which hold the port, need not look it up again.
-// Inlined into both callers: a call would copy the queued packet through the stack on every hop.
+/// Start serialising packet `id` of `size` bytes, just taken from port `p`'s queue (or passed
+/// straight through it), on the idle transmitter; schedule its wire arrival if the wire was
+/// empty, and a `TxDone` if packets wait. A function of the port and the scheduler alone, so
+/// that its callers, which hold the port, need not look it up again.
+// Inlined into both callers (once per hop).
 #[inline(always)]
-fn start_tx(port: &mut Port, sched: &mut Scheduler, p: PortId, q: QueuedPacket, now: SimTime) {
+fn start_tx(port: &mut Port, sched: &mut Scheduler, p: PortId, id: PacketId, size: u32, now: SimTime) {
     let wire_was_empty = port.wire.is_empty();
-    let arrival = port.start_tx(q.id, q.size, now);
+    let arrival = port.start_tx(id, size, now);
     if wire_was_empty {
         sched.schedule(arrival, Event::WireArrival(p));
     }

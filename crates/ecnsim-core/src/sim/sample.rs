@@ -62,7 +62,7 @@ impl Simulation {
                     crate::error::fmt_bytes(sim.series.heap_bytes())
                 ),
             );
-            sim.fault = Some(e);
+            sim.stop(e);
             return;
         }
         let (flow_rows, queue_rows) = (sim.series.flow_time.len(), sim.series.queue_time.len());

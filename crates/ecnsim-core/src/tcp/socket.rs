@@ -115,7 +115,8 @@ pub struct Transmit {
     /// The IP ECN field to send with.
     pub ecn: Ecn,
     /// Nothing more is due now: another poll at this instant returns `None`
-    /// (set on a pure ACK, which goes out only when no data may be sent).
+    /// (set on a pure ACK, which goes out only when no data may be sent, and on a data
+    /// segment after which the window is full; see [`TcpSocket::window_full_after_send`]).
     pub last: bool,
 }
 
@@ -640,7 +641,8 @@ impl TcpSocket {
     // ------------------------------------------------------------------
 
     /// Process an arriving segment whose IP ECN field is `ecn`.
-    #[inline]
+    // Inlined into the simulation's delivery (once per segment); the slow path stays a call.
+    #[inline(always)]
     pub fn on_segment(&mut self, now: SimTime, h: &TcpHeader, ecn: Ecn) {
         if !self.on_predicted_segment(now, h, ecn) {
             self.on_segment_slow(now, h, ecn);
@@ -1289,7 +1291,8 @@ impl TcpSocket {
     /// [`TcpSocket::poll_transmit`], writing the header in place (in a packet's slot):
     /// every field of `header` is written when a segment is returned; with `None` its
     /// content is unspecified. Call until it returns `None` or a [`Transmit`] marked `last`.
-    #[inline]
+    // Inlined into the endpoint's flush, which polls once or twice per segment.
+    #[inline(always)]
     pub fn poll_transmit_into(&mut self, now: SimTime, header: &mut TcpHeader) -> Option<Transmit> {
         match self.state {
             TcpState::Closed | TcpState::Listen => None,
@@ -1297,8 +1300,22 @@ impl TcpSocket {
                 self.poll_handshake(now, header).map(|ecn| Transmit { ecn, last: false })
             }
             _ => {
-                if let Some(ecn) = self.poll_data(now, header) {
-                    return Some(Transmit { ecn, last: false });
+                if !self.may_send_data() {
+                    // Nothing written beyond SND.NXT, no FIN, nothing to resend (a receiver's usual
+                    // case): `poll_data` would return `None` without changing anything.
+                    #[cfg(debug_assertions)]
+                    {
+                        let mut again = self.clone();
+                        debug_assert!(again.poll_data(now, header).is_none(), "no data may be sent");
+                    }
+                } else if let Some(ecn) = self.poll_data(now, header) {
+                    let last = self.window_full_after_send();
+                    #[cfg(debug_assertions)]
+                    if last {
+                        let mut again = self.clone();
+                        debug_assert!(again.poll_transmit(now).is_none(), "no segment fits the window after the last");
+                    }
+                    return Some(Transmit { ecn, last });
                 }
                 if !self.poll_ack(header) {
                     return None;
@@ -1388,6 +1405,33 @@ impl TcpSocket {
             let n = self.recency.blocks(&self.ooo, &mut blocks);
             h.set_sack(&blocks[..n]);
         }
+    }
+
+    /// After [`TcpSocket::poll_data`] sent a segment: true only if the next poll would
+    /// return `None`, because the next segment (or lone FIN) at SND.NXT does not fit the
+    /// window. A shortcut of [`TcpSocket::next_seq`]'s window test, so that the sender
+    /// stops polling after the segment that fills the window (most ACKs release one):
+    /// sending cleared the ACK state and any retransmission due, and outside SACK recovery
+    /// `next_seq` returns `None` when this test holds (restarting after idle only shrinks
+    /// the window). False means only "poll again".
+    #[inline]
+    fn window_full_after_send(&self) -> bool {
+        debug_assert!(!self.retransmit_due && !self.ack_now, "sending cleared both");
+        if self.sack_recovery() {
+            return false;
+        }
+        let seq = self.snd_nxt;
+        let len = self.win.mss.min(self.data_end().saturating_sub(seq));
+        seq + len.max(1) > self.send_limit()
+    }
+
+    /// False only if [`TcpSocket::poll_data`] would return `None`, changing nothing: no
+    /// retransmission due, no SACK recovery (whose `NextSeg` may resend), nothing written
+    /// beyond SND.NXT and no FIN requested (`next_seq`'s first tests, read without the
+    /// sending state's lines).
+    #[inline(always)]
+    fn may_send_data(&self) -> bool {
+        self.retransmit_due || self.fin_requested || self.snd_nxt < self.data_end() || self.sack_recovery()
     }
 
     /// Whether this endpoint may still send data or its FIN.
@@ -1506,6 +1550,7 @@ impl TcpSocket {
         }
     }
 
+    #[inline]
     fn poll_data(&mut self, now: SimTime, header: &mut TcpHeader) -> Option<Ecn> {
         if !self.can_send() {
             return None;
@@ -1588,6 +1633,7 @@ impl TcpSocket {
     }
 
     /// A pure ACK, if one is due: true if written to `header`.
+    #[inline(always)]
     fn poll_ack(&mut self, header: &mut TcpHeader) -> bool {
         if !self.ack_now {
             return false;
@@ -1792,6 +1838,27 @@ mod tests {
         deliver(&mut a, t(200), &acks);
         assert_eq!(a.cwnd(), 2 * MSS);
         assert_eq!(drain(&mut a, t(200)).len(), 2);
+    }
+
+    #[test]
+    fn established_marks_the_segment_that_fills_the_window_last() {
+        let (mut a, mut b) = established();
+        a.send(10 * MSS);
+        let mut h = TcpHeader::default();
+        // IW = 1: the one segment fills the window.
+        assert!(a.poll_transmit_into(t(100), &mut h).is_some_and(|tx| tx.last));
+        deliver(&mut b, t(150), &[h]);
+        let acks = drain(&mut b, t(150));
+        deliver(&mut a, t(200), &acks);
+        // cwnd = 2: the first of two segments is not the last, the second is.
+        let lasts: Vec<bool> = std::iter::from_fn(|| a.poll_transmit_into(t(200), &mut h).map(|tx| tx.last)).collect();
+        assert_eq!(lasts, [false, true]);
+        // The window is the only test: the segment that ends the data, the window still open,
+        // is not marked (the next poll finds nothing).
+        let (mut a, _b) = established();
+        a.send(MSS / 2);
+        assert!(a.poll_transmit_into(t(100), &mut h).is_some_and(|tx| !tx.last));
+        assert!(a.poll_transmit_into(t(100), &mut h).is_none());
     }
 
     #[test]
