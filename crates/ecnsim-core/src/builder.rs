@@ -145,6 +145,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
     }
     // Connections made at run time grow the `[[apps]]`' share of memory; the `[[flows]]` are fixed.
     let connection_path = if spec.apps.is_empty() { "flows" } else { "apps" };
+    let open_at_once = spec.connections_open_at_once();
     let mut sim = Simulation {
         sched,
         end,
@@ -155,14 +156,17 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         packets: crate::packet::PacketPool::default(),
         ports,
         routes,
-        flows: Vec::with_capacity(spec.flows.len()),
+        flows: reserved(open_at_once),
         n_static: spec.flows.len(),
         free_flows: Vec::new(),
         next_serial: spec.flows.len() as u64,
         connection_rows: spec.simulation.connection_rows.unwrap_or(false),
         ended: Vec::new(),
         app_totals: Vec::new(),
-        endpoints: Vec::with_capacity(2 * spec.flows.len()),
+        // Room for the connections open at once as the memory estimate counts them, so that
+        // the endpoints (64-byte aligned: a reallocation copies) need not grow while they open.
+        // The room is address space: pages are resident only once an endpoint is written.
+        endpoints: reserved(open_at_once.saturating_mul(2)),
         free_slots: Vec::new(),
         tcp_configs: Vec::new(),
         udp: Vec::new(),
@@ -241,14 +245,11 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
             in_flight: 0,
             slot: crate::flow::NO_SLOT,
             free: false,
-            name: Some(name.clone()),
             app,
             tag: 0,
             src,
             dst,
             start,
-            #[allow(clippy::cast_precision_loss)]
-            app_bytes: app_bytes.map_or(f64::INFINITY, |b| b as f64),
             cc: cfg.cc,
             extra: FlowExtra::default(),
             last: None,
@@ -320,6 +321,14 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
     resolved.tcp = TcpOverrides::default();
     sim.resolved_spec = resolved.to_json();
     Ok(sim)
+}
+
+/// An empty vector with room for `n` items if the allocator grants it, else with none (it then
+/// grows as items come, as any vector; the room is an optimization, never a failure).
+fn reserved<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    let _ = v.try_reserve_exact(n);
+    v
 }
 
 /// The index of group `name` in `names`, added if new; `index` maps names to indices.

@@ -8,6 +8,9 @@
 //! - `queues`: one row per link direction.
 //! - `flow_series`, `queue_series`: one row per sample (if sampling is on).
 
+use std::mem::size_of;
+
+use crate::app::Record;
 use crate::flow::Flow;
 use crate::ids::{FlowId, NodeId};
 use crate::qdisc::{DropReason, MarkReason, QueueCounters};
@@ -45,6 +48,44 @@ impl Simulation {
         self.records_drained_bytes += t.value_bytes();
         t
     }
+
+    /// Move the finished records (those [`Simulation::drain_records`] would give) to the end
+    /// of `into`, as rows of the core's own (96 bytes a record, where a table row takes 144):
+    /// [`Simulation::finished_table`] makes the table of them when it is wanted. Their bytes
+    /// still count against `max_memory`.
+    pub fn drain_finished_into(&mut self, into: &mut FinishedRecords) {
+        self.records_drained_bytes += (self.records.len() * size_of::<Record>()) as u64;
+        into.rows.append(&mut self.records);
+    }
+
+    /// The `records` rows of `finished` (drained from this simulation by
+    /// [`Simulation::drain_finished_into`]): the table [`Simulation::drain_records`] would have
+    /// given at those drains, appended, bit for bit.
+    #[must_use]
+    pub fn finished_table(&self, finished: &FinishedRecords) -> Table {
+        finished_records_table(self, &finished.rows)
+    }
+}
+
+/// Finished records moved out of a simulation ([`Simulation::drain_finished_into`]), in the
+/// order they finished, kept compact until [`Simulation::finished_table`] lists them.
+#[derive(Clone, Debug, Default)]
+pub struct FinishedRecords {
+    rows: Vec<Record>,
+}
+
+impl FinishedRecords {
+    /// How many records.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True if there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
 }
 
 /// Nanoseconds as seconds for a result column: `ns / 1e9`, one correctly rounded
@@ -61,6 +102,16 @@ fn secs(t: SimTime) -> f64 {
 
 fn dur_secs(d: SimDuration) -> f64 {
     ns_to_secs(d.as_nanos())
+}
+
+/// Bytes a `[[flows]]` connection's bulk application sends (infinity: without end; NaN: a
+/// workload connection).
+#[allow(clippy::cast_precision_loss)]
+fn app_bytes(sim: &Simulation, flow: &crate::flow::Flow) -> f64 {
+    match &sim.apps[flow.app.index()].app {
+        crate::app::AnyApp::Bulk(b) if flow.app.index() < sim.spec_flows => b.bytes.map_or(f64::INFINITY, |b| b as f64),
+        _ => f64::NAN,
+    }
 }
 
 /// Build the result tables from the simulation's current state.
@@ -177,8 +228,8 @@ fn collect(sim: &Simulation) -> Results {
         goodput.push(rate(delivered));
         rx_goodput.push(rate(received));
         throughput.push(rate(vals[1]));
-        completion.push(f.extra.completed_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
-        connect.push(f.extra.connected_at.map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
+        completion.push(f.extra.completed_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
+        connect.push(f.extra.connected_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
         let owd_count = f.extra.owd_count - x0.owd_count;
         owd.push(if owd_count > 0 {
             ns_to_secs(f.extra.owd_sum_ns - x0.owd_sum_ns) / owd_count as f64
@@ -194,10 +245,13 @@ fn collect(sim: &Simulation) -> Results {
         "flow",
         rows.iter()
             .map(|r| {
-                r.flow
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| format!("{}#{}", sim.apps[r.flow.app.index()].name, r.flow.serial))
+                let app = &sim.apps[r.flow.app.index()].name;
+                // A `[[flows]]` connection is its own app, named as the flow.
+                if r.flow.app.index() < sim.spec_flows {
+                    app.clone()
+                } else {
+                    format!("{app}#{}", r.flow.serial)
+                }
             })
             .collect(),
     );
@@ -205,7 +259,7 @@ fn collect(sim: &Simulation) -> Results {
     t.push_str("src", rows.iter().map(|r| sim.nodes[r.flow.src.index()].name.clone()).collect());
     t.push_str("dst", rows.iter().map(|r| sim.nodes[r.flow.dst.index()].name.clone()).collect());
     t.push_f64("start_s", rows.iter().map(|r| secs(r.flow.start)).collect());
-    t.push_f64("app_bytes", rows.iter().map(|r| r.flow.app_bytes).collect());
+    t.push_f64("app_bytes", rows.iter().map(|r| app_bytes(sim, r.flow)).collect());
     for (name, v) in cols_u {
         t.push_u64(name, v);
     }
@@ -599,7 +653,7 @@ impl RecordColumns {
         self.resp.push(r.response_bytes);
         self.objects.push(u64::from(r.objects));
         self.conns.push(u64::from(r.facts.conns));
-        self.setup.push(r.facts.setup.map_or(f64::NAN, dur_secs));
+        self.setup.push(r.facts.setup.get().map_or(f64::NAN, dur_secs));
         self.syn.push(r.facts.syn_retransmits);
         self.synack.push(r.facts.synack_retransmits);
         self.rtos.push(r.facts.rtos);

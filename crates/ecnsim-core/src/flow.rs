@@ -44,16 +44,12 @@ pub(crate) struct Flow {
     /// The connection's number, in order of opening and never reused: its
     /// `flow_id` in the results and the name of its random streams.
     pub(crate) serial: u64,
-    /// The `[[flows]]` name; app connections are named `<app>#<flow id>`.
-    pub(crate) name: Option<String>,
     /// The initiator's host.
     pub(crate) src: NodeId,
     /// The responder's host.
     pub(crate) dst: NodeId,
     /// When the app opens (or opened) the connection.
     pub(crate) start: SimTime,
-    /// Bytes the `[[flows]]` bulk application sends (infinity: unlimited; NaN: an app connection).
-    pub(crate) app_bytes: f64,
     /// The endpoints' final state, once they are released.
     pub(crate) last: Option<Box<FlowFinal>>,
 }
@@ -66,13 +62,11 @@ impl Flow {
             in_flight: 0,
             slot: NO_SLOT,
             free: true,
-            name: None,
             app: AppId(0),
             tag: 0,
             src: NodeId(0),
             dst: NodeId(0),
             start: SimTime::ZERO,
-            app_bytes: f64::NAN,
             cc: CcKind::Reno,
             extra: FlowExtra::default(),
             last: None,
@@ -187,6 +181,16 @@ mod tests {
         assert_eq!(std::mem::align_of::<Endpoint>(), 64);
         assert_eq!(offset_of!(Endpoint, sock), 64);
         assert!(offset_of!(Endpoint, live) < 64 && offset_of!(Endpoint, notify_from) + 8 <= 64);
+    }
+
+    /// What an idle connection holds in the core (issue 16 goal 4): its row (no name nor
+    /// application bytes, which its app has) and two endpoints of nine cache lines each.
+    #[test]
+    fn an_idle_connection_is_a_112_byte_row_and_two_576_byte_endpoints() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<FlowExtra>(), 56);
+        assert_eq!(size_of::<Flow>(), 112);
+        assert_eq!(size_of::<Endpoint>(), 9 * 64);
     }
 
     /// The counters every segment updates fit one cache line (they start the counters).

@@ -75,6 +75,7 @@ pub mod trace;
 mod validate;
 
 pub use app::dist::Distribution;
+pub use collect::FinishedRecords;
 pub use error::SimError;
 pub use memory::{MemoryEstimate, MemoryPart};
 pub use results::{Column, ColumnData, Results, Table};

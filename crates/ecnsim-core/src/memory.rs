@@ -193,6 +193,17 @@ impl ScenarioSpec {
         MemoryEstimate { parts }
     }
 
+    /// The TCP connections open at once as [`ScenarioSpec::memory_estimate`] counts them: the
+    /// `[[flows]]`, and one per client of a closed-loop workload (not web sessions, whose
+    /// connections follow their arrival rate, nor UDP sources). The build reserves room for them.
+    pub(crate) fn connections_open_at_once(&self) -> usize {
+        let per_client = |m: &ModelSpec| {
+            !matches!(m, ModelSpec::Websessions { .. } | ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. })
+        };
+        let clients: usize = self.apps.iter().filter(|a| per_client(&a.model)).map(|a| a.clients.len()).sum();
+        self.flows.len() + clients
+    }
+
     /// Nodes in the core of the route table ([`crate::node`]): routers, and
     /// hosts that do not have exactly one link, to a router.
     fn route_core_size(&self) -> u64 {

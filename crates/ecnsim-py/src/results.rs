@@ -111,22 +111,26 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound
 /// `front`'s rows (records drained from the core) before those of the table of its name.
 ///
 /// `digest` is `results.digest_with_front(front)`, computed by the caller without the
-/// GIL. Each column is dropped once converted, so the core's copy and Python's coexist
-/// one column at a time (a run of many connections has big tables), and `front` is
-/// read in place, never joined to the core's rows in a copy.
+/// GIL. Each column (of `results` and of `front`) is dropped once converted, so the core's
+/// copy and Python's coexist one column at a time (a run of many connections has big
+/// tables), and `front` is read in place, never joined to the core's rows in a copy.
 pub(crate) fn results_to_py<'py>(
     py: Python<'py>,
     results: Results,
     digest: u64,
-    front: Option<&Table>,
+    mut front: Option<Table>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
     for table in results.tables {
         let columns = PyDict::new(py);
-        let front = front.filter(|f| f.name == table.name && f.rows() > 0);
+        let mut front = front.as_mut().filter(|f| f.name == table.name && f.rows() > 0);
         for (i, column) in table.columns.into_iter().enumerate() {
-            let value = match front.map(|f| &f.columns[i]) {
-                Some(f) if f.name == column.name => joined_column_to_py(py, &f.data, &column.data)?,
+            let value = match front.as_mut().map(|f| &mut f.columns[i]) {
+                Some(f) if f.name == column.name => {
+                    let value = joined_column_to_py(py, &f.data, &column.data)?;
+                    f.data = ColumnData::U64(Vec::new());
+                    value
+                }
                 Some(_) => return Err(pyo3::exceptions::PyRuntimeError::new_err("drained rows with other columns")),
                 None => column_to_py(py, &column.data)?,
             };

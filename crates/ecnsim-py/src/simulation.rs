@@ -18,16 +18,19 @@
 //! left where it stopped, so partial results stay readable after an interrupt.
 //!
 //! After every chunk the finished records (`records` rows) move out of the
-//! core into a columnar table held here ([`Simulation::drain_records`]), so
-//! the core holds only the records of objects still open (at most those of
-//! [`MAX_CHUNK_NS`] of simulated time); `results()` puts them back in front of
+//! core and are held here as the core's compact rows
+//! ([`Simulation::drain_finished_into`]), so the core holds only the records of
+//! objects still open (at most those of [`MAX_CHUNK_NS`] of simulated time);
+//! `results()` makes them a table ([`Simulation::finished_table`]) in front of
 //! the core's own rows (the same table, bit for bit, as a run never drained).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use ecnsim_core::{Results, ScenarioSpec, SimError, SimOptions, SimTime, Simulation, Table, TraceFilter};
+use ecnsim_core::{
+    FinishedRecords, Results, ScenarioSpec, SimError, SimOptions, SimTime, Simulation, Table, TraceFilter,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -49,12 +52,16 @@ const MAX_CHUNK_NS: u64 = 100_000_000;
 #[derive(Debug)]
 pub(crate) struct PySimulation {
     inner: Simulation,
-    spec: ScenarioSpec,
+    /// The scenario as parsed, as JSON: kept as text, not as the parsed scenario, whose
+    /// per-client entries would cost tens of bytes each for the whole life of the simulation.
+    spec_json: String,
+    /// The scenario's warnings (`"path: message"`), found once at the build.
+    warnings: Vec<String>,
     /// The core's cancellation flag: raised on Ctrl-C during a build, and by the
     /// chunk timer during a run.
     cancel: Arc<AtomicBool>,
-    /// The `records` rows drained from the core so far, in order (no columns before the first).
-    records: Table,
+    /// The finished records drained from the core so far, in order.
+    records: FinishedRecords,
 }
 
 /// Run `work` on a worker thread without the GIL, checking for signals every
@@ -125,15 +132,17 @@ impl PySimulation {
         let inner = detached(py, &cancel, || Simulation::with_options(&spec, &options))?.map_err(PySimError)?;
         // The scenario as run: templates expanded (built above, so expansion succeeds).
         let spec = if spec.has_templates() { spec.expanded().map_err(PySimError)? } else { spec };
-        Ok(PySimulation { inner, spec, cancel, records: Table::new("records") })
+        let warnings = spec.warnings().into_iter().map(|(path, msg)| format!("{path}: {msg}")).collect();
+        Ok(PySimulation { inner, spec_json: spec.to_json(), warnings, cancel, records: FinishedRecords::default() })
     }
 
     /// The core's results so far and the digest of them with the drained records in front
     /// of the core's own (`results_to_py` puts them there).
-    fn full_results(&self) -> (Results, u64) {
+    fn full_results(&self) -> (Results, u64, Table) {
         let results = self.inner.results();
-        let digest = results.digest_with_front(Some(&self.records));
-        (results, digest)
+        let front = self.inner.finished_table(&self.records);
+        let digest = results.digest_with_front(Some(&front));
+        (results, digest, front)
     }
 
     /// Run to `min(until_ns, end)` in GIL-free chunks on this thread, checking
@@ -192,13 +201,8 @@ impl PySimulation {
                 let (inner, records) = (&mut this.inner, &mut this.records);
                 let work = || {
                     let outcome = inner.run_until(SimTime::from_nanos(next));
-                    // Also after an error or a pause: the records so far stay readable. A drain
-                    // with nothing to move only rebuilds the table's name dictionaries (every app's
-                    // and node's name), which with thousands of flows cost more than the chunk's
-                    // simulation: after the first (which gives the columns), drain only records.
-                    if inner.finished_records() > 0 || !records.has_columns() {
-                        records.append(inner.drain_records());
-                    }
+                    // Also after an error or a pause: the records so far stay readable.
+                    inner.drain_finished_into(records);
                     outcome
                 };
                 if let Some(chunks) = chunks {
@@ -285,7 +289,7 @@ impl PySimulation {
 
     /// Allowed values that make part of the scenario inert, as `"path: message"`.
     fn warnings(&self) -> Vec<String> {
-        self.spec.warnings().into_iter().map(|(path, msg)| format!("{path}: {msg}")).collect()
+        self.warnings.clone()
     }
 
     /// Why the run stopped for good (`"path: message"`), or None.
@@ -296,7 +300,7 @@ impl PySimulation {
 
     /// The scenario as parsed, as JSON (quantities written with units).
     fn spec_json(&self) -> String {
-        self.spec.to_json()
+        self.spec_json.clone()
     }
 
     /// Run every event due at or before `min(t_ns, end)`, without the GIL.
@@ -322,8 +326,8 @@ impl PySimulation {
 
     /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (results, digest) = py.detach(|| self.full_results());
-        results_to_py(py, results, digest, Some(&self.records))
+        let (results, digest, front) = py.detach(|| self.full_results());
+        results_to_py(py, results, digest, Some(front))
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.
@@ -361,7 +365,7 @@ impl PySimulation {
 
     /// What is held for live connections: `{"live_connections", "endpoint_slots", "app_slots",
     /// "pending_events", "connection_slots", "record_slots"}`, and `"drained_records"`, the
-    /// finished records moved out of the core into this handle's columnar table.
+    /// finished records moved out of the core and held by this handle (as compact rows).
     fn live_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let l = self.inner.live_state();
         let out = PyDict::new(py);
@@ -371,7 +375,7 @@ impl PySimulation {
         out.set_item("pending_events", l.pending_events)?;
         out.set_item("connection_slots", l.connection_slots)?;
         out.set_item("record_slots", l.record_slots)?;
-        out.set_item("drained_records", self.records.rows())?;
+        out.set_item("drained_records", self.records.len())?;
         Ok(out)
     }
 

@@ -317,7 +317,8 @@ class Simulation:
         most that finished within one chunk). Unlike the output tables, these
         do not grow with the connections ever opened. ``drained_records`` is
         the output side: the finished records moved out of the core so far,
-        held as columns (no Python object per record) until :attr:`results`."""
+        held as the core's compact rows (96 bytes each, no Python object per
+        record) until :attr:`results` makes them a table."""
         return self._sim.live_state()
 
     def __repr__(self) -> str:

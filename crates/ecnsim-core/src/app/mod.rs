@@ -29,7 +29,7 @@ use std::collections::BinaryHeap;
 
 use crate::flow::{Endpoint, Flow};
 use crate::ids::{AppId, FlowId, NodeId};
-use crate::tcp::SocketEvents;
+use crate::tcp::{Opt, SocketEvents};
 use crate::time::{SimDuration, SimTime};
 
 /// Which end of a connection.
@@ -142,7 +142,7 @@ impl RecordState {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ConnFacts {
     /// Time from the first connection's open to its handshake completing at the client.
-    pub(crate) setup: Option<SimDuration>,
+    pub(crate) setup: Opt<SimDuration>,
     /// SYNs the clients resent on their timer (a lost SYN or a lost SYN-ACK; see
     /// `TcpCounters::syn_retransmits`).
     pub(crate) syn_retransmits: u64,
@@ -224,7 +224,7 @@ impl ConnView<'_> {
             }
         };
         ConnFacts {
-            setup: flow.extra.connected_at.map(|t| t.saturating_since(flow.start)),
+            setup: flow.extra.connected_at.get().map(|t| t.saturating_since(flow.start)).into(),
             syn_retransmits: c.syn_retransmits,
             synack_retransmits: s.syn_retransmits,
             rtos: c.rto_count + s.rto_count,

@@ -848,7 +848,7 @@ impl Simulation {
             Command::Completed { flow } => {
                 let x = &mut self.flows[flow.index()].extra;
                 if x.completed_at.is_none() {
-                    x.completed_at = Some(now);
+                    x.completed_at = Opt::some(now);
                 }
             }
             Command::OpenUdp { src, dst } => {
@@ -919,13 +919,11 @@ impl Simulation {
             in_flight: 0,
             slot: NO_SLOT,
             free: false,
-            name: None,
             app: a,
             tag,
             src: client,
             dst: server,
             start: now,
-            app_bytes: f64::NAN,
             cc: cfg.cc,
             extra: FlowExtra::default(),
             last: None,
@@ -961,9 +959,12 @@ impl Simulation {
             // ns-2 tcp.cc reset(): boot_time_ = Random::uniform(tcpTick_), one per agent.
             // The stream is named after the flow (so adding a flow shifts no other flow's phase);
             // application connections, which have no name, after their connection number.
-            let path = match &self.flows[f.index()].name {
-                Some(name) => format!("flow/{name}/tcp_tick"),
-                None => format!("connection/{}/tcp_tick", self.flows[f.index()].serial),
+            let flow = &self.flows[f.index()];
+            let path = if flow.app.index() < self.spec_flows {
+                // A `[[flows]]` connection is its own app, named as the flow.
+                format!("flow/{}/tcp_tick", self.apps[flow.app.index()].name)
+            } else {
+                format!("connection/{}/tcp_tick", flow.serial)
             };
             let mut rng = SimRng::for_component(self.seed, &path);
             let mut phase = |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
@@ -1056,7 +1057,7 @@ impl Simulation {
         let is_initiator = e % 2 == 0;
         let x = &mut self.flows[flow.index()].extra;
         if is_initiator && ev.connected {
-            x.connected_at = Some(now);
+            x.connected_at = Opt::some(now);
         }
         if is_initiator && ev.failed {
             x.failed = true;

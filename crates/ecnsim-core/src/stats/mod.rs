@@ -6,6 +6,7 @@
 //! [`Snapshot`] is taken and every reported counter is `now - snapshot`.
 
 use crate::qdisc::QueueCounters;
+use crate::tcp::Opt;
 use crate::tcp::TcpCounters;
 use crate::time::SimTime;
 
@@ -24,10 +25,10 @@ pub struct FlowExtra {
     pub owd_sum_ns: u64,
     /// Delivered data segments counted in `owd_sum_ns`.
     pub owd_count: u64,
-    /// When the handshake completed at the initiator.
-    pub connected_at: Option<SimTime>,
+    /// When the handshake completed at the initiator (one word: `Opt`, not `Option`).
+    pub(crate) connected_at: Opt<SimTime>,
     /// When the receiver had every byte of a finite transfer, in order.
-    pub completed_at: Option<SimTime>,
+    pub(crate) completed_at: Opt<SimTime>,
     /// The connection was abandoned (SYN retries exhausted).
     pub failed: bool,
 }

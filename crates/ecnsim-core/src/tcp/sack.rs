@@ -12,47 +12,142 @@
 use crate::packet::SackBlock;
 
 /// SACKed ranges above SND.UNA, and the highest retransmitted octet.
+///
+/// Out of line and allocated on first use (the first ACK with a SACK block, or the first
+/// recovery): a connection that never loses nor reorders a segment keeps 8 bytes here.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scoreboard {
+    board: Option<Box<Board>>,
+}
+
+/// The scoreboard's state once it has any.
+#[derive(Clone, Debug, Default)]
+struct Board {
     /// Sorted, disjoint, non-adjacent `[left, right)` ranges, all above SND.UNA.
     blocks: Vec<(u64, u64)>,
     /// RFC 6675 HighRxt, as one past the highest octet retransmitted in recovery.
-    pub(crate) high_rxt: u64,
+    high_rxt: u64,
 }
 
 impl Scoreboard {
     /// Forget everything (RFC 2018 §8: after a timeout the SACKed bits are cleared).
     pub(crate) fn clear(&mut self) {
-        self.blocks.clear();
-        self.high_rxt = 0;
+        if let Some(b) = &mut self.board {
+            b.blocks.clear();
+            b.high_rxt = 0;
+        }
+    }
+
+    /// The SACKed ranges (none before the first SACK block).
+    fn blocks(&self) -> &[(u64, u64)] {
+        self.board.as_deref().map_or(&[], |b| &b.blocks)
+    }
+
+    /// RFC 6675 HighRxt, as one past the highest octet retransmitted in recovery (0: none).
+    pub(crate) fn high_rxt(&self) -> u64 {
+        self.board.as_deref().map_or(0, |b| b.high_rxt)
+    }
+
+    /// Set HighRxt.
+    pub(crate) fn set_high_rxt(&mut self, high_rxt: u64) {
+        if self.board.is_some() || high_rxt != 0 {
+            self.board.get_or_insert_with(Box::default).high_rxt = high_rxt;
+        }
     }
 
     /// True if nothing is SACKed.
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
+        self.blocks().is_empty()
     }
 
     /// RFC 6675 §4 Update(): merge the ACK's SACK blocks and drop what SND.UNA covers. Returns
     /// whether the ACK SACKed octets above SND.UNA that were not SACKed before (RFC 6675 §2's
     /// duplicate acknowledgment).
     pub(crate) fn update(&mut self, snd_una: u64, sack: &[SackBlock]) -> bool {
+        if self.board.is_none() && sack.iter().all(|b| b.right <= b.left.max(snd_una)) {
+            // Nothing SACKed yet and nothing to add: nothing to drop either.
+            return false;
+        }
+        let board = self.board.get_or_insert_with(Box::default);
         let mut new = false;
         for b in sack {
             let left = b.left.max(snd_una);
             if b.right > left {
-                new |= !self.covers(left, b.right);
-                self.insert(left, b.right);
+                new |= !board.covers(left, b.right);
+                board.insert(left, b.right);
             }
         }
-        let keep = self.blocks.partition_point(|&(_, r)| r <= snd_una);
-        self.blocks.drain(..keep);
-        if let Some(first) = self.blocks.first_mut() {
+        let keep = board.blocks.partition_point(|&(_, r)| r <= snd_una);
+        board.blocks.drain(..keep);
+        if let Some(first) = board.blocks.first_mut() {
             first.0 = first.0.max(snd_una);
         }
         new
     }
 
+    /// One past the highest SACKed octet (0 if none).
+    pub(crate) fn highest_sacked(&self) -> u64 {
+        self.blocks().last().map_or(0, |&(_, r)| r)
+    }
+
+    /// SACKed octets in `[a, b)`.
+    fn sacked_in(&self, a: u64, b: u64) -> u64 {
+        self.blocks().iter().map(|&(l, r)| r.min(b).saturating_sub(l.max(a))).sum()
+    }
+
+    /// The loss threshold `T`: RFC 6675 §4 IsLost(s) holds for an unSACKed
+    /// octet `s` exactly when `s < T`, i.e. more than `(dupthresh - 1) * mss`
+    /// octets above `s` are SACKed. 0 if no octet is lost.
+    pub(crate) fn lost_threshold(&self, mss: u64, dupthresh: u32) -> u64 {
+        let k = u64::from(dupthresh.saturating_sub(1)) * mss;
+        let mut above = 0u64;
+        for &(l, r) in self.blocks().iter().rev() {
+            let len = r - l;
+            if above + len > k {
+                // SACKed octets in [x, inf) = above + (r - x) > k  <=>  x < r - (k - above).
+                return r - (k - above);
+            }
+            above += len;
+        }
+        0
+    }
+
+    /// RFC 6675 §4 SetPipe(): octets believed to be in the network between
+    /// `snd_una` and `snd_max`.
+    pub(crate) fn pipe(&self, snd_una: u64, snd_max: u64, lost_threshold: u64) -> u64 {
+        // RFC 6675 §4 SetPipe (a): an unSACKed octet not considered lost counts once.
+        let from = lost_threshold.clamp(snd_una, snd_max);
+        let not_lost = (snd_max - from) - self.sacked_in(from, snd_max);
+        // RFC 6675 §4 SetPipe (b): an unSACKed octet at or below HighRxt counts (again).
+        let rxt_end = self.high_rxt().clamp(snd_una, snd_max);
+        let retransmitted = (rxt_end - snd_una) - self.sacked_in(snd_una, rxt_end);
+        not_lost + retransmitted
+    }
+
+    /// The first unSACKed octet in `[from, to)`, if any.
+    pub(crate) fn first_unsacked(&self, from: u64, to: u64) -> Option<u64> {
+        let mut s = from;
+        for &(l, r) in self.blocks() {
+            if r <= s {
+                continue;
+            }
+            if l > s {
+                break;
+            }
+            s = r;
+        }
+        (s < to).then_some(s)
+    }
+
+    /// Where the SACKed range at or after `s` begins (or `u64::MAX`): a
+    /// retransmission starting at `s` must stop there.
+    pub(crate) fn next_sacked_after(&self, s: u64) -> u64 {
+        self.blocks().iter().find(|&&(l, _)| l > s).map_or(u64::MAX, |&(l, _)| l)
+    }
+}
+
+impl Board {
     /// Whether `[left, right)` is SACKed already.
     fn covers(&self, left: u64, right: u64) -> bool {
         let i = self.blocks.partition_point(|&(_, r)| r < right);
@@ -71,72 +166,21 @@ impl Scoreboard {
         }
         crate::tcp::socket::replace_ranges(&mut self.blocks, i..j, (l, r));
     }
-
-    /// One past the highest SACKed octet (0 if none).
-    pub(crate) fn highest_sacked(&self) -> u64 {
-        self.blocks.last().map_or(0, |&(_, r)| r)
-    }
-
-    /// SACKed octets in `[a, b)`.
-    fn sacked_in(&self, a: u64, b: u64) -> u64 {
-        self.blocks.iter().map(|&(l, r)| r.min(b).saturating_sub(l.max(a))).sum()
-    }
-
-    /// The loss threshold `T`: RFC 6675 §4 IsLost(s) holds for an unSACKed
-    /// octet `s` exactly when `s < T`, i.e. more than `(dupthresh - 1) * mss`
-    /// octets above `s` are SACKed. 0 if no octet is lost.
-    pub(crate) fn lost_threshold(&self, mss: u64, dupthresh: u32) -> u64 {
-        let k = u64::from(dupthresh.saturating_sub(1)) * mss;
-        let mut above = 0u64;
-        for &(l, r) in self.blocks.iter().rev() {
-            let len = r - l;
-            if above + len > k {
-                // SACKed octets in [x, inf) = above + (r - x) > k  <=>  x < r - (k - above).
-                return r - (k - above);
-            }
-            above += len;
-        }
-        0
-    }
-
-    /// RFC 6675 §4 SetPipe(): octets believed to be in the network between
-    /// `snd_una` and `snd_max`.
-    pub(crate) fn pipe(&self, snd_una: u64, snd_max: u64, lost_threshold: u64) -> u64 {
-        // RFC 6675 §4 SetPipe (a): an unSACKed octet not considered lost counts once.
-        let from = lost_threshold.clamp(snd_una, snd_max);
-        let not_lost = (snd_max - from) - self.sacked_in(from, snd_max);
-        // RFC 6675 §4 SetPipe (b): an unSACKed octet at or below HighRxt counts (again).
-        let rxt_end = self.high_rxt.clamp(snd_una, snd_max);
-        let retransmitted = (rxt_end - snd_una) - self.sacked_in(snd_una, rxt_end);
-        not_lost + retransmitted
-    }
-
-    /// The first unSACKed octet in `[from, to)`, if any.
-    pub(crate) fn first_unsacked(&self, from: u64, to: u64) -> Option<u64> {
-        let mut s = from;
-        for &(l, r) in &self.blocks {
-            if r <= s {
-                continue;
-            }
-            if l > s {
-                break;
-            }
-            s = r;
-        }
-        (s < to).then_some(s)
-    }
-
-    /// Where the SACKed range at or after `s` begins (or `u64::MAX`): a
-    /// retransmission starting at `s` must stop there.
-    pub(crate) fn next_sacked_after(&self, s: u64) -> u64 {
-        self.blocks.iter().find(|&&(l, _)| l > s).map_or(u64::MAX, |&(l, _)| l)
-    }
 }
 
 /// The receiver's memory of which out-of-order data arrived most recently,
 /// for ordering SACK blocks (RFC 2018 §4).
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// Out of line and allocated on first use (the first out-of-order arrival): a connection
+/// that never sees a gap keeps 8 bytes here.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct SackRecency {
+    recent: Option<Box<Recent>>,
+}
+
+/// Recent out-of-order arrivals, once there was one.
+#[derive(Clone, Copy, Debug, Default)]
+struct Recent {
     /// Sequence numbers of recent out-of-order arrivals, most recent first.
     seqs: [u64; crate::packet::MAX_SACK_BLOCKS],
     len: usize,
@@ -145,11 +189,12 @@ pub(crate) struct SackRecency {
 impl SackRecency {
     /// Remember that out-of-order data starting at `seq` arrived.
     pub(crate) fn on_arrival(&mut self, seq: u64) {
-        let n = self.seqs.len();
-        let keep = self.len.min(n - 1);
-        self.seqs.copy_within(0..keep, 1);
-        self.seqs[0] = seq;
-        self.len = (keep + 1).min(n);
+        let r = self.recent.get_or_insert_with(Box::default);
+        let n = r.seqs.len();
+        let keep = r.len.min(n - 1);
+        r.seqs.copy_within(0..keep, 1);
+        r.seqs[0] = seq;
+        r.len = (keep + 1).min(n);
     }
 
     /// Fill `out` with SACK blocks from the out-of-order ranges `ooo`: first the
@@ -159,7 +204,8 @@ impl SackRecency {
     pub(crate) fn blocks(&self, ooo: &[(u64, u64)], out: &mut [SackBlock]) -> usize {
         let mut n = 0;
         let contains = |out: &[SackBlock], n: usize, l: u64| out[..n].iter().any(|b| b.left == l);
-        for &seq in &self.seqs[..self.len] {
+        let recent = self.recent.as_deref().map_or(&[][..], |r| &r.seqs[..r.len]);
+        for &seq in recent {
             if n == out.len() {
                 return n;
             }
@@ -199,9 +245,9 @@ mod tests {
     #[test]
     fn update_merges_and_prunes_below_snd_una() {
         let mut s = sb(&[(3001, 4001), (5001, 6001), (4001, 5001)]);
-        assert_eq!(s.blocks, vec![(3001, 6001)]);
+        assert_eq!(s.blocks(), [(3001, 6001)]);
         assert!(!s.update(4001, &[]), "no SACK block: nothing new");
-        assert_eq!(s.blocks, vec![(4001, 6001)]);
+        assert_eq!(s.blocks(), [(4001, 6001)]);
         s.update(7001, &[]);
         assert!(s.is_empty());
     }
@@ -236,7 +282,7 @@ mod tests {
         let t = s.lost_threshold(MSS, 3);
         // Both holes are below T: pipe = 0 before any retransmission.
         assert_eq!(s.pipe(1, 10001, t), 0);
-        s.high_rxt = 1001; // retransmitted segment 1
+        s.set_high_rxt(1001); // retransmitted segment 1
         assert_eq!(s.pipe(1, 10001, t), 1000);
         // New data beyond the SACKed range is in the pipe.
         assert_eq!(s.pipe(1, 12001, t), 3000);

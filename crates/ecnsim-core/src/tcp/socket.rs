@@ -191,8 +191,10 @@ impl RttProbe {
 /// | 192-255 | the other counters | retransmissions, timeouts, ECN responses |
 /// | 256-383 | the congestion window, the timed segment, the sender's loss and ECN state, the current RTO | an ACK at the sender, a data segment sent |
 /// | 384-455 | the RTT estimator | an RTT sample, a backoff |
-/// | 456- | the handshake, the SACK scoreboard and its receiver's block order, the base RTT | the handshake, SACK, RTT samples |
+/// | 456-511 | the handshake, the base RTT, and pointers to the SACK scoreboard and its receiver's block order (allocated on first use) | the handshake, SACK, RTT samples |
 ///
+/// Eight lines in all (512 bytes): what an ESTABLISHED connection with nothing in
+/// flight never touches, the SACK state, is out of line until a first loss or reordering.
 /// So a data segment's arrival at the receiver (and the ACK it sends) touches
 /// the first three lines, and an ACK's arrival at the sender those and the two
 /// lines of sending state (and the estimator's once per round trip, for its sample).
@@ -287,9 +289,10 @@ pub struct TcpSocket {
     syn_sent_at: Opt<SimTime>,
     /// The smallest RTT measured (the base RTT of `carry_rtt = "base"`).
     min_rtt: Opt<SimDuration>,
-    /// SACK scoreboard (sender side).
+    /// SACK scoreboard (sender side; allocated at the first SACK block or SACK recovery).
     scoreboard: Scoreboard,
-    /// Which out-of-order data arrived most recently (SACK block order).
+    /// Which out-of-order data arrived most recently (SACK block order; allocated at the
+    /// first out-of-order arrival on a SACK connection).
     recency: SackRecency,
 }
 
@@ -1009,7 +1012,10 @@ impl TcpSocket {
                 self.recover = self.snd_max;
                 // RFC 6675 §5 step 4.3 / RFC 5681 §3.2 step 2: retransmit the first segment.
                 self.retransmit_due = true;
-                self.scoreboard.high_rxt = self.snd_una;
+                if self.sack_ok {
+                    // Only SACK recovery reads HighRxt: without SACK the scoreboard stays unallocated.
+                    self.scoreboard.set_high_rxt(self.snd_una);
+                }
             }
             LossResponse::SlowStart => {
                 // Jacobson88: go back to SND.UNA and slow-start.
@@ -1198,7 +1204,10 @@ impl TcpSocket {
             } else if end - self.rcv_nxt <= self.cfg.rcv_window {
                 self.counters.bytes_received += end - start - self.held_within(start, end);
                 self.insert_ooo(start, end);
-                self.recency.on_arrival(start);
+                if self.sack_ok {
+                    // Only SACK blocks read it: without SACK it stays unallocated.
+                    self.recency.on_arrival(start);
+                }
                 // RFC 5681 §4.2: an out-of-order segment is ACKed immediately (a duplicate ACK).
                 self.ack_now = true;
             } else {
@@ -1512,7 +1521,7 @@ impl TcpSocket {
         if self.win.cwnd < pipe + mss {
             return None;
         }
-        let from = self.scoreboard.high_rxt.max(self.snd_una);
+        let from = self.scoreboard.high_rxt().max(self.snd_una);
         let highest = self.scoreboard.highest_sacked();
         // RFC 6675 §4 NextSeg (1): the first unSACKed, lost sequence number above HighRxt.
         if let Some(s) = self.scoreboard.first_unsacked(from, t.min(highest)) {
@@ -1596,7 +1605,7 @@ impl TcpSocket {
             self.limited_transmit_bytes += len;
         }
         if self.sack_recovery() && is_retransmit {
-            self.scoreboard.high_rxt = self.scoreboard.high_rxt.max(end);
+            self.scoreboard.set_high_rxt(self.scoreboard.high_rxt().max(end));
         }
         self.snd_nxt = self.snd_nxt.max(end);
         self.snd_max = self.snd_max.max(end);
@@ -2119,10 +2128,19 @@ mod tests {
         // samples use comes after it.
         let rtt = offset_of!(TcpSocket, rtt);
         assert_eq!(rtt, 6 * 64);
-        for cold in [offset_of!(TcpSocket, syn_due), offset_of!(TcpSocket, scoreboard), offset_of!(TcpSocket, min_rtt)]
-        {
+        for cold in [
+            offset_of!(TcpSocket, syn_due),
+            offset_of!(TcpSocket, scoreboard),
+            offset_of!(TcpSocket, recency),
+            offset_of!(TcpSocket, min_rtt),
+        ] {
             assert!(cold >= rtt + size_of::<RttEstimator>());
         }
+        // The SACK state is out of line (8 bytes each until first used), so the socket is
+        // eight lines: an idle connection's two endpoints hold 2 x 576 bytes.
+        assert_eq!(size_of::<Scoreboard>(), 8);
+        assert_eq!(size_of::<SackRecency>(), 8);
+        assert_eq!(size_of::<TcpSocket>(), 8 * 64);
     }
 
     // --- header prediction ---------------------------------------------------
