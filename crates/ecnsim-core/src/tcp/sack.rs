@@ -155,16 +155,7 @@ impl Board {
     }
 
     fn insert(&mut self, left: u64, right: u64) {
-        let i = self.blocks.partition_point(|&(_, r)| r < left);
-        let mut l = left;
-        let mut r = right;
-        let mut j = i;
-        while j < self.blocks.len() && self.blocks[j].0 <= r {
-            l = l.min(self.blocks[j].0);
-            r = r.max(self.blocks[j].1);
-            j += 1;
-        }
-        crate::tcp::socket::replace_ranges(&mut self.blocks, i..j, (l, r));
+        crate::tcp::socket::merge_range(&mut self.blocks, left, right);
     }
 }
 

@@ -1248,16 +1248,7 @@ impl TcpSocket {
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
-        let i = self.ooo.partition_point(|&(_, e)| e < start);
-        let mut s = start;
-        let mut e = end;
-        let mut j = i;
-        while j < self.ooo.len() && self.ooo[j].0 <= e {
-            s = s.min(self.ooo[j].0);
-            e = e.max(self.ooo[j].1);
-            j += 1;
-        }
-        replace_ranges(&mut self.ooo, i..j, (s, e));
+        merge_range(&mut self.ooo, start, end);
     }
 
     #[inline]
@@ -1653,10 +1644,24 @@ impl TcpSocket {
     }
 }
 
+/// Add `[start, end)` to the sorted, disjoint ranges `v`, merged with every range it
+/// overlaps or touches (the receiver's out-of-order data, the sender's SACK scoreboard).
+pub(crate) fn merge_range(v: &mut Vec<(u64, u64)>, start: u64, end: u64) {
+    let i = v.partition_point(|&(_, e)| e < start);
+    let (mut s, mut e) = (start, end);
+    let mut j = i;
+    while j < v.len() && v[j].0 <= e {
+        s = s.min(v[j].0);
+        e = e.max(v[j].1);
+        j += 1;
+    }
+    replace_ranges(v, i..j, (s, e));
+}
+
 /// Replace the sorted ranges `v[merged]` (those a new range overlaps or touches) by the one
 /// range `with` that covers them all: `v.splice(merged, [with])` without building a `Splice`
 /// (most arrivals out of order extend one held range, or start a new one at the end).
-pub(crate) fn replace_ranges(v: &mut Vec<(u64, u64)>, merged: std::ops::Range<usize>, with: (u64, u64)) {
+fn replace_ranges(v: &mut Vec<(u64, u64)>, merged: std::ops::Range<usize>, with: (u64, u64)) {
     let std::ops::Range { start: i, end: j } = merged;
     if i == j {
         v.insert(i, with);
@@ -2258,6 +2263,31 @@ mod tests {
                 a.splice(i..j, std::iter::once((1, 2)));
                 replace_ranges(&mut b, i..j, (1, 2));
                 assert_eq!(a, b, "{i}..{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn merge_range_keeps_disjoint_sorted_ranges_covering_every_byte_added() {
+        // Every insertion order of ranges within 0..12, against a byte map: the ranges
+        // stay sorted and disjoint, touching ones merged, and cover exactly the bytes added.
+        let ranges: Vec<(u64, u64)> = (0..12).flat_map(|s| (s + 1..=12).map(move |e| (s, e))).collect();
+        for (k, &first) in ranges.iter().enumerate() {
+            for &second in &ranges[k % 7..] {
+                for &third in ranges.iter().step_by(5) {
+                    let mut v = Vec::new();
+                    let mut bytes = [false; 12];
+                    for (s, e) in [first, second, third] {
+                        merge_range(&mut v, s, e);
+                        bytes[s as usize..e as usize].iter_mut().for_each(|b| *b = true);
+                    }
+                    assert!(v.windows(2).all(|w| w[0].1 < w[1].0), "{v:?}");
+                    let mut covered = [false; 12];
+                    for &(s, e) in &v {
+                        covered[s as usize..e as usize].iter_mut().for_each(|b| *b = true);
+                    }
+                    assert_eq!(covered, bytes, "{first:?} {second:?} {third:?} -> {v:?}");
+                }
             }
         }
     }
