@@ -176,7 +176,7 @@ class AecnStudy(Study):
     source = "Z. Zheng, WPI MS thesis, ch. 5 (ns-2). STUDIES.md §4."
     Params = AecnParams
     #: Measured (docs/performance.md, "Study run times").
-    render_cost_s: ClassVar[float] = 66.0
+    render_cost_s: ClassVar[float] = 37.0
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"thesis": {}}
     derive_version = 1
     derive = staticmethod(derive_star)
