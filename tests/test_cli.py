@@ -170,15 +170,16 @@ def test_bench_instructions_per_hop_by_callgrind() -> None:
     assert r["instructions_window_hops"] > 1000
     # Hundreds to a few thousand instructions per hop; not the start-up's millions.
     assert 100 < r["instructions_per_hop"] < 10_000
-    # Only the run loop is counted, in fixed chunks: a second measure agrees to a small
-    # fraction of an instruction per hop (the process around the run, whose count varied
-    # by hundreds of thousands from one process to the next, is not counted). What still
-    # varies is malloc's path inside the run with the heap start-up leaves behind: a
-    # process counts one of two totals 170 instructions apart (even without address
-    # randomisation), up to 0.05 per hop over this 20,000-hop window once four runs combine.
+    # Only the run loop is counted, in fixed chunks: a second measure agrees to a few
+    # instructions per hop (the process around the run, whose count varied by hundreds of
+    # thousands, 25 per hop here, from one process to the next, is not counted). What still
+    # varies is malloc's path inside the run with the heap start-up leaves behind: since
+    # 2026-11-24 (main 377e79c) a run's count takes one of two or three values up to 28,000
+    # instructions apart (six processes: 568.3 to 569.8 per hop over this 19,931-hop
+    # window); before, 170 apart. The bound is the worst case of two such runs combined.
     again = instructions_per_hop(BENCHMARKS["dumbbell-10"], valgrind)
     assert again["instructions_hops"] == r["instructions_hops"]
-    assert abs(again["instructions_per_hop"] - r["instructions_per_hop"]) < 0.2
+    assert abs(again["instructions_per_hop"] - r["instructions_per_hop"]) < 3.0
 
 
 def test_bench_chunk_must_be_positive(cli: Cli) -> None:
