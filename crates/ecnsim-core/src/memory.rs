@@ -328,6 +328,17 @@ impl Simulation {
     }
 }
 
+/// Layout tests' one rule: each field `(name, byte offset, length)` lies within cache line
+/// `line` (64 bytes from the start of its struct, which is line-aligned) and straddles none.
+#[cfg(test)]
+pub(crate) fn assert_in_line(fields: &[(&str, usize, usize)], line: usize) {
+    for &(name, start, len) in fields {
+        let (first, last) = (start / 64, (start + len - 1) / 64);
+        assert_eq!(first, last, "{name} (bytes {start}..{}) straddles two cache lines", start + len);
+        assert_eq!(first, line, "{name} (bytes {start}..{}) is not in line {line}", start + len);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1191,27 +1191,25 @@ mod tests {
     #[test]
     fn a_queues_per_packet_fields_fill_its_first_line_and_the_integrals_the_second() {
         use std::mem::offset_of;
-        for end in [
-            offset_of!(Queue, last_change) + 8,
-            offset_of!(Queue, arrivals) + 8,
-            offset_of!(Queue, arrival_bytes) + 8,
-            offset_of!(Queue, bytes) + 8,
-            offset_of!(Queue, max_bytes) + 8,
-            offset_of!(Queue, sent_ns) + 8,
-            offset_of!(Queue, packets) + 4,
-            offset_of!(Queue, max_packets) + 4,
-            offset_of!(Queue, has_outcome) + 1,
-            offset_of!(Queue, idle_pass_below) + 4,
-        ] {
-            assert!(end <= 64, "a line-0 field ends at byte {end}");
-        }
-        for (start, len) in [
-            (offset_of!(Queue, area_packets), 16),
-            (offset_of!(Queue, area_bytes), 16),
-            (offset_of!(Queue, link_rate), 8),
-        ] {
-            assert!(start >= 64 && start + len <= 128, "a line-1 field spans bytes {start}..{}", start + len);
-        }
+        let line_0 = [
+            ("last_change", offset_of!(Queue, last_change), 8),
+            ("arrivals", offset_of!(Queue, arrivals), 8),
+            ("arrival_bytes", offset_of!(Queue, arrival_bytes), 8),
+            ("bytes", offset_of!(Queue, bytes), 8),
+            ("max_bytes", offset_of!(Queue, max_bytes), 8),
+            ("sent_ns", offset_of!(Queue, sent_ns), 8),
+            ("packets", offset_of!(Queue, packets), 4),
+            ("max_packets", offset_of!(Queue, max_packets), 4),
+            ("has_outcome", offset_of!(Queue, has_outcome), 1),
+            ("idle_pass_below", offset_of!(Queue, idle_pass_below), 4),
+        ];
+        crate::memory::assert_in_line(&line_0, 0);
+        let line_1 = [
+            ("area_packets", offset_of!(Queue, area_packets), 16),
+            ("area_bytes", offset_of!(Queue, area_bytes), 16),
+            ("link_rate", offset_of!(Queue, link_rate), 8),
+        ];
+        crate::memory::assert_in_line(&line_1, 1);
     }
 
     // ---- Fifo: memory on demand ---------------------------------------------------

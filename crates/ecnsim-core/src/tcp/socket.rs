@@ -2060,14 +2060,6 @@ mod tests {
     // Layout
     // ------------------------------------------------------------------
 
-    /// The cache line (64 bytes, from the socket's start) of bytes `[start, start + len)`;
-    /// panics if they straddle two lines.
-    fn line_of(name: &str, start: usize, len: usize) -> usize {
-        let line = start / 64;
-        assert_eq!((start + len - 1) / 64, line, "{name} (bytes {start}..{}) straddles two cache lines", start + len);
-        line
-    }
-
     /// The fields each kind of segment touches sit in the lines the type's doc claims: a data
     /// segment at the receiver (and the ACK it sends) lines 0 to 2; an ACK at the sender (and
     /// the data it sends) those and lines 4 and 5.
@@ -2125,9 +2117,7 @@ mod tests {
             (&sending[..], 4),
             (&sending_2[..], 5),
         ] {
-            for &(name, start, len) in fields {
-                assert_eq!(line_of(name, start, len), line, "{name} is not in line {line}");
-            }
+            crate::memory::assert_in_line(fields, line);
         }
         // The RTT estimator starts the next line; what only the handshake, SACK and RTT
         // samples use comes after it.
