@@ -27,7 +27,12 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct Flow {
-    /// Packets of this connection in the network (queued, being sent or propagating).
+    /// Packets of this connection in the network (queued, being sent or propagating), once
+    /// its endpoints are released. While they are live, its endpoints count what they sent
+    /// and received ([`Endpoint::sent`], [`Endpoint::received`], each on the line a segment
+    /// touches anyway) and this holds minus the drops since (wrapping), so that neither
+    /// sending nor delivering reads the row; [`Flow::fold_in_flight`] adds the endpoints'
+    /// counts at the release.
     pub(crate) in_flight: u32,
     /// The app that drives both ends.
     pub(crate) app: AppId,
@@ -133,6 +138,10 @@ pub(crate) struct Endpoint {
     pub(crate) data_header_bytes: u32,
     /// Generation of the current timer event; older ones are stale.
     pub(crate) timer_gen: u32,
+    /// Packets this end sent (wrapping): its share of the connection's [`Flow::in_flight`].
+    pub(crate) sent: u32,
+    /// Packets delivered to this end (wrapping), less from its connection's [`Flow::in_flight`].
+    pub(crate) received: u32,
     pub(crate) live: bool,
     pub(crate) sock: TcpSocket,
 }
@@ -145,6 +154,15 @@ pub(crate) struct EndedFlow {
 }
 
 impl Flow {
+    /// At the release of this connection's endpoints `a` and `b`: add the packets they sent
+    /// less those delivered to them to [`Flow::in_flight`], which then counts every packet
+    /// of the connection left in the network.
+    pub(crate) fn fold_in_flight(&mut self, a: &Endpoint, b: &Endpoint) {
+        let net = a.sent.wrapping_add(b.sent).wrapping_sub(a.received).wrapping_sub(b.received);
+        self.in_flight = self.in_flight.wrapping_add(net);
+        debug_assert!(self.in_flight < 1 << 31, "a connection's packets in flight fold to {}", self.in_flight as i32);
+    }
+
     /// Add this connection, whose endpoints were released, to `totals`.
     ///
     /// # Panics
@@ -181,6 +199,7 @@ mod tests {
         assert_eq!(std::mem::align_of::<Endpoint>(), 64);
         assert_eq!(offset_of!(Endpoint, sock), 64);
         assert!(offset_of!(Endpoint, live) < 64 && offset_of!(Endpoint, notify_from) + 8 <= 64);
+        assert!(offset_of!(Endpoint, sent) + 4 <= 64 && offset_of!(Endpoint, received) + 4 <= 64);
     }
 
     /// What an idle connection holds in the core (issue 16 goal 4): its row (no name nor

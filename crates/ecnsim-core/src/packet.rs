@@ -235,6 +235,12 @@ pub struct Packet {
     pub tcp: TcpHeader,
     /// When the sending host emitted it (for one-way delay).
     pub sent_at: SimTime,
+    /// A TCP segment's destination endpoint in the simulation's endpoint arena, stamped
+    /// when it is sent, so that delivery reaches the socket straight from the packet
+    /// instead of through the connection's row (one dependent cold read fewer with
+    /// thousands of connections). Checked on delivery against the endpoint's connection:
+    /// the pair may have been released and reused since. 0 for other packets.
+    pub(crate) to_endpoint: u32,
 }
 
 impl Default for Packet {
@@ -251,6 +257,7 @@ impl Default for Packet {
             ecn: Ecn::NotEct,
             tcp: TcpHeader::default(),
             sent_at: SimTime::ZERO,
+            to_endpoint: 0,
         }
     }
 }
@@ -360,6 +367,7 @@ mod tests {
             ecn: Ecn::NotEct,
             tcp: TcpHeader::default(),
             sent_at: SimTime::ZERO,
+            to_endpoint: 0,
         }
     }
 

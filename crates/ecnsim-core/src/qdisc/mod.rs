@@ -1037,6 +1037,7 @@ pub(crate) mod test_support {
             ecn,
             tcp: TcpHeader::default(),
             sent_at: SimTime::ZERO,
+            to_endpoint: 0,
         }
     }
 

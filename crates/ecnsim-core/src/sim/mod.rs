@@ -609,22 +609,36 @@ impl Simulation {
                 return;
             }
         }
-        let f = &mut self.flows[flow.index()];
-        debug_assert!(!f.free && f.in_flight > 0, "a packet reached a free connection slot");
-        f.in_flight -= 1;
+        // The endpoint the packet was sent to, straight from the packet: its address does not
+        // wait for the connection's row. Its pair still serves this connection if it is live
+        // and names it (a connection's id is not reused while a packet of it is in the network).
+        let e = pkt.to_endpoint as usize;
+        let ep = &mut self.endpoints[e];
+        let live = ep.live && ep.flow == flow;
+        debug_assert!(!self.flows[flow.index()].free, "a packet reached a free connection slot");
+        debug_assert_eq!(
+            live,
+            self.flows[flow.index()].slot != NO_SLOT,
+            "endpoint {e} serves flow {flow:?} exactly while the flow has its slot"
+        );
+        if live {
+            ep.received = ep.received.wrapping_add(1);
+        }
         if payload > 0 {
             // One-way delay of data segments, host to host, either direction.
-            f.extra.owd_sum_ns += now.saturating_since(sent_at).as_nanos();
-            f.extra.owd_count += 1;
+            let x = &mut self.flows[flow.index()].extra;
+            x.owd_sum_ns += now.saturating_since(sent_at).as_nanos();
+            x.owd_count += 1;
         }
-        let slot = f.slot;
-        if slot == NO_SLOT {
+        if !live {
             // A late segment of a released connection; it may have been the last one out.
+            let f = &mut self.flows[flow.index()];
+            debug_assert!(f.in_flight > 0, "a late packet of flow {flow:?} is counted in flight");
+            f.in_flight -= 1;
             self.packets.remove(id);
             self.maybe_free_flow(flow);
             return;
         }
-        let e = 2 * slot as usize + usize::from(pkt.from_initiator);
         self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
         self.packets.remove(id);
         self.service_endpoint::<TRACE>(e);
@@ -635,9 +649,10 @@ impl Simulation {
         match (proto, drop) {
             (Transport::Tcp, true) => {
                 let f = &mut self.flows[flow.index()];
-                debug_assert!(!f.free && f.in_flight > 0, "a dropped packet names a free connection slot");
+                debug_assert!(!f.free, "a dropped packet names a free connection slot");
                 f.extra.drops += 1;
-                f.in_flight -= 1;
+                // Wrapping: while the endpoints are live they count the packets in flight.
+                f.in_flight = f.in_flight.wrapping_sub(1);
                 if f.slot == NO_SLOT {
                     self.maybe_free_flow(flow);
                 }
@@ -885,6 +900,7 @@ impl Simulation {
                     ecn: Ecn::NotEct,
                     tcp,
                     sent_at: now,
+                    to_endpoint: 0,
                 };
                 let egress = u.egress;
                 self.next_uid += 1;
@@ -992,6 +1008,8 @@ impl Simulation {
             header_bytes: c.header_bytes,
             data_header_bytes: if c.headers_on_data { c.header_bytes } else { 0 },
             timer_gen: 0,
+            sent: 0,
+            received: 0,
             timer_at: Opt::NONE,
             deadline: Opt::NONE,
             notify_from: 0,
@@ -1008,6 +1026,8 @@ impl Simulation {
         } else {
             self.endpoints.push(a);
             self.endpoints.push(b);
+            // Endpoint indices fit in u32 (packets and timer events carry them as such).
+            assert!(u32::try_from(self.endpoints.len()).is_ok(), "endpoints fit in u32");
             u32::try_from(self.endpoints.len() / 2 - 1).expect("slots fit in u32")
         }
     }
@@ -1098,15 +1118,18 @@ impl Simulation {
             pkt.flow = ep.flow;
             pkt.proto = Transport::Tcp;
             pkt.from_initiator = is_initiator;
+            // The other end of the pair; endpoint indices fit in u32 (`install` checks).
+            #[allow(clippy::cast_possible_truncation)]
+            let to = (e ^ 1) as u32;
+            pkt.to_endpoint = to;
             pkt.size =
                 payload + if payload > 0 { ep.data_header_bytes } else { ep.header_bytes } + pkt.tcp.options_len();
             pkt.ecn = tx.ecn;
             pkt.sent_at = now;
             let egress = ep.egress;
-            let flow = ep.flow;
+            ep.sent = ep.sent.wrapping_add(1);
             self.next_uid += 1;
             self.cons.sent += 1;
-            self.flows[flow.index()].in_flight += 1;
             let id = self.packets.commit();
             if TRACE {
                 if let Some(tap) = &mut self.tap {
@@ -1200,7 +1223,9 @@ impl Simulation {
         }));
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;
-        self.flows[f.index()].slot = NO_SLOT;
+        let flow = &mut self.flows[f.index()];
+        flow.fold_in_flight(&self.endpoints[i], &self.endpoints[i + 1]);
+        flow.slot = NO_SLOT;
         self.free_slots.push(u32::try_from(e / 2).expect("slots fit in u32"));
         self.maybe_free_flow(f);
     }
