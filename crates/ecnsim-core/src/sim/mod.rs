@@ -718,6 +718,12 @@ impl Simulation {
             let o = self.ports[p.index()].queue.outcome();
             (o.drops.len(), o.marks.len())
         };
+        // A mark's CE codepoint goes into the pool now (the slot is written nowhere else
+        // on the way out of the queue), before any drop below frees a slot.
+        for i in 0..n_marks {
+            let (_, _, _, id) = self.ports[p.index()].queue.outcome().marks[i];
+            self.packets[id].ecn = Ecn::Ce;
+        }
         for i in 0..n_drops {
             let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
             self.cons.dropped += 1;
@@ -729,7 +735,7 @@ impl Simulation {
             self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
-            let (f, proto, _) = self.ports[p.index()].queue.outcome().marks[i];
+            let (f, proto, _, _) = self.ports[p.index()].queue.outcome().marks[i];
             self.charge(f, proto, false);
         }
     }
@@ -751,8 +757,9 @@ impl Simulation {
             self.account_outcome(p);
         }
         let Some(q) = next else { return };
-        // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
-        self.packets[q.id].ecn = q.ecn;
+        // A mark was written to the pool as the queue reported it (`account_outcome`): the
+        // slot, cold after the packet's wait in the queue, is not touched here.
+        debug_assert_eq!(self.packets[q.id].ecn, q.ecn, "the pool holds the queue's ECN field");
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
         start_tx(&mut self.ports[p.index()], &mut self.sched, p, q.id, q.size, now);
     }
