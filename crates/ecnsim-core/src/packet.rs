@@ -222,8 +222,8 @@ pub enum Transport {
 /// destination endpoint, the send time, and the TCP header up to its flags) fill the
 /// first cache line; the SACK blocks, the uid and the source follow, read only by a
 /// segment that carries SACK blocks and by traces. With thousands of connections a
-/// packet's slot has gone cold by the time the next node or its endpoint reads it: one
-/// line per visit rather than two (a 96-byte slot straddles two lines).
+/// packet's slot has gone cold by the time the next node or its endpoint reads it: a
+/// visit reads one line of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct Packet {
