@@ -570,6 +570,11 @@ impl Queue {
     pub(crate) fn add_sent(&mut self, tx: SimDuration) {
         self.sent_ns += tx.as_nanos();
     }
+    /// The rate of the link this queue feeds.
+    #[must_use]
+    pub(crate) fn link_rate(&self) -> BitRate {
+        self.link_rate
+    }
     /// Serialisation time of every packet this queue released so far, ns.
     #[must_use]
     pub(crate) fn sent_ns(&self) -> u64 {
