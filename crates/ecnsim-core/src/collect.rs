@@ -109,7 +109,7 @@ fn dur_secs(d: SimDuration) -> f64 {
 #[allow(clippy::cast_precision_loss)]
 fn app_bytes(sim: &Simulation, flow: &crate::flow::Flow) -> f64 {
     match &sim.apps[flow.app.index()].app {
-        crate::app::AnyApp::Bulk(b) if flow.app.index() < sim.spec_flows => b.bytes.map_or(f64::INFINITY, |b| b as f64),
+        crate::app::AnyApp::Bulk(b) if sim.is_spec_flow(flow.app) => b.bytes.map_or(f64::INFINITY, |b| b as f64),
         _ => f64::NAN,
     }
 }
@@ -247,7 +247,7 @@ fn collect(sim: &Simulation) -> Results {
             .map(|r| {
                 let app = &sim.apps[r.flow.app.index()].name;
                 // A `[[flows]]` connection is its own app, named as the flow.
-                if r.flow.app.index() < sim.spec_flows {
+                if sim.is_spec_flow(r.flow.app) {
                     app.clone()
                 } else {
                     format!("{app}#{}", r.flow.serial)

@@ -369,10 +369,16 @@ impl Simulation {
         instant_event_budget(self.ports.len() + self.endpoints.len() + self.apps.len() + self.udp.len())
     }
 
+    /// True if app `a` is one of the scenario's `[[flows]]` (each its own bulk app, named as
+    /// the flow), false for an `[[apps]]` entry.
+    pub(crate) fn is_spec_flow(&self, a: AppId) -> bool {
+        a.index() < self.spec_flows
+    }
+
     /// The scenario path of app `a`: `flows[i]` or `apps[j]`.
     pub(crate) fn app_path(&self, a: AppId) -> String {
         let i = a.index();
-        if i < self.spec_flows {
+        if self.is_spec_flow(a) {
             format!("flows[{i}]")
         } else {
             format!("apps[{}]", i - self.spec_flows)
@@ -974,7 +980,7 @@ impl Simulation {
             // The stream is named after the flow (so adding a flow shifts no other flow's phase);
             // application connections, which have no name, after their connection number.
             let flow = &self.flows[f.index()];
-            let path = if flow.app.index() < self.spec_flows {
+            let path = if self.is_spec_flow(flow.app) {
                 // A `[[flows]]` connection is its own app, named as the flow.
                 format!("flow/{}/tcp_tick", self.apps[flow.app.index()].name)
             } else {
