@@ -15,7 +15,7 @@
 //!   [`BitRate::tx_time`], in exact integer arithmetic rounded *up*
 //!   to the next nanosecond, so a link never sends faster than its rate.
 //!   A port computes the same value with one multiplication where its rate
-//!   allows ([`TxRate`]; tested against it).
+//!   allows (`TxRate`; tested against it).
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -224,8 +224,8 @@ impl BitRate {
     }
 
     /// Serialisation time of `bytes` bytes: `ceil(bytes * 8 * 1e9 / rate)`
-    /// nanoseconds, computed exactly in 128-bit integers. This is the only
-    /// place in the simulator where a transmission time is computed.
+    /// nanoseconds, computed exactly in 128-bit integers. This defines every transmission
+    /// time in the simulator (a port computes the same value by `TxRate`).
     #[must_use]
     #[allow(clippy::cast_possible_truncation)]
     pub const fn tx_time(self, bytes: u32) -> SimDuration {
