@@ -338,8 +338,6 @@ mod tests {
         }
         rates.sort_unstable();
         rates.dedup();
-        rates.sort_unstable();
-        rates.dedup();
         let edge = BitRate::BYTES_FOR_64_BIT_TX;
         let sizes = [0, 1, 40, 52, 1000, 1040, 1500, 9000, 65_535, 1 << 20, edge, edge + 1, u32::MAX];
         let mut exact = 0;
