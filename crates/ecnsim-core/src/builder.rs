@@ -30,7 +30,7 @@ use crate::spec::{
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
-use crate::time::{BitRate, SimDuration, SimTime};
+use crate::time::{BitRate, SimDuration, SimTime, TxRate};
 
 /// Default seed when neither the scenario nor the caller gives one.
 const DEFAULT_SEED: u64 = 1;
@@ -115,7 +115,8 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
             ports.push(Port {
                 from: id[from.as_str()],
                 to: id[to.as_str()],
-                rate,
+                tx_rate: TxRate::new(rate),
+                to_router: !nodes[id[to.as_str()].index()].is_host,
                 delay,
                 queue: Queue::new(qdisc, rate, rng),
                 busy_until: SimTime::ZERO,

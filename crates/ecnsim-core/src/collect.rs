@@ -188,13 +188,13 @@ fn collect(sim: &Simulation) -> Results {
             path(sim, from, to, &mut hops);
             // The path's bottleneck (its slowest link directions) carried all of it; the bytes on the
             // wires from there on (a bandwidth-delay product per link) may have left it before the window.
-            let slowest = hops.iter().map(|&i| sim.ports[i].rate).min();
+            let slowest = hops.iter().map(|&i| sim.ports[i].rate()).min();
             let mut beyond = 0u64;
             for &i in hops.iter().rev() {
                 let p = &sim.ports[i];
-                let pipe = u128::from(p.rate.as_bps()) * u128::from(p.delay.as_nanos()) / 8_000_000_000;
+                let pipe = u128::from(p.rate().as_bps()) * u128::from(p.delay.as_nanos()) / 8_000_000_000;
                 beyond += u64::try_from(pipe).unwrap_or(u64::MAX / 4);
-                if Some(p.rate) == slowest {
+                if Some(p.rate()) == slowest {
                     carried[i] += bytes;
                     slack[i] = slack[i].max(beyond);
                 }
@@ -305,7 +305,7 @@ fn collect(sim: &Simulation) -> Results {
     q.push_u64("link", sim.ports.iter().map(|p| p.link_index as u64).collect());
     q.push_str("from", sim.ports.iter().map(|p| sim.nodes[p.from.index()].name.clone()).collect());
     q.push_str("to", sim.ports.iter().map(|p| sim.nodes[p.to.index()].name.clone()).collect());
-    q.push_u64("rate_bps", sim.ports.iter().map(|p| p.rate.as_bps()).collect());
+    q.push_u64("rate_bps", sim.ports.iter().map(|p| p.rate().as_bps()).collect());
     q.push_u64("arrivals", deltas.iter().map(|c| c.arrivals).collect());
     q.push_u64("arrival_bytes", deltas.iter().map(|c| c.arrival_bytes).collect());
     q.push_u64("departures", deltas.iter().map(|c| c.departures).collect());

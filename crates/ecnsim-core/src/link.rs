@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use crate::ids::{NodeId, PacketId};
 use crate::qdisc::Queue;
-use crate::time::{BitRate, SimDuration, SimTime};
+use crate::time::{BitRate, SimDuration, SimTime, TxRate};
 
 /// Slots a wire keeps when it empties.
 const WIRE_MIN_SLOTS: usize = 8;
@@ -27,8 +27,6 @@ pub(crate) struct Port {
     // ---- line 0: transmitter and wire ----
     /// When the packet being serialised is fully sent (idle if `<= now`).
     pub(crate) busy_until: SimTime,
-    /// Link rate.
-    pub(crate) rate: BitRate,
     /// Propagation delay.
     pub(crate) delay: SimDuration,
     /// Packets being serialised or propagating (their pool ids), with their arrival times.
@@ -37,6 +35,11 @@ pub(crate) struct Port {
     pub(crate) to: NodeId,
     /// A `TxDone` event is pending.
     pub(crate) tx_event_pending: bool,
+    /// The receiving node is a router, so every packet arriving there is forwarded (flows
+    /// end at hosts): known from this line, before the packet is read.
+    pub(crate) to_router: bool,
+    /// The link rate, prepared for serialisation times.
+    pub(crate) tx_rate: TxRate,
     // ---- line 1 on: the egress queue ----
     /// Egress queue.
     pub(crate) queue: Queue,
@@ -54,12 +57,26 @@ impl Port {
     #[inline]
     pub(crate) fn start_tx(&mut self, pkt: PacketId, size: u32, now: SimTime) -> SimTime {
         debug_assert!(self.busy_until <= now);
-        let tx = self.rate.tx_time(size);
+        let tx = match self.tx_rate.tx_time(size) {
+            Some(tx) => tx,
+            None => self.exact_tx_time(size),
+        };
         self.busy_until = now + tx;
         self.queue.add_sent(tx);
         let arrival = self.busy_until + self.delay;
         self.wire.push_back((arrival, pkt));
         arrival
+    }
+
+    /// [`BitRate::tx_time`] where [`TxRate`] leaves it (a rate that does not divide 8e9).
+    #[inline]
+    fn exact_tx_time(&self, size: u32) -> SimDuration {
+        self.rate().tx_time(size)
+    }
+
+    /// The link rate (kept once, by the queue, whose disciplines read it).
+    pub(crate) fn rate(&self) -> BitRate {
+        self.queue.link_rate()
     }
 
     /// The packet at the head of the wire, which has arrived at the far end.
@@ -93,11 +110,12 @@ mod tests {
         assert_eq!(align_of::<Port>(), 64);
         let line_0 = [
             ("busy_until", offset_of!(Port, busy_until), 8),
-            ("rate", offset_of!(Port, rate), 8),
             ("delay", offset_of!(Port, delay), 8),
             ("wire", offset_of!(Port, wire), 32),
             ("to", offset_of!(Port, to), 4),
             ("tx_event_pending", offset_of!(Port, tx_event_pending), 1),
+            ("to_router", offset_of!(Port, to_router), 1),
+            ("tx_rate", offset_of!(Port, tx_rate), size_of::<crate::time::TxRate>()),
         ];
         crate::memory::assert_in_line(&line_0, 0);
         assert_eq!(offset_of!(Port, queue), 64);

@@ -11,9 +11,11 @@
 //!   time of 1e12 s, a heavy-tailed draw of 1e30 s). Differences saturate at
 //!   zero. Checked arithmetic is in the operators themselves, so no call site
 //!   can forget it.
-//! - Serialisation time is computed in one place,
+//! - Serialisation time is defined in one place,
 //!   [`BitRate::tx_time`], in exact integer arithmetic rounded *up*
 //!   to the next nanosecond, so a link never sends faster than its rate.
+//!   A port computes the same value with one multiplication where its rate
+//!   allows (`TxRate`; tested against it).
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -222,8 +224,8 @@ impl BitRate {
     }
 
     /// Serialisation time of `bytes` bytes: `ceil(bytes * 8 * 1e9 / rate)`
-    /// nanoseconds, computed exactly in 128-bit integers. This is the only
-    /// place in the simulator where a transmission time is computed.
+    /// nanoseconds, computed exactly in 128-bit integers. This defines every transmission
+    /// time in the simulator (a port computes the same value by `TxRate`).
     #[must_use]
     #[allow(clippy::cast_possible_truncation)]
     pub const fn tx_time(self, bytes: u32) -> SimDuration {
@@ -247,6 +249,38 @@ impl BitRate {
     #[allow(clippy::cast_possible_truncation)]
     pub const fn bytes_in(self, d: SimDuration) -> u64 {
         (d.0 as u128 * self.0 as u128 / 8_000_000_000) as u64
+    }
+}
+
+/// A link rate prepared for serialisation times without a division per packet: where
+/// the rate divides 8e9 bit-ns per byte (10 Mb/s, 100 Mb/s, 1 Gb/s, every `2^a 5^b` bit/s
+/// with `a <= 12`, `b <= 9`), a byte takes a whole number of nanoseconds and
+/// [`BitRate::tx_time`] is one multiplication, exactly: `ceil(bytes * 8e9 / d) =
+/// bytes * (8e9 / d)`. Other rates (10 Gb/s, 1.5 Mb/s) keep the division.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TxRate {
+    /// `8e9 / d` when that is a whole number and `u32::MAX` bytes times it fits in 64 bits
+    /// (every such rate but 1 bit/s); 0 otherwise.
+    ns_per_byte: u64,
+}
+
+impl TxRate {
+    /// `rate`, prepared.
+    #[must_use]
+    pub(crate) const fn new(rate: BitRate) -> Self {
+        let d = rate.0;
+        let exact = d != 0 && 8_000_000_000 % d == 0 && 8_000_000_000 / d <= u64::MAX / u32::MAX as u64;
+        TxRate { ns_per_byte: if exact { 8_000_000_000 / d } else { 0 } }
+    }
+
+    /// [`BitRate::tx_time`] of `bytes` bytes, or `None` where the caller must divide.
+    #[inline(always)]
+    #[must_use]
+    pub(crate) const fn tx_time(self, bytes: u32) -> Option<SimDuration> {
+        if self.ns_per_byte == 0 {
+            return None;
+        }
+        Some(SimDuration(bytes as u64 * self.ns_per_byte))
     }
 }
 
@@ -287,6 +321,52 @@ mod tests {
             let edge = BitRate::BYTES_FOR_64_BIT_TX;
             for bytes in [0, 1, 40, 1500, 65_535, edge - 1, edge, edge + 1, u32::MAX] {
                 assert_eq!(r.tx_time(bytes).as_nanos(), wide(r, bytes), "{rate} bit/s, {bytes} B");
+            }
+        }
+    }
+
+    /// Every rate that divides 8e9 (`2^a 5^b`), their neighbours, the usual link rates and
+    /// the extremes: the per-byte time is exact where it is used, and used where it exists.
+    #[test]
+    fn tx_rate_is_exactly_tx_time() {
+        let mut rates = vec![1, 3, 1_544_000, 45_000_000, 155_520_000, 10_000_000_000, u64::MAX];
+        for a in 0..=12 {
+            for b in 0..=9 {
+                let d = (1u64 << a) * 5u64.pow(b);
+                rates.extend([d - 1, d, d + 1]);
+            }
+        }
+        rates.sort_unstable();
+        rates.dedup();
+        let edge = BitRate::BYTES_FOR_64_BIT_TX;
+        let sizes = [0, 1, 40, 52, 1000, 1040, 1500, 9000, 65_535, 1 << 20, edge, edge + 1, u32::MAX];
+        let mut exact = 0;
+        for d in rates.into_iter().filter(|&d| d > 0) {
+            let rate = BitRate::from_bps(d);
+            let r = TxRate::new(rate);
+            assert_eq!(r.tx_time(0).is_some(), d > 1 && 8_000_000_000 % d == 0, "{d} bit/s");
+            exact += usize::from(r.tx_time(0).is_some());
+            for bytes in sizes {
+                if let Some(t) = r.tx_time(bytes) {
+                    assert_eq!(t, rate.tx_time(bytes), "{bytes} B at {d} bit/s");
+                }
+            }
+        }
+        // 13 x 10 divisors of 8e9, less 1 bit/s.
+        assert_eq!(exact, 129);
+    }
+
+    proptest::proptest! {
+        /// Any rate, any size: the serialisation time of [`BitRate::tx_time`] where it gives one.
+        #[test]
+        fn tx_rate_gives_tx_time(a in 0..=12u32, b in 0..=9u32, d: u64, bytes: u32, mtu in 0..70_000u32) {
+            for d in [(1u64 << a) * 5u64.pow(b), d.max(1)] {
+                let rate = BitRate::from_bps(d);
+                for bytes in [bytes, mtu] {
+                    if let Some(t) = TxRate::new(rate).tx_time(bytes) {
+                        proptest::prop_assert_eq!(t, rate.tx_time(bytes));
+                    }
+                }
             }
         }
     }

@@ -327,7 +327,7 @@ impl QueueDisc for Aecn {
             debug_assert_eq!(seq, Some(self.head_seq), "the departing packet heads its group's flow queue");
             self.head_seq += 1;
         }
-        self.avg.on_dequeue(cx.now, pkt.as_ref(), self.fifo.is_empty(), cx.link_rate);
+        self.avg.on_dequeue(cx.now, pkt.map(|p| p.size), self.fifo.is_empty(), cx.link_rate);
         pkt
     }
 

@@ -570,6 +570,11 @@ impl Queue {
     pub(crate) fn add_sent(&mut self, tx: SimDuration) {
         self.sent_ns += tx.as_nanos();
     }
+    /// The rate of the link this queue feeds.
+    #[must_use]
+    pub(crate) fn link_rate(&self) -> BitRate {
+        self.link_rate
+    }
     /// Serialisation time of every packet this queue released so far, ns.
     #[must_use]
     pub(crate) fn sent_ns(&self) -> u64 {
@@ -639,7 +644,7 @@ impl Queue {
         pkt.enqueued_at = now;
         let (qdisc, mut cx) = self.qdisc_and_cx(now);
         qdisc.enqueue(pkt, &mut cx);
-        self.account();
+        self.account::<true>();
         self.outcome()
     }
 
@@ -688,7 +693,8 @@ impl Queue {
             self.packets -= 1;
             self.bytes -= u64::from(p.size);
         }
-        self.account();
+        // A dequeue only takes packets away: the maximum stands.
+        self.account::<false>();
         pkt
     }
 
@@ -717,8 +723,10 @@ impl Queue {
         &self.qdisc
     }
 
+    /// Count the last operation's drops and marks; `GREW`: it was an enqueue, which may
+    /// have raised the occupancy above its maximum (a dequeue never does).
     #[inline]
-    fn account(&mut self) {
+    fn account<const GREW: bool>(&mut self) {
         if self.has_outcome {
             self.account_outcome();
         }
@@ -727,6 +735,10 @@ impl Queue {
             self.qdisc.occupancy(),
             "a discipline holds what arrived less what departed or was dropped"
         );
+        debug_assert!(GREW || (self.packets <= self.max_packets && self.bytes <= self.max_bytes));
+        if !GREW {
+            return;
+        }
         self.max_packets = self.max_packets.max(self.packets);
         self.max_bytes = self.max_bytes.max(self.bytes);
     }

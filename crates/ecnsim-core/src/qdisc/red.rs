@@ -235,13 +235,15 @@ impl Average {
         self.avg
     }
 
-    /// After a dequeue at `now` that returned `departed` and left the queue
-    /// empty (`emptied`), or returned nothing.
-    pub(crate) fn on_dequeue(&mut self, now: SimTime, departed: Option<&QueuedPacket>, emptied: bool, rate: BitRate) {
+    /// After a dequeue at `now` that returned a packet of `departed` bytes and left the
+    /// queue empty (`emptied`), or returned nothing. (The size alone: passing the packet by
+    /// reference kept it in memory, and the copy returned after this call waited for it.)
+    #[inline]
+    pub(crate) fn on_dequeue(&mut self, now: SimTime, departed: Option<u32>, emptied: bool, rate: BitRate) {
         match departed {
-            Some(p) if emptied => {
+            Some(size) if emptied => {
                 self.idle_since = Some(match self.idle_start {
-                    IdleStart::TxEnd => now + rate.tx_time(p.size),
+                    IdleStart::TxEnd => now + rate.tx_time(size),
                     IdleStart::Dequeue => now,
                 });
             }
@@ -260,19 +262,43 @@ impl Average {
 /// `avg` (ns-2 `v_prob1`). Gentle: from `max_p` at `th_max` to 1 at `2 th_max`;
 /// otherwise 1 at or above `th_max`.
 pub(crate) fn probability_b(avg: f64, th_min: f64, th_max: f64, max_p: f64, gentle: bool) -> f64 {
-    let p = if avg >= th_max {
-        if gentle {
-            // Floyd00 / ns-2: v_c = (1 - max_p) / th_max, v_d = 2 max_p - 1, p = v_c avg + v_d.
-            (1.0 - max_p) / th_max * avg + (2.0 * max_p - 1.0)
-        } else {
-            1.0
-        }
-    } else {
-        // FJ93 Fig. 2: p_b <- max_p (avg - min_th) / (max_th - min_th) (ns-2: (v_a avg + v_b) max_p).
+    Ramp::new(th_min, th_max).p_b(avg, th_max, max_p, gentle)
+}
+
+/// [`probability_b`] for fixed thresholds, with the ramp's two coefficients computed once
+/// (ns-2 `REDQueue::reset`: `v_a = 1 / (th_max - th_min)`, `v_b = -th_min / (th_max - th_min)`),
+/// so that an arrival multiplies instead of dividing twice. The same operations on the same
+/// values: the same probabilities, bit for bit.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ramp {
+    /// `1 / (th_max - th_min)` (ns-2 `v_a`).
+    v_a: f64,
+    /// `th_min / (th_max - th_min)` (ns-2 `-v_b`).
+    minus_v_b: f64,
+}
+
+impl Ramp {
+    pub(crate) fn new(th_min: f64, th_max: f64) -> Self {
         let diff = th_max - th_min;
-        (1.0 / diff * avg - th_min / diff) * max_p
-    };
-    p.min(1.0)
+        Ramp { v_a: 1.0 / diff, minus_v_b: th_min / diff }
+    }
+
+    /// [`probability_b`] at `avg`, for the thresholds this ramp was made for.
+    #[inline]
+    pub(crate) fn p_b(&self, avg: f64, th_max: f64, max_p: f64, gentle: bool) -> f64 {
+        let p = if avg >= th_max {
+            if gentle {
+                // Floyd00 / ns-2: v_c = (1 - max_p) / th_max, v_d = 2 max_p - 1, p = v_c avg + v_d.
+                (1.0 - max_p) / th_max * avg + (2.0 * max_p - 1.0)
+            } else {
+                1.0
+            }
+        } else {
+            // FJ93 Fig. 2: p_b <- max_p (avg - min_th) / (max_th - min_th) (ns-2: (v_a avg + v_b) max_p).
+            (self.v_a * avg - self.minus_v_b) * max_p
+        };
+        p.min(1.0)
+    }
 }
 
 /// ns-2 `modify_p`: the probability `p_a` for an arrival of `size` bytes,
@@ -347,6 +373,8 @@ pub struct Red {
     /// Thresholds in the queue's measure.
     th_min: f64,
     th_max: f64,
+    /// The probability's ramp between them.
+    ramp: Ramp,
     /// Current `max_p` (adaptive variants change it).
     max_p: f64,
     /// Arrivals since the last early or forced drop (ns-2 `count`).
@@ -386,6 +414,7 @@ impl Red {
             avg: Average::new(cfg.w_q, cfg.mean_pktsize, cfg.idle_start),
             th_min: cfg.min_th * scale,
             th_max: cfg.max_th * scale,
+            ramp: Ramp::new(cfg.min_th * scale, cfg.max_th * scale),
             max_p: cfg.max_p,
             count: 0,
             count_bytes: 0,
@@ -443,7 +472,7 @@ impl Red {
             self.qcount = -1;
             return Decision::Forced;
         }
-        let p_b = probability_b(avg, self.th_min, self.th_max, self.max_p, self.cfg.gentle);
+        let p_b = self.ramp.p_b(avg, self.th_max, self.max_p, self.cfg.gentle);
         self.prob1 = p_b;
         match self.cfg.drop_spacing {
             DropSpacing::Linux => {
@@ -643,7 +672,7 @@ impl QueueDisc for Red {
 
     fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         let pkt = self.fifo.pop_front();
-        self.avg.on_dequeue(cx.now, pkt.as_ref(), self.fifo.is_empty(), cx.link_rate);
+        self.avg.on_dequeue(cx.now, pkt.map(|p| p.size), self.fifo.is_empty(), cx.link_rate);
         pkt
     }
 

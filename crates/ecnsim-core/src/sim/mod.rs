@@ -578,22 +578,36 @@ impl Simulation {
     fn on_wire_arrival<const TRACE: bool>(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
         let id = port.take_arrival().expect("a wire event has a packet");
-        let to = port.to;
+        let (to, to_router) = (port.to, port.to_router);
         if let Some(&(next, _)) = port.wire.front() {
             self.sched.schedule(next, Event::WireArrival(p));
         }
         self.perf.packet_hops += 1;
         trace::<TRACE>(&mut self.tracer, &self.flows, self.sched.now(), TraceEvent::Receive, p, &self.packets[id]);
-        self.arrive::<TRACE>(to, id);
+        // Forwarded or delivered, decided from the port: this branch, unpredictable on a
+        // mixed workload, then resolves without waiting for the packet to be read.
+        if to_router {
+            self.forward::<TRACE>(to, id);
+        } else {
+            self.arrive::<TRACE>(to, id);
+        }
     }
 
-    /// Packet `id` reached `node`: deliver it (and free its slot) or forward it.
+    /// Packet `id` reached `node`, not its destination: send it on towards it.
+    #[inline(always)]
+    fn forward<const TRACE: bool>(&mut self, node: NodeId, id: PacketId) {
+        let dst = self.packets[id].dst;
+        debug_assert!(dst != node, "a packet reached a router as its destination");
+        let route = self.routes.forward(node, dst);
+        assert!(route != crate::node::NO_ROUTE, "routes are validated at build time");
+        self.send_on::<TRACE>(PortId(route), id);
+    }
+
+    /// Packet `id` reached host `node`: deliver it (and free its slot), or forward it.
     fn arrive<const TRACE: bool>(&mut self, node: NodeId, id: PacketId) {
         let pkt = &self.packets[id];
         if pkt.dst != node {
-            let route = self.routes.forward(node, pkt.dst);
-            assert!(route != crate::node::NO_ROUTE, "routes are validated at build time");
-            self.send_on::<TRACE>(PortId(route), id);
+            self.forward::<TRACE>(node, id);
             return;
         }
         self.cons.delivered += 1;
