@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,11 @@ class _DevTools:
 def browser() -> Iterator[Callable[[Path], dict[str, Any]]]:
     pytest.importorskip("websocket", reason="the DevTools client needs websocket-client")
     exe = _chromium()
-    with tempfile.TemporaryDirectory(prefix="ecnsim-chromium-") as profile:
+    # Chromium's helper processes (crashpad, GPU, renderers) may still be writing into the
+    # profile as the directory is removed: ending the whole process group first makes that
+    # rare, and a leftover file in a temporary directory is not a test failure.
+    profile_dir = tempfile.TemporaryDirectory(prefix="ecnsim-chromium-", ignore_cleanup_errors=True)
+    with profile_dir as profile:
         proc = subprocess.Popen(
             [
                 exe,
@@ -130,6 +135,7 @@ def browser() -> Iterator[Callable[[Path], dict[str, Any]]]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             port_file = Path(profile) / "DevToolsActivePort"
@@ -172,9 +178,15 @@ def browser() -> Iterator[Callable[[Path], dict[str, Any]]]:
 
             yield load
         finally:
-            proc.terminate()
+            _end_group(proc, signal.SIGTERM)
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                _end_group(proc, signal.SIGKILL)
                 proc.wait()
+
+
+def _end_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    """Send ``sig`` to Chromium and every process it started (its own session)."""
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)

@@ -3,7 +3,11 @@
 //! Why binary: a 4-ary heap (half the depth) was measured and costs more
 //! instructions per event on `dumbbell-100` (a heap of a few hundred events)
 //! and as many first-level cache misses per hop at 9,600 flows (README,
-//! "Where the instructions go").
+//! "Where the instructions go"). Why a heap at all: radix heaps and timing
+//! wheels (keys are monotone, so both pop in exact order) were measured and
+//! cost more CPU at 30 flows and at 9,600 (docs/performance.md, "An event
+//! queue for monotone keys"): a link event replacing the spent top sifts
+//! through a heap of a few dozen events in the first-level cache.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -267,40 +267,106 @@ mod tests {
         assert_eq!(order, vec![tx(2), tx(1), tx(3)]);
     }
 
+    /// A schedule as a simulation makes it: pushes at or after the current time (ties at
+    /// one instant, near link events, far timers, both kinds), pops bounded by a horizon
+    /// that may be narrower than the next event (`pop_until` then returns nothing and the
+    /// clock stays), idle gaps, and link events scheduled while a popped link event is
+    /// still spent at the top of its heap or after it was removed; checked against a
+    /// sorted reference at every step.
+    fn check_against_reference(ops: &[(u8, u64)]) {
+        let mut s = Scheduler::new();
+        // Sorted largest first: the next event due is at the end.
+        let mut reference: Vec<(EventKey, Event)> = Vec::new();
+        let mut seq = 0u64;
+        for &(op, x) in ops {
+            let now = s.now().as_nanos();
+            match op % 8 {
+                0..=4 => {
+                    // Due now (a tie), a little ahead, or far ahead.
+                    let ahead = match op % 8 {
+                        0 => 0,
+                        1 | 2 => x % 16,
+                        3 => x % 1_000_000,
+                        _ => x % (1 << 42),
+                    };
+                    let time = SimTime::from_nanos(now + ahead);
+                    let i = u32::try_from(seq % 1000).unwrap();
+                    let ev = match (x >> 32) % 4 {
+                        0 | 1 => tx(i),
+                        2 => Event::WireArrival(PortId(i)),
+                        _ => Event::Timer { endpoint: i, gen: 0 },
+                    };
+                    s.schedule(time, ev);
+                    reference.push((EventKey { time, seq }, ev));
+                    seq += 1;
+                    reference.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
+                }
+                5 | 6 => {
+                    let want = reference.pop();
+                    if x % 2 == 0 {
+                        // Between runs: the spent top removed, the next time exact.
+                        s.settle();
+                        assert_eq!(s.next_time(), want.map(|(k, _)| k.time));
+                    }
+                    assert_eq!(s.pop_until(SimTime::MAX), want.map(|(_, e)| e));
+                    if let Some((k, _)) = want {
+                        assert_eq!(s.now(), k.time);
+                    }
+                }
+                _ => {
+                    // A horizon, often before the next event: nothing runs past it.
+                    let limit = SimTime::from_nanos(now + x % 64);
+                    match reference.last() {
+                        Some(&(k, e)) if k.time <= limit => {
+                            assert_eq!(s.pop_until(limit), Some(e));
+                            reference.pop();
+                        }
+                        _ => {
+                            assert_eq!(s.pop_until(limit), None);
+                            assert_eq!(s.now().as_nanos(), now);
+                            s.advance_to(limit);
+                            assert_eq!(s.now(), limit);
+                        }
+                    }
+                }
+            }
+            assert_eq!(s.pending(), reference.len());
+        }
+        while let Some((k, want)) = reference.pop() {
+            assert_eq!(s.pop_until(SimTime::MAX), Some(want));
+            assert_eq!(s.now(), k.time);
+        }
+        assert_eq!(s.pop_until(SimTime::MAX), None);
+        s.settle();
+        assert_eq!((s.pending(), s.next_time()), (0, None));
+    }
+
     /// Link events and timers go to different heaps; the pops interleave them in exact
     /// `(time, seq)` order, as one heap would, ties included.
     #[test]
     fn the_two_heaps_pop_in_exact_key_order_against_a_sorted_reference() {
         use crate::rng::SimRng;
         let mut rng = SimRng::for_component(11, "scheduler-test");
-        for round in 0..10 {
-            let mut s = Scheduler::new();
-            let mut reference: Vec<(EventKey, Event)> = Vec::new();
-            let mut seq = 0u64;
-            for _ in 0..3000 {
-                if rng.below(3) < 2 || reference.is_empty() {
-                    let now = s.now().as_nanos();
-                    let time = SimTime::from_nanos(now + rng.below(if round % 2 == 0 { 4 } else { 1_000_000 }));
-                    let i = u32::try_from(seq % 1000).unwrap();
-                    let ev = if rng.below(2) == 0 { tx(i) } else { Event::Timer { endpoint: i, gen: 0 } };
-                    s.schedule(time, ev);
-                    reference.push((EventKey { time, seq }, ev));
-                    seq += 1;
-                    reference.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
-                } else {
-                    let (key, want) = reference.pop().unwrap();
-                    s.settle();
-                    assert_eq!(s.next_time(), Some(key.time));
-                    assert_eq!(s.pop_until(SimTime::MAX), Some(want));
-                    assert_eq!(s.now(), key.time);
-                }
-                assert_eq!(s.pending(), reference.len());
-            }
-            while let Some((_, want)) = reference.pop() {
-                assert_eq!(s.pop_until(SimTime::MAX), Some(want));
-            }
-            s.settle();
-            assert_eq!((s.pending(), s.next_time()), (0, None));
+        for round in 0..10u64 {
+            // Even rounds: mostly ties and near events; odd rounds: every kind.
+            let ops: Vec<(u8, u64)> = (0..3000)
+                .map(|_| {
+                    let op = u8::try_from(rng.below(8)).unwrap();
+                    let op = if round % 2 == 0 && (3..=4).contains(&op) { 1 } else { op };
+                    (op, rng.below(u64::MAX))
+                })
+                .collect();
+            check_against_reference(&ops);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+        #[test]
+        fn random_schedules_pop_in_exact_key_order(
+            ops in proptest::collection::vec((0u8..8, proptest::num::u64::ANY), 1..400),
+        ) {
+            check_against_reference(&ops);
         }
     }
 
