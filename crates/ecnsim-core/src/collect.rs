@@ -172,7 +172,7 @@ fn collect(sim: &Simulation) -> Results {
         // Counters count from the end of warm-up, or from zero for a connection opened after it.
         let (s0, r0, x0) = match &r.warm {
             WarmBase::At(w) => (w.counters[0], w.counters[1], w.extra),
-            WarmBase::EndedBefore if warm.is_some() => (sc, rc, f.extra),
+            WarmBase::EndedBefore if warm.is_some() => (sc, rc, r.extra),
             _ => (TcpCounters::default(), TcpCounters::default(), FlowExtra::default()),
         };
         let (f_cwnd, f_srtt, f_state, f_ecn, f_sack) = r.fin;
@@ -213,8 +213,8 @@ fn collect(sim: &Simulation) -> Results {
             sc.syn_retransmits - s0.syn_retransmits,
             rc.syn_retransmits - r0.syn_retransmits,
             rc.acks_sent - r0.acks_sent,
-            f.extra.drops - x0.drops,
-            f.extra.marks - x0.marks,
+            r.extra.drops - x0.drops,
+            r.extra.marks - x0.marks,
             rc.ce_received - r0.ce_received,
             sc.ecn_reductions - s0.ecn_reductions,
             sc.cwr_sent - s0.cwr_sent,
@@ -228,17 +228,17 @@ fn collect(sim: &Simulation) -> Results {
         goodput.push(rate(delivered));
         rx_goodput.push(rate(received));
         throughput.push(rate(vals[1]));
-        completion.push(f.extra.completed_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
-        connect.push(f.extra.connected_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
-        let owd_count = f.extra.owd_count - x0.owd_count;
+        completion.push(r.extra.completed_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
+        connect.push(r.extra.connected_at.get().map_or(f64::NAN, |c| dur_secs(c.saturating_since(f.start))));
+        let owd_count = r.extra.owd_count - x0.owd_count;
         owd.push(if owd_count > 0 {
-            ns_to_secs(f.extra.owd_sum_ns - x0.owd_sum_ns) / owd_count as f64
+            ns_to_secs(r.extra.owd_sum_ns - x0.owd_sum_ns) / owd_count as f64
         } else {
             f64::NAN
         });
         cwnd.push(f_cwnd);
         srtt.push(f_srtt.map_or(f64::NAN, dur_secs));
-        state.push(if f.extra.failed { "FAILED".to_owned() } else { f_state.to_string() });
+        state.push(if r.extra.failed { "FAILED".to_owned() } else { f_state.to_string() });
     }
     t.push_u64("flow_id", rows.iter().map(|r| r.flow.serial).collect());
     t.push_str(
@@ -441,6 +441,8 @@ fn delivery_warnings(
 /// One row of the `flows` table: a connection, its counters now and what they count from.
 struct FlowRow<'a> {
     flow: &'a Flow,
+    /// The row's facts, with what a live connection's endpoints counted ([`Simulation::flow_extra`]).
+    extra: FlowExtra,
     counters: [TcpCounters; 2],
     /// Final (or current) cwnd, SRTT, state, ECN and SACK negotiated.
     fin: (u64, Option<SimDuration>, TcpState, bool, bool),
@@ -463,7 +465,13 @@ fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
     let mut rows: Vec<FlowRow<'_>> = sim.flows[..sim.n_static]
         .iter()
         .enumerate()
-        .map(|(i, f)| FlowRow { flow: f, counters: live(i), fin: fin_of(f, Some(i)), warm: warm_of(i, f.serial) })
+        .map(|(i, f)| FlowRow {
+            flow: f,
+            extra: sim.flow_extra(i),
+            counters: live(i),
+            fin: fin_of(f, Some(i)),
+            warm: warm_of(i, f.serial),
+        })
         .collect();
     if sim.connection_rows {
         let mut app_rows: Vec<FlowRow<'_>> = sim
@@ -471,13 +479,20 @@ fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
             .iter()
             .map(|e| {
                 let last = e.flow.last.as_ref().expect("an ended connection has its final state");
-                FlowRow { flow: &e.flow, counters: last.counters, fin: fin_of(&e.flow, None), warm: e.warm.clone() }
+                FlowRow {
+                    flow: &e.flow,
+                    extra: e.flow.extra,
+                    counters: last.counters,
+                    fin: fin_of(&e.flow, None),
+                    warm: e.warm.clone(),
+                }
             })
             .collect();
         for (i, f) in sim.flows.iter().enumerate().skip(sim.n_static) {
             if !f.free {
                 app_rows.push(FlowRow {
                     flow: f,
+                    extra: sim.flow_extra(i),
                     counters: live(i),
                     fin: fin_of(f, Some(i)),
                     warm: warm_of(i, f.serial),

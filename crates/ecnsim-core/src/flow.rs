@@ -27,7 +27,12 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 #[derive(Debug)]
 #[repr(C)]
 pub(crate) struct Flow {
-    /// Packets of this connection in the network (queued, being sent or propagating).
+    /// Packets of this connection in the network (queued, being sent or propagating), once
+    /// its endpoints are released. While they are live, its endpoints count what they sent
+    /// less what was delivered to them ([`Endpoint::in_network`], on the line a segment
+    /// touches anyway) and this holds minus the drops since (wrapping), so that neither
+    /// sending nor delivering reads the row; [`Flow::fold_endpoints`] adds the endpoints'
+    /// counts at the release.
     pub(crate) in_flight: u32,
     /// The app that drives both ends.
     pub(crate) app: AppId,
@@ -109,7 +114,12 @@ pub(crate) struct UdpFlow {
 /// In declaration order (`repr(C)`, 64-byte aligned): these fields, read for every
 /// segment and every timer event, fill the first cache line, and the socket's own
 /// lines follow (see [`TcpSocket`]). A timer event that fires early (the socket's
-/// deadline moved later since it was scheduled) reads only this line.
+/// deadline moved later since it was scheduled) reads only this line. What a segment
+/// adds to its connection's row is counted here while the connection is live (the
+/// packets in the network, the one-way delay of data segments), so that sending and
+/// delivering a segment never touch the row; [`Flow::fold_endpoints`] moves it there
+/// at the release, and [`crate::Simulation`] adds it to the row's when it reports a live
+/// connection.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Endpoint {
@@ -121,18 +131,27 @@ pub(crate) struct Endpoint {
     /// In-order bytes this end must have received before a delivery alone calls the
     /// app (see [`crate::app::Command::NotifyDelivered`]; 0: every delivery does).
     pub(crate) notify_from: u64,
+    /// Sum of the one-way delays of the data segments delivered to this end while live, ns
+    /// (its share of [`crate::stats::FlowExtra::owd_sum_ns`]).
+    pub(crate) owd_sum_ns: u64,
     /// The connection this slot serves (meaningful while `live`).
     pub(crate) flow: FlowId,
     pub(crate) node: NodeId,
     pub(crate) peer: NodeId,
     /// The port this host sends the connection's packets on (precomputed route).
     pub(crate) egress: PortId,
-    /// IP + TCP header bytes of every segment.
-    pub(crate) header_bytes: u32,
-    /// Header bytes on a segment that carries data (0 with ns-2's `useHeaders_ false`).
-    pub(crate) data_header_bytes: u32,
     /// Generation of the current timer event; older ones are stale.
     pub(crate) timer_gen: u32,
+    /// Packets this end sent less those delivered to it (wrapping): the two ends' sum is
+    /// the connection's packets in the network plus those dropped since it opened (see
+    /// [`Flow::in_flight`]).
+    pub(crate) in_network: u32,
+    /// Data segments counted in `owd_sum_ns` (moved to the row before it would overflow).
+    pub(crate) owd_count: u32,
+    /// IP + TCP header bytes of every segment (`tcp.header_bytes`, validated to at most 120).
+    pub(crate) header_bytes: u8,
+    /// Header bytes on a segment that carries data (0 with ns-2's `useHeaders_ false`).
+    pub(crate) data_header_bytes: u8,
     pub(crate) live: bool,
     pub(crate) sock: TcpSocket,
 }
@@ -145,6 +164,18 @@ pub(crate) struct EndedFlow {
 }
 
 impl Flow {
+    /// At the release of this connection's endpoints `a` and `b`: add what they counted
+    /// for the row. [`Flow::in_flight`] then counts every packet of the connection left in
+    /// the network, and `extra` every one-way delay.
+    pub(crate) fn fold_endpoints(&mut self, a: &Endpoint, b: &Endpoint) {
+        self.in_flight = self.in_flight.wrapping_add(a.in_network).wrapping_add(b.in_network);
+        debug_assert!(self.in_flight < 1 << 31, "a connection's packets in flight fold to {}", self.in_flight as i32);
+        for ep in [a, b] {
+            self.extra.owd_sum_ns += ep.owd_sum_ns;
+            self.extra.owd_count += u64::from(ep.owd_count);
+        }
+    }
+
     /// Add this connection, whose endpoints were released, to `totals`.
     ///
     /// # Panics
@@ -181,6 +212,23 @@ mod tests {
         assert_eq!(std::mem::align_of::<Endpoint>(), 64);
         assert_eq!(offset_of!(Endpoint, sock), 64);
         assert!(offset_of!(Endpoint, live) < 64 && offset_of!(Endpoint, notify_from) + 8 <= 64);
+        let line_0 = [
+            ("timer_at", offset_of!(Endpoint, timer_at), 8),
+            ("deadline", offset_of!(Endpoint, deadline), 8),
+            ("notify_from", offset_of!(Endpoint, notify_from), 8),
+            ("owd_sum_ns", offset_of!(Endpoint, owd_sum_ns), 8),
+            ("flow", offset_of!(Endpoint, flow), 4),
+            ("node", offset_of!(Endpoint, node), 4),
+            ("peer", offset_of!(Endpoint, peer), 4),
+            ("egress", offset_of!(Endpoint, egress), 4),
+            ("timer_gen", offset_of!(Endpoint, timer_gen), 4),
+            ("in_network", offset_of!(Endpoint, in_network), 4),
+            ("owd_count", offset_of!(Endpoint, owd_count), 4),
+            ("header_bytes", offset_of!(Endpoint, header_bytes), 1),
+            ("data_header_bytes", offset_of!(Endpoint, data_header_bytes), 1),
+            ("live", offset_of!(Endpoint, live), 1),
+        ];
+        crate::memory::assert_in_line(&line_0, 0);
     }
 
     /// What an idle connection holds in the core (issue 16 goal 4): its row (no name nor

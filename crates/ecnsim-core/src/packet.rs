@@ -105,8 +105,11 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 ///
 /// 56 bytes: the window is 32 bits and the SACK blocks are 32-bit offsets from `ack`
 /// (a receiver reports only data above its cumulative ACK and within its window, and
-/// windows are below 2^32 bytes), so a [`Packet`] is 96 bytes.
+/// windows are below 2^32 bytes). In declaration order (`repr(C)`): the fields every
+/// segment's processing reads take its first 32 bytes, the SACK blocks the rest (see
+/// [`Packet`]'s layout).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(C)]
 pub struct TcpHeader {
     /// Sequence number of the first byte (or of the SYN / FIN).
     pub seq: u64,
@@ -120,14 +123,14 @@ pub struct TcpHeader {
     /// routers that classify packets by RTT (Adaptive ECN, STUDIES.md §4); 0 if
     /// the sender has no sample yet or the scenario does not ask for it.
     pub rtt_hint_ms: u32,
-    /// SACK blocks as `[left, right)` offsets from `ack`; the first `sack_len` are valid.
-    pub(crate) sack: [(u32, u32); MAX_SACK_BLOCKS],
     /// Flags.
     pub flags: TcpFlags,
     /// Number of valid SACK blocks.
     pub(crate) sack_len: u8,
     /// The SACK-permitted option (RFC 2018 §2), on SYN and SYN-ACK only.
     pub sack_permitted: bool,
+    /// SACK blocks as `[left, right)` offsets from `ack`; the first `sack_len` are valid.
+    pub(crate) sack: [(u32, u32); MAX_SACK_BLOCKS],
 }
 
 /// The SACK blocks of a segment, by value (see [`TcpHeader::sack_blocks`]).
@@ -213,28 +216,43 @@ pub enum Transport {
 }
 
 /// A packet on the network.
+///
+/// In declaration order (`repr(C)`, 64-byte aligned, so 128 bytes): what a router reads
+/// to forward or queue the packet and what its delivery reads (the IP fields, the
+/// destination endpoint, the send time, and the TCP header up to its flags) fill the
+/// first cache line; the SACK blocks, the uid and the source follow, read only by a
+/// segment that carries SACK blocks and by traces. With thousands of connections a
+/// packet's slot has gone cold by the time the next node or its endpoint reads it: a
+/// visit reads one line of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct Packet {
-    /// Unique per run, in order of creation.
-    pub uid: u64,
-    /// Sending host.
-    pub src: NodeId,
-    /// Destination host.
-    pub dst: NodeId,
-    /// The connection (or UDP flow, see `proto`) the packet belongs to.
-    pub flow: FlowId,
-    /// TCP or UDP.
-    pub proto: Transport,
-    /// True if sent by the connection's initiator (active opener).
-    pub from_initiator: bool,
-    /// Size on the wire in bytes, all headers included.
-    pub size: u32,
-    /// The IP ECN field.
-    pub ecn: Ecn,
-    /// The TCP header.
-    pub tcp: TcpHeader,
     /// When the sending host emitted it (for one-way delay).
     pub sent_at: SimTime,
+    /// The connection (or UDP flow, see `proto`) the packet belongs to.
+    pub flow: FlowId,
+    /// Destination host.
+    pub dst: NodeId,
+    /// A TCP segment's destination endpoint in the simulation's endpoint arena, stamped
+    /// when it is sent, so that delivery reaches the socket straight from the packet
+    /// instead of through the connection's row (one dependent cold read fewer with
+    /// thousands of connections). Checked on delivery against the endpoint's connection:
+    /// the pair may have been released and reused since. 0 for other packets.
+    pub(crate) to_endpoint: u32,
+    /// Size on the wire in bytes, all headers included.
+    pub size: u32,
+    /// TCP or UDP.
+    pub proto: Transport,
+    /// The IP ECN field.
+    pub ecn: Ecn,
+    /// True if sent by the connection's initiator (active opener).
+    pub from_initiator: bool,
+    /// Sending host.
+    pub src: NodeId,
+    /// The TCP header (its first 32 bytes in the first line, its SACK blocks in the second).
+    pub tcp: TcpHeader,
+    /// Unique per run, in order of creation.
+    pub uid: u64,
 }
 
 impl Default for Packet {
@@ -251,6 +269,7 @@ impl Default for Packet {
             ecn: Ecn::NotEct,
             tcp: TcpHeader::default(),
             sent_at: SimTime::ZERO,
+            to_endpoint: 0,
         }
     }
 }
@@ -360,6 +379,7 @@ mod tests {
             ecn: Ecn::NotEct,
             tcp: TcpHeader::default(),
             sent_at: SimTime::ZERO,
+            to_endpoint: 0,
         }
     }
 
@@ -388,10 +408,40 @@ mod tests {
         assert!(pool.heap_bytes() >= 5 * std::mem::size_of::<Packet>());
     }
 
+    /// What routers and delivery read sits in a packet's first cache line; the SACK
+    /// blocks, the uid and the source in its second.
     #[test]
-    fn sack_blocks_round_trip_as_offsets_from_the_ack_and_a_packet_is_96_bytes() {
+    fn a_packets_forwarding_and_delivery_fields_sit_in_its_first_line() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!((size_of::<Packet>(), align_of::<Packet>()), (128, 64));
+        let tcp = offset_of!(Packet, tcp);
+        let line_0 = [
+            ("sent_at", offset_of!(Packet, sent_at), 8),
+            ("flow", offset_of!(Packet, flow), 4),
+            ("dst", offset_of!(Packet, dst), 4),
+            ("to_endpoint", offset_of!(Packet, to_endpoint), 4),
+            ("size", offset_of!(Packet, size), 4),
+            ("proto", offset_of!(Packet, proto), 1),
+            ("ecn", offset_of!(Packet, ecn), 1),
+            ("from_initiator", offset_of!(Packet, from_initiator), 1),
+            ("tcp.seq", tcp + offset_of!(TcpHeader, seq), 8),
+            ("tcp.ack", tcp + offset_of!(TcpHeader, ack), 8),
+            ("tcp.window", tcp + offset_of!(TcpHeader, window), 4),
+            ("tcp.payload", tcp + offset_of!(TcpHeader, payload), 4),
+            ("tcp.rtt_hint_ms", tcp + offset_of!(TcpHeader, rtt_hint_ms), 4),
+            ("tcp.flags", tcp + offset_of!(TcpHeader, flags), 1),
+            ("tcp.sack_len", tcp + offset_of!(TcpHeader, sack_len), 1),
+            ("tcp.sack_permitted", tcp + offset_of!(TcpHeader, sack_permitted), 1),
+        ];
+        crate::memory::assert_in_line(&line_0, 0);
+        let line_1 =
+            [("tcp.sack", tcp + offset_of!(TcpHeader, sack), 8 * MAX_SACK_BLOCKS), ("uid", offset_of!(Packet, uid), 8)];
+        crate::memory::assert_in_line(&line_1, 1);
+    }
+
+    #[test]
+    fn sack_blocks_round_trip_as_offsets_from_the_ack_and_a_tcp_header_is_56_bytes() {
         assert_eq!(std::mem::size_of::<TcpHeader>(), 56);
-        assert_eq!(std::mem::size_of::<Packet>(), 96);
         let mut h = TcpHeader { ack: (1 << 40) + 1, ..TcpHeader::default() };
         let blocks = [
             SackBlock { left: (1 << 40) + 5_001, right: (1 << 40) + 6_001 },

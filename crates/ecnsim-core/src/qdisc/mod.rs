@@ -106,8 +106,10 @@ impl MarkReason {
 
 /// A packet as a queue holds it: its id in the packet pool and the fields
 /// disciplines read, copied when it is offered to the queue. While it is
-/// queued, its `ecn` here is the packet's (a mark sets it); the simulation
-/// writes it back to the pool when the packet leaves the queue.
+/// queued, its `ecn` here is the packet's: [`QdiscCx::mark`], the only way a
+/// discipline changes it, reports the mark in the [`Outcome`], and the
+/// simulation writes the CE codepoint into the pool then, so a packet leaving
+/// the queue unmarked does not touch its pool slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueuedPacket {
     /// The packet's slot in the pool.
@@ -156,8 +158,8 @@ pub struct Outcome {
     /// Packets dropped, with their reasons.
     pub drops: Vec<(QueuedPacket, DropReason)>,
     /// Flows whose packets were marked (the flow's arena is named by the
-    /// packet's transport), with the reasons.
-    pub marks: Vec<(FlowId, Transport, MarkReason)>,
+    /// packet's transport), with the reasons and the packets' pool slots.
+    pub marks: Vec<(FlowId, Transport, MarkReason, PacketId)>,
 }
 
 impl Outcome {
@@ -211,7 +213,7 @@ impl QdiscCx<'_> {
             return false;
         }
         pkt.ecn = Ecn::Ce;
-        self.outcome.get_or_insert_default().marks.push((pkt.flow, pkt.proto, reason));
+        self.outcome.get_or_insert_default().marks.push((pkt.flow, pkt.proto, reason, pkt.id));
         *self.noted = true;
         true
     }
@@ -752,7 +754,7 @@ impl Queue {
             self.packets -= 1;
             self.bytes -= u64::from(p.size);
         }
-        for (_, _, reason) in &outcome.marks {
+        for (_, _, reason, _) in &outcome.marks {
             self.marks[*reason as usize] += 1;
         }
     }
@@ -1049,6 +1051,7 @@ pub(crate) mod test_support {
             ecn,
             tcp: TcpHeader::default(),
             sent_at: SimTime::ZERO,
+            to_endpoint: 0,
         }
     }
 

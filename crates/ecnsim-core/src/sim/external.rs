@@ -135,6 +135,7 @@ impl Simulation {
             ecn,
             tcp: TcpHeader::default(),
             sent_at: now,
+            to_endpoint: 0,
         };
         self.next_uid += 1;
         self.cons.sent += 1;

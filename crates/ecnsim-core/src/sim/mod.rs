@@ -629,25 +629,59 @@ impl Simulation {
                 return;
             }
         }
-        let f = &mut self.flows[flow.index()];
-        debug_assert!(!f.free && f.in_flight > 0, "a packet reached a free connection slot");
-        f.in_flight -= 1;
-        if payload > 0 {
-            // One-way delay of data segments, host to host, either direction.
-            f.extra.owd_sum_ns += now.saturating_since(sent_at).as_nanos();
-            f.extra.owd_count += 1;
-        }
-        let slot = f.slot;
-        if slot == NO_SLOT {
+        // The endpoint the packet was sent to, straight from the packet: its address does not
+        // wait for the connection's row. Its pair still serves this connection if it is live
+        // and names it (a connection's id is not reused while a packet of it is in the network).
+        let e = pkt.to_endpoint as usize;
+        let ep = &mut self.endpoints[e];
+        let live = ep.live && ep.flow == flow;
+        debug_assert!(!self.flows[flow.index()].free, "a packet reached a free connection slot");
+        debug_assert_eq!(
+            live,
+            self.flows[flow.index()].slot != NO_SLOT,
+            "endpoint {e} serves flow {flow:?} exactly while the flow has its slot"
+        );
+        // One-way delay of data segments, host to host, either direction.
+        let owd = now.saturating_since(sent_at).as_nanos();
+        if !live {
             // A late segment of a released connection; it may have been the last one out.
+            let f = &mut self.flows[flow.index()];
+            debug_assert!(f.in_flight > 0, "a late packet of flow {flow:?} is counted in flight");
+            f.in_flight -= 1;
+            if payload > 0 {
+                f.extra.owd_sum_ns += owd;
+                f.extra.owd_count += 1;
+            }
             self.packets.remove(id);
             self.maybe_free_flow(flow);
             return;
         }
-        let e = 2 * slot as usize + usize::from(pkt.from_initiator);
+        // Counted on the endpoint's line, which the service reads anyway (see `Endpoint`).
+        ep.in_network = ep.in_network.wrapping_sub(1);
+        if payload > 0 {
+            if ep.owd_count == u32::MAX {
+                spill_owd(ep, &mut self.flows);
+            }
+            ep.owd_sum_ns += owd;
+            ep.owd_count += 1;
+        }
         self.endpoints[e].sock.on_segment(now, &pkt.tcp, pkt.ecn);
         self.packets.remove(id);
         self.service_endpoint::<TRACE>(e);
+    }
+
+    /// Flow `i`'s facts now: its row's, plus what its endpoints counted while live.
+    pub(crate) fn flow_extra(&self, i: usize) -> FlowExtra {
+        let f = &self.flows[i];
+        let mut x = f.extra;
+        if f.slot != NO_SLOT {
+            let slot = f.slot as usize;
+            for ep in &self.endpoints[2 * slot..2 * slot + 2] {
+                x.owd_sum_ns += ep.owd_sum_ns;
+                x.owd_count += u64::from(ep.owd_count);
+            }
+        }
+        x
     }
 
     /// Count a queue's drop or mark against the packet's flow.
@@ -655,9 +689,10 @@ impl Simulation {
         match (proto, drop) {
             (Transport::Tcp, true) => {
                 let f = &mut self.flows[flow.index()];
-                debug_assert!(!f.free && f.in_flight > 0, "a dropped packet names a free connection slot");
+                debug_assert!(!f.free, "a dropped packet names a free connection slot");
                 f.extra.drops += 1;
-                f.in_flight -= 1;
+                // Wrapping: while the endpoints are live they count the packets in flight.
+                f.in_flight = f.in_flight.wrapping_sub(1);
                 if f.slot == NO_SLOT {
                     self.maybe_free_flow(flow);
                 }
@@ -723,6 +758,12 @@ impl Simulation {
             let o = self.ports[p.index()].queue.outcome();
             (o.drops.len(), o.marks.len())
         };
+        // A mark's CE codepoint goes into the pool now (the slot is written nowhere else
+        // on the way out of the queue), before any drop below frees a slot.
+        for i in 0..n_marks {
+            let (_, _, _, id) = self.ports[p.index()].queue.outcome().marks[i];
+            self.packets[id].ecn = Ecn::Ce;
+        }
         for i in 0..n_drops {
             let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
             self.cons.dropped += 1;
@@ -734,7 +775,7 @@ impl Simulation {
             self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
-            let (f, proto, _) = self.ports[p.index()].queue.outcome().marks[i];
+            let (f, proto, _, _) = self.ports[p.index()].queue.outcome().marks[i];
             self.charge(f, proto, false);
         }
     }
@@ -756,8 +797,9 @@ impl Simulation {
             self.account_outcome(p);
         }
         let Some(q) = next else { return };
-        // The queue's copy of the ECN field is the packet's (a discipline may have marked it).
-        self.packets[q.id].ecn = q.ecn;
+        // A mark was written to the pool as the queue reported it (`account_outcome`): the
+        // slot, cold after the packet's wait in the queue, is not touched here.
+        debug_assert_eq!(self.packets[q.id].ecn, q.ecn, "the pool holds the queue's ECN field");
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
         start_tx(&mut self.ports[p.index()], &mut self.sched, p, q.id, q.size, now);
     }
@@ -905,6 +947,7 @@ impl Simulation {
                     ecn: Ecn::NotEct,
                     tcp,
                     sent_at: now,
+                    to_endpoint: 0,
                 };
                 let egress = u.egress;
                 self.next_uid += 1;
@@ -1002,19 +1045,25 @@ impl Simulation {
             initiator.assume_negotiated(ecn_ok, sack_ok);
             responder.assume_negotiated(ecn_ok, sack_ok);
         }
-        let mk = |sock, node: NodeId, peer: NodeId, c: &TcpConfig| Endpoint {
-            sock,
-            flow: f,
-            live: true,
-            node,
-            peer,
-            egress: self.routes.get(node, peer).expect("routes are validated at build time"),
-            header_bytes: c.header_bytes,
-            data_header_bytes: if c.headers_on_data { c.header_bytes } else { 0 },
-            timer_gen: 0,
-            timer_at: Opt::NONE,
-            deadline: Opt::NONE,
-            notify_from: 0,
+        let mk = |sock, node: NodeId, peer: NodeId, c: &TcpConfig| {
+            let header_bytes = u8::try_from(c.header_bytes).expect("tcp.header_bytes is validated to at most 120");
+            Endpoint {
+                sock,
+                flow: f,
+                live: true,
+                node,
+                peer,
+                egress: self.routes.get(node, peer).expect("routes are validated at build time"),
+                header_bytes,
+                data_header_bytes: if c.headers_on_data { header_bytes } else { 0 },
+                timer_gen: 0,
+                in_network: 0,
+                owd_sum_ns: 0,
+                owd_count: 0,
+                timer_at: Opt::NONE,
+                deadline: Opt::NONE,
+                notify_from: 0,
+            }
         };
         let a = mk(initiator, client, server, &client_cfg);
         let b = mk(responder, server, client, &server_cfg);
@@ -1028,6 +1077,8 @@ impl Simulation {
         } else {
             self.endpoints.push(a);
             self.endpoints.push(b);
+            // Endpoint indices fit in u32 (packets and timer events carry them as such).
+            assert!(u32::try_from(self.endpoints.len()).is_ok(), "endpoints fit in u32");
             u32::try_from(self.endpoints.len() / 2 - 1).expect("slots fit in u32")
         }
     }
@@ -1118,15 +1169,19 @@ impl Simulation {
             pkt.flow = ep.flow;
             pkt.proto = Transport::Tcp;
             pkt.from_initiator = is_initiator;
-            pkt.size =
-                payload + if payload > 0 { ep.data_header_bytes } else { ep.header_bytes } + pkt.tcp.options_len();
+            // The other end of the pair; endpoint indices fit in u32 (`install` checks).
+            #[allow(clippy::cast_possible_truncation)]
+            let to = (e ^ 1) as u32;
+            pkt.to_endpoint = to;
+            pkt.size = payload
+                + u32::from(if payload > 0 { ep.data_header_bytes } else { ep.header_bytes })
+                + pkt.tcp.options_len();
             pkt.ecn = tx.ecn;
             pkt.sent_at = now;
             let egress = ep.egress;
-            let flow = ep.flow;
+            ep.in_network = ep.in_network.wrapping_add(1);
             self.next_uid += 1;
             self.cons.sent += 1;
-            self.flows[flow.index()].in_flight += 1;
             let id = self.packets.commit();
             if TRACE {
                 if let Some(tap) = &mut self.tap {
@@ -1220,7 +1275,9 @@ impl Simulation {
         }));
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;
-        self.flows[f.index()].slot = NO_SLOT;
+        let flow = &mut self.flows[f.index()];
+        flow.fold_endpoints(&self.endpoints[i], &self.endpoints[i + 1]);
+        flow.slot = NO_SLOT;
         self.free_slots.push(u32::try_from(e / 2).expect("slots fit in u32"));
         self.maybe_free_flow(f);
     }
@@ -1246,6 +1303,15 @@ impl Simulation {
         }
         self.free_flows.push(u32::try_from(i).expect("flow ids fit in u32"));
     }
+}
+
+/// Move endpoint `ep`'s one-way delays to its connection's row in `flows` (its count is full).
+#[cold]
+#[inline(never)]
+fn spill_owd(ep: &mut Endpoint, flows: &mut [Flow]) {
+    let x = &mut flows[ep.flow.index()].extra;
+    x.owd_sum_ns += std::mem::take(&mut ep.owd_sum_ns);
+    x.owd_count += u64::from(std::mem::take(&mut ep.owd_count));
 }
 
 /// Record `event` of `pkt` on port `p` if a trace is on; the trace names a connection by
@@ -1357,6 +1423,39 @@ model = { type = "onoff", rate = "1Mbps" }
         assert!(matches!(e, SimError::Runtime { .. }), "{e}");
         assert_eq!(e.path(), "apps[0]");
         assert!(e.to_string().contains("application events"), "{e}");
+    }
+
+    #[test]
+    fn what_the_endpoints_count_for_the_row_is_reported_and_folded_exactly() {
+        // A live connection's one-way delays and packets in flight sit on its endpoints:
+        // the row's facts include them while live, a full count spills to the row unchanged,
+        // and at the release the row holds them all (nothing left in flight at the end).
+        let text = r#"
+simulation = { duration = "3s" }
+nodes = [ { name = "a", kind = "host" }, { name = "b", kind = "host" } ]
+links = [ { a = "a", b = "b", rate = "10Mbps", delay = "10ms" } ]
+flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 200000 } } ]
+"#;
+        let spec = ScenarioSpec::from_toml_str(text).unwrap();
+        let mut sim = Simulation::new(&spec, Some(1)).unwrap();
+        sim.run_until(SimTime::from_millis(60)).unwrap();
+        let slot = sim.flows[0].slot as usize;
+        assert_ne!(slot, NO_SLOT as usize, "the transfer is under way");
+        let x = sim.flow_extra(0);
+        assert!(x.owd_count > 0 && sim.flows[0].extra.owd_count == 0, "counted on the endpoints while live");
+        let (a, b) = (&sim.endpoints[2 * slot], &sim.endpoints[2 * slot + 1]);
+        let in_network = a.in_network.wrapping_add(b.in_network);
+        assert_eq!(u64::from(in_network), sim.conservation().in_flight, "the endpoints count the packets in flight");
+        spill_owd(&mut sim.endpoints[2 * slot + 1], &mut sim.flows);
+        assert_eq!(sim.flow_extra(0), x, "a spill moves the delays to the row unchanged");
+        assert!(sim.flows[0].extra.owd_count > 0 && sim.endpoints[2 * slot + 1].owd_count == 0);
+        sim.run().unwrap();
+        let f = &sim.flows[0];
+        assert_eq!((f.slot, f.in_flight), (NO_SLOT, 0), "released, nothing left in flight");
+        assert_eq!(sim.flow_extra(0), f.extra, "after the release the row holds everything");
+        let mut plain = Simulation::new(&spec, Some(1)).unwrap();
+        plain.run().unwrap();
+        assert_eq!(sim.results().digest(), plain.results().digest());
     }
 
     #[test]

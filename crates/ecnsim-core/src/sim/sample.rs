@@ -17,7 +17,7 @@ impl Simulation {
                 .map(|(i, f)| {
                     (!f.free).then(|| {
                         let (a, b) = sim.flow_counters(FlowId::from_index(i));
-                        WarmFlow { serial: f.serial, counters: [a, b], extra: f.extra }
+                        WarmFlow { serial: f.serial, counters: [a, b], extra: sim.flow_extra(i) }
                     })
                 })
                 .collect(),
@@ -38,7 +38,7 @@ impl Simulation {
             }
             let (a, b) = sim.flow_counters(FlowId::from_index(i));
             let ecn = f.last.as_ref().map_or_else(|| sim.initiator(i).is_some_and(|s| s.ecn_negotiated()), |l| l.ecn);
-            totals[f.app.index()].add([a, b], &f.extra, ecn, f.start >= sim.warmup);
+            totals[f.app.index()].add([a, b], &sim.flow_extra(i), ecn, f.start >= sim.warmup);
         }
         totals
     }
@@ -86,8 +86,9 @@ impl Simulation {
             sim.series.bytes_delivered.push(responder.sock.counters.bytes_delivered);
             sim.series.drops.push(sim.flows[i].extra.drops);
             sim.series.marks.push(sim.flows[i].extra.marks);
-            sim.series.owd_sum_ns.push(sim.flows[i].extra.owd_sum_ns);
-            sim.series.owd_count.push(sim.flows[i].extra.owd_count);
+            let x = sim.flow_extra(i);
+            sim.series.owd_sum_ns.push(x.owd_sum_ns);
+            sim.series.owd_count.push(x.owd_count);
         }
         let at = sim.now();
         for (i, p) in sim.ports.iter_mut().enumerate() {
