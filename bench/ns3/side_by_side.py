@@ -103,7 +103,7 @@ DUMBBELL_RED: dict[str, Any] = {
 
 #: The ecnsim side: a whole process that reads the scenario, runs it and writes Parquet.
 ECNSIM_RUN = """
-import json, sys, time
+import json, os, sys, time
 import ecnsim
 sc = ecnsim.Scenario.from_dict(json.load(open(sys.argv[1])))
 sim = ecnsim.Simulation(sc)
@@ -113,7 +113,8 @@ run_cpu_s = time.process_time() - t0
 res.write_parquet(sys.argv[2])
 # Read as Python ints (Table.to_pylist): the check of the run imports no numpy either.
 rx = res.table("flows").to_pylist("bytes_delivered")
-print(json.dumps({"rx_bytes": rx, "run_cpu_s": run_cpu_s, **sim.perf()}))
+package = os.path.dirname(os.path.abspath(ecnsim.__file__))
+print(json.dumps({"rx_bytes": rx, "run_cpu_s": run_cpu_s, "package": package, **sim.perf()}))
 """
 
 
@@ -163,7 +164,10 @@ def _ecnsim_side(spec: Path, out: Path, span: float) -> dict[str, Any]:
     ours["goodput_mbps"] = sum(res["rx_bytes"]) * 8 / span / 1e6
     for key in ("run_cpu_s", "packet_hops", "events"):
         ours[key] = res[key]
-    ours["commit"] = _ecnsim_commit()
+    # The package the interpreter imported (another worktree's, an installed copy) and the
+    # commit of the checkout it lives in: not necessarily this script's.
+    ours["package"] = res["package"]
+    ours["commit"] = _ecnsim_commit(Path(res["package"]))
     return ours
 
 
@@ -332,9 +336,8 @@ def defaults_diff(release_exe_dir: Path, ns3_python: str) -> dict[str, Any]:
 
     def listing(cmd: list[str]) -> dict[str, str]:
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        return dict(
-            line.split(" = ", 1) if " = " in line else (line, "") for line in out.splitlines()
-        )
+        pairs = (line.partition(" = ") for line in out.splitlines())
+        return {key: value for key, _, value in pairs}
 
     release = listing([str(release_exe_dir / NS3_DEFAULTS_CPP.stem)])
     wheel = listing([ns3_python, str(NS3_DEFAULTS_PY)])
@@ -352,22 +355,35 @@ def defaults_diff(release_exe_dir: Path, ns3_python: str) -> dict[str, Any]:
     }
 
 
-def _ecnsim_commit() -> str:
-    """The commit measured (``HEAD``); ``+dirty`` if ecnsim's code has local changes.
+def _ecnsim_commit(package: Path) -> str:
+    """The commit measured: ``HEAD`` of the checkout the imported ``package`` lives in (an
+    editable install), ``+dirty`` if ecnsim's code there has local changes; for a package
+    installed outside any checkout, ``installed`` (its path is recorded beside).
 
     Not the last commit that changed the code: with merged branches that is a matter of
     commit dates, and named a branch's tip without the other branches merged beside it.
     """
     code = ["crates", "python", "Cargo.toml", "Cargo.lock", "pyproject.toml"]
     try:
+        top = subprocess.run(
+            ["git", "-C", str(package), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        root = top.stdout.strip()
+        # An ecnsim checkout's own package (an editable install), not a copy that happens to
+        # sit inside some other repository (pyenv's tree is one).
+        if top.returncode != 0 or Path(root, "python", "ecnsim").resolve() != package.resolve():
+            return "installed"
         rev = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            ["git", "-C", root, "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--", *code],
+            ["git", "-C", root, "status", "--porcelain", "--", *code],
             capture_output=True,
             text=True,
             check=True,
