@@ -54,6 +54,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -457,6 +458,45 @@ def table(records: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['scenario']} | {_three(r, 'goodput_mbps', '.2f')} "
             f"| {_three(r, 'packet_hops', ',')} | {_three(r, 'peak_rss_mib', '.0f')} |"
+        )
+    summary = repeat_summary(records)
+    return "\n".join(lines + (["", summary] if summary else []))
+
+
+def repeat_summary(records: list[dict[str, Any]]) -> str:
+    """With a scenario run more than once (``--repeat``): each side's simulation CPU, best and
+    median of the runs, and the speed-ups of the medians. A single run on a shared machine can
+    be far off (a run 40 % slower than its repeats has been seen), so a figure worth quoting is
+    the median; "" when every scenario ran once."""
+    by_scenario: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_scenario.setdefault(r["scenario"], []).append(r)
+    if all(len(rs) == 1 for rs in by_scenario.values()):
+        return ""
+
+    def runs(rs: list[dict[str, Any]], side: str) -> list[float]:
+        return [x["run_cpu_s"] for r in rs if (x := r.get(SIDE_KEY[side])) and x.get("run_cpu_s")]
+
+    def best_median(values: list[float]) -> str:
+        return f"{min(values):.4g} / {statistics.median(values):.4g} s" if values else "-"
+
+    lines = [
+        "| scenario | runs | ecnsim simulation: best / median | ns-3 wheel | release ns-3 "
+        "| ecnsim ns per hop, median | wheel / ecnsim, medians | release / ecnsim, medians |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for scenario, rs in by_scenario.items():
+        ours, wheel, release = (runs(rs, side) for side in SIDES)
+        hops = next((x["packet_hops"] for r in rs if (x := r.get(SIDE_KEY["ecnsim"]))), None)
+        med = {
+            name: statistics.median(v) if v else None
+            for name, v in (("ecnsim", ours), ("wheel", wheel), ("release", release))
+        }
+        per_hop = f"{med['ecnsim'] / hops * 1e9:.1f}" if med["ecnsim"] and hops else "-"
+        lines.append(
+            f"| {scenario} | {len(rs)} | {best_median(ours)} | {best_median(wheel)} "
+            f"| {best_median(release)} | {per_hop} | {_ratio(med['wheel'], med['ecnsim'])} "
+            f"| {_ratio(med['release'], med['ecnsim'])} |"
         )
     return "\n".join(lines)
 
