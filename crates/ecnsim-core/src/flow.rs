@@ -193,6 +193,8 @@ pub(crate) const UDP_HEADER_BYTES: u32 = 28;
 mod tests {
     use std::mem::offset_of;
 
+    use crate::memory::field;
+
     use super::*;
 
     /// The fields a packet of a connection touches fit one cache line (they start the row).
@@ -213,20 +215,20 @@ mod tests {
         assert_eq!(offset_of!(Endpoint, sock), 64);
         assert!(offset_of!(Endpoint, live) < 64 && offset_of!(Endpoint, notify_from) + 8 <= 64);
         let line_0 = [
-            ("timer_at", offset_of!(Endpoint, timer_at), 8),
-            ("deadline", offset_of!(Endpoint, deadline), 8),
-            ("notify_from", offset_of!(Endpoint, notify_from), 8),
-            ("owd_sum_ns", offset_of!(Endpoint, owd_sum_ns), 8),
-            ("flow", offset_of!(Endpoint, flow), 4),
-            ("node", offset_of!(Endpoint, node), 4),
-            ("peer", offset_of!(Endpoint, peer), 4),
-            ("egress", offset_of!(Endpoint, egress), 4),
-            ("timer_gen", offset_of!(Endpoint, timer_gen), 4),
-            ("in_network", offset_of!(Endpoint, in_network), 4),
-            ("owd_count", offset_of!(Endpoint, owd_count), 4),
-            ("header_bytes", offset_of!(Endpoint, header_bytes), 1),
-            ("data_header_bytes", offset_of!(Endpoint, data_header_bytes), 1),
-            ("live", offset_of!(Endpoint, live), 1),
+            field!(Endpoint, timer_at),
+            field!(Endpoint, deadline),
+            field!(Endpoint, notify_from),
+            field!(Endpoint, owd_sum_ns),
+            field!(Endpoint, flow),
+            field!(Endpoint, node),
+            field!(Endpoint, peer),
+            field!(Endpoint, egress),
+            field!(Endpoint, timer_gen),
+            field!(Endpoint, in_network),
+            field!(Endpoint, owd_count),
+            field!(Endpoint, header_bytes),
+            field!(Endpoint, data_header_bytes),
+            field!(Endpoint, live),
         ];
         crate::memory::assert_in_line(&line_0, 0);
     }

@@ -102,6 +102,7 @@ mod tests {
     use std::mem::{align_of, offset_of, size_of};
 
     use super::Port;
+    use crate::memory::field;
 
     /// Starting a packet and its arrival at the far end read line 0 alone; the queue's
     /// per-packet line is the next one.
@@ -109,13 +110,13 @@ mod tests {
     fn a_ports_transmitter_and_wire_fill_line_0_and_its_queue_starts_line_1() {
         assert_eq!(align_of::<Port>(), 64);
         let line_0 = [
-            ("busy_until", offset_of!(Port, busy_until), 8),
-            ("delay", offset_of!(Port, delay), 8),
-            ("wire", offset_of!(Port, wire), 32),
-            ("to", offset_of!(Port, to), 4),
-            ("tx_event_pending", offset_of!(Port, tx_event_pending), 1),
-            ("to_router", offset_of!(Port, to_router), 1),
-            ("tx_rate", offset_of!(Port, tx_rate), size_of::<crate::time::TxRate>()),
+            field!(Port, busy_until),
+            field!(Port, delay),
+            field!(Port, wire),
+            field!(Port, to),
+            field!(Port, tx_event_pending),
+            field!(Port, to_router),
+            field!(Port, tx_rate),
         ];
         crate::memory::assert_in_line(&line_0, 0);
         assert_eq!(offset_of!(Port, queue), 64);

@@ -328,6 +328,28 @@ impl Simulation {
     }
 }
 
+/// `(name, byte offset, length)` of the field `$t.$path` (a path such as `tcp.seq` reaches
+/// into a nested struct), for [`assert_in_line`]; the length is the size of the field's type,
+/// so a field whose type grows is checked as it is now.
+#[cfg(test)]
+macro_rules! field {
+    ($t:ty, $($f:ident).+) => {
+        (
+            stringify!($($f).+),
+            ::std::mem::offset_of!($t, $($f).+),
+            $crate::memory::size_of_field(|s: &$t| &s.$($f).+),
+        )
+    };
+}
+#[cfg(test)]
+pub(crate) use field;
+
+/// The size of the field `at` reads (a closure `|s| &s.field`), without a value of `S`.
+#[cfg(test)]
+pub(crate) fn size_of_field<S, F>(_at: fn(&S) -> &F) -> usize {
+    std::mem::size_of::<F>()
+}
+
 /// Layout tests' one rule: each field `(name, byte offset, length)` lies within cache line
 /// `line` (64 bytes from the start of its struct, which is line-aligned) and straddles none.
 #[cfg(test)]
@@ -348,6 +370,32 @@ mod tests {
         let spec = ScenarioSpec::from_toml_str(text).unwrap();
         spec.validate().unwrap();
         spec.memory_estimate()
+    }
+
+    /// `field!` names a field path, its offset (nested paths add up) and its type's size;
+    /// `assert_in_line` rejects a field that straddles two lines or sits in another.
+    #[test]
+    fn field_gives_path_offset_and_size_and_the_line_rule_holds_them() {
+        #[repr(C)]
+        struct Inner {
+            a: u32,
+            b: [u64; 2],
+        }
+        #[repr(C, align(64))]
+        struct Outer {
+            x: u8,
+            inner: Inner,
+            y: [u8; 40],
+            z: u64,
+        }
+        assert_eq!(field!(Outer, x), ("x", 0, 1));
+        assert_eq!(field!(Outer, inner.b), ("inner.b", 16, 16));
+        assert_eq!(field!(Outer, z), ("z", 72, 8));
+        assert_in_line(&[field!(Outer, x), field!(Outer, inner.a), field!(Outer, inner.b)], 0);
+        assert_in_line(&[field!(Outer, z)], 1);
+        let straddles = std::panic::catch_unwind(|| assert_in_line(&[field!(Outer, y)], 0));
+        assert!(straddles.is_err(), "y is bytes 32..72");
+        assert!(std::panic::catch_unwind(|| assert_in_line(&[field!(Outer, z)], 0)).is_err());
     }
 
     #[test]

@@ -412,30 +412,30 @@ mod tests {
     /// blocks, the uid and the source in its second.
     #[test]
     fn a_packets_forwarding_and_delivery_fields_sit_in_its_first_line() {
-        use std::mem::{align_of, offset_of, size_of};
+        use std::mem::{align_of, size_of};
+
+        use crate::memory::field;
         assert_eq!((size_of::<Packet>(), align_of::<Packet>()), (128, 64));
-        let tcp = offset_of!(Packet, tcp);
         let line_0 = [
-            ("sent_at", offset_of!(Packet, sent_at), 8),
-            ("flow", offset_of!(Packet, flow), 4),
-            ("dst", offset_of!(Packet, dst), 4),
-            ("to_endpoint", offset_of!(Packet, to_endpoint), 4),
-            ("size", offset_of!(Packet, size), 4),
-            ("proto", offset_of!(Packet, proto), 1),
-            ("ecn", offset_of!(Packet, ecn), 1),
-            ("from_initiator", offset_of!(Packet, from_initiator), 1),
-            ("tcp.seq", tcp + offset_of!(TcpHeader, seq), 8),
-            ("tcp.ack", tcp + offset_of!(TcpHeader, ack), 8),
-            ("tcp.window", tcp + offset_of!(TcpHeader, window), 4),
-            ("tcp.payload", tcp + offset_of!(TcpHeader, payload), 4),
-            ("tcp.rtt_hint_ms", tcp + offset_of!(TcpHeader, rtt_hint_ms), 4),
-            ("tcp.flags", tcp + offset_of!(TcpHeader, flags), 1),
-            ("tcp.sack_len", tcp + offset_of!(TcpHeader, sack_len), 1),
-            ("tcp.sack_permitted", tcp + offset_of!(TcpHeader, sack_permitted), 1),
+            field!(Packet, sent_at),
+            field!(Packet, flow),
+            field!(Packet, dst),
+            field!(Packet, to_endpoint),
+            field!(Packet, size),
+            field!(Packet, proto),
+            field!(Packet, ecn),
+            field!(Packet, from_initiator),
+            field!(Packet, tcp.seq),
+            field!(Packet, tcp.ack),
+            field!(Packet, tcp.window),
+            field!(Packet, tcp.payload),
+            field!(Packet, tcp.rtt_hint_ms),
+            field!(Packet, tcp.flags),
+            field!(Packet, tcp.sack_len),
+            field!(Packet, tcp.sack_permitted),
         ];
         crate::memory::assert_in_line(&line_0, 0);
-        let line_1 =
-            [("tcp.sack", tcp + offset_of!(TcpHeader, sack), 8 * MAX_SACK_BLOCKS), ("uid", offset_of!(Packet, uid), 8)];
+        let line_1 = [field!(Packet, tcp.sack), field!(Packet, uid)];
         crate::memory::assert_in_line(&line_1, 1);
     }
 

@@ -1205,25 +1205,21 @@ mod tests {
     /// the integrals that queueing updates, and the discipline's context, the next 64.
     #[test]
     fn a_queues_per_packet_fields_fill_its_first_line_and_the_integrals_the_second() {
-        use std::mem::offset_of;
+        use crate::memory::field;
         let line_0 = [
-            ("last_change", offset_of!(Queue, last_change), 8),
-            ("arrivals", offset_of!(Queue, arrivals), 8),
-            ("arrival_bytes", offset_of!(Queue, arrival_bytes), 8),
-            ("bytes", offset_of!(Queue, bytes), 8),
-            ("max_bytes", offset_of!(Queue, max_bytes), 8),
-            ("sent_ns", offset_of!(Queue, sent_ns), 8),
-            ("packets", offset_of!(Queue, packets), 4),
-            ("max_packets", offset_of!(Queue, max_packets), 4),
-            ("has_outcome", offset_of!(Queue, has_outcome), 1),
-            ("idle_pass_below", offset_of!(Queue, idle_pass_below), 4),
+            field!(Queue, last_change),
+            field!(Queue, arrivals),
+            field!(Queue, arrival_bytes),
+            field!(Queue, bytes),
+            field!(Queue, max_bytes),
+            field!(Queue, sent_ns),
+            field!(Queue, packets),
+            field!(Queue, max_packets),
+            field!(Queue, has_outcome),
+            field!(Queue, idle_pass_below),
         ];
         crate::memory::assert_in_line(&line_0, 0);
-        let line_1 = [
-            ("area_packets", offset_of!(Queue, area_packets), 16),
-            ("area_bytes", offset_of!(Queue, area_bytes), 16),
-            ("link_rate", offset_of!(Queue, link_rate), 8),
-        ];
+        let line_1 = [field!(Queue, area_packets), field!(Queue, area_bytes), field!(Queue, link_rate)];
         crate::memory::assert_in_line(&line_1, 1);
     }
 

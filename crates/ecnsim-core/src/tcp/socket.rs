@@ -2066,49 +2066,47 @@ mod tests {
     #[test]
     fn the_per_segment_fields_sit_in_the_lines_claimed() {
         use std::mem::{align_of, offset_of, size_of};
+
+        use crate::memory::field;
         assert_eq!(align_of::<TcpSocket>(), 64);
         let counters = offset_of!(TcpSocket, counters);
         let hot_counters = offset_of!(TcpCounters, ce_received) + 8;
         let common = [
-            ("cfg", offset_of!(TcpSocket, cfg), 8),
-            ("snd_una", offset_of!(TcpSocket, snd_una), 8),
-            ("snd_nxt", offset_of!(TcpSocket, snd_nxt), 8),
-            ("snd_max", offset_of!(TcpSocket, snd_max), 8),
-            ("snd_wnd", offset_of!(TcpSocket, snd_wnd), 8),
-            ("rcv_nxt", offset_of!(TcpSocket, rcv_nxt), 8),
-            ("state", offset_of!(TcpSocket, state), size_of::<TcpState>()),
-            ("ecn", offset_of!(TcpSocket, ecn), size_of::<EcnState>()),
-            ("events", offset_of!(TcpSocket, events), size_of::<SocketEvents>()),
-            ("sack_ok", offset_of!(TcpSocket, sack_ok), 1),
-            ("ack_now", offset_of!(TcpSocket, ack_now), 1),
-            ("unlimited", offset_of!(TcpSocket, unlimited), 1),
-            ("fin_requested", offset_of!(TcpSocket, fin_requested), 1),
-            ("in_recovery", offset_of!(TcpSocket, in_recovery), 1),
-            ("retransmit_due", offset_of!(TcpSocket, retransmit_due), 1),
+            field!(TcpSocket, cfg),
+            field!(TcpSocket, snd_una),
+            field!(TcpSocket, snd_nxt),
+            field!(TcpSocket, snd_max),
+            field!(TcpSocket, snd_wnd),
+            field!(TcpSocket, rcv_nxt),
+            field!(TcpSocket, state),
+            field!(TcpSocket, ecn),
+            field!(TcpSocket, events),
+            field!(TcpSocket, sack_ok),
+            field!(TcpSocket, ack_now),
+            field!(TcpSocket, unlimited),
+            field!(TcpSocket, fin_requested),
+            field!(TcpSocket, in_recovery),
+            field!(TcpSocket, retransmit_due),
         ];
         let timers_and_receiving = [
-            ("rto_deadline", offset_of!(TcpSocket, rto_deadline), 8),
-            ("delack_deadline", offset_of!(TcpSocket, delack_deadline), 8),
-            ("wake_at", offset_of!(TcpSocket, wake_at), 8),
-            ("peer_fin", offset_of!(TcpSocket, peer_fin), 8),
-            ("ooo", offset_of!(TcpSocket, ooo), size_of::<Vec<(u64, u64)>>()),
-            ("unacked_segments", offset_of!(TcpSocket, unacked_segments), 4),
-            ("dupacks", offset_of!(TcpSocket, dupacks), 4),
+            field!(TcpSocket, rto_deadline),
+            field!(TcpSocket, delack_deadline),
+            field!(TcpSocket, wake_at),
+            field!(TcpSocket, peer_fin),
+            field!(TcpSocket, ooo),
+            field!(TcpSocket, unacked_segments),
+            field!(TcpSocket, dupacks),
         ];
-        let written_and_counted =
-            [("app_end", offset_of!(TcpSocket, app_end), 8), ("per-segment counters", counters, hot_counters)];
-        let sending = [
-            ("win", offset_of!(TcpSocket, win), size_of::<Window>()),
-            ("rtt_probe", offset_of!(TcpSocket, rtt_probe), size_of::<RttProbe>()),
-        ];
+        let written_and_counted = [field!(TcpSocket, app_end), ("per-segment counters", counters, hot_counters)];
+        let sending = [field!(TcpSocket, win), field!(TcpSocket, rtt_probe)];
         let sending_2 = [
-            ("last_data_sent", offset_of!(TcpSocket, last_data_sent), 8),
-            ("limited_transmit_bytes", offset_of!(TcpSocket, limited_transmit_bytes), 8),
-            ("recover", offset_of!(TcpSocket, recover), 8),
-            ("ecn_reduction", offset_of!(TcpSocket, ecn_reduction), size_of::<EcnReduction>()),
-            ("partial_acks", offset_of!(TcpSocket, partial_acks), 4),
-            ("cc", offset_of!(TcpSocket, cc), size_of::<AnyCc>()),
-            ("rto", offset_of!(TcpSocket, rto), 8),
+            field!(TcpSocket, last_data_sent),
+            field!(TcpSocket, limited_transmit_bytes),
+            field!(TcpSocket, recover),
+            field!(TcpSocket, ecn_reduction),
+            field!(TcpSocket, partial_acks),
+            field!(TcpSocket, cc),
+            field!(TcpSocket, rto),
         ];
         for (fields, line) in [
             (&common[..], 0),
