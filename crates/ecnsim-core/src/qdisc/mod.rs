@@ -737,12 +737,12 @@ impl Queue {
             self.qdisc.occupancy(),
             "a discipline holds what arrived less what departed or was dropped"
         );
-        debug_assert!(GREW || (self.packets <= self.max_packets && self.bytes <= self.max_bytes));
-        if !GREW {
-            return;
+        if GREW {
+            self.max_packets = self.max_packets.max(self.packets);
+            self.max_bytes = self.max_bytes.max(self.bytes);
+        } else {
+            debug_assert!(self.packets <= self.max_packets && self.bytes <= self.max_bytes);
         }
-        self.max_packets = self.max_packets.max(self.packets);
-        self.max_bytes = self.max_bytes.max(self.bytes);
     }
 
     /// Count the drops and marks of the last operation.
