@@ -2,7 +2,6 @@
 //! ports, computes static routes and derives every random stream.
 
 use std::collections::HashMap;
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
 use crate::app::bulk::{Bulk, Ftp};
@@ -30,7 +29,7 @@ use crate::spec::{
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
-use crate::time::{BitRate, SimDuration, SimTime, TxRate};
+use crate::time::{BitRate, SimDuration, SimTime};
 
 /// Default seed when neither the scenario nor the caller gives one.
 const DEFAULT_SEED: u64 = 1;
@@ -112,19 +111,8 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
             // RNG stream named by the queue's place, not its index: adding a link
             // elsewhere never changes this queue's stream.
             let rng = SimRng::for_component(seed, &format!("queue/{name}"));
-            ports.push(Port {
-                from: id[from.as_str()],
-                to: id[to.as_str()],
-                tx_rate: TxRate::new(rate),
-                to_router: !nodes[id[to.as_str()].index()].is_host,
-                delay,
-                queue: Queue::new(qdisc, rate, rng),
-                busy_until: SimTime::ZERO,
-                tx_event_pending: false,
-                wire: VecDeque::new(),
-                name,
-                link_index: i,
-            });
+            let ends = (id[from.as_str()], id[to.as_str()], !nodes[id[to.as_str()].index()].is_host);
+            ports.push(Port::new(ends, LinkInfo { rate, delay }, Queue::new(qdisc, rate, rng), i, name));
         }
         let rl = &mut resolved.links[i];
         let [w_ab, w_ba] = written;

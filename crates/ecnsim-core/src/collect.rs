@@ -291,7 +291,7 @@ fn collect(sim: &Simulation) -> Results {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let mut c = p.queue.counters();
+            let mut c = p.counters();
             // Bring the occupancy integral up to `now` without mutating the queue.
             let dt = u128::from(now.saturating_since(p.queue.last_change()).as_nanos());
             c.area_packets += u128::from(p.queue.len_packets()) * dt;
@@ -324,8 +324,8 @@ fn collect(sim: &Simulation) -> Results {
     q.push_u64("aqm_idle_periods", deltas.iter().map(|c| c.aqm_idle.periods).collect());
     q.push_u64("aqm_idle_decays", deltas.iter().map(|c| c.aqm_idle.decays).collect());
     q.push_f64("aqm_idle_s", deltas.iter().map(|c| ns_to_secs(c.aqm_idle.idle_ns)).collect());
-    q.push_u64("max_packets", sim.ports.iter().map(|p| p.queue.max_packets()).collect());
-    q.push_u64("max_bytes", sim.ports.iter().map(|p| p.queue.max_bytes()).collect());
+    q.push_u64("max_packets", sim.ports.iter().map(|p| p.max_packets()).collect());
+    q.push_u64("max_bytes", sim.ports.iter().map(|p| p.max_bytes()).collect());
     // arrivals + backlog_start = departures + drops + backlog_end, exactly.
     q.push_u64("backlog_start_packets", (0..sim.ports.len()).map(|i| warm.map_or(0, |w| w.backlog[i])).collect());
     q.push_u64("backlog_end_packets", sim.ports.iter().map(|p| p.queue.len_packets()).collect());

@@ -286,9 +286,10 @@ impl Simulation {
             // Handed over by `drain_records`: the caller keeps them, so they still count.
             (self.connection_path, "records handed over", self.records_drained_bytes),
             ("simulation.sample_interval", "time series", self.series.heap_bytes()),
-            // Queued and propagating packets; their deques may hold twice as many slots.
-            // The pool keeps a slot per packet of the largest flight so far; queue and wire
-            // deques hold a 32-byte entry per packet, and may hold twice as many slots.
+            // Queued and propagating packets. The pool keeps a slot per packet of the largest
+            // flight so far; queue deques hold a 32-byte entry per packet, and may hold twice as
+            // many slots (wires hold none: their packets are threaded through the pool), so this
+            // counts a queue entry per packet on a wire too: a bound, not the exact figure.
             (
                 "links",
                 "packets in flight",

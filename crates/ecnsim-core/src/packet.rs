@@ -217,15 +217,15 @@ pub enum Transport {
 
 /// A packet on the network.
 ///
-/// In declaration order (`repr(C)`, 64-byte aligned, so 128 bytes): what a router reads
-/// to forward or queue the packet and what its delivery reads (the IP fields, the
-/// destination endpoint, the send time, and the TCP header up to its flags) fill the
-/// first cache line; the SACK blocks, the uid and the source follow, read only by a
-/// segment that carries SACK blocks and by traces. With thousands of connections a
-/// packet's slot has gone cold by the time the next node or its endpoint reads it: a
-/// visit reads one line of it.
+/// In declaration order (`repr(C)`, 96 bytes, at the start of a 64-byte aligned pool
+/// slot): what a router reads to forward or queue the packet and what its delivery
+/// reads (the IP fields, the destination endpoint, the send time, and the TCP header up
+/// to its flags) fill the first cache line; the SACK blocks and the uid follow, read
+/// only by a segment that carries SACK blocks and by traces. With thousands of
+/// connections a packet's slot has gone cold by the time the next node or its endpoint
+/// reads it: a visit reads one line of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(64))]
+#[repr(C)]
 pub struct Packet {
     /// When the sending host emitted it (for one-way delay).
     pub sent_at: SimTime,
@@ -274,6 +274,27 @@ impl Default for Packet {
     }
 }
 
+/// The packet behind another on the same wire, and when it reaches the far end: a wire
+/// threads its packets through their pool slots ([`crate::link::Wire`]), so that it needs
+/// no buffer of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NextOnWire {
+    /// When the packet behind arrives at the far end.
+    pub(crate) at: SimTime,
+    /// The packet behind.
+    pub(crate) id: PacketId,
+}
+
+/// One slot of the pool: a packet and, while it is on a wire with packets behind it, the
+/// next of them. 128 bytes, 64-byte aligned: the packet's first line, then its SACK blocks
+/// and uid with the wire's link, which only a wire holding two packets or more reads.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Slot {
+    pkt: Packet,
+    next_on_wire: NextOnWire,
+}
+
 /// The packets in the network, by [`PacketId`]: a slab of slots and a free list.
 ///
 /// A packet takes a slot when it is sent and gives it back when it is
@@ -285,7 +306,7 @@ impl Default for Packet {
 /// packet gets never changes a result: ids are not compared or ordered.
 #[derive(Debug, Default)]
 pub struct PacketPool {
-    slots: Vec<Packet>,
+    slots: Vec<Slot>,
     free: Vec<PacketId>,
     /// Where [`PacketPool::next_slot`] writes when no slot is free.
     spare: Packet,
@@ -305,7 +326,7 @@ impl PacketPool {
     #[inline]
     pub fn next_slot(&mut self) -> &mut Packet {
         match self.free.last() {
-            Some(&id) => &mut self.slots[id.index()],
+            Some(&id) => &mut self.slots[id.index()].pkt,
             None => &mut self.spare,
         }
     }
@@ -316,7 +337,8 @@ impl PacketPool {
         if let Some(id) = self.free.pop() {
             id
         } else {
-            self.slots.push(self.spare);
+            // No packet behind it yet: a wire writes the link before it reads it.
+            self.slots.push(Slot { pkt: self.spare, next_on_wire: NextOnWire { at: SimTime::ZERO, id: PacketId(0) } });
             PacketId::from_index(self.slots.len() - 1)
         }
     }
@@ -344,7 +366,17 @@ impl PacketPool {
     /// Bytes of heap the pool holds.
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Packet>() + self.free.capacity() * std::mem::size_of::<PacketId>()
+        self.slots.capacity() * std::mem::size_of::<Slot>() + self.free.capacity() * std::mem::size_of::<PacketId>()
+    }
+    /// The packet behind `id` on its wire ([`PacketPool::set_next_on_wire`]).
+    #[inline]
+    pub(crate) fn next_on_wire(&self, id: PacketId) -> NextOnWire {
+        self.slots[id.index()].next_on_wire
+    }
+    /// Packet `next`, arriving at `at`, follows `id` on its wire.
+    #[inline]
+    pub(crate) fn set_next_on_wire(&mut self, id: PacketId, next: NextOnWire) {
+        self.slots[id.index()].next_on_wire = next;
     }
 }
 
@@ -352,14 +384,14 @@ impl std::ops::Index<PacketId> for PacketPool {
     type Output = Packet;
     #[inline]
     fn index(&self, id: PacketId) -> &Packet {
-        &self.slots[id.index()]
+        &self.slots[id.index()].pkt
     }
 }
 
 impl std::ops::IndexMut<PacketId> for PacketPool {
     #[inline]
     fn index_mut(&mut self, id: PacketId) -> &mut Packet {
-        &mut self.slots[id.index()]
+        &mut self.slots[id.index()].pkt
     }
 }
 
@@ -409,13 +441,14 @@ mod tests {
     }
 
     /// What routers and delivery read sits in a packet's first cache line; the SACK
-    /// blocks, the uid and the source in its second.
+    /// blocks, the uid and the wire's link to the packet behind in its second.
     #[test]
     fn a_packets_forwarding_and_delivery_fields_sit_in_its_first_line() {
         use std::mem::{align_of, size_of};
 
         use crate::memory::field;
-        assert_eq!((size_of::<Packet>(), align_of::<Packet>()), (128, 64));
+        assert_eq!((size_of::<Packet>(), size_of::<Slot>(), align_of::<Slot>()), (96, 128, 64));
+        assert_eq!(std::mem::offset_of!(Slot, pkt), 0);
         let line_0 = [
             field!(Packet, sent_at),
             field!(Packet, flow),
@@ -435,7 +468,7 @@ mod tests {
             field!(Packet, tcp.sack_permitted),
         ];
         crate::memory::assert_in_line(&line_0, 0);
-        let line_1 = [field!(Packet, tcp.sack), field!(Packet, uid)];
+        let line_1 = [field!(Slot, pkt.tcp.sack), field!(Slot, pkt.uid), field!(Slot, next_on_wire)];
         crate::memory::assert_in_line(&line_1, 1);
     }
 

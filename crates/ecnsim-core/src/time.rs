@@ -259,9 +259,10 @@ impl BitRate {
 /// bytes * (8e9 / d)`. Other rates (10 Gb/s, 1.5 Mb/s) keep the division.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TxRate {
-    /// `8e9 / d` when that is a whole number and `u32::MAX` bytes times it fits in 64 bits
-    /// (every such rate but 1 bit/s); 0 otherwise.
-    ns_per_byte: u64,
+    /// `8e9 / d` when that is a whole number below 2^32 (every such rate but 1 bit/s; so
+    /// `u32::MAX` bytes times it fits in 64 bits); 0 otherwise. 32 bits, since it sits in
+    /// the port's line that every packet reads.
+    ns_per_byte: u32,
 }
 
 impl TxRate {
@@ -269,8 +270,9 @@ impl TxRate {
     #[must_use]
     pub(crate) const fn new(rate: BitRate) -> Self {
         let d = rate.0;
-        let exact = d != 0 && 8_000_000_000 % d == 0 && 8_000_000_000 / d <= u64::MAX / u32::MAX as u64;
-        TxRate { ns_per_byte: if exact { 8_000_000_000 / d } else { 0 } }
+        let exact = d != 0 && 8_000_000_000 % d == 0 && 8_000_000_000 / d <= u32::MAX as u64;
+        #[allow(clippy::cast_possible_truncation)] // checked just above
+        TxRate { ns_per_byte: if exact { (8_000_000_000 / d) as u32 } else { 0 } }
     }
 
     /// [`BitRate::tx_time`] of `bytes` bytes, or `None` where the caller must divide.
@@ -280,7 +282,19 @@ impl TxRate {
         if self.ns_per_byte == 0 {
             return None;
         }
-        Some(SimDuration(bytes as u64 * self.ns_per_byte))
+        Some(SimDuration(bytes as u64 * self.ns_per_byte as u64))
+    }
+
+    /// The serialisation time of `bytes` bytes sent as packets of any sizes (the sum of their
+    /// [`TxRate::tx_time`]s, exact since each is a whole number of ns per byte), or `None`
+    /// where each packet's time is rounded apart. `bytes` is at most what a link sent in the
+    /// run, so the product is at most the run's length in ns.
+    #[must_use]
+    pub(crate) const fn tx_time_of_bytes(self, bytes: u64) -> Option<SimDuration> {
+        if self.ns_per_byte == 0 {
+            return None;
+        }
+        Some(SimDuration(bytes * self.ns_per_byte as u64))
     }
 }
 

@@ -176,52 +176,6 @@ mod tests {
         assert_eq!(w.len_packets(), 3);
     }
 
-    /// `pass_idle` leaves a queue exactly as `enqueue` then `dequeue` would: counters,
-    /// maxima and occupancy integrals, over a run of idle and busy periods.
-    #[test]
-    fn passing_an_idle_queue_counts_as_enqueue_then_dequeue() {
-        let mut passes_and_drops = (0, 0);
-        for (limit, rule) in [
-            (Limit::Packets(3), LimitRule::Waiting),
-            (Limit::Packets(1), LimitRule::Ns2),
-            (Limit::Bytes(700), LimitRule::Ns2),
-            (Limit::Bytes(700), LimitRule::Waiting),
-            (Limit::Packets(0), LimitRule::Waiting),
-        ] {
-            let (mut fast, mut slow) = (queue_with(limit, rule), queue_with(limit, rule));
-            for i in 0..40u64 {
-                let now = SimTime::from_nanos(10 * i);
-                let p = pkt(i, 100 + 50 * u32::try_from(i % 14).unwrap());
-                if fast.len_packets() == 0 && i % 3 != 2 {
-                    // An idle transmitter: the packet goes straight through, or the normal way.
-                    let passed = fast.pass_idle(p, now);
-                    slow.enqueue(p, now);
-                    let admitted = slow.outcome().drops.is_empty();
-                    assert_eq!(passed.is_some(), admitted, "{limit:?} {rule:?} packet {i}");
-                    match passed {
-                        Some(q) => assert_eq!(slow.dequeue(now), Some(q)),
-                        // Not passed: the normal way, which drops it.
-                        None => _ = fast.enqueue(p, now),
-                    }
-                } else if i % 5 == 0 {
-                    assert_eq!(fast.dequeue(now), slow.dequeue(now));
-                } else {
-                    // A busy transmitter: the packet waits.
-                    fast.enqueue(p, now);
-                    slow.enqueue(p, now);
-                }
-                assert_eq!(fast.outcome().drops, slow.outcome().drops);
-            }
-            fast.integrate(SimTime::from_nanos(500));
-            slow.integrate(SimTime::from_nanos(500));
-            assert_eq!(fast.counters(), slow.counters(), "{limit:?} {rule:?}");
-            assert_eq!((fast.max_packets(), fast.max_bytes()), (slow.max_packets(), slow.max_bytes()));
-            passes_and_drops.0 += fast.counters().departures;
-            passes_and_drops.1 += fast.counters().total_drops();
-        }
-        assert!(passes_and_drops.0 > 10 && passes_and_drops.1 > 10, "{passes_and_drops:?}");
-    }
-
     #[test]
     fn ns2_rule_byte_limit_is_strict() {
         let mut q = queue_with(Limit::Bytes(1000), LimitRule::Ns2);

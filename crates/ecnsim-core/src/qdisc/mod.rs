@@ -272,7 +272,7 @@ pub trait QueueDisc {
     /// and its transmitter idle, would be accepted by `enqueue` and handed straight back by the
     /// `dequeue` that follows, with no other effect: no drop or mark, no random draw, no change
     /// to the discipline's state. Asked once, when the queue is built, so it must not change;
-    /// the wrapper then makes neither call for such a packet ([`Queue::pass_idle`]). A bound
+    /// the port then makes neither call for such a packet (`Port::passes_idle`). A bound
     /// below the true one only costs the two calls. The default, 0, always takes them; only a
     /// discipline without per-packet state may give more.
     fn idle_pass_below(&self) -> u32 {
@@ -454,11 +454,11 @@ impl QueueCounters {
 ///
 /// Laid out by who touches it (`repr(C)`; its port puts it on a cache-line boundary),
 /// since with thousands of queues each packet finds its queue cold: the first line holds what every
-/// arrival and departure reads or writes (occupancy, arrival counts, maximum, the
-/// link's busy time); the second the occupancy integrals and the discipline's
-/// context, which queueing (not a packet passing straight through) brings up to
-/// date; then the discipline; then what changes only on a drop or a mark.
-/// Departures are not counted: they are arrivals less drops less what is queued.
+/// arrival and departure reads or writes (occupancy, arrival counts, maximum); the second the
+/// occupancy integrals and the discipline's context; then the discipline; then what changes
+/// only on a drop or a mark. A packet its port passes straight through an empty queue
+/// touches none of it (the port counts it: `Port::counters`). Departures are not counted:
+/// they are arrivals less drops less what is queued.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Queue {
@@ -470,17 +470,12 @@ pub struct Queue {
     /// per-packet path reads the occupancy without a call into the discipline.
     bytes: u64,
     max_bytes: u64,
-    /// Serialisation time of every packet this queue handed to its link, ns: the
-    /// link's busy time (kept here, in the line each departure writes).
-    sent_ns: u64,
     /// Packets queued now, likewise (the packet pool holds at most 2^32 packets).
     packets: u32,
     max_packets: u32,
     /// The last enqueue or dequeue dropped or marked: `outcome` lists what. While
     /// false the outcome is empty and is not read.
     has_outcome: bool,
-    /// The discipline's [`QueueDisc::idle_pass_below`].
-    idle_pass_below: u32,
     // ---- line 1: queueing ----
     area_packets: u128,
     area_bytes: u128,
@@ -506,11 +501,9 @@ impl Queue {
             arrival_bytes: 0,
             bytes: 0,
             max_bytes: 0,
-            sent_ns: 0,
             packets: 0,
             max_packets: 0,
             has_outcome: false,
-            idle_pass_below: qdisc.idle_pass_below(),
             area_packets: 0,
             area_bytes: 0,
             link_rate,
@@ -567,20 +560,10 @@ impl Queue {
         self.max_bytes
     }
 
-    /// Add `tx`, the serialisation time of a packet this queue released, to the link's busy time.
-    #[inline]
-    pub(crate) fn add_sent(&mut self, tx: SimDuration) {
-        self.sent_ns += tx.as_nanos();
-    }
     /// The rate of the link this queue feeds.
     #[must_use]
     pub(crate) fn link_rate(&self) -> BitRate {
         self.link_rate
-    }
-    /// Serialisation time of every packet this queue released so far, ns.
-    #[must_use]
-    pub(crate) fn sent_ns(&self) -> u64 {
-        self.sent_ns
     }
 
     /// Bring the occupancy integrals up to `now`.
@@ -648,39 +631,6 @@ impl Queue {
         qdisc.enqueue(pkt, &mut cx);
         self.account::<true>();
         self.outcome()
-    }
-
-    /// Offer `pkt` to this queue while it is empty and its transmitter idle: if the
-    /// discipline passes it straight through ([`QueueDisc::idle_pass_below`]), count its
-    /// arrival and departure as [`Queue::enqueue`] and [`Queue::dequeue`] would (the
-    /// occupancy was one packet for no time) and return it to be sent; otherwise return
-    /// `None` having changed nothing, and the caller makes the two calls.
-    #[inline]
-    pub fn pass_idle(&mut self, mut pkt: QueuedPacket, now: SimTime) -> Option<QueuedPacket> {
-        if !self.pass_idle_sized(pkt.size, now) {
-            return None;
-        }
-        pkt.enqueued_at = now;
-        Some(pkt)
-    }
-
-    /// [`Queue::pass_idle`] for a packet of `size` bytes, where the caller needs nothing
-    /// else of it (the simulation sends it by its pool id): true if it was passed, and counted.
-    #[inline(always)]
-    pub fn pass_idle_sized(&mut self, size: u32, now: SimTime) -> bool {
-        if self.packets != 0 || size >= self.idle_pass_below {
-            return false;
-        }
-        debug_assert_eq!(self.qdisc.occupancy(), (0, 0), "an empty queue's discipline holds nothing");
-        // The integrals grow by nothing over an empty queue's interval.
-        self.last_change = now;
-        self.clear_outcome();
-        let size = u64::from(size);
-        self.arrivals += 1;
-        self.arrival_bytes += size;
-        self.max_packets = self.max_packets.max(1);
-        self.max_bytes = self.max_bytes.max(size);
-        true
     }
 
     /// The next packet to transmit; see [`Queue::outcome`] for drops on the way.
@@ -1212,11 +1162,9 @@ mod tests {
             field!(Queue, arrival_bytes),
             field!(Queue, bytes),
             field!(Queue, max_bytes),
-            field!(Queue, sent_ns),
             field!(Queue, packets),
             field!(Queue, max_packets),
             field!(Queue, has_outcome),
-            field!(Queue, idle_pass_below),
         ];
         crate::memory::assert_in_line(&line_0, 0);
         let line_1 = [field!(Queue, area_packets), field!(Queue, area_bytes), field!(Queue, link_rate)];

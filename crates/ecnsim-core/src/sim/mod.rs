@@ -101,8 +101,8 @@ pub struct SimOptions {
 
 /// Events between two looks at the cancellation flag and the memory limit.
 const CHECK_EVERY: u32 = 4096;
-/// Events between two passes that give back the memory of queues and link
-/// wires that have drained ([`crate::qdisc::Fifo::give_back_memory`]): rare
+/// Events between two passes that give back the memory of queues that have
+/// drained ([`crate::qdisc::Fifo::give_back_memory`]): rare
 /// enough to cost nothing per packet (a pass visits every link direction),
 /// frequent enough that a burst's buffers go back within a fraction of a
 /// second of wall time.
@@ -342,7 +342,7 @@ impl Simulation {
         e
     }
 
-    /// Give back the slots of queues and wires beyond what they hold now.
+    /// Give back the slots of queues beyond what they hold now.
     #[cold]
     #[inline(never)]
     pub(crate) fn give_back_memory(&mut self) {
@@ -480,7 +480,7 @@ impl Simulation {
     /// Packet accounting at the current instant.
     #[must_use]
     pub fn conservation(&self) -> Conservation {
-        let in_flight = self.ports.iter().map(|p| p.queue.len_packets() + p.wire.len() as u64).sum();
+        let in_flight = self.ports.iter().map(|p| p.queue.len_packets() + u64::from(p.wire.len())).sum();
         debug_assert_eq!(self.packets.len() as u64, in_flight, "the pool holds exactly the packets in flight");
         Conservation { in_flight, ..self.cons }
     }
@@ -509,7 +509,7 @@ impl Simulation {
     /// Counters of every queue (since the start of the run), by port.
     #[must_use]
     pub fn queue_counters(&self) -> Vec<QueueCounters> {
-        self.ports.iter().map(|p| p.queue.counters()).collect()
+        self.ports.iter().map(Port::counters).collect()
     }
 
     // ------------------------------------------------------------------
@@ -555,7 +555,7 @@ impl Simulation {
                 let now = self.sched.now();
                 for p in &mut self.ports {
                     p.queue.integrate(now);
-                    p.queue.reset_max();
+                    p.reset_max();
                 }
                 self.warm = Some(self.snapshot());
             }
@@ -577,9 +577,9 @@ impl Simulation {
 
     fn on_wire_arrival<const TRACE: bool>(&mut self, p: PortId) {
         let port = &mut self.ports[p.index()];
-        let id = port.take_arrival().expect("a wire event has a packet");
+        let (id, next) = port.take_arrival(&self.packets);
         let (to, to_router) = (port.to, port.to_router);
-        if let Some(&(next, _)) = port.wire.front() {
+        if let Some(next) = next {
             self.sched.schedule(next, Event::WireArrival(p));
         }
         self.perf.packet_hops += 1;
@@ -725,10 +725,12 @@ impl Simulation {
         // An empty queue in front of an idle transmitter: a packet the discipline passes
         // straight through is sent now, as enqueue then dequeue would send it (by its size
         // and id alone: the queue's copy of the packet is built only when it queues).
-        if !port.tx_event_pending && port.busy_until <= now && port.queue.pass_idle_sized(pkt.size, now) {
+        let size = pkt.size;
+        if port.passes_idle(size, now) {
             // Passed straight through, its ECN field untouched: the pool's copy is current.
+            port.count_passed(size);
             trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, pkt);
-            start_tx(port, &mut self.sched, p, id, pkt.size, now);
+            start_tx(port, &mut self.packets, &mut self.sched, p, id, size, now);
             return;
         }
         port.queue.enqueue(QueuedPacket::new(id, pkt), now);
@@ -801,7 +803,14 @@ impl Simulation {
         // slot, cold after the packet's wait in the queue, is not touched here.
         debug_assert_eq!(self.packets[q.id].ecn, q.ecn, "the pool holds the queue's ECN field");
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
-        start_tx(&mut self.ports[p.index()], &mut self.sched, p, q.id, q.size, now);
+        let port = &mut self.ports[p.index()];
+        start_tx(port, &mut self.packets, &mut self.sched, p, q.id, q.size, now);
+        // Packets wait: the next leaves when this one is sent (a packet passed straight
+        // through found the queue empty, so only this path schedules a `TxDone`).
+        if port.queue.len_packets() > 0 {
+            port.tx_event_pending = true;
+            self.sched.schedule(port.busy_until, Event::TxDone(p));
+        }
     }
 
     // ------------------------------------------------------------------
@@ -1336,19 +1345,21 @@ fn trace<const TRACE: bool>(
 
 /// Start serialising packet `id` of `size` bytes, just taken from port `p`'s queue (or passed
 /// straight through it), on the idle transmitter; schedule its wire arrival if the wire was
-/// empty, and a `TxDone` if packets wait. A function of the port and the scheduler alone, so
-/// that its callers, which hold the port, need not look it up again.
+/// empty. A function of the port, the pool and the scheduler, so that its callers, which hold
+/// the port, need not look it up again.
 // Inlined into both callers (once per hop).
 #[inline(always)]
-fn start_tx(port: &mut Port, sched: &mut Scheduler, p: PortId, id: PacketId, size: u32, now: SimTime) {
-    let wire_was_empty = port.wire.is_empty();
-    let arrival = port.start_tx(id, size, now);
-    if wire_was_empty {
+fn start_tx(
+    port: &mut Port,
+    pool: &mut PacketPool,
+    sched: &mut Scheduler,
+    p: PortId,
+    id: PacketId,
+    size: u32,
+    now: SimTime,
+) {
+    if let Some(arrival) = port.start_tx(pool, id, size, now) {
         sched.schedule(arrival, Event::WireArrival(p));
-    }
-    if port.queue.len_packets() > 0 {
-        port.tx_event_pending = true;
-        sched.schedule(port.busy_until, Event::TxDone(p));
     }
 }
 
@@ -1459,9 +1470,9 @@ flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 200000 } } ]
     }
 
     #[test]
-    fn drained_wires_give_their_memory_back_and_the_run_is_unchanged() {
-        // Hundreds of packets in flight on a long fat link, then nothing: the wire's
-        // slots go back in the periodic pass, and the pass changes no result.
+    fn a_wire_threads_hundreds_of_packets_through_the_pool_and_the_run_is_unchanged() {
+        // Hundreds of packets in flight on a long fat link, then nothing: the wire holds
+        // them through their pool slots, in order, and the give-back pass changes no result.
         let text = r#"
 simulation = { duration = "5s" }
 tcp = { rcv_window = "16MiB" }
@@ -1472,12 +1483,13 @@ flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 3000000 } } ]
         let spec = ScenarioSpec::from_toml_str(text).unwrap();
         let mut sim = Simulation::new(&spec, Some(1)).unwrap();
         sim.run_until(SimTime::from_millis(1500)).unwrap();
-        let widest = sim.ports.iter().map(|p| p.wire.capacity()).max().unwrap();
-        assert!(widest >= 64, "the wire held {widest} slots");
+        let widest = sim.ports.iter().map(|p| p.wire.len()).max().unwrap() as usize;
+        assert!(widest >= 64, "the wire held {widest} packets");
+        assert_eq!(sim.packets.len() as u64, sim.conservation().in_flight);
         sim.give_back_memory();
         sim.run().unwrap();
         sim.give_back_memory();
-        assert!(sim.ports.iter().all(|p| p.wire.capacity() <= 8 && p.wire.is_empty()));
+        assert!(sim.ports.iter().all(|p| p.wire.len() == 0));
         // The packet pool kept a slot per packet of the largest flight, and holds what is still queued.
         let in_flight = sim.conservation().in_flight;
         assert_eq!(sim.packets.len() as u64, in_flight);

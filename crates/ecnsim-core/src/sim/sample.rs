@@ -22,7 +22,7 @@ impl Simulation {
                 })
                 .collect(),
             apps: sim.app_totals_now(),
-            queues: sim.ports.iter().map(|p| p.queue.counters()).collect(),
+            queues: sim.ports.iter().map(|p| p.counters()).collect(),
             busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
             backlog: sim.ports.iter().map(|p| p.queue.len_packets()).collect(),
         }
