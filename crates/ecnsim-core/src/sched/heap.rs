@@ -140,6 +140,76 @@ mod tests {
         }
     }
 
+    /// Every entry's key is larger than its parent's (`std`'s max-heap on the reversed order).
+    fn assert_heap_order(q: &HeapQueue) {
+        let entries = q.heap.as_slice();
+        for i in 1..entries.len() {
+            assert!(entries[(i - 1) / 2].key < entries[i].key, "entry {i}'s key is smaller than its parent's");
+        }
+    }
+
+    /// The operations the scheduler makes on the link events' heap (a spent top replaced by
+    /// a later key, or removed; pushes; pops), at every size from empty to a few hundred,
+    /// against a sorted reference, with the heap's order checked after every step.
+    #[test]
+    fn replacing_and_removing_the_top_keep_exact_key_order_against_a_sorted_reference() {
+        let mut rng = SimRng::for_component(13, "heap-replace-test");
+        for round in 0..12u64 {
+            let mut q = HeapQueue::default();
+            // Sorted largest first: the next event due is at the end.
+            let mut reference: Vec<(EventKey, Event)> = Vec::new();
+            let (mut now, mut seq) = (0u64, 0u64);
+            // Rounds differ in how far ahead keys fall (ties when near) and in how fast the
+            // heap grows (shrinking, steady, growing), so that it is sifted at every depth.
+            let spread = [4, 64, 1_000_000][usize::try_from(round % 3).unwrap()];
+            let grow = 2 + (round / 3) % 3;
+            for _ in 0..3000 {
+                let ev = Event::TxDone(PortId(u32::try_from(seq % 1000).unwrap()));
+                match rng.below(6) {
+                    // The link event that just ran is replaced by one due at or after it.
+                    0 | 1 => {
+                        let top = reference.pop();
+                        assert_eq!(q.peek(), top);
+                        now = top.map_or(now, |(k, _)| k.time.as_nanos());
+                        let key = EventKey { time: SimTime::from_nanos(now + rng.below(spread)), seq };
+                        q.replace_top(key, ev);
+                        reference.push((key, ev));
+                        seq += 1;
+                    }
+                    // A spent top nobody replaced.
+                    2 => {
+                        let top = reference.pop();
+                        assert_eq!(q.peek(), top);
+                        q.remove_top();
+                        now = top.map_or(now, |(k, _)| k.time.as_nanos());
+                    }
+                    3 => {
+                        let want = reference.pop();
+                        assert_eq!(q.pop(), want);
+                        now = want.map_or(now, |(k, _)| k.time.as_nanos());
+                    }
+                    _ => {
+                        for _ in 0..rng.below(grow) {
+                            let key = EventKey { time: SimTime::from_nanos(now + rng.below(spread)), seq };
+                            q.push(key, ev);
+                            reference.push((key, ev));
+                            seq += 1;
+                        }
+                    }
+                }
+                reference.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
+                assert_eq!(q.len(), reference.len());
+                assert_eq!(q.peek_key(), reference.last().map(|&(k, _)| k));
+                assert_heap_order(&q);
+            }
+            while let Some(want) = reference.pop() {
+                assert_eq!(q.pop(), Some(want));
+                assert_heap_order(&q);
+            }
+            assert!(q.is_empty() && q.pop().is_none() && q.peek().is_none());
+        }
+    }
+
     #[test]
     fn keys_round_trip_at_the_extremes() {
         let mut q = HeapQueue::default();
