@@ -24,6 +24,7 @@ built package). Every other hook is maturin's own.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -35,15 +36,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import maturin
-from maturin import (  # noqa: F401  (re-exported: PEP 517 hooks this backend leaves to maturin)
-    build_sdist,
-    get_requires_for_build_editable,
-    get_requires_for_build_sdist,
-    get_requires_for_build_wheel,
-    prepare_metadata_for_build_editable,
-    prepare_metadata_for_build_wheel,
+# The PEP 517 hooks this backend leaves to maturin, looked up on first use (PEP 562) so
+# that this module imports without maturin, as the tests import it.
+_MATURIN_HOOKS = (
+    "build_sdist",
+    "get_requires_for_build_editable",
+    "get_requires_for_build_sdist",
+    "get_requires_for_build_wheel",
+    "prepare_metadata_for_build_editable",
+    "prepare_metadata_for_build_wheel",
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MATURIN_HOOKS:
+        return getattr(importlib.import_module("maturin"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINING = Path(__file__).resolve().parent / "pgo_training.txt"
@@ -130,14 +139,13 @@ def _llvm_major(version_text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def find_llvm_profdata(rustup: str | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+def find_llvm_profdata(environ: Mapping[str, str] = os.environ) -> Path:
     """The `llvm-profdata` that reads rustc's profiles: rustc's LLVM major version.
 
     In order: `$ECNSIM_LLVM_PROFDATA`; the toolchain's own (the rustup component
     `llvm-tools`, added with `rustup component add llvm-tools` if missing and rustup is
-    there); one on `PATH` of the same LLVM major version. Raises `PgoUnavailableError` saying
-    how to fix it. An older LLVM's tool cannot read the raw profiles: Debian's
-    `llvm-profdata` (LLVM 14) beside rustc 1.95 (LLVM 22) fails.
+    there); one on `PATH` of the same LLVM major version. Raises `PgoUnavailableError`
+    saying how to fix it.
     """
     given = environ.get("ECNSIM_LLVM_PROFDATA")
     if given:
@@ -145,24 +153,33 @@ def find_llvm_profdata(rustup: str | None = None, environ: Mapping[str, str] = o
             raise PgoUnavailableError(f"ECNSIM_LLVM_PROFDATA={given} is not a file")
         return Path(given)
     info = _rustc_info()
-    want = _llvm_major(f"LLVM version: {info.get('LLVM version', '')}")
     sysroot = _run(["rustc", "--print", "sysroot"], capture_output=True).stdout.strip()
-    own = Path(sysroot, "lib", "rustlib", info["host"], "bin", "llvm-profdata")
-    rustup = shutil.which("rustup") if rustup is None else rustup
+    return pick_llvm_profdata(
+        own=Path(sysroot, "lib", "rustlib", info["host"], "bin", "llvm-profdata"),
+        llvm_major=_llvm_major(f"LLVM version: {info.get('LLVM version', '')}"),
+        rustup=shutil.which("rustup", path=environ.get("PATH")),
+        path=environ.get("PATH", ""),
+    )
+
+
+def pick_llvm_profdata(own: Path, llvm_major: str | None, rustup: str | None, path: str) -> Path:
+    """`own` (the toolchain's, added by `rustup` if missing), else one on `path` whose
+    LLVM major version is `llvm_major`. An older LLVM's tool cannot read the raw profiles:
+    Debian's `llvm-profdata` (LLVM 14) beside rustc 1.95 (LLVM 22) fails."""
     if not own.is_file() and rustup:
         print("ecnsim build: rustup component add llvm-tools (llvm-profdata)", file=sys.stderr)
         _run([rustup, "component", "add", "llvm-tools"])
     if own.is_file():
         return own
-    for name in (f"llvm-profdata-{want}", "llvm-profdata"):
-        found = shutil.which(name, path=environ.get("PATH"))
+    for name in (f"llvm-profdata-{llvm_major}", "llvm-profdata"):
+        found = shutil.which(name, path=path)
         if found:
             version = _run([found, "--version"], capture_output=True).stdout
-            if want is not None and _llvm_major(version) == want:
+            if llvm_major is not None and _llvm_major(version) == llvm_major:
                 return Path(found)
     raise PgoUnavailableError(
-        f"no llvm-profdata for rustc's LLVM {want} (rustup component llvm-tools: "
-        f"`rustup component add llvm-tools`, or set ECNSIM_LLVM_PROFDATA)"
+        f"no llvm-profdata for rustc's LLVM {llvm_major} (the rustup component llvm-tools: "
+        "`rustup component add llvm-tools`, or set ECNSIM_LLVM_PROFDATA)"
     )
 
 
@@ -254,7 +271,10 @@ def build_wheel(
 ) -> str:
     """PEP 517: maturin's wheel, with PGO unless `ECNSIM_PGO=0`."""
     with _environment(pgo_environment(editable=False)):
-        return maturin.build_wheel(wheel_directory, config_settings, metadata_directory)
+        wheel: str = importlib.import_module("maturin").build_wheel(
+            wheel_directory, config_settings, metadata_directory
+        )
+    return wheel
 
 
 def build_editable(
@@ -264,4 +284,7 @@ def build_editable(
 ) -> str:
     """PEP 660: maturin's editable wheel, without PGO unless `ECNSIM_PGO=1`."""
     with _environment(pgo_environment(editable=True)):
-        return maturin.build_editable(wheel_directory, config_settings, metadata_directory)
+        wheel: str = importlib.import_module("maturin").build_editable(
+            wheel_directory, config_settings, metadata_directory
+        )
+    return wheel
