@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -192,32 +193,65 @@ def _target_dir() -> Path:
     return Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target").resolve()
 
 
+# The training driver: loads the instrumented extension module from its file (the build
+# environment has maturin, not numpy or the rest of the package) and runs each scenario as
+# `ecnsim.Simulation` would: from TOML, in half-second chunks, then the result tables.
+TRAIN_SCRIPT = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("_core", sys.argv[1])
+core = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(core)
+scenario, until_s, trace = sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+sim = core.PySimulation.from_toml(open(scenario, encoding="utf-8").read())
+if trace:
+    sim.enable_trace()
+end = sim.end_ns if until_s == "-" else round(float(until_s) * 1e9)
+sim.run_until(end, 500_000_000)
+if trace:
+    sim.drain_trace()
+sim.results()
+"""
+
+
 def train(runs: list[TrainingRun], profdata_tool: Path) -> Path:
-    """Steps 1 and 2: the instrumented `digest`, the training runs, the merged profile."""
+    """Steps 1 and 2: the instrumented extension, the training runs, the merged profile.
+
+    The extension itself is instrumented and trained, not a separate Rust binary: the
+    profile of the `digest` example, applied to the extension, bought a fraction of what it
+    buys the example (docs/performance.md, "Profile-guided builds")."""
     work = _target_dir() / "pgo"
     raw = work / "raw"
-    env = dict(os.environ, RUSTFLAGS=_rustflags(os.environ, f"-Cprofile-generate={raw}"))
+    print("ecnsim build: PGO 1/3: the extension, instrumented (maturin)", file=sys.stderr)
     # A target directory of its own: the instrumented build would otherwise replace the
     # plain one's artifacts (the flags differ) and each build would redo the other's.
-    build = [
-        "cargo", "build", "--release", "-p", "ecnsim-core", "--example", "digest",
-        "--target-dir", str(work / "instrumented"),
-    ]  # fmt: skip
-    print(f"ecnsim build: PGO 1/3: {' '.join(build)}", file=sys.stderr)
-    if _run(build, env=env).returncode != 0:
-        raise RuntimeError("the instrumented build of the digest example failed")
+    instrumented = {
+        "RUSTFLAGS": _rustflags(os.environ, f"-Cprofile-generate={raw}"),
+        "CARGO_TARGET_DIR": str(work / "instrumented"),
+        ENV_PGO: "0",
+        ENV_NOTE: "instrumented for PGO training",
+    }
+    wheels = work / "instrumented-wheel"
+    shutil.rmtree(wheels, ignore_errors=True)
+    with _environment(instrumented):
+        wheel = importlib.import_module("maturin").build_wheel(str(wheels))
+    with zipfile.ZipFile(wheels / wheel) as zf:
+        member = next(n for n in zf.namelist() if re.fullmatch(r"ecnsim/_core\..*so", n))
+        module = Path(zf.extract(member, work / "instrumented-module"))
     # Build scripts and proc macros ran instrumented during the build: only the training
     # runs' profiles count.
     shutil.rmtree(raw, ignore_errors=True)
     raw.mkdir(parents=True)
-    digest = work / "instrumented" / "release" / "examples" / "digest"
     print(f"ecnsim build: PGO 2/3: {len(runs)} training runs ({TRAINING.name})", file=sys.stderr)
     for run in runs:
-        proc = _run([str(digest), *run.args()], capture_output=True)
+        until = "-" if run.until_s is None else repr(run.until_s)
+        cmd = [sys.executable, "-c", TRAIN_SCRIPT, str(module), str(run.scenario), until]
+        proc = _run([*cmd, "1" if run.trace else "0"], capture_output=True)
         if proc.returncode != 0:
             raise RuntimeError(f"training run {' '.join(run.args())} failed:\n{proc.stderr}")
     merged = work / "ecnsim.profdata"
     profiles = [str(p) for p in sorted(raw.glob("*.profraw"))]
+    if not profiles:
+        raise RuntimeError(f"the training runs wrote no profile in {raw}")
     proc = _run([str(profdata_tool), "merge", "-o", str(merged), *profiles])
     if proc.returncode != 0:
         raise RuntimeError(f"{profdata_tool} merge failed")
