@@ -3,17 +3,16 @@
 `pip install .` builds the extension in three steps, as pydantic-core and polars build
 their release wheels:
 
-1. build the `digest` example (`crates/ecnsim-core/examples/digest.rs`) with the
-   workspace's release profile and `-Cprofile-generate`, in its own target directory;
-2. run it on the training workload (`pgo_training.txt` beside this file: the examples/
-   scenarios, none of the benchmarks) and merge the raw profiles with the `llvm-profdata`
-   of rustc's own LLVM;
-3. let maturin build the extension with `-Cprofile-use` (through `RUSTFLAGS`), keeping the
-   release profile's fat LTO and single codegen unit.
+1. maturin builds the extension with the workspace's release profile (fat LTO, one codegen
+   unit) and `-Cprofile-generate`, in a target directory of its own;
+2. a driver loads that instrumented module and runs the training workload on it
+   (`pgo_training.txt` beside this file: the examples/ scenarios, none of the benchmarks);
+   the raw profiles are merged with the `llvm-profdata` of rustc's own LLVM;
+3. maturin builds the extension again with `-Cprofile-use` (through `RUSTFLAGS`).
 
-The profile of the `digest` binary applies to the extension's `ecnsim-core` code because
-rustc instruments and reads profiles per crate, before LTO, and `ecnsim-core` is the same
-crate in both builds (docs/performance.md, "Profile-guided builds", measures it).
+The extension is trained, not a separate Rust binary: the `digest` example's profile,
+applied to the extension, bought it a fraction of what it bought the example
+(docs/performance.md, "Profile-guided builds").
 
 `ECNSIM_PGO=0` builds without PGO, `ECNSIM_PGO=1` with it; unset, wheels (`pip install .`)
 use PGO and editable installs (`pip install -e .`, rebuilt often) do not. When rustc's
