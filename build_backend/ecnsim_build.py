@@ -231,6 +231,7 @@ def train(runs: list[TrainingRun], profdata_tool: Path) -> Path:
     }
     wheels = work / "instrumented-wheel"
     shutil.rmtree(wheels, ignore_errors=True)
+    wheels.mkdir(parents=True)
     with _environment(instrumented):
         wheel = importlib.import_module("maturin").build_wheel(str(wheels))
     with zipfile.ZipFile(wheels / wheel) as zf:
