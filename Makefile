@@ -5,7 +5,7 @@ PYTHON ?= python3
 .PHONY: help install build-dev build-prod test test-rust test-py lint stubtest bench
 
 help:
-	@echo "install     pip install . (release build of the extension)"
+	@echo "install     pip install . (release build of the extension, profile-guided: ECNSIM_PGO=0 for none)"
 	@echo "build-dev   editable install with a fast debug build (maturin develop)"
 	@echo "build-prod  editable install with the release profile (maturin develop --release)"
 	@echo "test        test-rust + test-py (what .ci/run does, after install)"
@@ -35,8 +35,8 @@ test-py:
 lint:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(PYTHON) -m ruff check python tests validation bench
-	$(PYTHON) -m ruff format --check python tests validation bench
+	$(PYTHON) -m ruff check python tests validation bench build_backend
+	$(PYTHON) -m ruff format --check python tests validation bench build_backend
 	$(PYTHON) -m mypy
 
 stubtest:

@@ -14,7 +14,7 @@ import pytest
 
 from .conftest import ROOT
 
-TREES = ["python", "tests", "validation", "bench"]
+TREES = ["python", "tests", "validation", "bench", "build_backend"]
 
 
 def _installed(dist: str) -> bool:

@@ -115,7 +115,10 @@ res.write_parquet(sys.argv[2])
 # Read as Python ints (Table.to_pylist): the check of the run imports no numpy either.
 rx = res.table("flows").to_pylist("bytes_delivered")
 package = os.path.dirname(os.path.abspath(ecnsim.__file__))
-print(json.dumps({"rx_bytes": rx, "run_cpu_s": run_cpu_s, "package": package, **sim.perf()}))
+# With or without profile-guided optimisation (None: a package from before build_info).
+build = getattr(ecnsim._core, "build_info", lambda: None)()
+print(json.dumps({"rx_bytes": rx, "run_cpu_s": run_cpu_s, "package": package, "build": build,
+                  **sim.perf()}))
 """
 
 
@@ -169,6 +172,7 @@ def _ecnsim_side(spec: Path, out: Path, span: float) -> dict[str, Any]:
     # commit of the checkout it lives in: not necessarily this script's.
     ours["package"] = res["package"]
     ours["commit"] = _ecnsim_commit(Path(res["package"]))
+    ours["build"] = res["build"]
     return ours
 
 

@@ -12,6 +12,7 @@ __all__ = [
     "SpecError",
     "TopologyError",
     "__version__",
+    "build_info",
     "check_file_json",
     "check_json",
     "dist_atoms",
@@ -40,6 +41,14 @@ class _Results(TypedDict):
     tables: dict[str, dict[str, _Encoded]]
     meta: dict[str, str]
     digest: int
+
+class _BuildInfo(TypedDict):
+    pgo: bool
+    pgo_note: str
+    debug_assertions: bool
+
+def build_info() -> _BuildInfo:
+    """How this extension was built: with profile-guided optimisation or not, and why."""
 
 class EcnsimError(Exception):
     """Base class of every error raised by ecnsim."""

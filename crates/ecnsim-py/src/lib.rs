@@ -11,6 +11,7 @@ mod simulation;
 
 use ecnsim_core::ScenarioSpec;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::emulator::PyEmulator;
 use crate::error::{EcnsimError, PySimError};
@@ -126,6 +127,23 @@ fn shipped_table(name: &str) -> Option<(Vec<f64>, Vec<f64>)> {
     ecnsim_core::Distribution::shipped_table(name)
 }
 
+/// How this extension was built: `{"pgo": bool, "pgo_note": str, "debug_assertions": bool}`.
+///
+/// `pgo` says whether it was compiled with a profile (`-Cprofile-use`), as the build
+/// backend (`build_backend/ecnsim_build.py`) reports it; `pgo_note` names the training set,
+/// or why there was none. A build that did not go through the backend (`maturin develop`,
+/// `cargo build`) says so. Benchmarks record this, so that a figure says what it measured.
+#[pyfunction]
+fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let info = PyDict::new(py);
+    info.set_item("pgo", option_env!("ECNSIM_BUILD_PGO") == Some("1"))?;
+    let note = option_env!("ECNSIM_BUILD_PGO_NOTE")
+        .unwrap_or("built without ecnsim's build backend (maturin or cargo directly)");
+    info.set_item("pgo_note", note)?;
+    info.set_item("debug_assertions", cfg!(debug_assertions))?;
+    Ok(info)
+}
+
 /// The compiled core of ecnsim.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -133,6 +151,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", ecnsim_core::VERSION)?;
     m.add_class::<PySimulation>()?;
     m.add_class::<PyEmulator>()?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(parquet_out::write_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(results::name_codes, m)?)?;

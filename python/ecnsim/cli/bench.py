@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ecnsim import __version__
+from ecnsim import __version__, _core
 from ecnsim.cli._common import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -430,6 +430,9 @@ def run_benchmark(
         **extra,
         "load_average": _load_average(),
         "ecnsim_version": __version__,
+        # Whether the extension was built with profile-guided optimisation: about 10 % of
+        # the CPU per hop (docs/performance.md, "Profile-guided builds").
+        "build": _core.build_info(),
     }
 
 

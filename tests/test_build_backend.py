@@ -1,0 +1,225 @@
+"""The profile-guided build (build_backend/ecnsim_build.py) and what the package says of it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import ecnsim
+from ecnsim import Simulation, _core
+
+ROOT = Path(__file__).resolve().parents[1]
+NO_BACKEND = "built without ecnsim's build backend (maturin or cargo directly)"
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[ModuleType]:
+    """The backend module, imported from its file as pip's build front end does."""
+    spec = importlib.util.spec_from_file_location(
+        "ecnsim_build", ROOT / "build_backend" / "ecnsim_build.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered while it runs: its dataclass looks its own module up by name.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+# -- the training list -------------------------------------------------------------
+
+
+def test_training_list_names_scenarios_that_run(backend: ModuleType) -> None:
+    runs = backend.read_training()
+    assert len(runs) >= 10
+    assert any(r.trace for r in runs)
+    for run in runs:
+        # The build's own driver on the installed extension, to two seconds at most.
+        until = "2.0" if run.until_s is None else repr(min(2.0, run.until_s))
+        script = backend.TRAIN_SCRIPT + "\nassert sim.perf()['packet_hops'] > 0\n"
+        cmd = [sys.executable, "-c", script, _core.__file__, str(run.scenario), until]
+        proc = subprocess.run([*cmd, "1" if run.trace else "0"], capture_output=True, text=True)
+        assert proc.returncode == 0, (run.scenario, proc.stderr)
+
+
+def test_training_list_leaves_out_the_benchmarks(backend: ModuleType) -> None:
+    names = {r.scenario.name for r in backend.read_training()}
+    # `ecnsim bench` and bench/ns3/side_by_side.py build theirs in code, not from files: no
+    # file of the benchmarks' own can be in the list; and none of the list is one of them.
+    assert not any(n.startswith(("hetero-", "dumbbell-100", "web-")) for n in names)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("examples/nonexistent.toml", "no scenario file"),
+        ("examples/dumbbell.toml ten", "UNTIL_S must be a number"),
+        ("examples/dumbbell.toml -1", "UNTIL_S must be positive"),
+        ("examples/dumbbell.toml 1 2", "expected SCENARIO [UNTIL_S] [--trace]"),
+        ("# only a comment", "no training runs"),
+    ],
+)
+def test_training_list_bad_lines(
+    backend: ModuleType, tmp_path: Path, line: str, message: str
+) -> None:
+    listing = tmp_path / "training.txt"
+    listing.write_text(line + "\n")
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        backend.read_training(listing, ROOT)
+
+
+def test_training_line_to_digest_arguments(backend: ModuleType, tmp_path: Path) -> None:
+    listing = tmp_path / "training.txt"
+    listing.write_text("examples/dumbbell.toml 2.5 --trace  # a comment\nexamples/udp.toml\n")
+    a, b = backend.read_training(listing, ROOT)
+    assert a.args() == [str(ROOT / "examples/dumbbell.toml"), "2.5", "--trace"]
+    assert b.args() == [str(ROOT / "examples/udp.toml")]
+
+
+# -- when PGO is used ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "editable", "wanted"),
+    [
+        ("", False, True),
+        ("", True, False),
+        ("0", False, False),
+        ("0", True, False),
+        ("1", True, True),
+    ],
+)
+def test_ecnsim_pgo_is_honoured(
+    backend: ModuleType, value: str, editable: bool, wanted: bool
+) -> None:
+    environ = {"ECNSIM_PGO": value} if value else {}
+    assert backend.pgo_wanted(editable, environ) is wanted
+
+
+def test_ecnsim_pgo_other_values_are_refused(backend: ModuleType) -> None:
+    with pytest.raises(ValueError, match="ECNSIM_PGO must be 0 or 1"):
+        backend.pgo_wanted(False, {"ECNSIM_PGO": "yes"})
+
+
+def test_ecnsim_pgo_0_builds_without_looking_for_tools(
+    backend: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ECNSIM_PGO", "0")
+    monkeypatch.setattr(
+        backend, "find_llvm_profdata", lambda: pytest.fail("looked for llvm-profdata")
+    )
+    assert backend.pgo_environment(editable=False) == {
+        "ECNSIM_BUILD_PGO": "0",
+        "ECNSIM_BUILD_PGO_NOTE": "ECNSIM_PGO=0",
+    }
+
+
+def _fake_tool(directory: Path, name: str, llvm_version: str) -> Path:
+    tool = directory / name
+    tool.write_text(
+        f"#!/bin/sh\necho 'LLVM (http://llvm.org/):'\necho '  LLVM version {llvm_version}'\n"
+    )
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    return tool
+
+
+def test_missing_llvm_profdata_warns_and_builds_without_pgo(
+    backend: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Neither the toolchain's (no rustup to add it) nor one of rustc's LLVM on PATH:
+    # Debian's LLVM 14 beside rustc's LLVM 22 cannot read the profiles.
+    _fake_tool(tmp_path, "llvm-profdata", "14.0.6")
+    with pytest.raises(backend.PgoUnavailableError, match="rustup component add llvm-tools"):
+        backend.pick_llvm_profdata(tmp_path / "missing", "22", None, str(tmp_path))
+
+    def unavailable() -> Path:
+        raise backend.PgoUnavailableError("no llvm-profdata for rustc's LLVM 22")
+
+    monkeypatch.delenv("ECNSIM_PGO", raising=False)
+    monkeypatch.setattr(backend, "find_llvm_profdata", unavailable)
+    monkeypatch.setattr(backend, "train", lambda *_: pytest.fail("trained without llvm-profdata"))
+    env = backend.pgo_environment(editable=False)
+    assert env == {
+        "ECNSIM_BUILD_PGO": "0",
+        "ECNSIM_BUILD_PGO_NOTE": "no llvm-profdata for rustc's LLVM 22",
+    }
+    assert "RUSTFLAGS" not in env
+    assert (
+        "WARNING: ecnsim build: building WITHOUT profile-guided optimisation"
+        in capsys.readouterr().err
+    )
+
+
+def test_llvm_profdata_of_rustcs_llvm_on_path_is_taken(backend: ModuleType, tmp_path: Path) -> None:
+    _fake_tool(tmp_path, "llvm-profdata", "14.0.6")
+    right = _fake_tool(tmp_path, "llvm-profdata-22", "22.1.2")
+    assert backend.pick_llvm_profdata(tmp_path / "missing", "22", None, str(tmp_path)) == right
+    own = _fake_tool(tmp_path, "own-llvm-profdata", "22.1.2")
+    assert backend.pick_llvm_profdata(own, "22", None, str(tmp_path)) == own
+
+
+def test_rustflags_keep_the_users(backend: ModuleType) -> None:
+    assert backend._rustflags({}, "-Cprofile-use=x") == "-Cprofile-use=x"
+    assert backend._rustflags({"RUSTFLAGS": "-Ctarget-cpu=native"}, "-Cprofile-use=x") == (
+        "-Ctarget-cpu=native -Cprofile-use=x"
+    )
+
+
+# -- what the installed package says -------------------------------------------------
+
+
+def _editable() -> bool:
+    return Path(ecnsim.__file__).resolve().parent == (ROOT / "python" / "ecnsim").resolve()
+
+
+def test_build_info_says_how_the_extension_was_built(backend: ModuleType) -> None:
+    info = _core.build_info()
+    assert set(info) == {"pgo", "pgo_note", "debug_assertions"}
+    if info["pgo"]:
+        assert info["pgo_note"].startswith("trained on build_backend/pgo_training.txt")
+        return
+    if info["pgo_note"] in {"ECNSIM_PGO=0", "editable install", NO_BACKEND}:
+        # A development build, or PGO switched off: only a wheel built by the backend
+        # (`pip install .`, as .ci/run does) must have used it.
+        assert _editable() or info["pgo_note"] == "ECNSIM_PGO=0"
+        return
+    # Built without PGO for want of llvm-profdata: then it must still be missing.
+    assert "llvm-profdata" in info["pgo_note"]
+    with pytest.raises(backend.PgoUnavailableError):
+        backend.find_llvm_profdata()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_package_gives_the_plain_builds_digests() -> None:
+    """The installed extension (built with PGO by `pip install .`) and the `digest` example
+    built without it give the same results digests: optimisation changes no result."""
+    subprocess.run(
+        ["cargo", "build", "--release", "-p", "ecnsim-core", "--example", "digest"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "RUSTFLAGS"},
+    )
+    digest = ROOT / "target" / "release" / "examples" / "digest"
+    for name in ("dumbbell.toml", "hetero_rtt.toml", "websessions.toml", "parking_lot.toml"):
+        scenario = ROOT / "examples" / name
+        line = subprocess.run(
+            [str(digest), str(scenario)], check=True, capture_output=True, text=True
+        )
+        plain = line.stdout.split()[3]
+        assert f"{Simulation.from_toml(scenario).run().digest:016x}" == plain, name
