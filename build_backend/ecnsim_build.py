@@ -8,7 +8,8 @@ their release wheels:
 2. a driver loads that instrumented module and runs the training workload on it
    (`pgo_training.txt` beside this file: the examples/ scenarios, none of the benchmarks);
    the raw profiles are merged with the `llvm-profdata` of rustc's own LLVM;
-3. maturin builds the extension again with `-Cprofile-use` (through `RUSTFLAGS`).
+3. maturin builds the extension again with `-Cprofile-use` (through `RUSTFLAGS`), in a
+   target directory of its own as well, so that plain `cargo` builds keep theirs.
 
 The extension is trained, not a separate Rust binary: the `digest` example's profile,
 applied to the extension, bought it a fraction of what it bought the example
@@ -293,9 +294,20 @@ def pgo_environment(editable: bool) -> dict[str, str]:
     print(f"ecnsim build: PGO 3/3: maturin with -Cprofile-use={merged}", file=sys.stderr)
     return {
         "RUSTFLAGS": _rustflags(os.environ, f"-Cprofile-use={merged}"),
+        # A target directory of its own too: built in `target`, the profiled artifacts would
+        # replace the plain ones there (the flags differ), so that the next `cargo test` or
+        # `cargo build` rebuilt everything, and the next `pip install .` too.
+        "CARGO_TARGET_DIR": str(_target_dir() / "pgo" / "optimised"),
         ENV_PGO: "1",
         ENV_NOTE: f"trained on build_backend/{TRAINING.name} ({len(runs)} runs)",
     }
+
+
+def _maturin_build(hook: str, editable: bool, *args: Any) -> str:
+    """maturin's `hook` (`build_wheel` or `build_editable`) in `pgo_environment(editable)`."""
+    with _environment(pgo_environment(editable)):
+        wheel: str = getattr(importlib.import_module("maturin"), hook)(*args)
+    return wheel
 
 
 def build_wheel(
@@ -304,11 +316,9 @@ def build_wheel(
     metadata_directory: str | None = None,
 ) -> str:
     """PEP 517: maturin's wheel, with PGO unless `ECNSIM_PGO=0`."""
-    with _environment(pgo_environment(editable=False)):
-        wheel: str = importlib.import_module("maturin").build_wheel(
-            wheel_directory, config_settings, metadata_directory
-        )
-    return wheel
+    return _maturin_build(
+        "build_wheel", False, wheel_directory, config_settings, metadata_directory
+    )
 
 
 def build_editable(
@@ -317,8 +327,6 @@ def build_editable(
     metadata_directory: str | None = None,
 ) -> str:
     """PEP 660: maturin's editable wheel, without PGO unless `ECNSIM_PGO=1`."""
-    with _environment(pgo_environment(editable=True)):
-        wheel: str = importlib.import_module("maturin").build_editable(
-            wheel_directory, config_settings, metadata_directory
-        )
-    return wheel
+    return _maturin_build(
+        "build_editable", True, wheel_directory, config_settings, metadata_directory
+    )

@@ -125,6 +125,25 @@ def test_ecnsim_pgo_0_builds_without_looking_for_tools(
     }
 
 
+def test_pgo_build_uses_the_profile_in_a_target_directory_of_its_own(
+    backend: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Training stubbed: what matters is what maturin's second build gets. In `target` the
+    # profiled artifacts would replace the plain ones and the next `cargo test` rebuild all.
+    monkeypatch.delenv("ECNSIM_PGO", raising=False)
+    monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
+    monkeypatch.setenv("RUSTFLAGS", "-Ctarget-cpu=native")
+    monkeypatch.setattr(backend, "find_llvm_profdata", lambda: tmp_path / "llvm-profdata")
+    monkeypatch.setattr(backend, "train", lambda runs, tool: tmp_path / "merged.profdata")
+    env = backend.pgo_environment(editable=False)
+    assert env["RUSTFLAGS"] == f"-Ctarget-cpu=native -Cprofile-use={tmp_path / 'merged.profdata'}"
+    assert env["CARGO_TARGET_DIR"] == str(tmp_path / "target" / "pgo" / "optimised")
+    assert env["ECNSIM_BUILD_PGO"] == "1"
+    runs = len(backend.read_training())
+    note = f"trained on build_backend/pgo_training.txt ({runs} runs)"
+    assert env["ECNSIM_BUILD_PGO_NOTE"] == note
+
+
 def _fake_tool(directory: Path, name: str, llvm_version: str) -> Path:
     tool = directory / name
     tool.write_text(
