@@ -15,7 +15,7 @@ use crate::error::SimError;
 use crate::flow::Flow;
 use crate::ids::AppId;
 use crate::ids::{FlowId, NodeId};
-use crate::link::Ports;
+use crate::link::Port;
 use crate::node::{Arc, Routes};
 use crate::profile::Profile;
 use crate::qdisc::{droptail::Limit, script, AnyQdisc, DropTail, Queue};
@@ -91,7 +91,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
     let mut resolved = spec.clone();
     resolved.simulation.profile = Some(profile.name().to_owned());
     resolved.simulation.seed = Some(seed);
-    let mut ports = Ports::with_capacity(2 * spec.links.len());
+    let mut ports = Vec::with_capacity(2 * spec.links.len());
     for (i, l) in spec.links.iter().enumerate() {
         if i % CANCEL_CHECK_EVERY == 0 {
             check_cancel(options)?;
@@ -112,7 +112,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
             // elsewhere never changes this queue's stream.
             let rng = SimRng::for_component(seed, &format!("queue/{name}"));
             let ends = (id[from.as_str()], id[to.as_str()], !nodes[id[to.as_str()].index()].is_host);
-            ports.push(ends, LinkInfo { rate, delay }, Queue::new(qdisc, rate, rng), i, name);
+            ports.push(Port::new(ends, LinkInfo { rate, delay }, Queue::new(qdisc, rate, rng), i, name));
         }
         let rl = &mut resolved.links[i];
         let [w_ab, w_ba] = written;
@@ -302,7 +302,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         .simulation
         .sample_queues
         .as_ref()
-        .map(|links| sim.ports.iter().map(|p| links.contains(&p.link_index())).collect());
+        .map(|links| sim.ports.iter().map(|p| links.contains(&p.link_index)).collect());
     // Sampling limited to named flows and apps, or their groups (validated: every name exists).
     sim.sampled_apps = spec.simulation.sample_flows.as_ref().map(|names| {
         sim.apps.iter().map(|a| names.contains(&a.name) || names.contains(&sim.groups[a.group as usize])).collect()
@@ -485,8 +485,8 @@ fn make_qdisc(
 ///
 /// The core table is allocated with `try_reserve`, so a table too large for
 /// the machine is an error, never an abort.
-fn compute_routes(nodes: &[Node], ports: &Ports, options: &SimOptions) -> Result<Routes, SimError> {
-    let arcs: Vec<Arc> = ports.iter().map(|p| Arc { from: p.from(), to: p.to() }).collect();
+fn compute_routes(nodes: &[Node], ports: &[Port], options: &SimOptions) -> Result<Routes, SimError> {
+    let arcs: Vec<Arc> = ports.iter().map(|p| Arc { from: p.from, to: p.to }).collect();
     Routes::compute(
         nodes,
         &arcs,

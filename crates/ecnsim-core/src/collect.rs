@@ -188,11 +188,11 @@ fn collect(sim: &Simulation) -> Results {
             path(sim, from, to, &mut hops);
             // The path's bottleneck (its slowest link directions) carried all of it; the bytes on the
             // wires from there on (a bandwidth-delay product per link) may have left it before the window.
-            let slowest = hops.iter().map(|&i| sim.ports.get(i).rate()).min();
+            let slowest = hops.iter().map(|&i| sim.ports[i].rate()).min();
             let mut beyond = 0u64;
             for &i in hops.iter().rev() {
-                let p = sim.ports.get(i);
-                let pipe = u128::from(p.rate().as_bps()) * u128::from(p.delay().as_nanos()) / 8_000_000_000;
+                let p = &sim.ports[i];
+                let pipe = u128::from(p.rate().as_bps()) * u128::from(p.delay.as_nanos()) / 8_000_000_000;
                 beyond += u64::try_from(pipe).unwrap_or(u64::MAX / 4);
                 if Some(p.rate()) == slowest {
                     carried[i] += bytes;
@@ -293,18 +293,18 @@ fn collect(sim: &Simulation) -> Results {
         .map(|(i, p)| {
             let mut c = p.counters();
             // Bring the occupancy integral up to `now` without mutating the queue.
-            let dt = u128::from(now.saturating_since(p.queue().last_change()).as_nanos());
-            c.area_packets += u128::from(p.queue().len_packets()) * dt;
-            c.area_bytes += u128::from(p.queue().len_bytes()) * dt;
+            let dt = u128::from(now.saturating_since(p.queue.last_change()).as_nanos());
+            c.area_packets += u128::from(p.queue.len_packets()) * dt;
+            c.area_bytes += u128::from(p.queue.len_bytes()) * dt;
             c.since(warm.map_or(&zero, |w| &w.queues[i]))
         })
         .collect();
     let avg = |area: u128| if span_ns > 0 { area as f64 / span_ns as f64 } else { f64::NAN };
     q.push_u64("queue_id", (0..sim.ports.len() as u64).collect());
-    q.push_str("queue", sim.ports.iter().map(|p| p.name().to_owned()).collect());
-    q.push_u64("link", sim.ports.iter().map(|p| p.link_index() as u64).collect());
-    q.push_str("from", sim.ports.iter().map(|p| sim.nodes[p.from().index()].name.clone()).collect());
-    q.push_str("to", sim.ports.iter().map(|p| sim.nodes[p.to().index()].name.clone()).collect());
+    q.push_str("queue", sim.ports.iter().map(|p| p.name.clone()).collect());
+    q.push_u64("link", sim.ports.iter().map(|p| p.link_index as u64).collect());
+    q.push_str("from", sim.ports.iter().map(|p| sim.nodes[p.from.index()].name.clone()).collect());
+    q.push_str("to", sim.ports.iter().map(|p| sim.nodes[p.to.index()].name.clone()).collect());
     q.push_u64("rate_bps", sim.ports.iter().map(|p| p.rate().as_bps()).collect());
     q.push_u64("arrivals", deltas.iter().map(|c| c.arrivals).collect());
     q.push_u64("arrival_bytes", deltas.iter().map(|c| c.arrival_bytes).collect());
@@ -328,7 +328,7 @@ fn collect(sim: &Simulation) -> Results {
     q.push_u64("max_bytes", sim.ports.iter().map(|p| p.max_bytes()).collect());
     // arrivals + backlog_start = departures + drops + backlog_end, exactly.
     q.push_u64("backlog_start_packets", (0..sim.ports.len()).map(|i| warm.map_or(0, |w| w.backlog[i])).collect());
-    q.push_u64("backlog_end_packets", sim.ports.iter().map(|p| p.queue().len_packets()).collect());
+    q.push_u64("backlog_end_packets", sim.ports.iter().map(|p| p.queue.len_packets()).collect());
     // Utilization: the share of [warmup, now] the transmitter spent sending
     // (bits actually serialised in the interval, so never above 1).
     q.push_f64(
@@ -399,7 +399,7 @@ fn path(sim: &Simulation, src: NodeId, dst: NodeId, out: &mut Vec<usize>) {
     while node != dst && out.len() < sim.ports.len() {
         let Some(port) = sim.routes.get(node, dst) else { return };
         out.push(port.index());
-        node = sim.ports.lines[port.index()].to;
+        node = sim.ports[port.index()].to;
     }
 }
 
@@ -427,8 +427,8 @@ fn delivery_warnings(
                 "links[{}] {}: the flows crossing it delivered {:.3} MB of payload in order in [{} s, {} s], more than \
                  the {:.3} MB (headers included) it sent then: data that arrived before the window, held behind \
                  a hole, was delivered in it; rx_goodput_bps counts arrivals in the window (docs/measurement.md)",
-                p.link_index(),
-                p.name(),
+                p.link_index,
+                p.name,
                 mb(carried[i]),
                 secs(since),
                 secs(now),

@@ -20,7 +20,7 @@ use crate::app::websessions::WebParams;
 use crate::app::Record;
 use crate::error::SimError;
 use crate::flow::{Endpoint, Flow, FlowFinal, UdpFlow};
-use crate::link::{PortLine, PortRest};
+use crate::link::Port;
 use crate::qdisc::QueuedPacket;
 use crate::sim::Simulation;
 use crate::spec::{ModelSpec, ScenarioSpec};
@@ -137,11 +137,7 @@ impl ScenarioSpec {
             core.saturating_mul(core).saturating_mul(ROUTE_BYTES).saturating_add(n * NODE_ROUTE_BYTES),
         );
         let ports = 2 * self.links.len() as u64;
-        add(
-            "links".into(),
-            format!("{ports} link directions"),
-            ports * (size_of::<PortLine>() + size_of::<PortRest>()) as u64,
-        );
+        add("links".into(), format!("{ports} link directions"), ports * size_of::<Port>() as u64);
         let conns = self.flows.len() as u64;
         add("flows".into(), format!("{conns} flows"), conns.saturating_mul(CONNECTION_BYTES));
 

@@ -19,7 +19,7 @@ use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
 use crate::error::SimError;
 use crate::flow::{EndedFlow, Endpoint, Flow, FlowFinal, UdpFlow, NO_SLOT, UDP_HEADER_BYTES};
 use crate::ids::{AppId, FlowId, NodeId, PacketId, PortId};
-use crate::link::{PortLine, PortRest, Ports};
+use crate::link::Port;
 pub(crate) use crate::node::Node;
 use crate::node::Routes;
 use crate::packet::{Ecn, Packet, PacketPool, TcpHeader, Transport};
@@ -141,7 +141,7 @@ pub struct Simulation {
     pub(crate) packets: PacketPool,
     /// Each host's own ECN policy, if it has one.
     pub(crate) host_ecn: Vec<Option<EcnPolicy>>,
-    pub(crate) ports: Ports,
+    pub(crate) ports: Vec<Port>,
     /// The egress port from any node towards any host.
     pub(crate) routes: Routes,
     /// The TCP connections by `FlowId`: every `[[flows]]` connection (the first
@@ -346,7 +346,9 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(crate) fn give_back_memory(&mut self) {
-        self.ports.give_back_memory();
+        for port in &mut self.ports {
+            port.give_back_memory();
+        }
     }
 
     /// The cancellation flag and the memory limit.
@@ -390,7 +392,7 @@ impl Simulation {
     fn stalled_event(&self, ev: Event) -> SimError {
         let (path, what) = match ev {
             Event::TxDone(p) | Event::WireArrival(p) => {
-                (format!("links[{}]", self.ports.get(p.index()).link_index()), "link events")
+                (format!("links[{}]", self.ports[p.index()].link_index), "link events")
             }
             Event::Timer { endpoint, .. } => {
                 let flow = self.endpoints[endpoint as usize].flow;
@@ -433,7 +435,7 @@ impl Simulation {
         let nodes: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
         let apps: Vec<&str> = self.apps.iter().map(|a| a.name.as_str()).collect();
         let n_links = self.ports.len() / 2;
-        let ports = self.ports.iter().map(|p| (p.link_index(), p.from().index(), p.to().index()));
+        let ports = self.ports.iter().map(|p| (p.link_index, p.from.index(), p.to.index()));
         self.tracer = Some(Tracer::new(filter, n_links, &nodes, &apps, ports)?);
         Ok(())
     }
@@ -441,7 +443,7 @@ impl Simulation {
     /// The trace records since the last drain, as a `trace` table (empty if
     /// tracing is off). Columns are those `ecnsim.trace` writes from.
     pub fn drain_trace(&mut self) -> Table {
-        let ends: Vec<(u32, u32)> = self.ports.iter().map(|p| (p.from().0, p.to().0)).collect();
+        let ends: Vec<(u32, u32)> = self.ports.iter().map(|p| (p.from.0, p.to.0)).collect();
         match &mut self.tracer {
             Some(t) => t.drain(&ends),
             None => Tracer::new(&TraceFilter::default(), 0, &[], &[], std::iter::empty())
@@ -478,7 +480,7 @@ impl Simulation {
     /// Packet accounting at the current instant.
     #[must_use]
     pub fn conservation(&self) -> Conservation {
-        let in_flight = self.ports.iter().map(|p| p.queue().len_packets() + u64::from(p.line.wire.len())).sum();
+        let in_flight = self.ports.iter().map(|p| p.queue.len_packets() + u64::from(p.wire.len())).sum();
         debug_assert_eq!(self.packets.len() as u64, in_flight, "the pool holds exactly the packets in flight");
         Conservation { in_flight, ..self.cons }
     }
@@ -507,7 +509,7 @@ impl Simulation {
     /// Counters of every queue (since the start of the run), by port.
     #[must_use]
     pub fn queue_counters(&self) -> Vec<QueueCounters> {
-        self.ports.iter().map(|p| p.counters()).collect()
+        self.ports.iter().map(Port::counters).collect()
     }
 
     // ------------------------------------------------------------------
@@ -517,7 +519,7 @@ impl Simulation {
     fn dispatch<const TRACE: bool>(&mut self, ev: Event) {
         match ev {
             Event::TxDone(p) => {
-                self.ports.lines[p.index()].tx_event_pending = false;
+                self.ports[p.index()].tx_event_pending = false;
                 self.try_transmit::<TRACE>(p);
             }
             Event::WireArrival(p) => self.on_wire_arrival::<TRACE>(p),
@@ -551,7 +553,10 @@ impl Simulation {
             }
             Event::WarmupEnd => {
                 let now = self.sched.now();
-                self.ports.end_warmup(now);
+                for p in &mut self.ports {
+                    p.queue.integrate(now);
+                    p.reset_max();
+                }
                 self.warm = Some(self.snapshot());
             }
             Event::Sample => {
@@ -571,7 +576,7 @@ impl Simulation {
     // ------------------------------------------------------------------
 
     fn on_wire_arrival<const TRACE: bool>(&mut self, p: PortId) {
-        let port = &mut self.ports.lines[p.index()];
+        let port = &mut self.ports[p.index()];
         let (id, next) = port.take_arrival(&self.packets);
         let (to, to_router) = (port.to, port.to_router);
         if let Some(next) = next {
@@ -716,24 +721,23 @@ impl Simulation {
         let now = self.sched.now();
         let pkt = &self.packets[id];
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
-        let (port, rest) = self.ports.parts_mut(p);
+        let port = &mut self.ports[p.index()];
         // An empty queue in front of an idle transmitter: a packet the discipline passes
         // straight through is sent now, as enqueue then dequeue would send it (by its size
         // and id alone: the queue's copy of the packet is built only when it queues).
         let size = pkt.size;
         if port.passes_idle(size, now) {
-            debug_assert_eq!(rest.queue.len_packets(), 0, "a queue holding packets has its transmitter busy");
             // Passed straight through, its ECN field untouched: the pool's copy is current.
             port.count_passed(size);
             trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, pkt);
-            start_tx((port, rest), &mut self.packets, &mut self.sched, p, id, size, now);
+            start_tx(port, &mut self.packets, &mut self.sched, p, id, size, now);
             return;
         }
-        rest.queue.enqueue(QueuedPacket::new(id, pkt), now);
-        if rest.queue.has_outcome() {
+        port.queue.enqueue(QueuedPacket::new(id, pkt), now);
+        if port.queue.has_outcome() {
             self.account_outcome(p);
         }
-        let port = &mut self.ports.lines[p.index()];
+        let port = &mut self.ports[p.index()];
         if !port.tx_event_pending {
             if port.busy_until > now {
                 // `try_transmit` on a busy transmitter (the usual case here), without the call.
@@ -753,17 +757,17 @@ impl Simulation {
     fn account_outcome(&mut self, p: PortId) {
         let now = self.sched.now();
         let (n_drops, n_marks) = {
-            let o = self.ports.rest[p.index()].queue.outcome();
+            let o = self.ports[p.index()].queue.outcome();
             (o.drops.len(), o.marks.len())
         };
         // A mark's CE codepoint goes into the pool now (the slot is written nowhere else
         // on the way out of the queue), before any drop below frees a slot.
         for i in 0..n_marks {
-            let (_, _, _, id) = self.ports.rest[p.index()].queue.outcome().marks[i];
+            let (_, _, _, id) = self.ports[p.index()].queue.outcome().marks[i];
             self.packets[id].ecn = Ecn::Ce;
         }
         for i in 0..n_drops {
-            let (d, _) = self.ports.rest[p.index()].queue.outcome().drops[i];
+            let (d, _) = self.ports[p.index()].queue.outcome().drops[i];
             self.cons.dropped += 1;
             // A packet marked, then dropped, leaves with its mark.
             self.packets[d.id].ecn = d.ecn;
@@ -773,7 +777,7 @@ impl Simulation {
             self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
-            let (f, proto, _, _) = self.ports.rest[p.index()].queue.outcome().marks[i];
+            let (f, proto, _, _) = self.ports[p.index()].queue.outcome().marks[i];
             self.charge(f, proto, false);
         }
     }
@@ -782,7 +786,7 @@ impl Simulation {
     /// sure a `TxDone` event is pending.
     fn try_transmit<const TRACE: bool>(&mut self, p: PortId) {
         let now = self.sched.now();
-        let (port, rest) = self.ports.parts_mut(p);
+        let port = &mut self.ports[p.index()];
         if port.busy_until > now {
             if !port.tx_event_pending {
                 port.tx_event_pending = true;
@@ -790,8 +794,8 @@ impl Simulation {
             }
             return;
         }
-        let next = rest.queue.dequeue(now);
-        if rest.queue.has_outcome() {
+        let next = port.queue.dequeue(now);
+        if port.queue.has_outcome() {
             self.account_outcome(p);
         }
         let Some(q) = next else { return };
@@ -799,11 +803,11 @@ impl Simulation {
         // slot, cold after the packet's wait in the queue, is not touched here.
         debug_assert_eq!(self.packets[q.id].ecn, q.ecn, "the pool holds the queue's ECN field");
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Dequeue, p, &self.packets[q.id]);
-        let (port, rest) = self.ports.parts_mut(p);
-        start_tx((port, rest), &mut self.packets, &mut self.sched, p, q.id, q.size, now);
+        let port = &mut self.ports[p.index()];
+        start_tx(port, &mut self.packets, &mut self.sched, p, q.id, q.size, now);
         // Packets wait: the next leaves when this one is sent (a packet passed straight
         // through found the queue empty, so only this path schedules a `TxDone`).
-        if rest.queue.len_packets() > 0 {
+        if port.queue.len_packets() > 0 {
             port.tx_event_pending = true;
             self.sched.schedule(port.busy_until, Event::TxDone(p));
         }
@@ -1346,7 +1350,7 @@ fn trace<const TRACE: bool>(
 // Inlined into both callers (once per hop).
 #[inline(always)]
 fn start_tx(
-    (port, rest): (&mut PortLine, &mut PortRest),
+    port: &mut Port,
     pool: &mut PacketPool,
     sched: &mut Scheduler,
     p: PortId,
@@ -1354,7 +1358,7 @@ fn start_tx(
     size: u32,
     now: SimTime,
 ) {
-    if let Some(arrival) = port.start_tx(rest, pool, id, size, now) {
+    if let Some(arrival) = port.start_tx(pool, id, size, now) {
         sched.schedule(arrival, Event::WireArrival(p));
     }
 }
@@ -1479,13 +1483,13 @@ flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 3000000 } } ]
         let spec = ScenarioSpec::from_toml_str(text).unwrap();
         let mut sim = Simulation::new(&spec, Some(1)).unwrap();
         sim.run_until(SimTime::from_millis(1500)).unwrap();
-        let widest = sim.ports.iter().map(|p| p.line.wire.len()).max().unwrap() as usize;
+        let widest = sim.ports.iter().map(|p| p.wire.len()).max().unwrap() as usize;
         assert!(widest >= 64, "the wire held {widest} packets");
         assert_eq!(sim.packets.len() as u64, sim.conservation().in_flight);
         sim.give_back_memory();
         sim.run().unwrap();
         sim.give_back_memory();
-        assert!(sim.ports.lines.iter().all(|p| p.wire.len() == 0));
+        assert!(sim.ports.iter().all(|p| p.wire.len() == 0));
         // The packet pool kept a slot per packet of the largest flight, and holds what is still queued.
         let in_flight = sim.conservation().in_flight;
         assert_eq!(sim.packets.len() as u64, in_flight);

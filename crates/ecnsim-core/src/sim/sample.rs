@@ -24,7 +24,7 @@ impl Simulation {
             apps: sim.app_totals_now(),
             queues: sim.ports.iter().map(|p| p.counters()).collect(),
             busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
-            backlog: sim.ports.iter().map(|p| p.queue().len_packets()).collect(),
+            backlog: sim.ports.iter().map(|p| p.queue.len_packets()).collect(),
         }
     }
 
@@ -91,7 +91,7 @@ impl Simulation {
             sim.series.owd_count.push(x.owd_count);
         }
         let at = sim.now();
-        for (i, p) in sim.ports.rest.iter_mut().enumerate() {
+        for (i, p) in sim.ports.iter_mut().enumerate() {
             if sim.sampled_ports.as_ref().is_some_and(|m| !m[i]) {
                 continue;
             }
