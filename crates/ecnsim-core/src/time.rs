@@ -279,16 +279,14 @@ impl TxRate {
     #[inline(always)]
     #[must_use]
     pub(crate) const fn tx_time(self, bytes: u32) -> Option<SimDuration> {
-        if self.ns_per_byte == 0 {
-            return None;
-        }
-        Some(SimDuration(bytes as u64 * self.ns_per_byte as u64))
+        self.tx_time_of_bytes(bytes as u64)
     }
 
     /// The serialisation time of `bytes` bytes sent as packets of any sizes (the sum of their
     /// [`TxRate::tx_time`]s, exact since each is a whole number of ns per byte), or `None`
     /// where each packet's time is rounded apart. `bytes` is at most what a link sent in the
     /// run, so the product is at most the run's length in ns.
+    #[inline(always)]
     #[must_use]
     pub(crate) const fn tx_time_of_bytes(self, bytes: u64) -> Option<SimDuration> {
         if self.ns_per_byte == 0 {
