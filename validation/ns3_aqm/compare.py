@@ -15,6 +15,7 @@ Prints Markdown tables; exit status 1 if a banded check is out of band.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -26,7 +27,7 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import scenarios as S  # noqa: E402
+import scenarios  # noqa: E402
 
 NS3_PYTHON = os.environ.get("NS3_PYTHON", "/work/ns3venv/bin/python")
 BIN = 0.5
@@ -41,11 +42,11 @@ def ecnsim_scenario(cfg: dict[str, Any], seed: int) -> Any:
     from ecnsim.scenario.workloads import cbr
 
     udp = cfg["kind"] == "udp"
-    n = 1 if udp else S.TCP_FLOWS
-    wire = S.UDP_PAYLOAD + 30 if udp else S.TCP_SEGMENT + 42
+    n = 1 if udp else scenarios.TCP_FLOWS
+    wire = scenarios.UDP_PAYLOAD + 30 if udp else scenarios.TCP_SEGMENT + 42
     ecn = bool(cfg.get("ecn", False))
     if cfg["aqm"] == "codel":
-        c = S.CODEL
+        c = scenarios.CODEL
         # ns-3 resets below MinBytes IP bytes (strict); ecnsim at or below max_packet
         # wire bytes (RFC 8289): 1500 IP bytes "<" is 1501 wire bytes "<=" (scenarios.py).
         q = codel(
@@ -56,14 +57,14 @@ def ecnsim_scenario(cfg: dict[str, Any], seed: int) -> Any:
             ecn=ecn,
         )
     else:
-        p = S.PIE
+        p = scenarios.PIE
         q = pie(
             limit_packets=p["limit"],
             target=p["target"],
             t_update=p["t_update"],
             alpha=p["alpha"],
             beta=p["beta"],
-            max_burst=p["max_burst"],
+            max_burst=cfg.get("max_burst", p["max_burst"]),
             ecn=ecn,
             mark_ecn_threshold=p["mark_ecn_threshold"],
             byte_mode=False,
@@ -73,24 +74,47 @@ def ecnsim_scenario(cfg: dict[str, Any], seed: int) -> Any:
             cap_drop_adjustment=p["cap_drop_adjustment"],
             derandomize=p["derandomize"],
         )
-    duration = S.UDP_DURATION if udp else S.TCP_DURATION
-    warmup = 0.0 if udp else S.TCP_WARMUP
+    duration = scenarios.UDP_DURATION if udp else scenarios.TCP_DURATION
+    warmup = 0.0 if udp else scenarios.TCP_WARMUP
     sc = ecnsim.Scenario(duration, name=cfg["id"], warmup=warmup, seed=seed)
     sc.router("r1", "r2")
-    b, a = S.BOTTLENECK, S.ACCESS
-    sc.link("r1", "r2", rate=round(b["rate"]), delay=b["delay"], queue_ab=q, queue_ba=droptail(limit_packets=10000))
+    b, a = scenarios.BOTTLENECK, scenarios.ACCESS
+    sc.link(
+        "r1",
+        "r2",
+        rate=round(b["rate"]),
+        delay=b["delay"],
+        queue_ab=q,
+        queue_ba=droptail(limit_packets=10000),
+    )
     for i in range(n):
         sc.host(f"s{i}", f"c{i}")
-        sc.link(f"s{i}", "r1", rate=round(a["rate"]), delay=a["delay"], queue=droptail(limit_packets=10000))
-        sc.link("r2", f"c{i}", rate=round(a["rate"]), delay=a["delay"], queue=droptail(limit_packets=10000))
+        sc.link(
+            f"s{i}",
+            "r1",
+            rate=round(a["rate"]),
+            delay=a["delay"],
+            queue=droptail(limit_packets=10000),
+        )
+        sc.link(
+            "r2",
+            f"c{i}",
+            rate=round(a["rate"]),
+            delay=a["delay"],
+            queue=droptail(limit_packets=10000),
+        )
     if udp:
         # cbr's rate counts packet_size + 28 bytes: payload + 2 stands for the PPP header.
-        sc.app(cbr(round(cfg["rate"]), packet_size=S.UDP_PAYLOAD + 2), clients="s0", servers="c0")
+        sc.app(
+            cbr(round(cfg["rate"]), packet_size=scenarios.UDP_PAYLOAD + 2),
+            clients="s0",
+            servers="c0",
+        )
         return sc
     sc.tcp(
         **tcp(
             cc="newreno",
-            mss=S.TCP_SEGMENT,
+            mss=scenarios.TCP_SEGMENT,
             header_bytes=42,  # IP 20 + TCP 20 + PPP 2: ns-3's 1502-byte frame
             initial_window=3,
             rcv_window=2**30,
@@ -104,24 +128,25 @@ def ecnsim_scenario(cfg: dict[str, Any], seed: int) -> Any:
             ca_increase="per_ack_truncated",  # TcpNewReno's whole-byte congestion avoidance
         )
     )
-    for i, start in enumerate(S.tcp_starts(seed)):
+    for i, start in enumerate(scenarios.tcp_starts(seed)):
         sc.flow(f"s{i}", f"c{i}", app=bulk(), start=start, name=f"f{i}")
     return sc
 
 
 def run_ecnsim(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     """One ecnsim run, reduced to ns3_aqm.py's output format."""
-    import ecnsim
     import numpy as np
 
+    import ecnsim
+
     udp = cfg["kind"] == "udp"
-    duration = S.UDP_DURATION if udp else S.TCP_DURATION
-    warmup = 0.0 if udp else S.TCP_WARMUP
+    duration = scenarios.UDP_DURATION if udp else scenarios.TCP_DURATION
+    warmup = 0.0 if udp else scenarios.TCP_WARMUP
     sc = ecnsim_scenario(cfg, seed)
     sim = ecnsim.Simulation(sc)
     names = [nd["name"] for nd in sim.spec["nodes"]]
     r1 = names.index("r1")
-    src_flow = {names.index(f"s{i}"): i for i in range(S.TCP_FLOWS if not udp else 1)}
+    src_flow = {names.index(f"s{i}"): i for i in range(scenarios.TCP_FLOWS if not udp else 1)}
     sim.trace(links=[0])
     nb = int(duration / BIN + 1e-9) + 1
     arrivals = np.zeros(nb)
@@ -162,7 +187,9 @@ def run_ecnsim(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     res = sim.results
     qt = res.table("queues")
     qi = list(qt["queue"]).index("r1->r2")
-    disc = {c: int(qt[c][qi]) for c in ("arrivals", "drops", "drops_early", "drops_overflow", "marks")}
+    disc = {
+        c: int(qt[c][qi]) for c in ("arrivals", "drops", "drops_early", "drops_overflow", "marks")
+    }
     out: dict[str, Any] = {
         "simulator": "ecnsim",
         "config": {**cfg, "seed": seed},
@@ -184,7 +211,7 @@ def run_ecnsim(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
                 "drops": int(ft["drops"][i]),
                 "marks": int(ft["marks"][i]),
             }
-            for i in range(S.TCP_FLOWS)
+            for i in range(scenarios.TCP_FLOWS)
         ]
     return out
 
@@ -224,10 +251,12 @@ def bin_sums(r: dict[str, Any], lo: float, hi: float) -> tuple[float, float, flo
 
 def codel_udp_metrics(r: dict[str, Any]) -> dict[str, Any]:
     times = early_drop_times(r)
-    episodes = 1 + sum(1 for a, b in zip(times, times[1:], strict=False) if b - a > 1.1 * S.CODEL["interval"])
+    episodes = 1 + sum(
+        1 for a, b in itertools.pairwise(times) if b - a > 1.1 * scenarios.CODEL["interval"]
+    )
     d = r["disc"]
     early = len(times)
-    _, _, ss, sn = bin_sums(r, 2.0, S.UDP_DURATION)
+    _, _, ss, sn = bin_sums(r, 2.0, scenarios.UDP_DURATION)
     return {
         "first_drop_s": times[0] if times else float("nan"),
         "drop_times": times[:10],
@@ -240,10 +269,10 @@ def codel_udp_metrics(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def pie_udp_metrics(r: dict[str, Any]) -> dict[str, Any]:
-    arr, dr, ss, sn = bin_sums(r, 5.0, S.UDP_DURATION)
+    arr, dr, ss, sn = bin_sums(r, 5.0, scenarios.UDP_DURATION)
     bins = []
     soj = []
-    for k in range(int(S.UDP_DURATION / BIN)):
+    for k in range(int(scenarios.UDP_DURATION / BIN)):
         a, dd, s1, n1 = bin_sums(r, k * BIN, (k + 1) * BIN)
         if k * BIN < 5.0:
             bins.append(dd / a if a else 0.0)
@@ -258,10 +287,16 @@ def jain(xs: list[float]) -> float:
 
 def tcp_metrics(r: dict[str, Any]) -> dict[str, Any]:
     gp = [f["goodput_bps"] for f in r["flows"]]
-    span = S.TCP_DURATION - S.TCP_WARMUP
+    span = scenarios.TCP_DURATION - scenarios.TCP_WARMUP
     if r["simulator"] == "ns-3":
-        per_drops = [sum(1 for t, _, f in r["drops"] if f == i and t >= S.TCP_WARMUP) for i in range(S.TCP_FLOWS)]
-        per_marks = [sum(1 for t, _, f in r["marks"] if f == i and t >= S.TCP_WARMUP) for i in range(S.TCP_FLOWS)]
+        per_drops = [
+            sum(1 for t, _, f in r["drops"] if f == i and t >= scenarios.TCP_WARMUP)
+            for i in range(scenarios.TCP_FLOWS)
+        ]
+        per_marks = [
+            sum(1 for t, _, f in r["marks"] if f == i and t >= scenarios.TCP_WARMUP)
+            for i in range(scenarios.TCP_FLOWS)
+        ]
     else:
         per_drops = [f["drops"] for f in r["flows"]]
         per_marks = [f["marks"] for f in r["flows"]]
@@ -269,7 +304,9 @@ def tcp_metrics(r: dict[str, Any]) -> dict[str, Any]:
     return {
         "goodput": sum(gp),
         "jain": jain(gp),
-        "sojourn_s": r["sojourn"]["sum"] / r["sojourn"]["n"],
+        # Both sides from the 0.5 s bins over [warm-up, end] (ns-3's probe sums the whole run).
+        "sojourn_s": bin_sums(r, scenarios.TCP_WARMUP, scenarios.TCP_DURATION)[2]
+        / bin_sums(r, scenarios.TCP_WARMUP, scenarios.TCP_DURATION)[3],
         "signals_per_s": (d["drops"] + d["marks"]) / span,
         "drops": d["drops"],
         "marks": d["marks"],
@@ -284,7 +321,9 @@ ROWS: list[str] = []
 BAD = 0
 
 
-def check(sid: str, metric: str, e: float, v: float, band: Any, fmt: str, unit: str = "", *, kind: str) -> None:
+def check(
+    sid: str, metric: str, e: float, v: float, band: Any, fmt: str, unit: str = "", *, kind: str
+) -> None:
     """One row: ``kind`` "abs" (band = max |e - v|), "rel" (|e - v| / |v|), "relabs"
     (band = (rel, abs): within either), or "info" (reported, no band)."""
     global BAD
@@ -302,69 +341,189 @@ def check(sid: str, metric: str, e: float, v: float, band: Any, fmt: str, unit: 
         ok, bs, ds = True, "-", f"{d:+{fmt}}{unit}"
     verdict = "(reported)" if kind == "info" else ("pass" if ok else "**FAIL**")
     BAD += not ok
-    ROWS.append(f"| {sid} | {metric} | {e:{fmt}}{unit} | {v:{fmt}}{unit} | {ds} | {bs} | {verdict} |")
+    ROWS.append(
+        f"| {sid} | {metric} | {e:{fmt}}{unit} | {v:{fmt}}{unit} | {ds} | {bs} | {verdict} |"
+    )
 
 
 def mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
 
-def report(scn: dict[str, Any], eco: list[dict[str, Any]], ns3: list[dict[str, Any]]) -> dict[str, Any]:
+def report(
+    scn: dict[str, Any], eco: list[dict[str, Any]], ns3: list[dict[str, Any]]
+) -> dict[str, Any]:
     sid = scn["id"]
     if scn["kind"] == "udp" and scn["aqm"] == "codel":
-        B = S.BANDS["u-codel"]
+        bands = scenarios.BANDS["u-codel"]
         e, v = codel_udp_metrics(eco[0]), codel_udp_metrics(ns3[0])
-        check(sid, "first CoDel drop", e["first_drop_s"] * 1e3, v["first_drop_s"] * 1e3,
-              B["first_drop_abs_s"] * 1e3, ".3f", " ms", kind="abs")
+        check(
+            sid,
+            "first CoDel drop",
+            e["first_drop_s"] * 1e3,
+            v["first_drop_s"] * 1e3,
+            bands["first_drop_abs_s"] * 1e3,
+            ".3f",
+            " ms",
+            kind="abs",
+        )
         k = min(len(e["drop_times"]), len(v["drop_times"]))
         worst = max(range(k), key=lambda j: abs(e["drop_times"][j] - v["drop_times"][j]))
-        check(sid, f"drops 1-{k}: worst (drop {worst + 1})", e["drop_times"][worst] * 1e3,
-              v["drop_times"][worst] * 1e3, B["drop_times_abs_s"] * 1e3, ".3f", " ms", kind="abs")
-        check(sid, "drops, all reasons", e["drops_total"], v["drops_total"], B["drops_total_rel"], ".0f", kind="rel")
-        check(sid, "CoDel drops (target exceeded)", e["drops_early"], v["drops_early"], B["drops_early_rel"],
-              ".0f", kind="rel")
-        check(sid, "overflow drops", e["drops_overflow"], v["drops_overflow"], B["drops_overflow"], ".0f",
-              kind="relabs")
-        check(sid, "dropping episodes", e["episodes"], v["episodes"], B["episodes"], ".0f", kind="relabs")
-        check(sid, "mean sojourn [2 s, 20 s]", e["sojourn_s"] * 1e3, v["sojourn_s"] * 1e3, B["sojourn_rel"],
-              ".2f", " ms", kind="rel")
+        check(
+            sid,
+            f"drops 1-{k}: worst (drop {worst + 1})",
+            e["drop_times"][worst] * 1e3,
+            v["drop_times"][worst] * 1e3,
+            bands["drop_times_abs_s"] * 1e3,
+            ".3f",
+            " ms",
+            kind="abs",
+        )
+        check(
+            sid,
+            "drops, all reasons",
+            e["drops_total"],
+            v["drops_total"],
+            bands["drops_total_rel"],
+            ".0f",
+            kind="rel",
+        )
+        check(
+            sid,
+            "CoDel drops (target exceeded)",
+            e["drops_early"],
+            v["drops_early"],
+            bands["drops_early_rel"],
+            ".0f",
+            kind="rel",
+        )
+        check(
+            sid,
+            "overflow drops",
+            e["drops_overflow"],
+            v["drops_overflow"],
+            bands["drops_overflow"],
+            ".0f",
+            kind="relabs",
+        )
+        check(
+            sid,
+            "dropping episodes",
+            e["episodes"],
+            v["episodes"],
+            bands["episodes"],
+            ".0f",
+            kind="relabs",
+        )
+        check(
+            sid,
+            "mean sojourn [2 s, 20 s]",
+            e["sojourn_s"] * 1e3,
+            v["sojourn_s"] * 1e3,
+            bands["sojourn_rel"],
+            ".2f",
+            " ms",
+            kind="rel",
+        )
         return {"ecnsim": e, "ns3": v}
     if scn["kind"] == "udp":
-        B = S.BANDS["u-pie"]
+        bands = scenarios.BANDS["u-pie"]
         es, vs = [pie_udp_metrics(r) for r in eco], [pie_udp_metrics(r) for r in ns3]
         e = {k: mean([m[k] for m in es]) for k in ("sojourn_s", "drop_frac")}
         v = {k: mean([m[k] for m in vs]) for k in ("sojourn_s", "drop_frac")}
-        check(sid, "mean sojourn [5 s, 20 s]", e["sojourn_s"] * 1e3, v["sojourn_s"] * 1e3,
-              B["sojourn_abs_s"] * 1e3, ".2f", " ms", kind="abs")
-        check(sid, "drop fraction [5 s, 20 s]", e["drop_frac"], v["drop_frac"], B["drop_frac_abs"], ".4f",
-              kind="abs")
+        check(
+            sid,
+            "mean sojourn [5 s, 20 s]",
+            e["sojourn_s"] * 1e3,
+            v["sojourn_s"] * 1e3,
+            bands["sojourn_abs_s"] * 1e3,
+            ".2f",
+            " ms",
+            kind="abs",
+        )
+        check(
+            sid,
+            "drop fraction [5 s, 20 s]",
+            e["drop_frac"],
+            v["drop_frac"],
+            bands["drop_frac_abs"],
+            ".4f",
+            kind="abs",
+        )
         eb = [mean(col) for col in zip(*[m["bin_drop_frac"] for m in es], strict=True)]
         vb = [mean(col) for col in zip(*[m["bin_drop_frac"] for m in vs], strict=True)]
         j = max(range(len(eb)), key=lambda i: abs(eb[i] - vb[i]))
-        check(sid, f"drop fraction per 0.5 s over [0, 5 s]: worst ({j * BIN:g} s)", eb[j], vb[j],
-              B["bin_drop_frac_abs"], ".4f", kind="abs")
+        check(
+            sid,
+            f"drop fraction per 0.5 s over [0, 5 s]: worst ({j * BIN:g} s)",
+            eb[j],
+            vb[j],
+            bands["bin_drop_frac_abs"],
+            ".4f",
+            kind="abs",
+        )
         esj = [mean(col) for col in zip(*[m["bin_sojourn"] for m in es], strict=True)]
         vsj = [mean(col) for col in zip(*[m["bin_sojourn"] for m in vs], strict=True)]
-        check(sid, f"peak 0.5 s sojourn (ecnsim at {esj.index(max(esj)) * BIN:g} s, ns-3 at "
-              f"{vsj.index(max(vsj)) * BIN:g} s)", max(esj) * 1e3, max(vsj) * 1e3, B["peak_sojourn_rel"],
-              ".2f", " ms", kind="rel")
-        return {"ecnsim": {**e, "bins": eb, "sojourn_bins": esj}, "ns3": {**v, "bins": vb, "sojourn_bins": vsj}}
-    B = S.BANDS["t"]
+        check(
+            sid,
+            f"peak 0.5 s sojourn (ecnsim at {esj.index(max(esj)) * BIN:g} s, ns-3 at "
+            f"{vsj.index(max(vsj)) * BIN:g} s)",
+            max(esj) * 1e3,
+            max(vsj) * 1e3,
+            bands["peak_sojourn_rel"],
+            ".2f",
+            " ms",
+            kind="rel",
+        )
+        return {
+            "ecnsim": {**e, "bins": eb, "sojourn_bins": esj},
+            "ns3": {**v, "bins": vb, "sojourn_bins": vsj},
+        }
+    bands = scenarios.BANDS["t"]
     es, vs = [tcp_metrics(r) for r in eco], [tcp_metrics(r) for r in ns3]
     keys = ("goodput", "jain", "sojourn_s", "signals_per_s", "drops", "marks")
     e = {k: mean([m[k] for m in es]) for k in keys}
     v = {k: mean([m[k] for m in vs]) for k in keys}
-    check(sid, "goodput", e["goodput"] / 1e6, v["goodput"] / 1e6, B["goodput_rel"], ".3f", " Mb/s", kind="rel")
-    check(sid, "Jain's index", e["jain"], v["jain"], B["jain_abs"], ".3f", kind="abs")
-    check(sid, "mean sojourn [10 s, 60 s]", e["sojourn_s"] * 1e3, v["sojourn_s"] * 1e3,
-          (B["sojourn"][0], B["sojourn"][1] * 1e3), ".2f", " ms", kind="relabs")
-    check(sid, "drops + marks per s", e["signals_per_s"], v["signals_per_s"], B["signals_rel"], ".2f", kind="rel")
+    check(
+        sid,
+        "goodput",
+        e["goodput"] / 1e6,
+        v["goodput"] / 1e6,
+        bands["goodput_rel"],
+        ".3f",
+        " Mb/s",
+        kind="rel",
+    )
+    check(sid, "Jain's index", e["jain"], v["jain"], bands["jain_abs"], ".3f", kind="abs")
+    check(
+        sid,
+        "mean sojourn [10 s, 60 s]",
+        e["sojourn_s"] * 1e3,
+        v["sojourn_s"] * 1e3,
+        (bands["sojourn"][0], bands["sojourn"][1] * 1e3),
+        ".2f",
+        " ms",
+        kind="relabs",
+    )
+    check(
+        sid,
+        "drops + marks per s",
+        e["signals_per_s"],
+        v["signals_per_s"],
+        bands["signals_rel"],
+        ".2f",
+        kind="rel",
+    )
     check(sid, "drops", e["drops"], v["drops"], None, ".1f", kind="info")
     check(sid, "marks", e["marks"], v["marks"], None, ".1f", kind="info")
     sd = {k: statistics.pstdev([m[k] for m in es]) for k in keys}
     return {
         "ecnsim": {**e, "sd": sd, "per_seed": es},
-        "ns3": {**v, "sd": {k: statistics.pstdev([m[k] for m in vs]) for k in keys}, "per_seed": vs},
+        "ns3": {
+            **v,
+            "sd": {k: statistics.pstdev([m[k] for m in vs]) for k in keys},
+            "per_seed": vs,
+        },
     }
 
 
@@ -376,7 +535,11 @@ def main() -> int:
     ap.add_argument("--json-out", default=os.path.join(HERE, "last_results.json"))
     args = ap.parse_args()
     t0 = time.time()
-    scns = [s for s in S.udp_scenarios() + S.tcp_scenarios() if not args.only or s["id"][0] == args.only]
+    scns = [
+        s
+        for s in scenarios.udp_scenarios() + scenarios.tcp_scenarios()
+        if not args.only or s["id"][0] == args.only
+    ]
     jobs = [{**s, "seed": seed} for s in scns for seed in s["seeds"]]
     if args.ns3_json:
         with open(args.ns3_json) as f:
@@ -390,7 +553,12 @@ def main() -> int:
             with open(args.save_ns3, "w") as f:
                 json.dump(ns3_all, f)
     t_ns3 = time.time() - t0
-    ROWS.extend(["| scenario | metric | ecnsim | ns-3 | ecnsim − ns-3 | band | verdict |", "|---|---|---|---|---|---|---|"])
+    ROWS.extend(
+        [
+            "| scenario | metric | ecnsim | ns-3 | ecnsim - ns-3 | band | verdict |",
+            "|---|---|---|---|---|---|---|",
+        ]
+    )
     details = {}
     for s in scns:
         ns3 = [r for r in ns3_all if r["config"]["id"] == s["id"]]

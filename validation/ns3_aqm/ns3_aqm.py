@@ -8,7 +8,8 @@ Run with the Python of the ns-3 virtual environment (ns-3 3.44), never with ecns
 
 Keys: ``kind`` (``"udp"`` or ``"tcp"``), ``aqm`` (``"codel"`` or ``"pie"``),
 ``estimator`` (PIE: ``"timestamp"`` or ``"dequeue_rate"``), ``ecn`` (TCP),
-``rate`` (UDP: CBR wire bit/s), ``seed`` (ns-3's RngRun; TCP also picks the
+``rate`` (UDP: CBR wire bit/s), ``max_burst`` (PIE, s: overrides
+scenarios.PIE, for experiment_burst.py), ``seed`` (ns-3's RngRun; TCP also picks the
 start pattern ``scenarios.tcp_starts(seed)``).
 
 Placement: the AQM is the root queue disc of r1's bottleneck device, with flow
@@ -23,7 +24,7 @@ Output (JSON): ``disc`` (the AQM's counters: arrivals, drops by reason, marks),
 ``"overflow"``, and the source address's flow index), ``marks`` (the same for
 marks), ``bins`` (per 0.5 s: arrivals at the disc, sojourn sum and count at
 dequeue), ``sojourn`` (sum and count of the disc's ``SojournTime`` over the
-counted interval), and for TCP per-flow goodput over [warmup, end].
+whole run), and for TCP per-flow goodput over [warmup, end].
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "ns3"))
-import scenarios as S  # noqa: E402
+import scenarios  # noqa: E402
 from ns3_dumbbell import TimedRun  # noqa: E402
 
 BIN = 0.5
@@ -53,7 +54,6 @@ namespace ecnsim_aqm_validation {
 // Everything the AQM does, recorded at the queue disc's own trace sources.
 struct DiscProbe {
     double bin = 0.5;
-    double from = 0;  // sojourn sums count from here (the warm-up)
     std::vector<double> arrivals;      // per bin: packets offered to the disc
     std::vector<double> soj_sum, soj_n;  // per bin: SojournTime at dequeue
     double sum = 0, n = 0;
@@ -78,7 +78,8 @@ struct DiscProbe {
     }
     void OnEnqueue(ns3::Ptr<const ns3::QueueDiscItem>) { arrivals[Bin()] += 1; }
     static bool IsEarly(const char* why) {
-        return std::strcmp(why, "Target exceeded drop") == 0 || std::strcmp(why, "Unforced drop") == 0;
+        return std::strcmp(why, "Target exceeded drop") == 0 ||
+               std::strcmp(why, "Unforced drop") == 0;
     }
     void OnDropBefore(ns3::Ptr<const ns3::QueueDiscItem> item, const char* why) {
         arrivals[Bin()] += 1;  // offered, never enqueued
@@ -91,7 +92,7 @@ struct DiscProbe {
     void OnSojourn(ns3::Time t) {
         size_t k = Bin();
         soj_sum[k] += t.GetSeconds(); soj_n[k] += 1;
-        if (ns3::Simulator::Now().GetSeconds() >= from) { sum += t.GetSeconds(); n += 1; }
+        sum += t.GetSeconds(); n += 1;
     }
 };
 inline void Connect(ns3::Ptr<ns3::QueueDisc> qd, DiscProbe* p) {
@@ -138,7 +139,7 @@ def _aqm_attributes(ns: Any, cfg: dict[str, Any], sec: Any) -> tuple[str, list[A
     """The root disc's type and attributes: every parameter explicit (scenarios.py)."""
     ecn = bool(cfg.get("ecn", False))
     if cfg["aqm"] == "codel":
-        c = S.CODEL
+        c = scenarios.CODEL
         return "ns3::CoDelQueueDisc", [
             "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c['limit']}p")),
             "Target", sec(c["target"]),
@@ -148,7 +149,7 @@ def _aqm_attributes(ns: Any, cfg: dict[str, Any], sec: Any) -> tuple[str, list[A
             "UseL4s", ns.BooleanValue(False),
             "CeThreshold", ns.TimeValue(ns.Time.Max()),
         ]  # fmt: skip
-    p = S.PIE
+    p = scenarios.PIE
     return "ns3::PieQueueDisc", [
         "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{p['limit']}p")),
         "QueueDelayReference", sec(p["target"]),
@@ -156,7 +157,7 @@ def _aqm_attributes(ns: Any, cfg: dict[str, Any], sec: Any) -> tuple[str, list[A
         "Supdate", sec(0.0),
         "A", ns.DoubleValue(p["alpha"]),
         "B", ns.DoubleValue(p["beta"]),
-        "MaxBurstAllowance", sec(p["max_burst"]),
+        "MaxBurstAllowance", sec(cfg.get("max_burst", p["max_burst"])),
         "UseDequeueRateEstimator", ns.BooleanValue(cfg.get("estimator") == "dequeue_rate"),
         "DequeueThreshold", ns.UintegerValue(p["dq_threshold"]),
         "UseCapDropAdjustment", ns.BooleanValue(p["cap_drop_adjustment"]),
@@ -171,9 +172,9 @@ def _aqm_attributes(ns: Any, cfg: dict[str, Any], sec: Any) -> tuple[str, list[A
 def run(cfg: dict[str, Any]) -> dict[str, Any]:
     kind, seed = cfg["kind"], int(cfg.get("seed", 1))
     udp = kind == "udp"
-    n = 1 if udp else S.TCP_FLOWS
-    duration = S.UDP_DURATION if udp else S.TCP_DURATION
-    warmup = 0.0 if udp else S.TCP_WARMUP
+    n = 1 if udp else scenarios.TCP_FLOWS
+    duration = scenarios.UDP_DURATION if udp else scenarios.TCP_DURATION
+    warmup = 0.0 if udp else scenarios.TCP_WARMUP
     ns, cppyy = _import()
     probes = cppyy.gbl.ecnsim_aqm_validation
     ns.Config.Reset()
@@ -188,7 +189,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     if not udp:  # validation/ns3/ns3_dumbbell.py's TCP, NewReno with classic recovery
         sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TcpNewReno.GetTypeId()))
         sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TcpClassicRecovery.GetTypeId()))
-        sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(S.TCP_SEGMENT))
+        sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(scenarios.TCP_SEGMENT))
         sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(3))
         sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
         sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(2**30))
@@ -218,17 +219,21 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         h = ns.PointToPointHelper()
         h.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(round(rate))))
         h.SetChannelAttribute("Delay", sec(delay))
-        h.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{limit}p")))
+        h.SetQueue(
+            "ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{limit}p"))
+        )
         if not flow_control:
             h.DisableFlowControl()
         return h
 
     addr = ns.Ipv4AddressHelper()
     tch = ns.TrafficControlHelper()
-    bn = p2p(S.BOTTLENECK["rate"], S.BOTTLENECK["delay"], 1, True).Install(routers.Get(0), routers.Get(1))
+    bn = p2p(scenarios.BOTTLENECK["rate"], scenarios.BOTTLENECK["delay"], 1, True).Install(
+        routers.Get(0), routers.Get(1)
+    )
     addr.SetBase(ns.Ipv4Address("10.255.0.0"), ns.Ipv4Mask("255.255.255.0"))
     addr.Assign(bn)
-    access = p2p(S.ACCESS["rate"], S.ACCESS["delay"], 10000, False)
+    access = p2p(scenarios.ACCESS["rate"], scenarios.ACCESS["delay"], 10000, False)
     src_index: dict[int, int] = {}
     rx_addrs = []
     access_devs = []
@@ -262,11 +267,10 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
 
     probe = probes.DiscProbe()
     probe.bin = BIN
-    probe.from_ = warmup  # noqa: B010 (cppyy maps the C++ member "from" to "from_")
     probes.Connect(qd, probe)
 
     sinks = []
-    starts = [0.0] if udp else S.tcp_starts(seed)
+    starts = [0.0] if udp else scenarios.tcp_starts(seed)
     for i in range(n):
         port = 9000 + i
         if udp:
@@ -275,8 +279,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
             client = ns.UdpClientHelper(rx_addrs[i].ConvertTo(), port)
             client.SetAttribute("MaxPackets", ns.UintegerValue(2**32 - 1))
             # One datagram per (1002 B * 8) / rate: the wire rate, exactly as ecnsim's cbr.
-            client.SetAttribute("Interval", sec((S.UDP_PAYLOAD + 30) * 8 / cfg["rate"]))
-            client.SetAttribute("PacketSize", ns.UintegerValue(S.UDP_PAYLOAD))
+            client.SetAttribute("Interval", sec((scenarios.UDP_PAYLOAD + 30) * 8 / cfg["rate"]))
+            client.SetAttribute("PacketSize", ns.UintegerValue(scenarios.UDP_PAYLOAD))
             app = client.Install(senders.Get(i)).Get(0)
             app.SetStartTime(ns.Seconds(0))
             continue
@@ -288,9 +292,11 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         sp = probes.SinkProbe()
         probes.ConnectSink(sapp, sp)
         sinks.append(sp)
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(rx_addrs[i], port).ConvertTo())
+        bulk = ns.BulkSendHelper(
+            "ns3::TcpSocketFactory", ns.InetSocketAddress(rx_addrs[i], port).ConvertTo()
+        )
         bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(S.TCP_SEGMENT))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(scenarios.TCP_SEGMENT))
         app = bulk.Install(senders.Get(i)).Get(0)
         app.SetStartTime(sec(starts[i]).Get())
 

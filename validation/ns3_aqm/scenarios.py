@@ -72,7 +72,7 @@ TCP_SEEDS = (1, 2, 3)
 
 
 def tcp_starts(seed: int) -> list[float]:
-    """Per-flow start times of seed ``seed``: 0.2 s apart plus a seed-dependent offset of 0-40 ms."""
+    """Per-flow start times for ``seed``: 0.2 s apart plus a seed-dependent 0-40 ms."""
     return [round(0.2 * i + 0.01 * ((7 * seed + 3 * i) % 5), 3) for i in range(TCP_FLOWS)]
 
 
@@ -80,7 +80,9 @@ def udp_scenarios() -> list[dict[str, Any]]:
     out = []
     for rate in UDP_RATES:
         mb = round(rate / 1e6)
-        out.append({"id": f"u-codel-{mb}", "kind": "udp", "aqm": "codel", "rate": rate, "seeds": [1]})
+        out.append(
+            {"id": f"u-codel-{mb}", "kind": "udp", "aqm": "codel", "rate": rate, "seeds": [1]}
+        )
         for est in ("timestamp", "dequeue_rate"):
             tag = "ts" if est == "timestamp" else "dq"
             out.append(
