@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import scenarios  # noqa: E402
 
-NS3_PYTHON = os.environ.get("NS3_PYTHON", "/work/ns3venv/bin/python")
+NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 BIN = 0.5
 
 
