@@ -33,12 +33,7 @@ pytestmark = pytest.mark.skipif(
 _REM_NOISE = (
     "one seed of a controller with no damping under CBR (REM counts dropped arrivals in its "
     "input rate): when the queue leaves the full buffer is a random walk; over seeds 1-5 the "
-    "means agree within 1.4 standard errors (docs/validation.md, 'REM, PI, Adaptive RED')"
-)
-_GENTLE = (
-    "ns-2 red.cc reset(): the gentle ramp's v_c, v_d are computed once from the initial max_p, "
-    "so Adaptive RED's max_p does not act above max_th; ecnsim ramps from the current max_p "
-    "(docs/models/red.md, Deviations)"
+    "means agree within 1.5 standard errors (docs/validation.md, 'REM, PI, Adaptive RED')"
 )
 _FRONT = (
     "ns-2 red.cc pickPacketToDrop(): drop_front_ drops index min(1, len - 1), the second "
@@ -56,10 +51,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("rem-cbr-bytes", "byte_drop_rate"): _REM_NOISE,
     ("rem-cbr-bytes", "queue_mean"): _REM_NOISE,
     ("pi-cbr-slow", "prob_bins"): "one seed: one 5 s bin of p in steady state (0.156 vs 0.173)",
-    ("ared-cbr-steps", "avg_mean"): _GENTLE,
-    ("ared-cbr-steps", "avg_bins"): _GENTLE,
-    ("ared-cbr-auto", "avg_mean"): _GENTLE,
-    ("ared-cbr-auto", "avg_bins"): _GENTLE,
     ("red-overflow-front", "drops"): _FRONT,
     ("red-overflow-front", "retransmitted"): _FRONT,
     ("red-overflow-front", "ssthresh_steps"): _FRONT,
