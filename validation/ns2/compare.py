@@ -86,15 +86,69 @@ def red_cbr_checks(case: Case, ns2: dict[str, Any], eco: dict[str, Any]) -> list
     return out
 
 
+def _band_label(band: tuple[str, float] | tuple[str, float, float]) -> str:
+    if band[0] == "rel":
+        return f"{band[1]:.0%}"
+    return f"bins: {band[1]:.0%} / {band[2]:g}"
+
+
+def aqm_cbr_checks(case: Case, ns2: dict[str, Any], eco: dict[str, Any]) -> list[Check]:
+    """The metrics scenarios.AQM_CBR_METRICS lists for the case, against AQM_CBR_BANDS."""
+    a, b = ns2cmp.summary(case, ns2), ns2cmp.summary(case, eco)
+    out = []
+    for metric in scenarios.AQM_CBR_METRICS[case.name]:
+        band = scenarios.AQM_CBR_BANDS[metric]
+        if band[0] == "rel":
+            x, y = a[metric], b[metric]
+            ok = abs(y - x) <= band[1] * abs(x)
+            out.append(Check(case.name, metric, x, y, _band_label(band), ok))
+            continue
+        _, rel, floor = band  # type: ignore[misc]
+        column = metric.removesuffix("_bins")
+        q = case.queue
+        if column == "avg" and getattr(q, "qib", False):
+            floor *= q.mean_pktsize  # type: ignore[union-attr]
+        xs = ns2cmp.aqm_bins(case, ns2, column)
+        ys = ns2cmp.aqm_bins(case, eco, column)
+        bad = [
+            i
+            for i, (x, y) in enumerate(zip(xs, ys, strict=True))
+            if not abs(y - x) <= max(rel * abs(x), floor)
+        ]
+        worst = max(range(len(xs)), key=lambda i: abs(ys[i] - xs[i]) if xs[i] == xs[i] else 0)
+        assert case.bin
+        t0, t1 = worst * case.bin, (worst + 1) * case.bin
+        label = f"{_band_label(band)}; {len(bad)}/{len(xs)} out, worst {t0:g}-{t1:g} s"
+        out.append(Check(case.name, metric, xs[worst], ys[worst], label, not bad))
+    for metric in ("drops", "arrivals"):
+        out.append(Check(case.name, metric, a[metric], b[metric], "info", True))
+    return out
+
+
 def _mean_sd(xs: list[float]) -> tuple[float, float]:
     return statistics.fmean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
 
 
-def hetero_checks(case: Case, ns2: list[dict[str, Any]], eco: list[dict[str, Any]]) -> list[Check]:
+def hetero_checks(
+    case: Case,
+    ns2: list[dict[str, Any]],
+    eco: list[dict[str, Any]],
+    bands: dict[str, tuple[str, float]] | None = None,
+    info: tuple[str, ...] = (
+        "drops",
+        "marks",
+        "timeouts",
+        "goodput_pps_fragile",
+        "goodput_pps_robust",
+    ),
+) -> list[Check]:
+    """Means over seeds, each within max(fixed band, NOISE_SIGMAS standard errors)."""
     sa = [ns2cmp.summary(case, r) for r in ns2]
     sb = [ns2cmp.summary(case, r) for r in eco]
     out = []
-    for metric, (kind, fixed) in scenarios.HETERO_BANDS.items():
+    for metric, (kind, fixed) in (bands or scenarios.HETERO_BANDS).items():
+        if metric == "marks" and not case.ecn:
+            continue
         xa = [s[metric] for s in sa]
         xb = [s[metric] for s in sb]
         ma, sda = _mean_sd(xa)
@@ -117,13 +171,20 @@ def hetero_checks(case: Case, ns2: list[dict[str, Any]], eco: list[dict[str, Any
                 ok,
             )
         )
-    for metric in ("drops", "marks", "timeouts", "goodput_pps_fragile", "goodput_pps_robust"):
+    for metric in info:
         ma, sda = _mean_sd([s[metric] for s in sa])
         mb, sdb = _mean_sd([s[metric] for s in sb])
         out.append(
             Check(case.name, metric, f"{ma:.4g} ± {sda:.2g}", f"{mb:.4g} ± {sdb:.2g}", "info", True)
         )
     return out
+
+
+def aqm_tcp_checks(case: Case, ns2: list[dict[str, Any]], eco: list[dict[str, Any]]) -> list[Check]:
+    """AQM with TCP flows: the hetero rule with AQM_TCP_BANDS."""
+    return hetero_checks(
+        case, ns2, eco, scenarios.AQM_TCP_BANDS, info=("timeouts", "jain", "arrivals")
+    )
 
 
 def table(checks: list[Check]) -> str:
@@ -141,11 +202,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("names", nargs="*", help="scenario names (default: all fast ones)")
     ap.add_argument("--hetero", action="store_true", help="also the hetero star (minutes)")
+    ap.add_argument("--aqm", action="store_true", help="also the AQMs with TCP flows (minutes)")
     ap.add_argument("--seeds", type=int, default=len(scenarios.HETERO_SEEDS), help="hetero seeds")
     ap.add_argument("--jobs", type=int, default=2, help="ns-2 runs in parallel (hetero)")
     ap.add_argument("--tcl", action="store_true", help="print the ns-2 script(s) and exit")
     args = ap.parse_args(argv)
-    every = {**scenarios.DETERMINISTIC, **scenarios.RED_CBR, **scenarios.HETERO}
+    every = {
+        **scenarios.DETERMINISTIC,
+        **scenarios.RED_CBR,
+        **scenarios.AQM_CBR,
+        **scenarios.RED_OVERFLOW,
+        **scenarios.HETERO,
+        **scenarios.AQM_TCP,
+    }
     if args.names:
         unknown = [n for n in args.names if n not in every]
         if unknown:
@@ -153,8 +222,11 @@ def main(argv: list[str] | None = None) -> int:
         names = args.names
     else:
         names = list(scenarios.DETERMINISTIC) + list(scenarios.RED_CBR)
+        names += list(scenarios.AQM_CBR) + list(scenarios.RED_OVERFLOW)
         if args.hetero:
             names += list(scenarios.HETERO)
+        if args.aqm:
+            names += list(scenarios.AQM_TCP)
     if args.tcl:
         for n in names:
             print(ns2cmp.tcl(every[n], 1))
@@ -164,20 +236,26 @@ def main(argv: list[str] | None = None) -> int:
     record: dict[str, Any] = {}
     for n in names:
         case = every[n]
-        if n in scenarios.HETERO:
-            seeds = scenarios.HETERO_SEEDS[: args.seeds]
+        if n in scenarios.HETERO or n in scenarios.AQM_TCP:
+            pool = scenarios.HETERO_SEEDS if n in scenarios.HETERO else scenarios.AQM_TCP_SEEDS
+            seeds = pool[: args.seeds]
             with ThreadPoolExecutor(args.jobs) as ex:
                 ns2 = list(ex.map(ns2cmp.run_ns2, [case] * len(seeds), seeds))
             eco = [ns2cmp.run_ecnsim(case, s) for s in seeds]
-            checks += hetero_checks(case, ns2, eco)
+            fam = hetero_checks if n in scenarios.HETERO else aqm_tcp_checks
+            checks += fam(case, ns2, eco)
             record[n] = {
                 "ns2": [ns2cmp.summary(case, r) for r in ns2],
                 "ecnsim": [ns2cmp.summary(case, r) for r in eco],
             }
         else:
             ns2, eco = run_pair(case, 1)
-            fam = red_cbr_checks if n in scenarios.RED_CBR else deterministic_checks
-            checks += fam(case, ns2, eco)
+            if n in scenarios.RED_CBR:
+                checks += red_cbr_checks(case, ns2, eco)
+            elif n in scenarios.AQM_CBR:
+                checks += aqm_cbr_checks(case, ns2, eco)
+            else:
+                checks += deterministic_checks(case, ns2, eco)
             record[n] = {
                 "ns2": ns2cmp.summary(case, ns2),
                 "ecnsim": ns2cmp.summary(case, eco),

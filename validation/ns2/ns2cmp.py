@@ -149,8 +149,61 @@ class RedQ:
     w_q: float = 0.002
     max_p: float = 0.1
     gentle: bool = True
-    ecn: bool = False
+    ecn: bool = False  # setbit_
     mean_pktsize: int = 500
+    # The variants ns-2.35 carries beyond the 2001 defaults. min_th = max_th = 0 are ns-2's
+    # automatic thresholds (targetdelay_), w_q 0 / -1 its automatic weights, bottom 0 its
+    # automatic floor on max_p (ecnsim "auto", "auto" / "auto_rtt", "auto").
+    wait: bool = True
+    byte_mode: bool = False  # bytes_
+    qib: bool = False  # queue_in_bytes_: avg, thresholds and limit in bytes
+    drop_front: bool = False  # drop_front_: the victim of forced and overflow drops
+    use_mark_p: bool = False
+    mark_p: float = 0.1
+    adaptive: bool = False  # adaptive_ 1 (Floyd, Gummadi, Shenker 2001)
+    interval: float = 0.5
+    alpha: float = 0.01
+    beta: float = 0.9
+    top: float = 0.5
+    bottom: float = 0.01
+    targetdelay: float = 0.005
+
+
+@dataclass(frozen=True)
+class RemQ:
+    """ns-2 ``Queue/REM`` (the authors' code; ns-2.35 defaults unless given); ecnsim ``rem``.
+
+    ns-2 enqueues first and drops when the queue then holds ``limit_`` packets, so
+    ``limit`` holds ``limit - 1``: ecnsim is given ``limit - 1`` (docs/models/rem.md),
+    or ``limit x mean_pktsize - 1`` bytes with ``qib``."""
+
+    limit: int
+    gamma: float = 0.001
+    phi: float = 1.001
+    b_ref: float = 20.0  # pbo_
+    update: float = 0.002  # pupdtime_
+    inw: float = 1.0
+    mean_pktsize: int = 1000
+    ecn: bool = False  # markpkts_: mark at dequeue, Not-ECT passes
+    qib: bool = False
+
+
+@dataclass(frozen=True)
+class PiQ:
+    """ns-2 ``Queue/PI`` (the authors' code; ns-2.35 defaults unless given); ecnsim ``pi``."""
+
+    limit: int
+    a: float = 1.822e-5
+    b: float = 1.816e-5
+    w: float = 170.0
+    qref: float = 50.0
+    mean_pktsize: int = 500
+    ecn: bool = False  # setbit_
+    byte_mode: bool = False  # bytes_
+    qib: bool = False  # queue_in_bytes_
+
+
+Queue = DropTailQ | RedQ | RemQ | PiQ
 
 
 @dataclass(frozen=True)
@@ -160,6 +213,8 @@ class Flow:
     access_delay: float
     start: float = 0.0
     group: str = "all"
+    cbr_rate: float | None = None  # this source's CBR rate (else the case's), bit/s on the wire
+    packet: int = 1000  # CBR packet size on the wire, bytes
 
 
 @dataclass(frozen=True)
@@ -176,7 +231,7 @@ class Case:
     flows: tuple[Flow, ...]
     rate: float  # bottleneck, bit/s
     delay: float  # bottleneck one-way, s
-    queue: DropTailQ | RedQ
+    queue: Queue
     access_rate: float = 100e6
     access_limit: int = 10000
     variant: str = "reno"  # reno | newreno | sack | tahoe
@@ -188,6 +243,7 @@ class Case:
     duration: float = 10.0
     warmup: float = 0.0
     sample: float | None = None  # cwnd/ssthresh/avg sampling interval, s
+    bin: float | None = None  # width of the bins of the AQM state's trajectory, s
     align_handshake: bool = False  # start ns-2's flows one SYN RTT later (for an ecnsim handshake)
     notes: str = ""
 
@@ -217,6 +273,22 @@ def _bw(bps: float) -> str:
     return f"{bps:.10g}"
 
 
+def _b(flag: bool) -> str:
+    return "true" if flag else "false"
+
+
+NS2_QUEUE = {DropTailQ: "DropTail", RedQ: "RED", RemQ: "REM", PiQ: "PI"}
+
+#: The AQM state each queue exposes to Tcl, in the order of the QS lines:
+#: (average queue, probability, max_p); "-" where the queue has none.
+NS2_AQM_VARS = {
+    DropTailQ: ("-", "-", "-"),
+    RedQ: ("ave_", "prob1_", "cur_max_p_"),
+    RemQ: ("-", "prob_", "-"),
+    PiQ: ("-", "prob_", "-"),
+}
+
+
 def tcl(case: Case, seed: int) -> str:
     """The ns-2 script. Prints FLOW/QUEUE/SAMPLE/AVG lines on stdout."""
     n = len(case.flows)
@@ -231,6 +303,42 @@ def tcl(case: Case, seed: int) -> str:
             f"Queue/RED set gentle_ {'true' if q.gentle else 'false'}",
             f"Queue/RED set setbit_ {'true' if q.ecn else 'false'}",
             f"Queue/RED set mean_pktsize_ {q.mean_pktsize}",
+            f"Queue/RED set wait_ {_b(q.wait)}",
+            f"Queue/RED set bytes_ {_b(q.byte_mode)}",
+            f"Queue/RED set queue_in_bytes_ {_b(q.qib)}",
+            f"Queue/RED set drop_front_ {_b(q.drop_front)}",
+            f"Queue/RED set drop_tail_ {_b(not q.drop_front)}",
+            f"Queue/RED set use_mark_p_ {_b(q.use_mark_p)}",
+            f"Queue/RED set mark_p_ {q.mark_p}",
+            f"Queue/RED set adaptive_ {1 if q.adaptive else 0}",
+            f"Queue/RED set interval_ {q.interval}",
+            f"Queue/RED set alpha_ {q.alpha}",
+            f"Queue/RED set beta_ {q.beta}",
+            f"Queue/RED set top_ {q.top}",
+            f"Queue/RED set bottom_ {q.bottom}",
+            f"Queue/RED set targetdelay_ {q.targetdelay}",
+        ]
+    elif isinstance(q, RemQ):
+        lines += [
+            f"Queue/REM set gamma_ {q.gamma}",
+            f"Queue/REM set phi_ {q.phi}",
+            f"Queue/REM set pbo_ {q.b_ref}",
+            f"Queue/REM set pupdtime_ {q.update}",
+            f"Queue/REM set inw_ {q.inw}",
+            f"Queue/REM set mean_pktsize_ {q.mean_pktsize}",
+            f"Queue/REM set markpkts_ {_b(q.ecn)}",
+            f"Queue/REM set qib_ {_b(q.qib)}",
+        ]
+    elif isinstance(q, PiQ):
+        lines += [
+            f"Queue/PI set a_ {q.a}",
+            f"Queue/PI set b_ {q.b}",
+            f"Queue/PI set w_ {q.w}",
+            f"Queue/PI set qref_ {q.qref}",
+            f"Queue/PI set mean_pktsize_ {q.mean_pktsize}",
+            f"Queue/PI set setbit_ {_b(q.ecn)}",
+            f"Queue/PI set bytes_ {_b(q.byte_mode)}",
+            f"Queue/PI set queue_in_bytes_ {_b(q.qib)}",
         ]
     lines += [
         f"Agent/TCP set window_ {case.window}",
@@ -240,8 +348,7 @@ def tcl(case: Case, seed: int) -> str:
         f"$defaultRNG seed {seed}",
         "set r [$ns node]",
         "set d [$ns node]",
-        f"$ns simplex-link $r $d {_bw(case.rate)} {case.delay} "
-        + ("RED" if isinstance(q, RedQ) else "DropTail"),
+        f"$ns simplex-link $r $d {_bw(case.rate)} {case.delay} {NS2_QUEUE[type(q)]}",
         f"$ns simplex-link $d $r {_bw(case.rate)} {case.delay} DropTail",
         f"$ns queue-limit $r $d {q.limit}",
         f"$ns queue-limit $d $r {case.access_limit}",
@@ -274,14 +381,14 @@ def tcl(case: Case, seed: int) -> str:
         if case.cbr_rate is not None:
             lines += [
                 f"set tcp({i}) [new Agent/UDP]",
-                f"$tcp({i}) set packetSize_ {PACKET}",
+                f"$tcp({i}) set packetSize_ {f.packet}",
                 f"set sink({i}) [new Agent/Null]",
                 f"$ns attach-agent $s({i}) $tcp({i})",
                 f"$ns attach-agent $d $sink({i})",
                 f"$ns connect $tcp({i}) $sink({i})",
                 f"set app({i}) [new Application/Traffic/CBR]",
-                f"$app({i}) set packetSize_ {PACKET}",
-                f"$app({i}) set rate_ {_bw(case.cbr_rate)}",
+                f"$app({i}) set packetSize_ {f.packet}",
+                f"$app({i}) set rate_ {_bw(f.cbr_rate or case.cbr_rate)}",
                 f"$app({i}) set random_ 0",
                 f"$app({i}) attach-agent $tcp({i})",
             ]
@@ -311,13 +418,14 @@ def tcl(case: Case, seed: int) -> str:
         '    puts "FLOW $tag $i [join $v { }]"',
         "  }",
         '  puts "QUEUE $tag [$qm set parrivals_] [$qm set pdepartures_] '
-        '[$qm set pdrops_] [$qm set pmarks_]"',
+        "[$qm set pdrops_] [$qm set pmarks_] [$qm set barrivals_] [$qm set bdepartures_] "
+        '[$qm set bdrops_]"',
         "}",
     ]
     if case.sample:
         lines += [
             "proc sample {} {",
-            "  global ns tcp sink N bq cbr",
+            "  global ns tcp sink N bq cbr qm",
             "  set now [$ns now]",
             "  if {!$cbr} {",
             "    for {set i 0} {$i < $N} {incr i} {",
@@ -326,6 +434,11 @@ def tcl(case: Case, seed: int) -> str:
             "    }",
             "  }",
             '  catch { puts "AVG $now [$bq set ave_]" }',
+            '  set qs "QS $now [$qm set pkts_] [$qm set size_]"',
+            "  foreach v {" + " ".join(NS2_AQM_VARS[type(q)]) + "} {",
+            '    if {$v == "-"} { append qs " nan" } else { append qs " [$bq set $v]" }',
+            "  }",
+            "  puts $qs",
             f"  $ns at [expr $now + {case.sample}] sample",
             "}",
             f"$ns at {case.sample} sample",
@@ -359,6 +472,7 @@ def parse_ns2(case: Case, stdout: str) -> dict[str, Any]:
     queue: dict[str, list[int]] = {}
     samples: dict[int, list[tuple[float, float, float, float]]] = {}
     avg: list[tuple[float, float]] = []
+    qs: list[tuple[float, ...]] = []
     for line in stdout.splitlines():
         parts = line.split()
         if not parts:
@@ -372,6 +486,8 @@ def parse_ns2(case: Case, stdout: str) -> dict[str, Any]:
             samples.setdefault(i, []).append((t, cw, ss, float(parts[5]) // PACKET))
         elif parts[0] == "AVG":
             avg.append((float(parts[1]), float(parts[2])))
+        elif parts[0] == "QS":
+            qs.append(tuple(float(x) for x in parts[1:7]))
     span = case.duration - case.warmup
     per_flow = []
     for i, f in enumerate(case.flows):
@@ -395,7 +511,7 @@ def parse_ns2(case: Case, stdout: str) -> dict[str, Any]:
             }
         )
     qw, qe = queue["W"], queue["E"]
-    keys = ("arrivals", "departures", "drops", "marks")
+    keys = QUEUE_KEYS
     q = dict(zip(keys, (b - a for a, b in zip(qw, qe, strict=True)), strict=True))
     return {
         "simulator": "ns-2.35",
@@ -403,7 +519,20 @@ def parse_ns2(case: Case, stdout: str) -> dict[str, Any]:
         "queue": q,
         "samples": {i: s for i, s in samples.items()},
         "avg": avg,
+        "qs": qs,
     }
+
+
+#: The bottleneck counters both sides report over [warmup, duration].
+QUEUE_KEYS = (
+    "arrivals",
+    "departures",
+    "drops",
+    "marks",
+    "arrival_bytes",
+    "departure_bytes",
+    "drop_bytes",
+)
 
 
 # ---------------------------------------------------------------------------
@@ -424,15 +553,69 @@ def ecnsim_queue(case: Case) -> dict[str, Any]:
         return queue("script", limit_packets=q.limit, rules=rules)
     if isinstance(q, DropTailQ):
         return droptail(limit_packets=q.limit)  # the profile's limit_rule: "ns2"
+    if isinstance(q, RemQ):
+        return queue(
+            "rem",
+            # ns-2 rem.cc enque: enqueue, then drop if qlen >= limit_ (limit_ x mean_pktsize
+            # bytes with qib_): kept iff qlen + size < limit, i.e. <= limit - 1.
+            limit_packets=None if q.qib else q.limit - 1,
+            limit_bytes=q.limit * q.mean_pktsize - 1 if q.qib else None,
+            measure="bytes" if q.qib else "packets",
+            mean_pktsize=q.mean_pktsize,
+            gamma=q.gamma,
+            phi=q.phi,
+            alpha=0.1,  # hard-coded in rem.cc
+            b_ref=q.b_ref,
+            update_interval=f"{q.update * 1e3:.9g}ms",
+            inw=q.inw,
+            ecn=q.ecn,
+            # ns-2 rem.cc deque: markpkts_ marks the departing ECT packet; Not-ECT ones pass.
+            decide_at="dequeue" if q.ecn else "enqueue",
+            non_ect="pass" if q.ecn else None,
+        )
+    if isinstance(q, PiQ):
+        return queue(
+            "pi",
+            limit_packets=None if q.qib else q.limit,
+            # ns-2 pi.cc enque: qlim = limit_ * mean_pktsize bytes with queue_in_bytes_.
+            limit_bytes=q.limit * q.mean_pktsize if q.qib else None,
+            measure="bytes" if q.qib else "packets",
+            mean_pktsize=q.mean_pktsize,
+            a=q.a,
+            b=q.b,
+            w=q.w,
+            qref=q.qref,
+            ecn=q.ecn,
+            byte_mode=q.byte_mode,
+        )
+
+    def auto(v: float, rule: str) -> float | str:
+        return rule if v == 0 else v
+
     return red(
-        limit_packets=q.limit,
-        min_th=q.min_th,
-        max_th=q.max_th,
-        w_q=q.w_q,
+        limit_packets=None if q.qib else q.limit,
+        # ns-2 red.cc enque: qlim = limit_ * mean_pktsize bytes with queue_in_bytes_.
+        limit_bytes=q.limit * q.mean_pktsize if q.qib else None,
+        measure="bytes" if q.qib else "packets",
+        min_th=auto(q.min_th, "auto"),
+        max_th=auto(q.max_th, "auto"),
+        target_delay=f"{q.targetdelay * 1e3:.9g}ms",
+        w_q={0: "auto", -1: "auto_rtt", -2: "auto_fast"}.get(q.w_q, q.w_q),  # type: ignore[arg-type]
         max_p=q.max_p,
         gentle=q.gentle,
+        wait=q.wait,
+        byte_mode=q.byte_mode,
+        victim="front" if q.drop_front else "tail",
         mean_pktsize=q.mean_pktsize,
-        ecn="rfc3168" if q.ecn else "none",
+        ecn=("ns2_mark_p" if q.use_mark_p else "rfc3168") if q.ecn else "none",
+        mark_p=q.mark_p,
+        adaptive="floyd" if q.adaptive else "none",
+        adapt_timing="ns2",
+        adapt_interval=f"{q.interval * 1e3:.9g}ms",
+        adapt_alpha=q.alpha,
+        adapt_beta=q.beta,
+        max_p_top=q.top,
+        max_p_bottom=auto(q.bottom, "auto"),
     )
 
 
@@ -485,7 +668,11 @@ def ecnsim_scenario(case: Case, seed: int = 1):  # -> ecnsim.Scenario
                     "clients": [f"s{i}"],
                     "servers": ["d"],
                     "start": f.start,
-                    "model": {"type": "cbr", "rate": case.cbr_rate, "packet_size": PACKET - 28},
+                    "model": {
+                        "type": "cbr",
+                        "rate": f.cbr_rate or case.cbr_rate,
+                        "packet_size": f.packet - 28,  # UDP payload: 28 B of IP/UDP headers
+                    },
                 }
             )
     if apps:
@@ -525,8 +712,13 @@ def run_ecnsim(case: Case, seed: int = 1) -> dict[str, Any]:
     qi = list(qt["queue"]).index("r->d")
     q = {k: int(qt[k][qi]) for k in ("arrivals", "departures", "drops", "marks")}
     q.update({k: int(qt[k][qi]) for k in ("drops_early", "drops_forced", "drops_overflow")})
+    q.update({k: int(qt[k][qi]) for k in ("arrival_bytes", "departure_bytes")})
+    # Bytes dropped: what arrived and neither left nor stayed (the queue's bytes at the end
+    # less those at the warm-up, from the series' last and warm-up rows, are ~ 0 next to it).
+    q["drop_bytes"] = q["arrival_bytes"] - q["departure_bytes"]
     samples: dict[int, list[tuple[float, float, float, float]]] = {}
     avg: list[tuple[float, float]] = []
+    qs: list[tuple[float, ...]] = []
     if case.sample:
         fs = res.table("flow_series")
         for t, i, cw, ss, dl in zip(
@@ -538,11 +730,28 @@ def run_ecnsim(case: Case, seed: int = 1) -> dict[str, Any]:
             strict=True,
         ):
             samples.setdefault(int(i), []).append((float(t), cw / MSS, ss / MSS, dl // MSS))
-        qs = res.table("queue_series")
-        for t, qid, a in zip(qs["time_s"], qs["queue_id"], qs["aqm_avg"], strict=True):
-            if int(qid) == int(qt["queue_id"][qi]) and not math.isnan(a):
+        qser = res.table("queue_series")
+        cols = ("time_s", "queue_id", "packets", "bytes", "aqm_avg", "aqm_prob", "aqm_max_p")
+        for t, qid, pk, by, a, pr, mp in zip(*(qser[c] for c in cols), strict=True):
+            if int(qid) != int(qt["queue_id"][qi]):
+                continue
+            if not math.isnan(a):
                 avg.append((float(t), float(a)))
-    return {"simulator": "ecnsim", "flows": per_flow, "queue": q, "samples": samples, "avg": avg}
+            qs.append((float(t), float(pk), float(by), float(a), float(pr), float(mp)))
+    if qs:
+        # The bytes still queued at the end less those queued at the warm-up were not dropped.
+        def backlog_at(t: float) -> float:
+            return min(qs, key=lambda row: abs(row[0] - t))[2]
+
+        q["drop_bytes"] -= int(backlog_at(case.duration) - backlog_at(case.warmup))
+    return {
+        "simulator": "ecnsim",
+        "flows": per_flow,
+        "queue": q,
+        "samples": samples,
+        "avg": avg,
+        "qs": qs,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -571,6 +780,38 @@ def ssthresh_steps(r: dict[str, Any], flow: int = 0) -> list[int]:
     return seq
 
 
+#: Columns of a QS row (both sides): time, queue packets, queue bytes, avg, probability, max_p.
+QS_COLUMNS = ("time", "queue", "queue_bytes", "avg", "prob", "max_p")
+
+
+def _mean(xs: list[float]) -> float:
+    xs = [x for x in xs if not math.isnan(x)]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def aqm_means(case: Case, r: dict[str, Any]) -> dict[str, float]:
+    """Time averages over [warmup, duration] of the sampled queue and AQM state."""
+    rows = [row for row in r.get("qs", []) if case.warmup <= row[0] <= case.duration]
+    out = {}
+    for k, name in enumerate(QS_COLUMNS[1:], start=1):
+        out[f"{name}_mean"] = _mean([row[k] for row in rows])
+    return out
+
+
+def aqm_bins(case: Case, r: dict[str, Any], column: str) -> list[float]:
+    """The sampled ``column`` of the AQM state averaged over consecutive bins of
+    ``case.bin`` seconds from 0 to ``duration`` (a bin holds the samples in (t0, t1])."""
+    k = QS_COLUMNS.index(column)
+    assert case.bin, case.name
+    n = round(case.duration / case.bin)
+    acc: list[list[float]] = [[] for _ in range(n)]
+    for row in r.get("qs", []):
+        i = math.ceil(row[0] / case.bin - 1e-9) - 1
+        if 0 <= i < n:
+            acc[i].append(row[k])
+    return [_mean(xs) for xs in acc]
+
+
 def summary(case: Case, r: dict[str, Any]) -> dict[str, float]:
     """The compared numbers of one run."""
     span = case.duration - case.warmup
@@ -580,8 +821,11 @@ def summary(case: Case, r: dict[str, Any]) -> dict[str, float]:
     out["marks"] = q["marks"]
     out["signals"] = q["drops"] + q["marks"]
     out["arrivals"] = q["arrivals"]
+    out.update(aqm_means(case, r))
     if case.cbr_rate is not None:
         out["drop_rate"] = q["drops"] / q["arrivals"] if q["arrivals"] else float("nan")
+        ab = q.get("arrival_bytes", 0)
+        out["byte_drop_rate"] = q["drop_bytes"] / ab if ab else float("nan")
         avg = [a for t, a in r["avg"] if t >= case.warmup]
         out["avg_mean"] = sum(avg) / len(avg) if avg else float("nan")
         return out
@@ -615,7 +859,11 @@ __all__ = [
     "Case",
     "DropTailQ",
     "Flow",
+    "PiQ",
     "RedQ",
+    "RemQ",
+    "aqm_bins",
+    "aqm_means",
     "ecnsim_scenario",
     "jain",
     "parse_ns2",

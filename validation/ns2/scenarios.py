@@ -30,11 +30,32 @@ How the bands were chosen:
   comparison's values), congestion signals (drops + marks) 15 %,
   retransmitted packets 15 %, timeouts per second 20 % (ns-2's coarse
   100 ms tick makes timeouts the most sensitive count).
+
+AQM families (REM, PI, Adaptive RED and the RED variants; bands fixed and
+committed before any of these was compared with ns-2):
+
+- **AQM with UDP CBR** (deterministic arrivals, random drops; one seed):
+  drop rates in packets and in bytes are fixed by conservation (what exceeds
+  the link is dropped), so 2 % as for RED; the time averages over
+  [warmup, end] of the sampled AQM state get 5 % (REM's and PI's
+  probability, Adaptive RED's ``max_p``, the instantaneous queue) or 3 %
+  (RED's ``avg``, as ``red-cbr-*``); the *trajectory* of the controller state
+  is its mean over consecutive bins of ``Case.bin`` seconds from 0, every bin
+  within ``max(10 % of ns-2's value, an absolute floor)`` (floors: 0.01 for a
+  probability or ``max_p``, 0.5 packets, or 0.5 ``mean_pktsize`` bytes, for
+  an average queue). A case lists the metrics it checks (``AQM_CBR_METRICS``).
+- **AQM with TCP flows** (random): as the hetero star, the larger of a fixed
+  band and three standard errors of the difference of the means over
+  ``AQM_TCP_SEEDS``; fixed bands: goodput 3 %, congestion signals, drops and
+  marks 15 %, mean queue 10 %, mean probability 15 %.
+- **RED overflow victims with one TCP flow** (deterministic: thresholds above
+  anything the average reaches, so only the buffer drops): the
+  ``DETERMINISTIC_BANDS``.
 """
 
 from __future__ import annotations
 
-from ns2cmp import Case, DropTailQ, Flow, RedQ
+from ns2cmp import Case, DropTailQ, Flow, PiQ, RedQ, RemQ
 
 # --- bands (fixed before any comparison was run) -----------------------------
 
@@ -202,3 +223,228 @@ HETERO: dict[str, Case] = {
     c.name: c for n in (30, 120) for ecn in (False, True) for c in [hetero(n, ecn)]
 }
 HETERO_SEEDS = (1, 2, 3, 4, 5)
+
+
+# --- AQM families (bands fixed before any comparison was run) --------------------
+
+#: AQM with UDP CBR: metric -> ("rel", tolerance) for a time average or a rate, or
+#: ("bins", relative tolerance, absolute floor) for a trajectory (bin means).
+AQM_CBR_BANDS: dict[str, tuple[str, float] | tuple[str, float, float]] = {
+    "drop_rate": ("rel", 0.02),
+    "byte_drop_rate": ("rel", 0.02),
+    "queue_mean": ("rel", 0.05),
+    "avg_mean": ("rel", 0.03),
+    "prob_mean": ("rel", 0.05),
+    "max_p_mean": ("rel", 0.05),
+    "prob_bins": ("bins", 0.10, 0.01),
+    "max_p_bins": ("bins", 0.10, 0.01),
+    "avg_bins": ("bins", 0.10, 0.5),  # x mean_pktsize when the queue is in bytes
+}
+
+#: 10 Mb/s, 5 ms: 1250 packets of 1000 B per second.
+CBR_LINK = dict(rate=10e6, delay=0.005, sample=0.05)
+#: Adaptive RED under load steps: 0.8 x the link from 0 s, 1.2 x from 20 s, 1.8 x from 40 s.
+STEPS = (
+    Flow(0.001, cbr_rate=8e6),
+    Flow(0.001, start=20.0, cbr_rate=4e6),
+    Flow(0.001, start=40.0, cbr_rate=6e6),
+)
+#: Mixed packet sizes for byte mode: 6 Mb/s of 1000-B packets and 6 Mb/s of 200-B ones (1.2 x).
+MIXED = (Flow(0.001, cbr_rate=6e6, packet=1000), Flow(0.001, cbr_rate=6e6, packet=200))
+
+AQM_CBR: dict[str, Case] = {
+    # REM as ns-2 ships it (gamma 0.001, phi 1.001, b_ref 20, 2 ms) at 1.2 x: the price
+    # climbs for ~25 s with the buffer full, then drains the queue; a smooth trajectory.
+    "rem-cbr": Case(
+        "rem-cbr",
+        flows=ONE,
+        queue=RemQ(limit=200),
+        cbr_rate=12e6,
+        duration=60.0,
+        warmup=20.0,
+        bin=5.0,
+        **CBR_LINK,
+    ),
+    # gamma 0.01: the price settles in ~5 s, then holds the drop rate at 1/6 around b_ref.
+    "rem-cbr-fast": Case(
+        "rem-cbr-fast",
+        flows=ONE,
+        queue=RemQ(limit=200, gamma=0.01),
+        cbr_rate=12e6,
+        duration=60.0,
+        warmup=20.0,
+        bin=5.0,
+        **CBR_LINK,
+    ),
+    # REM with the queue and the arrivals in bytes (qib_), mixed sizes.
+    "rem-cbr-bytes": Case(
+        "rem-cbr-bytes",
+        flows=MIXED,
+        queue=RemQ(limit=200, gamma=0.01, qib=True),
+        cbr_rate=6e6,
+        duration=60.0,
+        warmup=20.0,
+        bin=5.0,
+        **CBR_LINK,
+    ),
+    # PI with gains 100 x ns-2's (a - b = 1e-5): the integral settles in ~5 s at qref 50.
+    "pi-cbr": Case(
+        "pi-cbr",
+        flows=ONE,
+        queue=PiQ(limit=200, a=1.822e-3, b=1.812e-3, qref=50),
+        cbr_rate=12e6,
+        duration=60.0,
+        warmup=20.0,
+        bin=5.0,
+        **CBR_LINK,
+    ),
+    # PI with gains 10 x ns-2's: p climbs for ~15 s with the buffer full.
+    "pi-cbr-slow": Case(
+        "pi-cbr-slow",
+        flows=ONE,
+        queue=PiQ(limit=200, a=1.822e-4, b=1.816e-4, qref=50),
+        cbr_rate=12e6,
+        duration=60.0,
+        warmup=20.0,
+        bin=5.0,
+        **CBR_LINK,
+    ),
+    # PI in byte mode (bytes_, queue_in_bytes_) with mixed sizes: p scaled by size / 500.
+    "pi-cbr-bytes": Case(
+        "pi-cbr-bytes",
+        flows=MIXED,
+        queue=PiQ(limit=200, a=1.822e-3, b=1.812e-3, qref=50, byte_mode=True, qib=True),
+        cbr_rate=6e6,
+        duration=60.0,
+        warmup=20.0,
+        bin=5.0,
+        **CBR_LINK,
+    ),
+    # RED 5/15 without wait_ at 1.05 x (red-cbr-linear has wait_ true).
+    "red-cbr-nowait": Case(
+        "red-cbr-nowait",
+        flows=ONE,
+        queue=RedQ(limit=50, wait=False),
+        cbr_rate=10.5e6,
+        duration=60.0,
+        warmup=10.0,
+        **CBR_LINK,
+    ),
+    # RED without gentle at 1.5 x: avg at max_th, where ns-2 forces drops.
+    "red-cbr-nongentle": Case(
+        "red-cbr-nongentle",
+        flows=ONE,
+        queue=RedQ(limit=50, gentle=False),
+        cbr_rate=15e6,
+        duration=60.0,
+        warmup=10.0,
+        **CBR_LINK,
+    ),
+    # RED in byte mode with the queue in bytes (bytes_, queue_in_bytes_), mixed sizes.
+    "red-cbr-bytes": Case(
+        "red-cbr-bytes",
+        flows=MIXED,
+        queue=RedQ(limit=50, byte_mode=True, qib=True),
+        cbr_rate=6e6,
+        duration=60.0,
+        warmup=10.0,
+        **CBR_LINK,
+    ),
+    # Adaptive RED (adaptive_ 1, interval 0.5 s, alpha 0.01, beta 0.9, top 0.5, bottom 0.01).
+    "ared-cbr-steps": Case(
+        "ared-cbr-steps",
+        flows=STEPS,
+        queue=RedQ(limit=100, adaptive=True),
+        cbr_rate=8e6,
+        duration=60.0,
+        bin=2.5,
+        **CBR_LINK,
+    ),
+    # The same with ns-2's automatic parameters: thresh_ 0, maxthresh_ 0 (targetdelay_ 5 ms:
+    # 6.25 / 18.75 packets of 500 B at 10 Mb/s), q_weight_ 0 (1 - exp(-1/2500)), bottom_ 0
+    # (min(0.01, 80000 / 10e6) = 0.008).
+    "ared-cbr-auto": Case(
+        "ared-cbr-auto",
+        flows=STEPS,
+        queue=RedQ(limit=100, adaptive=True, min_th=0, max_th=0, w_q=0, bottom=0),
+        cbr_rate=8e6,
+        duration=60.0,
+        bin=2.5,
+        **CBR_LINK,
+    ),
+}
+
+_RATES = ("drop_rate", "byte_drop_rate")
+AQM_CBR_METRICS: dict[str, tuple[str, ...]] = {
+    "rem-cbr": (*_RATES, "queue_mean", "prob_mean", "prob_bins"),
+    "rem-cbr-fast": (*_RATES, "queue_mean", "prob_mean", "prob_bins"),
+    "rem-cbr-bytes": (*_RATES, "queue_mean", "prob_mean", "prob_bins"),
+    "pi-cbr": (*_RATES, "queue_mean", "prob_mean", "prob_bins"),
+    "pi-cbr-slow": (*_RATES, "queue_mean", "prob_mean", "prob_bins"),
+    "pi-cbr-bytes": (*_RATES, "queue_mean", "prob_mean", "prob_bins"),
+    "red-cbr-nowait": (*_RATES, "avg_mean", "queue_mean"),
+    "red-cbr-nongentle": (*_RATES, "avg_mean", "queue_mean"),
+    "red-cbr-bytes": (*_RATES, "avg_mean", "queue_mean"),
+    "ared-cbr-steps": (*_RATES, "avg_mean", "max_p_mean", "max_p_bins", "avg_bins"),
+    "ared-cbr-auto": (*_RATES, "avg_mean", "max_p_mean", "max_p_bins", "avg_bins"),
+}
+
+#: RED's buffer as the only dropper, one Reno flow: the victim of an overflow (ns-2
+#: drop_tail_ / drop_front_). Thresholds 15 / 19 of 20: avg (w_q 0.002) stays far below.
+RED_OVERFLOW: dict[str, Case] = {
+    f"red-overflow-{v}": Case(
+        f"red-overflow-{v}",
+        queue=RedQ(limit=20, min_th=15, max_th=19, drop_front=v == "front"),
+        window=40,
+        duration=10.0,
+        **DUMBBELL,
+    )
+    for v in ("tail", "front")
+}
+
+#: AQM with TCP flows: metric -> (kind, fixed band); the noise allowance is added by compare().
+AQM_TCP_BANDS: dict[str, tuple[str, float]] = {
+    "goodput_pps": ("rel", 0.03),
+    "signals": ("rel", 0.15),
+    "drops": ("rel", 0.15),
+    "marks": ("rel", 0.15),
+    "queue_mean": ("rel", 0.10),
+    "prob_mean": ("rel", 0.15),
+}
+AQM_TCP_SEEDS = (1, 2, 3, 4, 5)
+
+#: Ten Reno flows, one-way access delays 5 to 50 ms, into 10 Mb/s, 5 ms.
+TEN = tuple(Flow(0.005 * (i + 1)) for i in range(10))
+#: Twenty, for RED's regions above max_th with small thresholds (3 / 6).
+TWENTY = tuple(Flow(0.005 * (i % 10 + 1)) for i in range(20))
+_TCP = dict(rate=10e6, delay=0.005, window=64, duration=60.0, warmup=20.0, sample=0.05)
+
+
+def _tcp_case(name: str, flows: tuple[Flow, ...], queue: object, ecn: bool) -> Case:
+    return Case(name, flows=flows, queue=queue, ecn=ecn, **_TCP)  # type: ignore[arg-type]
+
+
+AQM_TCP: dict[str, Case] = {
+    c.name: c
+    for c in (
+        _tcp_case("rem-tcp", TEN, RemQ(limit=200), False),
+        # markpkts_: REM marks ECT packets at dequeue.
+        _tcp_case("rem-tcp-ecn", TEN, RemQ(limit=200, ecn=True), True),
+        # ns-2's own PI (a_, b_, w_ 170, qref_ 50).
+        _tcp_case("pi-tcp", TEN, PiQ(limit=200), False),
+        _tcp_case("pi-tcp-ecn", TEN, PiQ(limit=200, ecn=True), True),
+        # setbit_ without gentle: ECT marked between 3 and 6, dropped above 6 (red.cc enque).
+        _tcp_case(
+            "red-ecn-tcp", TWENTY, RedQ(limit=50, min_th=3, max_th=6, gentle=False, ecn=True), True
+        ),
+        # setbit_ with gentle: marked up to 12, dropped above.
+        _tcp_case("red-ecn-gentle-tcp", TWENTY, RedQ(limit=50, min_th=3, max_th=6, ecn=True), True),
+        # use_mark_p_: no forced region; marked while p_b < mark_p_ (0.1), dropped above.
+        _tcp_case(
+            "red-markp-tcp",
+            TWENTY,
+            RedQ(limit=50, min_th=3, max_th=6, ecn=True, use_mark_p=True),
+            True,
+        ),
+    )
+}

@@ -108,6 +108,9 @@ pub enum AdaptTiming {
     Periodic,
     /// ns-2 `estimator`: at an arrival, if more than `interval` has passed
     /// since `max_p` last changed (ns-2 `lastset`), with the new average.
+    /// As in ns-2, the gentle ramp keeps the slope of the initial `max_p`
+    /// (`reset` computes `v_c`, `v_d` once), so the adapted `max_p` acts only
+    /// between the thresholds.
     Ns2,
 }
 
@@ -446,6 +449,17 @@ impl Red {
         self.max_p
     }
 
+    /// The `max_p` the gentle ramp (max_th to 2 max_th) starts from.
+    fn gentle_max_p(&self) -> f64 {
+        match self.cfg.adaptive {
+            // ns-2 red.cc reset: v_c = (1 - cur_max_p) / th_max, v_d = 2 cur_max_p - 1, once; updateMaxP leaves them.
+            // DEVIATION(FGS01): followed with ns-2's timing (profile ns2-2001): max_p then acts below max_th only.
+            Adaptive::Floyd { timing: AdaptTiming::Ns2, .. } => self.cfg.max_p,
+            // Floyd00 / FGS01: the ramp runs from the current max_p to 1.
+            _ => self.max_p,
+        }
+    }
+
     /// True if `avg` is in the forced region of this configuration.
     fn is_forced(&self, avg: f64) -> bool {
         // ns-2 use_mark_p_ removes the forced region entirely.
@@ -472,7 +486,8 @@ impl Red {
             self.qcount = -1;
             return Decision::Forced;
         }
-        let p_b = self.ramp.p_b(avg, self.th_max, self.max_p, self.cfg.gentle);
+        let max_p = if avg >= self.th_max { self.gentle_max_p() } else { self.max_p };
+        let p_b = self.ramp.p_b(avg, self.th_max, max_p, self.cfg.gentle);
         self.prob1 = p_b;
         match self.cfg.drop_spacing {
             DropSpacing::Linux => {
@@ -1176,6 +1191,33 @@ mod tests {
         assert!((d.q.max_p() - 0.11).abs() < 1e-12);
         d.enqueue(pkt(103, 1000, Ecn::NotEct), SimTime::from_millis(1101));
         assert!((d.q.max_p() - 0.12).abs() < 1e-12);
+    }
+
+    #[test]
+    fn adaptive_red_gentle_ramp_starts_from_initial_max_p_with_ns2_timing_only() {
+        // avg 20 in the gentle region of 5 / 15; max_p adapted from 0.1 to 0.4.
+        for (timing, want) in [
+            // ns-2 reset's v_c, v_d: (1 - 0.1) / 15 * 20 + 2 * 0.1 - 1 = 0.4.
+            (AdaptTiming::Ns2, 0.4),
+            // Floyd00 with the current max_p: (1 - 0.4) / 15 * 20 + 2 * 0.4 - 1 = 0.6.
+            (AdaptTiming::Periodic, 0.6),
+        ] {
+            let mut c = cfg();
+            c.gentle = true;
+            c.w_q = 1e-12;
+            c.adaptive = floyd(timing);
+            let mut d = red_at(c, 20.0, 20);
+            d.q.max_p = 0.4;
+            // The first arrival above min_th only sets `old`; the second computes p_b.
+            d.enqueue(pkt(100, 1000, Ecn::NotEct), SimTime::from_millis(1));
+            d.enqueue(pkt(101, 1000, Ecn::NotEct), SimTime::from_millis(2));
+            assert_eq!(d.q.max_p(), 0.4, "{timing:?}: no update within the first interval");
+            assert!((d.q.prob1 - want).abs() < 1e-9, "{timing:?}: p_b {} want {want}", d.q.prob1);
+            // Between the thresholds both use the adapted max_p: (10 - 5) / 10 * 0.4 = 0.2.
+            d.q.avg.avg = 10.0;
+            d.enqueue(pkt(102, 1000, Ecn::NotEct), SimTime::from_millis(3));
+            assert!((d.q.prob1 - 0.2).abs() < 1e-9, "{timing:?}: p_b {}", d.q.prob1);
+        }
     }
 
     #[test]
