@@ -44,8 +44,16 @@ QUEUE_COLUMNS = {
 
 #: (scenario, (series hash, digest) at 1 s, (series hash, digest) at the end), from main f2139ed.
 PINNED = [
-    (red_ecn_dumbbell, ("748e7f9de8971256", 210619003116180559), ("74826877ea575911", 9168770405076151051)),
-    (small_scenario, ("b5dbd1a4e00d048f", 7927028592256695279), ("a6d2e59f40a66ae0", 377125847429776325)),
+    (
+        red_ecn_dumbbell,
+        ("748e7f9de8971256", 210619003116180559),
+        ("74826877ea575911", 9168770405076151051),
+    ),
+    (
+        small_scenario,
+        ("b5dbd1a4e00d048f", 7927028592256695279),
+        ("a6d2e59f40a66ae0", 377125847429776325),
+    ),
 ]
 
 
@@ -64,7 +72,9 @@ def words(raw: dict[str, Any], table: str, column: str) -> list[Any]:
 
 
 @pytest.mark.parametrize(("build", "partial", "finished"), PINNED, ids=["red_ecn", "small"])
-def test_series_bytes_are_those_of_one_value_per_row(build: Any, partial: Any, finished: Any) -> None:
+def test_series_bytes_are_those_of_one_value_per_row(
+    build: Any, partial: Any, finished: Any
+) -> None:
     sim = Simulation(build())
     sim.run_until(1.0)
     first, second = sim._sim.results(), sim._sim.results()
@@ -87,18 +97,20 @@ def test_rows_repeat_what_the_store_keeps_once() -> None:
     ports = len(words(raw, "queues", "queue_id"))
     times, ids = words(raw, "queue_series", "time_s"), words(raw, "queue_series", "queue_id")
     samples = len(times) // ports
-    assert samples * ports == len(times) and samples == 61  # 3 s every 50 ms, both ends
+    assert samples * ports == len(times)
+    assert samples == 61  # 3 s every 50 ms, both ends
     # Every sample lists every port, in order, at the sample's time.
     assert ids == list(range(ports)) * samples
     assert times == [k * 50_000_000 / 1e9 for k in range(samples) for _ in range(ports)]
     # RED reports its estimates; the drop-tail ports none (NaN, as AqmState::NONE).
-    red = [q for q, name in enumerate(raw["tables"]["queues"]["queue"][1]) if "bottleneck" in name]
+    red = [q for q, link in enumerate(words(raw, "queues", "link")) if link == 0]  # r1 <-> r2
     avg = words(raw, "queue_series", "aqm_avg")
     assert any(not math.isnan(avg[k * ports + red[0]]) for k in range(samples))
     assert all(math.isnan(a) for i, a in enumerate(avg) if i % ports not in red)
     # Flow rows: the sample's time on each of the sample's rows, ascending.
     flow_times = words(raw, "flow_series", "time_s")
-    assert flow_times == sorted(flow_times) and flow_times[0] == 0.0
+    assert flow_times == sorted(flow_times)
+    assert flow_times[0] == 0.0
 
 
 def test_the_core_holds_the_series_compactly_and_results_copy_nothing_into_it() -> None:
@@ -107,7 +119,9 @@ def test_the_core_holds_the_series_compactly_and_results_copy_nothing_into_it() 
     held = sim._sim.series_bytes()
     raw = sim._sim.results()
     rows = {t: len(words(raw, t, "time_s")) for t in ("flow_series", "queue_series")}
-    one_value_per_row = 8 * (len(FLOW_COLUMNS) * rows["flow_series"] + len(QUEUE_COLUMNS) * rows["queue_series"])
+    one_value_per_row = 8 * (
+        len(FLOW_COLUMNS) * rows["flow_series"] + len(QUEUE_COLUMNS) * rows["queue_series"]
+    )
     # Per row: 9 flow columns, 2 queue columns and a bit, plus the RED port's three estimates;
     # capacity is reserved for the whole run up front. Storing a column per row again (or a
     # copy beside the store) would be more than this bound.
