@@ -14,18 +14,42 @@ use crate::app::Record;
 use crate::flow::Flow;
 use crate::ids::{FlowId, NodeId};
 use crate::qdisc::{DropReason, MarkReason, QueueCounters};
-use crate::results::{Results, Table};
+use crate::results::{Column, ColumnData, Results, Table};
 use crate::sim::Simulation;
 use crate::stats::{ConnTotals, FlowExtra, WarmBase};
+use crate::stats::{SeriesTable, SeriesValues};
 use crate::tcp::{TcpCounters, TcpState};
-use crate::time::{SimDuration, SimTime};
+use crate::time::{ns_to_secs, SimDuration, SimTime};
 
 impl Simulation {
     /// The results so far: complete once finished; partial otherwise, with
     /// meta `finished = "false"`.
     #[must_use]
     pub fn results(&self) -> Results {
-        collect(self)
+        collect(self, true)
+    }
+
+    /// [`Simulation::results`] without the series' rows: the `flow_series` and
+    /// `queue_series` tables are there, in their places, without columns;
+    /// [`Simulation::series`] reads their columns in place, and
+    /// [`Results::digest_with_series`] gives the digest of the whole. For a caller that
+    /// converts the columns itself (the Python layer): the series are not copied.
+    #[must_use]
+    pub fn results_without_series(&self) -> Results {
+        collect(self, false)
+    }
+
+    /// The `flow_series` and `queue_series` tables so far, read in place from the
+    /// simulation's compact store (the columns [`Simulation::results`] copies out).
+    #[must_use]
+    pub fn series(&self) -> [SeriesTable<'_>; 2] {
+        self.series.tables()
+    }
+
+    /// Heap bytes the simulation holds for its time series.
+    #[must_use]
+    pub fn series_bytes(&self) -> u64 {
+        self.series.heap_bytes()
     }
 
     /// How many finished records wait for [`Simulation::drain_records`].
@@ -88,12 +112,15 @@ impl FinishedRecords {
     }
 }
 
-/// Nanoseconds as seconds for a result column: `ns / 1e9`, one correctly rounded
-/// division (not `ns * 1e-9`, which rounds twice), so 300 ms reads back as
-/// exactly the float `0.3` and `df.loc[0.3]` finds it.
-#[allow(clippy::cast_precision_loss)]
-fn ns_to_secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
+/// A series column read in place, as a table column (a copy, one value per row).
+pub(crate) fn series_column(values: &SeriesValues<'_>) -> ColumnData {
+    let mut bits = Vec::with_capacity(values.len());
+    values.for_each_bits(|b| bits.push(b));
+    if values.is_real() {
+        ColumnData::F64(bits.into_iter().map(f64::from_bits).collect())
+    } else {
+        ColumnData::U64(bits)
+    }
 }
 
 fn secs(t: SimTime) -> f64 {
@@ -116,7 +143,7 @@ fn app_bytes(sim: &Simulation, flow: &crate::flow::Flow) -> f64 {
 
 /// Build the result tables from the simulation's current state.
 #[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
-fn collect(sim: &Simulation) -> Results {
+fn collect(sim: &Simulation, with_series: bool) -> Results {
     let now = sim.now();
     let warm = sim.warm.as_ref();
     let since = warm.map_or(SimTime::ZERO, |w| w.time);
@@ -347,28 +374,18 @@ fn collect(sim: &Simulation) -> Results {
             .collect(),
     );
 
-    // --- series ---
-    let s = &sim.series;
-    let mut fs = Table::new("flow_series");
-    fs.push_f64("time_s", s.flow_time.iter().map(|&t| ns_to_secs(t)).collect());
-    fs.push_u64("flow_id", s.flow_id.clone());
-    fs.push_u64("cwnd_bytes", s.cwnd.clone());
-    fs.push_f64("ssthresh_bytes", s.ssthresh.clone());
-    // Cumulative since the connection opened (not warm-up adjusted): differences give rates per bin.
-    fs.push_u64("bytes_sent", s.bytes_sent.clone());
-    fs.push_u64("bytes_delivered", s.bytes_delivered.clone());
-    fs.push_u64("drops", s.drops.clone());
-    fs.push_u64("marks", s.marks.clone());
-    fs.push_u64("owd_sum_ns", s.owd_sum_ns.clone());
-    fs.push_u64("owd_count", s.owd_count.clone());
-    let mut qs = Table::new("queue_series");
-    qs.push_f64("time_s", s.queue_time.iter().map(|&t| ns_to_secs(t)).collect());
-    qs.push_u64("queue_id", s.queue_id.clone());
-    qs.push_u64("packets", s.queue_packets.clone());
-    qs.push_u64("bytes", s.queue_bytes.clone());
-    qs.push_f64("aqm_avg", s.queue_aqm_avg.clone());
-    qs.push_f64("aqm_prob", s.queue_aqm_prob.clone());
-    qs.push_f64("aqm_max_p", s.queue_aqm_max_p.clone());
+    // --- series --- (their columns in place when `with_series` is false: [`Simulation::series`])
+    let [fs, qs] = sim.series.tables().map(|view| {
+        let mut t = Table::new(view.name);
+        if with_series {
+            t.columns = view
+                .columns
+                .iter()
+                .map(|(name, v)| Column { name: (*name).to_owned(), data: series_column(v) })
+                .collect();
+        }
+        t
+    });
 
     let mut meta = vec![
         ("seed".to_owned(), sim.seed.to_string()),

@@ -6,6 +6,8 @@
 //! [`Column`]s. Table and column names are part of the public interface and
 //! are documented in `docs/results.md`.
 
+use crate::stats::SeriesTable;
+
 /// The values of one column.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ColumnData {
@@ -208,9 +210,28 @@ impl Results {
     /// If `front` has rows and its columns are not those of the table of its name.
     #[must_use]
     pub fn digest_with_front(&self, front: Option<&Table>) -> u64 {
+        self.digest_with_series(front, &[])
+    }
+
+    /// [`Results::digest_with_front`] of these results with the columns of `series` as those
+    /// of the tables of their names: the digest of [`crate::Simulation::results`] from
+    /// [`crate::Simulation::results_without_series`] and [`crate::Simulation::series`],
+    /// without copying the series into tables.
+    ///
+    /// # Panics
+    /// If `front` has rows and its columns are not those of the table of its name.
+    #[must_use]
+    pub fn digest_with_series(&self, front: Option<&Table>, series: &[SeriesTable<'_>]) -> u64 {
         let mut h = Fnv(0xcbf2_9ce4_8422_2325);
         for t in &self.tables {
             h.bytes(t.name.as_bytes());
+            if let Some(view) = series.iter().find(|v| v.name == t.name) {
+                for (name, values) in &view.columns {
+                    h.bytes(name.as_bytes());
+                    values.for_each_bits(|bits| h.bytes(&bits.to_le_bytes()));
+                }
+                continue;
+            }
             let front = front.filter(|f| f.name == t.name && f.rows() > 0);
             if let Some(f) = front {
                 let names = |t: &Table| t.columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>();

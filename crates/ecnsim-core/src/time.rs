@@ -296,6 +296,14 @@ impl TxRate {
     }
 }
 
+/// Nanoseconds as seconds for a result column: `ns / 1e9`, one correctly rounded
+/// division (not `ns * 1e-9`, which rounds twice), so 300 ms reads back as
+/// exactly the float `0.3` and `df.loc[0.3]` finds it.
+#[allow(clippy::cast_precision_loss)]
+pub(crate) fn ns_to_secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,6 +130,6 @@ impl PyEmulator {
             let d = r.digest();
             Ok::<_, PyErr>((r, d))
         })?;
-        results_to_py(py, results, digest, None)
+        results_to_py(py, results, digest, None, &[])
     }
 }

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use ecnsim_core::stats::{SeriesTable, SeriesValues};
 use ecnsim_core::{ColumnData, Results, Table};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
@@ -48,6 +49,17 @@ fn interned_list<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py,
     let items: Vec<Bound<'py, PyString>> =
         values.iter().map(|v| seen.entry(v.as_str()).or_insert_with(|| PyString::new(py, v)).clone()).collect();
     PyList::new(py, items)
+}
+
+/// One series column, read in place from the core, as `(dtype, payload)`: the bytes are
+/// written straight from the core's compact store (no table column in between).
+fn series_column_to_py<'py>(py: Python<'py>, values: &SeriesValues<'_>) -> PyResult<Bound<'py, PyAny>> {
+    let dtype = if values.is_real() { DTYPE_F64 } else { DTYPE_U64 };
+    let payload = PyBytes::new_with(py, 8 * values.len(), |buf| {
+        values.write_le(buf);
+        Ok(())
+    })?;
+    (dtype, payload).into_pyobject(py).map(Bound::into_any)
 }
 
 /// One column as `(dtype, payload)`.
@@ -110,8 +122,11 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound
 /// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`, with
 /// `front`'s rows (records drained from the core) before those of the table of its name.
 ///
-/// `digest` is `results.digest_with_front(front)`, computed by the caller without the
-/// GIL. Each column (of `results` and of `front`) is dropped once converted, so the core's
+/// The columns of a table named in `series` are those of `series` (the core's time series,
+/// read in place: `results` then comes from `Simulation::results_without_series`).
+///
+/// `digest` is `results.digest_with_series(front, series)`, computed by the caller without
+/// the GIL. Each column (of `results` and of `front`) is dropped once converted, so the core's
 /// copy and Python's coexist one column at a time (a run of many connections has big
 /// tables), and `front` is read in place, never joined to the core's rows in a copy.
 pub(crate) fn results_to_py<'py>(
@@ -119,10 +134,18 @@ pub(crate) fn results_to_py<'py>(
     results: Results,
     digest: u64,
     mut front: Option<Table>,
+    series: &[SeriesTable<'_>],
 ) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
     for table in results.tables {
         let columns = PyDict::new(py);
+        if let Some(view) = series.iter().find(|v| v.name == table.name) {
+            for (name, values) in &view.columns {
+                columns.set_item(name, series_column_to_py(py, values)?)?;
+            }
+            tables.set_item(&table.name, columns)?;
+            continue;
+        }
         let mut front = front.as_mut().filter(|f| f.name == table.name && f.rows() > 0);
         for (i, column) in table.columns.into_iter().enumerate() {
             let value = match front.as_mut().map(|f| &mut f.columns[i]) {

@@ -136,12 +136,13 @@ impl PySimulation {
         Ok(PySimulation { inner, spec_json: spec.to_json(), warnings, cancel, records: FinishedRecords::default() })
     }
 
-    /// The core's results so far and the digest of them with the drained records in front
+    /// The core's results so far without the series' rows (`results_to_py` reads those in
+    /// place from the core), and the digest of the whole with the drained records in front
     /// of the core's own (`results_to_py` puts them there).
     fn full_results(&self) -> (Results, u64, Table) {
-        let results = self.inner.results();
+        let results = self.inner.results_without_series();
         let front = self.inner.finished_table(&self.records);
-        let digest = results.digest_with_front(Some(&front));
+        let digest = results.digest_with_series(Some(&front), &self.inner.series());
         (results, digest, front)
     }
 
@@ -327,7 +328,13 @@ impl PySimulation {
     /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (results, digest, front) = py.detach(|| self.full_results());
-        results_to_py(py, results, digest, Some(front))
+        results_to_py(py, results, digest, Some(front), &self.inner.series())
+    }
+
+    /// Heap bytes the core holds for the time series (its compact store, which `results()`
+    /// reads in place).
+    fn series_bytes(&self) -> u64 {
+        self.inner.series_bytes()
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.

@@ -3,7 +3,7 @@
 
 use super::Simulation;
 use crate::ids::FlowId;
-use crate::stats::{ConnTotals, Snapshot, WarmFlow};
+use crate::stats::{ConnTotals, FlowSample, Snapshot, WarmFlow};
 
 impl Simulation {
     pub(crate) fn snapshot(&self) -> Snapshot {
@@ -53,7 +53,7 @@ impl Simulation {
     pub(crate) fn sample(&mut self) {
         let sim = self;
         let live = sim.endpoints.len() / 2;
-        if sim.series.try_reserve(live, sim.ports.len()).is_err() {
+        if sim.series.try_reserve(1, live, sim.ports.len(), sim.ports.len()).is_err() {
             let e = crate::SimError::resource(
                 "simulation.sample_interval",
                 format!(
@@ -65,8 +65,17 @@ impl Simulation {
             sim.stop(e);
             return;
         }
-        let (flow_rows, queue_rows) = (sim.series.flow_time.len(), sim.series.queue_time.len());
-        let now = sim.now().as_nanos();
+        let (flow_rows, queue_rows, aqm_rows) =
+            (sim.series.flow_rows(), sim.series.queue_rows(), sim.series.aqm_rows());
+        // The ports are fixed once built, and so is which are sampled: every sample lists these.
+        let (n_ports, sampled_ports) = (sim.ports.len(), &sim.sampled_ports);
+        let port_ids = || {
+            (0..n_ports)
+                .filter(|&i| sampled_ports.as_ref().is_none_or(|m| m[i]))
+                .map(|i| u32::try_from(i).expect("port indices fit in u32, as PortId's"))
+                .collect()
+        };
+        sim.series.begin_sample(sim.now().as_nanos(), port_ids);
         // Live connections only, in slot order (the `[[flows]]` connections hold the first slots).
         for pair in sim.endpoints.chunks_exact(2) {
             let (ep, responder) = (&pair[0], &pair[1]);
@@ -78,40 +87,40 @@ impl Simulation {
                 continue;
             }
             let s = &ep.sock;
-            sim.series.flow_time.push(now);
-            sim.series.flow_id.push(sim.flows[i].serial);
-            sim.series.cwnd.push(s.cwnd());
-            sim.series.ssthresh.push(ssthresh_f64(s.ssthresh()));
-            sim.series.bytes_sent.push(s.counters.data_bytes_sent);
-            sim.series.bytes_delivered.push(responder.sock.counters.bytes_delivered);
-            sim.series.drops.push(sim.flows[i].extra.drops);
-            sim.series.marks.push(sim.flows[i].extra.marks);
             let x = sim.flow_extra(i);
-            sim.series.owd_sum_ns.push(x.owd_sum_ns);
-            sim.series.owd_count.push(x.owd_count);
+            sim.series.push_flow(&FlowSample {
+                flow_id: sim.flows[i].serial,
+                cwnd: s.cwnd(),
+                ssthresh: ssthresh_f64(s.ssthresh()),
+                bytes_sent: s.counters.data_bytes_sent,
+                bytes_delivered: responder.sock.counters.bytes_delivered,
+                drops: sim.flows[i].extra.drops,
+                marks: sim.flows[i].extra.marks,
+                owd_sum_ns: x.owd_sum_ns,
+                owd_count: x.owd_count,
+            });
         }
         let at = sim.now();
-        for (i, p) in sim.ports.iter_mut().enumerate() {
-            if sim.sampled_ports.as_ref().is_some_and(|m| !m[i]) {
-                continue;
-            }
-            sim.series.queue_time.push(now);
-            sim.series.queue_id.push(i as u64);
-            sim.series.queue_packets.push(p.queue.len_packets());
-            sim.series.queue_bytes.push(p.queue.len_bytes());
-            let aqm = p.queue.aqm_state(at);
-            sim.series.queue_aqm_avg.push(aqm.avg);
-            sim.series.queue_aqm_prob.push(aqm.prob);
-            sim.series.queue_aqm_max_p.push(aqm.max_p);
+        let (series, ports) = (&mut sim.series, &mut sim.ports);
+        for k in 0..series.queue_ids().len() {
+            let p = &mut ports[series.queue_ids()[k] as usize];
+            let (packets, bytes) = (p.queue.len_packets(), p.queue.len_bytes());
+            series.push_queue(packets, bytes, p.queue.aqm_state(at));
         }
         if let Some(dt) = sim.sample_interval {
             // Samples after this one: at now + k * dt up to the end (as `Event::Sample` schedules).
             let later = sim.end.as_nanos().saturating_sub(sim.now().as_nanos()) / dt.as_nanos().max(1);
             let later = usize::try_from(later).unwrap_or(usize::MAX);
-            let flow_rows = sim.series.flow_time.len() - flow_rows;
-            let queue_rows = sim.series.queue_time.len() - queue_rows;
+            let flow_rows = sim.series.flow_rows() - flow_rows;
+            let queue_rows = sim.series.queue_rows() - queue_rows;
+            let aqm_rows = sim.series.aqm_rows() - aqm_rows;
             // Only room ahead: if the allocator refuses, the next sample's own check decides.
-            let _ = sim.series.try_reserve(flow_rows.saturating_mul(later), queue_rows.saturating_mul(later));
+            let _ = sim.series.try_reserve(
+                later,
+                flow_rows.saturating_mul(later),
+                queue_rows.saturating_mul(later),
+                aqm_rows.saturating_mul(later),
+            );
         }
     }
 }
