@@ -199,50 +199,6 @@ def test_tcl_sets_every_2001_default_it_relies_on() -> None:
 KNOWN_HETERO: dict[tuple[str, str], str] = {}
 
 
-@functools.cache
-def _hetero(name: str) -> tuple[compare.Check, ...]:
-    case = scenarios.HETERO[name]
-    seeds = scenarios.HETERO_SEEDS
-    ns2 = [ns2cmp.run_ns2(case, s) for s in seeds]
-    eco = [ns2cmp.run_ecnsim(case, s) for s in seeds]
-    return tuple(compare.hetero_checks(case, ns2, eco))
-
-
-@pytest.mark.ns2
-@pytest.mark.parametrize("name", list(scenarios.HETERO))
-def test_hetero_matches_ns2(name: str) -> None:
-    """The hetero star at N = 30 and 120, RED and ECN, over scenarios.HETERO_SEEDS (minutes)."""
-    bad = [c for c in _hetero(name) if not c.ok and (name, c.metric) not in KNOWN_HETERO]
-    assert not bad, compare.table(bad)
-
-
-@pytest.mark.ns2
-@pytest.mark.parametrize(
-    ("name", "metric"),
-    [
-        pytest.param(
-            n,
-            m,
-            marks=pytest.mark.xfail(reason=r, strict=True, raises=AssertionError),
-            id=f"{n}:{m}",
-        )
-        for (n, m), r in KNOWN_HETERO.items()
-    ],
-)
-def test_hetero_known_difference(name: str, metric: str) -> None:
-    check = next(c for c in _hetero(name) if c.metric == metric)
-    assert check.ok, compare.table([check])
-
-
-@pytest.mark.ns2
-def test_tutorial_reno_dumbbell_matches_ns2() -> None:
-    # Issue 13: Reno on the tutorial's dumbbell (seed 2 had 5.6 Mb/s of 9.73 before FlightSize
-    # stopped counting the data a go-back-N resends); validation/ns2/tutorial_reno.py, ~10 s.
-    import tutorial_reno
-
-    assert tutorial_reno.compare() == []
-
-
 #: AQM-with-TCP metrics with a known difference (strict xfails, as KNOWN_HETERO).
 _PROB1 = (
     "not the same quantity: ns-2's prob1_ keeps its last value below min_th and in the forced "
@@ -255,39 +211,63 @@ KNOWN_AQM_TCP: dict[tuple[str, str], str] = {
 }
 
 
+#: The seeded families: each case runs over its seeds on both sides, and its checks are
+#: judged on the means (compare.py's noise-aware bands).
+SEEDED: dict[str, tuple[Any, tuple[int, ...], Any, dict[tuple[str, str], str]]] = {
+    "hetero": (scenarios.HETERO, scenarios.HETERO_SEEDS, compare.hetero_checks, KNOWN_HETERO),
+    "aqm_tcp": (scenarios.AQM_TCP, scenarios.AQM_TCP_SEEDS, compare.aqm_tcp_checks, KNOWN_AQM_TCP),
+}
+
+
 @functools.cache
-def _aqm_tcp(name: str) -> tuple[compare.Check, ...]:
-    case = scenarios.AQM_TCP[name]
-    seeds = scenarios.AQM_TCP_SEEDS
+def _seeded(family: str, name: str) -> tuple[compare.Check, ...]:
+    cases, seeds, checks, _ = SEEDED[family]
+    case = cases[name]
     ns2 = [ns2cmp.run_ns2(case, s) for s in seeds]
     eco = [ns2cmp.run_ecnsim(case, s) for s in seeds]
-    return tuple(compare.aqm_tcp_checks(case, ns2, eco))
+    return tuple(checks(case, ns2, eco))
 
 
 @pytest.mark.ns2
-@pytest.mark.parametrize("name", list(scenarios.AQM_TCP))
-def test_aqm_tcp_matches_ns2(name: str) -> None:
-    """REM, PI and RED's ECN rules with 10 or 20 Reno flows over scenarios.AQM_TCP_SEEDS."""
-    bad = [c for c in _aqm_tcp(name) if not c.ok and (name, c.metric) not in KNOWN_AQM_TCP]
+@pytest.mark.parametrize(
+    ("family", "name"),
+    [pytest.param(f, n, id=f"{f}:{n}") for f, (cases, *_) in SEEDED.items() for n in cases],
+)
+def test_seeded_matches_ns2(family: str, name: str) -> None:
+    """The hetero star at N = 30 and 120 (RED and ECN; minutes), and REM, PI and RED's ECN
+    rules with 10 or 20 Reno flows: every check of the case but its known differences."""
+    known = SEEDED[family][3]
+    bad = [c for c in _seeded(family, name) if not c.ok and (name, c.metric) not in known]
     assert not bad, compare.table(bad)
 
 
 @pytest.mark.ns2
 @pytest.mark.parametrize(
-    ("name", "metric"),
+    ("family", "name", "metric"),
     [
         pytest.param(
+            f,
             n,
             m,
             marks=pytest.mark.xfail(reason=r, strict=True, raises=AssertionError),
-            id=f"{n}:{m}",
+            id=f"{f}:{n}:{m}",
         )
-        for (n, m), r in KNOWN_AQM_TCP.items()
+        for f, (*_, known) in SEEDED.items()
+        for (n, m), r in known.items()
     ],
 )
-def test_aqm_tcp_known_difference(name: str, metric: str) -> None:
-    check = next(c for c in _aqm_tcp(name) if c.metric == metric)
+def test_seeded_known_difference(family: str, name: str, metric: str) -> None:
+    check = next(c for c in _seeded(family, name) if c.metric == metric)
     assert check.ok, compare.table([check])
+
+
+@pytest.mark.ns2
+def test_tutorial_reno_dumbbell_matches_ns2() -> None:
+    # Issue 13: Reno on the tutorial's dumbbell (seed 2 had 5.6 Mb/s of 9.73 before FlightSize
+    # stopped counting the data a go-back-N resends); validation/ns2/tutorial_reno.py, ~10 s.
+    import tutorial_reno
+
+    assert tutorial_reno.compare() == []
 
 
 def test_aqm_scripts_set_what_they_compare() -> None:
