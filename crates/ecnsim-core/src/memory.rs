@@ -41,10 +41,16 @@ pub(crate) const CONNECTION_BYTES: u64 = (size_of::<Flow>()
 /// Bytes a workload connection keeps for the whole run without
 /// `simulation.connection_rows`: its record (its state is reused once it ends).
 pub(crate) const RECORD_BYTES: u64 = size_of::<Record>() as u64;
-/// Bytes of one flow row of the time series (10 columns of 8 bytes).
-pub(crate) const FLOW_SAMPLE_BYTES: u64 = 10 * 8;
-/// Bytes of one queue row of the time series (7 columns of 8 bytes).
-pub(crate) const QUEUE_SAMPLE_BYTES: u64 = 7 * 8;
+/// Bytes the core's series store holds per flow row (9 columns of 8 bytes; the sample's
+/// time is stored once per sample: `stats/series.rs`).
+pub(crate) const FLOW_SAMPLE_BYTES: u64 = 9 * 8;
+/// Bytes the core's series store holds per queue row (packets and bytes; the port's id is
+/// stored once, the AQM estimates only for the rows that have them: not counted here).
+pub(crate) const QUEUE_SAMPLE_BYTES: u64 = 2 * 8;
+/// Bytes of one flow row of the result table, a column of 8 bytes per row each (10).
+pub(crate) const FLOW_ROW_BYTES: u64 = 10 * 8;
+/// Bytes of one queue row of the result table (7 columns of 8 bytes).
+pub(crate) const QUEUE_ROW_BYTES: u64 = 7 * 8;
 
 /// One part of a [`MemoryEstimate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -181,12 +187,15 @@ impl ScenarioSpec {
         }
         if let Some(interval) = self.simulation.sample_interval {
             let samples = (self.simulation.duration.0 / interval.0.max(1)) as u64 + 1;
-            let row = live.saturating_mul(FLOW_SAMPLE_BYTES).saturating_add(ports * QUEUE_SAMPLE_BYTES);
-            // The series, and the results table copied from it at the end.
+            // The core's store, and the result tables written from it at the end (one value
+            // per row and column).
+            let row = live
+                .saturating_mul(FLOW_SAMPLE_BYTES + FLOW_ROW_BYTES)
+                .saturating_add(ports * (QUEUE_SAMPLE_BYTES + QUEUE_ROW_BYTES));
             add(
                 "simulation.sample_interval".into(),
                 format!("time series of {samples} samples"),
-                samples.saturating_mul(row).saturating_mul(2),
+                samples.saturating_mul(row),
             );
         }
         parts.sort_by_key(|p| std::cmp::Reverse(p.bytes));
@@ -450,7 +459,8 @@ mod tests {
         let e = estimate(&edit(&[("sample_interval = \"10ms\"", "sample_interval = \"1us\"")]));
         let p = &e.parts[0];
         assert_eq!(p.path, "simulation.sample_interval");
-        assert_eq!(p.bytes, (10_000_000 + 1) * (2 * FLOW_SAMPLE_BYTES + 6 * QUEUE_SAMPLE_BYTES) * 2);
+        // Per flow row 72 B in the store and 80 in the table; per queue row 16 and 56.
+        assert_eq!(p.bytes, (10_000_000 + 1) * (2 * (72 + 80) + 6 * (16 + 56)));
     }
 
     #[test]
