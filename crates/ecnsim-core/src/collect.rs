@@ -17,7 +17,7 @@ use crate::qdisc::{DropReason, MarkReason, QueueCounters};
 use crate::results::{Column, ColumnData, Results, Table};
 use crate::sim::Simulation;
 use crate::stats::{ConnTotals, FlowExtra, WarmBase};
-use crate::stats::{SeriesTable, SeriesValues};
+use crate::stats::{Series, SeriesTable, SeriesValues};
 use crate::tcp::{TcpCounters, TcpState};
 use crate::time::{ns_to_secs, SimDuration, SimTime};
 
@@ -44,6 +44,13 @@ impl Simulation {
     #[must_use]
     pub fn series(&self) -> [SeriesTable<'_>; 2] {
         self.series.tables()
+    }
+
+    /// Move the time series out, leaving an empty store: [`Simulation::results`] and
+    /// [`Simulation::series`] then have no series rows, and a later sample starts a new
+    /// store. For a caller that keeps a finished run's series itself ([`Series::hand_over`]).
+    pub fn take_series(&mut self) -> Series {
+        std::mem::take(&mut self.series)
     }
 
     /// Heap bytes the simulation holds for its time series.

@@ -48,6 +48,9 @@ enum Encoded<'py> {
     F64(Bound<'py, PyBytes>),
     /// Names, one per row (equal names share their bytes).
     Names(Vec<ByteArray>),
+    /// Names as little-endian u32 codes into `names` (checked), expanded a row group at a
+    /// time: a name per row for the whole table would take 32 bytes a row.
+    Dict { codes: Bound<'py, PyBytes>, names: Vec<ByteArray> },
 }
 
 /// One column's values, borrowed from the Python objects where they are numbers.
@@ -56,6 +59,7 @@ enum Values<'a> {
     I64(&'a [u8]),
     F64(&'a [u8]),
     Names(&'a [ByteArray]),
+    Dict { codes: &'a [u8], names: &'a [ByteArray] },
 }
 
 impl Encoded<'_> {
@@ -65,6 +69,7 @@ impl Encoded<'_> {
             Encoded::I64(b) => Values::I64(b.as_bytes()),
             Encoded::F64(b) => Values::F64(b.as_bytes()),
             Encoded::Names(v) => Values::Names(v),
+            Encoded::Dict { codes, names } => Values::Dict { codes: codes.as_bytes(), names },
         }
     }
 }
@@ -74,6 +79,7 @@ impl Values<'_> {
         match self {
             Values::U64(b) | Values::I64(b) | Values::F64(b) => b.len() / 8,
             Values::Names(v) => v.len(),
+            Values::Dict { codes, .. } => codes.len() / 4,
         }
     }
 }
@@ -81,6 +87,11 @@ impl Values<'_> {
 /// Rows `range` of 8-byte little-endian words.
 fn words(bytes: &[u8], range: std::ops::Range<usize>) -> impl Iterator<Item = [u8; 8]> + '_ {
     bytes[range.start * 8..range.end * 8].chunks_exact(8).map(|w| w.try_into().expect("8-byte chunks"))
+}
+
+/// Little-endian u32 codes as indices.
+fn dict_codes(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4-byte chunks")) as usize)
 }
 
 /// Names as byte arrays, each distinct name's bytes allocated once.
@@ -129,15 +140,16 @@ fn encoded<'py>(name: &str, pair: &Bound<'py, PyAny>) -> PyResult<Encoded<'py>> 
             let parts = payload.cast::<PyTuple>()?;
             let codes = parts.get_item(0)?.cast_into::<PyBytes>()?;
             let names: Vec<ByteArray> = names_of(&parts.get_item(1)?, &mut interner)?.into_iter().collect();
-            let mut out = Vec::with_capacity(codes.as_bytes().len() / 4);
-            for code in codes.as_bytes().chunks_exact(4) {
-                let c = u32::from_le_bytes(code.try_into().expect("4-byte chunks")) as usize;
-                let value = names.get(c).ok_or_else(|| {
-                    PyValueError::new_err(format!("column {name:?}: code {c} outside its {} names", names.len()))
-                })?;
-                out.push(value.clone());
+            if codes.as_bytes().len() % 4 != 0 {
+                return Err(PyValueError::new_err(format!("column {name:?}: codes are not 4-byte words")));
             }
-            Encoded::Names(out)
+            if let Some(c) = dict_codes(codes.as_bytes()).find(|&c| c >= names.len()) {
+                return Err(PyValueError::new_err(format!(
+                    "column {name:?}: code {c} outside its {} names",
+                    names.len()
+                )));
+            }
+            Encoded::Dict { codes, names }
         }
         other => {
             return Err(PyValueError::new_err(format!(
@@ -169,7 +181,7 @@ fn schema(columns: &[(String, Values<'_>)]) -> Result<Type, WriteError> {
             let builder = match values {
                 Values::U64(_) | Values::I64(_) => Type::primitive_type_builder(name, PhysicalType::INT64),
                 Values::F64(_) => Type::primitive_type_builder(name, PhysicalType::DOUBLE),
-                Values::Names(_) => Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY)
+                Values::Names(_) | Values::Dict { .. } => Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY)
                     .with_logical_type(Some(LogicalType::String)),
             };
             Ok(Arc::new(builder.with_repetition(Repetition::OPTIONAL).build()?))
@@ -187,7 +199,7 @@ fn write(path: &str, columns: &[(String, Values<'_>)]) -> Result<(), WriteError>
             let ty = match values {
                 Values::U64(_) | Values::I64(_) => ArrowType::Int64,
                 Values::F64(_) => ArrowType::Float64,
-                Values::Names(_) => ArrowType::Utf8,
+                Values::Names(_) | Values::Dict { .. } => ArrowType::Utf8,
             };
             (name.as_str(), ty)
         })
@@ -229,6 +241,11 @@ fn write(path: &str, columns: &[(String, Values<'_>)]) -> Result<(), WriteError>
                 }
                 Values::Names(v) => {
                     column.typed::<ByteArrayType>().write_batch(&v[start..end], Some(&defined), None)?;
+                }
+                Values::Dict { codes, names } => {
+                    // Codes were checked against the names when the column was read.
+                    let v: Vec<ByteArray> = dict_codes(&codes[start * 4..end * 4]).map(|c| names[c].clone()).collect();
+                    column.typed::<ByteArrayType>().write_batch(&v, Some(&defined), None)?;
                 }
             }
             column.close()?;

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use ecnsim_core::stats::{SeriesTable, SeriesValues};
+use ecnsim_core::stats::{Series, SeriesTable, SeriesValues};
 use ecnsim_core::{ColumnData, Results, Table};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
@@ -60,6 +60,37 @@ fn series_column_to_py<'py>(py: Python<'py>, values: &SeriesValues<'_>) -> PyRes
         Ok(())
     })?;
     (dtype, payload).into_pyobject(py).map(Bound::into_any)
+}
+
+/// A series table's columns, `{column: (dtype, payload)}`, by table name, in the core's order.
+pub(crate) type SeriesColumns<'py> = Vec<(&'static str, Bound<'py, PyDict>)>;
+
+/// The series tables so far, read in place: the core's store stays as it is.
+pub(crate) fn series_to_py<'py>(py: Python<'py>, series: &[SeriesTable<'_>]) -> PyResult<SeriesColumns<'py>> {
+    let mut out = Vec::with_capacity(series.len());
+    for view in series {
+        let columns = PyDict::new(py);
+        for (name, values) in &view.columns {
+            columns.set_item(name, series_column_to_py(py, values)?)?;
+        }
+        out.push((view.name, columns));
+    }
+    Ok(out)
+}
+
+/// A finished run's series, moved out of the core: each column's storage is freed as soon as
+/// its bytes are written ([`Series::hand_over`]), so the store and Python's columns do not
+/// coexist (at N = 9,600 the store is about 1 GB).
+pub(crate) fn hand_over_series(py: Python<'_>, series: Series) -> PyResult<SeriesColumns<'_>> {
+    let mut out: SeriesColumns<'_> = Vec::with_capacity(2);
+    series.hand_over(|table, column, values| {
+        if out.last().is_none_or(|(t, _)| *t != table) {
+            out.push((table, PyDict::new(py)));
+        }
+        let (_, columns) = out.last().expect("pushed above");
+        columns.set_item(column, series_column_to_py(py, values)?)
+    })?;
+    Ok(out)
 }
 
 /// One column as `(dtype, payload)`.
@@ -122,8 +153,9 @@ pub(crate) fn table_to_py<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound
 /// The whole [`Results`] as `{"tables": ..., "meta": ..., "digest": ...}`, with
 /// `front`'s rows (records drained from the core) before those of the table of its name.
 ///
-/// The columns of a table named in `series` are those of `series` (the core's time series,
-/// read in place: `results` then comes from `Simulation::results_without_series`).
+/// The columns of a table named in `series` are those of `series` (the core's time series as
+/// [`series_to_py`] or [`hand_over_series`] wrote them: `results` then comes from
+/// `Simulation::results_without_series`).
 ///
 /// `digest` is `results.digest_with_series(front, series)`, computed by the caller without
 /// the GIL. Each column (of `results` and of `front`) is dropped once converted, so the core's
@@ -134,16 +166,13 @@ pub(crate) fn results_to_py<'py>(
     results: Results,
     digest: u64,
     mut front: Option<Table>,
-    series: &[SeriesTable<'_>],
+    series: &[(&str, Bound<'py, PyDict>)],
 ) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
     for table in results.tables {
         let columns = PyDict::new(py);
-        if let Some(view) = series.iter().find(|v| v.name == table.name) {
-            for (name, values) in &view.columns {
-                columns.set_item(name, series_column_to_py(py, values)?)?;
-            }
-            tables.set_item(&table.name, columns)?;
+        if let Some((_, series_columns)) = series.iter().find(|(name, _)| *name == table.name) {
+            tables.set_item(&table.name, series_columns)?;
             continue;
         }
         let mut front = front.as_mut().filter(|f| f.name == table.name && f.rows() > 0);

@@ -35,7 +35,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::PySimError;
-use crate::results::{results_to_py, table_to_py};
+use crate::results::{hand_over_series, results_to_py, series_to_py, table_to_py};
 
 /// How often a thread waiting for a build checks for signals (Ctrl-C).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -62,6 +62,22 @@ pub(crate) struct PySimulation {
     cancel: Arc<AtomicBool>,
     /// The finished records drained from the core so far, in order.
     records: FinishedRecords,
+    /// Who holds the time series.
+    series: SeriesHolder,
+}
+
+/// Who holds the time series: the core's compact store until `results()` is first read on a
+/// finished run, which moves them into the columns it hands to Python (freeing the store as it
+/// goes); later calls hand out the same columns again.
+#[derive(Debug)]
+enum SeriesHolder {
+    /// The core's store (read in place by every `results()` until the run has finished).
+    Core,
+    /// The columns handed to Python, `{column: (dtype, bytes)}` by table (immutable `bytes`,
+    /// shared by every `results()` since), and the digest of the results they belong to.
+    Python { tables: Vec<(&'static str, Py<PyDict>)>, digest: u64 },
+    /// Writing the columns failed part way (out of memory): the store is gone.
+    Lost(String),
 }
 
 /// Run `work` on a worker thread without the GIL, checking for signals every
@@ -133,7 +149,14 @@ impl PySimulation {
         // The scenario as run: templates expanded (built above, so expansion succeeds).
         let spec = if spec.has_templates() { spec.expanded().map_err(PySimError)? } else { spec };
         let warnings = spec.warnings().into_iter().map(|(path, msg)| format!("{path}: {msg}")).collect();
-        Ok(PySimulation { inner, spec_json: spec.to_json(), warnings, cancel, records: FinishedRecords::default() })
+        Ok(PySimulation {
+            inner,
+            spec_json: spec.to_json(),
+            warnings,
+            cancel,
+            records: FinishedRecords::default(),
+            series: SeriesHolder::Core,
+        })
     }
 
     /// The core's results so far without the series' rows (`results_to_py` reads those in
@@ -326,20 +349,56 @@ impl PySimulation {
     }
 
     /// The results so far as `{"tables": {...}, "meta": {...}, "digest": int}` (see `results.rs`).
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (results, digest, front) = py.detach(|| self.full_results());
-        results_to_py(py, results, digest, Some(front), &self.inner.series())
+    ///
+    /// The first call on a finished run moves the time series out of the core into the
+    /// columns it returns, and every later call returns those same `bytes` objects again
+    /// (in a new dict per table): the series are held once, by Python, from then on.
+    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if matches!(self.series, SeriesHolder::Core) && self.inner.is_finished() {
+            let this = &*self;
+            let (results, digest, front) = py.detach(|| this.full_results());
+            // Until every column is written: an error part way leaves the store part freed.
+            self.series = SeriesHolder::Lost("writing the time series for Python failed".to_owned());
+            let tables = hand_over_series(py, self.inner.take_series())?;
+            self.series = SeriesHolder::Python {
+                tables: tables.iter().map(|(name, columns)| (*name, columns.clone().unbind())).collect(),
+                digest,
+            };
+            return results_to_py(py, results, digest, Some(front), &tables);
+        }
+        match &self.series {
+            SeriesHolder::Core => {
+                let (results, digest, front) = py.detach(|| self.full_results());
+                let tables = series_to_py(py, &self.inner.series())?;
+                results_to_py(py, results, digest, Some(front), &tables)
+            }
+            SeriesHolder::Python { tables, digest } => {
+                let (results, front) =
+                    py.detach(|| (self.inner.results_without_series(), self.inner.finished_table(&self.records)));
+                let tables = tables
+                    .iter()
+                    .map(|(name, columns)| Ok((*name, columns.bind(py).copy()?)))
+                    .collect::<PyResult<Vec<_>>>()?;
+                results_to_py(py, results, *digest, Some(front), &tables)
+            }
+            SeriesHolder::Lost(why) => Err(pyo3::exceptions::PyMemoryError::new_err(why.clone())),
+        }
     }
 
     /// Heap bytes the core holds for the time series (its compact store, which `results()`
-    /// reads in place).
+    /// reads in place until the run has finished; 0 once `results()` has moved a finished
+    /// run's series into the columns it handed to Python).
     fn series_bytes(&self) -> u64 {
         self.inner.series_bytes()
     }
 
     /// 64-bit digest of the results so far; equal digests mean bit-identical results.
-    fn digest(&self, py: Python<'_>) -> u64 {
-        py.detach(|| self.full_results().1)
+    fn digest(&self, py: Python<'_>) -> PyResult<u64> {
+        match &self.series {
+            SeriesHolder::Core => Ok(py.detach(|| self.full_results().1)),
+            SeriesHolder::Python { digest, .. } => Ok(*digest),
+            SeriesHolder::Lost(why) => Err(pyo3::exceptions::PyMemoryError::new_err(why.clone())),
+        }
     }
 
     /// Record link events (`+ - r d`) from now on for the selected links

@@ -129,7 +129,7 @@ def _to_arrow(name: str, values: Any, encoded: Any = None) -> pa.Array:
     if encoded is not None and encoded[0] == "str":
         values = encoded[1]
     elif encoded is not None and encoded[0] == "dict":
-        values = _decode_names(encoded[1])
+        return _names_to_arrow(*encoded[1])
     elif encoded is not None:
         values = _decode_column(name, encoded)  # a big-endian host
     if not isinstance(values, list):
@@ -142,6 +142,47 @@ def _to_arrow(name: str, values: Any, encoded: Any = None) -> pa.Array:
         data = np.ascontiguousarray(_signed(name, values))
         arrow_type = getattr(pa, _ARROW_TYPES[data.dtype.str])()
         return pa.Array.from_buffers(arrow_type, len(data), [None, pa.py_buffer(data)])
+    return _names_to_arrow(*_dict_encode(values))
+
+
+def _dict_encode(values: list[str]) -> tuple[bytes, list[str]]:
+    """Names as a ``"dict"`` column: little-endian u32 codes into the distinct names, in
+    order of first appearance (a word a row, where a Python ``bytes`` a row took ~40 bytes)."""
+    index: dict[str, int] = {}
+    for v in values:
+        index.setdefault(v, len(index))
+    codes = array.array("I", map(index.__getitem__, values))
+    if sys.byteorder != "little":
+        codes.byteswap()
+    return codes.tobytes(), list(index)
+
+
+def _names_to_arrow(codes: bytes, names: list[str]) -> pa.Array:
+    """A ``"dict"`` column (little-endian u32 codes into ``names``) as an Arrow string array:
+    the distinct names encoded once, then taken by code (no Python object per row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    dictionary = _plain_names_to_arrow(names)
+    if sys.byteorder != "little":
+        swapped = array.array("I")
+        swapped.frombytes(codes)
+        swapped.byteswap()
+        codes = swapped.tobytes()
+    indices = pa.Array.from_buffers(pa.uint32(), len(codes) // 4, [None, pa.py_buffer(codes)])
+    if len(indices) and pc.max(indices).as_py() >= len(dictionary):
+        raise ValueError(f"name codes outside their {len(dictionary)} names")
+    # Arrow's string type has 32-bit offsets; beyond 2 GiB of names, large_string.
+    total = pc.sum(pc.binary_length(dictionary).take(indices)).as_py() or 0
+    if total >= 2**31:
+        dictionary = dictionary.cast(pa.large_string())
+    return dictionary.take(indices)
+
+
+def _plain_names_to_arrow(values: list[str]) -> pa.Array:
+    """Names as an Arrow string array, a Python ``bytes`` per name (for a few names)."""
+    import pyarrow as pa
+
     encoded_names = [v.encode("utf-8") for v in values]
     ends = list(itertools.accumulate(map(len, encoded_names)))
     total = ends[-1] if ends else 0
@@ -292,12 +333,24 @@ class Table:
             if isinstance(values, list):
                 if not all(isinstance(v, str) for v in values):
                     return None
-                out[col] = ("str", values)
+                out[col] = ("dict", _dict_encode(values))
                 continue
             dtype = getattr(values, "dtype", None)
             code = None if dtype is None else dtype.newbyteorder("<").str
             if code not in ("<i8", "<u8", "<f8") or getattr(values, "ndim", 1) != 1:
                 return None
+            base = getattr(values, "base", None)
+            if (
+                isinstance(base, bytes)
+                and dtype is not None
+                and dtype.str == code
+                and values.flags.c_contiguous
+                and values.nbytes == len(base)
+            ):
+                # A column decoded from the core's bytes (read-only, so still those bytes):
+                # the bytes themselves, not a copy.
+                out[col] = (code, base)
+                continue
             import numpy as np
 
             out[col] = (code, np.ascontiguousarray(values, dtype=code).tobytes())
@@ -348,19 +401,22 @@ class Table:
         return out
 
     def to_pandas(self) -> pd.DataFrame:
-        """The table as a pandas DataFrame (numeric columns are copied)."""
+        """The table as a pandas DataFrame of its own (numeric columns are copied once)."""
         import numpy as np
         import pandas as pd
 
         # Name columns get pandas' string dtype even when empty (an empty list
         # would otherwise become float64), so a table reads back from Parquet
-        # with the same dtypes.
+        # with the same dtypes. `copy=True` is the one copy, made as pandas lays the
+        # columns out in its blocks: the DataFrame is writable and never writes into
+        # this table's (read-only) arrays, and no copy is made before pandas' own.
         df: pd.DataFrame = pd.DataFrame(
             {
-                c: (v.copy() if isinstance(v, np.ndarray) else pd.array(v, dtype="str"))
+                c: (v if isinstance(v, np.ndarray) else pd.array(v, dtype="str"))
                 for c, v in self.columns.items()
             },
             columns=list(self.columns),
+            copy=True,
         )
         return df
 

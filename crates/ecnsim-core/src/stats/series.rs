@@ -199,12 +199,12 @@ impl Series {
     pub fn tables(&self) -> [SeriesTable<'_>; 2] {
         let flow_times = SeriesValues::Times { times: &self.times, rows: Rows::PerSample(&self.flow_rows) };
         let queue_times = SeriesValues::Times { times: &self.times, rows: Rows::Each(self.queue_ids.len()) };
-        let aqm = |field| SeriesValues::Aqm {
-            present: &self.aqm_present,
-            values: &self.aqm,
-            field,
-            rows: self.queue_packets.len(),
-        };
+        // Every sample lists every sampled port, so the queue rows are counted from the
+        // samples, not from a column ([`Series::hand_over`] frees `queue_packets` before the
+        // AQM columns are read).
+        let queue_rows = self.queue_ids.len() * self.times.len();
+        debug_assert!(self.queue_packets.is_empty() || self.queue_packets.len() == queue_rows);
+        let aqm = |field| SeriesValues::Aqm { present: &self.aqm_present, values: &self.aqm, field, rows: queue_rows };
         [
             SeriesTable {
                 name: "flow_series",
@@ -236,6 +236,59 @@ impl Series {
                 ],
             },
         ]
+    }
+
+    /// Each column of [`Series::tables`], in order, as `f(table, column, values)`, freeing
+    /// each column's storage as soon as `f` has had the last column that reads it: a caller
+    /// that copies the columns out (the Python layer, once a run has finished) holds each
+    /// about once, the store shrinking as the copies grow. Stops at `f`'s first error.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn hand_over<E>(
+        mut self,
+        mut f: impl FnMut(&'static str, &'static str, &SeriesValues<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for t in 0..2 {
+            for c in 0..self.tables()[t].columns.len() {
+                let (table, column) = {
+                    let tables = self.tables();
+                    let (column, values) = &tables[t].columns[c];
+                    f(tables[t].name, column, values)?;
+                    (tables[t].name, *column)
+                };
+                self.release(table, column);
+            }
+        }
+        Ok(())
+    }
+
+    /// Free what only column `column` of `table` reads (nothing for a column whose storage a
+    /// later column reads too; the per-sample times, row counts and port ids, a word per
+    /// sample or per port, go with the store).
+    fn release(&mut self, table: &str, column: &str) {
+        fn free<T>(v: &mut Vec<T>) {
+            drop(std::mem::take(v));
+        }
+        match (table, column) {
+            ("flow_series", "flow_id") => free(&mut self.flow_id),
+            ("flow_series", "cwnd_bytes") => free(&mut self.cwnd),
+            ("flow_series", "ssthresh_bytes") => free(&mut self.ssthresh),
+            ("flow_series", "bytes_sent") => free(&mut self.bytes_sent),
+            ("flow_series", "bytes_delivered") => free(&mut self.bytes_delivered),
+            ("flow_series", "drops") => free(&mut self.drops),
+            ("flow_series", "marks") => free(&mut self.marks),
+            ("flow_series", "owd_sum_ns") => free(&mut self.owd_sum_ns),
+            ("flow_series", "owd_count") => free(&mut self.owd_count),
+            ("queue_series", "packets") => free(&mut self.queue_packets),
+            ("queue_series", "bytes") => free(&mut self.queue_bytes),
+            // The last of the three AQM columns.
+            ("queue_series", "aqm_max_p") => {
+                free(&mut self.aqm);
+                free(&mut self.aqm_present);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -450,6 +503,46 @@ mod tests {
                 assert_eq!(words, expect, "{name}");
             }
         }
+    }
+
+    /// Each column's values as 8-byte little-endian words.
+    fn words(v: &SeriesValues<'_>) -> Vec<u8> {
+        let mut bytes = vec![0; 8 * v.len()];
+        v.write_le(&mut bytes);
+        bytes
+    }
+
+    #[test]
+    fn hand_over_gives_the_columns_of_tables_in_order() {
+        let kept = series();
+        let expect: Vec<_> =
+            kept.tables().iter().flat_map(|t| t.columns.iter().map(|(c, v)| (t.name, *c, words(v)))).collect();
+        let mut got = Vec::new();
+        series()
+            .hand_over(|t, c, v| {
+                got.push((t, c, words(v)));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn hand_over_frees_each_column_after_its_last_reader() {
+        let mut s = series();
+        let names: Vec<_> = s.tables().iter().flat_map(|t| t.columns.iter().map(|(c, _)| (t.name, *c))).collect();
+        let mut held = s.heap_bytes();
+        for (table, column) in names {
+            s.release(table, column);
+            let now = s.heap_bytes();
+            // Shared storage (the AQM estimates of three columns) goes with the last reader.
+            let shared = matches!(column, "time_s" | "queue_id" | "aqm_avg" | "aqm_prob");
+            assert!(if shared { now == held } else { now < held }, "{table}.{column}: {held} -> {now}");
+            held = now;
+        }
+        // What is left is a word per sample and per port.
+        let per_sample = (s.times.capacity() * 8 + s.flow_rows.capacity() * 4 + s.queue_ids.capacity() * 4) as u64;
+        assert_eq!(held, per_sample);
     }
 
     #[test]
