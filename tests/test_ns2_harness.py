@@ -286,6 +286,10 @@ def test_aqm_scripts_set_what_they_compare() -> None:
     ared = ns2cmp.tcl(scenarios.AQM_CBR["ared-cbr-auto"], 1)
     for line in ("Queue/RED set adaptive_ 1", "Queue/RED set thresh_ 0", "Queue/RED set bottom_ 0"):
         assert line in ared
-    # REM holds limit_ - 1 packets in ns-2 (enqueue, then drop at limit_): ecnsim gets 199.
-    data = ns2cmp.ecnsim_scenario(scenarios.AQM_CBR["rem-cbr"]).to_dict()
-    assert data["links"][0]["queue_ab"]["limit_packets"] == 199
+    # REM holds limit_ - 1 packets in ns-2 (enqueue, then drop at limit_): ecnsim gets ns-2's
+    # limit_ and reads it by the ns2-2001 profile's limit_rule "ns2" (docs/models/rem.md).
+    scenario = ns2cmp.ecnsim_scenario(scenarios.AQM_CBR["rem-cbr"])
+    data = scenario.to_dict()
+    assert data["simulation"]["profile"] == "ns2-2001"
+    assert data["links"][0]["queue_ab"]["limit_packets"] == 200
+    assert "limit_rule" not in data["links"][0]["queue_ab"]

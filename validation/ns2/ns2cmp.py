@@ -174,8 +174,9 @@ class RemQ:
     """ns-2 ``Queue/REM`` (the authors' code; ns-2.35 defaults unless given); ecnsim ``rem``.
 
     ns-2 enqueues first and drops when the queue then holds ``limit_`` packets, so
-    ``limit`` holds ``limit - 1``: ecnsim is given ``limit - 1`` (docs/models/rem.md),
-    or ``limit x mean_pktsize - 1`` bytes with ``qib``."""
+    ``limit`` holds ``limit - 1``: the ``ns2-2001`` profile's ``limit_rule`` ("ns2") reads
+    ecnsim's limit the same way (docs/models/rem.md), ``limit x mean_pktsize`` bytes
+    with ``qib``."""
 
     limit: int
     gamma: float = 0.001
@@ -557,9 +558,9 @@ def ecnsim_queue(case: Case) -> dict[str, Any]:
         return queue(
             "rem",
             # ns-2 rem.cc enque: enqueue, then drop if qlen >= limit_ (limit_ x mean_pktsize
-            # bytes with qib_): kept iff qlen + size < limit, i.e. <= limit - 1.
-            limit_packets=None if q.qib else q.limit - 1,
-            limit_bytes=q.limit * q.mean_pktsize - 1 if q.qib else None,
+            # bytes with qib_): the profile's limit_rule "ns2".
+            limit_packets=None if q.qib else q.limit,
+            limit_bytes=q.limit * q.mean_pktsize if q.qib else None,
             measure="bytes" if q.qib else "packets",
             mean_pktsize=q.mean_pktsize,
             gamma=q.gamma,

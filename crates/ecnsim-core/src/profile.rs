@@ -561,6 +561,8 @@ impl Profile {
         let paper = RemSpec {
             limit_packets: Some(self.queue_limit()),
             limit_bytes: None,
+            // ALLY01 gives no overflow rule: the limit counts the packets waiting, as every other AQM here.
+            limit_rule: Some(LimitRule::Waiting),
             measure: Some(Measure::Packets),
             mean_pktsize: Some(ByteSize(1500)),
             gamma: Some(0.001),
@@ -579,6 +581,8 @@ impl Profile {
             // ns-2 ns-default.tcl: Queue/REM set mean_pktsize_ 1000, markpkts_ false, qib_ false;
             // rem.cc marks departing packets and never drops Not-ECT ones in markpkts_ mode.
             Profile::Ns2_2001 => RemSpec {
+                // ns-2 rem.cc REMQueue::enque: q_->enque(pkt), then drop if qlen >= qlim, as drop-tail.cc.
+                limit_rule: Some(LimitRule::Ns2),
                 mean_pktsize: Some(ByteSize(1000)),
                 ecn: Some(false),
                 decide_at: Some(DecideAt::Dequeue),
@@ -671,6 +675,16 @@ mod queue_default_tests {
         assert_eq!(Profile::Linux.droptail_limit_rule(), LimitRule::Waiting);
         let QueueSpec::Droptail { limit_rule, .. } = Profile::Ns2_2001.default_queue() else { panic!() };
         assert_eq!(limit_rule, Some(LimitRule::Ns2));
+    }
+
+    /// ns-2's REM enqueues, then drops once the queue reaches limit_ (rem.cc REMQueue::enque), as its
+    /// DropTail; its RED and PI drop when the queue found is at limit_ (red.cc, pi.cc enque), the waiting rule.
+    #[test]
+    fn rem_limit_rule_follows_ns2_only_under_its_profile() {
+        assert_eq!(Profile::Ns2_2001.rem().limit_rule, Some(LimitRule::Ns2));
+        for p in [Profile::Rfc, Profile::Linux, Profile::Linux24] {
+            assert_eq!(p.rem().limit_rule, Some(LimitRule::Waiting), "{}", p.name());
+        }
     }
 
     /// Every field of every discipline's defaults is given, in every profile.

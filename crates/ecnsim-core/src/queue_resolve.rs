@@ -372,6 +372,7 @@ fn pi(s: &PiSpec, link: LinkInfo) -> Result<(PiConfig, PiSpec), RuleError> {
 fn rem(s: &RemSpec, link: LinkInfo) -> RemConfig {
     RemConfig {
         limit: limit(s.limit_packets, s.limit_bytes),
+        limit_rule: get(s.limit_rule),
         measure: get(s.measure),
         mean_pktsize: bytes32(s.mean_pktsize),
         gamma: get(s.gamma),

@@ -776,6 +776,10 @@ pub struct RemSpec {
     /// Buffer limit in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_bytes: Option<ByteSize>,
+    /// How the limit is read: `"waiting"` (ns-3, Linux) or `"ns2"` (ns-2's
+    /// `limit_`: one packet fewer waits); default from the profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_rule: Option<crate::qdisc::LimitRule>,
     /// `"packets"` or `"bytes"` (ns-2 `qib_`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure: Option<crate::qdisc::Measure>,
@@ -973,7 +977,20 @@ fill_from_defaults!(PiSpec {
 });
 fill_from_defaults!(RemSpec {
     limits: [limit_packets, limit_bytes],
-    fields: [measure, mean_pktsize, gamma, phi, alpha, b_ref, update_interval, inw, ecn, decide_at, non_ect]
+    fields: [
+        limit_rule,
+        measure,
+        mean_pktsize,
+        gamma,
+        phi,
+        alpha,
+        b_ref,
+        update_interval,
+        inw,
+        ecn,
+        decide_at,
+        non_ect
+    ]
 });
 fill_from_defaults!(CodelSpec {
     limits: [limit_packets, limit_bytes],

@@ -1542,6 +1542,20 @@ fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInf
             cross(path, profile, c.qref <= buffer.value, qref, "<=", buffer, " (in packets of mean_pktsize)")
         }
         (QueueSpec::Rem(s), QueueConfig::Rem(c)) => {
+            if c.limit_rule == LimitRule::Ns2 && c.limit == Limit::Packets(1) {
+                let origin = if s.limit_rule.is_some() {
+                    "limit_rule = \"ns2\"".to_owned()
+                } else {
+                    format!("limit_rule \"ns2\" (profile \"{}\")", profile.name())
+                };
+                return Err(SimError::spec(
+                    format!("{path}.limit_packets"),
+                    format!(
+                        "must be >= 2 with {origin}: ns-2's REM drops an arrival when the queue with it reaches its \
+                         limit, so 1 drops every packet; for a 1-packet buffer set limit_rule = \"waiting\""
+                    ),
+                ));
+            }
             let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
             let b_ref = Term::field("b_ref", c.b_ref, s.b_ref.is_some());
             cross(path, profile, c.b_ref <= buffer.value, b_ref, "<=", buffer, " (in packets of mean_pktsize)")
@@ -1658,6 +1672,8 @@ mod tests {
         (&[("#L0", "queue_ba = { type = \"droptail\", limit_bytes = -1 }")], "links[0].queue_ba.limit_bytes", "got -1B"),
         (&[("limit_packets = 50", "limit_packets = 1, limit_rule = \"ns2\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule = \"ns2\""),
         (&[("limit_packets = 50", "limit_packets = 1"), ("profile = \"rfc\"", "profile = \"ns2-2001\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule \"ns2\" (profile \"ns2-2001\")"),
+        (&[("type = \"droptail\", limit_packets = 50", "type = \"rem\", limit_packets = 1, limit_rule = \"ns2\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule = \"ns2\": ns-2's REM"),
+        (&[("type = \"droptail\", limit_packets = 50", "type = \"rem\", limit_packets = 1"), ("profile = \"rfc\"", "profile = \"ns2-2001\"")], "links[2].queue.limit_packets", "must be >= 2 with limit_rule \"ns2\" (profile \"ns2-2001\")"),
         // flows
         (&[("src = \"h2\"", "src = \"x\"")], "flows[1].src", "no node named \"x\"; nodes are: h1, h2, r1, h3"),
         (&[("src = \"h1\"", "src = \"r1\"")], "flows[0].src", "\"r1\" is a router; flows must start and end at hosts"),

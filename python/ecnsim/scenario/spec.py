@@ -237,6 +237,7 @@ def rem(
     *,
     limit_packets: int | None = None,
     limit_bytes: Quantity | None = None,
+    limit_rule: str | None = None,
     measure: str | None = None,
     mean_pktsize: Quantity | None = None,
     gamma: float | None = None,
@@ -249,7 +250,11 @@ def rem(
     decide_at: str | None = None,
     non_ect: str | None = None,
 ) -> dict[str, Any]:
-    """Random Exponential Marking (``docs/models/rem.md``)."""
+    """Random Exponential Marking (``docs/models/rem.md``).
+
+    ``limit_rule`` reads the limit as :func:`droptail`'s does (``"ns2"``: ns-2's REM,
+    the ``ns2-2001`` profile's default); None takes the profile's.
+    """
     return {"type": "rem", **_compact(locals())}
 
 

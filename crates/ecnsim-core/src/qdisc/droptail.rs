@@ -8,26 +8,10 @@
 //! - ns-2.35 `queue/drop-tail.cc` (`DropTail::enque`: drop if
 //!   `q_->length() + 1 >= qlim_`, or `byteLength() + size >= qlim_ * mean_pktsize_`).
 
-use serde::{Deserialize, Serialize};
-
 use super::QueuedPacket;
 use super::{DropReason, Fifo, QdiscCx, QueueDisc};
 
-pub use super::Limit;
-
-/// How a DropTail limit is read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LimitRule {
-    /// The limit is the number of packets (or bytes) that may wait; the packet
-    /// being serialised is not counted (ns-3 queues and queue discs, Linux qdiscs).
-    Waiting,
-    /// ns-2's `limit_`: an arrival is dropped when the queue, with it, would
-    /// reach the limit, so at most `limit - 1` packets wait while one is on
-    /// the wire (ns-2 `drop-tail.cc`). A byte limit drops when the waiting
-    /// bytes with the arrival would reach it.
-    Ns2,
-}
+pub use super::{Limit, LimitRule};
 
 /// A tail-drop FIFO.
 #[derive(Debug)]
@@ -43,23 +27,12 @@ impl DropTail {
     pub fn new(limit: Limit, rule: LimitRule) -> Self {
         DropTail { limit, rule, fifo: Fifo::new(limit) }
     }
-
-    /// True if `pkt` may join the queue.
-    fn admits(&self, pkt: &QueuedPacket) -> bool {
-        match (self.rule, self.limit) {
-            (LimitRule::Waiting, limit) => self.fifo.fits(limit, pkt),
-            // ns-2 drop-tail.cc enque: drop if (q_->length() + 1) >= qlim_.
-            (LimitRule::Ns2, Limit::Packets(n)) => (self.fifo.len() as u64) + 1 < n,
-            // ns-2 drop-tail.cc enque (qib_): drop if byteLength() + size >= qlimBytes.
-            (LimitRule::Ns2, Limit::Bytes(b)) => self.fifo.bytes() + u64::from(pkt.size) < b,
-        }
-    }
 }
 
 impl QueueDisc for DropTail {
     #[inline]
     fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
-        if self.admits(&pkt) {
+        if self.fifo.admits(self.limit, self.rule, &pkt) {
             self.fifo.push_back(pkt);
         } else {
             cx.drop_packet(pkt, DropReason::Overflow);

@@ -723,6 +723,22 @@ pub enum Limit {
     Bytes(u64),
 }
 
+/// How a queue limit is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitRule {
+    /// The limit is the number of packets (or bytes) that may wait; the packet
+    /// being serialised is not counted (ns-3 queues and queue discs, Linux
+    /// qdiscs; ns-2's RED and PI in packets, which drop when the queue found
+    /// is at the limit).
+    Waiting,
+    /// ns-2's `limit_` in DropTail and REM: the arrival joins the queue first
+    /// and is dropped when the queue, with it, reaches the limit, so at most
+    /// `limit - 1` packets wait while one is on the wire. A byte limit drops
+    /// when the waiting bytes with the arrival would reach it.
+    Ns2,
+}
+
 /// What an AQM measures the queue in (ns-2 `queue_in_bytes_`, ns-3 `MaxSize`
 /// unit, Linux RED: bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -813,6 +829,18 @@ impl Fifo {
         match limit {
             Limit::Packets(n) => (self.packets.len() as u64) < n,
             Limit::Bytes(b) => self.bytes + u64::from(pkt.size) <= b,
+        }
+    }
+    /// True if `pkt` may join the queue under `limit` read by `rule`.
+    #[inline]
+    #[must_use]
+    pub fn admits(&self, limit: Limit, rule: LimitRule, pkt: &QueuedPacket) -> bool {
+        match (rule, limit) {
+            (LimitRule::Waiting, limit) => self.fits(limit, pkt),
+            // ns-2 drop-tail.cc DropTail::enque, rem.cc REMQueue::enque: drop if the length with the arrival >= qlim_.
+            (LimitRule::Ns2, Limit::Packets(n)) => (self.packets.len() as u64) + 1 < n,
+            // ns-2 drop-tail.cc, rem.cc (qib_): drop if the waiting bytes with the arrival >= the byte limit.
+            (LimitRule::Ns2, Limit::Bytes(b)) => self.bytes + u64::from(pkt.size) < b,
         }
     }
     /// True if the queue now holds more than `limit` allows.

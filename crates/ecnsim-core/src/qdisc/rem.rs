@@ -6,7 +6,8 @@
 //! - [ns-2] ns-2 `queue/rem.cc` (`REMQueue::run_updaterule`, `enque`,
 //!   `deque`), the authors' code: `gamma_`, `phi_`, `inw_`, `mean_pktsize_`,
 //!   `pupdtime_`, `pbo_`, `markpkts_`, `qib_`; the backlog weight alpha is
-//!   hard-coded 0.1 there.
+//!   hard-coded 0.1 there. `enque` adds the arrival, then drops it if the
+//!   queue has reached `limit_` ([`LimitRule::Ns2`]).
 //!
 //! Every update period `T`:
 //! `x <- (1 - inw) x + inw * in` (arrivals in the period, packets),
@@ -20,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::QueuedPacket;
 use super::{
-    clamp01, is_markable, AqmState, DropReason, Fifo, Limit, MarkReason, Measure, NonEct, QdiscCx, QueueDisc, Ticker,
+    clamp01, is_markable, AqmState, DropReason, Fifo, Limit, LimitRule, MarkReason, Measure, NonEct, QdiscCx,
+    QueueDisc, Ticker,
 };
 use crate::time::{BitRate, SimDuration, SimTime};
 
@@ -39,6 +41,8 @@ pub enum DecideAt {
 pub struct RemConfig {
     /// Buffer limit.
     pub limit: Limit,
+    /// How the limit is read (ns-2's REM: [`LimitRule::Ns2`]).
+    pub limit_rule: LimitRule,
     /// Queue measure (bytes are divided by `mean_pktsize`, as ns-2 `qib_`).
     pub measure: Measure,
     /// Mean packet size, bytes.
@@ -152,7 +156,8 @@ impl QueueDisc for Rem {
             Measure::Packets => 1.0,
             Measure::Bytes => f64::from(pkt.size),
         };
-        if !self.fifo.fits(self.cfg.limit, &pkt) {
+        // ns-2 rem.cc REMQueue::enque: q_->enque(pkt), then drop it if qlen >= qlim (LimitRule::Ns2).
+        if !self.fifo.admits(self.cfg.limit, self.cfg.limit_rule, &pkt) {
             cx.drop_packet(pkt, DropReason::Overflow);
             return;
         }
@@ -214,6 +219,7 @@ mod tests {
     fn cfg() -> RemConfig {
         RemConfig {
             limit: Limit::Packets(200),
+            limit_rule: LimitRule::Waiting,
             measure: Measure::Packets,
             mean_pktsize: 1000,
             gamma: 0.001,
@@ -287,6 +293,37 @@ mod tests {
     }
 
     #[test]
+    fn ns2_limit_rule_keeps_one_packet_fewer() {
+        // ns-2 limit_ 3: the third arrival makes the queue reach 3 and is dropped; two wait.
+        let mut c = cfg();
+        c.limit = Limit::Packets(3);
+        c.limit_rule = LimitRule::Ns2;
+        let mut d = Driver::new(Rem::new(c), 8_000_000, 1);
+        for i in 0..3 {
+            d.enqueue(pkt(i, 1000, Ecn::NotEct), SimTime::ZERO);
+        }
+        assert_eq!((d.q.len_packets(), d.out.drops.len()), (2, 1));
+        assert_eq!(d.out.drops[0].1, DropReason::Overflow);
+        // The arrival still counts as input (ns-2 increments v_count before the drop).
+        assert!((d.q.state.arrivals - 3.0).abs() < 1e-15);
+        // The waiting rule with the same limit keeps three.
+        c.limit_rule = LimitRule::Waiting;
+        let mut w = Driver::new(Rem::new(c), 8_000_000, 1);
+        for i in 0..4 {
+            w.enqueue(pkt(i, 1000, Ecn::NotEct), SimTime::ZERO);
+        }
+        assert_eq!(w.q.len_packets(), 3);
+        // In bytes (qib_): dropped when the waiting bytes with the arrival reach the limit.
+        c.limit = Limit::Bytes(2000);
+        c.limit_rule = LimitRule::Ns2;
+        let mut b = Driver::new(Rem::new(c), 8_000_000, 1);
+        b.enqueue(pkt(0, 1000, Ecn::NotEct), SimTime::ZERO);
+        b.enqueue(pkt(1, 1000, Ecn::NotEct), SimTime::ZERO);
+        b.enqueue(pkt(2, 999, Ecn::NotEct), SimTime::ZERO);
+        assert_eq!(b.q.len_bytes(), 1999);
+    }
+
+    #[test]
     fn invariants_hold_over_random_workouts() {
         for seed in 0..10 {
             let mut c = cfg();
@@ -297,6 +334,7 @@ mod tests {
             c.ecn = seed % 2 == 0;
             c.decide_at = if seed % 3 == 0 { DecideAt::Dequeue } else { DecideAt::Enqueue };
             c.measure = if seed % 5 == 0 { Measure::Bytes } else { Measure::Packets };
+            c.limit_rule = if seed % 4 == 1 { LimitRule::Ns2 } else { LimitRule::Waiting };
             random_workout(AnyQdisc::Rem(Rem::new(c)), seed, 3000, 2_000_000);
         }
     }
