@@ -96,6 +96,18 @@ def test_unknown_key_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     assert proc.stderr.startswith("error: simulation.sed: unknown field"), proc.stderr
 
 
+def test_a_sweep_file_given_to_run_is_named_as_one(cli: Cli) -> None:
+    sweep = ROOT / "examples" / "sweep_buffers.toml"
+    proc = cli("run", sweep)
+    assert proc.returncode == 2
+    # The first key the scenario schema lacks (`description`, then `base`) is named.
+    assert proc.stderr.startswith("error: description: unknown field `description`"), proc.stderr
+    assert (
+        f"looks like a sweep file (it has `description`): run it with `ecnsim sweep {sweep}`"
+        in proc.stderr
+    )
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")
