@@ -185,6 +185,12 @@ def test_there_are_example_sweeps() -> None:
     ("data", "message"),
     [
         ({"base": BASE, "gird": {}}, "gird: unknown field; allowed: name, description, base"),
+        (
+            BASE,
+            "simulation: unknown field; allowed: name, description, base, set, grid, zip, "
+            "seeds, repetitions, store, series; this looks like a scenario file: run it with "
+            "`ecnsim run`, or name it as a sweep's `base`",
+        ),
         ({}, "base: missing"),
         ({"base": 5}, "base: must be a file path"),
         ({"base": "nope.toml"}, "base: cannot read"),
