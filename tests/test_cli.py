@@ -96,6 +96,30 @@ def test_unknown_key_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     assert proc.stderr.startswith("error: simulation.sed: unknown field"), proc.stderr
 
 
+def test_a_sweep_file_given_to_run_is_named_as_one(cli: Cli) -> None:
+    sweep = ROOT / "examples" / "sweep_buffers.toml"
+    proc = cli("run", sweep)
+    assert proc.returncode == 2
+    # The first key the scenario schema lacks (`description`, then `base`) is named.
+    assert proc.stderr.startswith("error: description: unknown field `description`"), proc.stderr
+    assert (
+        f"looks like a sweep file (it has `description`): run it with `ecnsim sweep {sweep}`"
+        in proc.stderr
+    )
+
+
+def test_a_scenario_without_traffic_is_warned_about(cli: Cli, tmp_path: Path) -> None:
+    quiet = tmp_path / "quiet.toml"
+    quiet.write_text(
+        'simulation = { duration = "1s" }\n'
+        'nodes = [{ name = "a", kind = "host" }, { name = "b", kind = "host" }]\n'
+        'links = [{ a = "a", b = "b", rate = "1Mbps", delay = "1ms" }]\n'
+    )
+    proc = cli("run", quiet, "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: flows: the scenario has no flows, flow groups or apps" in proc.stderr
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")

@@ -177,6 +177,16 @@ def test_example_sweeps_are_valid(path: Path) -> None:
     assert len(plan.tasks()) == len(plan.runs)
 
 
+def test_aggregate_says_when_runs_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every run refused for memory: the means are empty, and aggregate says why.
+    monkeypatch.setenv("ECNSIM_MAX_MEMORY", "1KB")
+    result = run_sweep(tiny_sweep("failing"), tmp_path, executor="serial", progress=False)
+    assert (result.ran, len(result.failures)) == (0, 4)
+    with pytest.warns(UserWarning, match=r"4 of 4 run\(s\) failed and are left out"):
+        agg = result.aggregate(["goodput_bps"])
+    assert set(agg["n"]) == {0}
+
+
 def test_there_are_example_sweeps() -> None:
     assert {p.name for p in SWEEP_EXAMPLES} >= {"sweep_buffers.toml", "sweep_red_ecn.toml"}
 
@@ -185,6 +195,12 @@ def test_there_are_example_sweeps() -> None:
     ("data", "message"),
     [
         ({"base": BASE, "gird": {}}, "gird: unknown field; allowed: name, description, base"),
+        (
+            BASE,
+            "simulation: unknown field; allowed: name, description, base, set, grid, zip, "
+            "seeds, repetitions, store, series; this looks like a scenario file: run it with "
+            "`ecnsim run`, or name it as a sweep's `base`",
+        ),
         ({}, "base: missing"),
         ({"base": 5}, "base: must be a file path"),
         ({"base": "nope.toml"}, "base: cannot read"),

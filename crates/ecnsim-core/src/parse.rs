@@ -215,7 +215,12 @@ pub(crate) fn humanize(msg: &str) -> String {
         m = m.replace(from, to);
     }
     if m.starts_with("invalid type: floating point") && m.contains("expected an integer from 0") {
-        m.push_str(" (an integer this large is read as a floating-point number)");
+        // A whole number beyond the integers the reader holds (JSON above 2^64 - 1) arrives
+        // as a float; a fraction (`seed = 2.5`, `mss = 1460.5`) is just not an integer.
+        let value = m.split('`').nth(1).and_then(|v| v.parse::<f64>().ok());
+        if value.is_some_and(|v| v.fract() == 0.0 && v.abs() >= 9.2e18) {
+            m.push_str(" (an integer this large is read as a floating-point number)");
+        }
     }
     m
 }
@@ -426,5 +431,22 @@ mod tests {
             "invalid type: integer `5`, expected a table with a `type` key"
         );
         assert_eq!(missing_field("missing field `kind`"), Some("kind"));
+    }
+
+    #[test]
+    fn only_a_whole_number_beyond_the_integers_is_said_to_be_too_large() {
+        assert_eq!(
+            humanize("invalid type: floating point `2.5`, expected u64"),
+            "invalid type: floating point `2.5`, expected an integer from 0 to 18446744073709551615"
+        );
+        assert_eq!(
+            humanize("invalid type: floating point `1460.5`, expected u32"),
+            "invalid type: floating point `1460.5`, expected an integer from 0 to 4294967295"
+        );
+        assert_eq!(
+            humanize("invalid type: floating point `18446744073709552000`, expected u64"),
+            "invalid type: floating point `18446744073709552000`, expected an integer from 0 to \
+             18446744073709551615 (an integer this large is read as a floating-point number)"
+        );
     }
 }

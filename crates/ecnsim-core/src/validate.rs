@@ -921,13 +921,26 @@ impl ScenarioSpec {
 
 impl ScenarioSpec {
     /// Values that are allowed but make part of the scenario inert, as
-    /// `(path, message)`: times whose every draw outlasts the run (an off
-    /// period longer than the run, a think time longer than the run). The
-    /// spec must have passed [`ScenarioSpec::validate`]. The command line
-    /// prints them as `warning:` lines.
+    /// `(path, message)`: a scenario with no traffic at all, and times whose
+    /// every draw outlasts the run (an off period longer than the run, a think
+    /// time longer than the run). The spec must have passed
+    /// [`ScenarioSpec::validate`]. The command line prints them as `warning:`
+    /// lines.
     #[must_use]
     pub fn warnings(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
+        // No traffic is allowed (a network whose packets come from elsewhere, as
+        // in the external-host tests), but a scenario file that says nothing
+        // about traffic is nearly always a mistake: a run of zero events that
+        // exits 0 would otherwise look like a result.
+        if self.flows.is_empty() && self.apps.is_empty() && self.flow_groups.iter().all(|g| g.count == 0) {
+            out.push((
+                "flows".to_owned(),
+                "the scenario has no flows, flow groups or apps: nothing is sent, so every table but the \
+                 queues' is empty"
+                    .to_owned(),
+            ));
+        }
         #[allow(clippy::cast_precision_loss)]
         let duration = self.simulation.duration.0 as f64 * 1e-9;
         for (j, app) in self.apps.iter().enumerate() {

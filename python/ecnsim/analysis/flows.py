@@ -97,10 +97,11 @@ def flow_rates(
       from its start (or the warm-up) until the receiver had every byte;
     - ``transfer_goodput_bps = bytes_delivered * 8 / transfer_s``.
 
-    A 5 MB transfer that completed in 5.69 s of a 10 s run has
-    ``goodput_bps`` 4 Mb/s (over the run) and ``transfer_goodput_bps``
-    7.03 Mb/s (over its life). NaN for unlimited or unfinished transfers
-    and for those that completed before the warm-up ended.
+    A 5 MB transfer that completed in 4.29 s of a 10 s run
+    (``examples/single_flow.toml``) has ``goodput_bps`` 4 Mb/s (over the
+    run) and ``transfer_goodput_bps`` 9.32 Mb/s (over its life). NaN for
+    unlimited or unfinished transfers and for those that completed before
+    the warm-up ended.
 
     Returns ``flow_id, flow, group, interval_s, bytes_delivered,
     bytes_sent, goodput_bps, throughput_bps`` and, with completion times,

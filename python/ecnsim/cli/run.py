@@ -23,7 +23,7 @@ from ecnsim.cli._common import (
     print_summary,
     printable,
 )
-from ecnsim.exceptions import ResourceError, SimulationError
+from ecnsim.exceptions import ResourceError, SimulationError, SpecError
 
 if TYPE_CHECKING:
     # Imported where used, so `ecnsim --help` loads none of them.
@@ -204,6 +204,35 @@ def build_simulation(
 ) -> Simulation:
     """The simulation of a scenario file: TOML, or JSON (same schema) if it ends in ``.json``;
     ``sets`` (``--set``) applied first."""
+    try:
+        return _build_simulation(path, text, seed=seed, max_memory=max_memory, sets=sets)
+    except SpecError as e:
+        raise _sweep_file_hint(path, e) or e from None
+
+
+def _sweep_file_hint(path: Path, error: SpecError) -> UsageError | None:
+    """The error of a sweep file given where a scenario belongs, saying so: its first key
+    the scenario schema lacks (``base``, ``grid``, ...) is otherwise reported as a mere
+    unknown field, and the user is left to guess which command reads the file."""
+    from ecnsim.sweep.spec import _TOP_LEVEL_KEYS as SWEEP_KEYS
+
+    key, sep, rest = str(error).partition(": ")
+    if not sep or key not in SWEEP_KEYS or not rest.startswith(f"unknown field `{key}`"):
+        return None
+    return UsageError(
+        f"{error}; {path} looks like a sweep file (it has `{key}`): run it with "
+        f"`ecnsim sweep {path}`"
+    )
+
+
+def _build_simulation(
+    path: Path,
+    text: str,
+    *,
+    seed: int | None,
+    max_memory: int | None,
+    sets: Sequence[tuple[str, Any]],
+) -> Simulation:
     from ecnsim.simulation import Simulation
 
     if path.suffix.lower() == ".json":

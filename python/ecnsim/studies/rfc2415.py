@@ -509,7 +509,12 @@ class Rfc2415Study(Study):
                 f"{'on' if p.red_gentle else 'off'}, limit {p.buffer_packets} packets",
             ),
             ("experiments", ", ".join(p.experiments)),
-            ("simulated", f"{p.duration_s:g} s, the first {p.warmup_s:g} s left out"),
+            (
+                "simulated",
+                f"{p.duration_s:g} s, the first {p.warmup_s:g} s left out"
+                if p.warmup_s > 0
+                else f"{p.duration_s:g} s, all of it measured",
+            ),
             ("defaults", f"ecnsim profile {p.profile}"),
             ("seeds per point", str(p.seeds)),
         ]
@@ -587,8 +592,13 @@ class Rfc2415Study(Study):
             ),
             Choice(
                 "Measured interval",
-                f"the whole run from {p.warmup_s:g} s; pages (files) that started before are "
-                "left out; unfinished pages are censored, not dropped",
+                (
+                    f"from {p.warmup_s:g} s to the end; pages (files) that started before are "
+                    "left out"
+                    if p.warmup_s > 0
+                    else "the whole run"
+                )
+                + "; unfinished pages are censored, not dropped",
                 "The RFC reports whole 360 s runs. A page still loading at the end took at least "
                 "as long as it has waited: the median is the Kaplan-Meier median (pages whose "
                 "connection gave up never complete).",

@@ -734,7 +734,8 @@ class Rfc2884Study(Study):
                 "marks (ECN) are the four flows' packets dropped or marked at any queue",
                 "STUDIES.md: background flows all ECN or all non-ECN, and packets dropped for "
                 "non-ECN flows compared with packets marked for ECN flows. The run length "
-                "after the competing flows start is not given; 100 s holds many RED cycles.",
+                "after the competing flows start is not given; "
+                f"{p.fairness_duration_s - p.competing_start_s:g} s holds many RED cycles.",
                 "fairness_duration_s, fairness_modes",
             ),
             Choice(

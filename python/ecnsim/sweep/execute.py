@@ -635,6 +635,17 @@ class SweepResult:
         names = list(resolve_metrics(metrics))
         per_run = self.metrics(metrics)
         by = [p for p in self.plan.params if p in per_run.columns]
+        if self.failures:
+            # Failed runs are simply absent from the means: say so, or a sweep whose every run
+            # failed (a script without the `__main__` guard on the process pool) reads as a
+            # table of n = 0 and NaN with no reason given.
+            warnings.warn(
+                f"sweep {self.name}: {len(self.failures)} of {len(self.plan.runs)} run(s) "
+                "failed and are left out of these means (n counts the runs that finished; "
+                f"result.failures has each error); the first: {self.failures[0][1]}",
+                UserWarning,
+                stacklevel=2,
+            )
         same = self.deterministic_points()
         if same:
             warnings.warn(

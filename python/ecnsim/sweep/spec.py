@@ -85,6 +85,18 @@ _TOP_LEVEL_KEYS = (
     "series",
 )
 
+#: Top-level keys of a scenario file that a sweep file does not have.
+_SCENARIO_ONLY_KEYS = (
+    "simulation",
+    "tcp",
+    "topology",
+    "nodes",
+    "links",
+    "flow_groups",
+    "flows",
+    "apps",
+)
+
 
 def _q(path: str) -> str:
     """A TOML-quoted key, as it appears in the sweep file."""
@@ -269,8 +281,15 @@ class Sweep:
             raise SweepSpecError("<root>", "a sweep must be a table")
         unknown = [k for k in data if k not in _TOP_LEVEL_KEYS]
         if unknown:
+            hint = ""
+            if unknown[0] in _SCENARIO_ONLY_KEYS:
+                # A scenario file given where a sweep belongs: say which command reads it.
+                hint = (
+                    "; this looks like a scenario file: run it with `ecnsim run`, or name it "
+                    "as a sweep's `base`"
+                )
             raise SweepSpecError(
-                unknown[0], f"unknown field; allowed: {', '.join(_TOP_LEVEL_KEYS)}"
+                unknown[0], f"unknown field; allowed: {', '.join(_TOP_LEVEL_KEYS)}{hint}"
             )
         if "base" not in data:
             raise SweepSpecError("base", "missing: the path of a scenario TOML file or a table")

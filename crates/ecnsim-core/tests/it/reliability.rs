@@ -297,3 +297,22 @@ fn times_longer_than_the_run_are_warned_about() {
     .unwrap();
     assert!(spec.warnings().is_empty());
 }
+
+#[test]
+fn a_scenario_without_traffic_is_warned_about() {
+    let text = r#"
+        simulation = { duration = "1s" }
+        nodes = [{ name = "a", kind = "host" }, { name = "b", kind = "host" }]
+        links = [{ a = "a", b = "b", rate = "1Mbps", delay = "1ms" }]
+    "#;
+    let spec = ScenarioSpec::from_toml_str(text).unwrap();
+    spec.validate().unwrap();
+    let w = spec.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "flows");
+    assert!(w[0].1.contains("nothing is sent"), "{}", w[0].1);
+    let with_flow = format!("{text}\nflows = [{{ src = \"a\", dst = \"b\" }}]");
+    let spec = ScenarioSpec::from_toml_str(&with_flow).unwrap();
+    spec.validate().unwrap();
+    assert!(spec.warnings().is_empty());
+}
