@@ -366,6 +366,10 @@ def test_run_seeds_in_parallel_equals_runs_one_at_a_time(cli: Cli, tmp_path: Pat
             df = pd.read_parquet(out / f"seed-{seed}" / f"{name}.parquet")
             pd.testing.assert_frame_equal(df, table.to_pandas())
     assert sorted(p.name for p in out.iterdir()) == ["seed-1", "seed-2", "seed-7"]
+    # Nothing in dumbbell.toml draws a random number: said as a sweep says it.
+    assert "dumbbell.toml: the runs gave bit-identical results for every seed (3 seeds)" in (
+        proc.stderr
+    )
 
 
 @pytest.mark.parametrize(
