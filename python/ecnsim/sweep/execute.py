@@ -760,7 +760,7 @@ def run_sweep(
             raise ValueError(
                 "emulated runs run one at a time, in real time: running them side by side "
                 "would delay each other's packets and distort the experiment; use jobs=1 "
-                "(--workers 1) and no Dask"
+                "(--jobs 1) and no Dask"
             )
         executor, jobs = "serial", 1
     if not isinstance(store, Store):
