@@ -201,6 +201,19 @@ def test_only_filters_points_by_axis_values() -> None:
         studies.filter_points(points, {"N": [30]})
     with pytest.raises(StudyError, match="AXIS=V1,V2"):
         studies.parse_only(["n"])
+    # Nothing left: the values that exist are named, of each filter that matches nothing.
+    params = study.quick(HeteroParams())
+    with pytest.raises(
+        StudyError, match=r"^no point is left after --only: no point has n=7 \(n takes 15, 60\)$"
+    ):
+        studies.plan_study(study, params, only={"n": [7], "mode": ["ECN"]})
+    from ecnsim.studies._base import no_point_left
+
+    sparse = [{"n": 6, "mode": "RED"}, {"n": 9, "mode": "ECN"}]
+    assert no_point_left(sparse, {"n": [6], "mode": ["ECN"]}) == (
+        "no point is left after --only: no point has n=6 and mode=ECN together "
+        "(n takes 6, 9; mode takes RED, ECN)"
+    )
 
 
 def test_each_mode_sets_the_queue_and_the_endpoints() -> None:
