@@ -278,7 +278,7 @@ def set_path(data: dict[str, Any], path: str | Sequence[PathToken], value: Any) 
 def _variant_tables(node: dict[str, Any], key: str) -> list[str]:
     """The tables in ``node`` named ``<key>_<something>`` (``queue_ab``, ``queue_ba`` beside
     a missing ``queue``): a path through ``key`` that would create it most likely means one
-    of them, and a new ``key`` table holding one field is never a whole table."""
+    of them, and a new ``key`` holding only the field set is seldom a whole table."""
     return sorted(k for k, v in node.items() if k.startswith(f"{key}_") and isinstance(v, dict))
 
 
@@ -292,9 +292,9 @@ def _variant_message(tokens: Sequence[PathToken], i: int, at: str, variants: lis
     meant = " or ".join(_format_tokens([*tokens[:i], v, *tokens[i + 1 :]]) for v in variants)
     whole = _format_tokens(tokens[: i + 1])
     return (
-        f"{at} has {has} but no `{key}`, so this would create a new `{key}` table holding "
-        f"only `{rest}`; did you mean {meant}? (a new `{key}` beside {has} is given whole: "
-        f'{whole}={{"type": ...}})'
+        f"{at or 'the scenario'} has {has} but no `{key}`, so this would create a new `{key}` "
+        f"table holding only `{rest}`; did you mean {meant}? (a new `{key}` beside {has} is "
+        f"given whole: {whole}={{...}})"
     )
 
 
