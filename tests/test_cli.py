@@ -19,7 +19,7 @@ from ecnsim import Simulation, Table
 from ecnsim.cli._common import format_table
 from ecnsim.cli.bench import BENCHMARKS
 
-from .conftest import EXAMPLES, ROOT
+from .conftest import EXAMPLES, ROOT, red_ecn_dumbbell, small_scenario
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -265,6 +265,55 @@ def test_dumbbell_100_matches_its_description() -> None:
     assert sim.end_ns == 60 * 10**9
 
 
+def _summary_lines(results: ecnsim.Results) -> list[str]:
+    import io
+
+    from ecnsim.cli._common import print_summary
+
+    buf = io.StringIO()
+    print_summary(results, buf)
+    return buf.getvalue().splitlines()
+
+
+def test_summary_names_links_and_shows_drops_marks_and_ce() -> None:
+    from ecnsim.cli._common import MAX_QUEUE_ROWS
+
+    # 18 link directions, RED with ECN at the bottleneck.
+    results = Simulation(red_ecn_dumbbell()).run()
+    lines = _summary_lines(results)
+    flows = lines[lines.index("flows (4 rows)") + 1].split()
+    assert flows[-3:] == ["drops", "marks", "ce_received"]
+    queues = results.queues
+    title = next(i for i, x in enumerate(lines) if x.startswith("queues ("))
+    assert lines[title] == (
+        f"queues ({MAX_QUEUE_ROWS} of {len(queues)} link directions: those that dropped or "
+        "marked first, then the busiest)"
+    )
+    rows = [x.split() for x in lines[title + 3 : title + 3 + MAX_QUEUE_ROWS]]
+    assert lines[title + 1].split()[:2] == ["link", "direction"]
+    # The bottleneck's data direction, by name, first: it dropped and marked.
+    assert rows[0][:2] == ["bottleneck", "r1->r2"]
+    busiest = queues.sort_values("arrival_bytes", ascending=False, kind="stable")
+    assert rows[0][4:6] == [str(busiest["drops"].iloc[0]), str(busiest["marks"].iloc[0])]
+    assert [r[1] for r in rows[1:]] == list(busiest["queue"].iloc[1:MAX_QUEUE_ROWS])
+    left = len(queues) - MAX_QUEUE_ROWS
+    assert lines[title + 3 + MAX_QUEUE_ROWS] == (
+        f"({left} link directions not shown, with 0 drops and 0 marks in all; "
+        "--out writes them all)"
+    )
+    # DropTail, no ECN, 10 directions: no ECN columns, every direction in the table's order.
+    results = Simulation(small_scenario()).run()
+    lines = _summary_lines(results)
+    header = lines[lines.index("flows (2 rows)") + 1].split()
+    assert "drops" in header
+    assert "marks" not in header
+    assert "ce_received" not in header
+    title = lines.index("queues (10 link directions)")
+    shown = [x.split()[:2] for x in lines[title + 3 : title + 13]]
+    assert [d for _, d in shown] == list(results.queues["queue"])
+    assert shown[0] == ["bottleneck", "r1->r2"]
+
+
 def test_format_table_prints_whatever_columns_exist() -> None:
     t = Table(
         "mystery",
@@ -366,6 +415,10 @@ def test_run_seeds_in_parallel_equals_runs_one_at_a_time(cli: Cli, tmp_path: Pat
             df = pd.read_parquet(out / f"seed-{seed}" / f"{name}.parquet")
             pd.testing.assert_frame_equal(df, table.to_pandas())
     assert sorted(p.name for p in out.iterdir()) == ["seed-1", "seed-2", "seed-7"]
+    # Nothing in dumbbell.toml draws a random number: said as a sweep says it.
+    assert "dumbbell.toml: the runs gave bit-identical results for every seed (3 seeds)" in (
+        proc.stderr
+    )
 
 
 @pytest.mark.parametrize(

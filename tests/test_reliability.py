@@ -361,6 +361,24 @@ def test_seeds_of_a_deterministic_scenario_are_reported(tmp_path: Path) -> None:
         result.aggregate(["goodput_bps"])
 
 
+def test_tables_checksum_tells_seeds_that_changed_nothing() -> None:
+    from ecnsim.sweep.execute import same_for_every_seed, tables_checksum
+
+    # `ecnsim run --seeds` compares runs by this checksum (the digest covers the seed).
+    fixed = [Simulation(small_scenario(duration="1s"), seed=s).run() for s in (1, 2)]
+    assert fixed[0].digest != fixed[1].digest
+    assert tables_checksum(fixed[0]) == tables_checksum(fixed[1])
+    jitter = [
+        Simulation(small_scenario(duration="1s", start_jitter="100ms"), seed=s).run()
+        for s in (1, 2)
+    ]
+    assert tables_checksum(jitter[0]) != tables_checksum(jitter[1])
+    runs = [(0, tables_checksum(r)) for r in fixed] + [(1, tables_checksum(r)) for r in jitter]
+    assert same_for_every_seed(runs) == [0]
+    # One run is no evidence either way.
+    assert same_for_every_seed(runs[:1]) == []
+
+
 def test_times_longer_than_the_run_are_warned_about(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "onoff.toml"
     path.write_text(

@@ -100,6 +100,38 @@ def test_a_selector_matching_nothing_names_what_exists() -> None:
         set_path(_data(), "flows[group=mice].tcp.cc", "reno")
 
 
+def test_a_path_through_a_missing_table_beside_its_variants_names_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data: dict[str, Any] = {"links": [{"name": "b", "queue_ab": {"type": "red"}}]}
+    # Not redirected: which direction is meant is the user's choice.
+    with pytest.raises(
+        ValueError,
+        match=r"^links\[0\] has `queue_ab` but no `queue`, so this would create a new `queue` "
+        r"table holding only `max_p`; did you mean links\[name=b\]\.queue_ab\.max_p\?",
+    ):
+        set_path(data, "links[name=b].queue.max_p", 0.2)
+    data["links"][0]["queue_ba"] = {"type": "codel"}
+    with pytest.raises(ValueError, match=r"links\[0\]\.queue_ab\.max_p or links\[0\]\.queue_ba"):
+        set_path(data, "links[0].queue.max_p", 0.2)
+    assert "queue" not in data["links"][0]
+    # A whole new table beside them is a deliberate choice (`queue` for both directions),
+    # and a table nothing is beside is still created on the way.
+    set_path(data, "links[0].queue", {"type": "pie"})
+    set_path(data, "links[0].queue.target", "20ms")
+    assert data["links"][0]["queue"] == {"type": "pie", "target": "20ms"}
+    set_path(data, "tcp.cc", "reno")
+    assert data["tcp"] == {"cc": "reno"}
+    # The command line says it, where the core would only see a queue without a type.
+    from ecnsim.cli import main
+
+    hetero = Path(__file__).parent.parent / "examples" / "hetero_rtt.toml"
+    assert main(["run", str(hetero), "-q", "--set", "links[name=bottleneck].queue.max_p=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --set links[name=bottleneck].queue.max_p: links[0] has `queue_ab`" in err
+    assert "did you mean links[name=bottleneck].queue_ab.max_p?" in err
+
+
 def test_assignment_splits_outside_brackets() -> None:
     assert parse_assignment("links[name=b].queue.max_p=0.2") == ("links[name=b].queue.max_p", 0.2)
     assert parse_assignment("tcp.cc=newreno") == ("tcp.cc", "newreno")

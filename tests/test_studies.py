@@ -171,6 +171,24 @@ def test_a_variant_sets_its_values_and_later_settings_win() -> None:
     assert sc["links"][1]["rate"] == "10Mbps"  # 600 Mb/s / 60
 
 
+def test_study_run_takes_jobs_as_run_and_sweep_do(capsys: pytest.CaptureFixture[str]) -> None:
+    from ecnsim.cli import build_parser
+
+    parser = build_parser()
+    for option in ("--jobs", "-j", "--workers"):
+        args = parser.parse_args(["study", "run", "hetero", option, "3"])
+        assert args.jobs == 3, option
+    assert parser.parse_args(["study", "run", "hetero"]).jobs is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["study", "run", "hetero", "--jobs", "0"])
+    assert "argument --jobs/-j: must be at least 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser.parse_args(["study", "run", "--help"])
+    text = capsys.readouterr().out
+    assert "--jobs N, -j N" in text
+    assert "--workers" not in text
+
+
 def test_only_filters_points_by_axis_values() -> None:
     study = HeteroStudy()
     points = study.grid(HeteroParams())
@@ -183,6 +201,19 @@ def test_only_filters_points_by_axis_values() -> None:
         studies.filter_points(points, {"N": [30]})
     with pytest.raises(StudyError, match="AXIS=V1,V2"):
         studies.parse_only(["n"])
+    # Nothing left: the values that exist are named, of each filter that matches nothing.
+    params = study.quick(HeteroParams())
+    with pytest.raises(
+        StudyError, match=r"^no point is left after --only: no point has n=7 \(n takes 15, 60\)$"
+    ):
+        studies.plan_study(study, params, only={"n": [7], "mode": ["ECN"]})
+    from ecnsim.studies._base import no_point_left
+
+    sparse = [{"n": 6, "mode": "RED"}, {"n": 9, "mode": "ECN"}]
+    assert no_point_left(sparse, {"n": [6], "mode": ["ECN"]}) == (
+        "no point is left after --only: no point has n=6 and mode=ECN together "
+        "(n takes 6, 9; mode takes RED, ECN)"
+    )
 
 
 def test_each_mode_sets_the_queue_and_the_endpoints() -> None:
@@ -242,7 +273,7 @@ def _check_ecnplus(name: str, params: Any, tables: dict[str, pd.DataFrame]) -> N
 @pytest.mark.parametrize("name", studies.names())
 def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
     out = tmp_path / name
-    r = cli("study", "run", name, "--quick", "--out", out, "--workers", "2", timeout=600)
+    r = cli("study", "run", name, "--quick", "--out", out, "--jobs", "2", timeout=600)
     assert r.returncode == 0, r.stderr
     assert f"report:  {out / 'report.html'}" in r.stdout
     info = json.loads((out / "study.json").read_text())
@@ -289,7 +320,8 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
         check_quick_tables(params, tables)
     elif name == "ecnplus":
         _check_ecnplus(name, params, tables)
-    # A second run finds every run in the store and only renders.
+    # A second run finds every run in the store and only renders (--workers: --jobs's
+    # former name, still accepted).
     again = cli("study", "run", name, "--quick", "--out", out, "--workers", "1", timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"({0} run now, {planned} already in the store" in again.stderr
@@ -337,7 +369,7 @@ def test_a_killed_study_resumes_without_losing_finished_runs(tmp_path: Path) -> 
     out = tmp_path / "resume"
     args = [
         sys.executable, "-m", "ecnsim", "study", "run", "hetero", "--out", str(out),
-        "--workers", "1", "--seeds", "1",
+        "--jobs", "1", "--seeds", "1",
         "--set", "n_values=6,9,12,15", "--set", "max_p_values=0.1,0.5", "--set", "modes=RED",
         "--set", "duration_s=30", "--set", "warmup_s=5", "--set", "figure_n=6",
     ]  # fmt: skip

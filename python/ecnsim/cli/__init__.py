@@ -6,7 +6,7 @@
     ecnsim emulate SCENARIO.toml [--out DIR] [--pcap-dir DIR] | --cleanup   (root)
     ecnsim bench [NAME ...] [--json] [--list]
     ecnsim report RESULTS_DIR [-o report.html] [--title TEXT] [--lockout SECONDS]
-    ecnsim study list | show NAME | run NAME [--quick] [--out DIR] [--workers N] [--dask ADDR]
+    ecnsim study list | show NAME | run NAME [--quick] [--out DIR] [--jobs N] [--dask ADDR]
                  [--seeds K] [--set PATH=VALUE ...] [--only AXIS=V1,V2 ...]
     ecnsim sweep SWEEP.toml [--jobs N] [--dask ADDRESS|local] [--out DIR] [--dry-run]
     ecnsim runs [--out DIR] [--sweep NAME] [--where SQL] [--sql QUERY] [--format F]

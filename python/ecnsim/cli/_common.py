@@ -95,35 +95,39 @@ class ProgressBar:
 # Summary tables
 # ---------------------------------------------------------------------------
 
-#: Columns the summary prefers, in order, when the table has them.
+#: Columns the summary prefers, in order, when the table has them. Of the flows':
+#: ``rx_goodput_bps`` only when a warning names it, ``marks``/``ce_received`` only
+#: with ECN on a flow or a mark, the transfer columns only when a transfer completed
+#: (:func:`_flow_summary_columns`). Of the queues' (:func:`_queue_summary_columns`):
+#: ``link`` is the link's name and ``direction`` its ``from->to``.
 PREFERRED_COLUMNS: dict[str, list[str]] = {
     "flows": [
         "flow",
-        "name",
         "src",
         "dst",
         "bytes_delivered",
         "goodput_bps",
         "rx_goodput_bps",
-        "throughput_bps",
         "packets_sent",
         "packets_retransmitted",
         "fast_retransmits",
         "rto_count",
+        "drops",
+        "marks",
+        "ce_received",
         "completion_time_s",
         "transfer_goodput_bps",
     ],
     "queues": [
-        "queue",
         "link",
-        "from",
-        "to",
+        "direction",
         "arrivals",
         "departures",
         "drops",
         "marks",
         "avg_packets",
         "max_packets",
+        "utilization",
     ],
 }
 
@@ -131,6 +135,10 @@ PREFERRED_COLUMNS: dict[str, list[str]] = {
 SUMMARY_TABLES = ("flows", "queues")
 
 MAX_SUMMARY_ROWS = 40
+
+#: Most link directions the summary lists; beyond it, those that dropped or marked and
+#: then the busiest (by bytes arrived), and a line on the others.
+MAX_QUEUE_ROWS = 12
 
 
 def _format_value(value: Any) -> str:
@@ -271,28 +279,109 @@ _TRANSFER_INPUTS = ("start_s", "completion_time_s", "bytes_delivered")
 
 def print_summary(results: Results, stream: TextIO) -> None:
     """Print what the run did: the ``[[flows]]`` (bulk and finite transfers) with their
-    goodput over the run and over each transfer's life, the queues, and per-app summaries
-    of the workloads (``[[apps]]``) from the ``records`` table."""
-    flows = _bulk_flow_columns(results, PREFERRED_COLUMNS["flows"])
+    goodput over the run and over each transfer's life, drops and ECN marks; the link
+    directions by link name, those that dropped or marked and the busiest first when
+    there are many; and per-app summaries of the workloads (``[[apps]]``) from the
+    ``records`` table."""
+    flows = _flow_summary_columns(results)
     rows = len(next(iter(flows.values()))[0]) if flows else 0
     if flows is not None and rows:
         stream.write(f"\nflows ({rows} rows)\n")
         stream.write(format_columns(flows) + "\n")
-        if "transfer_goodput_bps" in flows and any(
-            v == v for v in flows["transfer_goodput_bps"][0]
-        ):
+        if "transfer_goodput_bps" in flows:
             stream.write(
                 "goodput: over [max(warm-up, start), end of run]; transfer_goodput: over a "
                 "finite transfer's own life, to its completion\n"
             )
     for warning in results.warnings:
         stream.write(f"warning: {printable(warning)}\n")
-    if "queues" in results.tables:
-        table = results.tables["queues"]
-        stream.write(f"\nqueues ({len(table)} rows)\n")
-        stream.write(format_table(table, PREFERRED_COLUMNS["queues"]) + "\n")
+    queues = _queue_summary_columns(results)
+    if queues is not None:
+        title, columns, footer = queues
+        stream.write(f"\n{title}\n")
+        stream.write(format_columns(columns) + "\n")
+        if footer:
+            stream.write(footer + "\n")
     for line in workload_summary(results):
         stream.write(line + "\n")
+
+
+def _flow_summary_columns(results: Results) -> dict[str, tuple[list[Any], bool]] | None:
+    """The flows table of the summary: :data:`PREFERRED_COLUMNS` less the columns that
+    would say nothing in this run (ECN counts where no flow uses ECN and nothing was
+    marked, transfer columns where no finite transfer completed, ``rx_goodput`` unless a
+    warning asks to compare it)."""
+    flows = _bulk_flow_columns(results, [*PREFERRED_COLUMNS["flows"], "ecn_negotiated"])
+    if flows is None:
+        return None
+
+    def values(name: str) -> list[Any]:
+        return flows[name][0] if name in flows else []
+
+    hidden = {"ecn_negotiated"}
+    if not any(values("ecn_negotiated")) and not any(values("marks")):
+        hidden |= {"marks", "ce_received"}
+    if not any(v == v for v in values("transfer_goodput_bps")):  # all NaN: none completed
+        hidden |= {"completion_time_s", "transfer_goodput_bps"}
+    if not any("rx_goodput_bps" in w for w in results.warnings):
+        hidden.add("rx_goodput_bps")
+    return {name: column for name, column in flows.items() if name not in hidden}
+
+
+def _link_names(results: Results, links: int) -> list[str]:
+    """Each link's name, as the scenario names it (``link<i>`` for an unnamed one)."""
+    spec = results.spec or {}
+    given = [(x.get("name") if isinstance(x, dict) else None) for x in spec.get("links") or []]
+    return [str(given[i]) if i < len(given) and given[i] else f"link{i}" for i in range(links)]
+
+
+def _queue_summary_columns(
+    results: Results,
+) -> tuple[str, dict[str, tuple[list[Any], bool]], str] | None:
+    """The queues table of the summary as ``(title, columns, footer)``: one row per link
+    direction, named by its link's name and ``from->to``, in the table's order; beyond
+    :data:`MAX_QUEUE_ROWS` directions, those that dropped or marked first, then the
+    busiest by bytes arrived, and a footer on the directions left out. None without a
+    queues table."""
+    if "queues" not in results.tables:
+        return None
+    table = results.tables["queues"]
+    n = len(table)
+
+    def column(name: str, default: Any = 0) -> list[Any]:
+        return table.to_pylist(name) if name in table else [default] * n
+
+    links = column("link", None)
+    names = _link_names(results, 1 + max((i for i in links if i is not None), default=-1))
+    drops, marks, arrived = column("drops"), column("marks"), column("arrival_bytes")
+    columns: dict[str, tuple[list[Any], bool]] = {
+        "link": ([names[i] if i is not None else "-" for i in links], False),
+        "direction": (
+            column("queue", "-")
+            if "queue" in table
+            else [f"{a}->{b}" for a, b in zip(column("from"), column("to"), strict=True)],
+            False,
+        ),
+    }
+    for name in PREFERRED_COLUMNS["queues"][2:]:
+        if name in table:
+            columns[name] = (table.to_pylist(name), table.is_numeric(name))
+    rows = list(range(n))
+    title = f"queues ({n} link directions)"
+    footer = ""
+    if n > MAX_QUEUE_ROWS:
+        ranked = sorted(rows, key=lambda r: (drops[r] + marks[r] == 0, -arrived[r], r))
+        rows, left = ranked[:MAX_QUEUE_ROWS], ranked[MAX_QUEUE_ROWS:]
+        title = (
+            f"queues ({MAX_QUEUE_ROWS} of {n} link directions: those that dropped or marked "
+            "first, then the busiest)"
+        )
+        footer = (
+            f"({len(left)} link directions not shown, with {sum(drops[r] for r in left)} drops "
+            f"and {sum(marks[r] for r in left)} marks in all; --out writes them all)"
+        )
+    shown = {name: ([vals[r] for r in rows], numeric) for name, (vals, numeric) in columns.items()}
+    return title, shown, footer
 
 
 def _capacity_bps(results: Results) -> float | None:

@@ -392,7 +392,10 @@ def _run_one_seed(
     sets: Sequence[tuple[str, Any]] = (),
 ) -> dict[str, Any]:
     """Run the scenario ``text`` (of file ``path``, ``sets`` applied) with ``seed`` in this
-    (worker) process; write its results to ``out`` if given. Returns what the parent prints."""
+    (worker) process; write its results to ``out`` if given. Returns what the parent prints,
+    and the checksum of the tables that tells seeds that changed nothing."""
+    from ecnsim.sweep.execute import tables_checksum
+
     sim = build_simulation(path, text, seed=seed, max_memory=max_memory, sets=sets)
     started = time.perf_counter()
     error = None
@@ -408,6 +411,7 @@ def _run_one_seed(
     return {
         "seed": seed,
         "digest": results.digest,
+        "tables_checksum": tables_checksum(results),
         "finished": results.finished,
         "error": error,
         "now": sim.now,
@@ -429,7 +433,13 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from ecnsim._system import default_max_memory
-    from ecnsim.sweep.execute import _stop_pool, _worker_init, default_jobs
+    from ecnsim.sweep.execute import (
+        _stop_pool,
+        _worker_init,
+        default_jobs,
+        identical_seeds_message,
+        same_for_every_seed,
+    )
 
     if args.seed is not None:
         raise UsageError("give --seed or --seeds, not both")
@@ -489,6 +499,11 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
                 f"{r['duration']:g} s simulated",
                 file=sys.stderr,
             )
+    # As a sweep warns of its points: seeds that changed nothing are not repetitions.
+    finished = [r["tables_checksum"] for r in done.values() if r["error"] is None]
+    if len(finished) == len(seeds) and same_for_every_seed((0, c) for c in finished):
+        message = identical_seeds_message(f"{path.name}: the runs", len(seeds))
+        print(f"warning: {message}", file=sys.stderr)
     if out is not None:
         print(f"\nresults written to {out}/seed-<N> (one directory per seed)")
     return code

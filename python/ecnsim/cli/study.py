@@ -4,7 +4,7 @@
 
     ecnsim study list
     ecnsim study show NAME [--quick] [--emulate] [--set PATH=VALUE ...]
-    ecnsim study run NAME [--quick] [--emulate] [--out DIR] [--workers N] [--dask ADDR|local]
+    ecnsim study run NAME [--quick] [--emulate] [--out DIR] [--jobs N] [--dask ADDR|local]
                           [--seeds K] [--set PATH=VALUE ...] [--only AXIS=V1,V2 ...]
 """
 
@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ecnsim.cli.run import jobs_arg
 
 EXIT_RUNS_FAILED = 1
 #: Exit code when the machine cannot emulate (as ``ecnsim emulate``).
@@ -154,9 +155,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ecnsim.sweep import SweepInterrupted, SweepProgressBar
 
     study, params = _resolve(args)
-    if args.workers is not None and args.workers < 1:
-        print(f"error: --workers must be >= 1, got {args.workers}", file=sys.stderr)
-        return EXIT_USAGE
     out = args.out or os.path.join("ecnsim-studies", study.name + ("-quick" if args.quick else ""))
     if os.path.exists(out) and not os.path.isdir(out):
         print(f"error: --out {out}: exists and is not a directory", file=sys.stderr)
@@ -187,7 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             study,
             params,
             out,
-            workers=args.workers,
+            workers=args.jobs,
             dask=dask,
             only=only,
             progress=bar,
@@ -280,8 +278,16 @@ def add_parsers(sub: Any) -> None:
     _add_common(run)
     run.add_argument("--out", metavar="DIR", help="output directory (default ecnsim-studies/NAME)")
     run.add_argument(
-        "--workers", type=int, metavar="N", help="worker processes (default: one per core)"
+        "--jobs",
+        "-j",
+        type=jobs_arg,
+        metavar="N",
+        help="runs at a time, each in its own process (default: one per core; 1 runs in "
+        "this process)",
     )
+    # The name `study run` had before it took `ecnsim run`'s and `ecnsim sweep`'s --jobs:
+    # kept so that scripts and notes keep working, and left out of the help.
+    run.add_argument("--workers", dest="jobs", type=jobs_arg, help=argparse.SUPPRESS)
     run.add_argument("--dask", metavar="ADDR|local", help="run on a Dask cluster (or a local one)")
     run.add_argument("--seeds", type=int, metavar="K", help="seeds per point (1..K)")
     run.add_argument(

@@ -211,13 +211,17 @@ def set_path(data: dict[str, Any], path: str | Sequence[PathToken], value: Any) 
     """Set the field at ``path`` in scenario dict ``data`` to (a copy of) ``value``, in place.
 
     Missing tables on the way are created (``tcp.cc`` in a scenario without
-    ``tcp``); list indices must exist; ``[*]`` and ``[key=value]`` set every
-    element they match and must match at least one (the error lists the
-    values that exist). Raises ``ValueError`` naming the part that does not fit.
+    ``tcp``), unless the table beside them says the path means one of its
+    variants (``links[0].queue.max_p`` on a link with ``queue_ab``, see
+    :func:`_variant_tables`); list indices must exist; ``[*]`` and
+    ``[key=value]`` set every element they match and must match at least one
+    (the error lists the values that exist). Raises ``ValueError`` naming the
+    part that does not fit.
     """
     tokens = parse_path(path) if isinstance(path, str) else tuple(path)
 
-    def rec(node: Any, i: int) -> None:
+    def rec(node: Any, i: int, at: str) -> None:
+        # `at`: where `node` is, by index (`links[0]`), where `here` may be a selector.
         tok = tokens[i]
         here = _format_tokens(tokens[:i])
         last = i == len(tokens) - 1
@@ -230,8 +234,11 @@ def set_path(data: dict[str, Any], path: str | Sequence[PathToken], value: Any) 
             if node.get(tok) is None:
                 if not isinstance(tokens[i + 1], str):
                     raise ValueError(f"{_format_tokens(tokens[: i + 1])} does not exist")
+                variants = _variant_tables(node, tok)
+                if variants:
+                    raise ValueError(_variant_message(tokens, i, at, variants))
                 node[tok] = {}
-            rec(node[tok], i + 1)
+            rec(node[tok], i + 1, f"{at}.{tok}" if at else tok)
             return
         if not isinstance(node, list):
             raise ValueError(f"{here} is not an array")
@@ -263,9 +270,32 @@ def set_path(data: dict[str, Any], path: str | Sequence[PathToken], value: Any) 
             if last:
                 node[j] = copy.deepcopy(value)
             else:
-                rec(node[j], i + 1)
+                rec(node[j], i + 1, f"{at}[{j}]")
 
-    rec(data, 0)
+    rec(data, 0, "")
+
+
+def _variant_tables(node: dict[str, Any], key: str) -> list[str]:
+    """The tables in ``node`` named ``<key>_<something>`` (``queue_ab``, ``queue_ba`` beside
+    a missing ``queue``): a path through ``key`` that would create it most likely means one
+    of them, and a new ``key`` holding only the field set is seldom a whole table."""
+    return sorted(k for k, v in node.items() if k.startswith(f"{key}_") and isinstance(v, dict))
+
+
+def _variant_message(tokens: Sequence[PathToken], i: int, at: str, variants: list[str]) -> str:
+    """Why a path through the missing table ``tokens[i]`` beside ``variants`` is refused,
+    with the paths through each variant (never taken in its place: which one is meant is
+    the user's choice)."""
+    key = tokens[i]
+    rest = _format_tokens(tokens[i + 1 :])
+    has = " and ".join(f"`{v}`" for v in variants)
+    meant = " or ".join(_format_tokens([*tokens[:i], v, *tokens[i + 1 :]]) for v in variants)
+    whole = _format_tokens(tokens[: i + 1])
+    return (
+        f"{at or 'the scenario'} has {has} but no `{key}`, so this would create a new `{key}` "
+        f"table holding only `{rest}`; did you mean {meant}? (a new `{key}` beside {has} is "
+        f"given whole: {whole}={{...}})"
+    )
 
 
 #: Top-level keys of a scenario's templates (``[topology]``, ``[[flow_groups]]``).

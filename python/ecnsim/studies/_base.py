@@ -489,6 +489,32 @@ def filter_points(
     return [p for p in points if all(any(_same(p[k], v) for v in vals) for k, vals in only.items())]
 
 
+def no_point_left(points: Sequence[dict[str, Any]], only: Mapping[str, Sequence[Any]]) -> str:
+    """Why :func:`filter_points` kept none of ``points``: the filters that match no point
+    on their own, each with the values its axis takes (or, if each matches some point,
+    that no point has them all together)."""
+
+    def takes(key: str) -> str:
+        values: list[Any] = []
+        for p in points:
+            if not any(_same(p[key], v) for v in values):
+                values.append(p[key])
+        return f"{key} takes {', '.join(map(str, values))}"
+
+    def given(key: str) -> str:
+        return f"{key}={','.join(map(str, only[key]))}"
+
+    alone = [k for k in only if not filter_points(points, {k: only[k]})]
+    if alone:
+        return "no point is left after --only: " + "; ".join(
+            f"no point has {given(k)} ({takes(k)})" for k in alone
+        )
+    return (
+        f"no point is left after --only: no point has {' and '.join(map(given, only))} "
+        f"together ({'; '.join(takes(k) for k in only)})"
+    )
+
+
 # ---------------------------------------------------------------------------
 # Planning and running
 # ---------------------------------------------------------------------------
@@ -519,7 +545,7 @@ def plan_study(
     """
     points = filter_points(study.grid(params), only or {})
     if not points:
-        raise StudyError("no point of the study is left after --only")
+        raise StudyError(no_point_left(study.grid(params), only or {}))
     return _plan_points(
         study,
         params,

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ecnsim.analysis.aggregate import MetricSpec
+    from ecnsim.results import Results
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +36,62 @@ else:  # pragma: no cover - Python 3.10 only
 
 
 from ecnsim.sweep.spec import Plan, PlannedRun, RunTask, Sweep, _format_params
+
+# ---------------------------------------------------------------------------
+# Seeds that change nothing (a sweep's points, `ecnsim run --seeds`)
+# ---------------------------------------------------------------------------
+
+
+def same_for_every_seed(outcomes: Iterable[tuple[int, Hashable]]) -> list[int]:
+    """The groups (a sweep's points) whose runs, two or more, all gave the same outcome.
+
+    ``outcomes``: ``(group, outcome)`` per run, the outcome being anything that
+    compares the run's tables alone (checksums), never its digest, which covers
+    the seed. Such a group's seeds are not independent repetitions: nothing in
+    the scenario draws a random number, so their spread is 0 by construction.
+    """
+    seen: dict[int, set[Hashable]] = {}
+    runs: dict[int, int] = {}
+    for group, outcome in outcomes:
+        seen.setdefault(group, set()).add(outcome)
+        runs[group] = runs.get(group, 0) + 1
+    return sorted(g for g, s in seen.items() if len(s) == 1 and runs[g] > 1)
+
+
+def identical_seeds_message(subject: str, seeds: int) -> str:
+    """The warning for :func:`same_for_every_seed`'s groups: ``subject`` (what gave the same
+    tables: ``"sweep x: 2 of 3 point(s)"``) and the number of seeds each ran."""
+    return (
+        f"{subject} gave bit-identical results for every seed ({seeds} seeds): "
+        "the scenario has no randomness there (add start_jitter or a random "
+        "workload), so their spread of 0 is not a confidence interval"
+    )
+
+
+def tables_checksum(results: Results) -> str:
+    """A checksum of a run's tables (names, columns and values) and nothing else: two seeds
+    of a scenario without randomness give the same one, while their digests differ (the
+    digest covers the metadata, the seed among it)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, table in results.tables.items():
+        h.update(f"table {name}\n".encode())
+        columns = table._writer_columns()
+        if columns is None:
+            # A table built by hand in Python, not by the core: its values as text.
+            columns = {c: ("str", [repr(table.to_pylist(c))]) for c in table}
+        for column, (dtype, payload) in columns.items():
+            h.update(f"column {column} {dtype}\n".encode())
+            if dtype == "str":
+                h.update(json.dumps(payload).encode())
+            elif dtype == "dict":
+                codes, names = payload
+                h.update(codes)
+                h.update(json.dumps(names).encode())
+            else:
+                h.update(payload)
+    return h.hexdigest()
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -605,11 +662,9 @@ class SweepResult:
                         if f.endswith(".parquet")
                     )
                 )
-        by_point: dict[int, set[tuple[tuple[str, str], ...]]] = {}
-        for r in self.plan.runs:
-            if r.key in tables:
-                by_point.setdefault(r.point, set()).add(tables[r.key])
-        return sorted(p for p, ts in by_point.items() if len(ts) == 1)
+        return same_for_every_seed(
+            (r.point, tables[r.key]) for r in self.plan.runs if r.key in tables
+        )
 
     def metrics(self, metrics: MetricSpec | None = None) -> pd.DataFrame:
         """One row per run: the catalog's columns plus one column per metric.
@@ -649,10 +704,10 @@ class SweepResult:
         same = self.deterministic_points()
         if same:
             warnings.warn(
-                f"sweep {self.name}: {len(same)} of {len(self.plan.points)} point(s) gave "
-                f"bit-identical results for every seed ({len(self.plan.seeds)} seeds): "
-                "the scenario has no randomness there (add start_jitter or a random "
-                "workload), so their spread of 0 is not a confidence interval",
+                identical_seeds_message(
+                    f"sweep {self.name}: {len(same)} of {len(self.plan.points)} point(s)",
+                    len(self.plan.seeds),
+                ),
                 UserWarning,
                 stacklevel=2,
             )
@@ -705,7 +760,7 @@ def run_sweep(
             raise ValueError(
                 "emulated runs run one at a time, in real time: running them side by side "
                 "would delay each other's packets and distort the experiment; use jobs=1 "
-                "(--workers 1) and no Dask"
+                "(--jobs 1) and no Dask"
             )
         executor, jobs = "serial", 1
     if not isinstance(store, Store):
