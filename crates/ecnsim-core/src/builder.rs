@@ -540,6 +540,8 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         ecn_one_segment: Some(c.ecn_one_segment),
         ecn_after_timeout: Some(c.ecn_after_timeout),
         timeout_after_ecn: Some(c.timeout_after_ecn),
+        ecn_keeps_recover: Some(c.ecn_keeps_recover),
+        ecn_echo_before_dupack: Some(c.ecn_echo_before_dupack),
         reno_bugfix: Some(c.reno_bugfix),
         ca_increase: Some(c.ca_increase),
         reduction_basis: Some(c.reduction_basis),

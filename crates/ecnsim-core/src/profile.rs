@@ -125,6 +125,12 @@ impl Profile {
             // RFC 3168 §6.1.2: "should not decrease the slow-start threshold ... if it has been decreased
             // within the last round trip time".
             timeout_after_ecn: TimeoutAfterEcn::SameWindow,
+            // RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4.1: entering fast retransmit sets recover to HighData,
+            // whatever reduced the window before.
+            ecn_keeps_recover: false,
+            // RFC 5681 §3.2 counts the duplicate ACK; RFC 3168 §6.1.2 answers its ECN-Echo, which no
+            // reduction may follow within the window a fast retransmit has just reduced.
+            ecn_echo_before_dupack: false,
             // RFC 5681 §3.2 step 2: the third duplicate ACK MUST start fast retransmit, with no `recover`
             // check; the check is RFC 6582 §3.2 step 2's, for NewReno (`newreno_careful`). Without §4's
             // heuristics it turns a loss in the go-back-N after a timeout into another timeout.
@@ -185,6 +191,12 @@ impl Profile {
                 // ns-2 tcp.cc timeout(): `recover_ = maxseq_` before `highest_ack_ < recover_ &&
                 // last_cwnd_action_ == CWND_ACTION_ECN` (Reno, NewReno and Sack1 set recover_ = maxseq_ first too).
                 timeout_after_ecn: TimeoutAfterEcn::LastAction,
+                // ns-2 dupack_action() (tcp.cc, tcp-reno.cc, tcp-newreno.cc, tcp-sack1.cc): with
+                // `last_cwnd_action_ == CWND_ACTION_ECN` it retransmits and leaves recover_ where ecn() set it.
+                ecn_keeps_recover: true,
+                // ns-2 tcp-reno.cc (tcp.cc, tcp-newreno.cc, tcp-sack1.cc) recv(): `ecn(tcph->seqno())` before
+                // `++dupacks_ == numdupacks_`, so dupack_action() sees the CWND_ACTION_ECN it started.
+                ecn_echo_before_dupack: true,
                 // ns-2 tcp-newreno.cc dupack_action(): `recovered = (highest_ack_ > recover_)`, lessCareful_ and
                 // bugFix_ack_ false.
                 newreno_careful: NewrenoCareful::Careful,

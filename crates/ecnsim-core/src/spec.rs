@@ -1852,6 +1852,16 @@ pub struct TcpOverrides {
     /// or `"last_action"` (ns-2 `timeout()`: any while the reduction is the last window action).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_after_ecn: Option<TimeoutAfterEcn>,
+    /// A fast retransmit in a window already reduced for ECN-Echo keeps that reduction's
+    /// `recover` point (ns-2 `dupack_action()`), so a loss in the next window is again a fast
+    /// retransmit; otherwise `recover` moves to the highest sequence sent (RFC 6582 §3.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_keeps_recover: Option<bool>,
+    /// An ECN-Echo on a duplicate ACK is answered before the duplicate ACK is counted (ns-2
+    /// `recv()`), so a reduction it starts on the third one is followed by a fast retransmit
+    /// without a second reduction; otherwise the duplicate ACK is counted first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_echo_before_dupack: Option<bool>,
     /// ns-2's `bugFix_`: Tahoe and Reno start no new fast retransmit until an ACK covers
     /// more than `recover` (the highest sequence number sent when the last one, or a timeout, began).
     #[serde(default, skip_serializing_if = "Option::is_none")]

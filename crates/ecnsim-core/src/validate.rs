@@ -374,6 +374,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             ecn_one_segment,
             ecn_after_timeout,
             timeout_after_ecn,
+            ecn_keeps_recover,
+            ecn_echo_before_dupack,
             reno_bugfix,
             ca_increase,
             reduction_basis,
@@ -412,6 +414,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.ecn_one_segment, ecn_one_segment, Some);
         set(&mut c.ecn_after_timeout, ecn_after_timeout, Some);
         set(&mut c.timeout_after_ecn, timeout_after_ecn, Some);
+        set(&mut c.ecn_keeps_recover, ecn_keeps_recover, Some);
+        set(&mut c.ecn_echo_before_dupack, ecn_echo_before_dupack, Some);
         set(&mut c.reno_bugfix, reno_bugfix, Some);
         set(&mut c.ca_increase, ca_increase, Some);
         set(&mut c.reduction_basis, reduction_basis, Some);

@@ -86,6 +86,11 @@ pub struct TcpConfig {
     pub ecn_after_timeout: bool,
     /// Which timeouts after an ECN reduction keep ssthresh (and are not counted by ns-2).
     pub timeout_after_ecn: TimeoutAfterEcn,
+    /// A fast retransmit in a window already reduced for ECN-Echo keeps that reduction's
+    /// `recover` (ns-2), instead of moving it to the highest sequence sent (RFC 6582).
+    pub ecn_keeps_recover: bool,
+    /// An ECN-Echo on a duplicate ACK is answered before the duplicate is counted (ns-2), not after.
+    pub ecn_echo_before_dupack: bool,
     /// ns-2 `bugFix_`: no new Tahoe/Reno fast retransmit until an ACK covers more than `recover`.
     pub reno_bugfix: bool,
     /// How congestion avoidance grows the window.

@@ -850,12 +850,21 @@ impl TcpSocket {
         // RFC 6675 §5: every ACK updates the scoreboard.
         let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), &h.sack_blocks());
         let advanced = ack > self.snd_una;
+        let ece = h.flags.contains(TcpFlags::ECE) && self.ecn.ok;
         if advanced {
             self.on_new_ack(now, h);
         } else {
+            if ece && self.cfg.ecn_echo_before_dupack {
+                // ns-2 recv(): ecn() runs before the duplicate ACK is counted, so a reduction it
+                // starts on the third duplicate ACK makes dupack_action() retransmit at once.
+                self.on_ecn_echo(now, false);
+            }
             self.on_old_ack(h, new_sack);
+            if self.cfg.ecn_echo_before_dupack {
+                return;
+            }
         }
-        if h.flags.contains(TcpFlags::ECE) && self.ecn.ok {
+        if ece {
             self.on_ecn_echo(now, advanced);
         }
     }
@@ -1000,6 +1009,12 @@ impl TcpSocket {
             r
         };
         self.win.acc = 0;
+        // RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4.1: recover <- HighData. ns-2 dupack_action()'s
+        // CWND_ACTION_ECN branch leaves recover_ where ecn() set it (`tcp.ecn_keeps_recover`).
+        let recover = match self.ecn_reduction.ecn_cut_until.get() {
+            Some(point) if after_ecn && self.cfg.ecn_keeps_recover => point,
+            _ => self.snd_max,
+        };
         self.ecn_reduction.ecn_cut_until = Opt::NONE;
         // ns-2 dupack_action(): last_cwnd_action_ = CWND_ACTION_DUPACK.
         self.ecn_reduction.after_timeout = false;
@@ -1008,8 +1023,7 @@ impl TcpSocket {
             LossResponse::FastRecovery => {
                 self.in_recovery = true;
                 self.partial_acks = 0;
-                // RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4.1: recover <- HighData.
-                self.recover = self.snd_max;
+                self.recover = recover;
                 // RFC 6675 §5 step 4.3 / RFC 5681 §3.2 step 2: retransmit the first segment.
                 self.retransmit_due = true;
                 if self.sack_ok {
@@ -1019,7 +1033,7 @@ impl TcpSocket {
             }
             LossResponse::SlowStart => {
                 // Jacobson88: go back to SND.UNA and slow-start.
-                self.recover = self.snd_max;
+                self.recover = recover;
                 self.snd_nxt = self.snd_una;
             }
         }

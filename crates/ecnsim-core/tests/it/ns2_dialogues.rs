@@ -240,6 +240,58 @@ fn timeout_after_an_ecn_reduction_keeps_ssthresh_as_ns2() {
     assert_eq!(highest, 71);
 }
 
+/// A loss in the window a CE mark already reduced, then a loss in the next window (the
+/// `red-markp-tcp` difference: gentle RED with `use_mark_p_` drops and marks in the same
+/// windows). `ns dialogue.tcl VARIANT 100000 36,43 20 ecn_=1`: packet 19's mark halves the
+/// window at 0.127 s (ssthresh 20 -> 10, recover_ 38); packet 35 is lost and fast-retransmitted
+/// at 0.1547 s without a reduction (dupack_action()'s CWND_ACTION_ECN branch), which leaves
+/// recover_ at 38 although 39..44 have been sent; packet 42, sent after the reduction, is
+/// lost too, and its duplicate ACKs find highest_ack_ 41 > recover_ 38: a second fast
+/// retransmit, 42 at 0.18194 s (Reno) / 0.18514 s (Newreno), ssthresh 10 -> 5. ns-2: summary
+/// 102 2 0 1 100 for both, no timeout. Moving recover to the highest sequence sent (RFC 6582
+/// §3.2 step 2, `ecn_keeps_recover = false`) makes 42's loss one of the same recovery: Reno
+/// waits for a timeout, NewReno resends 42 on a partial ACK without a second reduction.
+/// (ecnsim's NewReno resends 42 at Reno's 0.18194 s: ns-2's Newreno recv() sends at most two
+/// packets per duplicate ACK in recovery, `send_much(0, 0, 2)`, which ecnsim does not model.)
+#[test]
+fn loss_after_an_ecn_window_retransmit_is_a_fast_retransmit_as_ns2() {
+    for (cc, ns2_at, rfc_rto) in [("reno", 0.181_94, 1), ("newreno", 0.181_94, 0)] {
+        let run = Run::new(&ns2_line(cc, 100, &[36, 43], &[20], r#"ecn = "request""#));
+        assert_eq!(run.retransmitted_numbers(), vec![35, 42], "{cc}");
+        let counts = ["packets_sent", "fast_retransmits", "rto_count", "ecn_reductions"];
+        assert_eq!(counts.map(|c| run.u(c)), [102, 2, 0, 1], "{cc}");
+        assert_eq!(run.delivered_packets(), 100, "{cc}");
+        let rtx = run.retransmissions();
+        for ((t, _), ns2) in rtx.iter().zip([0.154_692, ns2_at]) {
+            assert!((t - ns2).abs() < 0.001, "{cc}: {rtx:?}");
+        }
+        let rfc = Run::new(&ns2_line(cc, 100, &[36, 43], &[20], r#"ecn = "request", ecn_keeps_recover = false"#));
+        assert_eq!((rfc.u("fast_retransmits"), rfc.u("rto_count")), (1, rfc_rto), "{cc}");
+    }
+}
+
+/// The first ECN-Echo on the third duplicate ACK. `ns dialogue.tcl VARIANT 60000 24 27 ecn_=1`:
+/// packet 23 is lost and 26 marked, so the duplicate ACKs of 24 and 25 carry no echo and that
+/// of 26 does. ns-2's recv() calls ecn() before counting the duplicate: the echo halves the
+/// window (ssthresh 20 -> 10 at 0.13304 s, an ECN response), and dupack_action() then takes
+/// its CWND_ACTION_ECN branch, resending 23 at 0.133043 s (with CWR) without a second
+/// reduction. ns-2: summary 61 1 0 1 60 for Reno, Newreno and Tahoe. Counting the duplicate
+/// first (`ecn_echo_before_dupack = false`) makes it a plain fast retransmit and the echo one
+/// the retransmission already answered: the same window, but no ECN response.
+#[test]
+fn ecn_echo_on_the_third_duplicate_ack_is_answered_first_as_ns2() {
+    for cc in ["reno", "newreno", "tahoe"] {
+        let run = Run::new(&ns2_line(cc, 60, &[24], &[27], r#"ecn = "request""#));
+        assert_eq!(run.retransmitted_numbers(), vec![23], "{cc}");
+        let counts = ["packets_sent", "fast_retransmits", "rto_count", "ecn_reductions"];
+        assert_eq!(counts.map(|c| run.u(c)), [61, 1, 0, 1], "{cc}");
+        let rtx = run.sent().into_iter().find(|&(t, k, _)| k == 23 && t > 0.13).unwrap();
+        assert!(rtx.2 && (rtx.0 - 0.133_043).abs() < 0.001, "{cc}: {rtx:?}");
+        let after = Run::new(&ns2_line(cc, 60, &[24], &[27], r#"ecn = "request", ecn_echo_before_dupack = false"#));
+        assert_eq!((after.u("fast_retransmits"), after.u("ecn_reductions")), (1, 0), "{cc}");
+    }
+}
+
 /// The ECN-after-timeout stall (item 1). `ns dialogue.tcl Reno 100000 21,...,39 20 ecn_=1`:
 /// packet 20's mark halves the window, every packet after it (the CWR one included) is lost,
 /// and the timer fires with the receiver still echoing ECE. ns-2 of 2001 puts CWR on the
