@@ -1051,8 +1051,8 @@ impl Simulation {
             let ecn_ok = client_cfg.ecn == EcnPolicy::Request && server_cfg.ecn != EcnPolicy::Off;
             // RFC 2018 §2: SACK if both ends offer it.
             let sack_ok = client_cfg.cc == CcKind::Sack && server_cfg.cc == CcKind::Sack;
-            initiator.assume_negotiated(ecn_ok, sack_ok);
-            responder.assume_negotiated(ecn_ok, sack_ok);
+            initiator.assume_negotiated(ecn_ok, sack_ok, server_cfg.rcv_window);
+            responder.assume_negotiated(ecn_ok, sack_ok, client_cfg.rcv_window);
         }
         let mk = |sock, node: NodeId, peer: NodeId, c: &TcpConfig| {
             let header_bytes = u8::try_from(c.header_bytes).expect("tcp.header_bytes is validated to at most 120");

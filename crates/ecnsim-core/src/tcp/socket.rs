@@ -383,10 +383,14 @@ impl TcpSocket {
     /// Without a handshake (`TcpConfig::handshake` false): skip it, with the
     /// outcome it would have had. Both ends are ESTABLISHED with SYN and SYN-ACK
     /// counted as sent and received; the RTO stays the initial one until a data
-    /// segment is timed. Call once, after `listen` on the responder.
-    pub fn assume_negotiated(&mut self, ecn_ok: bool, sack_ok: bool) {
+    /// segment is timed. `peer_window` is the receive window the peer's SYN or SYN-ACK would have
+    /// advertised, so the first flight is the whole initial window. Call once, after `listen` on the
+    /// responder.
+    pub fn assume_negotiated(&mut self, ecn_ok: bool, sack_ok: bool, peer_window: u64) {
         self.ecn.ok = ecn_ok;
         self.sack_ok = sack_ok;
+        // RFC 793 §3.7: SND.WND is the window the peer's segments advertise (its SYN-ACK's, here).
+        self.snd_wnd = peer_window;
         self.snd_una = ISS + 1;
         self.snd_nxt = ISS + 1;
         self.snd_max = ISS + 1;
@@ -2049,7 +2053,7 @@ mod tests {
     fn no_handshake_first_segment_is_not_ect_under_ns2_2001() {
         let ecn_of = |cfg: TcpConfig| {
             let mut a = TcpSocket::new(cfg);
-            a.assume_negotiated(true, false);
+            a.assume_negotiated(true, false, 1 << 20);
             a.connect(t(0));
             a.send_unlimited();
             let first = a.poll_transmit(t(0)).unwrap();
@@ -2068,6 +2072,21 @@ mod tests {
         // Off: every data segment ECT (the retransmission too, as ns-2's output() sends it).
         let off = TcpConfig { ecn_first_segment_not_ect: false, ..ns2 };
         assert_eq!(ecn_of(off), (Ecn::Ect0, Ecn::Ect0, Ecn::Ect0));
+    }
+
+    /// ns-2's one-way TCP sends its whole initial window (`windowInit_`) at once; without a
+    /// handshake the peer's window is the one its SYN-ACK would have advertised, not one segment.
+    #[test]
+    fn no_handshake_first_flight_is_the_initial_window() {
+        for iw in [1_u32, 2, 4] {
+            let cfg = TcpConfig { initial_window: crate::tcp::InitialWindow::Segments(iw), handshake: false, ..cfg() };
+            let mut a = TcpSocket::new(cfg);
+            a.assume_negotiated(false, false, cfg.rcv_window);
+            a.connect(t(0));
+            a.send_unlimited();
+            let flight = std::iter::from_fn(|| a.poll_transmit(t(0))).count();
+            assert_eq!(flight, iw as usize, "IW {iw}");
+        }
     }
 
     // ------------------------------------------------------------------
@@ -2176,7 +2195,7 @@ mod tests {
         if !cfg.handshake {
             // As the simulation opens a connection without a handshake (ns-2's one-way TCP).
             let ok = (ecn, cc == CcKind::Sack);
-            ends.iter_mut().for_each(|e| e.assume_negotiated(ok.0, ok.1));
+            ends.iter_mut().for_each(|e| e.assume_negotiated(ok.0, ok.1, cfg.rcv_window));
         }
         ends[0].connect(t(0));
         ends[0].send(200 * MSS);
