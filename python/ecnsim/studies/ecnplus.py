@@ -958,30 +958,44 @@ class EcnplusStudy(Study):
         return 0.13 + p.duration_s * 0.013 * mbps / 100.0 * load / 90.0
 
     def warnings(self, p: EcnplusParams, data: StudyData) -> list[str]:
-        """Every point whose backlog of open connections kept growing (no steady state)."""
+        """One warning for every point whose backlog of open connections kept growing in at
+        least one seed (no steady state), with the points listed."""
         m = data.frame("metrics")
         if m.empty or "steady" not in m.columns:
             return []
-        out = []
         axes = [a for a in data.axes if a in m.columns]
+        points, unsteady_points, seeds_unsteady, seeds_all = 0, [], 0, 0
         for key, g in m.groupby(axes, sort=False, dropna=False):
+            if g["steady"].isna().all():
+                continue  # the model experiment's runs: no backlog of open connections
+            points += 1
+            seeds_all += len(g)
             unsteady = g[g["steady"] < 0.5]
             if unsteady.empty:
                 continue
+            seeds_unsteady += len(unsteady)
             keys = key if isinstance(key, tuple) else (key,)
-            label = ", ".join(
-                f"{a} = {v:g}" if isinstance(v, float) else f"{a} = {v}"
+            label = " ".join(
+                f"{v:g} %" if a == "load" else (f"{a} {v:g}" if isinstance(v, float) else str(v))
                 for a, v in zip(axes, keys, strict=True)
                 if not (isinstance(v, float) and math.isnan(v))
             )
             first = float(unsteady["backlog_first"].mean())
             last = float(unsteady["backlog_last"].mean())
-            out.append(
-                f"No steady state at {label}: in {len(unsteady)} of {len(g)} seeds the open "
-                f"connections kept growing (from {first:.0f} to {last:.0f} on average, first to "
-                "last tenth of the run); response times there depend on the run length."
+            unsteady_points.append(
+                f"{label} ({len(unsteady)}/{len(g)} seeds, {first:.0f} -> {last:.0f})"
             )
-        return out
+        if not unsteady_points:
+            return []
+        return [
+            f"No steady state at {len(unsteady_points)} of {points} web points "
+            f"({seeds_unsteady} of {seeds_all} runs): there the open connections kept growing "
+            "from the first to the last tenth of the run, so response times, unfinished shares "
+            f"and throughput depend on the run length (duration_s = {p.duration_s:g} s). The "
+            "table 'Runs with a steady backlog of open connections' gives the share per point. "
+            "Points (seeds without a steady state / seeds, open connections first -> last "
+            "tenth): " + "; ".join(unsteady_points) + "."
+        ]
 
     # -- rendering --------------------------------------------------------------------
 
@@ -1166,7 +1180,8 @@ class EcnplusStudy(Study):
                 part = part[part["group"] != "all"] if not part.empty else part
                 if part.empty:
                     continue
-                figs[f"deployment_cdf_{aqm}"] = (
+                # "RED*" -> "REDstar": RED's and RED*'s figures get files of their own.
+                figs[f"deployment_cdf_{aqm.replace('*', 'star')}"] = (
                     _cdf_panels(
                         part,
                         "ecn_share",

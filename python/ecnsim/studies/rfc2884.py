@@ -1022,11 +1022,14 @@ class Rfc2884Study(Study):
         out.update(self._calibration_tables(p, data))
         if runs.empty or "experiment" not in runs.columns:
             return out
-        if "fairness" in p.experiments:
+        # Only the experiments with runs in the store (`--only experiment=bulk` plans no
+        # fairness point, and the other experiments' tables have axes its runs lack).
+        ran = set(runs["experiment"].unique())
+        if "fairness" in p.experiments and "fairness" in ran:
             out.update(self._fairness_tables(p, runs))
-        if "bulk" in p.experiments:
+        if "bulk" in p.experiments and "bulk" in ran:
             out.update(self._bulk_tables(p, runs))
-        if "transactional" in p.experiments:
+        if "transactional" in p.experiments and "transactional" in ran:
             out.update(self._transactional_tables(p, runs))
         return out
 
