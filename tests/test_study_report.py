@@ -22,6 +22,8 @@ from ecnsim.studies.render import (
 )
 from ecnsim.studies.rfc2884 import Rfc2884Study
 
+from .conftest import ROOT
+
 #: The report of the largest full study must stay under this (issue 31, item 5).
 MAX_REPORT_BYTES = 5_000_000
 
@@ -188,3 +190,14 @@ def test_a_study_without_matplotlib_writes_tables_and_says_how_to_get_figures(
     info = json.loads((bulk_only.out / "study.json").read_text(encoding="utf-8"))
     assert info["figures_drawn"] is False
     assert "ecnsim[plot]" in MATPLOTLIB_HINT
+
+
+def test_pip_install_dot_brings_matplotlib_and_the_plot_extra_still_works() -> None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 only
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert any(d.startswith("matplotlib") for d in project["dependencies"])
+    assert any(d.startswith("matplotlib") for d in project["optional-dependencies"]["plot"])
