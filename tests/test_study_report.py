@@ -201,3 +201,32 @@ def test_pip_install_dot_brings_matplotlib_and_the_plot_extra_still_works() -> N
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert any(d.startswith("matplotlib") for d in project["dependencies"])
     assert any(d.startswith("matplotlib") for d in project["optional-dependencies"]["plot"])
+
+
+def test_long_log_axes_get_fewer_minor_ticks_and_short_ones_keep_theirs() -> None:
+    import numpy as np
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    from ecnsim.output.plot import _figure
+    from ecnsim.studies.render import thin_log_ticks
+
+    fig = _figure(6.0, 3.0)
+    wide, short = fig.subplots(1, 2)
+    wide.plot(np.geomspace(1e-2, 1e3, 50), np.geomspace(1e-5, 1, 50))
+    wide.set_xscale("log")
+    wide.set_yscale("log")
+    short.plot([1.0, 5.0], [1.0, 2.0])
+    short.set_xscale("log")
+    default = short.xaxis.get_minor_locator()
+    thin_log_ticks(fig)
+    for axis in (wide.xaxis, wide.yaxis):
+        loc = axis.get_minor_locator()
+        assert isinstance(loc, LogLocator)
+        assert isinstance(axis.get_minor_formatter(), NullFormatter)
+        # Two minor ticks a decade: 2 and 5 x 10^k.
+        lo, hi = sorted(axis.get_view_interval())
+        ticks = [t for t in loc.tick_values(lo, hi) if lo <= t <= hi]
+        mantissas = {round(t / 10 ** np.floor(np.log10(t)), 6) for t in ticks}
+        assert mantissas <= {2.0, 5.0}
+    assert short.xaxis.get_minor_locator() is default
+    assert wide.get_xlim()[0] < 1e-1  # the data limits are unchanged

@@ -34,7 +34,15 @@ import numpy as np
 
 from ecnsim.studies._base import StudyData, StudyRun, StudyTable, format_seconds, params_dict, slug
 
-__all__ = ["MATPLOTLIB_HINT", "file_stems", "fit_titles", "render_study", "table_csv", "table_html"]
+__all__ = [
+    "MATPLOTLIB_HINT",
+    "file_stems",
+    "fit_titles",
+    "render_study",
+    "table_csv",
+    "table_html",
+    "thin_log_ticks",
+]
 
 #: What the report says when matplotlib is missing (figures need it; tables and report do not).
 MATPLOTLIB_HINT = (
@@ -218,6 +226,27 @@ def fit_titles(fig: Any) -> None:
         text.set_text(textwrap.fill(raw, width=chars, break_on_hyphens=False))
 
 
+def thin_log_ticks(fig: Any, decades: float = 3.0) -> None:
+    """Minor ticks at 2 and 5 of each decade, unlabelled, on every log axis spanning at least
+    ``decades`` decades (matplotlib's default puts 8 per decade, each a tick object that
+    constrained layout measures on every draw: most of a CDF figure's drawing time).
+
+    Readability is unchanged: the major ticks (the decades) keep their labels, and an axis
+    of fewer decades keeps matplotlib's labelled minor ticks.
+    """
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    for ax in fig.axes:
+        for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            if axis.get_scale() != "log":
+                continue
+            lo, hi = sorted(float(v) for v in lim)
+            if lo <= 0 or math.log10(hi / lo) < decades:
+                continue
+            axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+            axis.set_minor_formatter(NullFormatter())
+
+
 def _study_figures(study: Any, params: Any, data: StudyData) -> tuple[dict[str, Any], bool]:
     """``(figures, drawn)``: the study's figures; none and False without matplotlib."""
     try:
@@ -251,6 +280,7 @@ def render_study(run: StudyRun) -> Path:
     from ecnsim import __version__
 
     started = time.perf_counter()
+    cpu_started = time.process_time()
     study, params, out = run.study, run.params, run.out
     pilot = (
         None
@@ -289,11 +319,15 @@ def render_study(run: StudyRun) -> Path:
     figure_stems = file_stems(figures)
     for name, (fig, _caption) in figures.items():
         fit_titles(fig)
+        thin_log_ticks(fig)
         png = _figure_png(fig)
         pngs[name] = png
         p_png = out / "figures" / f"{figure_stems[name]}.png"
         p_svg = out / "figures" / f"{figure_stems[name]}.svg"
         p_png.write_bytes(png)
+        # The PNG's draw laid the figure out: keep that layout for the SVG rather than
+        # solving it again (the same positions, a third of the SVG's drawing time).
+        fig.set_layout_engine("none")
         fig.savefig(p_svg, format="svg")
         run.figures[name] = [p_png, p_svg]
 
@@ -315,6 +349,7 @@ def render_study(run: StudyRun) -> Path:
             no_cpu += 1
     planned = len({(r.key, r.job.tag if r.job else None) for r in run.plan.runs})
     run.render_s = time.perf_counter() - started
+    render_cpu_s = time.process_time() - cpu_started
     info = {
         "study": study.name,
         "title": study.title,
@@ -340,6 +375,7 @@ def render_study(run: StudyRun) -> Path:
         "simulation_wall_s_all_runs": sim_wall,
         "figures_drawn": drawn,
         "render_s": run.render_s,
+        "render_cpu_s": render_cpu_s,
         "emulation": None if emulation is None else emulation["info"],
         "tables": {k: str(v.relative_to(out)) for k, v in run.tables.items()},
         "figures": {k: [str(p.relative_to(out)) for p in v] for k, v in run.figures.items()},
