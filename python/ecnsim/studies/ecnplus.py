@@ -103,6 +103,11 @@ class EcnplusParams(StudyParams):
     initial_window: int = 2
     cc: Literal["reno", "newreno", "sack"] = "newreno"
     profile: str = "rfc"
+    #: The testbed experiment's profile (None: ``profile``); the paper's testbed ran Linux.
+    testbed_profile: str | None = None
+    #: What an ECN-Echo does at a one-segment window (``tcp.ecn_one_segment``; None: the
+    #: profile's own rule, RFC 3168 §6.1.2's under ``rfc``).
+    ecn_one_segment: Literal["rfc3168", "ns2", "linux"] | None = None
     #: The RTO before the first RTT sample (SYN, SYN-ACK): RFC 2988's 3 s, in force in 2005.
     initial_rto_s: float = 3.0
     red_gentle: bool = False
@@ -308,6 +313,7 @@ def web_scenario(
     mix: bool = False,
     ecn_clients: Sequence[int] | None = None,
     sample_ms: float | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """Servers s<i> -- r2 ==bottleneck== r1 -- clients c<i>, web sessions from clients to servers.
 
@@ -371,25 +377,28 @@ def web_scenario(
         "duration": f"{duration_s:g}s",
         "warmup": f"{warmup_s:g}s",
         "seed": 1,
-        "profile": p.profile,
+        "profile": profile if profile is not None else p.profile,
     }
     if sample_ms is not None:
         # The bottleneck's queues only: a fine series of every access link would be large.
         simulation["sample_interval"] = f"{sample_ms:g}ms"
         simulation["sample_flows"] = []
         simulation["sample_queues"] = [0]
+    tcp: dict[str, Any] = {
+        "cc": p.cc,
+        "mss": _mss(p),
+        "header_bytes": HEADER_BYTES,
+        "initial_window": p.initial_window,
+        "initial_rto": f"{p.initial_rto_s:g}s",
+        "ecn": ecn,
+        "ecn_synack": synack,
+    }
+    if p.ecn_one_segment is not None:
+        tcp["ecn_one_segment"] = p.ecn_one_segment
     return {
         "name": name,
         "simulation": simulation,
-        "tcp": {
-            "cc": p.cc,
-            "mss": _mss(p),
-            "header_bytes": HEADER_BYTES,
-            "initial_window": p.initial_window,
-            "initial_rto": f"{p.initial_rto_s:g}s",
-            "ecn": ecn,
-            "ecn_synack": synack,
-        },
+        "tcp": tcp,
         "nodes": nodes,
         "links": links,
         "apps": [
@@ -644,7 +653,9 @@ class EcnplusStudy(Study):
             (
                 "TCP",
                 f"{p.cc}, IW {p.initial_window}, MSS {_mss(p)} B ({p.packet_bytes} B packets), "
-                f"initial RTO {p.initial_rto_s:g} s, profile {p.profile}",
+                f"initial RTO {p.initial_rto_s:g} s, profile {p.profile} (testbed: "
+                f"{p.testbed_profile or p.profile}), ECN-Echo at one segment: "
+                + (p.ecn_one_segment or "the profile's rule"),
             ),
             (
                 "endpoints",
@@ -779,6 +790,31 @@ class EcnplusStudy(Study):
                 "The paper ran ns-2's FullTcp; RFC 2988's 3 s initial RTO (a lost SYN or SYN-ACK "
                 "costs it) was the standard in 2005; RFC 6298's 1 s came in 2011.",
                 "cc, initial_rto_s, profile",
+            ),
+            Choice(
+                "Profile (the endpoints' defaults)",
+                f"{p.profile} for the simulations, "
+                f"{p.testbed_profile or p.profile} for the testbed experiment",
+                "STUDIES.md §5: 'The paper's simulations ran ns-2; its testbed ran Linux.' "
+                "Readings: 'rfc' (the standards' behaviour, the study's default), 'ns2-2001' "
+                "(ns-2's own TCP of the early 2000s, the paper's simulator) and, for the "
+                "testbed, 'linux' (today's Linux defaults; the paper's kernel was a 2.4/2.6 "
+                "one). No default follows the published numbers; each is a --set away.",
+                "profile, testbed_profile",
+            ),
+            Choice(
+                "ECN-Echo at a one-segment window",
+                "the profile's rule"
+                if p.ecn_one_segment is None
+                else f"{p.ecn_one_segment!r} for every connection",
+                "RFC 3168 §6.1.2 ('rfc3168', the rfc profile's): with cwnd at one segment the "
+                "sender 'MUST reset the retransmit timer' and sends again only when it "
+                "expires. ns-2 ('ns2', the paper's simulator): cwnd_ = int(0.5) = 0 and, from "
+                "the second echo in a row, a doubled timer backoff. Linux ('linux', the paper's "
+                "testbed): cwnd never below one segment and no timer wait "
+                "(docs/models/tcp.md). Under RED*'s persistent marking the rule decides how "
+                "long a marked web connection waits, so it changes finding k1 (issue 31).",
+                "ecn_one_segment",
             ),
             Choice(
                 "Incremental deployment",
@@ -919,6 +955,7 @@ class EcnplusStudy(Study):
             duration_s=p.duration_s,
             warmup_s=p.warmup_s,
             mix=mix,
+            profile=p.testbed_profile if exp == "testbed" else None,
         )
 
     def job(self, p: EcnplusParams, point: Mapping[str, Any]) -> JobSpec:
