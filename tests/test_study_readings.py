@@ -138,3 +138,62 @@ def test_ecnplus_one_segment_rule_and_testbed_profile() -> None:
     topics = {c.topic: c.parameter for c in study.choices(p)}
     assert topics["ECN-Echo at a one-segment window"] == "ecn_one_segment"
     assert "testbed_profile" in (topics["Profile (the endpoints' defaults)"] or "")
+
+
+# ---------------------------------------------------------------------------
+# ecnplus: the uncongested reference and both normalized throughputs
+# ---------------------------------------------------------------------------
+
+
+def test_ecnplus_uncongested_reference_runs_the_same_sessions_over_a_fast_droptail() -> None:
+    study = studies.get("ecnplus")
+    p = studies.resolve_params(study, [])
+    assert "uncongested" in p.experiments
+    refs = [pt for pt in study.grid(p) if pt["experiment"] == "uncongested"]
+    assert [pt["load"] for pt in refs] == list(p.loads_percent)
+    main = next(
+        pt
+        for pt in study.grid(p)
+        if pt["experiment"] == "main" and pt["endpoint"] == "none" and pt["load"] == refs[0]["load"]
+    )
+    ref, cong = _spec(study, p, refs[0]), _spec(study, p, main)
+    assert ref["links"][0]["rate"] == "1000Mbps"
+    assert ref["links"][0]["queue"]["type"] == "droptail"
+    # The same bytes per second: the load of the 1 Gb/s link is a tenth of the main one's.
+    ref_load = ref["apps"][0]["model"]["offered_load"]["percent"]
+    main_load = cong["apps"][0]["model"]["offered_load"]["percent"]
+    assert ref_load * 1000.0 == pytest.approx(main_load * 100.0)
+    assert ref["tcp"]["ecn"] == "off"
+    # Everything else as in the main experiment's point without ECN.
+    for key in ("nodes", "tcp", "simulation"):
+        assert ref[key] == cong[key], key
+    assert ref["links"][1:] == cong["links"][1:]
+    # Not in --quick (whose main tables keep one row per AQM).
+    assert "uncongested" not in study.quick(p).experiments
+
+
+class _Aggregates:
+    """What EcnplusStudy._uncongested_rows reads of a StudyData."""
+
+    def aggregate(self, name: str, metrics: list[str]) -> pd.DataFrame:
+        rows = []
+        for exp, aqm in (("main", "RED"), ("uncongested", "uncongested (1 Gb/s DropTail)")):
+            for metric, value in (("utilization", 0.09), ("normalized_throughput", 0.85)):
+                rows.append(
+                    {"experiment": exp, "aqm": aqm, "endpoint": "none", "load": 90.0}
+                    | {"metric": metric, "runs": 2, "mean": value, "ci": 0.01}
+                )
+        return pd.DataFrame(rows)
+
+
+def test_ecnplus_reference_utilization_is_per_main_capacity() -> None:
+    study = studies.get("ecnplus")
+    p = study.Params()
+    rows = study._uncongested_rows(p, _Aggregates(), ["utilization"])  # type: ignore[attr-defined,arg-type]
+    util = rows[rows["metric"] == "utilization"].iloc[0]
+    # 9 % of 1 Gb/s on the wire = 90 % of the 100 Mb/s the main experiment is normalized by.
+    assert util["mean"] == pytest.approx(0.9)
+    assert util["ci"] == pytest.approx(0.1)
+    payload = rows[rows["metric"] == "normalized_throughput"].iloc[0]
+    assert payload["mean"] == pytest.approx(0.85)
+    assert set(rows["experiment"]) == {"uncongested"}

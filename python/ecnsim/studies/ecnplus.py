@@ -52,12 +52,21 @@ from ecnsim.studies._base import (
 
 __all__ = ["AQMS", "ENDPOINTS", "EXPERIMENTS", "EcnplusParams", "EcnplusStudy"]
 
-Experiment = Literal["main", "deployment", "mixes", "testbed", "model"]
+Experiment = Literal["main", "uncongested", "deployment", "mixes", "testbed", "model"]
 Aqm = Literal["RED", "RED*", "REM", "PI", "threshold"]
 Endpoint = Literal["none", "ECN", "ECN+", "RFC5562"]
 
 #: The experiments, in the paper's order.
-EXPERIMENTS: tuple[Experiment, ...] = ("main", "deployment", "mixes", "testbed", "model")
+EXPERIMENTS: tuple[Experiment, ...] = (
+    "main",
+    "uncongested",
+    "deployment",
+    "mixes",
+    "testbed",
+    "model",
+)
+#: The ``aqm`` axis value of the uncongested reference (a row of the main tables).
+UNCONGESTED = "uncongested (1 Gb/s DropTail)"
 #: The AQMs of STUDIES.md §5.
 AQMS: tuple[Aqm, ...] = ("RED", "RED*", "REM", "PI", "threshold")
 #: Endpoints: ``(tcp.ecn, tcp.ecn_synack)`` of each (``docs/models/tcp.md``).
@@ -120,6 +129,9 @@ class EcnplusParams(StudyParams):
     pi_design_flows: float | None = None
     duration_s: float = 100.0
     warmup_s: float = 20.0
+    #: The uncongested reference: the main experiment's sessions (the same bytes per second)
+    #: over a DropTail bottleneck of this rate, endpoints without ECN.
+    uncongested_mbps: float = 1000.0
     deployment_shares: tuple[float, ...] = (0.05, 0.5, 0.95)
     deployment_load_percent: float = 98.0
     deployment_aqms: tuple[Aqm, ...] = ("RED", "RED*")
@@ -543,6 +555,7 @@ def derive(
 
 _TITLES = {
     "main": "AQMs x endpoints",
+    "uncongested": "Uncongested reference",
     "deployment": "Incremental deployment",
     "mixes": "Heavier-tailed mix",
     "testbed": "Testbed",
@@ -555,7 +568,12 @@ _WEB_TABLES = (
     ("p50_response_time_s", "Median response time (unfinished objects counted)", "s", 4),
     ("p90_response_time_s", "90th percentile of the response time", "s", 4),
     ("p99_response_time_s", "99th percentile of the response time", "s", 4),
-    ("normalized_throughput", "Normalized throughput (payload delivered / capacity)", "", 4),
+    (
+        "normalized_throughput",
+        "Normalized throughput, payload: payload delivered / capacity",
+        "",
+        4,
+    ),
     ("unfinished_share", "Objects unfinished at the end (in progress or failed)", "share", 3),
     (
         "handshake_loss_share",
@@ -572,7 +590,13 @@ _WEB_TABLES = (
     ("queue_delay_ms", "Mean queueing delay at the bottleneck", "ms", 4),
     ("drops_per_s", "Drops at the bottleneck", "packets/s", 4),
     ("marks_per_s", "Marks at the bottleneck", "packets/s", 4),
-    ("utilization", "Bottleneck utilization", "", 4),
+    (
+        "utilization",
+        "Normalized throughput, utilization: bytes on the wire / capacity (the bottleneck's busy "
+        "time)",
+        "",
+        4,
+    ),
     ("steady", "Runs with a steady backlog of open connections", "share of seeds", 3),
     ("backlog_growth", "Open connections, last tenth of the run / first tenth", "ratio", 3),
 )
@@ -871,6 +895,11 @@ class EcnplusStudy(Study):
                     for a in p.aqms
                     for e in p.endpoints
                 ]
+            elif exp == "uncongested":
+                out += [
+                    {"experiment": exp, "aqm": UNCONGESTED, "endpoint": "none", "load": load}
+                    for load in p.loads_percent
+                ]
             elif exp == "deployment":
                 out += [
                     {
@@ -926,6 +955,24 @@ class EcnplusStudy(Study):
                 warmup_s=p.model_warmup_s,
                 sample_ms=p.model_sample_ms,
             )
+        if exp == "uncongested":
+            # The main experiment's sessions: the same bytes per second, so a load of the
+            # reference link scaled by the two rates.
+            load = float(point["load"])
+            mbps = p.uncongested_mbps
+            return web_scenario(
+                p,
+                name=f"ecnplus-uncongested-{mbps:g}M-load{load:g}",
+                mbps=mbps,
+                load_percent=load * p.bottleneck_mbps / mbps,
+                queue={
+                    "type": "droptail",
+                    "limit_packets": _buffer_packets(p, mbps, p.buffer_ms),
+                },
+                endpoint="none",
+                duration_s=p.duration_s,
+                warmup_s=p.warmup_s,
+            )
         mbps = p.testbed_mbps if exp == "testbed" else p.bottleneck_mbps
         load = float(point["load"])
         aqm = str(point["aqm"])
@@ -973,6 +1020,8 @@ class EcnplusStudy(Study):
             "experiment": exp,
             "warmup_s": p.warmup_s,
             "end_s": p.duration_s,
+            # The uncongested reference is normalized by the main bottleneck's capacity (its
+            # sessions are the main experiment's), not by its own 1 Gb/s.
             "capacity_bps": mbps * 1e6,
         }
         if exp == "deployment":
@@ -992,6 +1041,7 @@ class EcnplusStudy(Study):
             return 0.13 + p.model_duration_s * 7.5e-3 * math.pow(work, 1.5)
         mbps = p.testbed_mbps if exp == "testbed" else p.bottleneck_mbps
         load = min(float(point["load"]), 110.0)
+        # The uncongested reference carries the main experiment's packets (at 1 Gb/s).
         return 0.13 + p.duration_s * 0.013 * mbps / 100.0 * load / 90.0
 
     def warnings(self, p: EcnplusParams, data: StudyData) -> list[str]:
@@ -1044,6 +1094,8 @@ class EcnplusStudy(Study):
             if exp not in p.experiments:
                 continue
             agg = select_rows(data.aggregate("metrics", metrics), {"experiment": exp})
+            if exp == "main" and "uncongested" in p.experiments:
+                agg = pd.concat([agg, self._uncongested_rows(p, data, metrics)], ignore_index=True)
             rows = "endpoint" if exp == "testbed" else "aqm"
             cols: list[str] = ["aqm"] if exp == "testbed" else ["load", "endpoint"]
             note = (
@@ -1051,6 +1103,12 @@ class EcnplusStudy(Study):
                 if exp == "testbed"
                 else "Rows: AQM; columns: offered load (%) and endpoints."
             )
+            if exp == "main" and "uncongested" in p.experiments:
+                note += (
+                    f" Last row: the same sessions over a {p.uncongested_mbps:g} Mb/s DropTail "
+                    f"bottleneck without ECN (the uncongested reference), its throughputs "
+                    f"normalized by the {p.bottleneck_mbps:g} Mb/s of the others."
+                )
             for metric, ttl, unit, digits in _WEB_TABLES:
                 if agg.empty:
                     continue
@@ -1100,6 +1158,22 @@ class EcnplusStudy(Study):
         if "model" in p.experiments:
             out.update(self._model_tables(p, data))
         return out
+
+    def _uncongested_rows(
+        self, p: EcnplusParams, data: StudyData, metrics: Sequence[str]
+    ) -> pd.DataFrame:
+        """The uncongested reference's aggregated metrics, its utilization (busy time of its
+        own fast link) rescaled to bytes on the wire over the main bottleneck's capacity."""
+        agg: pd.DataFrame = select_rows(
+            data.aggregate("metrics", metrics), {"experiment": "uncongested"}
+        ).copy()
+        if agg.empty:
+            return agg
+        scale = p.uncongested_mbps / p.bottleneck_mbps
+        util = agg["metric"] == "utilization"
+        cols = [c for c in ("mean", "std", "sem", "ci_low", "ci_high", "ci") if c in agg]
+        agg.loc[util, cols] = agg.loc[util, cols] * scale
+        return agg
 
     def _model_curve(
         self, p: EcnplusParams, utilizations: Sequence[float] | np.ndarray
@@ -1195,11 +1269,25 @@ class EcnplusStudy(Study):
                 part = select_rows(cdf, {"experiment": exp, "load": float(load), "group": "all"})
                 if part.empty:
                     continue
+                reference = None
+                if exp == "main":
+                    reference = select_rows(
+                        cdf, {"experiment": "uncongested", "load": float(load), "group": "all"}
+                    )
+                with_ref = reference is not None and not reference.empty
                 figs[f"{exp}_cdf_load{load:g}"] = (
-                    _cdf_panels(part, "aqm", list(aqms), "endpoint", list(endpoints)),
+                    _cdf_panels(
+                        part, "aqm", list(aqms), "endpoint", list(endpoints), reference=reference
+                    ),
                     f"{_TITLES[exp]}, {load:g} % load: response-time CDF (top) and CCDF "
                     "(bottom) per AQM, one line per endpoint (mean over seeds of each run's "
-                    "Kaplan-Meier estimate; unfinished objects counted).",
+                    "Kaplan-Meier estimate; unfinished objects counted)"
+                    + (
+                        f"; dashed: the same sessions over a {p.uncongested_mbps:g} Mb/s DropTail "
+                        "bottleneck (the uncongested reference)."
+                        if with_ref
+                        else "."
+                    ),
                 )
             backlog = data.frame("backlog")
             for load in loads:
@@ -1278,8 +1366,10 @@ def _cdf_panels(
     curves: list[Any],
     *,
     panel_label: Any = None,
+    reference: pd.DataFrame | None = None,
 ) -> Any:
-    """CDF (top row) and CCDF (bottom row, log-log) per ``panel`` value, one line per ``curve``."""
+    """CDF (top row) and CCDF (bottom row, log-log) per ``panel`` value, one line per ``curve``;
+    ``reference`` (a CDF frame), if given, dashed in every panel."""
     from ecnsim.output.plot import _figure
 
     present = [v for v in panels if not select_rows(frame, {panel: v}).empty]
@@ -1289,15 +1379,21 @@ def _cdf_panels(
     for j, value in enumerate(present):
         part = select_rows(frame, {panel: value})
         ax_cdf, ax_ccdf = axes[0, j], axes[1, j]
-        for c in curves:
-            line = select_rows(part, {curve: c})
+        lines: list[tuple[str, pd.DataFrame, dict[str, Any]]] = [
+            (str(c), select_rows(part, {curve: c}), {}) for c in curves
+        ]
+        if reference is not None and not reference.empty:
+            lines.append(("uncongested", reference, {"color": "0.3", "ls": "--"}))
+        for label, line, style in lines:
             if line.empty:
                 continue
             mean = line.groupby("x_s", sort=True)[["cdf", "ccdf"]].mean()
             x = mean.index.to_numpy(dtype=float)
-            ax_cdf.plot(x, mean["cdf"], drawstyle="steps-post", label=str(c), lw=1.2)
+            ax_cdf.plot(x, mean["cdf"], drawstyle="steps-post", label=label, lw=1.2, **style)
             keep = mean["ccdf"].to_numpy() > 0
-            ax_ccdf.plot(x[keep], mean["ccdf"].to_numpy()[keep], drawstyle="steps-post", lw=1.2)
+            ax_ccdf.plot(
+                x[keep], mean["ccdf"].to_numpy()[keep], drawstyle="steps-post", lw=1.2, **style
+            )
         label = panel_label(value) if panel_label else f"{value}"
         ax_cdf.set_title(label, fontsize="medium")
         ax_cdf.set_xscale("log")
