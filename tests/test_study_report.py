@@ -230,3 +230,28 @@ def test_long_log_axes_get_fewer_minor_ticks_and_short_ones_keep_theirs() -> Non
         assert mantissas <= {2.0, 5.0}
     assert short.xaxis.get_minor_locator() is default
     assert wide.get_xlim()[0] < 1e-1  # the data limits are unchanged
+
+
+def test_the_report_embeds_a_smaller_png_of_the_same_picture() -> None:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from ecnsim.output.plot import _figure
+    from ecnsim.studies.render import _figure_png, embedded_png
+
+    fig = _figure(6.0, 3.0)
+    ax = fig.subplots()
+    x = np.linspace(0, 10, 400)
+    for k in range(4):
+        ax.plot(x, np.sin(x + k), label=f"curve {k}")
+    ax.legend()
+    png = _figure_png(fig)
+    small = embedded_png(png)
+    assert len(small) < len(png)
+    a = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
+    b = np.asarray(Image.open(io.BytesIO(small)).convert("RGB"), dtype=float)
+    assert a.shape == b.shape
+    # The same picture: on average within a few levels of 255 per channel.
+    assert np.abs(a - b).mean() < 3.0
