@@ -876,6 +876,13 @@ class Rfc2415Study(Study):
         by = ["experiment", "webs", "ftps", "iw"]
         index = ["webs", "ftps"]
         power_unit = p.power_units
+        # RFC 2415 §3 defines the unit; say so under every power table.
+        power_def = (
+            " RFC 2415 §3: 'network power, goodput divided by median delay (in Mbytes/ms)': "
+            "the goodput volume over the run (MB) over the median delay (ms)."
+            if p.power_units == "MB/ms"
+            else " Goodput rate (Mb/s) over the median delay (s), not the RFC's MB/ms."
+        )
         # The RFC's table numbers; HTTP/1.1's link table is not in the RFC.
         numbers = {"http10": ("1", "2", "3"), "http11": ("4", None, "5")}
         for exp in ("http10", "http11"):
@@ -952,7 +959,7 @@ class Rfc2415Study(Study):
                 mean,
                 ci,
                 unit=power_unit,
-                note="FTP goodput over the median 1 MB transfer time.",
+                note="FTP goodput over the median 1 MB transfer time." + power_def,
                 digits=3,
             )
             mean, ci = per_iw("web_power", rows)
@@ -962,7 +969,7 @@ class Rfc2415Study(Study):
                 mean,
                 ci,
                 unit=power_unit,
-                note="Web goodput over the median page delay.",
+                note="Web goodput over the median page delay." + power_def,
                 digits=3,
             )
             mean, ci = per_iw("web_unfinished_pct", rows)
