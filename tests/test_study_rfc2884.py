@@ -89,7 +89,10 @@ def test_apply_calibration_sets_each_level_and_keeps_hand_set_ones() -> None:
     assert {pt["max_p"] for pt in cal.points} == {0.02, 0.5}
     assert len(cal.points) == 2 * len(p.calibration_min_th)
     pilots = pd.DataFrame(
-        [{**pt, "red_inside": 0.95 if pt["min_th"] >= 8 else 0.5, "seed": 1} for pt in cal.points]
+        [
+            {**pt, "red_inside": 0.95 if pt["min_th"] >= 8 else 0.5, "red_above": 0.0, "seed": 1}
+            for pt in cal.points
+        ]
     )
     out = study.apply_calibration(p, pilots)
     assert out.setting(2) == (8.0, 24.0, 48)

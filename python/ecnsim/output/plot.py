@@ -1,10 +1,12 @@
-"""The studies' standard figures, one function each (matplotlib, an optional dependency).
+"""The studies' standard figures, one function each (matplotlib).
 
 Every function builds and returns a :class:`matplotlib.figure.Figure`
 without touching pyplot's global state: nothing is shown, no backend is
 chosen, and figures are freed when dropped. Save with
 ``fig.savefig("x.png")``, or show in a notebook by evaluating ``fig``.
-Install matplotlib with ``pip install 'ecnsim[plot]'``.
+matplotlib is a dependency of ecnsim; an environment without it (an install with
+``--no-deps``) gets it with ``pip install 'ecnsim[plot]'``, or from a checkout
+``pip install '.[plot]'``.
 
 Inputs are the run's tables as DataFrames (``docs/results.md``) or the
 tidy outputs of :mod:`ecnsim.analysis`.
@@ -48,7 +50,10 @@ def _figure(width: float = 8.0, height: float = 4.5, **kwargs: Any) -> Figure:
     try:
         from matplotlib.figure import Figure
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("ecnsim.output.plot needs matplotlib: pip install 'ecnsim[plot]'") from e
+        raise ImportError(
+            "ecnsim.output.plot needs matplotlib: pip install 'ecnsim[plot]' "
+            "(from a checkout of ecnsim: pip install '.[plot]')"
+        ) from e
     return Figure(figsize=(width, height), layout="constrained", **kwargs)
 
 

@@ -52,12 +52,21 @@ from ecnsim.studies._base import (
 
 __all__ = ["AQMS", "ENDPOINTS", "EXPERIMENTS", "EcnplusParams", "EcnplusStudy"]
 
-Experiment = Literal["main", "deployment", "mixes", "testbed", "model"]
+Experiment = Literal["main", "uncongested", "deployment", "mixes", "testbed", "model"]
 Aqm = Literal["RED", "RED*", "REM", "PI", "threshold"]
 Endpoint = Literal["none", "ECN", "ECN+", "RFC5562"]
 
 #: The experiments, in the paper's order.
-EXPERIMENTS: tuple[Experiment, ...] = ("main", "deployment", "mixes", "testbed", "model")
+EXPERIMENTS: tuple[Experiment, ...] = (
+    "main",
+    "uncongested",
+    "deployment",
+    "mixes",
+    "testbed",
+    "model",
+)
+#: The ``aqm`` axis value of the uncongested reference (a row of the main tables).
+UNCONGESTED = "uncongested (1 Gb/s DropTail)"
 #: The AQMs of STUDIES.md §5.
 AQMS: tuple[Aqm, ...] = ("RED", "RED*", "REM", "PI", "threshold")
 #: Endpoints: ``(tcp.ecn, tcp.ecn_synack)`` of each (``docs/models/tcp.md``).
@@ -103,6 +112,11 @@ class EcnplusParams(StudyParams):
     initial_window: int = 2
     cc: Literal["reno", "newreno", "sack"] = "newreno"
     profile: str = "rfc"
+    #: The testbed experiment's profile (None: ``profile``); the paper's testbed ran Linux.
+    testbed_profile: str | None = None
+    #: What an ECN-Echo does at a one-segment window (``tcp.ecn_one_segment``; None: the
+    #: profile's own rule, RFC 3168 §6.1.2's under ``rfc``).
+    ecn_one_segment: Literal["rfc3168", "ns2", "linux"] | None = None
     #: The RTO before the first RTT sample (SYN, SYN-ACK): RFC 2988's 3 s, in force in 2005.
     initial_rto_s: float = 3.0
     red_gentle: bool = False
@@ -115,6 +129,9 @@ class EcnplusParams(StudyParams):
     pi_design_flows: float | None = None
     duration_s: float = 100.0
     warmup_s: float = 20.0
+    #: The uncongested reference: the main experiment's sessions (the same bytes per second)
+    #: over a DropTail bottleneck of this rate, endpoints without ECN.
+    uncongested_mbps: float = 1000.0
     deployment_shares: tuple[float, ...] = (0.05, 0.5, 0.95)
     deployment_load_percent: float = 98.0
     deployment_aqms: tuple[Aqm, ...] = ("RED", "RED*")
@@ -308,6 +325,7 @@ def web_scenario(
     mix: bool = False,
     ecn_clients: Sequence[int] | None = None,
     sample_ms: float | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """Servers s<i> -- r2 ==bottleneck== r1 -- clients c<i>, web sessions from clients to servers.
 
@@ -371,25 +389,28 @@ def web_scenario(
         "duration": f"{duration_s:g}s",
         "warmup": f"{warmup_s:g}s",
         "seed": 1,
-        "profile": p.profile,
+        "profile": profile if profile is not None else p.profile,
     }
     if sample_ms is not None:
         # The bottleneck's queues only: a fine series of every access link would be large.
         simulation["sample_interval"] = f"{sample_ms:g}ms"
         simulation["sample_flows"] = []
         simulation["sample_queues"] = [0]
+    tcp: dict[str, Any] = {
+        "cc": p.cc,
+        "mss": _mss(p),
+        "header_bytes": HEADER_BYTES,
+        "initial_window": p.initial_window,
+        "initial_rto": f"{p.initial_rto_s:g}s",
+        "ecn": ecn,
+        "ecn_synack": synack,
+    }
+    if p.ecn_one_segment is not None:
+        tcp["ecn_one_segment"] = p.ecn_one_segment
     return {
         "name": name,
         "simulation": simulation,
-        "tcp": {
-            "cc": p.cc,
-            "mss": _mss(p),
-            "header_bytes": HEADER_BYTES,
-            "initial_window": p.initial_window,
-            "initial_rto": f"{p.initial_rto_s:g}s",
-            "ecn": ecn,
-            "ecn_synack": synack,
-        },
+        "tcp": tcp,
         "nodes": nodes,
         "links": links,
         "apps": [
@@ -534,6 +555,7 @@ def derive(
 
 _TITLES = {
     "main": "AQMs x endpoints",
+    "uncongested": "Uncongested reference",
     "deployment": "Incremental deployment",
     "mixes": "Heavier-tailed mix",
     "testbed": "Testbed",
@@ -546,7 +568,12 @@ _WEB_TABLES = (
     ("p50_response_time_s", "Median response time (unfinished objects counted)", "s", 4),
     ("p90_response_time_s", "90th percentile of the response time", "s", 4),
     ("p99_response_time_s", "99th percentile of the response time", "s", 4),
-    ("normalized_throughput", "Normalized throughput (payload delivered / capacity)", "", 4),
+    (
+        "normalized_throughput",
+        "Normalized throughput, payload: payload delivered / capacity",
+        "",
+        4,
+    ),
     ("unfinished_share", "Objects unfinished at the end (in progress or failed)", "share", 3),
     (
         "handshake_loss_share",
@@ -563,7 +590,13 @@ _WEB_TABLES = (
     ("queue_delay_ms", "Mean queueing delay at the bottleneck", "ms", 4),
     ("drops_per_s", "Drops at the bottleneck", "packets/s", 4),
     ("marks_per_s", "Marks at the bottleneck", "packets/s", 4),
-    ("utilization", "Bottleneck utilization", "", 4),
+    (
+        "utilization",
+        "Normalized throughput, utilization: bytes on the wire / capacity (the bottleneck's busy "
+        "time)",
+        "",
+        4,
+    ),
     ("steady", "Runs with a steady backlog of open connections", "share of seeds", 3),
     ("backlog_growth", "Open connections, last tenth of the run / first tenth", "ratio", 3),
 )
@@ -644,7 +677,9 @@ class EcnplusStudy(Study):
             (
                 "TCP",
                 f"{p.cc}, IW {p.initial_window}, MSS {_mss(p)} B ({p.packet_bytes} B packets), "
-                f"initial RTO {p.initial_rto_s:g} s, profile {p.profile}",
+                f"initial RTO {p.initial_rto_s:g} s, profile {p.profile} (testbed: "
+                f"{p.testbed_profile or p.profile}), ECN-Echo at one segment: "
+                + (p.ecn_one_segment or "the profile's rule"),
             ),
             (
                 "endpoints",
@@ -781,6 +816,31 @@ class EcnplusStudy(Study):
                 "cc, initial_rto_s, profile",
             ),
             Choice(
+                "Profile (the endpoints' defaults)",
+                f"{p.profile} for the simulations, "
+                f"{p.testbed_profile or p.profile} for the testbed experiment",
+                "STUDIES.md §5: 'The paper's simulations ran ns-2; its testbed ran Linux.' "
+                "Readings: 'rfc' (the standards' behaviour, the study's default), 'ns2-2001' "
+                "(ns-2's own TCP of the early 2000s, the paper's simulator) and, for the "
+                "testbed, 'linux' (today's Linux defaults; the paper's kernel was a 2.4/2.6 "
+                "one). No default follows the published numbers; each is a --set away.",
+                "profile, testbed_profile",
+            ),
+            Choice(
+                "ECN-Echo at a one-segment window",
+                "the profile's rule"
+                if p.ecn_one_segment is None
+                else f"{p.ecn_one_segment!r} for every connection",
+                "RFC 3168 §6.1.2 ('rfc3168', the rfc profile's): with cwnd at one segment the "
+                "sender 'MUST reset the retransmit timer' and sends again only when it "
+                "expires. ns-2 ('ns2', the paper's simulator): cwnd_ = int(0.5) = 0 and, from "
+                "the second echo in a row, a doubled timer backoff. Linux ('linux', the paper's "
+                "testbed): cwnd never below one segment and no timer wait "
+                "(docs/models/tcp.md). Under RED*'s persistent marking the rule decides how "
+                "long a marked web connection waits, so it changes finding k1 (issue 31).",
+                "ecn_one_segment",
+            ),
+            Choice(
                 "Incremental deployment",
                 f"AQMs {', '.join(p.deployment_aqms)}; the ECN-capable clients spread evenly over "
                 "the RTT range",
@@ -834,6 +894,11 @@ class EcnplusStudy(Study):
                     for load in p.loads_percent
                     for a in p.aqms
                     for e in p.endpoints
+                ]
+            elif exp == "uncongested":
+                out += [
+                    {"experiment": exp, "aqm": UNCONGESTED, "endpoint": "none", "load": load}
+                    for load in p.loads_percent
                 ]
             elif exp == "deployment":
                 out += [
@@ -890,6 +955,24 @@ class EcnplusStudy(Study):
                 warmup_s=p.model_warmup_s,
                 sample_ms=p.model_sample_ms,
             )
+        if exp == "uncongested":
+            # The main experiment's sessions: the same bytes per second, so a load of the
+            # reference link scaled by the two rates.
+            load = float(point["load"])
+            mbps = p.uncongested_mbps
+            return web_scenario(
+                p,
+                name=f"ecnplus-uncongested-{mbps:g}M-load{load:g}",
+                mbps=mbps,
+                load_percent=load * p.bottleneck_mbps / mbps,
+                queue={
+                    "type": "droptail",
+                    "limit_packets": _buffer_packets(p, mbps, p.buffer_ms),
+                },
+                endpoint="none",
+                duration_s=p.duration_s,
+                warmup_s=p.warmup_s,
+            )
         mbps = p.testbed_mbps if exp == "testbed" else p.bottleneck_mbps
         load = float(point["load"])
         aqm = str(point["aqm"])
@@ -919,6 +1002,7 @@ class EcnplusStudy(Study):
             duration_s=p.duration_s,
             warmup_s=p.warmup_s,
             mix=mix,
+            profile=p.testbed_profile if exp == "testbed" else None,
         )
 
     def job(self, p: EcnplusParams, point: Mapping[str, Any]) -> JobSpec:
@@ -936,6 +1020,8 @@ class EcnplusStudy(Study):
             "experiment": exp,
             "warmup_s": p.warmup_s,
             "end_s": p.duration_s,
+            # The uncongested reference is normalized by the main bottleneck's capacity (its
+            # sessions are the main experiment's), not by its own 1 Gb/s.
             "capacity_bps": mbps * 1e6,
         }
         if exp == "deployment":
@@ -955,33 +1041,48 @@ class EcnplusStudy(Study):
             return 0.13 + p.model_duration_s * 7.5e-3 * math.pow(work, 1.5)
         mbps = p.testbed_mbps if exp == "testbed" else p.bottleneck_mbps
         load = min(float(point["load"]), 110.0)
+        # The uncongested reference carries the main experiment's packets (at 1 Gb/s).
         return 0.13 + p.duration_s * 0.013 * mbps / 100.0 * load / 90.0
 
     def warnings(self, p: EcnplusParams, data: StudyData) -> list[str]:
-        """Every point whose backlog of open connections kept growing (no steady state)."""
+        """One warning for every point whose backlog of open connections kept growing in at
+        least one seed (no steady state), with the points listed."""
         m = data.frame("metrics")
         if m.empty or "steady" not in m.columns:
             return []
-        out = []
         axes = [a for a in data.axes if a in m.columns]
+        points, unsteady_points, seeds_unsteady, seeds_all = 0, [], 0, 0
         for key, g in m.groupby(axes, sort=False, dropna=False):
+            if g["steady"].isna().all():
+                continue  # the model experiment's runs: no backlog of open connections
+            points += 1
+            seeds_all += len(g)
             unsteady = g[g["steady"] < 0.5]
             if unsteady.empty:
                 continue
+            seeds_unsteady += len(unsteady)
             keys = key if isinstance(key, tuple) else (key,)
-            label = ", ".join(
-                f"{a} = {v:g}" if isinstance(v, float) else f"{a} = {v}"
+            label = " ".join(
+                f"{v:g} %" if a == "load" else (f"{a} {v:g}" if isinstance(v, float) else str(v))
                 for a, v in zip(axes, keys, strict=True)
                 if not (isinstance(v, float) and math.isnan(v))
             )
             first = float(unsteady["backlog_first"].mean())
             last = float(unsteady["backlog_last"].mean())
-            out.append(
-                f"No steady state at {label}: in {len(unsteady)} of {len(g)} seeds the open "
-                f"connections kept growing (from {first:.0f} to {last:.0f} on average, first to "
-                "last tenth of the run); response times there depend on the run length."
+            unsteady_points.append(
+                f"{label} ({len(unsteady)}/{len(g)} seeds, {first:.0f} -> {last:.0f})"
             )
-        return out
+        if not unsteady_points:
+            return []
+        return [
+            f"No steady state at {len(unsteady_points)} of {points} web points "
+            f"({seeds_unsteady} of {seeds_all} runs): there the open connections kept growing "
+            "from the first to the last tenth of the run, so response times, unfinished shares "
+            f"and throughput depend on the run length (duration_s = {p.duration_s:g} s). The "
+            "table 'Runs with a steady backlog of open connections' gives the share per point. "
+            "Points (seeds without a steady state / seeds, open connections first -> last "
+            "tenth): " + "; ".join(unsteady_points) + "."
+        ]
 
     # -- rendering --------------------------------------------------------------------
 
@@ -993,6 +1094,8 @@ class EcnplusStudy(Study):
             if exp not in p.experiments:
                 continue
             agg = select_rows(data.aggregate("metrics", metrics), {"experiment": exp})
+            if exp == "main" and "uncongested" in p.experiments:
+                agg = pd.concat([agg, self._uncongested_rows(p, data, metrics)], ignore_index=True)
             rows = "endpoint" if exp == "testbed" else "aqm"
             cols: list[str] = ["aqm"] if exp == "testbed" else ["load", "endpoint"]
             note = (
@@ -1000,6 +1103,12 @@ class EcnplusStudy(Study):
                 if exp == "testbed"
                 else "Rows: AQM; columns: offered load (%) and endpoints."
             )
+            if exp == "main" and "uncongested" in p.experiments:
+                note += (
+                    f" Last row: the same sessions over a {p.uncongested_mbps:g} Mb/s DropTail "
+                    f"bottleneck without ECN (the uncongested reference), its throughputs "
+                    f"normalized by the {p.bottleneck_mbps:g} Mb/s of the others."
+                )
             for metric, ttl, unit, digits in _WEB_TABLES:
                 if agg.empty:
                     continue
@@ -1049,6 +1158,22 @@ class EcnplusStudy(Study):
         if "model" in p.experiments:
             out.update(self._model_tables(p, data))
         return out
+
+    def _uncongested_rows(
+        self, p: EcnplusParams, data: StudyData, metrics: Sequence[str]
+    ) -> pd.DataFrame:
+        """The uncongested reference's aggregated metrics, its utilization (busy time of its
+        own fast link) rescaled to bytes on the wire over the main bottleneck's capacity."""
+        agg: pd.DataFrame = select_rows(
+            data.aggregate("metrics", metrics), {"experiment": "uncongested"}
+        ).copy()
+        if agg.empty:
+            return agg
+        scale = p.uncongested_mbps / p.bottleneck_mbps
+        util = agg["metric"] == "utilization"
+        cols = [c for c in ("mean", "std", "sem", "ci_low", "ci_high", "ci") if c in agg]
+        agg.loc[util, cols] = agg.loc[util, cols] * scale
+        return agg
 
     def _model_curve(
         self, p: EcnplusParams, utilizations: Sequence[float] | np.ndarray
@@ -1144,11 +1269,25 @@ class EcnplusStudy(Study):
                 part = select_rows(cdf, {"experiment": exp, "load": float(load), "group": "all"})
                 if part.empty:
                     continue
+                reference = None
+                if exp == "main":
+                    reference = select_rows(
+                        cdf, {"experiment": "uncongested", "load": float(load), "group": "all"}
+                    )
+                with_ref = reference is not None and not reference.empty
                 figs[f"{exp}_cdf_load{load:g}"] = (
-                    _cdf_panels(part, "aqm", list(aqms), "endpoint", list(endpoints)),
+                    _cdf_panels(
+                        part, "aqm", list(aqms), "endpoint", list(endpoints), reference=reference
+                    ),
                     f"{_TITLES[exp]}, {load:g} % load: response-time CDF (top) and CCDF "
                     "(bottom) per AQM, one line per endpoint (mean over seeds of each run's "
-                    "Kaplan-Meier estimate; unfinished objects counted).",
+                    "Kaplan-Meier estimate; unfinished objects counted)"
+                    + (
+                        f"; dashed: the same sessions over a {p.uncongested_mbps:g} Mb/s DropTail "
+                        "bottleneck (the uncongested reference)."
+                        if with_ref
+                        else "."
+                    ),
                 )
             backlog = data.frame("backlog")
             for load in loads:
@@ -1166,7 +1305,8 @@ class EcnplusStudy(Study):
                 part = part[part["group"] != "all"] if not part.empty else part
                 if part.empty:
                     continue
-                figs[f"deployment_cdf_{aqm}"] = (
+                # "RED*" -> "REDstar": RED's and RED*'s figures get files of their own.
+                figs[f"deployment_cdf_{aqm.replace('*', 'star')}"] = (
                     _cdf_panels(
                         part,
                         "ecn_share",
@@ -1226,8 +1366,10 @@ def _cdf_panels(
     curves: list[Any],
     *,
     panel_label: Any = None,
+    reference: pd.DataFrame | None = None,
 ) -> Any:
-    """CDF (top row) and CCDF (bottom row, log-log) per ``panel`` value, one line per ``curve``."""
+    """CDF (top row) and CCDF (bottom row, log-log) per ``panel`` value, one line per ``curve``;
+    ``reference`` (a CDF frame), if given, dashed in every panel."""
     from ecnsim.output.plot import _figure
 
     present = [v for v in panels if not select_rows(frame, {panel: v}).empty]
@@ -1237,15 +1379,21 @@ def _cdf_panels(
     for j, value in enumerate(present):
         part = select_rows(frame, {panel: value})
         ax_cdf, ax_ccdf = axes[0, j], axes[1, j]
-        for c in curves:
-            line = select_rows(part, {curve: c})
+        lines: list[tuple[str, pd.DataFrame, dict[str, Any]]] = [
+            (str(c), select_rows(part, {curve: c}), {}) for c in curves
+        ]
+        if reference is not None and not reference.empty:
+            lines.append(("uncongested", reference, {"color": "0.3", "ls": "--"}))
+        for label, line, style in lines:
             if line.empty:
                 continue
             mean = line.groupby("x_s", sort=True)[["cdf", "ccdf"]].mean()
             x = mean.index.to_numpy(dtype=float)
-            ax_cdf.plot(x, mean["cdf"], drawstyle="steps-post", label=str(c), lw=1.2)
+            ax_cdf.plot(x, mean["cdf"], drawstyle="steps-post", label=label, lw=1.2, **style)
             keep = mean["ccdf"].to_numpy() > 0
-            ax_ccdf.plot(x[keep], mean["ccdf"].to_numpy()[keep], drawstyle="steps-post", lw=1.2)
+            ax_ccdf.plot(
+                x[keep], mean["ccdf"].to_numpy()[keep], drawstyle="steps-post", lw=1.2, **style
+            )
         label = panel_label(value) if panel_label else f"{value}"
         ax_cdf.set_title(label, fontsize="medium")
         ax_cdf.set_xscale("log")

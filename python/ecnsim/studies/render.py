@@ -2,12 +2,18 @@
 
 Layout of the output directory (``ecnsim study run NAME --out DIR``)::
 
-    DIR/report.html            the report: setup, choices, tables, figures, resolved scenarios
-    DIR/study.json             parameters, choices, versions, run counts, wall times
+    DIR/report.html            the report: setup, choices, warnings, tables, figures
+    DIR/study.json             parameters, choices, versions, run counts, wall and CPU times
     DIR/tables/<name>.csv      each table as the source lays it out (mean, then its CI half-width)
     DIR/tables/runs.csv        every run's metrics (one row per point and seed)
     DIR/figures/<name>.png     each figure, and .svg beside it
+    DIR/scenarios/<n>.json     each point's resolved scenario (linked from the report's appendix)
     DIR/store/                 the results store (what lets a re-run only render)
+
+The report embeds its figures and links the side files, so it stays small (a few MB for the
+largest study) however many flows a scenario has: the resolved scenarios, which grow with the
+flows, are files of their own. Without matplotlib the tables and the report are still written,
+and the report says how to get the figures.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ import html
 import io
 import json
 import math
+import textwrap
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +34,26 @@ import numpy as np
 
 from ecnsim.studies._base import StudyData, StudyRun, StudyTable, format_seconds, params_dict, slug
 
-__all__ = ["render_study", "table_csv", "table_html"]
+__all__ = [
+    "MATPLOTLIB_HINT",
+    "embedded_png",
+    "file_stems",
+    "fit_titles",
+    "render_study",
+    "table_csv",
+    "table_html",
+    "thin_log_ticks",
+]
+
+#: What the report says when matplotlib is missing (figures need it; tables and report do not).
+MATPLOTLIB_HINT = (
+    "Figures need matplotlib, which is not installed: pip install 'ecnsim[plot]' (from a "
+    "checkout of ecnsim: pip install '.[plot]'), then run the same command again; the runs are "
+    "in the store, so it only renders."
+)
+#: The report lists every run's metrics inline up to this many runs (all of them are in
+#: tables/runs.csv).
+MAX_INLINE_RUNS = 300
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222;
@@ -150,6 +177,103 @@ def _figure_png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+def embedded_png(png: bytes) -> bytes:
+    """``png`` as the report embeds it: 256 colours, no dithering (about a third of the
+    bytes of matplotlib's RGBA file for line plots, which use a handful of colours and their
+    anti-aliasing); the figure files keep the full PNG. Unchanged without Pillow."""
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - Pillow comes with matplotlib
+        return png
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    small = image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    buf = io.BytesIO()
+    small.save(buf, format="PNG")
+    out = buf.getvalue()
+    return out if len(out) < len(png) else png
+
+
+def file_stems(names: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
+    """A file-name stem per name: its :func:`slug`, made unique (``-2``, ``-3``, ... in the
+    order given) where two names share one, ignoring case (``RED`` and ``RED*`` both slug
+    to ``RED``; a case-insensitive file system would merge ``a`` and ``A``)."""
+    used = {r.lower() for r in reserved}
+    out: dict[str, str] = {}
+    for name in names:
+        base = slug(name)
+        stem, i = base, 2
+        while stem.lower() in used:
+            stem, i = f"{base}-{i}", i + 1
+        used.add(stem.lower())
+        out[name] = stem
+    return out
+
+
+def fit_titles(fig: Any) -> None:
+    """Wrap the figure's suptitle and its axes' titles onto more lines where a line is wider
+    than the figure (the suptitle) or the axes' columns (a title): nothing is clipped.
+
+    Constrained layout then makes room for the extra lines when the figure is saved.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
+    fig_w = fig.get_figwidth() * fig.dpi
+    texts: list[tuple[Any, float]] = []
+    suptitle = getattr(fig, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        texts.append((suptitle, 0.96 * fig_w))
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        spec = ax.get_subplotspec()
+        share = 1.0
+        if spec is not None:
+            ncols = spec.get_gridspec().ncols
+            share = (spec.colspan.stop - spec.colspan.start) / max(1, ncols)
+        for t in (ax.title, ax._left_title, ax._right_title):
+            if t.get_text():
+                texts.append((t, 0.96 * fig_w * share))
+    for text, avail in texts:
+        width = text.get_window_extent(renderer).width
+        if width <= avail:
+            continue
+        raw = " ".join(text.get_text().split())
+        chars = max(12, int(len(raw) * avail / width))
+        text.set_text(textwrap.fill(raw, width=chars, break_on_hyphens=False))
+
+
+def thin_log_ticks(fig: Any, decades: float = 3.0) -> None:
+    """Minor ticks at 2 and 5 of each decade, unlabelled, on every log axis spanning at least
+    ``decades`` decades (matplotlib's default puts 8 per decade, each a tick object that
+    constrained layout measures on every draw: most of a CDF figure's drawing time).
+
+    Readability is unchanged: the major ticks (the decades) keep their labels, and an axis
+    of fewer decades keeps matplotlib's labelled minor ticks.
+    """
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    for ax in fig.axes:
+        for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            if axis.get_scale() != "log":
+                continue
+            lo, hi = sorted(float(v) for v in lim)
+            if lo <= 0 or math.log10(hi / lo) < decades:
+                continue
+            axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+            axis.set_minor_formatter(NullFormatter())
+
+
+def _study_figures(study: Any, params: Any, data: StudyData) -> tuple[dict[str, Any], bool]:
+    """``(figures, drawn)``: the study's figures; none and False without matplotlib."""
+    try:
+        return study.figures(params, data), True
+    except ImportError as e:
+        if "matplotlib" not in f"{e} {e.name or ''}":
+            raise
+        return {}, False
+
+
 def _kv(items: list[tuple[str, Any]]) -> str:
     inner = "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in items)
     return f'<dl class="kv">{inner}</dl>'
@@ -173,6 +297,7 @@ def render_study(run: StudyRun) -> Path:
     from ecnsim import __version__
 
     started = time.perf_counter()
+    cpu_started = time.process_time()
     study, params, out = run.study, run.params, run.out
     pilot = (
         None
@@ -183,16 +308,18 @@ def render_study(run: StudyRun) -> Path:
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     tables = study.tables(params, data)
-    figures = study.figures(params, data)
+    figures, drawn = _study_figures(study, params, data)
     warnings = study.warnings(params, data)
     emulation: dict[str, Any] | None = None
     if run.emulated is not None:
-        emulation = _emulated_part(run, data, tables, figures, warnings)
+        emulation = _emulated_part(run, data, tables, figures, warnings, drawn)
 
     run.tables = {}
     compare = {} if emulation is None else emulation["compare"]
-    for name, t in {**compare, **tables}.items():
-        path = out / "tables" / f"{slug(name)}.csv"
+    all_tables = {**compare, **tables}
+    table_stems = file_stems(all_tables, reserved=("runs", "runs_emulated"))
+    for name, t in all_tables.items():
+        path = out / "tables" / f"{table_stems[name]}.csv"
         path.write_text(table_csv(t), encoding="utf-8")
         run.tables[name] = path
     runs_df = data.frame("metrics")
@@ -206,24 +333,40 @@ def render_study(run: StudyRun) -> Path:
 
     run.figures = {}
     pngs: dict[str, bytes] = {}
+    figure_stems = file_stems(figures)
     for name, (fig, _caption) in figures.items():
+        fit_titles(fig)
+        thin_log_ticks(fig)
         png = _figure_png(fig)
-        pngs[name] = png
-        p_png = out / "figures" / f"{slug(name)}.png"
-        p_svg = out / "figures" / f"{slug(name)}.svg"
+        pngs[name] = embedded_png(png)
+        p_png = out / "figures" / f"{figure_stems[name]}.png"
+        p_svg = out / "figures" / f"{figure_stems[name]}.svg"
         p_png.write_bytes(png)
+        # The PNG's draw laid the figure out: keep that layout for the SVG rather than
+        # solving it again (the same positions, a third of the SVG's drawing time).
+        fig.set_layout_engine("none")
         fig.savefig(p_svg, format="svg")
         run.figures[name] = [p_png, p_svg]
 
+    scenario_files = _write_scenarios(out, data)
+
     sweep = run.sweep
     stored = data.runs()
-    sim_wall = 0.0
+    sim_wall, sim_cpu, no_cpu = 0.0, 0.0, 0
     for _point, _seed, key, _tag in stored:
         m = sweep.store.manifest(key)
-        if m is not None and isinstance(m.get("wall_s"), (int, float)):
+        if m is None:
+            continue
+        if isinstance(m.get("wall_s"), (int, float)):
             sim_wall += float(m["wall_s"])
+        cpu = m.get("cpu_s")
+        if isinstance(cpu, (int, float)) and math.isfinite(cpu):
+            sim_cpu += float(cpu)
+        else:
+            no_cpu += 1
     planned = len({(r.key, r.job.tag if r.job else None) for r in run.plan.runs})
     run.render_s = time.perf_counter() - started
+    render_cpu_s = time.process_time() - cpu_started
     info = {
         "study": study.name,
         "title": study.title,
@@ -244,19 +387,44 @@ def render_study(run: StudyRun) -> Path:
         "executor": sweep.executor,
         "workers": sweep.workers,
         "wall_s_this_call": sweep.wall_s,
-        "simulation_cpu_s_all_runs": sim_wall,
+        "simulation_cpu_s_all_runs": sim_cpu,
+        "runs_without_cpu_s": no_cpu,
+        "simulation_wall_s_all_runs": sim_wall,
+        "figures_drawn": drawn,
         "render_s": run.render_s,
+        "render_cpu_s": render_cpu_s,
         "emulation": None if emulation is None else emulation["info"],
         "tables": {k: str(v.relative_to(out)) for k, v in run.tables.items()},
         "figures": {k: [str(p.relative_to(out)) for p in v] for k, v in run.figures.items()},
+        "scenarios": [str(p.relative_to(out)) for _point, p in scenario_files],
     }
     (out / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
-    page = _report(run, data, tables, figures, pngs, info, emulation)
+    names = {"tables": table_stems, "figures": figure_stems, "scenarios": scenario_files}
+    page = _report(run, data, tables, figures, pngs, info, emulation, names)
     report = out / "report.html"
     report.write_text(page, encoding="utf-8")
     run.report = report
     return report
+
+
+def _write_scenarios(out: Path, data: StudyData) -> list[tuple[dict[str, Any], Path]]:
+    """Write each point's resolved scenario to ``out/scenarios/point-NNNN.json`` (the files
+    of an earlier render removed first); ``(point, path)`` of each, in the grid's order."""
+    directory = out / "scenarios"
+    directory.mkdir(parents=True, exist_ok=True)
+    for old in directory.glob("point-*.json"):
+        old.unlink()
+    written = []
+    for i, (point, text) in enumerate(data.resolved_scenarios(), start=1):
+        try:
+            pretty = json.dumps(json.loads(text), indent=1)
+        except ValueError:
+            pretty = text
+        path = directory / f"point-{i:04d}.json"
+        path.write_text(pretty + "\n", encoding="utf-8")
+        written.append((point, path))
+    return written
 
 
 def _emulated_part(
@@ -265,6 +433,7 @@ def _emulated_part(
     tables: dict[str, StudyTable],
     figures: dict[str, tuple[Any, str]],
     warnings: list[str],
+    drawn: bool = True,
 ) -> dict[str, Any]:
     """Add the emulated runs' tables and figures (and the side-by-side tables) to ``tables``
     and ``figures``; what the report's emulation section shows."""
@@ -281,7 +450,8 @@ def _emulated_part(
             continue
         t.title = f"Emulated: {t.title}"
         tables[f"emulated_{name}"] = t
-    for name, (fig, caption) in study.figures(params, emu).items():
+    emu_figures = _study_figures(study, params, emu)[0] if drawn else {}
+    for name, (fig, caption) in emu_figures.items():
         figures[f"emulated_{name}"] = (fig, f"Emulated (real Linux hosts): {caption}")
     for text in study.warnings(params, emu):
         warnings.append(f"Emulated runs: {text}")
@@ -389,6 +559,39 @@ def _emulation_html(emulation: dict[str, Any]) -> list[str]:
     return s
 
 
+def _cpu_text(info: dict[str, Any]) -> str:
+    """The CPU time of every stored run's simulation (measured in its worker thread), and
+    how many runs were stored before it was recorded."""
+    text = f"{format_seconds(info['simulation_cpu_s_all_runs'])} (one core)"
+    missing = int(info.get("runs_without_cpu_s", 0))
+    if missing:
+        text += (
+            f"; {missing} of {info['runs_stored']} runs were stored without their CPU time "
+            "(an earlier ecnsim) and are not counted"
+        )
+    return text
+
+
+def _warnings_html(warnings: list[str]) -> list[str]:
+    """The warnings as one box: a single one in full; several as their count, the first
+    three, and the rest behind a disclosure (a reader sees the tables without scrolling past
+    dozens of boxes)."""
+    if not warnings:
+        return []
+    if len(warnings) == 1:
+        return [f'<div class="warn"><b>Warning:</b> {_esc(warnings[0])}</div>']
+    shown, rest = warnings[:3], warnings[3:]
+    items = "".join(f"<li>{_esc(w)}</li>" for w in shown)
+    more = ""
+    if rest:
+        others = "".join(f"<li>{_esc(w)}</li>" for w in rest)
+        more = f"<details><summary>{len(rest)} more</summary><ul>{others}</ul></details>"
+    return [
+        f'<div class="warn"><b>{len(warnings)} warnings</b> (read them before trusting the '
+        f"tables):<ul>{items}</ul>{more}</div>"
+    ]
+
+
 def _esc_point(point: Any) -> str:
     return ", ".join(f"{k} = {_label(v)}" for k, v in dict(point).items())
 
@@ -401,8 +604,14 @@ def _report(
     pngs: dict[str, bytes],
     info: dict[str, Any],
     emulation: dict[str, Any] | None = None,
+    names: dict[str, Any] | None = None,
 ) -> str:
     study, params = run.study, run.params
+    names = names or {}
+    table_stems: dict[str, str] = names.get("tables") or file_stems(tables)
+    figure_stems: dict[str, str] = names.get("figures") or file_stems(figures)
+    scenario_files: list[tuple[dict[str, Any], Path]] = names.get("scenarios") or []
+    one_seed = len(info["seeds"]) == 1
     s: list[str] = []
     s.append(f"<h1>{_esc(study.name)}: {_esc(study.title)}</h1>")
     s.append(f"<p><b>Source.</b> {_esc(study.source)}</p>")
@@ -432,10 +641,7 @@ def _report(
         ("runs run by this call", info["runs_run_now"]),
         ("executor", f"{info['executor']} ({info['workers']} workers)"),
         ("wall time of this call's runs", format_seconds(info["wall_s_this_call"])),
-        (
-            "simulation time of all runs (one core)",
-            format_seconds(info["simulation_cpu_s_all_runs"]),
-        ),
+        ("simulation CPU of all runs", _cpu_text(info)),
     ]
     s.append(_kv(status))
     if info["runs_failed"] or info["runs_stored"] < info["runs_planned"]:
@@ -447,8 +653,7 @@ def _report(
             f"to finish.<ul>{lines}</ul></div>"
         )
 
-    for text in info.get("warnings", []):
-        s.append(f'<div class="warn"><b>Warning:</b> {_esc(text)}</div>')
+    s.extend(_warnings_html(info.get("warnings", [])))
 
     s.append("<h2>Setup</h2>")
     s.append(
@@ -491,40 +696,65 @@ def _report(
     )
     for name, t in tables.items():
         unit = f" ({_esc(t.unit)})" if t.unit else ""
-        s.append(f'<h3 id="table-{_esc(slug(name))}">{_esc(t.title)}{unit}</h3>')
+        stem = table_stems.get(name, slug(name))
+        s.append(f'<h3 id="table-{_esc(stem)}">{_esc(t.title)}{unit}</h3>')
         if t.note:
             s.append(f'<p class="note">{_esc(t.note)}</p>')
         if t.mean.empty:
             s.append('<p class="note">No data (no run of these points is in the store).</p>')
         else:
             s.append(table_html(t))
-        s.append(f'<p class="note"><code>tables/{_esc(slug(name))}.csv</code></p>')
+        s.append(f'<p class="note"><code>tables/{_esc(stem)}.csv</code></p>')
 
     s.append("<h2>Figures</h2>")
+    if not info.get("figures_drawn", True):
+        s.append(f'<div class="warn"><b>No figures:</b> {_esc(MATPLOTLIB_HINT)}</div>')
+    elif one_seed and figures:
+        s.append(
+            '<p class="note">One seed per point: the figures have no confidence intervals '
+            "(no error bars or bands, and a curve is one run's). Run with <code>--seeds N</code> "
+            "(N &ge; 2) for them.</p>"
+        )
     for i, (name, (_fig, caption)) in enumerate(figures.items(), start=1):
         data_uri = base64.b64encode(pngs[name]).decode("ascii")
+        stem = figure_stems.get(name, slug(name))
         s.append(
             f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{data_uri}">'
             f"<figcaption>Figure {i}. {_esc(caption)} "
-            f"(<code>figures/{_esc(slug(name))}.png</code>, <code>.svg</code>)</figcaption>"
+            f'(<a href="figures/{_esc(stem)}.png"><code>figures/{_esc(stem)}.png</code></a>, '
+            f'<a href="figures/{_esc(stem)}.svg"><code>.svg</code></a>)</figcaption>'
             "</figure>"
         )
 
     s.append("<h2>Resolved scenarios</h2>")
     s.append(
         '<p class="note">Every parameter each point ran with, defaults filled in '
-        "(the first seed's; seeds differ only in <code>simulation.seed</code>).</p>"
+        "(the first seed's; seeds differ only in <code>simulation.seed</code>), one JSON file "
+        "per point beside this report (<code>scenarios/</code>), so the report stays small "
+        "however many flows a scenario has.</p>"
     )
-    for point, text in data.resolved_scenarios():
-        label = ", ".join(f"{k} = {_label(v)}" for k, v in point.items())
-        try:
-            pretty = json.dumps(json.loads(text), indent=1)
-        except ValueError:
-            pretty = text
-        s.append(f"<details><summary>{_esc(label)}</summary><pre>{_esc(pretty)}</pre></details>")
+    if scenario_files:
+        links = []
+        for point, path in scenario_files:
+            rel = f"scenarios/{path.name}"
+            label = ", ".join(f"{k} = {_label(v)}" for k, v in point.items())
+            links.append(
+                f'<tr><td class="l">{_esc(label)}</td><td class="l">'
+                f'<a href="{_esc(rel)}"><code>{_esc(rel)}</code></a></td></tr>'
+            )
+        s.append(
+            '<div class="scroll"><table><thead><tr><th class="l">point</th>'
+            '<th class="l">resolved scenario</th></tr></thead>'
+            f"<tbody>{''.join(links)}</tbody></table></div>"
+        )
 
     runs = data.frame("metrics")
-    if not runs.empty:
+    if len(runs) > MAX_INLINE_RUNS:
+        s.append(
+            f'<p class="note">Every run\'s metrics ({len(runs)} runs): '
+            '<a href="tables/runs.csv"><code>tables/runs.csv</code></a>.</p>'
+        )
+    elif not runs.empty:
         s.append("<details><summary>Every run's metrics</summary>")
         cols = list(runs.columns)
         rows = [

@@ -106,6 +106,8 @@ class Rfc2415Params(StudyParams):
     red_gentle: bool = False
     bottleneck_mbps: float = 1.5
     bottleneck_delay_ms: float = 50.0
+    #: How the "50 ms" of the bottleneck reads: each way (ns-2's link delay) or the round trip.
+    bottleneck_delay_is: Literal["one_way", "round_trip"] = "one_way"
     access_mbps: float = 10.0
     #: Not given by the RFC (a choice).
     access_delay_ms: float = 1.0
@@ -143,6 +145,12 @@ class Rfc2415Params(StudyParams):
     #: Where page-delay CDFs are kept (every IW, both HTTP models): web clients, FTP clients.
     cdf_webs: int = 16
     cdf_ftps: tuple[int, ...] = (0, 1)
+
+    def bottleneck_one_way_ms(self) -> float:
+        """The bottleneck's delay each way: ``bottleneck_delay_ms``, or half of it when
+        ``bottleneck_delay_is`` reads it as the round trip."""
+        d = self.bottleneck_delay_ms
+        return d if self.bottleneck_delay_is == "one_way" else d / 2
 
     def check(self) -> None:
         if not self.experiments:
@@ -470,7 +478,11 @@ class Rfc2415Study(Study):
                 "clients n2..n5 --access-- n0 ==bottleneck== n1 --access-- servers n6..n9; "
                 "data flows servers -> clients",
             ),
-            ("bottleneck", f"{p.bottleneck_mbps:g} Mb/s, {p.bottleneck_delay_ms:g} ms"),
+            (
+                "bottleneck",
+                f"{p.bottleneck_mbps:g} Mb/s, {p.bottleneck_one_way_ms():g} ms each way "
+                f"({p.bottleneck_delay_ms:g} ms read as {p.bottleneck_delay_is.replace('_', '-')})",
+            ),
             ("access links", f"{p.access_mbps:g} Mb/s, {p.access_delay_ms:g} ms"),
             ("buffers (every queue)", f"DropTail, {p.buffer_packets} packets"),
             (
@@ -525,10 +537,27 @@ class Rfc2415Study(Study):
                 "Access-link delay",
                 f"{p.access_delay_ms:g} ms on each 10 Mb/s link",
                 "RFC 2415's figure labels the access links '10Mb' with no delay. A small delay "
-                "keeps the 50 ms bottleneck the only one that matters (RTT "
-                f"{2 * (p.bottleneck_delay_ms + 2 * p.access_delay_ms):g} ms instead of "
-                f"{2 * p.bottleneck_delay_ms:g} ms); ns-2 links need some delay.",
+                "keeps the bottleneck the only delay that matters (RTT "
+                f"{2 * (p.bottleneck_one_way_ms() + 2 * p.access_delay_ms):g} ms instead of "
+                f"{2 * p.bottleneck_one_way_ms():g} ms); ns-2 links need some delay.",
                 "access_delay_ms",
+            ),
+            Choice(
+                "Bottleneck delay",
+                f"{p.bottleneck_delay_ms:g} ms read as "
+                + (
+                    f"the delay each way (RTT {2 * p.bottleneck_one_way_ms():g} ms plus the "
+                    "access links)"
+                    if p.bottleneck_delay_is == "one_way"
+                    else f"the round trip ({p.bottleneck_one_way_ms():g} ms each way)"
+                ),
+                "STUDIES.md §2 gives the bottleneck as '1.5 Mb/s, 50 ms' (the RFC's topology "
+                "figure), and the RFC's abstract says 'the simulations were performed using the "
+                "publicly available ns-2 simulator', whose link delay (duplex-link n0 n1 1.5Mb "
+                "50ms) is the one-way propagation delay: one-way is the natural reading. The "
+                "RFC states no round-trip time, so 'round_trip' (25 ms each way) stays a "
+                "reading; light-load median page delays depend on it (issue 31).",
+                "bottleneck_delay_is",
             ),
             Choice(
                 "Buffers",
@@ -552,7 +581,10 @@ class Rfc2415Study(Study):
                 if p.handshake
                 else "no handshake",
                 "RFC 2415 §2: 'only ACKs, SYNs, FINs, and URLs are flowing from left to right' "
-                "(tcp-full); a lost SYN costs the initial RTO of the profile.",
+                "(tcp-full); a lost SYN costs the initial RTO of the profile. The other reading, "
+                "handshake = false (ns-2's one-way agents, which send no SYN), ignores the "
+                "SYNs the RFC names, so it is the weaker; it moves light-load medians by one "
+                "round trip per connection (issue 31).",
                 "handshake",
             ),
             Choice(
@@ -751,7 +783,7 @@ class Rfc2415Study(Study):
             "n1",
             "n0",
             rate=p.bottleneck_mbps * 1e6,
-            delay=p.bottleneck_delay_ms / 1e3,
+            delay=p.bottleneck_one_way_ms() / 1e3,
             queue_ab=bottleneck,
             queue_ba=buffer,
         )
@@ -844,6 +876,13 @@ class Rfc2415Study(Study):
         by = ["experiment", "webs", "ftps", "iw"]
         index = ["webs", "ftps"]
         power_unit = p.power_units
+        # RFC 2415 §3 defines the unit; say so under every power table.
+        power_def = (
+            " RFC 2415 §3: 'network power, goodput divided by median delay (in Mbytes/ms)': "
+            "the goodput volume over the run (MB) over the median delay (ms)."
+            if p.power_units == "MB/ms"
+            else " Goodput rate (Mb/s) over the median delay (s), not the RFC's MB/ms."
+        )
         # The RFC's table numbers; HTTP/1.1's link table is not in the RFC.
         numbers = {"http10": ("1", "2", "3"), "http11": ("4", None, "5")}
         for exp in ("http10", "http11"):
@@ -920,7 +959,7 @@ class Rfc2415Study(Study):
                 mean,
                 ci,
                 unit=power_unit,
-                note="FTP goodput over the median 1 MB transfer time.",
+                note="FTP goodput over the median 1 MB transfer time." + power_def,
                 digits=3,
             )
             mean, ci = per_iw("web_power", rows)
@@ -930,7 +969,7 @@ class Rfc2415Study(Study):
                 mean,
                 ci,
                 unit=power_unit,
-                note="Web goodput over the median page delay.",
+                note="Web goodput over the median page delay." + power_def,
                 digits=3,
             )
             mean, ci = per_iw("web_unfinished_pct", rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import logging
@@ -130,6 +131,9 @@ def execute(task: RunTask) -> RunOutput:
         return _execute_emulation(task)
     job = task.job
     started = time.perf_counter()
+    # CPU of this thread over the same span as wall_s (the core runs in this thread, with
+    # the GIL released): the simulation's own CPU, whatever else shares the machine.
+    cpu_started = time.thread_time()
     sim = Simulation(json.loads(task.scenario_json), seed=task.seed)
     trace: dict[str, Any] | None = None
     if job is not None and job.trace_links is not None:
@@ -145,6 +149,7 @@ def execute(task: RunTask) -> RunOutput:
     else:
         results = sim.run()
     wall_s = time.perf_counter() - started
+    cpu_s = time.thread_time() - cpu_started
     resolved = results.meta["resolved_spec"]
     key = run_key(resolved, task.seed, task.version)
     if key != task.key:
@@ -153,7 +158,8 @@ def execute(task: RunTask) -> RunOutput:
             "was the scenario resolved by another build of ecnsim?"
         )
     perf = sim.perf()
-    return _output(task, results, trace, key, resolved, wall_s, perf)
+    out = _output(task, results, trace, key, resolved, wall_s, perf)
+    return dataclasses.replace(out, cpu_s=cpu_s)
 
 
 def _output(

@@ -178,6 +178,8 @@ class RunOutput:
     #: Each table's row count.
     rows: dict[str, int]
     wall_s: float = math.nan
+    #: CPU seconds of the simulation in its worker thread (the span of ``wall_s``); NaN if unknown.
+    cpu_s: float = math.nan
     events: int = 0
     packet_hops: int = 0
     host: str = ""
@@ -599,6 +601,7 @@ class Store:
             "files": files,
             "run_count": run_count,
             "wall_s": output.wall_s,
+            "cpu_s": output.cpu_s if math.isfinite(output.cpu_s) else None,
             "events": output.events,
             "packet_hops": output.packet_hops,
             "host": output.host,
