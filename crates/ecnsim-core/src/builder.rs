@@ -11,6 +11,7 @@ use crate::app::transactions::Transactions;
 use crate::app::udp::UdpSources;
 use crate::app::websessions::{WebParams, WebSessions};
 use crate::app::AnyApp;
+use crate::buffer::SharedBuffer;
 use crate::error::SimError;
 use crate::flow::Flow;
 use crate::ids::AppId;
@@ -121,6 +122,18 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         rl.queue = None;
     }
 
+    // Shared buffers: every egress queue of a router with one draws on it.
+    let mut buffers = Vec::new();
+    for (i, n) in spec.nodes.iter().enumerate() {
+        if let Some(b) = &n.shared_buffer {
+            let index = u32::try_from(buffers.len()).expect("fewer than 2^32 buffers");
+            buffers.push(SharedBuffer::new(to_u64(b.bytes.0), b.alpha));
+            for port in ports.iter_mut().filter(|p| p.from == NodeId::from_index(i)) {
+                port.join_buffer(index);
+            }
+        }
+    }
+
     let routes = compute_routes(&nodes, &ports, options)?;
 
     // Flows.
@@ -144,6 +157,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         nodes,
         packets: crate::packet::PacketPool::default(),
         ports,
+        buffers,
         routes,
         flows: reserved(open_at_once),
         n_static: spec.flows.len(),

@@ -301,6 +301,24 @@ pub struct NodeSpec {
     /// A host's ECN policy, overriding `tcp.ecn` for every connection end on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<EcnPolicy>,
+    /// A router's egress queues share one buffer with dynamic per-port limits (see
+    /// [`SharedBufferSpec`]). Absent: each queue has only its own static limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_buffer: Option<SharedBufferSpec>,
+}
+
+/// One buffer shared by every egress queue of a router, as the memory of a
+/// shared-memory switch: a queue may grow only while it holds less than
+/// `alpha` times the free buffer (dynamic thresholds, Choudhury & Hahne 1998),
+/// and never beyond what is free. Each queue's own limit applies as well.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedBufferSpec {
+    /// The buffer's size in bytes (packets counted with their headers).
+    pub bytes: ByteSize,
+    /// The dynamic threshold's factor: a queue holding `q` bytes admits an arrival
+    /// while `q < alpha * (bytes - used)`, `used` the bytes of all the router's queues.
+    pub alpha: f64,
 }
 
 /// A full-duplex point-to-point link between nodes `a` and `b`.

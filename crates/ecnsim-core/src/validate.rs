@@ -40,6 +40,9 @@ const MAX_TIME: i128 = 1_000_000 * SEC;
 const MAX_RATE: i128 = 10_000_000_000_000;
 /// Longest one-way propagation delay: 1000 s (about 17 minutes).
 const MAX_DELAY: i128 = 1_000 * SEC;
+/// Largest dynamic-threshold factor of a shared buffer: at 1024 one queue may take all but
+/// 1/1025 of the buffer, which is as good as no threshold.
+const MAX_BUFFER_ALPHA: f64 = 1024.0;
 /// Most samples a time series may hold per run (bounds memory).
 const MAX_SAMPLES: i128 = 10_000_000;
 /// Largest queue limit in packets.
@@ -583,6 +586,24 @@ impl ScenarioSpec {
                 format!("nodes[{i}].ecn"),
                 "{name:?} is a router; only hosts have a TCP ECN policy"
             );
+            if let Some(b) = &node.shared_buffer {
+                let path = format!("nodes[{i}].shared_buffer");
+                ensure_spec!(
+                    node.kind == NodeKind::Router,
+                    path,
+                    "{name:?} is a host; only a router's egress queues share a buffer"
+                );
+                in_range(&format!("{path}.bytes"), b.bytes, Limits::closed(1, MAX_QUEUE_BYTES))?;
+                // Negated comparison: rejects NaN as well.
+                #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                let ok = b.alpha > 0.0 && b.alpha <= MAX_BUFFER_ALPHA;
+                ensure_spec!(
+                    ok,
+                    format!("{path}.alpha"),
+                    "must be > 0 and <= {MAX_BUFFER_ALPHA} (a queue may hold alpha times the free buffer), got {}",
+                    b.alpha
+                );
+            }
             by_name.insert(name, (i, node.kind));
         }
         Ok(by_name)

@@ -9,6 +9,7 @@ mod layers;
 mod ns2_dialogues;
 mod reliability;
 mod scenarios;
+mod shared_buffer;
 mod tcp_variants;
 mod templates;
 mod trace;
