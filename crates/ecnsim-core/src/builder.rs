@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use crate::app::bulk::{Bulk, Ftp};
 use crate::app::dist::Dist;
 use crate::app::http::{Http, HttpMode, HttpParams};
+use crate::app::incast::Incast;
 use crate::app::transactions::Transactions;
 use crate::app::udp::UdpSources;
 use crate::app::websessions::{WebParams, WebSessions};
@@ -278,8 +279,10 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         let clients: Vec<NodeId> = w.clients.iter().map(|c| id[c.as_str()]).collect();
         let servers: Vec<NodeId> = w.servers.iter().map(|c| id[c.as_str()]).collect();
         // Every client may meet every server (web sessions pick at random): all pairs need routes.
+        // An incast client queries every server but itself (all-to-all: the same hosts).
+        let skip_self = matches!(w.model, ModelSpec::Incast { .. });
         for (ci, &c) in clients.iter().enumerate() {
-            for &sv in &servers {
+            for &sv in servers.iter().filter(|&&sv| !(skip_self && sv == c)) {
                 for (a, b) in [(c, sv), (sv, c)] {
                     if sim.routes.get(a, b).is_none() {
                         return Err(SimError::topology(
@@ -380,6 +383,17 @@ fn make_app(
                 rng,
             ))
         }
+        ModelSpec::Incast { request, response, think_time, queries } => AnyApp::Incast(Incast::new(
+            clients,
+            servers,
+            start,
+            jitter,
+            size(*request, 1),
+            to_u64(response.0),
+            dist_or(think_time.as_ref(), Dist::Constant(0.0)),
+            queries.map(|n| u64::try_from(n).expect("validated")),
+            rng,
+        )),
         ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
             let mode = match version.unwrap_or(HttpVersion::Http10) {
                 // ecnsim default: 4 parallel connections (any value >= 3 fetches RFC 2415's 3 objects at once).

@@ -1329,6 +1329,22 @@ pub enum ModelSpec {
         #[serde(default, deserialize_with = "zero_or_dist")]
         think_time: Option<DistSpec>,
     },
+    /// Partition/aggregate queries (the DCTCP paper's incast): each client sends a request
+    /// to every server but itself, on one persistent connection each, and starts the next
+    /// query when all have answered.
+    Incast {
+        /// Request bytes per server (default 1).
+        #[serde(default)]
+        request: Option<ByteSize>,
+        /// Response bytes per server; required (the paper: 1 MB / number of servers).
+        response: ByteSize,
+        /// Pause between a query's last response and the next query, seconds (default 0).
+        #[serde(default, deserialize_with = "zero_or_dist")]
+        think_time: Option<DistSpec>,
+        /// Queries per client (default: no limit, until the end of the run).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queries: Option<i64>,
+    },
     /// Web browsing (RFC 2415): pages of a primary and embedded objects, think times.
     Http {
         /// `"http10"` (default), `"http11_persistent"` or `"http11_rfc2415"`.

@@ -770,19 +770,30 @@ impl ScenarioSpec {
             if let Some(g) = &app.group {
                 check_name(&format!("{p}.group"), g)?;
             }
+            let incast = matches!(app.model, ModelSpec::Incast { .. });
             for (field, hosts) in [("clients", &app.clients), ("servers", &app.servers)] {
                 ensure_spec!(!hosts.is_empty(), format!("{p}.{field}"), "at least one host is required, got none");
                 for (k, h) in hosts.iter().enumerate() {
                     let path = format!("{p}.{field}[{k}]");
                     let kind = self.node(nodes, &path, h)?;
                     ensure_spec!(kind == NodeKind::Host, path, "{h:?} is a router; apps run on hosts");
-                    if field == "servers" {
+                    // An incast client queries every server but itself (all-to-all: the same hosts).
+                    if field == "servers" && !incast {
                         ensure_spec!(
                             !app.clients.contains(h),
                             path,
                             "{h:?} is also a client of this app; a connection needs two different hosts"
                         );
                     }
+                }
+            }
+            if incast {
+                for (k, c) in app.clients.iter().enumerate() {
+                    ensure_spec!(
+                        app.servers.iter().any(|s| s != c),
+                        format!("{p}.clients[{k}]"),
+                        "{c:?} has no server but itself; an incast client queries every server other than itself"
+                    );
                 }
             }
             if let Some(start) = app.start {
@@ -831,6 +842,12 @@ impl ScenarioSpec {
             ModelSpec::Crr { request, response, think_time } | ModelSpec::Rr { request, response, think_time } => {
                 size("request", *request)?;
                 size("response", *response)?;
+                time_dist("think_time", think_time)
+            }
+            ModelSpec::Incast { request, response, think_time, queries } => {
+                size("request", *request)?;
+                size("response", Some(*response))?;
+                opt_in_range(&format!("{p}.queries"), *queries, Limits::closed(1, 1_000_000_000))?;
                 time_dist("think_time", think_time)
             }
             ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
@@ -974,6 +991,9 @@ impl ScenarioSpec {
             let fields: &[(&str, &Option<DistSpec>, &str)] = match &app.model {
                 ModelSpec::Crr { think_time, .. } | ModelSpec::Rr { think_time, .. } => {
                     &[("think_time", think_time, "each client completes at most one transaction")]
+                }
+                ModelSpec::Incast { think_time, .. } => {
+                    &[("think_time", think_time, "each client completes at most one query")]
                 }
                 ModelSpec::Http { think_time, .. } => {
                     &[("think_time", think_time, "each client fetches at most one page")]

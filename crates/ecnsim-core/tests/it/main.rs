@@ -5,6 +5,7 @@ mod aqm;
 mod common;
 mod determinism;
 mod fuzz;
+mod incast;
 mod layers;
 mod ns2_dialogues;
 mod reliability;
