@@ -160,6 +160,12 @@ def test_plan_maps_tcp_parameters_and_lists_the_unmapped() -> None:
             "apps[0].model.type: 'ftp' is not supported",
         ),
         (lambda s: s.update(flows=[]), "no bulk flow and no crr/rr app"),
+        (
+            lambda s: next(n for n in s["nodes"] if n["kind"] == "router").update(
+                shared_buffer={"bytes": 150_000, "alpha": 1.0}
+            ),
+            "].shared_buffer cannot be emulated",
+        ),
     ],
 )
 def test_plan_refuses_by_name(change: Any, message: str) -> None:

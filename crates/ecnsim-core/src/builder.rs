@@ -7,10 +7,12 @@ use std::sync::atomic::Ordering;
 use crate::app::bulk::{Bulk, Ftp};
 use crate::app::dist::Dist;
 use crate::app::http::{Http, HttpMode, HttpParams};
+use crate::app::incast::Incast;
 use crate::app::transactions::Transactions;
 use crate::app::udp::UdpSources;
 use crate::app::websessions::{WebParams, WebSessions};
 use crate::app::AnyApp;
+use crate::buffer::SharedBuffer;
 use crate::error::SimError;
 use crate::flow::Flow;
 use crate::ids::AppId;
@@ -121,6 +123,18 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         rl.queue = None;
     }
 
+    // Shared buffers: every egress queue of a router with one draws on it.
+    let mut buffers = Vec::new();
+    for (i, n) in spec.nodes.iter().enumerate() {
+        if let Some(b) = &n.shared_buffer {
+            let index = u32::try_from(buffers.len()).expect("fewer than 2^32 buffers");
+            buffers.push(SharedBuffer::new(to_u64(b.bytes.0), b.alpha));
+            for port in ports.iter_mut().filter(|p| p.from == NodeId::from_index(i)) {
+                port.join_buffer(index);
+            }
+        }
+    }
+
     let routes = compute_routes(&nodes, &ports, options)?;
 
     // Flows.
@@ -144,6 +158,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         nodes,
         packets: crate::packet::PacketPool::default(),
         ports,
+        buffers,
         routes,
         flows: reserved(open_at_once),
         n_static: spec.flows.len(),
@@ -264,8 +279,10 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         let clients: Vec<NodeId> = w.clients.iter().map(|c| id[c.as_str()]).collect();
         let servers: Vec<NodeId> = w.servers.iter().map(|c| id[c.as_str()]).collect();
         // Every client may meet every server (web sessions pick at random): all pairs need routes.
+        // An incast client queries every server but itself (all-to-all: the same hosts).
+        let skip_self = matches!(w.model, ModelSpec::Incast { .. });
         for (ci, &c) in clients.iter().enumerate() {
-            for &sv in &servers {
+            for &sv in servers.iter().filter(|&&sv| !(skip_self && sv == c)) {
                 for (a, b) in [(c, sv), (sv, c)] {
                     if sim.routes.get(a, b).is_none() {
                         return Err(SimError::topology(
@@ -366,6 +383,17 @@ fn make_app(
                 rng,
             ))
         }
+        ModelSpec::Incast { request, response, think_time, queries } => AnyApp::Incast(Incast::new(
+            clients,
+            servers,
+            start,
+            jitter,
+            size(*request, 1),
+            to_u64(response.0),
+            dist_or(think_time.as_ref(), Dist::Constant(0.0)),
+            queries.map(|n| u64::try_from(n).expect("validated")),
+            rng,
+        )),
         ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
             let mode = match version.unwrap_or(HttpVersion::Http10) {
                 // ecnsim default: 4 parallel connections (any value >= 3 fetches RFC 2415's 3 objects at once).

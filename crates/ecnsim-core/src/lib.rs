@@ -48,6 +48,7 @@
 #![warn(missing_docs)]
 
 mod app;
+pub mod buffer;
 mod builder;
 mod collect;
 pub mod error;

@@ -107,6 +107,8 @@ pub(crate) struct Port {
     /// The receiving node is a router, so every packet arriving there is forwarded (flows
     /// end at hosts): known from this line, before the packet is read.
     pub(crate) to_router: bool,
+    /// The queue draws on its router's shared buffer (`buffer` names it).
+    pub(crate) shared: bool,
     // ---- line 1 on: the egress queue ----
     /// Egress queue.
     pub(crate) queue: Queue,
@@ -115,6 +117,8 @@ pub(crate) struct Port {
     /// [`BitRate::tx_time`] (a rate that does not divide 8e9); otherwise 0, and the busy time
     /// is the bytes sent times the whole ns per byte ([`Port::busy_until_time`]).
     rounded_sent_ns: u64,
+    /// The shared buffer the queue draws on ([`crate::buffer::NO_BUFFER`]: none).
+    pub(crate) buffer: u32,
     /// Transmitting node.
     pub(crate) from: NodeId,
     /// Index of the link in the scenario.
@@ -145,8 +149,10 @@ impl Port {
             largest_passed: 0,
             tx_event_pending: false,
             to_router,
+            shared: false,
             queue,
             rounded_sent_ns: 0,
+            buffer: crate::buffer::NO_BUFFER,
             from,
             link_index,
             name,
@@ -173,6 +179,12 @@ impl Port {
         self.passed += 1;
         self.passed_bytes += u64::from(size);
         self.largest_passed = self.largest_passed.max(size);
+    }
+
+    /// Make the queue draw on shared buffer `buffer` (an index into the simulation's buffers).
+    pub(crate) fn join_buffer(&mut self, buffer: u32) {
+        self.shared = true;
+        self.buffer = buffer;
     }
 
     /// Start serialising packet `pkt` of `size` bytes at `now`; returns its arrival time at
@@ -282,6 +294,14 @@ mod tests {
 
     /// A packet's passage through an idle port, leaving and arriving, reads and writes line 0
     /// alone; the queue's per-packet line is the next one.
+    #[test]
+    fn port_line_0_holds_the_per_packet_fields() {
+        // Everything a packet passing an idle port reads, and the shared-buffer flag every
+        // enqueue reads, fit in the first cache line; the queue starts on the second.
+        assert_eq!(std::mem::offset_of!(Port, queue), 64);
+        assert!(std::mem::offset_of!(Port, shared) < 64);
+    }
+
     #[test]
     fn what_a_packet_passing_an_idle_port_touches_fills_line_0_and_its_queue_starts_line_1() {
         assert_eq!(align_of::<Port>(), 64);

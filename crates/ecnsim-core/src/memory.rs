@@ -181,7 +181,8 @@ impl ScenarioSpec {
                 _ => add(
                     path,
                     "workload connections".into(),
-                    (app.clients.len() as u64).saturating_mul(CONNECTION_BYTES),
+                    ((app.clients.len() * per_client(&app.model, app.servers.len())) as u64)
+                        .saturating_mul(CONNECTION_BYTES),
                 ),
             }
         }
@@ -206,10 +207,7 @@ impl ScenarioSpec {
     /// `[[flows]]`, and one per client of a closed-loop workload (not web sessions, whose
     /// connections follow their arrival rate, nor UDP sources). The build reserves room for them.
     pub(crate) fn connections_open_at_once(&self) -> usize {
-        let per_client = |m: &ModelSpec| {
-            !matches!(m, ModelSpec::Websessions { .. } | ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. })
-        };
-        let clients: usize = self.apps.iter().filter(|a| per_client(&a.model)).map(|a| a.clients.len()).sum();
+        let clients: usize = self.apps.iter().map(|a| a.clients.len() * per_client(&a.model, a.servers.len())).sum();
         self.flows.len() + clients
     }
 
@@ -341,6 +339,17 @@ impl Simulation {
 /// `(name, byte offset, length)` of the field `$t.$path` (a path such as `tcp.seq` reaches
 /// into a nested struct), for [`assert_in_line`]; the length is the size of the field's type,
 /// so a field whose type grows is checked as it is now.
+/// Connections a client of a closed-loop workload keeps open at once: one (an incast client:
+/// one per server but itself, counted as `servers` here, an upper bound); none for web
+/// sessions (their connections follow their arrival rate) and UDP sources.
+fn per_client(m: &ModelSpec, servers: usize) -> usize {
+    match m {
+        ModelSpec::Websessions { .. } | ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. } => 0,
+        ModelSpec::Incast { .. } => servers,
+        _ => 1,
+    }
+}
+
 #[cfg(test)]
 macro_rules! field {
     ($t:ty, $($f:ident).+) => {

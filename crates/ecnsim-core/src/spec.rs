@@ -301,6 +301,24 @@ pub struct NodeSpec {
     /// A host's ECN policy, overriding `tcp.ecn` for every connection end on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<EcnPolicy>,
+    /// A router's egress queues share one buffer with dynamic per-port limits (see
+    /// [`SharedBufferSpec`]). Absent: each queue has only its own static limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_buffer: Option<SharedBufferSpec>,
+}
+
+/// One buffer shared by every egress queue of a router, as the memory of a
+/// shared-memory switch: a queue may grow only while it holds less than
+/// `alpha` times the free buffer (dynamic thresholds, Choudhury & Hahne 1998),
+/// and never beyond what is free. Each queue's own limit applies as well.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedBufferSpec {
+    /// The buffer's size in bytes (packets counted with their headers).
+    pub bytes: ByteSize,
+    /// The dynamic threshold's factor: a queue holding `q` bytes admits an arrival
+    /// while `q < alpha * (bytes - used)`, `used` the bytes of all the router's queues.
+    pub alpha: f64,
 }
 
 /// A full-duplex point-to-point link between nodes `a` and `b`.
@@ -1310,6 +1328,22 @@ pub enum ModelSpec {
         /// Pause between transactions, seconds (default 0; `0` may be written as a number).
         #[serde(default, deserialize_with = "zero_or_dist")]
         think_time: Option<DistSpec>,
+    },
+    /// Partition/aggregate queries (the DCTCP paper's incast): each client sends a request
+    /// to every server but itself, on one persistent connection each, and starts the next
+    /// query when all have answered.
+    Incast {
+        /// Request bytes per server (default 1).
+        #[serde(default)]
+        request: Option<ByteSize>,
+        /// Response bytes per server; required (the paper: 1 MB / number of servers).
+        response: ByteSize,
+        /// Pause between a query's last response and the next query, seconds (default 0).
+        #[serde(default, deserialize_with = "zero_or_dist")]
+        think_time: Option<DistSpec>,
+        /// Queries per client (default: no limit, until the end of the run).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queries: Option<i64>,
     },
     /// Web browsing (RFC 2415): pages of a primary and embedded objects, think times.
     Http {

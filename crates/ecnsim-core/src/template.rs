@@ -217,11 +217,11 @@ fn one_of(path: &str, (a, has_a): (&str, bool), (b, has_b): (&str, bool)) -> Res
 }
 
 fn host(name: String) -> NodeSpec {
-    NodeSpec { name, kind: NodeKind::Host, ecn: None }
+    NodeSpec { name, kind: NodeKind::Host, ecn: None, shared_buffer: None }
 }
 
 fn router(name: String) -> NodeSpec {
-    NodeSpec { name, kind: NodeKind::Router, ecn: None }
+    NodeSpec { name, kind: NodeKind::Router, ecn: None, shared_buffer: None }
 }
 
 /// A link whose fields are all given, and its origin.

@@ -40,6 +40,9 @@ const MAX_TIME: i128 = 1_000_000 * SEC;
 const MAX_RATE: i128 = 10_000_000_000_000;
 /// Longest one-way propagation delay: 1000 s (about 17 minutes).
 const MAX_DELAY: i128 = 1_000 * SEC;
+/// Largest dynamic-threshold factor of a shared buffer: at 1024 one queue may take all but
+/// 1/1025 of the buffer, which is as good as no threshold.
+const MAX_BUFFER_ALPHA: f64 = 1024.0;
 /// Most samples a time series may hold per run (bounds memory).
 const MAX_SAMPLES: i128 = 10_000_000;
 /// Largest queue limit in packets.
@@ -583,6 +586,24 @@ impl ScenarioSpec {
                 format!("nodes[{i}].ecn"),
                 "{name:?} is a router; only hosts have a TCP ECN policy"
             );
+            if let Some(b) = &node.shared_buffer {
+                let path = format!("nodes[{i}].shared_buffer");
+                ensure_spec!(
+                    node.kind == NodeKind::Router,
+                    path,
+                    "{name:?} is a host; only a router's egress queues share a buffer"
+                );
+                in_range(&format!("{path}.bytes"), b.bytes, Limits::closed(1, MAX_QUEUE_BYTES))?;
+                // Negated comparison: rejects NaN as well.
+                #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                let ok = b.alpha > 0.0 && b.alpha <= MAX_BUFFER_ALPHA;
+                ensure_spec!(
+                    ok,
+                    format!("{path}.alpha"),
+                    "must be > 0 and <= {MAX_BUFFER_ALPHA} (a queue may hold alpha times the free buffer), got {}",
+                    b.alpha
+                );
+            }
             by_name.insert(name, (i, node.kind));
         }
         Ok(by_name)
@@ -749,19 +770,30 @@ impl ScenarioSpec {
             if let Some(g) = &app.group {
                 check_name(&format!("{p}.group"), g)?;
             }
+            let incast = matches!(app.model, ModelSpec::Incast { .. });
             for (field, hosts) in [("clients", &app.clients), ("servers", &app.servers)] {
                 ensure_spec!(!hosts.is_empty(), format!("{p}.{field}"), "at least one host is required, got none");
                 for (k, h) in hosts.iter().enumerate() {
                     let path = format!("{p}.{field}[{k}]");
                     let kind = self.node(nodes, &path, h)?;
                     ensure_spec!(kind == NodeKind::Host, path, "{h:?} is a router; apps run on hosts");
-                    if field == "servers" {
+                    // An incast client queries every server but itself (all-to-all: the same hosts).
+                    if field == "servers" && !incast {
                         ensure_spec!(
                             !app.clients.contains(h),
                             path,
                             "{h:?} is also a client of this app; a connection needs two different hosts"
                         );
                     }
+                }
+            }
+            if incast {
+                for (k, c) in app.clients.iter().enumerate() {
+                    ensure_spec!(
+                        app.servers.iter().any(|s| s != c),
+                        format!("{p}.clients[{k}]"),
+                        "{c:?} has no server but itself; an incast client queries every server other than itself"
+                    );
                 }
             }
             if let Some(start) = app.start {
@@ -810,6 +842,12 @@ impl ScenarioSpec {
             ModelSpec::Crr { request, response, think_time } | ModelSpec::Rr { request, response, think_time } => {
                 size("request", *request)?;
                 size("response", *response)?;
+                time_dist("think_time", think_time)
+            }
+            ModelSpec::Incast { request, response, think_time, queries } => {
+                size("request", *request)?;
+                size("response", Some(*response))?;
+                opt_in_range(&format!("{p}.queries"), *queries, Limits::closed(1, 1_000_000_000))?;
                 time_dist("think_time", think_time)
             }
             ModelSpec::Http { version, embedded, parallel, primary_size, embedded_size, request_size, think_time } => {
@@ -953,6 +991,9 @@ impl ScenarioSpec {
             let fields: &[(&str, &Option<DistSpec>, &str)] = match &app.model {
                 ModelSpec::Crr { think_time, .. } | ModelSpec::Rr { think_time, .. } => {
                     &[("think_time", think_time, "each client completes at most one transaction")]
+                }
+                ModelSpec::Incast { think_time, .. } => {
+                    &[("think_time", think_time, "each client completes at most one query")]
                 }
                 ModelSpec::Http { think_time, .. } => {
                     &[("think_time", think_time, "each client fetches at most one page")]

@@ -246,6 +246,12 @@ def make_plan(resolved: dict[str, Any], *, pid: int, available_cc: set[str]) -> 
     nodes = resolved["nodes"]
     host_names = [n["name"] for n in nodes if n["kind"] == "host"]
     host_ecn = {n["name"]: n.get("ecn") for n in nodes}
+    for i, node in enumerate(nodes):
+        if node.get("shared_buffer") is not None:
+            raise PlanError(
+                f"nodes[{i}].shared_buffer cannot be emulated: Linux qdiscs have no buffer "
+                "shared between interfaces"
+            )
     for i, link in enumerate(resolved["links"]):
         for side in ("queue_ab", "queue_ba"):
             q = link.get(side) or {}

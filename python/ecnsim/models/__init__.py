@@ -21,6 +21,14 @@ objects (:func:`from_spec` reads a table), whose maths (survival function,
 partial mean, quantiles) is the core's: one law for the simulation and the
 model. The queue itself is pure Python and numpy; nothing here runs the
 simulator. :func:`simulate_mx_m1` is an independent Monte-Carlo check.
+
+The DCTCP paper's steady-state analysis (Alizadeh et al. 2010 §3.3-3.4;
+STUDIES.md §6), derived in ``docs/models/dctcp_analysis.md``: N
+synchronised flows on one bottleneck marking above K packets::
+
+    dc = models.DctcpAnalysis.from_link(10e9, 100e-6, k_packets=40, n_flows=10)
+    dc.alpha, dc.queue_amplitude, dc.q_max, dc.period_s()   # eq. 6 solved exactly, A, K + N, T_C
+    dc.sawtooth(times_s, t0_s=first_cut_s)                  # Q(t) to draw on a simulated queue
 """
 
 from __future__ import annotations
@@ -33,6 +41,16 @@ from ecnsim.models.bursts import (
     burst_sizes,
     slow_start_bursts,
     window_packets,
+)
+from ecnsim.models.dctcp import (
+    ROUND_TRIPS,
+    DctcpAnalysis,
+    RoundTrip,
+    alpha_approx,
+    g_guideline,
+    k_guideline,
+    k_min_exact,
+    solve_alpha,
 )
 from ecnsim.models.distributions import Distribution, from_spec
 from ecnsim.models.montecarlo import MonteCarloRun, simulate_mx_m1
@@ -48,17 +66,25 @@ __all__ = [
     "DEFAULT_MSS",
     "MEASURES",
     "MXM1",
+    "ROUND_TRIPS",
     "BurstSizes",
+    "DctcpAnalysis",
     "Distribution",
     "FlowSizes",
     "Measure",
     "ModelError",
     "MonteCarloRun",
     "QueueLengthDistribution",
+    "RoundTrip",
+    "alpha_approx",
     "burst_sizes",
     "delay_exceedance_curve",
     "from_spec",
+    "g_guideline",
+    "k_guideline",
+    "k_min_exact",
     "simulate_mx_m1",
     "slow_start_bursts",
+    "solve_alpha",
     "window_packets",
 ]

@@ -463,16 +463,25 @@ class Scenario:
     # -- nodes, links, flows --------------------------------------------------
 
     def node(
-        self, name: str, kind: Literal["host", "router"] = "host", *, ecn: str | None = None
+        self,
+        name: str,
+        kind: Literal["host", "router"] = "host",
+        *,
+        ecn: str | None = None,
+        shared_buffer: Mapping[str, Any] | None = None,
     ) -> Scenario:
         """Add a node; ``kind`` is ``"host"`` (ends connections) or ``"router"`` (forwards).
 
         ``ecn`` (hosts only) overrides the TCP ``ecn`` policy for every
-        connection end on this host.
+        connection end on this host. ``shared_buffer`` (routers only),
+        ``{"bytes": ..., "alpha": ...}``: the router's egress queues share one
+        buffer, each admitting an arrival while it holds less than ``alpha``
+        times the free buffer (``docs/models/shared_buffer.md``).
         """
-        self._data.setdefault("nodes", []).append(
-            {"name": name, "kind": kind, **_compact({"ecn": ecn})}
+        extra = _compact(
+            {"ecn": ecn, "shared_buffer": None if shared_buffer is None else dict(shared_buffer)}
         )
+        self._data.setdefault("nodes", []).append({"name": name, "kind": kind, **extra})
         return self
 
     def host(self, *names: str, ecn: str | None = None) -> Scenario:
@@ -481,10 +490,10 @@ class Scenario:
             self.node(n, "host", ecn=ecn)
         return self
 
-    def router(self, *names: str) -> Scenario:
-        """Add one router per name."""
+    def router(self, *names: str, shared_buffer: Mapping[str, Any] | None = None) -> Scenario:
+        """Add one router per name (``shared_buffer``: see :meth:`node`; one buffer per router)."""
         for n in names:
-            self.node(n, "router")
+            self.node(n, "router", shared_buffer=shared_buffer)
         return self
 
     def link(

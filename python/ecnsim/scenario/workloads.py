@@ -36,6 +36,7 @@ __all__ = [
     "exponential",
     "ftp",
     "http",
+    "incast",
     "lognormal",
     "lognormal_pareto",
     "model",
@@ -157,6 +158,30 @@ def rr(
 ) -> dict[str, Any]:
     """netperf TCP_RR: request/response transactions on one persistent connection."""
     return model("rr", request=request, response=response, think_time=_dist(think_time), **extra)
+
+
+def incast(
+    response: Quantity,
+    request: Quantity | None = None,
+    think_time: Dist | None = None,
+    queries: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Partition/aggregate queries (the DCTCP paper's incast).
+
+    Each client sends ``request`` bytes to every server but itself (one
+    persistent connection each) and starts the next query when every server
+    has answered with ``response`` bytes; ``queries`` per client (default: no
+    limit). One ``transaction`` record per query, with its timeouts.
+    """
+    return model(
+        "incast",
+        response=response,
+        request=request,
+        think_time=_dist(think_time),
+        queries=queries,
+        **extra,
+    )
 
 
 def http(

@@ -20,6 +20,7 @@
 pub(crate) mod bulk;
 pub(crate) mod dist;
 pub(crate) mod http;
+pub(crate) mod incast;
 pub(crate) mod transactions;
 pub(crate) mod udp;
 pub(crate) mod websessions;
@@ -303,6 +304,7 @@ pub(crate) enum AnyApp {
     Bulk(bulk::Bulk),
     Ftp(bulk::Ftp),
     Transactions(transactions::Transactions),
+    Incast(incast::Incast),
     Http(http::Http),
     WebSessions(websessions::WebSessions),
     Udp(udp::UdpSources),
@@ -314,6 +316,7 @@ macro_rules! dispatch {
             AnyApp::Bulk($a) => $e,
             AnyApp::Ftp($a) => $e,
             AnyApp::Transactions($a) => $e,
+            AnyApp::Incast($a) => $e,
             AnyApp::Http($a) => $e,
             AnyApp::WebSessions($a) => $e,
             AnyApp::Udp($a) => $e,

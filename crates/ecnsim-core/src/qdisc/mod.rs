@@ -633,6 +633,23 @@ impl Queue {
         self.outcome()
     }
 
+    /// Count `pkt` as an arrival dropped for overflow without offering it to the discipline
+    /// (a shared buffer refused it); the returned [`Outcome`] lists the drop.
+    pub fn refuse(&mut self, mut pkt: QueuedPacket, now: SimTime) -> &Outcome {
+        self.integrate(now);
+        self.clear_outcome();
+        self.arrivals += 1;
+        self.arrival_bytes += u64::from(pkt.size);
+        // Counted in, then out again by the drop (`account_outcome`).
+        self.packets += 1;
+        self.bytes += u64::from(pkt.size);
+        pkt.enqueued_at = now;
+        self.outcome.get_or_insert_default().drops.push((pkt, DropReason::Overflow));
+        self.has_outcome = true;
+        self.account::<false>();
+        self.outcome()
+    }
+
     /// The next packet to transmit; see [`Queue::outcome`] for drops on the way.
     // Inlined where a transmitter starts the next packet (a quarter of the hops).
     #[inline(always)]

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::app::{AnyApp, App, Command, ConnEvent, ConnView, Cx, Record, Side};
+use crate::buffer::SharedBuffer;
 use crate::error::SimError;
 use crate::flow::{EndedFlow, Endpoint, Flow, FlowFinal, UdpFlow, NO_SLOT, UDP_HEADER_BYTES};
 use crate::ids::{AppId, FlowId, NodeId, PacketId, PortId};
@@ -142,6 +143,8 @@ pub struct Simulation {
     /// Each host's own ECN policy, if it has one.
     pub(crate) host_ecn: Vec<Option<EcnPolicy>>,
     pub(crate) ports: Vec<Port>,
+    /// The routers' shared buffers, named by their ports' `buffer`.
+    pub(crate) buffers: Vec<SharedBuffer>,
     /// The egress port from any node towards any host.
     pub(crate) routes: Routes,
     /// The TCP connections by `FlowId`: every `[[flows]]` connection (the first
@@ -477,6 +480,12 @@ impl Simulation {
         }
     }
 
+    /// The routers' shared buffers, in the order of the nodes that have one.
+    #[must_use]
+    pub fn shared_buffers(&self) -> &[SharedBuffer] {
+        &self.buffers
+    }
+
     /// Packet accounting at the current instant.
     #[must_use]
     pub fn conservation(&self) -> Conservation {
@@ -556,6 +565,9 @@ impl Simulation {
                 for p in &mut self.ports {
                     p.queue.integrate(now);
                     p.reset_max();
+                }
+                for b in &mut self.buffers {
+                    b.reset_max();
                 }
                 self.warm = Some(self.snapshot());
             }
@@ -733,10 +745,49 @@ impl Simulation {
             start_tx(port, &mut self.packets, &mut self.sched, p, id, size, now);
             return;
         }
+        if port.shared {
+            self.send_shared::<TRACE>(p, id);
+            return;
+        }
         port.queue.enqueue(QueuedPacket::new(id, pkt), now);
         if port.queue.has_outcome() {
             self.account_outcome(p);
         }
+        self.start_if_idle::<TRACE>(p);
+    }
+
+    /// [`Simulation::send_on`] for a queue in a shared buffer (not inlined: a queue with a
+    /// static limit, every queue unless a router has a `shared_buffer`, does not pay for it):
+    /// the buffer admits the packet or refuses it, an overflow drop, before the discipline
+    /// sees it (`buffer.rs`), and follows the queue's bytes through the enqueue.
+    #[inline(never)]
+    fn send_shared<const TRACE: bool>(&mut self, p: PortId, id: PacketId) {
+        let now = self.sched.now();
+        let pkt = &self.packets[id];
+        let port = &mut self.ports[p.index()];
+        let buffer = &mut self.buffers[port.buffer as usize];
+        let before = port.queue.len_bytes();
+        if !buffer.admits(before, pkt.size) {
+            buffer.refuse();
+            port.queue.refuse(QueuedPacket::new(id, pkt), now);
+            // Dropped: the transmitter's state is unchanged (a refused packet never found
+            // the queue empty and the transmitter idle unless nothing waits to be sent).
+            self.account_outcome(p);
+            return;
+        }
+        port.queue.enqueue(QueuedPacket::new(id, pkt), now);
+        buffer.moved(before, port.queue.len_bytes());
+        if port.queue.has_outcome() {
+            self.account_outcome(p);
+        }
+        self.start_if_idle::<TRACE>(p);
+    }
+
+    /// After an enqueue to port `p`: start its transmitter if it is idle, or make sure a
+    /// `TxDone` is pending.
+    #[inline(always)]
+    fn start_if_idle<const TRACE: bool>(&mut self, p: PortId) {
+        let now = self.sched.now();
         let port = &mut self.ports[p.index()];
         if !port.tx_event_pending {
             if port.busy_until > now {
@@ -794,7 +845,11 @@ impl Simulation {
             }
             return;
         }
+        let before = port.queue.len_bytes();
         let next = port.queue.dequeue(now);
+        if port.shared {
+            self.buffers[port.buffer as usize].moved(before, port.queue.len_bytes());
+        }
         if port.queue.has_outcome() {
             self.account_outcome(p);
         }
