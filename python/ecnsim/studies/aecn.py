@@ -178,7 +178,7 @@ class AecnStudy(Study):
     #: Measured (docs/performance.md, "Study run times").
     render_cost_s: ClassVar[float] = 37.0
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"thesis": {}}
-    derive_version = 1
+    derive_version = 2
     derive = staticmethod(derive_star)
 
     def quick(self, params: AecnParams) -> AecnParams:
@@ -358,6 +358,7 @@ class AecnStudy(Study):
             "warmup_s": p.warmup_s,
             "end_s": p.duration_s,
             "lockout_s": p.lockout_s,
+            "jain_interval_s": p.jain_interval_s,
             "bin_s": p.bin_s,
             "min_th": p.min_th,
             "max_th": p.max_th,

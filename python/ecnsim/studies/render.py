@@ -215,6 +215,10 @@ def render_study(run: StudyRun) -> Path:
         fig.savefig(p_svg, format="svg")
         run.figures[name] = [p_png, p_svg]
 
+    from ecnsim.studies.findings import report_findings
+
+    findings_part, findings_info = report_findings(run, data)
+
     sweep = run.sweep
     stored = data.runs()
     sim_wall = 0.0
@@ -247,12 +251,13 @@ def render_study(run: StudyRun) -> Path:
         "simulation_cpu_s_all_runs": sim_wall,
         "render_s": run.render_s,
         "emulation": None if emulation is None else emulation["info"],
+        **findings_info,
         "tables": {k: str(v.relative_to(out)) for k, v in run.tables.items()},
         "figures": {k: [str(p.relative_to(out)) for p in v] for k, v in run.figures.items()},
     }
     (out / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
-    page = _report(run, data, tables, figures, pngs, info, emulation)
+    page = _report(run, data, tables, figures, pngs, info, emulation, findings_part)
     report = out / "report.html"
     report.write_text(page, encoding="utf-8")
     run.report = report
@@ -401,6 +406,7 @@ def _report(
     pngs: dict[str, bytes],
     info: dict[str, Any],
     emulation: dict[str, Any] | None = None,
+    findings_part: list[str] | None = None,
 ) -> str:
     study, params = run.study, run.params
     s: list[str] = []
@@ -449,6 +455,7 @@ def _report(
 
     for text in info.get("warnings", []):
         s.append(f'<div class="warn"><b>Warning:</b> {_esc(text)}</div>')
+    s.extend(findings_part or [])
 
     s.append("<h2>Setup</h2>")
     s.append(
