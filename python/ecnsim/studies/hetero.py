@@ -279,6 +279,10 @@ def derive_star(
         group_rows.append(row)
         metrics[f"goodput_{g}_kbps"] = row["goodput_per_flow_kbps"]
         metrics[f"owd_{g}_ms"] = row["owd_ms"]
+    if "robust" in groups and "fragile" in groups:
+        # The robust (short-RTT) group's goodput per flow over the fragile group's.
+        robust, fragile = means[groups.index("robust")], means[groups.index("fragile")]
+        metrics["robust_fragile_ratio"] = robust / fragile if fragile > 0 else math.nan
     finite = [m for m in means if not math.isnan(m)]
     metrics["group_min_max_ratio"] = (
         min(finite) / max(finite) if finite and max(finite) > 0 else math.nan
