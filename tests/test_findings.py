@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -294,3 +295,40 @@ def test_report_has_the_findings_table_and_csv(tmp_path: Path) -> None:
     assert set(table["verdict"]) <= {"holds", "does not hold", "n.s.", "no data"}
     cells = pd.read_csv(tmp_path / "tables" / "findings_cells.csv")
     assert (cells["seeds"] == 2).all()
+
+
+# -- layouts (issue 31 item 4) ---------------------------------------------------------------
+
+
+def test_hetero_figures_are_drawn_where_the_thesis_draws_them() -> None:
+    study = HeteroStudy()
+    p = study.Params()
+    jobs = {(pt["n"], pt["max_p"], pt["mode"]): study.job(p, pt) for pt in study.grid(p)}
+    series = {k[:2] for k, j in jobs.items() if j.context["series"]}
+    traced = {k[:2] for k, j in jobs.items() if j.trace_links}
+    assert series == {(30, 0.2), (30, 0.5), (60, 0.5), (120, 0.8)}
+    assert traced == {(120, 0.8)}
+    # --quick has none of those points: its largest N at its max_p, traced.
+    q = study.quick(p)
+    quick = {(pt["n"], pt["max_p"]) for pt in study.grid(q) if study.job(q, pt).trace_links}
+    assert quick == {(60, 0.1)}
+
+
+def test_aecn_table_5_1_is_one_table(tmp_path: Path) -> None:
+    from ecnsim.studies.aecn import AecnStudy
+
+    study = AecnStudy()
+    params = studies.resolve_params(
+        study,
+        ["n_values=6,9", "experiments=main", "duration_s=4", "warmup_s=1", "figure_n=99"],
+        seeds=1,
+    )
+    run = studies.run_study(study, params, tmp_path, workers=1, render=False)
+    from ecnsim.studies._base import StudyData
+
+    t = study.tables(params, StudyData(study, run.plan, run.sweep.store))["table_5_1"]
+    assert list(t.mean.index) == [6, 9]  # 60 and 120 are not in this grid: every N
+    assert t.mean.columns.names == ["quantity", "scheme"]
+    assert list(dict.fromkeys(t.mean.columns.get_level_values(1))) == ["ECN", "AECN a=1"]
+    assert len(t.mean.columns) == 6
+    assert np.isfinite(t.mean.to_numpy(dtype=float)).all()

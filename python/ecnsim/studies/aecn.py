@@ -382,6 +382,96 @@ _TITLES = {
 }
 
 
+#: The experiments that sweep one AECN parameter: (the scheme field, its axis label).
+_SWEPT: dict[str, tuple[str, str]] = {
+    "a_sweep": ("a", "a (fragile max_p divisor; b = a)"),
+    "aecn3": ("robust_min_th", "robust group's min_th (packets)"),
+    "aecn4": ("wide_max_th", "max_th (packets)"),
+}
+
+
+def table_5_1(p: AecnParams, data: StudyData) -> StudyTable:
+    """The thesis' Table 5.1: ECN and AECN with a = 1 at base max_p 0.5 (the first base max_p
+    if 0.5 is not in the grid), rows N (60 and 120 when in the grid), columns Jain's index (both
+    readings) and aggregate goodput, one column per scheme."""
+    import pandas as pd
+
+    from ecnsim.studies._base import pivot, select_rows
+
+    mp = 0.5 if any(math.isclose(m, 0.5) for m in p.base_max_p_values) else p.base_max_p_values[0]
+    a1 = _label(p, "main", lambda f: f is not None and f.get("variant") == "aecn" and f["a"] == 1)
+    metrics = (
+        ("jain_interval", "mean Jain's index (per interval)"),
+        ("jain", "Jain's index (whole window)"),
+        ("goodput_mbps", "goodput (Mb/s)"),
+    )
+    agg = data.aggregate("metrics", [m for m, _ in metrics])
+    agg = select_rows(agg, {"experiment": "main", "base_max_p": mp})
+    agg = agg[agg["scheme"].isin(["ECN", a1])]
+    ns: list[int] = [n for n in (60, 120) if n in p.n_values] or list(p.n_values)
+    agg = agg[agg["n"].isin(ns)]
+    means, cis = [], []
+    order = {**data.order(), "scheme": ["ECN", a1]}
+    for metric, label in metrics:
+        if agg.empty:
+            break
+        mean, ci = pivot(agg, metric, index="n", columns="scheme", order=order)
+        means.append(pd.concat({label: mean}, axis=1, names=["quantity"]))
+        cis.append(pd.concat({label: ci}, axis=1, names=["quantity"]))
+    table = pd.concat(means, axis=1) if means else pd.DataFrame()
+    half = pd.concat(cis, axis=1) if cis else None
+    return StudyTable(
+        f"Table 5.1: ECN and AECN with a = 1 (mark-front alone), base max_p {mp:g}",
+        table,
+        half,
+        note="Rows: N; columns: quantity, scheme. The thesis reports the mean Jain's index; both "
+        "readings of it are shown (the jain reading).",
+        digits=4,
+    )
+
+
+def swept_figures(p: AecnParams, data: StudyData, exp: str) -> Figures:
+    """Mean Jain's index and goodput against the swept parameter of ``exp`` (a, the robust
+    min_th, max_th), one line per N, one panel per base max_p: the thesis' a-sweep, AECN3 and
+    AECN4 figures."""
+    from ecnsim.output import plot
+    from ecnsim.studies._base import select_rows
+
+    field_name, xlabel = _SWEPT[exp]
+    value = {lab: f[field_name] for e, lab, f in schemes(p) if e == exp and f is not None}
+    agg = select_rows(
+        data.aggregate("metrics", ["jain_interval", "goodput_mbps", "lockout_flows"]),
+        {"experiment": exp},
+    )
+    out: Figures = {}
+    if agg.empty:
+        return out
+    agg = agg.assign(x=agg["scheme"].map(value).astype(float))
+    for metric, ylabel, ylim in (
+        ("jain_interval", "mean Jain's index (per interval)", (0.0, 1.02)),
+        ("goodput_mbps", "aggregate goodput (Mb/s)", None),
+        ("lockout_flows", "flows silent >= lockout_s", None),
+    ):
+        fig = plot.plot_sweep_panels(
+            agg[agg["metric"] == metric],
+            "x",
+            panel="base_max_p",
+            hue="n",
+            ylabel=ylabel,
+            xlabel=xlabel,
+            ylim=ylim,
+            panel_label="base max_p",
+            hue_order=[n for n in p.n_values],
+            title=_TITLES[exp],
+        )
+        out[f"{exp}_{metric}_vs_{field_name}"] = (
+            fig,
+            f"{_TITLES[exp]}: {ylabel} against {xlabel}, one line per N, one panel per base "
+            "max_p, as the thesis plots it.",
+        )
+    return out
+
+
 class AecnStudy(Study):
     name = "aecn"
     title = "Adaptive ECN vs ECN with heterogeneous round-trip times"
@@ -597,6 +687,8 @@ class AecnStudy(Study):
 
     def tables(self, p: AecnParams, data: StudyData) -> dict[str, StudyTable]:
         out: dict[str, StudyTable] = {}
+        if "main" in p.experiments:
+            out["table_5_1"] = table_5_1(p, data)
         for exp in p.experiments:
             out.update(
                 star_tables(
@@ -614,6 +706,9 @@ class AecnStudy(Study):
         ns, max_p = self._figure_points(p)
         out: Figures = {}
         for exp in p.experiments:
+            if exp in _SWEPT:
+                out.update(swept_figures(p, data, exp))
+                continue
             out.update(
                 star_figures(
                     data,

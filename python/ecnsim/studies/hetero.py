@@ -134,7 +134,13 @@ class HeteroParams(StarParams):
     variant: Literal["thesis", "icn2001"] = "thesis"
     max_p_values: tuple[float, ...] = (0.1, 0.2, 0.5, 0.8)
     modes: tuple[Mode, ...] = ("RED", "ECN", "ECNM")
-    figure_max_p: float = 0.1
+    #: (N, max_p) of the figures over time, where the thesis draws them: per-group goodput at
+    #: 30 flows with max_p 0.2 and 0.5 and at 60 with 0.5, packet (mark / drop) plots at 120
+    #: flows with max_p 0.8. Without one of them in the grid: every N of ``figure_n`` (or the
+    #: largest N) at the first max_p.
+    figure_points: tuple[tuple[float, float], ...] = ((30, 0.2), (30, 0.5), (60, 0.5), (120, 0.8))
+    #: Of those, the points whose packets are traced for the raster (the packet plots).
+    raster_points: tuple[tuple[float, float], ...] = ((120, 0.8),)
 
     def check(self) -> None:
         super().check()
@@ -150,10 +156,19 @@ def _packet_fields(packet_bytes: int, ns2_accounting: bool) -> dict[str, Any]:
     return {"mss": packet_bytes - 40, "header_bytes": 40, "headers_on_data": True}
 
 
-def _figure_points(p: HeteroParams) -> tuple[list[int], float]:
-    ns = [n for n in p.figure_n if n in p.n_values] or [max(p.n_values)]
-    max_p = p.figure_max_p if p.figure_max_p in p.max_p_values else p.max_p_values[0]
-    return ns, max_p
+def _figure_points(p: HeteroParams) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """``(series points, raster points)``: the (N, max_p) of the figures over time and of the
+    packet rasters, those of ``figure_points`` and ``raster_points`` that are in the grid."""
+
+    def in_grid(n: float, mp: float) -> bool:
+        return int(n) in p.n_values and any(math.isclose(mp, m) for m in p.max_p_values)
+
+    series = [(int(n), float(mp)) for n, mp in p.figure_points if in_grid(n, mp)]
+    raster = [(int(n), float(mp)) for n, mp in p.raster_points if in_grid(n, mp)]
+    if not series:
+        ns = [n for n in p.figure_n if n in p.n_values] or [max(p.n_values)]
+        series = raster = [(n, p.max_p_values[0]) for n in ns]
+    return series, raster
 
 
 # ---------------------------------------------------------------------------
@@ -1132,8 +1147,13 @@ class HeteroStudy(Study):
         )
 
     def job(self, p: HeteroParams, point: Mapping[str, Any]) -> JobSpec:
-        ns, max_p = _figure_points(p)
-        figure = int(point["n"]) in ns and math.isclose(float(point["max_p"]), max_p)
+        series, raster = _figure_points(p)
+
+        def at(points: list[tuple[int, float]]) -> bool:
+            n, mp = int(point["n"]), float(point["max_p"])
+            return any(n == fn and math.isclose(mp, fmp) for fn, fmp in points)
+
+        figure, traced = at(series), at(raster)
         context = {
             "warmup_s": p.warmup_s,
             "end_s": p.duration_s,
@@ -1144,9 +1164,9 @@ class HeteroStudy(Study):
             "max_th": p.max_th,
             "groups": list(GROUPS),
             "series": figure,
-            "raster_seed": p.raster_seed if figure else None,
+            "raster_seed": p.raster_seed if traced else None,
         }
-        return JobSpec(context=context, trace_links=(0,) if figure else None)
+        return JobSpec(context=context, trace_links=(0,) if traced else None)
 
     derive = staticmethod(derive_star)
 
@@ -1159,14 +1179,14 @@ class HeteroStudy(Study):
         return star_tables(data, groups=GROUPS, columns=("max_p", "mode"))
 
     def figures(self, p: HeteroParams, data: StudyData) -> Figures:
-        ns, max_p = _figure_points(p)
+        series, _raster = _figure_points(p)
         return star_figures(
             data,
             groups=GROUPS,
             curve="mode",
             panel="max_p",
             panel_label="max_p",
-            figure_points=[{"n": n, "max_p": max_p} for n in ns],
+            figure_points=[{"n": n, "max_p": mp} for n, mp in series],
             warmup_s=p.warmup_s,
             end_s=p.duration_s,
             min_th=p.min_th,
