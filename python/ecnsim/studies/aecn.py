@@ -218,7 +218,7 @@ def aecn_findings(p: AecnParams) -> list[Finding]:
             "a2a",
             "ECN's Jain's index and goodput drop at 120 flows with max_p 0.5 and at 240 with "
             "max_p 0.8 (against the next smaller N)",
-            "ch. 5, §5.3",
+            "ch. 5",
             lambda p: [
                 Cell(metric, pt("main", ecn, mp, n), pt("main", ecn, mp, prev), higher=False)
                 for metric in ("jain", "goodput_mbps")
@@ -228,7 +228,7 @@ def aecn_findings(p: AecnParams) -> list[Finding]:
         Finding(
             "a2b",
             "Lockout is heavier above 240 flows (480 against 240), for ECN and AECN",
-            "ch. 5, §5.3",
+            "ch. 5",
             lambda p: [
                 Cell("lockout", pt("main", s, mp, 480), pt("main", s, mp, 240))
                 for s in (ecn, a1, main_a)
@@ -242,7 +242,7 @@ def aecn_findings(p: AecnParams) -> list[Finding]:
         Finding(
             "a3a",
             "a = b = 2.5 gives AECN its best Jain's index at 60 and 120 flows",
-            "ch. 5, §5.5",
+            "ch. 5",
             lambda p: [
                 Cell("jain", pt("a_sweep", best, mp, n), pt("a_sweep", sweep(a), mp, n))
                 for n in (60, 120)
@@ -255,7 +255,7 @@ def aecn_findings(p: AecnParams) -> list[Finding]:
         Finding(
             "a3b",
             "Above a = 2.5, Jain's index and goodput fall (against a = 2.5) at 60 and 120 flows",
-            "ch. 5, §5.5",
+            "ch. 5",
             lambda p: [
                 Cell(
                     metric, pt("a_sweep", sweep(a), mp, n), pt("a_sweep", best, mp, n), higher=False
@@ -274,7 +274,7 @@ def aecn_findings(p: AecnParams) -> list[Finding]:
             "Without heavy lockout (N <= 120) AECN (a = b = 2.5) improves Jain's index by more "
             "than 10 % over ECN, with fewer drops and more marks, and robust flows keep a "
             "somewhat higher share than fragile ones",
-            "ch. 5, §5.4",
+            "ch. 5",
             lambda p: [
                 c
                 for n in ns
@@ -331,8 +331,8 @@ def aecn_readings(p: AecnParams) -> list[Reading]:
     other = "group" if p.count_scope == "queue" else "queue"
     evidence = {
         "queue": "the thesis' own code (Appendix B) keeps one RED count per queue",
-        "group": "the text gives each group its own RED marking probability (§5.2) and does "
-        "not say that the groups share the count; RED's count is per marking decision",
+        "group": "each group has its own max_p (STUDIES.md §4); the text does not say "
+        "whether the groups share RED's count (STUDIES.md §4: a reading)",
     }
     fixed = p.aecn4_robust_min_th
     return [
@@ -362,7 +362,7 @@ def aecn_readings(p: AecnParams) -> list[Reading]:
                 ),
                 Alternative(
                     "5 (middle of 2-9)" if fixed is None else "per §5.7.3",
-                    "AECN4 is AECN3 (robust min_th 2 to 9, §5.7.2) plus a larger max_th; "
+                    "AECN4 is AECN3 (robust min_th 2 to 9) plus a larger max_th; "
                     "without §5.7.3's values, the middle of AECN3's range"
                     if fixed is None
                     else "§5.7.3: robust min_th 9 at 60 flows, 3 at 120",

@@ -730,13 +730,13 @@ def star_readings(p: StarParams, *, lockout_default: Literal["window", "silent"]
     window = Alternative(
         "none delivered over the window",
         'ch. 4 counts flows "unable to get any data through the congested router for the '
-        'duration of the simulation" (§4.4)',
+        'duration of the simulation" (ch. 4)',
         metrics={"lockout": "lockout_window_flows"},
     )
     silent = Alternative(
         f"silent >= {p.lockout_s:g} s",
         'ch. 5 also shows flows "locked out in some particular periods" on its packet plots '
-        "(§5.6); the length is ours (lockout_s)",
+        "(ch. 5); the length is ours (lockout_s)",
         metrics={"lockout": "lockout_flows"},
     )
     return [
@@ -790,14 +790,14 @@ def star_readings(p: StarParams, *, lockout_default: Literal["window", "silent"]
             (
                 Alternative(
                     p.profile,
-                    "the thesis ran ns-2 (ch. 3); ns2-2001 is ns-2's Reno and RED of that "
-                    "time (docs/profiles.md)",
+                    "the thesis ran ns-2 (STUDIES.md §3-4); ns2-2001 is ns-2's Reno and RED of "
+                    "that time (docs/profiles.md)",
                     settings={"profile": p.profile},
                 ),
                 Alternative(
                     "rfc" if p.profile != "rfc" else "ns2-2001",
-                    "the thesis describes TCP Reno and RED by their papers and RFCs (ch. 2), "
-                    "not by ns-2's code",
+                    "no text of the source asks for it: a control, the standards' Reno and RED, "
+                    "showing which findings rest on ns-2's implementation details",
                     settings={"profile": "rfc" if p.profile != "rfc" else "ns2-2001"},
                 ),
             ),
@@ -817,7 +817,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
         Finding(
             "h1a",
             "ECN gets more throughput than RED below 120 flows",
-            "ch. 4, §4.4.1",
+            "ch. 4",
             lambda p: [
                 Cell("throughput", _hp(n, m, "ECN"), _hp(n, m, "RED"))
                 for n in ns
@@ -828,7 +828,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
         Finding(
             "h1b",
             "Above 120 flows with max_p 0.5 and 0.8, ECN's throughput falls below RED's",
-            "ch. 4, §4.4.1",
+            "ch. 4",
             lambda p: [
                 Cell("throughput", _hp(n, m, "ECN"), _hp(n, m, "RED"), higher=False)
                 for n in ns
@@ -839,7 +839,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
         Finding(
             "h2",
             "At 30 flows the best max_p for ECN's throughput is the smallest, 0.1",
-            "ch. 4, §4.4.1",
+            "ch. 4",
             lambda p: [
                 Cell("throughput", _hp(30, min(mps), "ECN"), _hp(30, m, "ECN"))
                 for m in mps
@@ -849,7 +849,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
         Finding(
             "h3a",
             "ECN with the larger max_p (0.5, 0.8) gets more goodput than RED except at 15 flows",
-            "ch. 4, §4.4.2",
+            "ch. 4",
             lambda p: [
                 Cell("goodput_mbps", _hp(n, m, "ECN"), _hp(n, m, "RED"))
                 for n in ns
@@ -861,7 +861,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
             "h3b",
             "With max_p 0.1 goodput drops clearly for both RED and ECN from 60 flows on "
             "(against 30 flows)",
-            "ch. 4, §4.4.2",
+            "ch. 4",
             lambda p: [
                 Cell("goodput_mbps", _hp(n, 0.1, mode), _hp(30, 0.1, mode), higher=False)
                 for n in ns
@@ -872,7 +872,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
         Finding(
             "h4",
             "ECN has a slightly higher mean one-way delay and a clearly higher goodput than RED",
-            "ch. 4, §4.4.3",
+            "ch. 4",
             lambda p: [
                 Cell(metric, _hp(n, m, "ECN"), _hp(n, m, "RED"))
                 for metric in ("owd_ms", "goodput_mbps")
@@ -907,7 +907,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
         Finding(
             "h6",
             "Locked-out flows appear for both RED and ECN above 120 flows",
-            "ch. 4, §4.4.5",
+            "ch. 4",
             lambda p: [
                 Cell("lockout", _hp(n, m, mode), 0.0)
                 for n in ns
@@ -923,7 +923,7 @@ def hetero_findings(p: HeteroParams) -> list[Finding]:
         Finding(
             "h7",
             "At 120 flows ECN gets more goodput than ECNM except at small max_p",
-            "ch. 4, §4.4.6",
+            "ch. 4",
             lambda p: [
                 Cell("goodput_mbps", _hp(120, m, "ECN"), _hp(120, m, "ECNM"))
                 for m in mps
@@ -1078,11 +1078,13 @@ class HeteroStudy(Study):
             ),
             Choice(
                 "Lockout",
-                f"a flow with a silent interval of >= {p.lockout_s:g} s in [warm-up, end], "
-                f"measured from its delivered bytes every {p.sample_interval_s:g} s",
-                "The thesis reads lockout off per-flow packet plots (flows that get no packet "
-                "through for long periods); the threshold is a parameter, the raster figure "
-                "shows the packets themselves.",
+                "both definitions of the thesis: nothing delivered over [warm-up, end] (ch. 4, "
+                "the lockout table, lockout_window_flows) and silent for >= "
+                f"{p.lockout_s:g} s (ch. 5's 'in some particular periods', lockout_flows, "
+                f"measured from delivered bytes every {p.sample_interval_s:g} s)",
+                "Ch. 4 counts flows 'unable to get any data through the congested router for "
+                "the duration of the simulation'; ch. 5 also shows flows locked out in some "
+                "periods. The lockout reading says which one each finding uses.",
                 "lockout_s, sample_interval_s",
             ),
             Choice(
@@ -1093,9 +1095,20 @@ class HeteroStudy(Study):
             ),
             Choice(
                 "Throughput",
-                "payload bytes sent, retransmissions included, over [warm-up, end]",
-                "The thesis' throughput includes retransmissions; goodput counts only what "
-                "the receivers delivered in order.",
+                "payload bytes that reached the sink (first arrivals), retransmissions "
+                "included, over [warm-up, end]; the payload sent is kept as throughput_sent",
+                "Thesis §3.1.1: the rate at which a source's packets, retransmissions included, "
+                "reach the sink. DEVIATION(ns-2): a duplicate arrival (a spurious "
+                "retransmission) is not counted; the core counts first arrivals.",
+            ),
+            Choice(
+                "Jain's index",
+                f"the mean over {p.jain_interval_s:g}-s intervals of the index over per-flow "
+                "delivered bytes (the jain table); one index over the window is jain_window",
+                "Ch. 5 and Table 5.1 report a 'mean Jain's fairness index' and the thesis' "
+                "post-processing works on one-second intervals (§3.2.2); the jain reading "
+                "judges every finding both ways.",
+                "jain_interval_s",
             ),
         ]
 
