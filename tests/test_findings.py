@@ -332,3 +332,26 @@ def test_aecn_table_5_1_is_one_table(tmp_path: Path) -> None:
     assert list(dict.fromkeys(t.mean.columns.get_level_values(1))) == ["ECN", "AECN a=1"]
     assert len(t.mean.columns) == 6
     assert np.isfinite(t.mean.to_numpy(dtype=float)).all()
+
+
+def test_interval_jain_is_the_mean_of_per_interval_indices() -> None:
+    from ecnsim.studies.hetero import interval_jain
+
+    t = np.round(np.arange(0, 3.01, 0.1), 10)
+    # Flow 0 delivers 1000 B every 0.1 s; flow 1 the same in [0, 1) s, nothing in [1, 2), then
+    # 3000 B per 0.1 s in [2, 3).
+    a = 1000.0 * np.arange(t.size)
+    b = np.array([1000.0 * min(i, 10) + 3000.0 * max(0, i - 20) for i in range(t.size)])
+    fs = pd.DataFrame(
+        {
+            "time_s": np.concatenate([t, t]),
+            "flow_id": np.repeat([0, 1], t.size),
+            "bytes_delivered": np.concatenate([a, b]),
+        }
+    )
+    # Intervals: equal shares (1), one flow alone (1/2), 1:3 shares (16/20).
+    assert interval_jain(fs, bin_s=1.0, warmup_s=0.0) == pytest.approx((1 + 0.5 + 0.8) / 3)
+    # From 1 s on: the last two intervals only.
+    assert interval_jain(fs, bin_s=1.0, warmup_s=1.0) == pytest.approx((0.5 + 0.8) / 2)
+    # One index over [1, 3) is another number: 20 kB and 30 kB, (20+30)^2 / (2 (20^2+30^2)).
+    assert interval_jain(fs, bin_s=2.0, warmup_s=1.0) == pytest.approx(2500 / 2600)
