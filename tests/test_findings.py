@@ -113,7 +113,8 @@ def test_verdict_of_cells(
 
 
 def test_robustness_outcome() -> None:
-    assert robustness_outcome("holds", "holds") == "holds"
+    assert robustness_outcome("holds", "holds") == "same"
+    assert robustness_outcome("does not hold", "does not hold") == "same"
     assert robustness_outcome("holds", "does not hold") == "flips"
     assert robustness_outcome("does not hold", "holds") == "flips"
     assert robustness_outcome("holds", "n.s.") == "n.s."
@@ -178,7 +179,7 @@ def test_a_metric_reading_that_agrees_keeps_the_finding() -> None:
     finding = Finding("h", "ECN is fairer than RED", "§4", lambda p: [Cell("jain", ECN, RED)])
     study = SimpleNamespace(readings=lambda p: [JAIN], findings=lambda p: [finding])
     _, rows_out = robustness(study, None, data, [])  # type: ignore[arg-type]
-    assert [r.outcome for r in rows_out] == ["holds"]
+    assert [r.outcome for r in rows_out] == ["same"]
 
 
 # -- parameter readings: the findings' points run again ------------------------------------
@@ -239,9 +240,9 @@ def test_a_parameter_reading_reruns_only_the_findings_points_and_can_flip(tmp_pa
     _html, info = report_findings(run, StudyData(study, run.plan, run.sweep.store))
     assert [f["verdict"] for f in info["findings"]] == ["holds", "holds"]
     outcome = {(r["finding"], r["alternative"]): r["outcome"] for r in info["robustness"]}
-    assert outcome == {("fast", "2 Mb/s"): "flips", ("bounded", "2 Mb/s"): "holds"}
+    assert outcome == {("fast", "2 Mb/s"): "flips", ("bounded", "2 Mb/s"): "same"}
     csv = pd.read_csv(tmp_path / "tables" / "robustness.csv")
-    assert set(csv["outcome"]) == {"flips", "holds"}
+    assert set(csv["outcome"]) == {"flips", "same"}
     # Resumable: a second call finds the alternative's runs in the store.
     again = studies.run_study(study, params, tmp_path, workers=1, render=False, robustness=True)
     assert again.robustness is not None

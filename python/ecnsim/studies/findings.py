@@ -343,18 +343,18 @@ def judge_finding(
 # ---------------------------------------------------------------------------
 
 
-RobustOutcome = Literal["holds", "flips", "n.s.", "no data"]
+RobustOutcome = Literal["same", "flips", "n.s.", "no data"]
 
 
 def robustness_outcome(default: Verdict, alternative: Verdict) -> RobustOutcome:
-    """*holds*: the default's verdict is reached under the alternative too; *flips*: the
-    alternative reaches the other verdict (or one where the default was n.s.); *n.s.*:
-    the alternative reaches none."""
+    """*same*: the default's verdict (holds, or does not hold) is reached under the
+    alternative too; *flips*: the alternative reaches the other verdict (or one where the
+    default was n.s.); *n.s.*: the alternative reaches none."""
     if alternative == "no data" or default == "no data":
         return "no data"
     if alternative == "n.s.":
         return "n.s."
-    return "holds" if alternative == default else "flips"
+    return "same" if alternative == default else "flips"
 
 
 @dataclass
@@ -584,9 +584,10 @@ def findings_html(
         s.append("<h3>Robustness: each finding under every reading</h3>")
         s.append(
             '<p class="note">One reading at a time changed from its default (the others at '
-            "theirs): <b>holds</b>, the default's verdict is reached again; <b>flips</b>, the "
-            "other verdict is reached; <b>n.s.</b>, none is. Parameter readings ran the "
-            "findings' points again (same store); metric readings re-read the same runs. CSV: "
+            "theirs); each cell is the finding's verdict under that alternative, and "
+            "<b>same</b> (the default's verdict again), <b>flips</b> (the other verdict) or "
+            "<b>n.s.</b> (none). Parameter readings ran the findings' points again (same "
+            "store); metric readings re-read the same runs. CSV: "
             "<code>tables/robustness.csv</code>.</p>"
         )
         cols = list(dict.fromkeys((r.reading, r.alternative) for r in rows))
@@ -603,7 +604,11 @@ def findings_html(
                 if hit is None:
                     row.append("<td></td>")
                     continue
-                text = hit.outcome if hit.outcome != "flips" else f"flips: {hit.verdict}"
+                text = (
+                    hit.outcome
+                    if hit.outcome in ("n.s.", "no data")
+                    else f"{hit.verdict} ({hit.outcome})"
+                )
                 style = ' style="background:#fde2e2"' if hit.outcome == "flips" else ""
                 row.append(f'<td class="l"{style} title="{_esc(hit.cells)}">{_esc(text)}</td>')
             body.append(f"<tr>{''.join(row)}</tr>")
