@@ -571,7 +571,7 @@ class AecnStudy(Study):
                 "AECN4's robust min_th",
                 _aecn4_min_th_text(p),
                 "§5.7.3 states the robust min_th AECN4 builds on: 9 packets at 60 flows, 3 at "
-                "120; the other N take the nearer of the two. The alternative (the aecn4 "
+                "120; the other N take the nearer of the two. The alternative (the aecn4_min_th "
                 "reading) is one value for every N, the middle of AECN3's 2 to 9 range (5).",
                 "aecn4_robust_min_th",
             ),

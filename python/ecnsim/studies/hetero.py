@@ -730,13 +730,13 @@ def star_readings(p: StarParams, *, lockout_default: Literal["window", "silent"]
     window = Alternative(
         "none delivered over the window",
         'ch. 4 counts flows "unable to get any data through the congested router for the '
-        'duration of the simulation" (ch. 4)',
+        'duration of the simulation"',
         metrics={"lockout": "lockout_window_flows"},
     )
     silent = Alternative(
         f"silent >= {p.lockout_s:g} s",
-        'ch. 5 also shows flows "locked out in some particular periods" on its packet plots '
-        "(ch. 5); the length is ours (lockout_s)",
+        'ch. 5 also shows flows "locked out in some particular periods" on its packet plots'
+        "; the length is ours (lockout_s)",
         metrics={"lockout": "lockout_flows"},
     )
     return [
