@@ -296,6 +296,14 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
         # Retransmissions count in throughput, so it exceeds goodput up to what was in flight at
         # the window's edges (at most the buffer plus a bandwidth-delay product: 2 % here).
         assert (runs["throughput_mbps"] >= 0.98 * runs["goodput_mbps"]).all()
+        # Thesis §3.1.1: throughput is what reaches the sink, so never above the bottleneck's
+        # rate (give or take what was past its queue when the window opened: the packet being
+        # sent and the 6.25 kB on its 5 ms wire).
+        interval = params.duration_s - params.warmup_s
+        slack = 8 * (6250 + params.packet_bytes) / interval / 1e6
+        assert (runs["throughput_mbps"] <= capacity_mbps + slack).all()
+        # What the sources sent counts packets dropped later: above the rate with drops.
+        assert (runs["throughput_sent_mbps"] > capacity_mbps).any()
         assert (runs["jain"] <= 1 + 1e-12).all()
         assert (runs["jain"] >= 1 / n - 1e-12).all()
         assert (runs["utilization"] <= 1 + 1e-12).all()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ecnsim.studies.aecn import AecnStudy, schemes
 
 
@@ -23,10 +25,16 @@ def test_aecn_schemes_cover_the_experiments() -> None:
         p, {"experiment": "aecn4", "scheme": "max_th=40", "base_max_p": 0.8, "n": 30}
     )
     q = sc.to_dict()["links"][0]["queue_ab"]
+    # Thesis §5.7.3: AECN4's robust min_th is 9 at 60 flows (and fewer), 3 at 120 (and more).
     assert (q["variant"], q["wide_max_th"], q["robust_min_th"], q["base_max_p"]) == (
         "aecn4",
         40.0,
-        5.0,
+        9.0,
         0.8,
     )
+    for n, fixed, expected in ((120, None, 3.0), (60, None, 9.0), (120, 5.0, 5.0)):
+        params = dataclasses.replace(p, aecn4_robust_min_th=fixed)
+        point = {"experiment": "aecn4", "scheme": "max_th=40", "base_max_p": 0.8, "n": n}
+        q = AecnStudy().scenario(params, point).to_dict()["links"][0]["queue_ab"]
+        assert q["robust_min_th"] == expected
     assert sc.to_dict()["tcp"]["carry_rtt"] == "base"

@@ -4,8 +4,9 @@
 
     ecnsim study list
     ecnsim study show NAME [--quick] [--emulate] [--set PATH=VALUE ...]
-    ecnsim study run NAME [--quick] [--emulate] [--out DIR] [--jobs N] [--dask ADDR|local]
-                          [--seeds K] [--set PATH=VALUE ...] [--only AXIS=V1,V2 ...]
+    ecnsim study run NAME [--quick] [--emulate] [--robustness] [--out DIR] [--jobs N]
+                          [--dask ADDR|local] [--seeds K] [--set PATH=VALUE ...]
+                          [--only AXIS=V1,V2 ...]
 """
 
 from __future__ import annotations
@@ -92,6 +93,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     for i, c in enumerate(study.choices(params), start=1):
         knob = f" [parameter: {c.parameter}]" if c.parameter else ""
         print(f"  {i}. {c.topic}: {c.choice}{knob}\n     why: {c.reason}")
+    from ecnsim.studies.findings import show_lines
+
+    for line in show_lines(study, params):
+        print(line)
     if study.variants:
         print(f"\nvariants (--set variant=NAME): {', '.join(study.variants)}")
     print(
@@ -190,6 +195,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             only=only,
             progress=bar,
             emulate=args.emulate,
+            robustness=args.robustness,
         )
     except SweepInterrupted as e:
         r = e.result
@@ -215,6 +221,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     for _task, message in sweep.failures[:10]:
         print(f"  failed: {message}", file=sys.stderr)
+    robust_failed = False
+    for rr in run.robustness or []:
+        print(
+            f"study {study.name}: robustness, {rr.reading.id} = {rr.alternative.name}: "
+            f"{len(rr.plan.tasks())} runs ({rr.sweep.ran} run now, {rr.sweep.skipped} already "
+            f"in the store, {len(rr.sweep.failures)} failed)",
+            file=sys.stderr,
+        )
+        for _task, message in rr.sweep.failures[:10]:
+            robust_failed = True
+            print(f"  failed: {message}", file=sys.stderr)
     emu = run.emulated
     if emu is not None:
         from ecnsim.studies.emulated import fell_behind
@@ -238,7 +255,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"report:  {run.report}")
     print(f"tables:  {os.path.join(out, 'tables')}/ ({len(run.tables)} CSV files)")
     print(f"figures: {os.path.join(out, 'figures')}/ ({len(run.figures)} figures, PNG and SVG)")
-    failed = sweep.failures or (emu is not None and emu.sweep.failures)
+    failed = sweep.failures or robust_failed or (emu is not None and emu.sweep.failures)
     return EXIT_RUNS_FAILED if failed else EXIT_OK
 
 
@@ -290,6 +307,13 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--workers", dest="jobs", type=jobs_arg, help=argparse.SUPPRESS)
     run.add_argument("--dask", metavar="ADDR|local", help="run on a Dask cluster (or a local one)")
     run.add_argument("--seeds", type=int, metavar="K", help="seeds per point (1..K)")
+    run.add_argument(
+        "--robustness",
+        action="store_true",
+        help="also judge every finding under each alternative of each reading, one reading "
+        "at a time: the findings' points run again for parameter readings (same store, "
+        "resumable); the report adds a robustness table",
+    )
     run.add_argument(
         "--only",
         action="append",

@@ -31,6 +31,7 @@ self-contained ``report.html``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from ecnsim.studies.findings import Alternative, Finding, Reading
     from ecnsim.sweep.execute import ProgressCallback, SweepResult
     from ecnsim.sweep.store import Store
 
@@ -62,6 +64,7 @@ __all__ = [
     "Choice",
     "EmulatedRun",
     "Figures",
+    "RobustnessRun",
     "Study",
     "StudyData",
     "StudyError",
@@ -228,6 +231,18 @@ class Study(ABC):
     def warnings(self, params: Any, data: StudyData) -> list[str]:
         """What a reader must know before trusting the tables (e.g. points without a steady
         state); each is shown at the top of the report. Default: none."""
+        return []
+
+    def findings(self, params: Any) -> list[Finding]:
+        """The qualitative findings the source states, as predicates over the study's own
+        tables (:mod:`ecnsim.studies.findings`); the report opens with their verdicts.
+        Default: none."""
+        return []
+
+    def readings(self, params: Any) -> list[Reading]:
+        """The choices where the source is ambiguous that can change a finding, each with its
+        alternatives and their evidence (:mod:`ecnsim.studies.findings`); ``--robustness``
+        judges every finding under each. Default: none."""
         return []
 
     def calibration(self, params: Any) -> Calibration | None:
@@ -676,6 +691,20 @@ class StudyRun:
     calibration: CalibrationRun | None = None
     #: With ``emulate``: the same points run with real Linux hosts (``plan.mode`` "emulation").
     emulated: EmulatedRun | None = None
+    #: With ``robustness``: the findings' points run under each parameter reading's alternative.
+    robustness: list[RobustnessRun] | None = None
+
+
+@dataclass
+class RobustnessRun:
+    """The runs of one alternative of a parameter reading (``--robustness``)."""
+
+    reading: Reading
+    alternative: Alternative
+    params: Any
+    plan: Plan
+    sweep: SweepResult
+    calibration: CalibrationRun | None = None
 
 
 @dataclass
@@ -697,6 +726,7 @@ def run_study(
     progress: ProgressCallback | bool | None = None,
     render: bool = True,
     emulate: bool = False,
+    robustness: bool = False,
 ) -> StudyRun:
     """Run every run of the study that ``out/store`` lacks, then write its report into ``out``.
 
@@ -712,6 +742,12 @@ def run_study(
     parameters of the network (the queue, which is the core's either way). The
     report puts both side by side. Every point is checked against what the
     emulation can run before anything runs.
+
+    ``robustness``: then, for each alternative of each parameter reading
+    (:meth:`Study.readings`, one reading at a time from the defaults), run the
+    points the findings' cells use (within ``only``) with that alternative's
+    parameters, in the same store (resumable, and a point whose scenario does not
+    change is not run again); the report adds the robustness table.
 
     ``workers``: processes (default: one per core; 1 runs in this process);
     ``dask``: a Dask scheduler address, ``"local"`` or a Client. On Ctrl-C
@@ -729,6 +765,11 @@ def run_study(
         # Root, namespaces, TUN (NamespaceError saying what to do), before anything runs.
         check_environment()
     store = Store(out / "store")
+    if robustness:
+        from ecnsim.studies.findings import robustness_settings
+
+        # A reading's bad setting is an error before anything runs.
+        robustness_settings(study, params)
     calibration = calibrate_study(
         study, params, store, workers=workers, dask=dask, progress=progress
     )
@@ -758,11 +799,61 @@ def run_study(
     run = StudyRun(
         study, params, plan, result, out, None, calibration=calibration, emulated=emulated
     )
+    if robustness:
+        run.robustness = _run_robustness(
+            study, params, store, only or {}, workers=workers, dask=dask, progress=progress
+        )
     if render:
         from ecnsim.studies.render import render_study
 
         render_study(run)
     return run
+
+
+def _run_robustness(
+    study: Study,
+    params: Any,
+    store: Store,
+    only: Mapping[str, Sequence[Any]],
+    *,
+    workers: int | None,
+    dask: Any,
+    progress: ProgressCallback | bool | None,
+) -> list[RobustnessRun]:
+    """Run the findings' points under each parameter reading's alternatives."""
+    from ecnsim.studies.findings import finding_points, robustness_settings
+    from ecnsim.sweep.execute import run_sweep
+
+    executor: Literal["auto", "serial", "process", "dask"] = "auto"
+    if dask is None and workers == 1:
+        executor = "serial"
+    out = []
+    for reading, alt, alt_params in robustness_settings(study, params):
+        cal = calibrate_study(
+            study, alt_params, store, workers=workers, dask=dask, progress=progress
+        )
+        if cal is not None:
+            alt_params = cal.params
+        points = finding_points(study, alt_params)
+        if points and only:
+            points = filter_points(points, only)
+        if not points:
+            continue
+        plan = _plan_points(
+            study,
+            alt_params,
+            points,
+            functools.partial(study.scenario, alt_params),
+            functools.partial(study.job, alt_params),
+            study_seeds(alt_params),
+            name=f"study-{study.name}-robustness-{slug(reading.id)}-{slug(alt.name)}",
+            store=store.root,
+        )
+        sweep = run_sweep(
+            plan, store, jobs=workers, executor=executor, dask=dask, progress=progress
+        )
+        out.append(RobustnessRun(reading, alt, alt_params, plan, sweep, cal))
+    return out
 
 
 # ---------------------------------------------------------------------------

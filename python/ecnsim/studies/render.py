@@ -349,6 +349,9 @@ def render_study(run: StudyRun) -> Path:
         run.figures[name] = [p_png, p_svg]
 
     scenario_files = _write_scenarios(out, data)
+    from ecnsim.studies.findings import report_findings
+
+    findings_part, findings_info = report_findings(run, data)
 
     sweep = run.sweep
     stored = data.runs()
@@ -394,6 +397,7 @@ def render_study(run: StudyRun) -> Path:
         "render_s": run.render_s,
         "render_cpu_s": render_cpu_s,
         "emulation": None if emulation is None else emulation["info"],
+        **findings_info,
         "tables": {k: str(v.relative_to(out)) for k, v in run.tables.items()},
         "figures": {k: [str(p.relative_to(out)) for p in v] for k, v in run.figures.items()},
         "scenarios": [str(p.relative_to(out)) for _point, p in scenario_files],
@@ -401,7 +405,7 @@ def render_study(run: StudyRun) -> Path:
     (out / "study.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
     names = {"tables": table_stems, "figures": figure_stems, "scenarios": scenario_files}
-    page = _report(run, data, tables, figures, pngs, info, emulation, names)
+    page = _report(run, data, tables, figures, pngs, info, emulation, names, findings_part)
     report = out / "report.html"
     report.write_text(page, encoding="utf-8")
     run.report = report
@@ -605,6 +609,7 @@ def _report(
     info: dict[str, Any],
     emulation: dict[str, Any] | None = None,
     names: dict[str, Any] | None = None,
+    findings_part: list[str] | None = None,
 ) -> str:
     study, params = run.study, run.params
     names = names or {}
@@ -654,6 +659,7 @@ def _report(
         )
 
     s.extend(_warnings_html(info.get("warnings", [])))
+    s.extend(findings_part or [])
 
     s.append("<h2>Setup</h2>")
     s.append(
