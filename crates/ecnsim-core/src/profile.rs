@@ -527,6 +527,9 @@ impl Profile {
             measure: Some(Measure::Packets),
             // Alizadeh et al. 2010 §3.4: K = 20 packets at 1 Gb/s.
             k: Some(20.0),
+            // A queue-length threshold compared at arrival, unless the scenario gives k_sojourn.
+            k_sojourn: None,
+            mark_at: None,
             // RFC 3168 §5: what cannot be marked is dropped.
             non_ect: Some(NonEct::Drop),
         }

@@ -15,7 +15,7 @@ use crate::qdisc::pi::PiConfig;
 use crate::qdisc::pie::PieConfig;
 use crate::qdisc::red::{Adaptive, RedConfig};
 use crate::qdisc::rem::RemConfig;
-use crate::qdisc::threshold::ThresholdConfig;
+use crate::qdisc::threshold::{MarkAt, StepThreshold, ThresholdConfig};
 use crate::qdisc::{Aecn, AnyQdisc, Codel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
 use crate::spec::{
     AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, GainRule, NumOr, PiSpec, PieSpec, QueueSpec, RedSpec,
@@ -87,7 +87,11 @@ pub(crate) fn resolve(
             (QueueConfig::Aecn(aecn(&f)), QueueSpec::Aecn(f))
         }
         QueueSpec::Threshold(s) => {
-            let f = s.filled(&profile.threshold());
+            let mut f = s.filled(&profile.threshold());
+            if f.k_sojourn.is_some() {
+                // A sojourn threshold replaces k (validation refuses both given).
+                f.k = None;
+            }
             (QueueConfig::Threshold(threshold(&f)), QueueSpec::Threshold(f))
         }
         QueueSpec::Pi(s) => {
@@ -300,10 +304,15 @@ fn aecn(s: &AecnSpec) -> AecnConfig {
 }
 
 fn threshold(s: &ThresholdSpec) -> ThresholdConfig {
+    let (k, default_at) = match s.k_sojourn {
+        Some(t) => (StepThreshold::Sojourn(dur(Some(t))), MarkAt::Departure),
+        None => (StepThreshold::Queue(get(s.k)), MarkAt::Arrival),
+    };
     ThresholdConfig {
         limit: limit(s.limit_packets, s.limit_bytes),
         measure: get(s.measure),
-        k: get(s.k),
+        k,
+        mark_at: s.mark_at.unwrap_or(default_at),
         non_ect: get(s.non_ect),
     }
 }

@@ -716,6 +716,12 @@ pub struct ThresholdSpec {
     /// Mark when the queue an arrival finds exceeds K.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<f64>,
+    /// A sojourn-time threshold instead of `k`: mark packets leaving after waiting longer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_sojourn: Option<TimeValue>,
+    /// `"arrival"` or `"departure"`; absent: arrival, or departure with `k_sojourn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_at: Option<crate::qdisc::threshold::MarkAt>,
     /// `"drop"` or `"pass"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub non_ect: Option<crate::qdisc::NonEct>,
@@ -970,7 +976,10 @@ fill_from_defaults!(AecnSpec {
         non_ect,
     ]
 });
-fill_from_defaults!(ThresholdSpec { limits: [limit_packets, limit_bytes], fields: [measure, k, non_ect] });
+fill_from_defaults!(ThresholdSpec {
+    limits: [limit_packets, limit_bytes],
+    fields: [measure, k, k_sojourn, mark_at, non_ect]
+});
 fill_from_defaults!(PiSpec {
     limits: [limit_packets, limit_bytes],
     fields: [measure, mean_pktsize, a, b, design_flows, design_rtt, w, qref, ecn, non_ect, byte_mode]

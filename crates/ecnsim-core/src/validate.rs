@@ -23,6 +23,7 @@ use crate::profile::Profile;
 use crate::qdisc::aecn::AecnVariant;
 use crate::qdisc::droptail::LimitRule;
 use crate::qdisc::red::{Adaptive, DropSpacing};
+use crate::qdisc::threshold::StepThreshold;
 use crate::qdisc::{Limit, Measure};
 use crate::queue_resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::spec::{AecnSpec, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
@@ -1234,6 +1235,7 @@ const THRESHOLD_FIELDS: &[Field<ThresholdSpec>] = &[
     int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
     int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
     real_field!(k, RealLimits::closed(0.0, 1e12)),
+    int_field!(k_sojourn, Unit::Time, time, Limits::closed(0, MAX_TIME)),
 ];
 
 #[rustfmt::skip]
@@ -1303,6 +1305,37 @@ fn check_limit_pair(path: &str, packets: Option<i64>, bytes: Option<ByteSize>) -
     Ok(())
 }
 
+/// A step marker's threshold is a queue length (`k`, in `measure`) or a sojourn time
+/// (`k_sojourn`, known only at departure), not both.
+fn check_step_threshold(path: &str, s: &ThresholdSpec) -> Result<(), SimError> {
+    let Some(t) = s.k_sojourn else { return Ok(()) };
+    let t = t.to_string();
+    if let Some(k) = s.k {
+        return Err(SimError::spec(
+            format!("{path}.k_sojourn"),
+            format!("cannot be combined with k ({k}); give the threshold once, as a queue length or a sojourn time, got {t}"),
+        ));
+    }
+    if let Some(m) = s.measure {
+        return Err(SimError::spec(
+            format!("{path}.measure"),
+            format!(
+                "is the unit of k, a queue length; with k_sojourn ({t}) the threshold is a time: leave measure out, got \"{}\"",
+                serde_json::to_value(m).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+            ),
+        ));
+    }
+    if s.mark_at == Some(crate::qdisc::threshold::MarkAt::Arrival) {
+        return Err(SimError::spec(
+            format!("{path}.mark_at"),
+            format!(
+                "must be \"departure\" with k_sojourn ({t}): a packet's sojourn time is known only when it leaves, got \"arrival\""
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Range checks of an AQM table's given fields.
 fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
     fn rows<S>(path: &str, s: &S, fields: &[Field<S>]) -> Result<(), SimError> {
@@ -1329,6 +1362,7 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
         QueueSpec::Aecn(s) => rows(path, s, AECN_FIELDS),
         QueueSpec::Threshold(s) => {
             rows(path, s, THRESHOLD_FIELDS)?;
+            check_step_threshold(path, s)?;
             check_limit_pair(path, s.limit_packets, s.limit_bytes)
         }
         QueueSpec::Pi(s) => {
@@ -1544,14 +1578,15 @@ fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInf
             cross(path, profile, robust.value <= fragile.value, robust, "<=", fragile, "")
         }
         (QueueSpec::Threshold(s), QueueConfig::Threshold(c)) => {
+            let StepThreshold::Queue(k) = c.k else { return Ok(()) };
             #[allow(clippy::cast_precision_loss)]
             let buffer = match (c.measure, c.limit) {
                 (Measure::Packets, Limit::Packets(n)) | (Measure::Bytes, Limit::Bytes(n)) => n as f64,
                 _ => return Ok(()),
             };
             // At or above the buffer limit nothing would ever be marked.
-            let k = Term::field("k", c.k, s.k.is_some());
-            cross(path, profile, c.k < buffer, k, "<", Term::limit(buffer, s.limit_packets, s.limit_bytes), "")
+            let k_term = Term::field("k", k, s.k.is_some());
+            cross(path, profile, k < buffer, k_term, "<", Term::limit(buffer, s.limit_packets, s.limit_bytes), "")
         }
         (QueueSpec::Pi(s), QueueConfig::Pi(c)) => {
             let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
@@ -1992,6 +2027,10 @@ mod aqm_tests {
         // Threshold
         (r#"{ type = "threshold", limit_packets = 50, k = 50 }"#, "links[2].queue.k", "k must be < the buffer limit, got k = 50"),
         (r#"{ type = "threshold", k = -1 }"#, "links[2].queue.k", "must be >= 0"),
+        (r#"{ type = "threshold", k = 5, k_sojourn = "1ms" }"#, "links[2].queue.k_sojourn", "cannot be combined with k (5); give the threshold once, as a queue length or a sojourn time, got 1ms"),
+        (r#"{ type = "threshold", k_sojourn = "1ms", measure = "bytes" }"#, "links[2].queue.measure", "with k_sojourn (1ms) the threshold is a time: leave measure out, got \"bytes\""),
+        (r#"{ type = "threshold", k_sojourn = "1ms", mark_at = "arrival" }"#, "links[2].queue.mark_at", "must be \"departure\" with k_sojourn (1ms)"),
+        (r#"{ type = "threshold", k_sojourn = "-1ms" }"#, "links[2].queue.k_sojourn", "got -1ms"),
         // PI
         (r#"{ type = "pi", limit_packets = 50, qref = 60 }"#, "links[2].queue.qref", "qref must be <= the buffer limit"),
         (r#"{ type = "pi", w = 0 }"#, "links[2].queue.w", "must be > 0 and <= 1000000, got 0"),
@@ -2084,6 +2123,8 @@ mod aqm_tests {
             r#"{ type = "red", ecn = "ns2_mark_p", mark_p = 1, non_ect = "pass", adaptive = "feng" }"#,
             r#"{ type = "aecn", variant = "aecn4", robust_min_th = 0, wide_max_th = 120, robust_below_ms = 150 }"#,
             r#"{ type = "threshold", k = 0, measure = "bytes", limit_bytes = "100KB" }"#,
+            r#"{ type = "threshold", k_sojourn = 0, mark_at = "departure", non_ect = "pass" }"#,
+            r#"{ type = "threshold", k = 3, mark_at = "departure" }"#,
             r#"{ type = "pi", qref = 800, w = 1000000, b = 0, ecn = true, byte_mode = true, measure = "bytes" }"#,
             r#"{ type = "rem", b_ref = 0, inw = 1, decide_at = "dequeue", non_ect = "pass" }"#,
             r#"{ type = "codel", ce_threshold = 0, ecn = true, limit_bytes = "1MB" }"#,
@@ -2127,11 +2168,12 @@ mod aqm_doc_tests {
     use crate::spec::tests::edit;
     use crate::spec::ScenarioSpec;
 
-    const PAGES: [(&str, &str); 8] = [
+    const PAGES: [(&str, &str); 9] = [
         ("scenario.md", include_str!("../../../docs/scenario.md")),
         ("models/red.md", include_str!("../../../docs/models/red.md")),
         ("models/aecn.md", include_str!("../../../docs/models/aecn.md")),
         ("models/threshold.md", include_str!("../../../docs/models/threshold.md")),
+        ("models/step.md", include_str!("../../../docs/models/step.md")),
         ("models/pi.md", include_str!("../../../docs/models/pi.md")),
         ("models/rem.md", include_str!("../../../docs/models/rem.md")),
         ("models/codel.md", include_str!("../../../docs/models/codel.md")),

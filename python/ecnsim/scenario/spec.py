@@ -203,9 +203,13 @@ def threshold(
     limit_bytes: Quantity | None = None,
     measure: str | None = None,
     k: float | None = None,
+    k_sojourn: Quantity | None = None,
+    mark_at: str | None = None,
     non_ect: str | None = None,
 ) -> dict[str, Any]:
-    """Mark every ECT arrival that finds more than ``k`` queued (``docs/models/threshold.md``)."""
+    """Step marking (``docs/models/step.md``): mark every ECT arrival that finds more
+    than ``k`` queued, or with ``k_sojourn`` every ECT packet that leaves after waiting
+    longer (``mark_at="departure"``)."""
     return {"type": "threshold", **_compact(locals())}
 
 
