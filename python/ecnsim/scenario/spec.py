@@ -46,6 +46,7 @@ __all__ = [
     "bulk",
     "codel",
     "droptail",
+    "fq_codel",
     "load_toml",
     "pi",
     "pie",
@@ -296,6 +297,30 @@ def pie(
 ) -> dict[str, Any]:
     """PIE, RFC 8033 (``docs/models/pie.md``)."""
     return {"type": "pie", **_compact(locals())}
+
+
+def fq_codel(
+    *,
+    limit_packets: int | None = None,
+    memory_limit: Quantity | None = None,
+    flows: int | None = None,
+    quantum: Quantity | None = None,
+    target: Quantity | None = None,
+    interval: Quantity | None = None,
+    max_packet: Quantity | None = None,
+    ecn: bool | None = None,
+    ce_threshold: Quantity | None = None,
+    ce_threshold_ect1: bool | None = None,
+    drop_batch: int | None = None,
+    perturbation: int | None = None,
+    max_packet_backlog: str | None = None,
+    overflow_count: str | None = None,
+    l4s_mode: str | None = None,
+) -> dict[str, Any]:
+    """FQ-CoDel, RFC 8290 (``docs/models/fq_codel.md``): flow queues served by deficit
+    round robin, CoDel on each; ``ce_threshold`` (with ``ce_threshold_ect1``) is its L4S mode.
+    ``max_packet_backlog``, ``overflow_count`` and ``l4s_mode`` are ``"linux"`` or ``"ns3"``."""
+    return {"type": "fq_codel", **_compact(locals())}
 
 
 def bulk(bytes: Quantity | None = None) -> dict[str, Any]:
