@@ -185,7 +185,7 @@ impl FqCodel {
             Transport::Udp => 2,
             Transport::External => 3,
         };
-        let key = (u64::from(perturbation) << 34) ^ (proto << 32) ^ u64::from(pkt.flow.0);
+        let key = mix64(u64::from(perturbation)) ^ ((proto << 32) | u64::from(pkt.flow.0));
         let h = mix64(key) >> 32;
         // Linux fq_codel_hash: reciprocal_scale(hash, flows_cnt) = (hash * flows) >> 32.
         u32::try_from((h * u64::from(self.cfg.flows)) >> 32).expect("below flows")
