@@ -177,8 +177,9 @@ impl FqCodel {
         }
     }
 
-    /// The flow queue of a packet of flow `flow` over `proto`: RFC 8290 §4.1.1, a hash of the
-    /// flow's identity and the perturbation, reduced to `flows` (Linux `reciprocal_scale`).
+    /// The flow queue of `pkt`: RFC 8290 §4.1.1, a hash of its
+    /// flow identity (transport and flow id) and the perturbation, reduced to `flows` (Linux
+    /// `reciprocal_scale`).
     fn bucket(&self, pkt: &QueuedPacket, perturbation: u32) -> u32 {
         let proto: u64 = match pkt.proto {
             Transport::Tcp => 1,
