@@ -413,7 +413,7 @@ def test_duration_float_seconds(x: Decimal) -> None:
 
 
 def test_aqm_builders_are_thin_and_run() -> None:
-    from ecnsim.scenario.spec import aecn, codel, pi, pie, red, rem, threshold
+    from ecnsim.scenario.spec import aecn, codel, fq_codel, pi, pie, red, rem, threshold
 
     assert red(min_th=5, max_th=15, ecn="rfc3168", w_q="auto") == {
         "type": "red",
@@ -424,12 +424,34 @@ def test_aqm_builders_are_thin_and_run() -> None:
     }
     assert codel() == {"type": "codel"}
     assert pie(target="15ms", ecn=True) == {"type": "pie", "target": "15ms", "ecn": True}
-    for q in (red(), aecn(), threshold(k=10), pi(qref=20), rem(), codel(ecn=True), pie()):
+    assert fq_codel(ce_threshold="1ms", ce_threshold_ect1=True) == {
+        "type": "fq_codel",
+        "ce_threshold": "1ms",
+        "ce_threshold_ect1": True,
+    }
+    queues = (
+        red(),
+        aecn(),
+        threshold(k=10),
+        threshold(k_sojourn="2ms"),
+        pi(qref=20),
+        rem(),
+        codel(ecn=True),
+        pie(),
+        fq_codel(),
+    )
+    for q in queues:
         d = small_scenario().to_dict()
         d["links"][0]["queue"] = q
         run = Simulation(d).run()
         assert run.spec is not None
         assert run.spec["links"][0]["queue_ab"]["type"] == q["type"]
+    # The resolved step marker records the sojourn threshold and not the profile's k.
+    d = small_scenario().to_dict()
+    d["links"][0]["queue"] = threshold(k_sojourn="2ms")
+    resolved = Simulation(d).run().spec["links"][0]["queue_ab"]
+    assert resolved["k_sojourn"] == "2ms"
+    assert "k" not in resolved
     d = small_scenario().to_dict()
     d["links"][0]["queue"] = red(w_q=1.5)
     with pytest.raises(SpecError, match=r"^links\[0\]\.queue\.w_q: must be > 0 and <= 1, got 1.5"):

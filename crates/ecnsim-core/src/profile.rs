@@ -333,12 +333,13 @@ impl Profile {
 // ---------------------------------------------------------------------------
 
 use crate::qdisc::aecn::{AecnVariant, CountScope};
+use crate::qdisc::fq_codel::FqSource;
 use crate::qdisc::pie::DelayEstimator;
 use crate::qdisc::red::{AdaptTiming, DropSpacing, IdleStart, MarkTarget, RedEcn};
 use crate::qdisc::rem::DecideAt;
 use crate::qdisc::{Measure, NonEct, Victim};
 use crate::spec::{
-    AdaptiveKind, AecnSpec, ByteSize, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdRule,
+    AdaptiveKind, AecnSpec, ByteSize, CodelSpec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdRule,
     ThresholdSpec, TimeValue, WeightRule,
 };
 
@@ -527,6 +528,9 @@ impl Profile {
             measure: Some(Measure::Packets),
             // Alizadeh et al. 2010 §3.4: K = 20 packets at 1 Gb/s.
             k: Some(20.0),
+            // A queue-length threshold compared at arrival, unless the scenario gives k_sojourn.
+            k_sojourn: None,
+            mark_at: None,
             // RFC 3168 §5: what cannot be marked is dropped.
             non_ect: Some(NonEct::Drop),
         }
@@ -629,6 +633,39 @@ impl Profile {
             Profile::Ns2_2001 => CodelSpec { limit_packets: Some(50), ecn: Some(false), ..rfc },
             // Linux sch_codel: limit 1000, target 5 ms, interval 100 ms, noecn by default.
             Profile::Linux | Profile::Linux24 => CodelSpec { ecn: Some(false), ..rfc },
+        }
+    }
+
+    /// FQ-CoDel defaults: RFC 8290 §5 and Linux `sch_fq_codel.c`, the same in every profile
+    /// (FQ-CoDel postdates 2001; the `ns2-2001` profile has no FQ-CoDel of its own).
+    #[must_use]
+    pub fn fq_codel(self) -> FqCodelSpec {
+        let _ = self;
+        FqCodelSpec {
+            // RFC 8290 §5.2.4: limit 10240 packets (Linux and ns-3 alike).
+            limit_packets: Some(10_240),
+            // Linux fq_codel_init: memory_limit = 32 MB.
+            memory_limit: Some(ByteSize(32 << 20)),
+            // RFC 8290 §5.2.3: flows 1024.
+            flows: Some(1024),
+            // RFC 8290 §5.2.2: quantum 1514 bytes (an Ethernet MTU with its header).
+            quantum: Some(ByteSize(1514)),
+            // RFC 8290 §5.2.1 / RFC 8289 §4.4: TARGET 5 ms.
+            target: Some(TimeValue(5 * MS)),
+            // RFC 8290 §5.2.1 / RFC 8289 §4.3: INTERVAL 100 ms.
+            interval: Some(TimeValue(100 * MS)),
+            // RFC 8289 §5: MAXPACKET, an MTU (packet sizes here count IP headers, not link headers).
+            max_packet: Some(ByteSize(1500)),
+            // RFC 8290 §5.2.7: ECN marking is enabled by default (Linux fq_codel_init: ecn = true).
+            ecn: Some(true),
+            ce_threshold: None,
+            ce_threshold_ect1: Some(false),
+            // Linux fq_codel_init: drop_batch_size = 64 (ns-3 DropBatchSize 64).
+            drop_batch: Some(64),
+            perturbation: None,
+            max_packet_backlog: Some(FqSource::Linux),
+            overflow_count: Some(FqSource::Linux),
+            l4s_mode: Some(FqSource::Linux),
         }
     }
 

@@ -11,15 +11,16 @@
 use crate::profile::Profile;
 use crate::qdisc::aecn::AecnConfig;
 use crate::qdisc::codel::CodelConfig;
+use crate::qdisc::fq_codel::FqCodelConfig;
 use crate::qdisc::pi::PiConfig;
 use crate::qdisc::pie::PieConfig;
 use crate::qdisc::red::{Adaptive, RedConfig};
 use crate::qdisc::rem::RemConfig;
-use crate::qdisc::threshold::ThresholdConfig;
-use crate::qdisc::{Aecn, AnyQdisc, Codel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
+use crate::qdisc::threshold::{MarkAt, StepThreshold, ThresholdConfig};
+use crate::qdisc::{Aecn, AnyQdisc, Codel, FqCodel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
 use crate::spec::{
-    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, GainRule, NumOr, PiSpec, PieSpec, QueueSpec, RedSpec,
-    RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
+    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, FqCodelSpec, GainRule, NumOr, PiSpec, PieSpec, QueueSpec,
+    RedSpec, RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
 };
 use crate::time::{BitRate, SimDuration};
 
@@ -42,6 +43,7 @@ pub(crate) enum QueueConfig {
     Rem(RemConfig),
     Codel(CodelConfig),
     Pie(PieConfig),
+    FqCodel(FqCodelConfig),
 }
 
 impl QueueConfig {
@@ -55,6 +57,7 @@ impl QueueConfig {
             QueueConfig::Rem(c) => AnyQdisc::Rem(Rem::new(c)),
             QueueConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c)),
             QueueConfig::Pie(c) => AnyQdisc::Pie(Pie::new(c)),
+            QueueConfig::FqCodel(c) => AnyQdisc::FqCodel(FqCodel::new(c)),
         }
     }
 }
@@ -87,7 +90,11 @@ pub(crate) fn resolve(
             (QueueConfig::Aecn(aecn(&f)), QueueSpec::Aecn(f))
         }
         QueueSpec::Threshold(s) => {
-            let f = s.filled(&profile.threshold());
+            let mut f = s.filled(&profile.threshold());
+            if f.k_sojourn.is_some() {
+                // A sojourn threshold replaces k (validation refuses both given).
+                f.k = None;
+            }
             (QueueConfig::Threshold(threshold(&f)), QueueSpec::Threshold(f))
         }
         QueueSpec::Pi(s) => {
@@ -105,6 +112,10 @@ pub(crate) fn resolve(
         QueueSpec::Pie(s) => {
             let f = s.filled(&profile.pie());
             (QueueConfig::Pie(pie(&f)), QueueSpec::Pie(f))
+        }
+        QueueSpec::FqCodel(s) => {
+            let f = s.filled(&profile.fq_codel());
+            (QueueConfig::FqCodel(fq_codel(&f)), QueueSpec::FqCodel(f))
         }
     }))
 }
@@ -300,10 +311,15 @@ fn aecn(s: &AecnSpec) -> AecnConfig {
 }
 
 fn threshold(s: &ThresholdSpec) -> ThresholdConfig {
+    let (k, default_at) = match s.k_sojourn {
+        Some(t) => (StepThreshold::Sojourn(dur(Some(t))), MarkAt::Departure),
+        None => (StepThreshold::Queue(get(s.k)), MarkAt::Arrival),
+    };
     ThresholdConfig {
         limit: limit(s.limit_packets, s.limit_bytes),
         measure: get(s.measure),
-        k: get(s.k),
+        k,
+        mark_at: s.mark_at.unwrap_or(default_at),
         non_ect: get(s.non_ect),
     }
 }
@@ -396,6 +412,26 @@ fn codel(s: &CodelSpec) -> CodelConfig {
         max_packet: u64::try_from(get(s.max_packet).0).expect(VALIDATED),
         ecn: get(s.ecn),
         ce_threshold: s.ce_threshold.map(|t| dur(Some(t))),
+    }
+}
+
+fn fq_codel(s: &FqCodelSpec) -> FqCodelConfig {
+    FqCodelConfig {
+        limit_packets: u64::try_from(get(s.limit_packets)).expect(VALIDATED),
+        memory_limit: u64::try_from(get(s.memory_limit).0).expect(VALIDATED),
+        flows: u32::try_from(get(s.flows)).expect(VALIDATED),
+        quantum: bytes32(s.quantum),
+        target: dur(s.target),
+        interval: dur(s.interval),
+        max_packet: u64::try_from(get(s.max_packet).0).expect(VALIDATED),
+        ecn: get(s.ecn),
+        ce_threshold: s.ce_threshold.map(|t| dur(Some(t))),
+        ce_threshold_ect1: get(s.ce_threshold_ect1),
+        drop_batch: u32::try_from(get(s.drop_batch)).expect(VALIDATED),
+        perturbation: s.perturbation.map(|p| u32::try_from(p).expect(VALIDATED)),
+        max_packet_backlog: get(s.max_packet_backlog),
+        overflow_count: get(s.overflow_count),
+        l4s_mode: get(s.l4s_mode),
     }
 }
 

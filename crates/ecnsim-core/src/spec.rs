@@ -379,6 +379,9 @@ pub enum QueueSpec {
     Codel(CodelSpec),
     /// PIE, RFC 8033 (`docs/models/pie.md`).
     Pie(PieSpec),
+    /// FQ-CoDel, RFC 8290 (`docs/models/fq_codel.md`).
+    #[serde(rename = "fq_codel")]
+    FqCodel(FqCodelSpec),
     /// A FIFO that drops or CE-marks chosen packets, for packetdrill-style tests.
     Script {
         /// Limit in packets (default 1000).
@@ -734,6 +737,12 @@ pub struct ThresholdSpec {
     /// Mark when the queue an arrival finds exceeds K.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<f64>,
+    /// A sojourn-time threshold instead of `k`: mark packets leaving after waiting longer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_sojourn: Option<TimeValue>,
+    /// `"arrival"` or `"departure"`; absent: arrival, or departure with `k_sojourn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_at: Option<crate::qdisc::threshold::MarkAt>,
     /// `"drop"` or `"pass"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub non_ect: Option<crate::qdisc::NonEct>,
@@ -858,6 +867,57 @@ pub struct CodelSpec {
     /// Mark ECT packets whose sojourn exceeds this; absent = off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ce_threshold: Option<TimeValue>,
+}
+
+/// `type = "fq_codel"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelSpec {
+    /// Packets held in all flow queues together (RFC 8290 `limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Bytes held in all flow queues together (Linux `memory_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<ByteSize>,
+    /// Number of flow queues (RFC 8290 `flows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<i64>,
+    /// Deficit round robin quantum (RFC 8290 `quantum`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<ByteSize>,
+    /// CoDel TARGET of each flow queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TimeValue>,
+    /// CoDel INTERVAL of each flow queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<TimeValue>,
+    /// CoDel MAXPACKET (an MTU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_packet: Option<ByteSize>,
+    /// CoDel marks ECT packets instead of dropping them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// Mark packets whose sojourn exceeds this; absent = off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold: Option<TimeValue>,
+    /// `ce_threshold` for ECT(1) packets only (Linux `ce_threshold_ect1`, ns-3 `UseL4s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_ect1: Option<bool>,
+    /// Most packets one overflow drops from the fattest queue (Linux `drop_batch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_batch: Option<i64>,
+    /// The flow hash's perturbation; absent: drawn from the queue's random stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perturbation: Option<i64>,
+    /// `"linux"` or `"ns3"`: the backlog CoDel's MAXPACKET rule reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_packet_backlog: Option<crate::qdisc::fq_codel::FqSource>,
+    /// `"linux"` or `"ns3"`: whether an overflow raises the fat queue's CoDel count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_count: Option<crate::qdisc::fq_codel::FqSource>,
+    /// `"linux"` or `"ns3"`: whether ECT(1) packets also meet CoDel's control law in L4S mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l4s_mode: Option<crate::qdisc::fq_codel::FqSource>,
 }
 
 /// `type = "pie"`.
@@ -988,7 +1048,10 @@ fill_from_defaults!(AecnSpec {
         non_ect,
     ]
 });
-fill_from_defaults!(ThresholdSpec { limits: [limit_packets, limit_bytes], fields: [measure, k, non_ect] });
+fill_from_defaults!(ThresholdSpec {
+    limits: [limit_packets, limit_bytes],
+    fields: [measure, k, k_sojourn, mark_at, non_ect]
+});
 fill_from_defaults!(PiSpec {
     limits: [limit_packets, limit_bytes],
     fields: [measure, mean_pktsize, a, b, design_flows, design_rtt, w, qref, ecn, non_ect, byte_mode]
@@ -1030,6 +1093,26 @@ fill_from_defaults!(PieSpec {
         dq_threshold,
         cap_drop_adjustment,
         derandomize,
+    ]
+});
+
+fill_from_defaults!(FqCodelSpec {
+    limits: [limit_packets],
+    fields: [
+        memory_limit,
+        flows,
+        quantum,
+        target,
+        interval,
+        max_packet,
+        ecn,
+        ce_threshold,
+        ce_threshold_ect1,
+        drop_batch,
+        perturbation,
+        max_packet_backlog,
+        overflow_count,
+        l4s_mode,
     ]
 });
 
@@ -2306,7 +2389,7 @@ tcp = { initial_window = 10 }
         // Internally tagged enums: serde buffers the table, so its path stops at the
         // table; the field is found from the document (parse.rs).
         (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue.limit_packet", "unknown field `limit_packet`, expected one of `limit_packets`, `limit_bytes`, `limit_rule`"),
-        (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`"),
+        (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`, `fq_codel`"),
         (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`; allowed: `droptail`, `red`, `aecn`"),
         (&[("limit_packets = 50", "limit_packets = 2, limit_rule = \"ns3\"")], "links[2].queue.limit_rule", "unknown variant `ns3`, expected `waiting` or `ns2`"),
         (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue.limit_packets", "invalid type: string \"x\", expected an integer"),

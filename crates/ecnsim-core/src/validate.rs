@@ -23,9 +23,10 @@ use crate::profile::Profile;
 use crate::qdisc::aecn::AecnVariant;
 use crate::qdisc::droptail::LimitRule;
 use crate::qdisc::red::{Adaptive, DropSpacing};
+use crate::qdisc::threshold::StepThreshold;
 use crate::qdisc::{Limit, Measure};
 use crate::queue_resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
-use crate::spec::{AecnSpec, CodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
+use crate::spec::{AecnSpec, CodelSpec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
 use crate::spec::{
     AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
     ScenarioSpec, TcpOverrides, TimeValue,
@@ -1096,7 +1097,8 @@ fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
         | QueueSpec::Pi(_)
         | QueueSpec::Rem(_)
         | QueueSpec::Codel(_)
-        | QueueSpec::Pie(_) => check_aqm_ranges(path, queue)?,
+        | QueueSpec::Pie(_)
+        | QueueSpec::FqCodel(_) => check_aqm_ranges(path, queue)?,
         QueueSpec::Script { limit_packets, rules } => {
             opt_in_range(&format!("{path}.limit_packets"), *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
             for (r, rule) in rules.iter().enumerate() {
@@ -1275,6 +1277,7 @@ const THRESHOLD_FIELDS: &[Field<ThresholdSpec>] = &[
     int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
     int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
     real_field!(k, RealLimits::closed(0.0, 1e12)),
+    int_field!(k_sojourn, Unit::Time, time, Limits::closed(0, MAX_TIME)),
 ];
 
 #[rustfmt::skip]
@@ -1333,12 +1336,59 @@ const PIE_FIELDS: &[Field<PieSpec>] = &[
     int_field!(dq_threshold, Unit::Bytes, size, BYTE_LIMIT),
 ];
 
+#[rustfmt::skip]
+const FQ_CODEL_FIELDS: &[Field<FqCodelSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(memory_limit, Unit::Bytes, size, BYTE_LIMIT),
+    // RFC 8290 §5.2.3: flows; Linux accepts 1 to 65536 (fq_codel_change).
+    int_field!(flows, Unit::Count, count, Limits::closed(1, 65_536)),
+    // RFC 8290 §5.2.2: the quantum is at least one byte (Linux: >= 256; see docs/models/fq_codel.md).
+    int_field!(quantum, Unit::Bytes, size, Limits::closed(1, 1_048_576)),
+    int_field!(target, Unit::Time, time, POSITIVE_TIME),
+    int_field!(interval, Unit::Time, time, POSITIVE_TIME),
+    int_field!(max_packet, Unit::Bytes, size, BYTE_LIMIT),
+    int_field!(ce_threshold, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+    int_field!(drop_batch, Unit::Count, count, Limits::closed(1, 1_000_000)),
+    int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
+];
+
 /// The two buffer limits exclude each other.
 fn check_limit_pair(path: &str, packets: Option<i64>, bytes: Option<ByteSize>) -> Result<(), SimError> {
     if let (Some(n), Some(b)) = (packets, bytes) {
         return Err(SimError::spec(
             format!("{path}.limit_bytes"),
             format!("cannot be combined with limit_packets ({n}); give only one of the two, got {b}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A step marker's threshold is a queue length (`k`, in `measure`) or a sojourn time
+/// (`k_sojourn`, known only at departure), not both.
+fn check_step_threshold(path: &str, s: &ThresholdSpec) -> Result<(), SimError> {
+    let Some(t) = s.k_sojourn else { return Ok(()) };
+    let t = t.to_string();
+    if let Some(k) = s.k {
+        return Err(SimError::spec(
+            format!("{path}.k_sojourn"),
+            format!("cannot be combined with k ({k}); give the threshold once, as a queue length or a sojourn time, got {t}"),
+        ));
+    }
+    if let Some(m) = s.measure {
+        return Err(SimError::spec(
+            format!("{path}.measure"),
+            format!(
+                "is the unit of k, a queue length; with k_sojourn ({t}) the threshold is a time: leave measure out, got \"{}\"",
+                serde_json::to_value(m).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+            ),
+        ));
+    }
+    if s.mark_at == Some(crate::qdisc::threshold::MarkAt::Arrival) {
+        return Err(SimError::spec(
+            format!("{path}.mark_at"),
+            format!(
+                "must be \"departure\" with k_sojourn ({t}): a packet's sojourn time is known only when it leaves, got \"arrival\""
+            ),
         ));
     }
     Ok(())
@@ -1370,6 +1420,7 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
         QueueSpec::Aecn(s) => rows(path, s, AECN_FIELDS),
         QueueSpec::Threshold(s) => {
             rows(path, s, THRESHOLD_FIELDS)?;
+            check_step_threshold(path, s)?;
             check_limit_pair(path, s.limit_packets, s.limit_bytes)
         }
         QueueSpec::Pi(s) => {
@@ -1387,6 +1438,17 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
         QueueSpec::Pie(s) => {
             rows(path, s, PIE_FIELDS)?;
             check_limit_pair(path, s.limit_packets, s.limit_bytes)
+        }
+        QueueSpec::FqCodel(s) => {
+            rows(path, s, FQ_CODEL_FIELDS)?;
+            if s.ce_threshold_ect1 == Some(true) && s.ce_threshold.is_none() {
+                // ns-3 FqCoDelQueueDisc::CheckConfig: "CE threshold not set" with UseL4s.
+                return Err(SimError::spec(
+                    format!("{path}.ce_threshold_ect1"),
+                    "needs ce_threshold (the sojourn time above which ECT(1) packets are marked), got true",
+                ));
+            }
+            Ok(())
         }
         QueueSpec::Droptail { .. } | QueueSpec::Script { .. } => Ok(()),
     }
@@ -1585,14 +1647,15 @@ fn check_aqm_resolved(path: &str, q: &QueueSpec, profile: Profile, link: LinkInf
             cross(path, profile, robust.value <= fragile.value, robust, "<=", fragile, "")
         }
         (QueueSpec::Threshold(s), QueueConfig::Threshold(c)) => {
+            let StepThreshold::Queue(k) = c.k else { return Ok(()) };
             #[allow(clippy::cast_precision_loss)]
             let buffer = match (c.measure, c.limit) {
                 (Measure::Packets, Limit::Packets(n)) | (Measure::Bytes, Limit::Bytes(n)) => n as f64,
                 _ => return Ok(()),
             };
             // At or above the buffer limit nothing would ever be marked.
-            let k = Term::field("k", c.k, s.k.is_some());
-            cross(path, profile, c.k < buffer, k, "<", Term::limit(buffer, s.limit_packets, s.limit_bytes), "")
+            let k_term = Term::field("k", k, s.k.is_some());
+            cross(path, profile, k < buffer, k_term, "<", Term::limit(buffer, s.limit_packets, s.limit_bytes), "")
         }
         (QueueSpec::Pi(s), QueueConfig::Pi(c)) => {
             let buffer = Term::limit(limit_in_packets(c.limit, c.mean_pktsize), s.limit_packets, s.limit_bytes);
@@ -2033,6 +2096,10 @@ mod aqm_tests {
         // Threshold
         (r#"{ type = "threshold", limit_packets = 50, k = 50 }"#, "links[2].queue.k", "k must be < the buffer limit, got k = 50"),
         (r#"{ type = "threshold", k = -1 }"#, "links[2].queue.k", "must be >= 0"),
+        (r#"{ type = "threshold", k = 5, k_sojourn = "1ms" }"#, "links[2].queue.k_sojourn", "cannot be combined with k (5); give the threshold once, as a queue length or a sojourn time, got 1ms"),
+        (r#"{ type = "threshold", k_sojourn = "1ms", measure = "bytes" }"#, "links[2].queue.measure", "with k_sojourn (1ms) the threshold is a time: leave measure out, got \"bytes\""),
+        (r#"{ type = "threshold", k_sojourn = "1ms", mark_at = "arrival" }"#, "links[2].queue.mark_at", "must be \"departure\" with k_sojourn (1ms)"),
+        (r#"{ type = "threshold", k_sojourn = "-1ms" }"#, "links[2].queue.k_sojourn", "got -1ms"),
         // PI
         (r#"{ type = "pi", limit_packets = 50, qref = 60 }"#, "links[2].queue.qref", "qref must be <= the buffer limit"),
         (r#"{ type = "pi", w = 0 }"#, "links[2].queue.w", "must be > 0 and <= 1000000, got 0"),
@@ -2045,6 +2112,13 @@ mod aqm_tests {
         (r#"{ type = "rem", inw = 0 }"#, "links[2].queue.inw", "must be > 0 and <= 1"),
         (r#"{ type = "rem", limit_packets = 10 }"#, "links[2].queue.limit_packets", "b_ref must be <= the buffer limit"),
         (r#"{ type = "rem", update_interval = 0 }"#, "links[2].queue.update_interval", "must be > 0"),
+        // FQ-CoDel
+        (r#"{ type = "fq_codel", flows = 0 }"#, "links[2].queue.flows", "must be >= 1 and <= 65536, got 0"),
+        (r#"{ type = "fq_codel", quantum = 0 }"#, "links[2].queue.quantum", "must be >= 1B"),
+        (r#"{ type = "fq_codel", drop_batch = 0 }"#, "links[2].queue.drop_batch", "must be >= 1"),
+        (r#"{ type = "fq_codel", perturbation = -1 }"#, "links[2].queue.perturbation", "must be >= 0"),
+        (r#"{ type = "fq_codel", memory_limit = 0 }"#, "links[2].queue.memory_limit", "must be >= 1B"),
+        (r#"{ type = "fq_codel", ce_threshold_ect1 = true }"#, "links[2].queue.ce_threshold_ect1", "needs ce_threshold"),
         // CoDel
         (r#"{ type = "codel", target = 0 }"#, "links[2].queue.target", "must be > 0"),
         (r#"{ type = "codel", interval = "-1ms" }"#, "links[2].queue.interval", "got -1ms"),
@@ -2083,7 +2157,7 @@ mod aqm_tests {
     #[test]
     fn every_profiles_defaults_pass_validation_for_every_discipline() {
         for &profile in Profile::NAMES {
-            for ty in ["red", "aecn", "threshold", "pi", "rem", "codel", "pie"] {
+            for ty in ["red", "aecn", "threshold", "pi", "rem", "codel", "pie", "fq_codel"] {
                 let text = edit(&[
                     (Q, &format!("queue = {{ type = \"{ty}\" }}")),
                     ("profile = \"rfc\"", &format!("profile = \"{profile}\"")),
@@ -2125,9 +2199,12 @@ mod aqm_tests {
             r#"{ type = "red", ecn = "ns2_mark_p", mark_p = 1, non_ect = "pass", adaptive = "feng" }"#,
             r#"{ type = "aecn", variant = "aecn4", robust_min_th = 0, wide_max_th = 120, robust_below_ms = 150 }"#,
             r#"{ type = "threshold", k = 0, measure = "bytes", limit_bytes = "100KB" }"#,
+            r#"{ type = "threshold", k_sojourn = 0, mark_at = "departure", non_ect = "pass" }"#,
+            r#"{ type = "threshold", k = 3, mark_at = "departure" }"#,
             r#"{ type = "pi", qref = 800, w = 1000000, b = 0, ecn = true, byte_mode = true, measure = "bytes" }"#,
             r#"{ type = "rem", b_ref = 0, inw = 1, decide_at = "dequeue", non_ect = "pass" }"#,
             r#"{ type = "codel", ce_threshold = 0, ecn = true, limit_bytes = "1MB" }"#,
+            r#"{ type = "fq_codel", flows = 1, quantum = 1, drop_batch = 1, perturbation = 4294967295, ce_threshold = 0, ce_threshold_ect1 = true, l4s_mode = "ns3", max_packet_backlog = "ns3", overflow_count = "ns3" }"#,
             r#"{ type = "pie", max_burst = 0, mark_ecn_threshold = 0, beta = 0, delay_estimator = "timestamp", derandomize = true }"#,
         ];
         for q in ok {
@@ -2168,15 +2245,17 @@ mod aqm_doc_tests {
     use crate::spec::tests::edit;
     use crate::spec::ScenarioSpec;
 
-    const PAGES: [(&str, &str); 8] = [
+    const PAGES: [(&str, &str); 10] = [
         ("scenario.md", include_str!("../../../docs/scenario.md")),
         ("models/red.md", include_str!("../../../docs/models/red.md")),
         ("models/aecn.md", include_str!("../../../docs/models/aecn.md")),
         ("models/threshold.md", include_str!("../../../docs/models/threshold.md")),
+        ("models/step.md", include_str!("../../../docs/models/step.md")),
         ("models/pi.md", include_str!("../../../docs/models/pi.md")),
         ("models/rem.md", include_str!("../../../docs/models/rem.md")),
         ("models/codel.md", include_str!("../../../docs/models/codel.md")),
         ("models/pie.md", include_str!("../../../docs/models/pie.md")),
+        ("models/fq_codel.md", include_str!("../../../docs/models/fq_codel.md")),
     ];
 
     /// Every one-line AQM queue table in the docs' TOML examples is valid.
@@ -2206,7 +2285,7 @@ mod aqm_doc_tests {
     /// Each discipline's page names every field of its table in a parameter row.
     #[test]
     fn model_pages_name_every_queue_field() {
-        let pages: [(&str, &str, serde_json::Value); 7] = [
+        let pages: [(&str, &str, serde_json::Value); 8] = [
             ("red", include_str!("../../../docs/models/red.md"), serde_json::to_value(Profile::Rfc.red()).unwrap()),
             ("aecn", include_str!("../../../docs/models/aecn.md"), serde_json::to_value(Profile::Rfc.aecn()).unwrap()),
             (
@@ -2222,6 +2301,11 @@ mod aqm_doc_tests {
                 serde_json::to_value(Profile::Rfc.codel()).unwrap(),
             ),
             ("pie", include_str!("../../../docs/models/pie.md"), serde_json::to_value(Profile::Rfc.pie()).unwrap()),
+            (
+                "fq_codel",
+                include_str!("../../../docs/models/fq_codel.md"),
+                serde_json::to_value(Profile::Rfc.fq_codel()).unwrap(),
+            ),
         ];
         for (name, page, json) in pages {
             let mut keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();

@@ -46,6 +46,7 @@ __all__ = [
     "bulk",
     "codel",
     "droptail",
+    "fq_codel",
     "load_toml",
     "pi",
     "pie",
@@ -203,9 +204,13 @@ def threshold(
     limit_bytes: Quantity | None = None,
     measure: str | None = None,
     k: float | None = None,
+    k_sojourn: Quantity | None = None,
+    mark_at: str | None = None,
     non_ect: str | None = None,
 ) -> dict[str, Any]:
-    """Mark every ECT arrival that finds more than ``k`` queued (``docs/models/threshold.md``)."""
+    """Step marking (``docs/models/step.md``): mark every ECT arrival that finds more
+    than ``k`` queued, or with ``k_sojourn`` every ECT packet that leaves after waiting
+    longer (``mark_at="departure"``)."""
     return {"type": "threshold", **_compact(locals())}
 
 
@@ -292,6 +297,30 @@ def pie(
 ) -> dict[str, Any]:
     """PIE, RFC 8033 (``docs/models/pie.md``)."""
     return {"type": "pie", **_compact(locals())}
+
+
+def fq_codel(
+    *,
+    limit_packets: int | None = None,
+    memory_limit: Quantity | None = None,
+    flows: int | None = None,
+    quantum: Quantity | None = None,
+    target: Quantity | None = None,
+    interval: Quantity | None = None,
+    max_packet: Quantity | None = None,
+    ecn: bool | None = None,
+    ce_threshold: Quantity | None = None,
+    ce_threshold_ect1: bool | None = None,
+    drop_batch: int | None = None,
+    perturbation: int | None = None,
+    max_packet_backlog: str | None = None,
+    overflow_count: str | None = None,
+    l4s_mode: str | None = None,
+) -> dict[str, Any]:
+    """FQ-CoDel, RFC 8290 (``docs/models/fq_codel.md``): flow queues served by deficit
+    round robin, CoDel on each; ``ce_threshold`` (with ``ce_threshold_ect1``) is its L4S mode.
+    ``max_packet_backlog``, ``overflow_count`` and ``l4s_mode`` are ``"linux"`` or ``"ns3"``."""
+    return {"type": "fq_codel", **_compact(locals())}
 
 
 def bulk(bytes: Quantity | None = None) -> dict[str, Any]:

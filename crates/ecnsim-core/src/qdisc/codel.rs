@@ -37,61 +37,55 @@ pub struct CodelConfig {
     pub ce_threshold: Option<SimDuration>,
 }
 
-/// A CoDel queue.
-#[derive(Debug)]
-pub struct Codel {
-    cfg: CodelConfig,
-    fifo: Fifo,
+/// What the control law reads of its parameters (shared with FQ-CoDel's per-flow instances).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CodelLaw {
+    /// RFC 8289 TARGET.
+    pub(crate) target: SimDuration,
+    /// RFC 8289 INTERVAL.
+    pub(crate) interval: SimDuration,
+    /// Mark ECT packets instead of dropping them.
+    pub(crate) ecn: bool,
+}
+
+/// The packets a CoDel state machine dequeues from: one FIFO, and the MAXPACKET rule
+/// (RFC 8289 §5: a queue of at most one MTU is never "above target"), which FQ-CoDel
+/// reads over the whole queue (Linux) or the flow's own (ns-3).
+pub(crate) trait CodelSource {
+    /// Remove the head packet.
+    fn pop(&mut self) -> Option<QueuedPacket>;
+    /// True if what is left after a pop is too little to be above target.
+    fn at_most_one_mtu(&self) -> bool;
+}
+
+/// The CoDel state machine of one queue (RFC 8289 §5's variables) and its dequeue:
+/// [`Codel`] runs one over its FIFO, FQ-CoDel one per flow queue.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CodelVars {
     /// RFC 8289 `first_above_time` (None = 0).
     first_above_time: Option<SimTime>,
     /// RFC 8289 `drop_next`.
     drop_next: SimTime,
     /// RFC 8289 `count`.
-    count: u32,
+    pub(crate) count: u32,
     /// RFC 8289 `lastcount`.
     lastcount: u32,
     /// RFC 8289 `dropping`.
     dropping: bool,
 }
 
-impl Codel {
-    /// An empty CoDel queue.
-    #[must_use]
-    pub fn new(cfg: CodelConfig) -> Self {
-        Codel {
-            cfg,
-            fifo: Fifo::new(cfg.limit),
-            first_above_time: None,
-            drop_next: SimTime::ZERO,
-            count: 0,
-            lastcount: 0,
-            dropping: false,
-        }
-    }
-
-    /// True while in the dropping state.
-    #[must_use]
-    pub fn is_dropping(&self) -> bool {
-        self.dropping
-    }
-
-    /// RFC 8289 `count`.
-    #[must_use]
-    pub fn count(&self) -> u32 {
-        self.count
-    }
-
+impl CodelVars {
     /// RFC 8289 §5: `control_law(t, count) = t + interval / sqrt(count)`.
-    fn control_law(&self, t: SimTime, count: u32) -> SimTime {
+    fn control_law(law: CodelLaw, t: SimTime, count: u32) -> SimTime {
         // DEVIATION(Linux): Linux approximates 1/sqrt(count) by Newton steps in fixed point; exact here, floored to ns.
         #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let step = (self.cfg.interval.as_nanos() as f64 / f64::from(count.max(1)).sqrt()) as u64;
+        let step = (law.interval.as_nanos() as f64 / f64::from(count.max(1)).sqrt()) as u64;
         t + SimDuration::from_nanos(step)
     }
 
     /// RFC 8289 §5 `dodequeue`: the head packet and whether it is ok to drop.
-    fn dodequeue(&mut self, now: SimTime) -> (Option<QueuedPacket>, bool) {
-        let Some(p) = self.fifo.pop_front() else {
+    fn dodequeue(&mut self, law: CodelLaw, src: &mut impl CodelSource, now: SimTime) -> (Option<QueuedPacket>, bool) {
+        let Some(p) = src.pop() else {
             // RFC 8289 §5: queue is empty - we can't be above TARGET.
             self.first_above_time = None;
             return (None, false);
@@ -99,12 +93,12 @@ impl Codel {
         let sojourn = now.saturating_since(p.enqueued_at);
         let mut ok_to_drop = false;
         // RFC 8289 §5: if (sojourn_time < TARGET || bytes() <= MAXPACKET) first_above_time = 0.
-        if sojourn < self.cfg.target || self.fifo.bytes() <= self.cfg.max_packet {
+        if sojourn < law.target || src.at_most_one_mtu() {
             self.first_above_time = None;
         } else {
             match self.first_above_time {
                 // RFC 8289 §5: just went above from below: first_above_time = now + INTERVAL.
-                None => self.first_above_time = Some(now + self.cfg.interval),
+                None => self.first_above_time = Some(now + law.interval),
                 // RFC 8289 §5: else if (now >= first_above_time) ok_to_drop = true.
                 Some(t) if now >= t => ok_to_drop = true,
                 Some(_) => {}
@@ -114,15 +108,127 @@ impl Codel {
     }
 
     /// Drop `p`, or mark it if ECN allows; returns the packet if it was marked (and so still leaves).
-    fn signal(&mut self, mut p: QueuedPacket, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
+    fn signal(law: CodelLaw, mut p: QueuedPacket, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         // Linux codel_dequeue: if (params->ecn && INET_ECN_set_ce(skb)) mark instead of drop.
-        if self.cfg.ecn && is_markable(p.ecn) {
+        if law.ecn && is_markable(p.ecn) {
             cx.mark(&mut p, MarkReason::Early);
             Some(p)
         } else {
             cx.drop_packet(p, DropReason::Early);
             None
         }
+    }
+
+    /// RFC 8289 §5 `dequeue`: the next packet of `src` to send, dropping (or marking) on the way.
+    pub(crate) fn dequeue(
+        &mut self,
+        law: CodelLaw,
+        src: &mut impl CodelSource,
+        cx: &mut QdiscCx<'_>,
+    ) -> Option<QueuedPacket> {
+        let now = cx.now;
+        let (mut p, mut ok_to_drop) = self.dodequeue(law, src, now);
+        if self.dropping {
+            if !ok_to_drop {
+                // RFC 8289 §5: sojourn time below TARGET - leave drop state.
+                self.dropping = false;
+            }
+            // RFC 8289 §5: while (now >= drop_next && dropping) { drop(r.p); ++count; r = dodequeue(now); ... }
+            while self.dropping && now >= self.drop_next {
+                let pkt = p.take().expect("ok_to_drop implies a packet");
+                self.count += 1;
+                if let Some(marked) = Self::signal(law, pkt, cx) {
+                    // Linux codel_dequeue: a marked packet is sent; drop_next advances by the control law.
+                    self.drop_next = Self::control_law(law, self.drop_next, self.count);
+                    p = Some(marked);
+                    break;
+                }
+                (p, ok_to_drop) = self.dodequeue(law, src, now);
+                if ok_to_drop {
+                    // RFC 8289 §5: drop_next = control_law(drop_next, count).
+                    self.drop_next = Self::control_law(law, self.drop_next, self.count);
+                } else {
+                    self.dropping = false;
+                }
+            }
+        } else if ok_to_drop {
+            // RFC 8289 §5: not in drop state, but sojourn above TARGET for INTERVAL: drop and enter drop state.
+            let pkt = p.take().expect("ok_to_drop implies a packet");
+            p = Self::signal(law, pkt, cx);
+            if p.is_none() {
+                (p, _) = self.dodequeue(law, src, now);
+            }
+            self.dropping = true;
+            // RFC 8289 §5: delta = count - lastcount; count = 1;
+            // if ((delta > 1) && (now - drop_next < 16 * INTERVAL)) count = delta.
+            let delta = self.count.wrapping_sub(self.lastcount);
+            let since_drop_next = i128::from(now.as_nanos()) - i128::from(self.drop_next.as_nanos());
+            self.count =
+                if delta > 1 && delta < u32::MAX / 2 && since_drop_next < 16 * i128::from(law.interval.as_nanos()) {
+                    delta
+                } else {
+                    1
+                };
+            // RFC 8289 §5: drop_next = control_law(now, count); lastcount = count.
+            self.drop_next = Self::control_law(law, now, self.count);
+            self.lastcount = self.count;
+        }
+        p
+    }
+}
+
+/// [`Codel`]'s FIFO as the state machine sees it: RFC 8289's `bytes()` is its own.
+struct FifoSource<'a> {
+    fifo: &'a mut Fifo,
+    max_packet: u64,
+}
+
+impl CodelSource for FifoSource<'_> {
+    fn pop(&mut self) -> Option<QueuedPacket> {
+        self.fifo.pop_front()
+    }
+    fn at_most_one_mtu(&self) -> bool {
+        self.fifo.bytes() <= self.max_packet
+    }
+}
+
+/// Linux `codel_dequeue`, ns-3 `CoDelQueueDisc::DoDequeue`: CE-mark an ECT packet whose sojourn exceeds `ce`.
+pub(crate) fn ce_threshold_mark(pkt: &mut QueuedPacket, ce: SimDuration, cx: &mut QdiscCx<'_>) {
+    // Linux codel_dequeue: if (skb && ldelay > ce_threshold) INET_ECN_set_ce.
+    if cx.now.saturating_since(pkt.enqueued_at) > ce && pkt.ecn.is_ect() {
+        cx.mark(pkt, MarkReason::CeThreshold);
+    }
+}
+
+/// A CoDel queue.
+#[derive(Debug)]
+pub struct Codel {
+    cfg: CodelConfig,
+    fifo: Fifo,
+    vars: CodelVars,
+}
+
+impl Codel {
+    /// An empty CoDel queue.
+    #[must_use]
+    pub fn new(cfg: CodelConfig) -> Self {
+        Codel { cfg, fifo: Fifo::new(cfg.limit), vars: CodelVars::default() }
+    }
+
+    /// True while in the dropping state.
+    #[must_use]
+    pub fn is_dropping(&self) -> bool {
+        self.vars.dropping
+    }
+
+    /// RFC 8289 `count`.
+    #[must_use]
+    pub fn count(&self) -> u32 {
+        self.vars.count
+    }
+
+    fn law(&self) -> CodelLaw {
+        CodelLaw { target: self.cfg.target, interval: self.cfg.interval, ecn: self.cfg.ecn }
     }
 }
 
@@ -136,59 +242,11 @@ impl QueueDisc for Codel {
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
-        let now = cx.now;
-        let (mut p, mut ok_to_drop) = self.dodequeue(now);
-        if self.dropping {
-            if !ok_to_drop {
-                // RFC 8289 §5: sojourn time below TARGET - leave drop state.
-                self.dropping = false;
-            }
-            // RFC 8289 §5: while (now >= drop_next && dropping) { drop(r.p); ++count; r = dodequeue(now); ... }
-            while self.dropping && now >= self.drop_next {
-                let pkt = p.take().expect("ok_to_drop implies a packet");
-                self.count += 1;
-                if let Some(marked) = self.signal(pkt, cx) {
-                    // Linux codel_dequeue: a marked packet is sent; drop_next advances by the control law.
-                    self.drop_next = self.control_law(self.drop_next, self.count);
-                    p = Some(marked);
-                    break;
-                }
-                (p, ok_to_drop) = self.dodequeue(now);
-                if ok_to_drop {
-                    // RFC 8289 §5: drop_next = control_law(drop_next, count).
-                    self.drop_next = self.control_law(self.drop_next, self.count);
-                } else {
-                    self.dropping = false;
-                }
-            }
-        } else if ok_to_drop {
-            // RFC 8289 §5: not in drop state, but sojourn above TARGET for INTERVAL: drop and enter drop state.
-            let pkt = p.take().expect("ok_to_drop implies a packet");
-            p = self.signal(pkt, cx);
-            if p.is_none() {
-                (p, _) = self.dodequeue(now);
-            }
-            self.dropping = true;
-            // RFC 8289 §5: delta = count - lastcount; count = 1;
-            // if ((delta > 1) && (now - drop_next < 16 * INTERVAL)) count = delta.
-            let delta = self.count.wrapping_sub(self.lastcount);
-            let since_drop_next = i128::from(now.as_nanos()) - i128::from(self.drop_next.as_nanos());
-            self.count =
-                if delta > 1 && delta < u32::MAX / 2 && since_drop_next < 16 * i128::from(self.cfg.interval.as_nanos())
-                {
-                    delta
-                } else {
-                    1
-                };
-            // RFC 8289 §5: drop_next = control_law(now, count); lastcount = count.
-            self.drop_next = self.control_law(now, self.count);
-            self.lastcount = self.count;
-        }
+        let law = self.law();
+        let mut src = FifoSource { fifo: &mut self.fifo, max_packet: self.cfg.max_packet };
+        let mut p = self.vars.dequeue(law, &mut src, cx);
         if let (Some(pkt), Some(ce)) = (p.as_mut(), self.cfg.ce_threshold) {
-            // Linux codel_dequeue: if (skb && ldelay > ce_threshold) INET_ECN_set_ce.
-            if now.saturating_since(pkt.enqueued_at) > ce && pkt.ecn.is_ect() {
-                cx.mark(pkt, MarkReason::CeThreshold);
-            }
+            ce_threshold_mark(pkt, ce, cx);
         }
         p
     }
@@ -290,10 +348,10 @@ mod tests {
         let count_before = d.q.count();
         assert!(count_before > 2);
         // Leave the dropping state briefly (the last dequeue was at 409 ms)...
-        d.q.dropping = false;
-        d.q.first_above_time = Some(ms(415));
+        d.q.vars.dropping = false;
+        d.q.vars.first_above_time = Some(ms(415));
         // ...and re-enter within 16 intervals: count resumes at count - lastcount.
-        let delta = d.q.count - d.q.lastcount;
+        let delta = d.q.vars.count - d.q.vars.lastcount;
         d.enqueue(pkt(5000, 1000, Ecn::NotEct), ms(420));
         d.dequeue(ms(420));
         assert!(d.q.is_dropping());

@@ -15,6 +15,7 @@
 pub mod aecn;
 pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
 pub mod pi;
 pub mod pie;
 pub mod red;
@@ -25,6 +26,7 @@ pub mod threshold;
 pub use aecn::Aecn;
 pub use codel::Codel;
 pub use droptail::DropTail;
+pub use fq_codel::FqCodel;
 pub use pi::Pi;
 pub use pie::Pie;
 pub use red::Red;
@@ -325,6 +327,8 @@ pub enum AnyQdisc {
     Codel(Codel),
     /// Proportional Integral controller Enhanced.
     Pie(Pie),
+    /// Flow queueing with CoDel per queue (RFC 8290).
+    FqCodel(FqCodel),
     /// Scripted drops and marks of chosen packets (tests).
     Script(script::Script),
 }
@@ -340,6 +344,7 @@ macro_rules! dispatch {
             AnyQdisc::Rem($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::Pie($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::Script($q) => $e,
         }
     };
@@ -1135,6 +1140,11 @@ pub(crate) mod test_support {
     /// marks only on ECT packets, `drops + marks <= arrivals` (each packet
     /// is marked or dropped at most once), and conservation of packets.
     pub(crate) fn random_workout(q: AnyQdisc, seed: u64, n: usize, rate_bps: u64) {
+        random_workout_flows(q, seed, n, rate_bps, 1);
+    }
+
+    /// [`random_workout`] with packets of `flows` flows (TCP and UDP alike), for disciplines that sort by flow.
+    pub(crate) fn random_workout_flows(q: AnyQdisc, seed: u64, n: usize, rate_bps: u64, flows: u32) {
         use crate::packet::Ecn;
         let mut queue = queue(q, rate_bps, seed);
         let mut rng = SimRng::for_component(seed, "workout");
@@ -1154,6 +1164,12 @@ pub(crate) mod test_support {
                 };
                 let size = [40, 576, 1000, 1500][usize::try_from(rng.below(4)).unwrap()];
                 let mut p = pkt(original.len() as u64, size, ecn);
+                if flows > 1 {
+                    p.flow = FlowId(u32::try_from(rng.below(u64::from(flows))).unwrap());
+                    if rng.below(2) == 1 {
+                        p.proto = crate::packet::Transport::Udp;
+                    }
+                }
                 original.push(ecn);
                 p.rtt_hint_ms = u32::try_from(rng.below(300)).unwrap();
                 if ecn.is_ect() {

@@ -69,6 +69,7 @@ fn every_discipline_conserves_packets_on_a_dumbbell() {
         ("rem", r#"{ type = "rem", limit_packets = 300, b_ref = 20, mean_pktsize = 1500 }"#),
         ("codel", r#"{ type = "codel", limit_packets = 300 }"#),
         ("pie", r#"{ type = "pie", limit_packets = 300 }"#),
+        ("fq_codel", r#"{ type = "fq_codel", limit_packets = 300 }"#),
     ];
     let mut avg = Vec::new();
     for (name, q) in queues {

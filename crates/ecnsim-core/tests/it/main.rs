@@ -4,6 +4,7 @@ mod apps;
 mod aqm;
 mod common;
 mod determinism;
+mod fq_codel;
 mod fuzz;
 mod incast;
 mod layers;
