@@ -115,7 +115,7 @@ def _index_list(text: str) -> list[int]:
     return values
 
 
-def prepare_out(option: str, value: str | None) -> Path | None:
+def prepare_out(option: str, value: str | os.PathLike[str] | None) -> Path | None:
     """Create the output directory ``value`` now, and check that it can be written.
 
     Done before a run, so results are never lost to a bad path; raises
@@ -133,6 +133,49 @@ def prepare_out(option: str, value: str | None) -> Path | None:
     except OSError as e:
         raise UsageError(f"{option}: cannot write into {out}: {e.strerror or e}") from None
     return out
+
+
+def check_out_path(option: str, value: str | os.PathLike[str]) -> Path:
+    """For a dry run: ``value`` is a directory, or could be made one; nothing is created.
+
+    Raises :class:`UsageError` naming ``option`` if it is a file, or lies under one, or
+    under a directory that cannot be written.
+    """
+    out = Path(value)
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe == out and out.exists() and not out.is_dir():
+        raise UsageError(f"{option}: {out} exists and is not a directory")
+    if probe.exists() and not probe.is_dir():
+        raise UsageError(f"{option}: cannot make {out}: {probe} is not a directory")
+    if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write into {probe}: permission denied")
+    return out
+
+
+def load_json_object(path: Path, text: str) -> dict[str, Any]:
+    """A JSON scenario file's object; :class:`UsageError` if it is not JSON, is nested
+    beyond what the parser takes, or is not an object."""
+    from ecnsim.scenario.paths import MAX_NESTING, nesting_depth
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}: not valid JSON: {e}") from None
+    except RecursionError:
+        raise UsageError(
+            f"{path}: nested more than {MAX_NESTING} arrays or tables deep (a scenario is a "
+            "few tables deep)"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+    if nesting_depth(data) > MAX_NESTING:
+        raise UsageError(
+            f"{path}: nested more than {MAX_NESTING} arrays or tables deep (a scenario is a "
+            "few tables deep)"
+        )
+    return data
 
 
 def read_text_file(path: Path) -> str:
@@ -236,12 +279,7 @@ def _build_simulation(
     from ecnsim.simulation import Simulation
 
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path}: not valid JSON: {e}") from None
-        if not isinstance(data, dict):
-            raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        data = load_json_object(path, text)
         if sets:
             text = json.dumps(apply_sets(data, sets))
         # A file: every non-zero time and rate needs its unit, as in TOML.
@@ -261,12 +299,7 @@ def resolved_scenario(
     from ecnsim.scenario.spec import Scenario
 
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path}: not valid JSON: {e}") from None
-        if not isinstance(data, dict):
-            raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        data = load_json_object(path, text)
         # A file: every non-zero time and rate needs its unit, as in TOML.
         _core.check_file_json(json.dumps(data))
     else:

@@ -16,8 +16,8 @@ import re
 import sys
 from typing import Any
 
-from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from ecnsim.cli.run import jobs_arg
+from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK
+from ecnsim.cli.run import jobs_arg, prepare_out
 
 EXIT_RUNS_FAILED = 1
 #: Exit code when the machine cannot emulate (as ``ecnsim emulate``).
@@ -156,9 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     study, params = _resolve(args)
     out = args.out or os.path.join("ecnsim-studies", study.name + ("-quick" if args.quick else ""))
-    if os.path.exists(out) and not os.path.isdir(out):
-        print(f"error: --out {out}: exists and is not a directory", file=sys.stderr)
-        return EXIT_USAGE
+    prepare_out("--out", out)
     only = studies.parse_only(args.only or [])
     dask = args.dask
     bar = SweepProgressBar(sys.stderr)

@@ -456,6 +456,9 @@ def parse_only(filters: Sequence[str]) -> dict[str, list[Any]]:
     """``["n=30,60", "mode=ecn"]`` as ``{"n": [30, 60], "mode": ["ecn"]}``."""
     out: dict[str, list[Any]] = {}
     for text in filters:
+        if not text.strip(" ;"):
+            # An empty filter would select every point: refused, as a typo more likely than not.
+            raise StudyError(f"--only {text!r}: empty; write AXIS=V1,V2 (e.g. n=30,60 or mode=ecn)")
         for part in text.split(";"):
             if not part.strip():
                 continue

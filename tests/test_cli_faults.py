@@ -1,0 +1,133 @@
+"""Bad input at the command line (issue 35 item 2): one ``error:`` line and exit code 2.
+
+Each case here was a Python traceback (exit 1) or a silent success before; each
+runs ``ecnsim`` in this process, so the whole file takes about a second.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ecnsim.cli import main
+
+from .conftest import ROOT
+
+SWEEP = ROOT / "examples" / "sweep_buffers.toml"
+SCENARIO = ROOT / "examples" / "single_flow.toml"
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """``ecnsim ARGS`` in this process: exit code, stdout, stderr (argparse's exits included)."""
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as e:
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_error(code: int, err: str, *words: str) -> None:
+    """Exit 2 with an ``error:`` line naming ``words``, and no traceback."""
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert len(lines) == 1, err
+    for word in words:
+        assert word in lines[0], err
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_sweep_out_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dry_run: bool
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    code, _, err = run_main(capsys, "sweep", SWEEP, "--out", afile, *(["--dry-run"] * dry_run))
+    assert_one_error(code, err, "--out", "not a directory")
+
+
+def test_sweep_dry_run_out_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    code, _, err = run_main(capsys, "sweep", SWEEP, "--out", afile / "store", "--dry-run")
+    assert_one_error(code, err, "--out", "not a directory")
+    assert not (afile / "store").exists()
+
+
+def test_sweep_out_unwritable(capsys: pytest.CaptureFixture[str]) -> None:
+    # /proc refuses new directories, even to root.
+    code, _, err = run_main(capsys, "sweep", SWEEP, "--out", "/proc/ecnsim-no-such-dir")
+    assert_one_error(code, err, "--out", "cannot write")
+
+
+def test_sweep_store_from_the_environment_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    monkeypatch.setenv("ECNSIM_STORE", str(afile))
+    code, _, err = run_main(capsys, "sweep", SWEEP)
+    assert_one_error(code, err, "store", "not a directory")
+
+
+def test_study_out_unwritable(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_main(
+        capsys, "study", "run", "aecn", "--quick", "--out", "/proc/ecnsim-no-such-dir"
+    )
+    assert_one_error(code, err, "--out", "cannot write")
+
+
+@pytest.mark.parametrize("only", ["", " ", ";"])
+def test_study_only_empty_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], only: str
+) -> None:
+    out = tmp_path / "study"
+    code, _, err = run_main(capsys, "study", "run", "aecn", "--quick", "--out", out, "--only", only)
+    assert_one_error(code, err, "--only", "empty")
+    assert not (out / "store").exists()
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"a":' * 500 + "1" + "}" * 500])
+def test_deep_json_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    for extra in ([], ["--print-resolved"]):
+        code, _, err = run_main(capsys, "run", path, *extra)
+        assert_one_error(code, err, "deep.json", "nested")
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    [
+        "a." * 10_000 + "b=1",
+        "tcp.cc=" + "[" * 900 + "]" * 900,
+        "tcp.cc=" + "[" * 100_000 + "]" * 100_000,
+    ],
+    ids=["path-10k-deep", "value-900-deep", "value-100k-deep"],
+)
+def test_deep_set(capsys: pytest.CaptureFixture[str], assignment: str) -> None:
+    code, _, err = run_main(capsys, "run", SCENARIO, "--set", assignment)
+    assert_one_error(code, err, "--set")
+    assert len(err.splitlines()[-1]) < 400, "the error echoes the whole input"
+
+
+@pytest.mark.parametrize("until", ["-1", "nan", "inf", "-inf", "x"])
+def test_bench_until(capsys: pytest.CaptureFixture[str], until: str) -> None:
+    code, _, err = run_main(capsys, "bench", "--until", until)
+    assert_one_error(code, err, "--until")
+
+
+def test_prepare_out_names_the_option(tmp_path: Path) -> None:
+    from ecnsim.cli._common import UsageError
+    from ecnsim.cli.run import check_out_path
+
+    assert check_out_path("--out", tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    assert not (tmp_path / "new").exists()
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        with pytest.raises(UsageError, match="--out: cannot write"):
+            check_out_path("--out", ro / "x")
