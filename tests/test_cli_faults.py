@@ -131,3 +131,28 @@ def test_prepare_out_names_the_option(tmp_path: Path) -> None:
         ro.mkdir(mode=0o500)
         with pytest.raises(UsageError, match="--out: cannot write"):
             check_out_path("--out", ro / "x")
+
+
+def test_error_texts_name_the_right_thing() -> None:
+    """A deleted ``topology.type`` is reported there with the topology types; a bad
+    ``initial_window`` says what is allowed, not a Rust type's name (issue 35 item 2)."""
+    import copy
+
+    from ecnsim import EcnsimError, Simulation
+
+    from .test_fuzz import BASE, TEMPLATE_BASE
+
+    data = copy.deepcopy(TEMPLATE_BASE)
+    del data["topology"]["type"]
+    with pytest.raises(EcnsimError) as info:
+        Simulation(data)
+    assert str(info.value).startswith("topology: missing field `type`; allowed: `dumbbell`")
+    for bad in ["x", 1.5, [1], True, 2**64 - 1]:
+        data = copy.deepcopy(BASE)
+        data["flows"][0]["tcp"]["initial_window"] = bad
+        with pytest.raises(EcnsimError) as info:
+            Simulation(data)
+        text = str(info.value)
+        assert text.startswith("flows[0].tcp.initial_window: "), text
+        assert 'a number of segments (an integer) or "rfc3390"' in text, text
+        assert "enum" not in text and "InitialWindowSpec" not in text, text
