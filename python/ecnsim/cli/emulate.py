@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecnsim import _core
 from ecnsim._system import deferred_sigint
 from ecnsim.cli._common import (
     EXIT_INTERRUPTED,
@@ -19,7 +17,7 @@ from ecnsim.cli._common import (
     print_summary,
     printable,
 )
-from ecnsim.cli.run import prepare_out, read_text_file, seed_arg
+from ecnsim.cli.run import prepare_out, read_text_file, scenario_dict, seed_arg
 
 if TYPE_CHECKING:
     from ecnsim.results import Results
@@ -124,7 +122,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     except NamespaceError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
-    scenario = json.loads(_core.toml_to_json(text))
+    scenario = scenario_dict(text)
     # Checked before the experiment, so its results are never lost to a bad path.
     out = prepare_out("--out", args.out)
     emu = Emulation(

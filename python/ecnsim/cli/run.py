@@ -203,9 +203,23 @@ def set_arg(text: str) -> tuple[str, Any]:
 
 
 def scenario_dict(text: str) -> dict[str, Any]:
-    """A TOML scenario as the data it holds, parsed by the core (errors name the field)."""
-    data: dict[str, Any] = json.loads(_core.toml_to_json(text))
+    """A TOML scenario as the data it holds, parsed by the core (errors name the field).
+
+    The core writes a field the file leaves out as ``null``; TOML has no null, so each
+    is dropped: the data is the file, and reads back as the file does (a ``null`` is
+    not accepted everywhere an absent field is, e.g. a crr model's ``think_time``).
+    """
+    data: dict[str, Any] = _without_nulls(json.loads(_core.toml_to_json(text)))
     return data
+
+
+def _without_nulls(value: Any) -> Any:
+    """``value`` without the ``None`` entries of its tables, at every depth."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dict[str, Any]:
