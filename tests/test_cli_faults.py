@@ -155,4 +155,5 @@ def test_error_texts_name_the_right_thing() -> None:
         text = str(info.value)
         assert text.startswith("flows[0].tcp.initial_window: "), text
         assert 'a number of segments (an integer) or "rfc3390"' in text, text
-        assert "enum" not in text and "InitialWindowSpec" not in text, text
+        assert "enum" not in text, text
+        assert "InitialWindowSpec" not in text, text

@@ -441,6 +441,7 @@ def _run_one_seed(
     """Run the scenario ``text`` (of file ``path``, ``sets`` applied) with ``seed`` in this
     (worker) process; write its results to ``out`` if given. Returns what the parent prints,
     and the checksum of the tables that tells seeds that changed nothing."""
+    from ecnsim.analysis.aggregate import summary_metrics
     from ecnsim.sweep.execute import tables_checksum
 
     sim = build_simulation(path, text, seed=seed, max_memory=max_memory, sets=sets)
@@ -459,6 +460,8 @@ def _run_one_seed(
         "seed": seed,
         "digest": results.digest,
         "tables_checksum": tables_checksum(results),
+        # As a sweep's worker keeps them: the summary metrics, for the table across seeds.
+        "metrics": summary_metrics(results),
         "finished": results.finished,
         "error": error,
         "now": sim.now,
@@ -551,9 +554,35 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
     if len(finished) == len(seeds) and same_for_every_seed((0, c) for c in finished):
         message = identical_seeds_message(f"{path.name}: the runs", len(seeds))
         print(f"warning: {message}", file=sys.stderr)
+    if not args.quiet:
+        print_seed_summary([done[s] for s in seeds if done[s]["error"] is None])
     if out is not None:
         print(f"\nresults written to {out}/seed-<N> (one directory per seed)")
     return code
+
+
+def print_seed_summary(runs: Sequence[dict[str, Any]]) -> None:
+    """The summary metrics across the seeds' runs, mean ± 95 % CI half-width, as a sweep
+    prints them per point (the same aggregation: :func:`ecnsim.analysis.aggregate.aggregate`
+    and :func:`~ecnsim.analysis.aggregate.summary_table`)."""
+    import warnings
+
+    import pandas as pd
+
+    from ecnsim.analysis.aggregate import DEFAULT_METRICS, aggregate, summary_table
+
+    if not runs:
+        return
+    per_run = pd.DataFrame(
+        [{"key": str(r["seed"]), **{m: r["metrics"][m] for m in DEFAULT_METRICS}} for r in runs]
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = summary_table(aggregate(per_run, [], list(DEFAULT_METRICS)), [])
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    print(f"\nmean ± 95% CI half-width over {len(runs)} seed(s):")
+    print(table.to_string(index=False))
 
 
 def add_parsers(sub: Any) -> None:
