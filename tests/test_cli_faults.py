@@ -157,3 +157,19 @@ def test_error_texts_name_the_right_thing() -> None:
         assert 'a number of segments (an integer) or "rfc3390"' in text, text
         assert "enum" not in text, text
         assert "InitialWindowSpec" not in text, text
+
+
+def test_set_into_templates_after_one_into_what_they_make_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--set`` is applied in order, or refused by name where it cannot be: a template
+    path after a path into the expanded links (issue 35 item 1)."""
+    dumbbell = ROOT / "examples" / "dumbbell.toml"
+    late = ["--set", "links[name=bottleneck].rate=5Mbps", "--set", "topology.bottleneck_rate=7Mbps"]
+    code, _, err = run_main(capsys, "run", dumbbell, "--print-resolved", *late)
+    assert_one_error(code, err, "--set topology.bottleneck_rate", "links[name=bottleneck].rate")
+    # In the order they can be applied: both hold, the later one on the bottleneck.
+    code, out, err = run_main(capsys, "run", dumbbell, "--print-resolved", *late[2:], *late[:2])
+    assert code == 0, err
+    assert 'rate = "5Mbps"' in out
+    assert 'rate = "7Mbps"' not in out

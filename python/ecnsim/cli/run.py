@@ -232,8 +232,25 @@ def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dic
     ``--set``; a value the scenario does not allow is reported by the core
     at its field path when the simulation is built.
     """
-    from ecnsim.scenario.paths import PathError, set_paths
+    from ecnsim.scenario.paths import TEMPLATE_KEYS, PathError, parse_path, set_paths
 
+    if scenario.get("topology") or scenario.get("flow_groups"):
+        # Paths into the templates are set before the scenario is expanded, the others
+        # after: one into the templates after one into what they make cannot be applied
+        # in the order given, and would be overridden by it without a word.
+        expanded: str | None = None
+        for path, _ in sets:
+            first = parse_path(path)[0]
+            if first in ("nodes", "links", "flows") and expanded is None:
+                expanded = path
+            elif first in TEMPLATE_KEYS and expanded is not None:
+                keys = " and ".join(TEMPLATE_KEYS)
+                raise UsageError(
+                    f"--set {path}: given after --set {expanded}; paths into the templates "
+                    f"({keys}) are applied before the scenario is expanded and the others "
+                    "after it, so this one could not be applied in the order given (the "
+                    f"earlier one would win without a word): give the {keys} paths first"
+                )
     try:
         set_paths(scenario, sets)
     except PathError as e:
