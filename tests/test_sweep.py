@@ -180,11 +180,50 @@ def test_example_sweeps_are_valid(path: Path) -> None:
 def test_aggregate_says_when_runs_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Every run refused for memory: the means are empty, and aggregate says why.
     monkeypatch.setenv("ECNSIM_MAX_MEMORY", "1KB")
-    result = run_sweep(tiny_sweep("failing"), tmp_path, executor="serial", progress=False)
+    result = run_sweep(
+        tiny_sweep("failing"),
+        tmp_path,
+        executor="serial",
+        progress=False,
+        raise_if_all_failed=False,
+    )
     assert (result.ran, len(result.failures)) == (0, 4)
     with pytest.warns(UserWarning, match=r"4 of 4 run\(s\) failed and are left out"):
         agg = result.aggregate(["goodput_bps"])
     assert set(agg["n"]) == {0}
+
+
+def test_a_sweep_whose_every_run_failed_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script that ignores ``result.failures`` (or lacks the ``__main__`` guard, so that
+    every pooled run fails) must not end with exit code 0 (issue 35 item 1)."""
+    from ecnsim.sweep import SweepFailedError
+
+    monkeypatch.setenv("ECNSIM_MAX_MEMORY", "1KB")
+    with pytest.raises(
+        SweepFailedError, match=r"every one of the 4 run\(s\) it started failed"
+    ) as info:
+        run_sweep(tiny_sweep("failing"), tmp_path, executor="serial", progress=False)
+    assert "__main__" in str(info.value)
+    assert len(info.value.result.failures) == 4
+    # A sweep with one run that worked returns, its failures listed.
+    monkeypatch.delenv("ECNSIM_MAX_MEMORY")
+    assert not run_sweep(tiny_sweep("working"), tmp_path, executor="serial").failures
+
+
+def test_the_cli_sweep_whose_every_run_failed_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ecnsim.cli import main
+
+    monkeypatch.setenv("ECNSIM_MAX_MEMORY", "1KB")
+    path = tmp_path / "s.toml"
+    path.write_text(f'base = "{ROOT / "examples" / "single_flow.toml"}"\nseeds = [1]\n')
+    assert main(["sweep", str(path), "--out", str(tmp_path / "store"), "-j", "1", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "failed:" in err
+    assert "Traceback" not in err
 
 
 def test_there_are_example_sweeps() -> None:

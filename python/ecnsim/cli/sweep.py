@@ -92,7 +92,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_OK
     progress = None if args.quiet else SweepProgressBar(sys.stderr)
     try:
-        result = run_sweep(plan, store, jobs=args.jobs, dask=args.dask, progress=progress)
+        # Failed runs are listed below and make the exit code 1.
+        result = run_sweep(
+            plan,
+            store,
+            jobs=args.jobs,
+            dask=args.dask,
+            progress=progress,
+            raise_if_all_failed=False,
+        )
     except SweepInterrupted as e:
         r = e.result
         print(

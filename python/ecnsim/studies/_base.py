@@ -645,7 +645,15 @@ def calibrate_study(
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"
-    sweep = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
+    sweep = run_sweep(
+        plan,
+        store,
+        jobs=workers,
+        executor=executor,
+        dask=dask,
+        progress=progress,
+        raise_if_all_failed=False,
+    )
     if sweep.failures:
         first = sweep.failures[0][1]
         raise StudyError(
@@ -752,11 +760,28 @@ def run_study(
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"
-    result = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
+    # Failed runs are reported with the study's own summary (and exit code 1).
+    result = run_sweep(
+        plan,
+        store,
+        jobs=workers,
+        executor=executor,
+        dask=dask,
+        progress=progress,
+        raise_if_all_failed=False,
+    )
     emulated = None
     if emu_plan is not None:
         emulated = EmulatedRun(
-            emu_plan, run_sweep(emu_plan, store, jobs=1, executor="serial", progress=progress)
+            emu_plan,
+            run_sweep(
+                emu_plan,
+                store,
+                jobs=1,
+                executor="serial",
+                progress=progress,
+                raise_if_all_failed=False,
+            ),
         )
     run = StudyRun(
         study, params, plan, result, out, None, calibration=calibration, emulated=emulated
