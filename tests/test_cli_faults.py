@@ -173,3 +173,36 @@ def test_set_into_templates_after_one_into_what_they_make_is_refused(
     assert code == 0, err
     assert 'rate = "5Mbps"' in out
     assert 'rate = "7Mbps"' not in out
+
+
+def test_trace_links_takes_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--trace-links`` takes the links' names as well as indices (issue 35 item 1)."""
+    hetero = ROOT / "examples" / "hetero_rtt.toml"
+    short = ["--set", "simulation.duration=1.5s", "--set", "simulation.warmup=0s", "-q"]
+    for links, out in (("bottleneck,fragile0", "by-name"), ("0,1", "by-index")):
+        code, _, err = run_main(
+            capsys, "run", hetero, *short, "--pcap", tmp_path / out, "--trace-links", links
+        )
+        assert code == 0, err
+    by_name = sorted(p.name for p in (tmp_path / "by-name").iterdir())
+    assert by_name == sorted(p.name for p in (tmp_path / "by-index").iterdir())
+    assert "bottleneck-r-sink.pcap" in by_name
+    code, _, err = run_main(capsys, "run", hetero, *short, "--pcap", tmp_path / "x",
+                            "--trace-links", "nope")  # fmt: skip
+    assert_one_error(code, err, "--trace-links", "'nope'", "bottleneck")
+
+
+@pytest.mark.parametrize(("seeds", "count"), [("3", 3), ("1-3", 3), ("1,2", 2)])
+def test_study_seeds_takes_the_list_form(
+    capsys: pytest.CaptureFixture[str], seeds: str, count: int
+) -> None:
+    """``study --seeds`` takes ``run --seeds``' list form when it names seeds 1..K."""
+    code, out, err = run_main(capsys, "study", "show", "aecn", "--quick", "--seeds", seeds)
+    assert code == 0, err
+    assert f"  seeds = {count}\n" in out
+
+
+@pytest.mark.parametrize("seeds", ["2-4", "1,3", "x"])
+def test_study_seeds_other_lists_refused(capsys: pytest.CaptureFixture[str], seeds: str) -> None:
+    code, _, err = run_main(capsys, "study", "show", "aecn", "--quick", "--seeds", seeds)
+    assert_one_error(code, err, "--seeds")

@@ -100,19 +100,44 @@ def size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _index_list(text: str) -> list[int]:
-    """``--trace-links``: comma-separated link indices (an argparse type)."""
+def _link_list(text: str) -> list[int | str]:
+    """``--trace-links``: comma-separated link indices or names (an argparse type)."""
     items = [x.strip() for x in text.split(",") if x.strip()]
-    try:
-        values = [int(x) for x in items]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected link indices like 0,2, got {text!r}") from None
-    bad = [v for v in values if v < 0]
-    if bad or not values:
+    if not items:
         raise argparse.ArgumentTypeError(
-            f"expected link indices (integers >= 0) like 0,2, got {text!r}"
+            f"expected link indices or names like 0,2 or bottleneck, got {text!r}"
         )
+    values: list[int | str] = []
+    for item in items:
+        try:
+            index = int(item)
+        except ValueError:
+            values.append(item)
+            continue
+        if index < 0:
+            raise argparse.ArgumentTypeError(
+                f"expected link indices (integers >= 0) or names, got {text!r}"
+            )
+        values.append(index)
     return values
+
+
+def link_indices(links: Sequence[int | str], spec: dict[str, Any]) -> list[int]:
+    """``--trace-links``' names and indices as ``[[links]]`` indices of the scenario as it
+    runs (templates expanded; an unnamed link is ``link<i>``); a :class:`UsageError`
+    names an unknown link and lists the names there are."""
+    given = [x.get("name") if isinstance(x, dict) else None for x in spec.get("links") or []]
+    names = {str(n) if n else f"link{i}": i for i, n in enumerate(given)}
+    out = []
+    for link in links:
+        if isinstance(link, int):
+            out.append(link)
+        elif link in names:
+            out.append(names[link])
+        else:
+            shown = ", ".join(list(names)[:20]) + (", ..." if len(names) > 20 else "")
+            raise UsageError(f"--trace-links: no link named {link!r}; the links are {shown}")
+    return out
 
 
 def prepare_out(option: str, value: str | os.PathLike[str] | None) -> Path | None:
@@ -394,7 +419,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 ns2=args.trace_ns2,
                 pcap=args.pcap,
                 pcap_drops=args.pcap_drops,
-                links=args.trace_links,
+                links=None
+                if args.trace_links is None
+                else link_indices(args.trace_links, sim.spec),
                 nodes=_str_list(args.trace_nodes),
                 flows=_str_list(args.trace_flows),
             )
@@ -676,9 +703,9 @@ def add_parsers(sub: Any) -> None:
     )
     run.add_argument(
         "--trace-links",
-        type=_index_list,
-        metavar="I,J",
-        help="trace only these links ([[links]] indices)",
+        type=_link_list,
+        metavar="L,M",
+        help="trace only these links ([[links]] names, or indices)",
     )
     run.add_argument(
         "--trace-nodes", metavar="A,B", help="trace only link directions at these nodes"
