@@ -388,7 +388,14 @@ def apply_settings(study: Study, params: Any, settings: Sequence[tuple[str, Any]
     return out
 
 
-_convert_text = parse_value
+def _convert_text(text: str) -> Any:
+    """A setting's text as a value (:func:`~ecnsim.scenario.paths.parse_value`); a value
+    nested beyond what is taken is a :class:`StudyError`."""
+    try:
+        return parse_value(text)
+    except ValueError as e:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise StudyError(f"{shown!r}: {e}") from None
 
 
 def _convert(name: str, raw: Any, hint: Any) -> Any:
