@@ -714,3 +714,28 @@ def test_sweep_command_in_a_subprocess(
     assert proc.returncode == 0, proc.stderr
     assert "4 run now" in proc.stdout
     assert "goodput_Mbps" not in proc.stdout
+
+
+def test_the_documented_view_works_on_the_catalog_opened_directly(tmp_path: Path) -> None:
+    """docs/sweeps.md: the flows view is per connection; its recipe for a catalog opened
+    with duckdb itself gives the same rows (issue 35 item 1)."""
+    import duckdb
+
+    store = tmp_path / "store"
+    run_sweep(tiny_sweep("direct"), store, executor="serial", progress=False)
+    expected = Store(store).query("SELECT key, flow, goodput_bps FROM flows ORDER BY key, flow")
+    con = duckdb.connect(str(store / "catalog.duckdb"), read_only=True)
+    try:
+        assert {"runs", "sweeps"} <= {r[0] for r in con.execute("SHOW TABLES").fetchall()}
+        con.execute(
+            "CREATE TEMP VIEW flows AS SELECT regexp_extract(filename, "
+            "'([0-9a-f]{64})/[^/]+$', 1) AS key, * EXCLUDE (filename) FROM read_parquet("
+            f"'{store}/runs/*/*/flows.parquet', filename = true, union_by_name = true)"
+        )
+        got = con.execute(
+            "SELECT key, flow, goodput_bps FROM runs JOIN flows USING (key) ORDER BY key, flow"
+        ).df()
+    finally:
+        con.close()
+    assert len(got) == len(expected) > 0
+    assert got.values.tolist() == expected.values.tolist()
