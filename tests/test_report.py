@@ -208,3 +208,16 @@ def test_report_of_a_seeds_folder(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert (tmp_path / f"seed-{s}" / "report.html").is_file()
     goodput = interval(np.array([r["metrics"]["goodput_bps"] for r in runs]), 0.95)
     assert f"{goodput['mean'] / 1e6:.4g} ± {goodput['ci'] / 1e6:.4g}" in page
+
+
+def test_report_of_an_emulated_run_says_so() -> None:
+    """A report of ``ecnsim emulate --out DIR`` says the run was emulated (issue 35 item 1)."""
+    results = Simulation(small_scenario()).run()
+    plain = build_report(results)
+    assert "Emulated, not simulated" not in plain
+    results.meta["mode"] = "emulation"
+    results.meta["kernel"] = "6.1.0-test"
+    page = build_report(results)
+    assert "Emulated, not simulated" in page
+    assert "6.1.0-test" in page
+    assert "<dt>mode</dt><dd>emulation</dd>" in page
