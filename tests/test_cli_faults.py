@@ -206,3 +206,40 @@ def test_study_seeds_takes_the_list_form(
 def test_study_seeds_other_lists_refused(capsys: pytest.CaptureFixture[str], seeds: str) -> None:
     code, _, err = run_main(capsys, "study", "show", "aecn", "--quick", "--seeds", seeds)
     assert_one_error(code, err, "--seeds")
+
+
+def test_double_ctrl_c_still_writes_what_finished(tmp_path: Path) -> None:
+    """A second Ctrl-C while partial results are written leaves the time series out but
+    keeps every other table and ``meta.json`` (issue 35 item 2: it left ``--out`` empty)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out, trace = tmp_path / "out", tmp_path / "t.tr"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecnsim", "run", str(ROOT / "examples" / "dumbbell.toml"),
+         "--set", "simulation.duration=2000s", "--set", "simulation.sample_interval=1ms",
+         "--out", str(out), "-q", "--trace-ns2", str(trace), "--trace-links", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C as a terminal sends it, even where the test runner ignores SIGINT.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (trace.exists() and trace.stat().st_size > 0):
+        time.sleep(0.05)
+    time.sleep(0.5)  # the run is under way
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "time series left out: flow_series, queue_series" in err
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["finished"] is False
+    assert meta["tables"] == ["flows", "apps", "queues", "records"]
+    for name in meta["tables"]:
+        assert (out / f"{name}.parquet").is_file()

@@ -283,14 +283,46 @@ def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dic
     return scenario
 
 
-def _write_results(results: Results, out: Path, *, partial: bool) -> None:
+#: Tables of time series: after Ctrl-C they are written last (at a 1 ms interval they
+#: can take far longer than the rest), and a second Ctrl-C leaves them out.
+SERIES_TABLES = ("flow_series", "queue_series")
+
+
+def _write_results(results: Results, out: Path) -> None:
     """Write ``results`` into ``out``, holding Ctrl-C off until every file is written."""
-    if partial:
-        with deferred_sigint(f"still writing partial results to {out}; please wait", reraise=False):
-            results.write_parquet(out)
-    else:
-        with deferred_sigint(f"writing results to {out}; please wait"):
-            results.write_parquet(out)
+    with deferred_sigint(f"writing results to {out}; please wait"):
+        results.write_parquet(out)
+
+
+def _write_partial(sim: Simulation, out: Path) -> None:
+    """After Ctrl-C: the results so far into ``out``; first every table but the time series
+    and ``meta.json``, with Ctrl-C held off (what finished is never lost to a second
+    Ctrl-C), then each series, which a second Ctrl-C leaves out."""
+    message = f"still writing partial results to {out}; the time series will be left out"
+    with deferred_sigint(message, reraise=False) as again:
+        results = sim.results
+        written = [n for n in results.tables if n not in SERIES_TABLES]
+        results.write_parquet(out, tables=written)
+    series = [n for n in results.tables if n in SERIES_TABLES]
+    if not series or again:
+        print(f"partial results (finished=false) written to {out}", file=sys.stderr)
+        if series:
+            print(f"time series left out: {', '.join(series)}", file=sys.stderr)
+        return
+    print(
+        f"partial results (finished=false) written to {out}; writing its time series "
+        f"({', '.join(series)}; Ctrl-C again leaves them out)",
+        file=sys.stderr,
+    )
+    try:
+        for name in series:
+            # The file first, then meta.json listing it: a Ctrl-C between them leaves a
+            # file that meta.json does not list, never a listed one that is missing.
+            results.write_parquet(out, tables=[name], meta_tables=[*written, name])
+            written.append(name)
+    except KeyboardInterrupt:
+        left = [n for n in series if n not in written]
+        print(f"time series left out: {', '.join(left)}", file=sys.stderr)
 
 
 def build_simulation(
@@ -449,13 +481,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         if out is not None:
-            _write_results(sim.results, out, partial=True)
-            print(f"partial results (finished=false) written to {out}", file=sys.stderr)
+            _write_partial(sim, out)
         return code
     results = sim.results
     # Results first: printing may fail (a closed pipe), writing must not be skipped.
     if out is not None:
-        _write_results(results, out, partial=False)
+        _write_results(results, out)
     perf = sim.perf()
     print(
         f"{path.name}: {sim.duration:g} s simulated in {wall:.2f} s wall, seed "
