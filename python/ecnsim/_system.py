@@ -14,8 +14,9 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 __all__ = ["available_memory", "deferred_sigint", "parse_bytes"]
 
@@ -158,7 +159,8 @@ def deferred_sigint(message: str | None = None, *, reraise: bool = True) -> Iter
         signal.signal(signal.SIGINT, previous)
         if received and getattr(previous, "ecnsim_deferral", False):
             # Nested in another deferral: the outer one decides.
-            previous(received[0], None)  # type: ignore[operator]
+            forward = cast("Callable[[int, object], None]", previous)
+            forward(received[0], None)
         elif received and reraise and previous is not signal.SIG_IGN:
             raise KeyboardInterrupt
 

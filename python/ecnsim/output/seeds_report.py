@@ -75,8 +75,10 @@ def write_seeds_report(
     for seed, seed_dir in seeds:
         results = load_results(seed_dir)
         name = name or (results.spec or {}).get("name")
-        kwargs = {} if lockout_s is None else {"lockout_s": lockout_s}
-        seed_report = write_report(seed_dir, figures=False, **kwargs)
+        if lockout_s is None:
+            seed_report = write_report(seed_dir, figures=False)
+        else:
+            seed_report = write_report(seed_dir, figures=False, lockout_s=lockout_s)
         metrics = summary_metrics(results)
         rows.append({"key": str(seed), **{m: metrics[m] for m in DEFAULT_METRICS}})
         link = os.path.relpath(seed_report, path.parent)
