@@ -421,6 +421,33 @@ def test_run_seeds_in_parallel_equals_runs_one_at_a_time(cli: Cli, tmp_path: Pat
     )
 
 
+def test_run_seeds_prints_mean_and_ci_across_seeds(cli: Cli) -> None:
+    """``run --seeds`` ends with the summary metrics' mean ± 95 % CI half-width across the
+    seeds, as a sweep prints them per point (issue 35 item 1)."""
+    from ecnsim.analysis.aggregate import DEFAULT_METRICS
+    from ecnsim.analysis.stats import interval
+    from ecnsim.cli.run import _run_one_seed
+
+    path = ROOT / "examples" / "single_flow.toml"
+    sets = ["simulation.duration=2s", "flows[*].start_jitter=100ms"]
+    options = [a for s in sets for a in ("--set", s)]
+    proc = cli("run", path, "--seeds", "1-3", "--jobs", "1", *options)
+    assert proc.returncode == 0, proc.stderr
+    _, _, table = proc.stdout.partition("mean ± 95% CI half-width over 3 seed(s):\n")
+    assert table, proc.stdout
+    header, row = table.splitlines()[:2]
+    assert header.split() == ["n", "goodput_Mbps", "jain", "drops", "marks", "utilization"]
+    from ecnsim.scenario.paths import parse_assignment
+
+    text = path.read_text()
+    runs = [_run_one_seed(path, text, s, None, None, [parse_assignment(a) for a in sets])
+            for s in (1, 2, 3)]  # fmt: skip
+    goodput = interval(np.array([r["metrics"]["goodput_bps"] for r in runs]), 0.95)
+    assert goodput["ci"] > 0  # the seeds differ (start_jitter)
+    assert f"{goodput['mean'] / 1e6:.4g} ± {goodput['ci'] / 1e6:.4g}" in row
+    assert set(runs[0]["metrics"]) >= set(DEFAULT_METRICS)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

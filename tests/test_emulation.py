@@ -30,6 +30,7 @@ from ecnsim.emulation import (
     cleanup_leftovers,
     list_namespaces,
     make_plan,
+    remove_orphans,
 )
 from ecnsim.emulation.netns import Namespace, namespace_name
 from ecnsim.emulation.runner import TRAFFIC_PROGRAM
@@ -577,3 +578,54 @@ def test_a_program_that_fails_or_never_says_ready_is_named() -> None:
         for p in (failing, silent):
             assert p.stderr is not None
             p.stderr.close()
+
+
+@needs_emulation
+def test_the_next_emulate_removes_what_a_killed_one_left(tmp_path: Path) -> None:
+    """An ``ecnsim emulate`` killed with SIGKILL cannot clean up: the next one finds its
+    namespaces by ecnsim's marker, removes them and the programs in them, and says so
+    (issue 35 item 2)."""
+    from ecnsim.emulation.netns import MARKER_DIR
+
+    toml = tmp_path / "s.toml"
+    toml.write_text((ROOT / "examples/emulate_red_ecn.toml").read_text())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecnsim", "emulate", str(toml), "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    prefix = f"ecnsim-{proc.pid}-"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not traffic_processes():
+        time.sleep(0.05)
+    left = [n for n in list_namespaces() if n.startswith(prefix)]
+    assert left, "the emulation did not start"
+    assert all((MARKER_DIR / f"{n}.owner").is_file() for n in left)
+    proc.kill()
+    proc.wait(timeout=10)
+    assert all(n in list_namespaces() for n in left), "SIGKILL left nothing behind?"
+    r = subprocess.run(
+        [sys.executable, "-m", "ecnsim", "emulate", str(toml), "--dry-run"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert f"removed {len(left)} network namespaces left by an emulation that was killed" in (
+        r.stderr
+    )
+    for name in left:
+        assert name in r.stderr
+        assert name not in list_namespaces()
+        assert not (MARKER_DIR / f"{name}.owner").exists()
+    assert traffic_processes() == []
+    # A namespace of a live process, or without ecnsim's marker, is never touched.
+    live = Namespace(name=namespace_name(os.getpid(), "live"), host="live", address="")
+    live.create()
+    try:
+        assert remove_orphans() == []
+        assert live.name in list_namespaces()
+    finally:
+        live.destroy()
+    assert ours() == []

@@ -189,3 +189,24 @@ def test_degenerate_inputs_still_render(make: Callable[[], Figure], tmp_path: Pa
     fig = make()
     fig.savefig(tmp_path / "x.png")
     assert (tmp_path / "x.png").read_bytes()[:8] == PNG_SIGNATURE
+
+
+def test_plot_sweep_warns_of_a_second_swept_parameter_without_hue() -> None:
+    """Two swept parameters and no ``hue=``: a warning naming the other one, not a line
+    joining points of different settings without a word (issue 35 item 1)."""
+    import warnings
+
+    import pandas as pd
+
+    from ecnsim.output.plot import plot_sweep
+
+    df = pd.DataFrame(
+        {"n": [1, 2, 1, 2], "cc": ["reno", "reno", "cubic", "cubic"], "mean": [1, 2, 3, 4],
+         "ci": [0.1] * 4}
+    )  # fmt: skip
+    with pytest.warns(UserWarning, match=r"plot_sweep: 2 rows repeat an x value \(n\); cc varies"):
+        plot_sweep(df, "n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot_sweep(df, "n", hue="cc")
+        plot_sweep(df[df["cc"] == "reno"], "n")

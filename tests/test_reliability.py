@@ -64,7 +64,7 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]
         (["--seed", str(2**64)], "argument --seed: must be from 0 to 2^64-1"),
         (["--seed", "x"], "argument --seed: expected an integer"),
         (["--trace-ns2", "t.tr", "--trace-links", "-1"], "argument --trace-links: expected link"),
-        (["--trace-ns2", "t.tr", "--trace-links", "a"], "argument --trace-links: expected link"),
+        (["--trace-ns2", "t.tr", "--trace-links", "a"], "error: --trace-links: no link named 'a'"),
         (["--max-memory", "lots"], "argument --max-memory: expected a size"),
         (["--trace-ns2", "/nonexistent-dir/x.tr"], "error: --trace-ns2: cannot write"),
         (["--pcap", "/proc/version/x"], "error: --pcap: "),

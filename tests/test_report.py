@@ -184,3 +184,40 @@ def test_report_of_a_workload_counts_unfinished_records_and_judges_the_backlog()
     assert "open backlog steady" in html
     assert "in_progress" in html
     assert "Kaplan-Meier" in html
+
+
+def test_report_of_a_seeds_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ecnsim report DIR`` on a ``run --seeds --out DIR`` folder: the mean ± 95 % CI
+    across the seeds, and each seed's own report (issue 35 item 1)."""
+    from ecnsim.analysis.stats import interval
+    from ecnsim.cli import main
+    from ecnsim.cli.run import _run_one_seed
+    from ecnsim.scenario.paths import parse_assignment
+
+    path = Path(__file__).parent.parent / "examples" / "single_flow.toml"
+    sets = [parse_assignment(a) for a in ("simulation.duration=1s", "flows[*].start_jitter=100ms")]
+    runs = [  # what each worker of `run --seeds 1,2 --out DIR` writes
+        _run_one_seed(path, path.read_text(), s, None, str(tmp_path / f"seed-{s}"), sets)
+        for s in (1, 2)
+    ]
+    assert main(["report", str(tmp_path)]) == 0, capsys.readouterr().err
+    page = (tmp_path / "report.html").read_text()
+    for s, r in zip((1, 2), runs, strict=True):
+        assert f"{r['digest']:016x}" in page
+        assert f'href="seed-{s}/report.html"' in page
+        assert (tmp_path / f"seed-{s}" / "report.html").is_file()
+    goodput = interval(np.array([r["metrics"]["goodput_bps"] for r in runs]), 0.95)
+    assert f"{goodput['mean'] / 1e6:.4g} ± {goodput['ci'] / 1e6:.4g}" in page
+
+
+def test_report_of_an_emulated_run_says_so() -> None:
+    """A report of ``ecnsim emulate --out DIR`` says the run was emulated (issue 35 item 1)."""
+    results = Simulation(small_scenario()).run()
+    plain = build_report(results)
+    assert "Emulated, not simulated" not in plain
+    results.meta["mode"] = "emulation"
+    results.meta["kernel"] = "6.1.0-test"
+    page = build_report(results)
+    assert "Emulated, not simulated" in page
+    assert "6.1.0-test" in page
+    assert "<dt>mode</dt><dd>emulation</dd>" in page

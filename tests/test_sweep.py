@@ -180,11 +180,50 @@ def test_example_sweeps_are_valid(path: Path) -> None:
 def test_aggregate_says_when_runs_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Every run refused for memory: the means are empty, and aggregate says why.
     monkeypatch.setenv("ECNSIM_MAX_MEMORY", "1KB")
-    result = run_sweep(tiny_sweep("failing"), tmp_path, executor="serial", progress=False)
+    result = run_sweep(
+        tiny_sweep("failing"),
+        tmp_path,
+        executor="serial",
+        progress=False,
+        raise_if_all_failed=False,
+    )
     assert (result.ran, len(result.failures)) == (0, 4)
     with pytest.warns(UserWarning, match=r"4 of 4 run\(s\) failed and are left out"):
         agg = result.aggregate(["goodput_bps"])
     assert set(agg["n"]) == {0}
+
+
+def test_a_sweep_whose_every_run_failed_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script that ignores ``result.failures`` (or lacks the ``__main__`` guard, so that
+    every pooled run fails) must not end with exit code 0 (issue 35 item 1)."""
+    from ecnsim.sweep import SweepFailedError
+
+    monkeypatch.setenv("ECNSIM_MAX_MEMORY", "1KB")
+    with pytest.raises(
+        SweepFailedError, match=r"every one of the 4 run\(s\) it started failed"
+    ) as info:
+        run_sweep(tiny_sweep("failing"), tmp_path, executor="serial", progress=False)
+    assert "__main__" in str(info.value)
+    assert len(info.value.result.failures) == 4
+    # A sweep with one run that worked returns, its failures listed.
+    monkeypatch.delenv("ECNSIM_MAX_MEMORY")
+    assert not run_sweep(tiny_sweep("working"), tmp_path, executor="serial").failures
+
+
+def test_the_cli_sweep_whose_every_run_failed_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ecnsim.cli import main
+
+    monkeypatch.setenv("ECNSIM_MAX_MEMORY", "1KB")
+    path = tmp_path / "s.toml"
+    path.write_text(f'base = "{ROOT / "examples" / "single_flow.toml"}"\nseeds = [1]\n')
+    assert main(["sweep", str(path), "--out", str(tmp_path / "store"), "-j", "1", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "failed:" in err
+    assert "Traceback" not in err
 
 
 def test_there_are_example_sweeps() -> None:
@@ -675,3 +714,28 @@ def test_sweep_command_in_a_subprocess(
     assert proc.returncode == 0, proc.stderr
     assert "4 run now" in proc.stdout
     assert "goodput_Mbps" not in proc.stdout
+
+
+def test_the_documented_view_works_on_the_catalog_opened_directly(tmp_path: Path) -> None:
+    """docs/sweeps.md: the flows view is per connection; its recipe for a catalog opened
+    with duckdb itself gives the same rows (issue 35 item 1)."""
+    import duckdb
+
+    store = tmp_path / "store"
+    run_sweep(tiny_sweep("direct"), store, executor="serial", progress=False)
+    expected = Store(store).query("SELECT key, flow, goodput_bps FROM flows ORDER BY key, flow")
+    con = duckdb.connect(str(store / "catalog.duckdb"), read_only=True)
+    try:
+        assert {"runs", "sweeps"} <= {r[0] for r in con.execute("SHOW TABLES").fetchall()}
+        con.execute(
+            "CREATE TEMP VIEW flows AS SELECT regexp_extract(filename, "
+            "'([0-9a-f]{64})/[^/]+$', 1) AS key, * EXCLUDE (filename) FROM read_parquet("
+            f"'{store}/runs/*/*/flows.parquet', filename = true, union_by_name = true)"
+        )
+        got = con.execute(
+            "SELECT key, flow, goodput_bps FROM runs JOIN flows USING (key) ORDER BY key, flow"
+        ).df()
+    finally:
+        con.close()
+    assert len(got) == len(expected) > 0
+    assert got.values.tolist() == expected.values.tolist()

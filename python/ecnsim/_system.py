@@ -14,8 +14,9 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 __all__ = ["available_memory", "deferred_sigint", "parse_bytes"]
 
@@ -124,18 +125,20 @@ def available_memory() -> int | None:
 
 
 @contextlib.contextmanager
-def deferred_sigint(message: str | None = None, *, reraise: bool = True) -> Iterator[None]:
+def deferred_sigint(message: str | None = None, *, reraise: bool = True) -> Iterator[list[int]]:
     """Hold Ctrl-C (SIGINT) off while the block runs; only in the main thread.
 
     A SIGINT during the block prints ``message`` (once) to stderr and is
     remembered; with ``reraise``, :class:`KeyboardInterrupt` is raised when the
     block ends, otherwise the signal is dropped (the caller is already
-    handling an interrupt).
+    handling an interrupt). Inside another such block, the signal is passed on
+    to it when the inner block ends. The block gets the list of signals received
+    (``with deferred_sigint() as received``).
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
 
     def handler(signum: int, frame: object) -> None:
         if not received and message:
@@ -144,16 +147,21 @@ def deferred_sigint(message: str | None = None, *, reraise: bool = True) -> Iter
                 sys.stderr.flush()
         received.append(signum)
 
+    handler.ecnsim_deferral = True  # type: ignore[attr-defined]
     try:
         previous = signal.signal(signal.SIGINT, handler)
     except ValueError:  # pragma: no cover - not the main interpreter
-        yield
+        yield received
         return
     try:
-        yield
+        yield received
     finally:
         signal.signal(signal.SIGINT, previous)
-        if received and reraise and previous is not signal.SIG_IGN:
+        if received and getattr(previous, "ecnsim_deferral", False):
+            # Nested in another deferral: the outer one decides.
+            forward = cast("Callable[[int, object], None]", previous)
+            forward(received[0], None)
+        elif received and reraise and previous is not signal.SIG_IGN:
             raise KeyboardInterrupt
 
 

@@ -1856,13 +1856,42 @@ pub enum ReductionBasis {
 }
 
 /// The initial congestion window: a number of segments, or a formula.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum InitialWindowSpec {
     /// A fixed number of segments.
     Segments(i64),
     /// A named formula.
     Formula(IwFormula),
+}
+
+impl<'de> Deserialize<'de> for InitialWindowSpec {
+    // Written out, not `untagged`: serde's untagged error names the Rust type and not
+    // what is allowed.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = InitialWindowSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number of segments (an integer) or \"rfc3390\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<InitialWindowSpec, E> {
+                Ok(InitialWindowSpec::Segments(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<InitialWindowSpec, E> {
+                i64::try_from(v)
+                    .map(InitialWindowSpec::Segments)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<InitialWindowSpec, E> {
+                match v {
+                    "rfc3390" => Ok(InitialWindowSpec::Formula(IwFormula::Rfc3390)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Named initial-window formulas.
@@ -2118,7 +2147,9 @@ pub fn default_group(name: &str) -> &str {
 /// The error for `msg` at `path`, moved down to the deepest field the
 /// document shows and worded without Rust type names; `position` follows.
 fn refined_error(tree: Option<&parse::Tree>, path: &str, msg: &str, position: &str) -> SimError {
-    let path = parse::refine(tree, path, msg);
+    // A missing field is missing here: a field of the same name further down (the
+    // `type` of a topology's queue) is not the one meant.
+    let path = if parse::missing_field(msg).is_some() { path.to_owned() } else { parse::refine(tree, path, msg) };
     let mut msg = parse::humanize(msg);
     if let Some(list) = parse::missing_field(&msg).and_then(|field| allowed_tags(&path, field)) {
         let _ = fmt::Write::write_fmt(&mut msg, format_args!("; allowed: {list}"));
@@ -2144,6 +2175,7 @@ fn allowed_tags(path: &str, field: &str) -> Option<String> {
         ("type", "queue" | "queue_ab" | "queue_ba") => variants::<QueueSpec>(bad),
         ("type", "model") => variants::<ModelSpec>(bad),
         ("type", "app") => variants::<AppSpec>(bad),
+        ("type", "topology") => variants::<TopologySpec>(bad),
         ("type", _) => variants::<DistSpec>(bad),
         _ => None,
     }
@@ -2415,6 +2447,9 @@ tcp = { initial_window = 10 }
             "expected `same_window` or `last_action`",
         ),
         (&[("#TCP", "handshake = \"no\"")], "tcp.handshake", "expected a boolean"),
+        (&[("initial_window = 10", "initial_window = \"x\"")], "flows[1].tcp.initial_window", "invalid value: string \"x\", expected a number of segments (an integer) or \"rfc3390\""),
+        (&[("initial_window = 10", "initial_window = 1.5")], "flows[1].tcp.initial_window", "invalid type: floating point `1.5`, expected a number of segments (an integer) or \"rfc3390\""),
+        (&[("initial_window = 10", "initial_window = true")], "flows[1].tcp.initial_window", "invalid type: boolean `true`, expected a number of segments (an integer) or \"rfc3390\""),
         (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),
         (&[("\"10Mbps\"", "\"1.2.3Mbps\"")], "links[2].rate", "not a number: \"1.2.3Mbps\""),

@@ -637,6 +637,16 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _until_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite time >= 0 seconds, got {text!r}")
+    return value
+
+
 def add_parsers(sub: Any) -> None:
     """Register ``ecnsim bench``."""
     bench = sub.add_parser("bench", help="run named benchmark scenarios")
@@ -645,7 +655,7 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--list", action="store_true", help="list the benchmarks")
     bench.add_argument(
         "--until",
-        type=float,
+        type=_until_seconds,
         metavar="SECONDS",
         help="stop each run at this simulated time (default: the benchmark's end)",
     )

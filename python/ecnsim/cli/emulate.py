@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecnsim import _core
 from ecnsim._system import deferred_sigint
 from ecnsim.cli._common import (
     EXIT_INTERRUPTED,
@@ -19,7 +18,7 @@ from ecnsim.cli._common import (
     print_summary,
     printable,
 )
-from ecnsim.cli.run import prepare_out, read_text_file, seed_arg
+from ecnsim.cli.run import prepare_out, read_text_file, scenario_dict, seed_arg
 
 if TYPE_CHECKING:
     from ecnsim.results import Results
@@ -108,6 +107,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         PlanError,
         check_environment,
         cleanup_leftovers,
+        remove_orphans,
     )
 
     if args.cleanup:
@@ -124,7 +124,15 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     except NamespaceError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
-    scenario = json.loads(_core.toml_to_json(text))
+    # An emulation killed outright (SIGKILL, a crash) cannot clean up after itself.
+    orphans = remove_orphans()
+    if orphans:
+        print(
+            f"removed {len(orphans)} network namespaces left by an emulation that was killed "
+            f"(and the programs still running in them): {', '.join(orphans)}",
+            file=sys.stderr,
+        )
+    scenario = scenario_dict(text)
     # Checked before the experiment, so its results are never lost to a bad path.
     out = prepare_out("--out", args.out)
     emu = Emulation(
@@ -164,8 +172,16 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         f"{path.name}: {plan.duration_s:g} s emulated in real time with {len(plan.hosts)} Linux "
         f"hosts ({', '.join(h.name for h in plan.hosts)}), kernel {results.meta.get('kernel', '?')}"
     )
-    print_summary(results, sys.stdout)
-    print_emulation_report(results, sys.stdout)
+    if args.quiet:
+        # As `ecnsim run -q`: the one-line result and the warnings only.
+        report = io.StringIO()
+        print_emulation_report(results, report)
+        for line in report.getvalue().splitlines():
+            if line.startswith("WARNING"):
+                print(line)
+    else:
+        print_summary(results, sys.stdout)
+        print_emulation_report(results, sys.stdout)
     if args.verbose:
         print("\ntcp_mapping")
         print(format_table(results.tables["tcp_mapping"]))
@@ -246,7 +262,12 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="print the TCP mapping and exit")
     p.add_argument("--verbose", "-v", action="store_true", help="also print the TCP mapping")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="no progress lines and no summary tables: the one-line result and warnings only",
+    )
     p.add_argument(
         "--cleanup",
         action="store_true",

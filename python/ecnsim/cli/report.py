@@ -40,6 +40,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     # Imported here: the report needs matplotlib, which `run` and `bench` do not.
     try:
         from ecnsim.output.report import write_report, write_sweep_report
+        from ecnsim.output.seeds_report import is_seeds_folder, write_seeds_report
     except ImportError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -59,6 +60,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             path = write_sweep_report(
                 source, args.sweep, args.output, metrics=metrics, title=args.title
             )
+        elif args.run is None and is_seeds_folder(source):
+            path = write_seeds_report(source, args.output, title=args.title, lockout_s=args.lockout)
         else:
             if is_scenario:
                 source = _run_scenario(args, source)
@@ -86,7 +89,8 @@ def add_parsers(sub: Any) -> None:
     report.add_argument(
         "results_dir",
         metavar="SOURCE",
-        help="a results directory (`run --out DIR`), a run directory in a store, a store "
+        help="a results directory (`run --out DIR`), a `run --seeds --out DIR` folder (mean "
+        "and CI across the seeds, and a report per seed), a run directory in a store, a store "
         "(with --run KEY or --sweep NAME), or a scenario file to run first",
     )
     report.add_argument(

@@ -100,22 +100,47 @@ def size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _index_list(text: str) -> list[int]:
-    """``--trace-links``: comma-separated link indices (an argparse type)."""
+def _link_list(text: str) -> list[int | str]:
+    """``--trace-links``: comma-separated link indices or names (an argparse type)."""
     items = [x.strip() for x in text.split(",") if x.strip()]
-    try:
-        values = [int(x) for x in items]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected link indices like 0,2, got {text!r}") from None
-    bad = [v for v in values if v < 0]
-    if bad or not values:
+    if not items:
         raise argparse.ArgumentTypeError(
-            f"expected link indices (integers >= 0) like 0,2, got {text!r}"
+            f"expected link indices or names like 0,2 or bottleneck, got {text!r}"
         )
+    values: list[int | str] = []
+    for item in items:
+        try:
+            index = int(item)
+        except ValueError:
+            values.append(item)
+            continue
+        if index < 0:
+            raise argparse.ArgumentTypeError(
+                f"expected link indices (integers >= 0) or names, got {text!r}"
+            )
+        values.append(index)
     return values
 
 
-def prepare_out(option: str, value: str | None) -> Path | None:
+def link_indices(links: Sequence[int | str], spec: dict[str, Any]) -> list[int]:
+    """``--trace-links``' names and indices as ``[[links]]`` indices of the scenario as it
+    runs (templates expanded; an unnamed link is ``link<i>``); a :class:`UsageError`
+    names an unknown link and lists the names there are."""
+    given = [x.get("name") if isinstance(x, dict) else None for x in spec.get("links") or []]
+    names = {str(n) if n else f"link{i}": i for i, n in enumerate(given)}
+    out = []
+    for link in links:
+        if isinstance(link, int):
+            out.append(link)
+        elif link in names:
+            out.append(names[link])
+        else:
+            shown = ", ".join(list(names)[:20]) + (", ..." if len(names) > 20 else "")
+            raise UsageError(f"--trace-links: no link named {link!r}; the links are {shown}")
+    return out
+
+
+def prepare_out(option: str, value: str | os.PathLike[str] | None) -> Path | None:
     """Create the output directory ``value`` now, and check that it can be written.
 
     Done before a run, so results are never lost to a bad path; raises
@@ -133,6 +158,49 @@ def prepare_out(option: str, value: str | None) -> Path | None:
     except OSError as e:
         raise UsageError(f"{option}: cannot write into {out}: {e.strerror or e}") from None
     return out
+
+
+def check_out_path(option: str, value: str | os.PathLike[str]) -> Path:
+    """For a dry run: ``value`` is a directory, or could be made one; nothing is created.
+
+    Raises :class:`UsageError` naming ``option`` if it is a file, or lies under one, or
+    under a directory that cannot be written.
+    """
+    out = Path(value)
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe == out and out.exists() and not out.is_dir():
+        raise UsageError(f"{option}: {out} exists and is not a directory")
+    if probe.exists() and not probe.is_dir():
+        raise UsageError(f"{option}: cannot make {out}: {probe} is not a directory")
+    if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: cannot write into {probe}: permission denied")
+    return out
+
+
+def load_json_object(path: Path, text: str) -> dict[str, Any]:
+    """A JSON scenario file's object; :class:`UsageError` if it is not JSON, is nested
+    beyond what the parser takes, or is not an object."""
+    from ecnsim.scenario.paths import MAX_NESTING, nesting_depth
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}: not valid JSON: {e}") from None
+    except RecursionError:
+        raise UsageError(
+            f"{path}: nested more than {MAX_NESTING} arrays or tables deep (a scenario is a "
+            "few tables deep)"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+    if nesting_depth(data) > MAX_NESTING:
+        raise UsageError(
+            f"{path}: nested more than {MAX_NESTING} arrays or tables deep (a scenario is a "
+            "few tables deep)"
+        )
+    return data
 
 
 def read_text_file(path: Path) -> str:
@@ -160,9 +228,23 @@ def set_arg(text: str) -> tuple[str, Any]:
 
 
 def scenario_dict(text: str) -> dict[str, Any]:
-    """A TOML scenario as the data it holds, parsed by the core (errors name the field)."""
-    data: dict[str, Any] = json.loads(_core.toml_to_json(text))
+    """A TOML scenario as the data it holds, parsed by the core (errors name the field).
+
+    The core writes a field the file leaves out as ``null``; TOML has no null, so each
+    is dropped: the data is the file, and reads back as the file does (a ``null`` is
+    not accepted everywhere an absent field is, e.g. a crr model's ``think_time``).
+    """
+    data: dict[str, Any] = _without_nulls(json.loads(_core.toml_to_json(text)))
     return data
+
+
+def _without_nulls(value: Any) -> Any:
+    """``value`` without the ``None`` entries of its tables, at every depth."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dict[str, Any]:
@@ -175,8 +257,25 @@ def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dic
     ``--set``; a value the scenario does not allow is reported by the core
     at its field path when the simulation is built.
     """
-    from ecnsim.scenario.paths import PathError, set_paths
+    from ecnsim.scenario.paths import TEMPLATE_KEYS, PathError, parse_path, set_paths
 
+    if scenario.get("topology") or scenario.get("flow_groups"):
+        # Paths into the templates are set before the scenario is expanded, the others
+        # after: one into the templates after one into what they make cannot be applied
+        # in the order given, and would be overridden by it without a word.
+        expanded: str | None = None
+        for path, _ in sets:
+            first = parse_path(path)[0]
+            if first in ("nodes", "links", "flows") and expanded is None:
+                expanded = path
+            elif first in TEMPLATE_KEYS and expanded is not None:
+                keys = " and ".join(TEMPLATE_KEYS)
+                raise UsageError(
+                    f"--set {path}: given after --set {expanded}; paths into the templates "
+                    f"({keys}) are applied before the scenario is expanded and the others "
+                    "after it, so this one could not be applied in the order given (the "
+                    f"earlier one would win without a word): give the {keys} paths first"
+                )
     try:
         set_paths(scenario, sets)
     except PathError as e:
@@ -184,14 +283,46 @@ def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dic
     return scenario
 
 
-def _write_results(results: Results, out: Path, *, partial: bool) -> None:
+#: Tables of time series: after Ctrl-C they are written last (at a 1 ms interval they
+#: can take far longer than the rest), and a second Ctrl-C leaves them out.
+SERIES_TABLES = ("flow_series", "queue_series")
+
+
+def _write_results(results: Results, out: Path) -> None:
     """Write ``results`` into ``out``, holding Ctrl-C off until every file is written."""
-    if partial:
-        with deferred_sigint(f"still writing partial results to {out}; please wait", reraise=False):
-            results.write_parquet(out)
-    else:
-        with deferred_sigint(f"writing results to {out}; please wait"):
-            results.write_parquet(out)
+    with deferred_sigint(f"writing results to {out}; please wait"):
+        results.write_parquet(out)
+
+
+def _write_partial(sim: Simulation, out: Path) -> None:
+    """After Ctrl-C: the results so far into ``out``; first every table but the time series
+    and ``meta.json``, with Ctrl-C held off (what finished is never lost to a second
+    Ctrl-C), then each series, which a second Ctrl-C leaves out."""
+    message = f"still writing partial results to {out}; the time series will be left out"
+    with deferred_sigint(message, reraise=False) as again:
+        results = sim.results
+        written = [n for n in results.tables if n not in SERIES_TABLES]
+        results.write_parquet(out, tables=written)
+    series = [n for n in results.tables if n in SERIES_TABLES]
+    if not series or again:
+        print(f"partial results (finished=false) written to {out}", file=sys.stderr)
+        if series:
+            print(f"time series left out: {', '.join(series)}", file=sys.stderr)
+        return
+    print(
+        f"partial results (finished=false) written to {out}; writing its time series "
+        f"({', '.join(series)}; Ctrl-C again leaves them out)",
+        file=sys.stderr,
+    )
+    try:
+        for name in series:
+            # The file first, then meta.json listing it: a Ctrl-C between them leaves a
+            # file that meta.json does not list, never a listed one that is missing.
+            results.write_parquet(out, tables=[name], meta_tables=[*written, name])
+            written.append(name)
+    except KeyboardInterrupt:
+        left = [n for n in series if n not in written]
+        print(f"time series left out: {', '.join(left)}", file=sys.stderr)
 
 
 def build_simulation(
@@ -236,12 +367,7 @@ def _build_simulation(
     from ecnsim.simulation import Simulation
 
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path}: not valid JSON: {e}") from None
-        if not isinstance(data, dict):
-            raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        data = load_json_object(path, text)
         if sets:
             text = json.dumps(apply_sets(data, sets))
         # A file: every non-zero time and rate needs its unit, as in TOML.
@@ -261,12 +387,7 @@ def resolved_scenario(
     from ecnsim.scenario.spec import Scenario
 
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path}: not valid JSON: {e}") from None
-        if not isinstance(data, dict):
-            raise UsageError(f"{path}: a JSON scenario is an object, got {type(data).__name__}")
+        data = load_json_object(path, text)
         # A file: every non-zero time and rate needs its unit, as in TOML.
         _core.check_file_json(json.dumps(data))
     else:
@@ -330,7 +451,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 ns2=args.trace_ns2,
                 pcap=args.pcap,
                 pcap_drops=args.pcap_drops,
-                links=args.trace_links,
+                links=None
+                if args.trace_links is None
+                else link_indices(args.trace_links, sim.spec),
                 nodes=_str_list(args.trace_nodes),
                 flows=_str_list(args.trace_flows),
             )
@@ -358,13 +481,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         if out is not None:
-            _write_results(sim.results, out, partial=True)
-            print(f"partial results (finished=false) written to {out}", file=sys.stderr)
+            _write_partial(sim, out)
         return code
     results = sim.results
     # Results first: printing may fail (a closed pipe), writing must not be skipped.
     if out is not None:
-        _write_results(results, out, partial=False)
+        _write_results(results, out)
     perf = sim.perf()
     print(
         f"{path.name}: {sim.duration:g} s simulated in {wall:.2f} s wall, seed "
@@ -394,6 +516,7 @@ def _run_one_seed(
     """Run the scenario ``text`` (of file ``path``, ``sets`` applied) with ``seed`` in this
     (worker) process; write its results to ``out`` if given. Returns what the parent prints,
     and the checksum of the tables that tells seeds that changed nothing."""
+    from ecnsim.analysis.aggregate import summary_metrics
     from ecnsim.sweep.execute import tables_checksum
 
     sim = build_simulation(path, text, seed=seed, max_memory=max_memory, sets=sets)
@@ -412,6 +535,8 @@ def _run_one_seed(
         "seed": seed,
         "digest": results.digest,
         "tables_checksum": tables_checksum(results),
+        # As a sweep's worker keeps them: the summary metrics, for the table across seeds.
+        "metrics": summary_metrics(results),
         "finished": results.finished,
         "error": error,
         "now": sim.now,
@@ -504,9 +629,35 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
     if len(finished) == len(seeds) and same_for_every_seed((0, c) for c in finished):
         message = identical_seeds_message(f"{path.name}: the runs", len(seeds))
         print(f"warning: {message}", file=sys.stderr)
+    if not args.quiet:
+        print_seed_summary([done[s] for s in seeds if done[s]["error"] is None])
     if out is not None:
         print(f"\nresults written to {out}/seed-<N> (one directory per seed)")
     return code
+
+
+def print_seed_summary(runs: Sequence[dict[str, Any]]) -> None:
+    """The summary metrics across the seeds' runs, mean ± 95 % CI half-width, as a sweep
+    prints them per point (the same aggregation: :func:`ecnsim.analysis.aggregate.aggregate`
+    and :func:`~ecnsim.analysis.aggregate.summary_table`)."""
+    import warnings
+
+    import pandas as pd
+
+    from ecnsim.analysis.aggregate import DEFAULT_METRICS, aggregate, summary_table
+
+    if not runs:
+        return
+    per_run = pd.DataFrame(
+        [{"key": str(r["seed"]), **{m: r["metrics"][m] for m in DEFAULT_METRICS}} for r in runs]
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = summary_table(aggregate(per_run, [], list(DEFAULT_METRICS)), [])
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    print(f"\nmean ± 95% CI half-width over {len(runs)} seed(s):")
+    print(table.to_string(index=False))
 
 
 def add_parsers(sub: Any) -> None:
@@ -583,9 +734,9 @@ def add_parsers(sub: Any) -> None:
     )
     run.add_argument(
         "--trace-links",
-        type=_index_list,
-        metavar="I,J",
-        help="trace only these links ([[links]] indices)",
+        type=_link_list,
+        metavar="L,M",
+        help="trace only these links ([[links]] names, or indices)",
     )
     run.add_argument(
         "--trace-nodes", metavar="A,B", help="trace only link directions at these nodes"

@@ -17,12 +17,25 @@ import re
 import sys
 from typing import Any
 
-from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from ecnsim.cli.run import jobs_arg
+from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK
+from ecnsim.cli.run import jobs_arg, prepare_out, seeds_arg
 
 EXIT_RUNS_FAILED = 1
 #: Exit code when the machine cannot emulate (as ``ecnsim emulate``).
 EXIT_UNAVAILABLE = 3
+
+
+def study_seeds_arg(text: str) -> int:
+    """``study --seeds``: a count K (seeds 1..K), or the list form ``ecnsim run --seeds``
+    takes when it lists the same seeds (``1-8``, ``1,2,3``) (an argparse type)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    seeds = seeds_arg(text)
+    if seeds != list(range(1, len(seeds) + 1)):
+        raise argparse.ArgumentTypeError(f"a study runs seeds 1 to K: give K or 1-K, got {text!r}")
+    return len(seeds)
 
 
 def _resolve(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -161,9 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     study, params = _resolve(args)
     out = args.out or os.path.join("ecnsim-studies", study.name + ("-quick" if args.quick else ""))
-    if os.path.exists(out) and not os.path.isdir(out):
-        print(f"error: --out {out}: exists and is not a directory", file=sys.stderr)
-        return EXIT_USAGE
+    prepare_out("--out", out)
     only = studies.parse_only(args.only or [])
     dask = args.dask
     bar = SweepProgressBar(sys.stderr)
@@ -289,7 +300,9 @@ def add_parsers(sub: Any) -> None:
     lst.set_defaults(func=cmd_list)
     show = ssub.add_parser("show", help="a study's setup and every choice made, with reasons")
     _add_common(show)
-    show.add_argument("--seeds", type=int, metavar="K", help="seeds per point")
+    show.add_argument(
+        "--seeds", type=study_seeds_arg, metavar="K", help="seeds per point (1..K; or 1-K)"
+    )
     show.set_defaults(func=cmd_show)
     run = ssub.add_parser("run", help="run a study and write its report, tables and figures")
     _add_common(run)
@@ -306,7 +319,9 @@ def add_parsers(sub: Any) -> None:
     # kept so that scripts and notes keep working, and left out of the help.
     run.add_argument("--workers", dest="jobs", type=jobs_arg, help=argparse.SUPPRESS)
     run.add_argument("--dask", metavar="ADDR|local", help="run on a Dask cluster (or a local one)")
-    run.add_argument("--seeds", type=int, metavar="K", help="seeds per point (1..K)")
+    run.add_argument(
+        "--seeds", type=study_seeds_arg, metavar="K", help="seeds per point (1..K; or 1-K)"
+    )
     run.add_argument(
         "--robustness",
         action="store_true",

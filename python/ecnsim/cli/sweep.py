@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ecnsim.cli._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ecnsim.cli.run import check_out_path, prepare_out
 
 # ---------------------------------------------------------------------------
 # ecnsim sweep, ecnsim runs
@@ -60,6 +61,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             return EXIT_UNAVAILABLE
     plan = sweep.plan(mode="emulation" if args.emulate else "simulation")
     store = Store(args.out or sweep.store or default_store_path())
+    # Checked before any run, so a bad store path is one line, not a traceback after the runs.
+    option = "--out" if args.out else ("the sweep's store" if sweep.store else "the store")
+    if args.dry_run:
+        check_out_path(option, store.root)
+    else:
+        prepare_out(option, store.root)
     tasks = plan.tasks()
     print(
         f"sweep {plan.name}: {len(plan.points)} points x {len(sweep.seeds)} seeds = "
@@ -85,7 +92,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_OK
     progress = None if args.quiet else SweepProgressBar(sys.stderr)
     try:
-        result = run_sweep(plan, store, jobs=args.jobs, dask=args.dask, progress=progress)
+        # Failed runs are listed below and make the exit code 1.
+        result = run_sweep(
+            plan,
+            store,
+            jobs=args.jobs,
+            dask=args.dask,
+            progress=progress,
+            raise_if_all_failed=False,
+        )
     except SweepInterrupted as e:
         r = e.result
         print(

@@ -11,6 +11,7 @@ from ecnsim.emulation.netns import (
     check_environment,
     cleanup_leftovers,
     list_namespaces,
+    remove_orphans,
 )
 from ecnsim.emulation.plan import EmulationPlan, PlanError, make_plan
 from ecnsim.emulation.runner import Emulation, EmulationError
@@ -25,4 +26,5 @@ __all__ = [
     "cleanup_leftovers",
     "list_namespaces",
     "make_plan",
+    "remove_orphans",
 ]

@@ -22,18 +22,24 @@ from pathlib import Path
 
 __all__ = [
     "ADDRESS_PREFIX",
+    "MARKER_DIR",
     "NETNS_DIR",
     "NamespaceError",
     "check_environment",
     "cleanup_leftovers",
     "host_address",
     "namespace_name",
+    "remove_orphans",
 ]
 
 #: The private range every emulated host's address comes from (10.201.0.0/16).
 ADDRESS_PREFIX = "10.201"
 #: Where ``ip netns`` binds named namespaces.
 NETNS_DIR = Path("/run/netns")
+#: Where ecnsim marks the namespaces it made: ``<name>.owner`` holds the emulating
+#: process's pid and start time (``/proc/<pid>/stat``), so that a namespace is known to be
+#: ecnsim's by more than its name, and its owner's death is told from a reused pid.
+MARKER_DIR = Path("/run/ecnsim/netns")
 #: Namespace names: ``ecnsim-<pid>-<host>``.
 _NAME_RE = re.compile(r"^ecnsim-(\d+)-[A-Za-z0-9_.-]+$")
 #: Interface-name limit (IFNAMSIZ - 1).
@@ -113,7 +119,9 @@ class Namespace:
 
     def create(self) -> None:
         """Create the namespace with its loopback up and IPv6 off (so the device
-        carries only the IPv4 packets the emulation routes)."""
+        carries only the IPv4 packets the emulation routes), and mark it as this
+        process's (:data:`MARKER_DIR`)."""
+        _write_marker(self.name)
         _ip(["netns", "add", self.name])
         _ip(["link", "set", "lo", "up"], netns=self.name)
         self.sysctl("net.ipv6.conf.all.disable_ipv6", "1")
@@ -181,6 +189,8 @@ class Namespace:
         kill_namespace_processes(self.name)
         with contextlib.suppress(NamespaceError):
             _ip(["netns", "del", self.name])
+        with contextlib.suppress(OSError):
+            (MARKER_DIR / f"{self.name}.owner").unlink()
 
 
 def kill_namespace_processes(name: str) -> None:
@@ -190,6 +200,52 @@ def kill_namespace_processes(name: str) -> None:
             if pid != os.getpid():
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` (``/proc/<pid>/stat`` field 22, in clock ticks
+    since boot), or None if there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces.
+    return stat[stat.rindex(")") + 2 :].split()[19]
+
+
+def _write_marker(name: str) -> None:
+    MARKER_DIR.mkdir(parents=True, exist_ok=True)
+    pid = os.getpid()
+    (MARKER_DIR / f"{name}.owner").write_text(f"{pid} {_start_time(pid)}\n")
+
+
+def _marked_owner_gone(name: str) -> bool:
+    """Whether ``name`` carries ecnsim's marker and the process that made it is gone (dead,
+    or its pid now another process's)."""
+    try:
+        pid_text, start = (MARKER_DIR / f"{name}.owner").read_text().split()
+    except (OSError, ValueError):
+        return False
+    return _start_time(int(pid_text)) != start
+
+
+def remove_orphans() -> list[str]:
+    """Delete the namespaces ecnsim marked (:data:`MARKER_DIR`) whose emulating process is
+    gone (killed with SIGKILL, say), and the traffic programs still running in them, as
+    ``ecnsim emulate`` does before each run. Returns the names removed."""
+    removed = []
+    for name in list_namespaces():
+        if _marked_owner_gone(name):
+            Namespace(name=name, host="", address="").destroy()
+            removed.append(name)
+    # Markers whose namespace is already gone.
+    if MARKER_DIR.is_dir():
+        present = set(list_namespaces())
+        for marker in MARKER_DIR.glob("*.owner"):
+            if marker.name.removesuffix(".owner") not in present:
+                with contextlib.suppress(OSError):
+                    marker.unlink()
+    return removed
 
 
 def _pid_alive(pid: int) -> bool:

@@ -15,6 +15,7 @@ tidy outputs of :mod:`ecnsim.analysis`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -320,6 +321,19 @@ def plot_sweep(
     (:func:`ecnsim.analysis.summarize` makes it). One line per ``hue``
     value, error bars of ``+- ci``.
     """
+    if hue is None and df[x].duplicated().any():
+        # Several rows per x value: another swept parameter varies, and one line through
+        # all of them would join points of different settings.
+        stats = {x, y, ci, "metric", "n", "mean", "std", "sem", "ci", "ci_low", "ci_high",
+                 "confidence"}  # fmt: skip
+        varying = [c for c in df.columns if c not in stats and df[c].nunique(dropna=False) > 1]
+        warnings.warn(
+            f"plot_sweep: {int(df[x].duplicated().sum())} rows repeat an x value ({x}); "
+            f"{', '.join(map(str, varying)) or 'another column'} varies as well: give hue= "
+            "(one line per value) or filter df, or they are joined into one line",
+            UserWarning,
+            stacklevel=2,
+        )
     fig = _figure()
     ax = fig.subplots()
     groups = [(None, df)] if hue is None else df.groupby(hue, sort=True)

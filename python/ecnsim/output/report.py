@@ -401,10 +401,20 @@ def build_report(
             '<p class="warn">This run was interrupted before its end '
             "(<code>finished = false</code>): the numbers cover the run so far.</p>"
         )
+    emulated = meta.get("mode") == "emulation"
+    if emulated:
+        page.add(
+            '<p class="warn">Emulated, not simulated: real Linux TCP endpoints (kernel '
+            f"{_esc(meta.get('kernel', '?'))}) in network namespaces, through ecnsim's links "
+            "and queues in real time (<code>ecnsim emulate</code>, docs/emulation.md). Its "
+            "numbers are measurements of one real run and depend on the machine's timing; "
+            "the digest does not repeat.</p>"
+        )
     page.add("<h2>Run</h2>")
     page.add(
         _kv(
             [
+                ("mode", "emulation" if emulated else "simulation"),
                 ("scenario", name),
                 ("seed", meta.get("seed", "?")),
                 ("profile", meta.get("profile", "?")),

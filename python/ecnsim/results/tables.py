@@ -29,7 +29,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -573,18 +573,28 @@ class Results:
     def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *self.tables})
 
-    def write_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
+    def write_parquet(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        tables: Sequence[str] | None = None,
+        meta_tables: Sequence[str] | None = None,
+    ) -> list[Path]:
         """Write ``<table>.parquet`` per table and ``meta.json`` into ``directory``.
 
-        ``meta.json`` holds the metadata, the digest and the resolved scenario.
-        Returns the paths written.
+        ``meta.json`` holds the metadata, the digest, the names of the tables
+        and the resolved scenario. ``tables``: write only these; ``meta_tables``:
+        the tables ``meta.json`` lists (default: those written), for a directory
+        written in steps. Returns the paths written.
         """
         from ecnsim import _core
+        from ecnsim._system import deferred_sigint
 
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, table in self.tables.items():
+        chosen = self.tables if tables is None else {n: self.tables[n] for n in tables}
+        for name, table in chosen.items():
             path = out / f"{name}.parquet"
             columns = table._writer_columns()
             if columns is not None and sys.byteorder == "little":
@@ -598,14 +608,15 @@ class Results:
         meta: dict[str, Any] = {k: v for k, v in self.meta.items() if k != "resolved_spec"}
         meta["finished"] = self.finished
         meta["digest"] = self.digest
-        meta["tables"] = list(self.tables)
+        meta["tables"] = list(chosen if meta_tables is None else meta_tables)
         # The resolved scenario goes in last, on one line: the core's JSON text as it is
         # (pretty-printing it in Python took longer than the run at 600 flows).
         spec = self.meta.get("resolved_spec") or self._spec_json
         spec_text = spec.strip() if isinstance(spec, str) and spec.strip() else json.dumps(spec)
         head = json.dumps(meta, indent=2)
         path = out / "meta.json"
-        path.write_text(f'{head[:-2]},\n  "resolved_spec": {spec_text}\n}}\n', encoding="utf-8")
+        with deferred_sigint():  # never half a meta.json
+            path.write_text(f'{head[:-2]},\n  "resolved_spec": {spec_text}\n}}\n', encoding="utf-8")
         written.append(path)
         return written
 

@@ -86,13 +86,47 @@ def default_group(name: str) -> str:
     return stripped or name
 
 
+#: Longest parameter path taken (a scenario's deepest field is a few tables down; a path
+#: of thousands of parts would only exhaust the recursion that follows it).
+MAX_PATH_CHARS = 1000
+
+
 def parse_value(text: str) -> Any:
     """A command-line value: JSON if it parses (``0.1``, ``[15, 30]``, ``true``, ``"x"``),
-    else the text itself (``newreno``, ``10Mbps``)."""
+    else the text itself (``newreno``, ``10Mbps``). ``ValueError`` for JSON nested beyond
+    what the parser takes."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
+    except RecursionError:
+        value = None
     except ValueError:
         return text
+    if value is None or nesting_depth(value) > MAX_NESTING:
+        raise ValueError(f"the value is nested more than {MAX_NESTING} arrays or tables deep")
+    return value
+
+
+#: Deepest nesting of arrays and tables taken in a value or a JSON scenario (a scenario
+#: needs a handful; Python's own recursion would give out near a thousand).
+MAX_NESTING = 64
+
+
+def nesting_depth(value: Any) -> int:
+    """How many arrays and tables deep ``value`` is (0 for a number or a string); counted
+    without recursion, so any depth can be measured."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def split_assignment(text: str) -> tuple[str, str] | None:
@@ -125,7 +159,9 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     try:
         parse_path(path)
     except ValueError as e:
-        raise ValueError(f"{path}: not a parameter path: {e}") from None
+        shown = path if len(path) <= 80 else path[:77] + "..."
+        reason = str(e) if len(str(e)) <= 200 else str(e)[:197] + "..."
+        raise ValueError(f"{shown}: not a parameter path: {reason}") from None
     return path, parse_value(raw)
 
 
@@ -137,6 +173,10 @@ def parse_path(path: str) -> tuple[PathToken, ...]:
     """
     if not isinstance(path, str) or not path:
         raise ValueError("a parameter path must be a non-empty string")
+    if len(path) > MAX_PATH_CHARS:
+        raise ValueError(
+            f"{len(path)} characters long; a parameter path has at most {MAX_PATH_CHARS}"
+        )
     tokens: list[PathToken] = []
     i, n = 0, len(path)
     expect_name = True

@@ -403,7 +403,14 @@ def apply_settings(study: Study, params: Any, settings: Sequence[tuple[str, Any]
     return out
 
 
-_convert_text = parse_value
+def _convert_text(text: str) -> Any:
+    """A setting's text as a value (:func:`~ecnsim.scenario.paths.parse_value`); a value
+    nested beyond what is taken is a :class:`StudyError`."""
+    try:
+        return parse_value(text)
+    except ValueError as e:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise StudyError(f"{shown!r}: {e}") from None
 
 
 def _convert(name: str, raw: Any, hint: Any) -> Any:
@@ -471,6 +478,9 @@ def parse_only(filters: Sequence[str]) -> dict[str, list[Any]]:
     """``["n=30,60", "mode=ecn"]`` as ``{"n": [30, 60], "mode": ["ecn"]}``."""
     out: dict[str, list[Any]] = {}
     for text in filters:
+        if not text.strip(" ;"):
+            # An empty filter would select every point: refused, as a typo more likely than not.
+            raise StudyError(f"--only {text!r}: empty; write AXIS=V1,V2 (e.g. n=30,60 or mode=ecn)")
         for part in text.split(";"):
             if not part.strip():
                 continue
@@ -657,7 +667,15 @@ def calibrate_study(
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"
-    sweep = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
+    sweep = run_sweep(
+        plan,
+        store,
+        jobs=workers,
+        executor=executor,
+        dask=dask,
+        progress=progress,
+        raise_if_all_failed=False,
+    )
     if sweep.failures:
         first = sweep.failures[0][1]
         raise StudyError(
@@ -790,11 +808,28 @@ def run_study(
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"
-    result = run_sweep(plan, store, jobs=workers, executor=executor, dask=dask, progress=progress)
+    # Failed runs are reported with the study's own summary (and exit code 1).
+    result = run_sweep(
+        plan,
+        store,
+        jobs=workers,
+        executor=executor,
+        dask=dask,
+        progress=progress,
+        raise_if_all_failed=False,
+    )
     emulated = None
     if emu_plan is not None:
         emulated = EmulatedRun(
-            emu_plan, run_sweep(emu_plan, store, jobs=1, executor="serial", progress=progress)
+            emu_plan,
+            run_sweep(
+                emu_plan,
+                store,
+                jobs=1,
+                executor="serial",
+                progress=progress,
+                raise_if_all_failed=False,
+            ),
         )
     run = StudyRun(
         study, params, plan, result, out, None, calibration=calibration, emulated=emulated

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from ecnsim.scenario.paths import ANY, parse_path, set_path
 from ecnsim.sweep.execute import (
+    SweepFailedError,
     SweepInterrupted,
     SweepProgressBar,
     SweepResult,
@@ -56,6 +57,7 @@ __all__ = [
     "RunTask",
     "Store",
     "Sweep",
+    "SweepFailedError",
     "SweepInterrupted",
     "SweepProgressBar",
     "SweepResult",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from ecnsim import _core
+from ecnsim.exceptions import EcnsimError
 from ecnsim.sweep.store import RunCheck, RunOutput, Store, run_key
 
 if TYPE_CHECKING:
@@ -103,6 +104,23 @@ class SweepInterrupted(KeyboardInterrupt):
 
     def __init__(self, result: SweepResult) -> None:
         super().__init__("sweep interrupted")
+        self.result = result
+
+
+class SweepFailedError(EcnsimError):
+    """Every run a sweep started failed (:func:`run_sweep` with ``raise_if_all_failed``).
+
+    ``result`` is the :class:`SweepResult`, its ``failures`` holding each run's error.
+    """
+
+    def __init__(self, result: SweepResult) -> None:
+        first = result.failures[0][1] if result.failures else "?"
+        super().__init__(
+            f"sweep {result.plan.name}: every one of the {len(result.failures)} run(s) it "
+            f"started failed; the first: {first}. (A script that runs a sweep on a process "
+            'pool needs the `if __name__ == "__main__":` guard: the workers import it; '
+            "docs/sweeps.md.)"
+        )
         self.result = result
 
 
@@ -740,6 +758,7 @@ def run_sweep(
     dask: Any = None,
     progress: ProgressCallback | bool | None = None,
     verify: bool = True,
+    raise_if_all_failed: bool = True,
 ) -> SweepResult:
     """Run every run of ``sweep`` that is not already in ``store``; return a :class:`SweepResult`.
 
@@ -756,7 +775,9 @@ def run_sweep(
     are run again. Results are written as runs finish, each atomically. On
     Ctrl-C, finished results are kept, workers are stopped, and
     :class:`SweepInterrupted` is raised. A run that raises is recorded in
-    ``failures`` and the others go on.
+    ``failures`` and the others go on; if every run started failed (and
+    ``raise_if_all_failed``, the default), :class:`SweepFailedError` is raised with the
+    result, so that a script whose every run failed does not end as if it had worked.
     """
     plan = sweep if isinstance(sweep, Plan) else sweep.plan()
     if plan.mode == "emulation":
@@ -856,4 +877,6 @@ def run_sweep(
         if bar is not None:
             bar.close()
     result.wall_s = time.perf_counter() - started
+    if raise_if_all_failed and todo and len(result.failures) == len(todo):
+        raise SweepFailedError(result)
     return result
