@@ -6,6 +6,7 @@ mod common;
 mod determinism;
 mod fuzz;
 mod layers;
+mod modern_cc;
 mod ns2_dialogues;
 mod reliability;
 mod scenarios;
