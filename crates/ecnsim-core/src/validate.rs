@@ -299,11 +299,11 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
         );
     }
     if let Some(c) = o.cubic_c {
-        // RFC 9438 §5: C > 0 (0.4); 4 is the largest the RFC's tables consider, 100 a sanity bound.
+        // RFC 9438 §5: C > 0 (0.4); 4 is the largest its tables consider.
         ensure_spec!(
-            c.is_finite() && c > 0.0 && c <= 100.0 && fraction(c).is_some(),
+            c.is_finite() && c > 0.0 && c <= 4.0 && fraction(c).is_some(),
             format!("{prefix}.cubic_c"),
-            "must be > 0 and <= 100 (RFC 9438: 0.4), got {c}"
+            "must be > 0 and <= 4 (RFC 9438: 0.4), got {c}"
         );
     }
     if let Some(g) = o.dctcp_shift_g {
@@ -1727,7 +1727,7 @@ mod tests {
         (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\" or \"dctcp\"; cc = \"newreno\" has its own loss recovery"),
         (&[("#TCP", "cubic_beta = 1.0")], "tcp.cubic_beta", "must be > 0 and < 1 (RFC 9438: 0.7), got 1"),
         (&[("#TCP", "cubic_beta = 0.0")], "tcp.cubic_beta", "got 0"),
-        (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 100 (RFC 9438: 0.4), got -0.4"),
+        (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
         (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
         (&[("#TCP", "cc = \"bbr\"")], "tcp.cc", "\"bbr\" is not modelled by the simulator yet; `ecnsim emulate` runs it with Linux's tcp_bbr"),
         (&[("#F0", "tcp = { cc = \"bbr\" }")], "flows[0].tcp.cc", "\"bbr\" is not modelled"),

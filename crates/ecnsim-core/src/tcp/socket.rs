@@ -751,8 +751,9 @@ impl TcpSocket {
                     self.snd_una = h.ack;
                     self.snd_nxt = self.snd_nxt.max(h.ack);
                     self.snd_wnd = u64::from(h.window);
-                    if ecn == Ecn::Ce && ecn_ok {
+                    if ecn == Ecn::Ce && ecn_ok && self.cfg.cc != CcKind::Dctcp {
                         // ECN+ (Kuzmanovic 2005): proceed, and echo the mark like any CE (RFC 3168 §6.1.3).
+                        // (RFC 8257 §3.2: a DCTCP receiver's CE state follows data segments only.)
                         self.ecn.echo = true;
                     }
                     self.handshake_done(now);
@@ -901,7 +902,7 @@ impl TcpSocket {
         if advanced {
             self.on_new_ack(now, h);
         } else {
-            if h.payload == 0 {
+            if h.payload == 0 && self.snd_max > self.snd_una {
                 // Linux tcp_dctcp.c (to 5.0): an ACK that acknowledges nothing new counts one segment.
                 self.cc.on_ack_event(&mut self.cc_state, 0, ece, self.win.mss, self.snd_una, self.snd_nxt);
             }
