@@ -477,7 +477,9 @@ def _mix(ccs: list[str], queue: dict, tcp: dict | None = None) -> ecnsim.Scenari
 def test_a_mix_is_summarised_per_algorithm() -> None:
     # CUBIC against NewReno on a one-BDP DropTail queue: CUBIC's faster growth after each
     # loss takes the larger share (RFC 9438 §5's concern), visible in the table by tcp.cc.
-    results = Simulation(_mix(["cubic", "newreno"], {"type": "droptail", "limit_packets": 70})).run()
+    results = Simulation(
+        _mix(["cubic", "newreno"], {"type": "droptail", "limit_packets": 70})
+    ).run()
     lines = _summary_lines(results)
     header = lines[lines.index("flows (2 rows)") + 1].split()
     assert header[:4] == ["flow", "src", "dst", "cc"]
@@ -517,8 +519,14 @@ def test_the_resolved_spec_shows_the_recovery_of_cubic_and_dctcp_only(tmp_path: 
         0.7,
         0.4,
     )
-    assert (tcps[1]["recovery"], tcps[1]["dctcp_shift_g"], tcps[1]["dctcp_fraction"]) == ("newreno", 4, "packets")
-    assert "cubic_beta" not in tcps[1] and "recovery" not in tcps[2] and "dctcp_shift_g" not in tcps[2]
+    assert (tcps[1]["recovery"], tcps[1]["dctcp_shift_g"], tcps[1]["dctcp_fraction"]) == (
+        "newreno",
+        4,
+        "packets",
+    )
+    assert "cubic_beta" not in tcps[1]
+    assert "recovery" not in tcps[2]
+    assert "dctcp_shift_g" not in tcps[2]
     # The simulator refuses BBR by field (`ecnsim emulate` hands it to Linux).
     bad = tmp_path / "bbr.toml"
     bad.write_text(sc.to_toml().replace('cc = "reno"', 'cc = "bbr"'), encoding="utf-8")

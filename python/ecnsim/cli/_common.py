@@ -361,7 +361,10 @@ def cc_summary_columns(
     for name in ("packets_retransmitted", "rto_count", "drops", "marks"):
         if name in flows:
             vals = flows[name][0]
-            out[name] = ([sum(int(v) for c, v in zip(ccs, vals, strict=True) if c == g) for g in groups], True)
+            out[name] = (
+                [sum(int(v) for c, v in zip(ccs, vals, strict=True) if c == g) for g in groups],
+                True,
+            )
     return out
 
 

@@ -82,7 +82,7 @@ def available_cc() -> set[str]:
 _BBR_MARK = 3.90625
 
 
-def _bbr_stand_in(scenario: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+def _bbr_stand_in(scenario: Mapping[str, Any]) -> tuple[Any, bool]:
     """``scenario`` with every ``tcp.cc = "bbr"`` replaced by the marked CUBIC stand-in."""
     marked = False
 

@@ -351,7 +351,8 @@ def tcp(
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"tahoe"``, ``"reno"``,
     ``"newreno"``, ``"sack"``, ``"cubic"`` or ``"dctcp"`` (``"bbr"`` for
     ``ecnsim emulate`` only); ``recovery`` (under ``cubic`` and ``dctcp``)
-    ``"newreno"`` or ``"sack"``; ``dctcp_fraction`` ``"packets"`` or ``"bytes"``; ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
+    ``"newreno"`` or ``"sack"``; ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
+    ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
