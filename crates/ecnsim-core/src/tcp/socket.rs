@@ -883,9 +883,6 @@ impl TcpSocket {
         if self.state.can_receive() || self.peer_fin.is_some() {
             self.on_data(now, h);
         }
-        if carries_data && self.cc_state.dctcp().is_some_and(|d| d.prior_ack.is_some()) {
-            self.ack_now = true;
-        }
     }
 
     fn on_ack(&mut self, now: SimTime, h: &TcpHeader) {
@@ -2268,7 +2265,7 @@ mod tests {
         ends[1].listen();
         if !cfg.handshake {
             // As the simulation opens a connection without a handshake (ns-2's one-way TCP).
-            let ok = (ecn, cc == CcKind::Sack);
+            let ok = (ecn, cfg.offers_sack());
             ends.iter_mut().for_each(|e| e.assume_negotiated(ok.0, ok.1));
         }
         ends[0].connect(t(0));
@@ -2399,7 +2396,7 @@ mod tests {
         #[test]
         fn header_prediction_gives_the_slow_paths_state(
             profile in proptest::sample::select(vec![Profile::Rfc, Profile::Ns2_2001, Profile::Linux]),
-            cc in proptest::sample::select(vec![CcKind::Tahoe, CcKind::Reno, CcKind::Newreno, CcKind::Sack]),
+            cc in proptest::sample::select(vec![CcKind::Tahoe, CcKind::Reno, CcKind::Newreno, CcKind::Sack, CcKind::Cubic, CcKind::Dctcp]),
             ecn in proptest::bool::ANY,
             both_ways in proptest::bool::ANY,
             ops in proptest::collection::vec((0u8..8, 0u8..=255), 1..600),
