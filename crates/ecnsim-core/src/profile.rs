@@ -156,7 +156,7 @@ impl Profile {
             cubic_fast_convergence: true,
             // RFC 8257 §4.2: the RECOMMENDED estimation gain g = 1/16.
             dctcp_shift_g: 4,
-            // SIGCOMM 2010 §3.1: F, the fraction of packets marked (Linux >= 5.1 counts delivered packets).
+            // SIGCOMM 2010 §3.1: F, the fraction of packets marked (current Linux counts delivered packets).
             dctcp_fraction: DctcpFraction::Packets,
             // RFC 8257 §3.5 / Linux tcp_ecn_send_syn(): a DCTCP host sets ECT on every packet it sends.
             dctcp_ect_control: true,

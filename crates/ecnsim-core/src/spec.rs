@@ -1567,9 +1567,9 @@ pub enum Recovery {
 #[serde(rename_all = "lowercase")]
 pub enum DctcpFraction {
     /// Segments acknowledged with ECE over segments acknowledged (SIGCOMM 2010 §3.1;
-    /// Linux 5.1 and later, `delivered_ce / delivered`).
+    /// current Linux, `delivered_ce / delivered`).
     Packets,
-    /// Bytes acknowledged with ECE over bytes acknowledged (RFC 8257 §3.3; Linux 3.18 to 5.0,
+    /// Bytes acknowledged with ECE over bytes acknowledged (RFC 8257 §3.3; Linux from 3.18 until it moved to packets,
     /// `acked_bytes_ecn / acked_bytes_total`).
     Bytes,
 }

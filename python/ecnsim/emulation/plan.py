@@ -252,7 +252,7 @@ UNMAPPED = {
     "cubic_c": "Linux's tcp_cubic C is a module parameter (bic_scale 41: 410/1024), not per socket",
     "cubic_fast_convergence": "Linux's tcp_cubic fast_convergence is a module parameter (on)",
     "dctcp_shift_g": "Linux's tcp_dctcp shift_g is a module parameter (4)",
-    "dctcp_fraction": "Linux >= 5.1's tcp_dctcp counts packets",
+    "dctcp_fraction": "current Linux's tcp_dctcp counts packets",
     "dctcp_ect_control": "Linux's DCTCP sets ECT on every packet",
 }
 

@@ -62,10 +62,10 @@ impl Dctcp {
     /// acknowledged (0 for a duplicate ACK), `ece` its ECN-Echo, `snd_una` / `snd_nxt` after it.
     pub(crate) fn on_ack_event(&mut self, acked: u64, ece: bool, mss: u64, snd_una: u64, snd_nxt: u64) {
         let units = match self.fraction {
-            // SIGCOMM 2010 §3.1: F is the fraction of packets marked; Linux >= 5.1 counts delivered
+            // SIGCOMM 2010 §3.1: F is the fraction of packets marked; current Linux counts delivered
             // packets (tcp_dctcp.c: delivered, delivered_ce); a duplicate ACK reports one packet.
             DctcpFraction::Packets => acked.div_ceil(mss.max(1)).max(1),
-            // RFC 8257 §3.3 step 2: bytes acknowledged; Linux 3.18 to 5.0 (acked_bytes_total) counts a
+            // RFC 8257 §3.3 step 2: bytes acknowledged; earlier Linux (acked_bytes_total) counts a
             // duplicate ACK as one MSS.
             DctcpFraction::Bytes => {
                 if acked == 0 {
