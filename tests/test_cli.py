@@ -477,3 +477,86 @@ def test_bench_scenario_written_as_json_runs_with_ecnsim_run(cli: Cli, tmp_path:
     proc = cli("run", bad)
     assert proc.returncode == 2
     assert "a JSON scenario is an object" in proc.stderr
+
+
+def _mix(ccs: list[str], queue: dict, tcp: dict | None = None) -> ecnsim.Scenario:
+    """Flows of `ccs` sharing a 20 Mb/s, 20 ms bottleneck for 20 s (warm-up 5 s)."""
+    from ecnsim.scenario.topology import dumbbell
+
+    sc = dumbbell(
+        len(ccs),
+        bottleneck_rate="20Mbps",
+        bottleneck_delay="20ms",
+        access_rate="1Gbps",
+        access_delay="1ms",
+        queue=queue,
+        duration="20s",
+        warmup="5s",
+        seed=1,
+    )
+    data = sc.to_dict()
+    data["tcp"] = {"rcv_window": "16MiB", **(tcp or {})}
+    for flow, cc in zip(data["flows"], ccs, strict=True):
+        flow["tcp"] = {"cc": cc}
+    return ecnsim.Scenario.from_dict(data)
+
+
+def test_a_mix_is_summarised_per_algorithm() -> None:
+    # CUBIC against NewReno on a one-BDP DropTail queue: CUBIC's faster growth after each
+    # loss takes the larger share (RFC 9438 §5's concern), visible in the table by tcp.cc.
+    results = Simulation(
+        _mix(["cubic", "newreno"], {"type": "droptail", "limit_packets": 70})
+    ).run()
+    lines = _summary_lines(results)
+    header = lines[lines.index("flows (2 rows)") + 1].split()
+    assert header[:4] == ["flow", "src", "dst", "cc"]
+    title = lines.index("by congestion control (tcp.cc)")
+    assert lines[title + 1].split()[:4] == ["cc", "flows", "goodput_Mbps", "share"]
+    rows = {r.split()[0]: r.split() for r in lines[title + 3 : title + 5]}
+    assert set(rows) == {"cubic", "newreno"}
+    share = {cc: float(r[3]) for cc, r in rows.items()}
+    assert abs(share["cubic"] + share["newreno"] - 1) < 0.01
+    assert share["cubic"] > share["newreno"], share
+    # One algorithm: no cc column and no table by algorithm.
+    lines = _summary_lines(Simulation(small_scenario()).run())
+    assert "cc" not in lines[lines.index("flows (2 rows)") + 1].split()
+    assert "by congestion control (tcp.cc)" not in lines
+
+
+def test_dctcp_beside_cubic_on_a_marking_queue_is_summarised_per_algorithm() -> None:
+    q = {"type": "threshold", "limit_packets": 200, "k": 20}
+    results = Simulation(_mix(["dctcp", "cubic"], q, {"ecn": "request"})).run()
+    lines = _summary_lines(results)
+    title = lines.index("by congestion control (tcp.cc)")
+    rows = {r.split()[0]: r.split() for r in lines[title + 3 : title + 5]}
+    assert set(rows) == {"dctcp", "cubic"}
+    flows = results.flows
+    assert list(flows["cc"]) == ["dctcp", "cubic"]
+    assert (flows["marks"] > 0).all()
+
+
+def test_the_resolved_spec_shows_the_recovery_of_cubic_and_dctcp_only(tmp_path: Path, cli) -> None:
+    sc = _mix(["cubic", "dctcp", "reno"], {"type": "droptail", "limit_packets": 70})
+    sc = ecnsim.Scenario.from_dict({**sc.to_dict(), "simulation": {"duration": "1s", "seed": 1}})
+    results = Simulation(sc).run()
+    tcps = [f["tcp"] for f in json.loads(results.meta["resolved_spec"])["flows"]]
+    assert (tcps[0]["cc"], tcps[0]["recovery"], tcps[0]["cubic_beta"], tcps[0]["cubic_c"]) == (
+        "cubic",
+        "newreno",
+        0.7,
+        0.4,
+    )
+    assert (tcps[1]["recovery"], tcps[1]["dctcp_shift_g"], tcps[1]["dctcp_fraction"]) == (
+        "newreno",
+        4,
+        "packets",
+    )
+    assert "cubic_beta" not in tcps[1]
+    assert "recovery" not in tcps[2]
+    assert "dctcp_shift_g" not in tcps[2]
+    # The simulator refuses BBR by field (`ecnsim emulate` hands it to Linux).
+    bad = tmp_path / "bbr.toml"
+    bad.write_text(sc.to_toml().replace('cc = "reno"', 'cc = "bbr"'), encoding="utf-8")
+    proc = cli("run", bad)
+    assert proc.returncode == 2
+    assert 'flows[2].tcp.cc: "bbr" is not modelled by the simulator yet' in proc.stderr

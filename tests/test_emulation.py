@@ -213,6 +213,50 @@ def test_plan_refuses_conflicting_namespace_settings_naming_both_flows() -> None
         make_plan(resolved(spec), pid=1, available_cc={"reno"})
 
 
+@pytest.mark.parametrize(
+    ("tcp", "linux_cc", "sack"),
+    [
+        ({"cc": "cubic"}, "cubic", "0"),
+        ({"cc": "cubic", "recovery": "sack"}, "cubic", "1"),
+        ({"cc": "sack"}, "reno", "1"),
+        ({"cc": "newreno"}, "reno", "0"),
+    ],
+)
+def test_plan_hands_the_kernels_algorithms_to_each_socket(
+    tcp: dict, linux_cc: str, sack: str
+) -> None:
+    spec = scenario({"type": "droptail", "limit_packets": 50}, **tcp)
+    plan = make_plan(resolved(spec), pid=1, available_cc={"reno", "cubic", "bbr"})
+    assert [(f.cc, f.scenario_cc) for f in plan.flows] == [(linux_cc, tcp["cc"])]
+    assert plan.host("s0").sysctls["net.ipv4.tcp_sack"] == sack
+
+
+def test_bbr_reaches_linux_through_emulate_but_the_simulator_refuses_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ecnsim.emulation import runner
+
+    spec = scenario({"type": "droptail", "limit_packets": 50})
+    spec["flows"] = [
+        {"name": "a", "src": "s0", "dst": "c0", "tcp": {"cc": "bbr"}},
+        {"name": "b", "src": "s0", "dst": "c0", "tcp": {"cc": "cubic"}},
+    ]
+    with pytest.raises(
+        ValueError, match=r"flows\[0\]\.tcp\.cc: \"bbr\" is not modelled by the simulator"
+    ):
+        resolved(spec)
+    monkeypatch.setattr(runner, "available_cc", lambda: {"reno", "cubic", "bbr"})
+    plan = Emulation(spec).make_plan()
+    assert [(f.name, f.cc, f.scenario_cc) for f in plan.flows] == [
+        ("a", "bbr", "bbr"),
+        ("b", "cubic", "cubic"),
+    ]
+    flows = plan.resolved_spec["flows"]
+    assert flows[0]["tcp"]["cc"] == "bbr"
+    assert "cubic_c" not in flows[0]["tcp"]
+    assert flows[1]["tcp"]["cubic_c"] == 0.4
+
+
 def test_plan_for_transactions_gives_each_client_its_own_server_port() -> None:
     spec = scenario({"type": "droptail", "limit_packets": 50})
     spec["nodes"].append({"name": "c1", "kind": "host"})

@@ -26,7 +26,7 @@ use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
-    AppSpec, ByteSize, DistSpec, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec,
+    AppSpec, ByteSize, CcKind, DistSpec, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec,
     ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
@@ -536,6 +536,7 @@ fn compute_routes(nodes: &[Node], ports: &[Port], options: &SimOptions) -> Resul
 
 /// A resolved configuration written back as scenario fields.
 pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
+    let (cubic, dctcp) = (c.cc == CcKind::Cubic, c.cc == CcKind::Dctcp);
     let t = |d: SimDuration| Some(TimeValue(i128::from(d.as_nanos())));
     TcpOverrides {
         cc: Some(c.cc),
@@ -577,7 +578,22 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         limited_transmit: Some(c.limited_transmit),
         handshake: Some(c.handshake),
         headers_on_data: Some(c.headers_on_data),
+        // The parameters of CUBIC and DCTCP appear only where they apply, so the resolved spec of
+        // a Tahoe, Reno, NewReno or SACK flow is what it was before they existed.
+        recovery: c.cc.takes_recovery().then_some(c.recovery),
+        cubic_beta: cubic.then(|| unfraction(c.cubic_beta)),
+        cubic_c: cubic.then(|| unfraction(c.cubic_c)),
+        cubic_fast_convergence: cubic.then_some(c.cubic_fast_convergence),
+        dctcp_shift_g: dctcp.then_some(i64::from(c.dctcp_shift_g)),
+        dctcp_fraction: dctcp.then_some(c.dctcp_fraction),
+        dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),
     }
+}
+
+/// A fraction of [`TcpConfig`] as the spec writes it (the inverse of `validate::fraction`).
+#[allow(clippy::cast_precision_loss)]
+fn unfraction(v: u32) -> f64 {
+    f64::from(v) / crate::tcp::FRACTION_SCALE as f64
 }
 
 impl Simulation {

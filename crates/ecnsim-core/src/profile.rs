@@ -8,8 +8,8 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
-    QueueSpec, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful,
+    NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -145,6 +145,21 @@ impl Profile {
             handshake: true,
             // RFC 791 / RFC 9293: every segment carries its IP and TCP headers.
             headers_on_data: true,
+            // RFC 9438 §4 runs CUBIC "with the fast recovery and retransmit of" RFC 6582 / RFC 6675;
+            // NewReno needs no option in the handshake.
+            recovery: Recovery::Newreno,
+            // RFC 9438 §4.6: beta_cubic SHOULD be set to 0.7.
+            cubic_beta: 716_800_000,
+            // RFC 9438 §5: C SHOULD be set to 0.4.
+            cubic_c: 409_600_000,
+            // RFC 9438 §4.7: fast convergence SHOULD be implemented.
+            cubic_fast_convergence: true,
+            // RFC 8257 §4.2: the RECOMMENDED estimation gain g = 1/16.
+            dctcp_shift_g: 4,
+            // SIGCOMM 2010 §3.1: F, the fraction of packets marked (current Linux counts delivered packets).
+            dctcp_fraction: DctcpFraction::Packets,
+            // RFC 8257 §3.5 / Linux tcp_ecn_send_syn(): a DCTCP host sets ECT on every packet it sends.
+            dctcp_ect_control: true,
         };
         match self {
             Profile::Rfc => rfc,
@@ -243,6 +258,12 @@ impl Profile {
                 reno_bugfix: true,
                 // Linux tcp_cong_avoid_ai(): +1 segment once snd_cwnd_cnt acknowledged segments reach cwnd.
                 ca_increase: CaIncrease::ByteCounting,
+                // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
+                recovery: Recovery::Sack,
+                // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).
+                cubic_beta: 717_000_000,
+                // Linux tcp_cubic.c: bic_scale = 41, cube_rtt_scale = bic_scale * 10 = 410 (/1024).
+                cubic_c: 410_000_000,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of
@@ -293,6 +314,8 @@ impl Profile {
                 // Linux 2.4.0 tcp_cong_avoid(): +1 per ACK in slow start; in avoidance snd_cwnd_cnt counts ACKs
                 // (not acknowledged segments) and cwnd grows by one when it reaches snd_cwnd.
                 ca_increase: CaIncrease::PerAck,
+                // Linux 2.4 sysctl_tcp_sack = 1.
+                recovery: Recovery::Sack,
                 ..rfc
             },
         }

@@ -1636,6 +1636,59 @@ pub enum CcKind {
     Newreno,
     /// RFC 2018 SACK option with RFC 6675 loss recovery (scoreboard and pipe).
     Sack,
+    /// RFC 9438 CUBIC window growth and decrease, on the loss recovery of `tcp.recovery`.
+    Cubic,
+    /// RFC 8257 DCTCP (ECN-fraction window decrease) on Reno growth, on the loss recovery of
+    /// `tcp.recovery`.
+    Dctcp,
+    /// BBR v1: not modelled by the simulator; accepted only by `ecnsim emulate`, which hands it
+    /// to Linux's `tcp_bbr`.
+    Bbr,
+}
+
+impl CcKind {
+    /// The spelling in a scenario.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Tahoe => "tahoe",
+            CcKind::Reno => "reno",
+            CcKind::Newreno => "newreno",
+            CcKind::Sack => "sack",
+            CcKind::Cubic => "cubic",
+            CcKind::Dctcp => "dctcp",
+            CcKind::Bbr => "bbr",
+        }
+    }
+
+    /// True for a window algorithm that runs on the separate loss recovery `tcp.recovery`
+    /// (the older names each are one recovery with Reno's window rules).
+    #[must_use]
+    pub fn takes_recovery(self) -> bool {
+        matches!(self, CcKind::Cubic | CcKind::Dctcp | CcKind::Bbr)
+    }
+}
+
+/// The loss recovery a `tcp.cc` of `cubic` or `dctcp` runs on (`tcp.recovery`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// RFC 6582 NewReno fast recovery (partial ACKs per `tcp.newreno_partial_ack`).
+    Newreno,
+    /// RFC 2018 SACK with RFC 6675 recovery (scoreboard and pipe).
+    Sack,
+}
+
+/// What DCTCP's marked fraction F counts (`tcp.dctcp_fraction`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum DctcpFraction {
+    /// Segments acknowledged with ECE over segments acknowledged (SIGCOMM 2010 §3.1;
+    /// current Linux, `delivered_ce / delivered`).
+    Packets,
+    /// Bytes acknowledged with ECE over bytes acknowledged (RFC 8257 §3.3; Linux from 3.18 until it moved to packets,
+    /// `acked_bytes_ecn / acked_bytes_total`).
+    Bytes,
 }
 
 /// A host's ECN policy (RFC 3168 §6.1.1), as Linux's `tcp_ecn` sysctl.
@@ -2028,6 +2081,28 @@ pub struct TcpOverrides {
     /// `mss` bytes, all of it payload (ns-2 `useHeaders_ false`). ACKs always carry the headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers_on_data: Option<bool>,
+    /// The loss recovery under `cc = "cubic"` or `"dctcp"`: `"newreno"` or `"sack"` (the older
+    /// `cc` names each carry their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+    /// CUBIC's multiplicative decrease factor beta_cubic, 0 < beta < 1 (RFC 9438 §4.6: 0.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_beta: Option<f64>,
+    /// CUBIC's constant C in segments per second cubed, > 0 (RFC 9438 §5: 0.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_c: Option<f64>,
+    /// CUBIC's fast convergence (RFC 9438 §4.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_fast_convergence: Option<bool>,
+    /// DCTCP's gain g = 1/2^shift, shift 1..=10 (RFC 8257 §4.2: g = 1/16, shift 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_shift_g: Option<i64>,
+    /// What DCTCP's marked fraction counts: `"packets"` or `"bytes"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_fraction: Option<DctcpFraction>,
+    /// DCTCP sends SYN, SYN-ACK and pure ACKs ECT(0) too (RFC 8257 §3.5 / Linux `INET_ECN_xmit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_ect_control: Option<bool>,
 }
 
 /// serde_json ends its messages with " at line L column C"; for the one-line
@@ -2428,7 +2503,9 @@ tcp = { initial_window = 10 }
         (&[("type = \"bulk\"", "type = \"web\"")], "flows[1].app.type", "unknown variant `web`, expected `bulk`"),
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app.bytes", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
-        (&[("#TCP", "cc = \"cubic\"")], "tcp.cc", "unknown variant `cubic`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
+        (&[("#TCP", "recovery = \"tahoe\"")], "tcp.recovery", "unknown variant `tahoe`, expected `newreno` or `sack`"),
+        (&[("#TCP", "dctcp_fraction = \"bits\"")], "tcp.dctcp_fraction", "unknown variant `bits`, expected `packets` or `bytes`"),
+        (&[("#TCP", "cc = \"vegas\"")], "tcp.cc", "unknown variant `vegas`, expected one of `tahoe`, `reno`, `newreno`, `sack`, `cubic`, `dctcp`, `bbr`"),
         (&[("#TCP", "carry_rtt = \"min\"")], "tcp.carry_rtt", "unknown variant `min`, expected one of `off`, `smoothed`, `base`"),
         (&[("#TCP", "carry_rtt = 1")], "tcp.carry_rtt", "expected one of \"off\", \"smoothed\", \"base\" (or a boolean"),
         (&[("#TCP", "rto_estimator = \"bsd\"")], "tcp.rto_estimator", "unknown variant `bsd`, expected one of `rfc6298`, `ns2`, `ns2_rfc2988`"),
@@ -2450,7 +2527,7 @@ tcp = { initial_window = 10 }
         (&[("initial_window = 10", "initial_window = \"x\"")], "flows[1].tcp.initial_window", "invalid value: string \"x\", expected a number of segments (an integer) or \"rfc3390\""),
         (&[("initial_window = 10", "initial_window = 1.5")], "flows[1].tcp.initial_window", "invalid type: floating point `1.5`, expected a number of segments (an integer) or \"rfc3390\""),
         (&[("initial_window = 10", "initial_window = true")], "flows[1].tcp.initial_window", "invalid type: boolean `true`, expected a number of segments (an integer) or \"rfc3390\""),
-        (&[("initial_window = 10", "cc = \"bbr\"")], "flows[1].tcp.cc", "unknown variant `bbr`, expected one of `tahoe`, `reno`, `newreno`, `sack`"),
+        (&[("initial_window = 10", "cc = \"bic\"")], "flows[1].tcp.cc", "unknown variant `bic`, expected one of `tahoe`, `reno`, `newreno`, `sack`, `cubic`, `dctcp`, `bbr`"),
         (&[("\"10Mbps\"", "\"10Mbit\"")], "links[2].rate", "unknown unit \"Mbit\" in \"10Mbit\"; allowed units: bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s"),
         (&[("\"10Mbps\"", "\"1.2.3Mbps\"")], "links[2].rate", "not a number: \"1.2.3Mbps\""),
         (&[("\"10Mbps\"", "true")], "links[2].rate", "invalid type: boolean `true`, expected a rate"),

@@ -28,10 +28,10 @@ use crate::qdisc::{Limit, Measure};
 use crate::queue_resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::spec::{AecnSpec, CodelSpec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
 use crate::spec::{
-    AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
-    ScenarioSpec, TcpOverrides, TimeValue,
+    AppSpec, ByteSize, CcKind, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue,
+    RtoEstimator, ScenarioSpec, TcpOverrides, TimeValue,
 };
-use crate::tcp::{InitialWindow, TcpConfig};
+use crate::tcp::{InitialWindow, TcpConfig, FRACTION_SCALE};
 use crate::time::{BitRate, SimDuration};
 
 const SEC: i128 = 1_000_000_000;
@@ -282,6 +282,42 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
             check_raw(&format!("{prefix}.{}", f.name), v, f.unit, f.limits)?;
         }
     }
+    if let (Some(cc), Some(_)) = (o.cc, o.recovery) {
+        // Tahoe, Reno, NewReno and SACK name a recovery each; only a window algorithm takes one.
+        ensure_spec!(
+            cc.takes_recovery(),
+            format!("{prefix}.recovery"),
+            "applies to cc = \"cubic\" or \"dctcp\"; cc = \"{}\" has its own loss recovery",
+            cc.name()
+        );
+    }
+    if let Some(beta) = o.cubic_beta {
+        // RFC 9438 §4.6: a multiplicative decrease, so 0 < beta < 1.
+        ensure_spec!(
+            beta.is_finite()
+                && beta > 0.0
+                && beta < 1.0
+                && fraction(beta).is_some_and(|b| u64::from(b) < FRACTION_SCALE),
+            format!("{prefix}.cubic_beta"),
+            "must be > 0 and < 1 (RFC 9438: 0.7), got {beta}"
+        );
+    }
+    if let Some(c) = o.cubic_c {
+        // RFC 9438 §5: C > 0 (0.4); 4 is the largest its tables consider.
+        ensure_spec!(
+            c.is_finite() && c > 0.0 && c <= 4.0 && fraction(c).is_some(),
+            format!("{prefix}.cubic_c"),
+            "must be > 0 and <= 4 (RFC 9438: 0.4), got {c}"
+        );
+    }
+    if let Some(g) = o.dctcp_shift_g {
+        // RFC 8257 §4.2: g = 1/2^shift; Linux's fixed-point alpha (1/1024) needs shift <= 10.
+        ensure_spec!(
+            (1..=10).contains(&g),
+            format!("{prefix}.dctcp_shift_g"),
+            "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got {g}"
+        );
+    }
     Ok(())
 }
 
@@ -291,6 +327,15 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
 /// from different levels.
 fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
     let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
+    if cfg.cc == CcKind::Bbr {
+        let at = levels.iter().rposition(|&(_, o)| o.cc.is_some());
+        let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| format!("{}.cc", levels[l].0));
+        return Err(SimError::spec(
+            path,
+            "\"bbr\" is not modelled by the simulator yet; `ecnsim emulate` runs it with Linux's tcp_bbr \
+             (simulated: tahoe, reno, newreno, sack, cubic, dctcp)",
+        ));
+    }
     if cfg.rto_estimator != RtoEstimator::Rfc6298 && cfg.clock_granularity == SimDuration::ZERO {
         // ns-2 tcp.cc rtt_update() divides by tcpTick_: the tick-based estimator needs a tick.
         let at = levels.iter().rposition(|&(_, o)| o.clock_granularity.is_some() || o.rto_estimator.is_some());
@@ -386,6 +431,13 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             limited_transmit,
             handshake,
             headers_on_data,
+            recovery,
+            cubic_beta,
+            cubic_c,
+            cubic_fast_convergence,
+            dctcp_shift_g,
+            dctcp_fraction,
+            dctcp_ect_control,
         } = *o;
         set(&mut c.cc, cc, Some);
         set(&mut c.mss, mss, count);
@@ -426,8 +478,23 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.limited_transmit, limited_transmit, Some);
         set(&mut c.handshake, handshake, Some);
         set(&mut c.headers_on_data, headers_on_data, Some);
+        set(&mut c.recovery, recovery, Some);
+        set(&mut c.cubic_beta, cubic_beta, fraction);
+        set(&mut c.cubic_c, cubic_c, fraction);
+        set(&mut c.cubic_fast_convergence, cubic_fast_convergence, Some);
+        set(&mut c.dctcp_shift_g, dctcp_shift_g, count);
+        set(&mut c.dctcp_fraction, dctcp_fraction, Some);
+        set(&mut c.dctcp_ect_control, dctcp_ect_control, Some);
     }
     c
+}
+
+/// A fraction of the spec (`tcp.cubic_beta`, `tcp.cubic_c`) in units of 1/[`FRACTION_SCALE`]:
+/// exact for decimals of up to six digits and for multiples of 1/1024.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+pub(crate) fn fraction(v: f64) -> Option<u32> {
+    let scaled = (v * FRACTION_SCALE as f64).round();
+    (scaled.is_finite() && scaled >= 1.0 && scaled <= f64::from(u32::MAX)).then_some(scaled as u32)
 }
 
 // ---------------------------------------------------------------------------
@@ -1760,6 +1827,14 @@ mod tests {
         (&[("#TCP", "dupack_threshold = 0")], "tcp.dupack_threshold", "must be >= 1 and <= 1000, got 0"),
         (&[("#TCP", "delayed_ack_timeout = \"500ms\"")], "tcp.delayed_ack_timeout", "must be > 0 and < 500ms, got 500ms"),
         (&[("#TCP", "delayed_ack_timeout = 0")], "tcp.delayed_ack_timeout", "got 0"),
+        // CUBIC and DCTCP (RFC 9438, RFC 8257), and BBR (emulation only)
+        (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\" or \"dctcp\"; cc = \"newreno\" has its own loss recovery"),
+        (&[("#TCP", "cubic_beta = 1.0")], "tcp.cubic_beta", "must be > 0 and < 1 (RFC 9438: 0.7), got 1"),
+        (&[("#TCP", "cubic_beta = 0.0")], "tcp.cubic_beta", "got 0"),
+        (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
+        (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
+        (&[("#TCP", "cc = \"bbr\"")], "tcp.cc", "\"bbr\" is not modelled by the simulator yet; `ecnsim emulate` runs it with Linux's tcp_bbr"),
+        (&[("#F0", "tcp = { cc = \"bbr\" }")], "flows[0].tcp.cc", "\"bbr\" is not modelled"),
         // flows[i].tcp: the same rules, and cross rules across levels
         (&[("#F0", "tcp = { mss = 70000 }")], "flows[0].tcp.mss", "must be >= 1 and <= 65495, got 70000"),
         (&[("initial_window = 10", "initial_window = 10, delayed_ack_timeout = \"1s\"")], "flows[1].tcp.delayed_ack_timeout", "< 500ms, got 1s"),

@@ -293,6 +293,10 @@ def print_summary(results: Results, stream: TextIO) -> None:
                 "goodput: over [max(warm-up, start), end of run]; transfer_goodput: over a "
                 "finite transfer's own life, to its completion\n"
             )
+        by_cc = cc_summary_columns(flows)
+        if by_cc is not None:
+            stream.write("\nby congestion control (tcp.cc)\n")
+            stream.write(format_columns(by_cc) + "\n")
     for warning in results.warnings:
         stream.write(f"warning: {printable(warning)}\n")
     queues = _queue_summary_columns(results)
@@ -311,7 +315,9 @@ def _flow_summary_columns(results: Results) -> dict[str, tuple[list[Any], bool]]
     would say nothing in this run (ECN counts where no flow uses ECN and nothing was
     marked, transfer columns where no finite transfer completed, ``rx_goodput`` unless a
     warning asks to compare it)."""
-    flows = _bulk_flow_columns(results, [*PREFERRED_COLUMNS["flows"], "ecn_negotiated"])
+    preferred = list(PREFERRED_COLUMNS["flows"])
+    preferred.insert(preferred.index("dst") + 1, "cc")
+    flows = _bulk_flow_columns(results, [*preferred, "ecn_negotiated"])
     if flows is None:
         return None
 
@@ -319,6 +325,9 @@ def _flow_summary_columns(results: Results) -> dict[str, tuple[list[Any], bool]]
         return flows[name][0] if name in flows else []
 
     hidden = {"ecn_negotiated"}
+    if len(set(values("cc"))) < 2:
+        # One algorithm for every flow: the column says nothing (mixes get it, and a table by cc).
+        hidden.add("cc")
     if not any(values("ecn_negotiated")) and not any(values("marks")):
         hidden |= {"marks", "ce_received"}
     if not any(v == v for v in values("transfer_goodput_bps")):  # all NaN: none completed
@@ -326,6 +335,37 @@ def _flow_summary_columns(results: Results) -> dict[str, tuple[list[Any], bool]]
     if not any("rx_goodput_bps" in w for w in results.warnings):
         hidden.add("rx_goodput_bps")
     return {name: column for name, column in flows.items() if name not in hidden}
+
+
+def cc_summary_columns(
+    flows: Mapping[str, tuple[list[Any], bool]],
+) -> dict[str, tuple[list[Any], bool]] | None:
+    """The flows of a mix, grouped by ``tcp.cc`` (in order of first appearance): how many, their
+    total goodput and its share of all flows', the mean per flow, and the summed loss and ECN
+    counts; None unless the flows use more than one algorithm."""
+    if "cc" not in flows or "goodput_bps" not in flows:
+        return None
+    ccs = [str(c) for c in flows["cc"][0]]
+    groups = list(dict.fromkeys(ccs))
+    if len(groups) < 2:
+        return None
+    goodput = [float(g) for g in flows["goodput_bps"][0]]
+    total = sum(goodput) or 1.0
+    out: dict[str, tuple[list[Any], bool]] = {"cc": (groups, False)}
+    count = [ccs.count(g) for g in groups]
+    sums = [sum(v for c, v in zip(ccs, goodput, strict=True) if c == g) for g in groups]
+    out["flows"] = (count, True)
+    out["goodput_bps"] = (sums, True)
+    out["share"] = ([v / total for v in sums], True)
+    out["per_flow_goodput_bps"] = ([v / n for v, n in zip(sums, count, strict=True)], True)
+    for name in ("packets_retransmitted", "rto_count", "drops", "marks"):
+        if name in flows:
+            vals = flows[name][0]
+            out[name] = (
+                [sum(int(v) for c, v in zip(ccs, vals, strict=True) if c == g) for g in groups],
+                True,
+            )
+    return out
 
 
 def _link_names(results: Results, links: int) -> list[str]:

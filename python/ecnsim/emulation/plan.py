@@ -143,7 +143,16 @@ class EmulationPlan:
         return next(h for h in self.hosts if h.name == name)
 
 
+def _uses_sack(tcp: dict[str, Any]) -> bool:
+    """The connection negotiates SACK: ``cc = "sack"``, or ``recovery = "sack"`` under a window
+    algorithm (the resolved spec has ``recovery`` only for those)."""
+    return bool(tcp["cc"] == "sack" or tcp.get("recovery") == "sack")
+
+
 def _linux_cc(cc: str, path: str, available: set[str]) -> str:
+    # Linux's "reno" is RFC 5681 window growth on Linux's own recovery (NewReno, or SACK-based
+    # when tcp_sack is on); "cubic" and "bbr" are tcp_cubic.c and tcp_bbr.c, set per socket
+    # (TCP_CONGESTION), so the model's CUBIC and Linux's run through the same queue.
     if cc in ("reno", "newreno", "sack"):
         return "reno"
     if cc == "tahoe":
@@ -166,8 +175,9 @@ def _namespace_settings(tcp: dict[str, Any], host_ecn: str | None) -> dict[str, 
     out = {
         # RFC 3168 §6.1.1 policies as Linux's tcp_ecn: 1 requests and accepts, 2 only accepts.
         "net.ipv4.tcp_ecn": ({"off": "0", "request": "1", "accept": "2"}[ecn], "ecn"),
-        # RFC 2018 SACK only for cc = "sack"; Reno and NewReno run without it.
-        "net.ipv4.tcp_sack": ("1" if tcp["cc"] == "sack" else "0", "cc"),
+        # RFC 2018 SACK for cc = "sack", or a window algorithm on SACK recovery (tcp.recovery);
+        # Reno and NewReno run without it.
+        "net.ipv4.tcp_sack": ("1" if _uses_sack(tcp) else "0", "cc"),
         # DSACK (RFC 2883) and F-RTO (RFC 5682) are not in the model.
         "net.ipv4.tcp_dsack": ("0", "cc"),
         "net.ipv4.tcp_frto": ("0", "cc"),
@@ -210,6 +220,7 @@ def _route_settings(tcp: dict[str, Any], path: str) -> dict[str, tuple[str, str]
 #: Resolved TCP parameters that become a Linux setting (the rest are listed as not mapped).
 MAPPED = {
     "cc",
+    "recovery",
     "mss",
     "header_bytes",
     "initial_window",
@@ -237,6 +248,12 @@ UNMAPPED = {
     "limited_transmit": "Linux always uses Limited Transmit (RFC 3042)",
     "rto_estimator": "Linux's RTO estimator is its own (RFC 6298 with a 200 ms RTTVAR floor)",
     "headers_on_data": "a real packet's size is its headers plus its payload",
+    "cubic_beta": "Linux's tcp_cubic beta is a module parameter (717/1024), not per socket",
+    "cubic_c": "Linux's tcp_cubic C is a module parameter (bic_scale 41: 410/1024), not per socket",
+    "cubic_fast_convergence": "Linux's tcp_cubic fast_convergence is a module parameter (on)",
+    "dctcp_shift_g": "Linux's tcp_dctcp shift_g is a module parameter (4)",
+    "dctcp_fraction": "current Linux's tcp_dctcp counts packets",
+    "dctcp_ect_control": "Linux's DCTCP sets ECT on every packet",
 }
 
 

@@ -366,12 +366,22 @@ def tcp(
     limited_transmit: bool | None = None,
     handshake: bool | None = None,
     headers_on_data: bool | None = None,
+    recovery: str | None = None,
+    cubic_beta: float | None = None,
+    cubic_c: float | None = None,
+    cubic_fast_convergence: bool | None = None,
+    dctcp_shift_g: int | None = None,
+    dctcp_fraction: str | None = None,
+    dctcp_ect_control: bool | None = None,
 ) -> dict[str, Any]:
     """TCP parameters; each one left as None takes the profile's value.
 
     The fields, their units and allowed values are those of the scenario
-    schema (``docs/scenario.md``): e.g. ``cc`` is ``"reno"``, ``"newreno"``,
-    ... ; ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
+    schema (``docs/scenario.md``): e.g. ``cc`` is ``"tahoe"``, ``"reno"``,
+    ``"newreno"``, ``"sack"``, ``"cubic"`` or ``"dctcp"`` (``"bbr"`` for
+    ``ecnsim emulate`` only); ``recovery`` (under ``cubic`` and ``dctcp``)
+    ``"newreno"`` or ``"sack"``; ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
+    ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
@@ -423,6 +433,13 @@ def tcp(
             "limited_transmit": limited_transmit,
             "handshake": handshake,
             "headers_on_data": headers_on_data,
+            "recovery": recovery,
+            "cubic_beta": cubic_beta,
+            "cubic_c": cubic_c,
+            "cubic_fast_convergence": cubic_fast_convergence,
+            "dctcp_shift_g": dctcp_shift_g,
+            "dctcp_fraction": dctcp_fraction,
+            "dctcp_ect_control": dctcp_ect_control,
         }
     )
 

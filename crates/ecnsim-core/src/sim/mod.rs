@@ -28,7 +28,7 @@ use crate::qdisc::{QueueCounters, QueuedPacket};
 use crate::results::Table;
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::spec::{CcKind, EcnPolicy, RtoEstimator};
+use crate::spec::{EcnPolicy, RtoEstimator};
 use crate::stats::{FlowExtra, Series, Snapshot};
 use crate::tcp::{Opt, SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
@@ -1105,7 +1105,7 @@ impl Simulation {
             // RFC 3168 §6.1.1: ECN if the initiator requests it and the responder does not refuse.
             let ecn_ok = client_cfg.ecn == EcnPolicy::Request && server_cfg.ecn != EcnPolicy::Off;
             // RFC 2018 §2: SACK if both ends offer it.
-            let sack_ok = client_cfg.cc == CcKind::Sack && server_cfg.cc == CcKind::Sack;
+            let sack_ok = client_cfg.offers_sack() && server_cfg.offers_sack();
             initiator.assume_negotiated(ecn_ok, sack_ok, server_cfg.rcv_window);
             responder.assume_negotiated(ecn_ok, sack_ok, client_cfg.rcv_window);
         }

@@ -4,7 +4,7 @@
 
 use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
-use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck};
+use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, Recovery};
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
@@ -823,4 +823,146 @@ fn reno_bugfix_ignores_dupacks_that_cover_no_more_than_the_data_sent_before_the_
     assert_eq!(sent[1..], [Vec::<u64>::new(), vec![], vec![]]);
     assert_eq!(d.a.ssthresh(), 15 * MSS);
     assert_eq!(d.a.cwnd(), 5 * MSS);
+}
+
+// ---------------------------------------------------------------------------
+// CUBIC (RFC 9438) on NewReno or SACK recovery
+// ---------------------------------------------------------------------------
+
+fn cubic(recovery: Recovery, ecn: EcnPolicy) -> TcpConfig {
+    TcpConfig { cc: CcKind::Cubic, recovery, ecn, initial_window: InitialWindow::Segments(10), ..cfg() }
+}
+
+/// Ten segments, the third lost: the sender's state after the duplicate ACKs of the others.
+fn cubic_one_loss(c: TcpConfig) -> Dialogue {
+    let mut d = Dialogue::established(c, c);
+    d.a.send(1000 * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 10);
+    let delivered: Vec<Segment> = w.iter().enumerate().filter(|&(i, _)| i != 2).map(|(_, s)| *s).collect();
+    let acks = d.deliver_to_b(&delivered, &[]);
+    d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.fast_retransmits, 1);
+    d
+}
+
+#[test]
+fn cubic_rfc9438_4_6_loss_sets_ssthresh_to_beta_flight_and_newreno_inflates() {
+    let d = cubic_one_loss(cubic(Recovery::Newreno, EcnPolicy::Off));
+    // Two ACKs of new data open cwnd to 12 segments (slow start), which are all sent: FlightSize
+    // 12 000 at the third duplicate ACK. RFC 9438 §4.6: ssthresh = 12 000 * 0.7 = 8400; RFC 6582 §3.2
+    // step 2: cwnd = ssthresh + 3 SMSS, then + SMSS per further duplicate ACK (7 in all: 4 more).
+    assert_eq!(d.a.ssthresh(), 8400);
+    assert_eq!(d.a.cwnd(), 8400 + 3 * MSS + 4 * MSS);
+    assert!(d.a.in_recovery());
+}
+
+#[test]
+fn cubic_rfc9438_4_6_on_sack_recovery_cwnd_is_ssthresh() {
+    let d = cubic_one_loss(cubic(Recovery::Sack, EcnPolicy::Off));
+    assert!(d.a.sack_negotiated(), "tcp.recovery = \"sack\" offers SACK");
+    // RFC 6675 §5 step 4.2: cwnd = ssthresh, no inflation; RFC 9438 §4.6: ssthresh = 0.7 * FlightSize.
+    assert_eq!((d.a.ssthresh(), d.a.cwnd()), (8400, 8400));
+}
+
+#[test]
+fn cubic_linux_profile_beta_is_717_over_1024() {
+    let c = TcpConfig { cubic_beta: 717_000_000, cubic_c: 410_000_000, ..cubic(Recovery::Sack, EcnPolicy::Off) };
+    let d = cubic_one_loss(c);
+    // Linux tcp_cubic.c bictcp_recalc_ssthresh(): * 717 / 1024: 12 000 * 717 / 1024 = 8402.3.
+    assert_eq!(d.a.ssthresh(), 8402);
+}
+
+#[test]
+fn cubic_rfc9438_4_6_ecn_echo_reduces_cwnd_to_beta_once_per_window() {
+    let c = cubic(Recovery::Newreno, EcnPolicy::Request);
+    let mut d = Dialogue::established(c, c);
+    d.a.send(1000 * MSS);
+    let w = d.out_a();
+    // The first segment CE-marked: every ACK echoes it (RFC 3168 §6.1.3) until CWR.
+    let acks = d.deliver_to_b(&w, &[0]);
+    assert!(acks.iter().all(|s| has(s, TcpFlags::ECE)));
+    d.deliver_to_a(&acks, &[]);
+    // RFC 9438 §4.6: ssthresh = cwnd * 0.7 = 7000, cwnd = ssthresh; once per window (RFC 3168 §6.1.2).
+    assert_eq!(d.a.counters.ecn_reductions, 1);
+    assert_eq!((d.a.ssthresh(), d.a.cwnd()), (7000, 7000));
+}
+
+// ---------------------------------------------------------------------------
+// DCTCP (RFC 8257)
+// ---------------------------------------------------------------------------
+
+fn dctcp(delayed_ack: bool) -> TcpConfig {
+    TcpConfig {
+        cc: CcKind::Dctcp,
+        ecn: EcnPolicy::Request,
+        initial_window: InitialWindow::Segments(10),
+        delayed_ack,
+        ..cfg()
+    }
+}
+
+fn eces(acks: &[Segment]) -> Vec<(u64, bool)> {
+    acks.iter().map(|s| (s.header.ack, has(s, TcpFlags::ECE))).collect()
+}
+
+#[test]
+fn dctcp_rfc8257_3_2_receiver_echoes_the_ce_state_ack_for_ack() {
+    let mut d = Dialogue::established(dctcp(false), dctcp(false));
+    d.a.send(1000 * MSS);
+    let w = d.out_a();
+    let acks = d.deliver_to_b(&w, &[3, 4, 7]);
+    // RFC 8257 §3.2: ECE exactly on the ACKs of CE-marked segments, not latched until CWR.
+    let expect: Vec<(u64, bool)> = (1..=10).map(|i| (i * MSS + 1, [4, 5, 8].contains(&i))).collect();
+    assert_eq!(eces(&acks), expect);
+}
+
+#[test]
+fn dctcp_rfc8257_3_2_delayed_ack_goes_out_with_the_old_state_when_the_ce_state_changes() {
+    let mut d = Dialogue::established(dctcp(true), dctcp(true));
+    d.a.send(1000 * MSS);
+    let w = d.out_a();
+    let acks = d.deliver_to_b(&w[..7], &[3]);
+    // Segments 0-1: one ACK (every second segment). Segment 2 is held (delayed); segment 3 is CE:
+    // the held ACK goes out with ECE = 0, then segment 3's at once with ECE = 1. Segment 4 is not
+    // CE: the state changes back, an immediate ACK with ECE = 0 (nothing held). 5-6: one ACK.
+    assert_eq!(eces(&acks), vec![(2001, false), (3001, false), (4001, true), (5001, false), (7001, false)]);
+}
+
+#[test]
+fn dctcp_rfc8257_3_3_sender_cuts_by_alpha_over_two_once_per_window() {
+    let mut d = Dialogue::established(dctcp(false), dctcp(false));
+    assert_eq!(d.a.dctcp_alpha(), Some(1024), "RFC 8257 §3.3: alpha starts at 1");
+    d.a.send(1000 * MSS);
+    let w = d.out_a();
+    let acks = d.deliver_to_b(&w, &[1, 3, 5, 7, 9]);
+    d.deliver_to_a(&acks, &[]);
+    // The first ACK ends the (empty) first observation window: alpha = 1024 - 1024/16 = 960, and
+    // opens cwnd to 11 segments. The second carries ECE: cwnd = 11 000 - (11 000 * 960 >> 11) = 5844
+    // (RFC 8257 §3.3 step 8, Linux dctcp_ssthresh()). One reduction for the window; no growth in it.
+    assert_eq!(d.a.counters.ecn_reductions, 1);
+    assert_eq!(d.a.cwnd(), 11_000 - ((11_000 * 960) >> 11));
+    // The tenth ACK ends the next window: 5 of its 9 packets marked:
+    // alpha = 960 - 960/16 + (5 << 6) / 9 = 900 + 35 (RFC 8257 §3.3 steps 5-6, g = 1/16).
+    assert_eq!(d.a.dctcp_alpha(), Some(935));
+}
+
+#[test]
+fn dctcp_rfc8257_3_5_ect_on_syn_synack_and_pure_acks_as_an_option() {
+    for ect_control in [true, false] {
+        let c = TcpConfig { dctcp_ect_control: ect_control, ..dctcp(false) };
+        let mut d = Dialogue::new(c, c);
+        d.a.connect(t(0));
+        let syn = d.out_a();
+        let synack = d.deliver_to_b(&syn, &[]);
+        let ack = d.deliver_to_a(&synack, &[]);
+        let want = if ect_control { Ecn::Ect0 } else { Ecn::NotEct };
+        assert_eq!((syn[0].ecn, synack[0].ecn, ack[0].ecn), (want, want, want), "ect_control {ect_control}");
+        d.deliver_to_b(&ack, &[]);
+        d.a.send(2 * MSS);
+        let data = d.out_a();
+        let acks = d.deliver_to_b(&data, &[]);
+        assert!(data.iter().all(|s| s.ecn == Ecn::Ect0));
+        assert!(acks.iter().all(|s| s.ecn == want));
+    }
 }

@@ -22,8 +22,8 @@ pub use state::TcpState;
 pub(crate) use opt::Opt;
 
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
-    ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful,
+    NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -103,6 +103,34 @@ pub struct TcpConfig {
     pub handshake: bool,
     /// Data segments carry `header_bytes` on the wire (ns-2 `useHeaders_`).
     pub headers_on_data: bool,
+    /// The loss recovery of `cc` = CUBIC or DCTCP (the older kinds carry their own).
+    pub recovery: Recovery,
+    /// CUBIC's beta_cubic, in units of 1/[`FRACTION_SCALE`].
+    pub cubic_beta: u32,
+    /// CUBIC's C (segments per second cubed), in units of 1/[`FRACTION_SCALE`].
+    pub cubic_c: u32,
+    /// CUBIC's fast convergence (RFC 9438 §4.7).
+    pub cubic_fast_convergence: bool,
+    /// DCTCP's gain g = 2^-shift.
+    pub dctcp_shift_g: u32,
+    /// What DCTCP's marked fraction counts.
+    pub dctcp_fraction: DctcpFraction,
+    /// DCTCP's SYN, SYN-ACK and pure ACKs are ECT(0).
+    pub dctcp_ect_control: bool,
+}
+
+/// The denominator of the fractions in [`TcpConfig`] (`cubic_beta`, `cubic_c`): 1.024e9, so that
+/// both decimal fractions of up to six digits (RFC 9438's 0.7 and 0.4) and Linux's multiples of
+/// 1/1024 (beta 717/1024, C 410/1024) are exact.
+pub const FRACTION_SCALE: u64 = 1_024_000_000;
+
+impl TcpConfig {
+    /// SACK is offered in the handshake (RFC 2018 §2): `cc = "sack"`, or a window algorithm on
+    /// SACK recovery.
+    #[must_use]
+    pub fn offers_sack(&self) -> bool {
+        self.cc == CcKind::Sack || (self.cc.takes_recovery() && self.recovery == Recovery::Sack)
+    }
 }
 
 /// The initial congestion window.

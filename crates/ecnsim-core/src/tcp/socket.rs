@@ -23,7 +23,7 @@ use crate::spec::{
     CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
     ReductionBasis, TimeoutAfterEcn,
 };
-use crate::tcp::cc::{AnyCc, CongestionControl, LossResponse, RecoveryAck, Window};
+use crate::tcp::cc::{AnyCc, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
@@ -289,6 +289,8 @@ pub struct TcpSocket {
     syn_sent_at: Opt<SimTime>,
     /// The smallest RTT measured (the base RTT of `carry_rtt = "base"`).
     min_rtt: Opt<SimDuration>,
+    /// CUBIC's or DCTCP's state (none for the other algorithms).
+    cc_state: CcState,
     /// SACK scoreboard (sender side; allocated at the first SACK block or SACK recovery).
     scoreboard: Scoreboard,
     /// Which out-of-order data arrived most recently (SACK block order; allocated at the
@@ -309,6 +311,7 @@ impl TcpSocket {
     pub fn with_tick_phase(cfg: Arc<TcpConfig>, tick_phase: SimDuration) -> Self {
         let mss = u64::from(cfg.mss);
         let rtt = RttEstimator::for_config(&cfg, tick_phase);
+        let (cc, cc_state) = AnyCc::new(&cfg, ISS + 1);
         TcpSocket {
             state: TcpState::Closed,
             snd_una: ISS,
@@ -327,7 +330,7 @@ impl TcpSocket {
                 u64::from(cfg.max_cwnd) * mss,
                 cfg.ca_increase,
             ),
-            cc: AnyCc::new(cfg.cc, cfg.newreno_partial_ack),
+            cc,
             dupacks: 0,
             in_recovery: false,
             recover: ISS,
@@ -339,6 +342,7 @@ impl TcpSocket {
             rto: rtt.rto(),
             rtt,
             min_rtt: Opt::NONE,
+            cc_state,
             rtt_probe: RttProbe::NONE,
             rto_deadline: Opt::NONE,
             syn_due: false,
@@ -482,6 +486,11 @@ impl TcpSocket {
     pub fn ecn_negotiated(&self) -> bool {
         self.ecn.ok
     }
+    /// DCTCP's alpha in 1/1024 (RFC 8257 §3.3), if this is DCTCP.
+    #[must_use]
+    pub fn dctcp_alpha(&self) -> Option<u32> {
+        self.cc_state.dctcp_ref().map(super::cc::Dctcp::alpha)
+    }
     /// True if SACK was negotiated on this connection.
     #[must_use]
     pub fn sack_negotiated(&self) -> bool {
@@ -595,7 +604,7 @@ impl TcpSocket {
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
-                self.cc.on_rto(&mut self.win, flight, first);
+                self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first);
                 self.win.acc = 0;
                 self.ecn_reduction.ecn_cut_until = Opt::NONE;
                 // RFC 6582 §3.2 step 4: after a timeout, recover <- the highest sequence number sent.
@@ -667,7 +676,9 @@ impl TcpSocket {
             || ecn == Ecn::Ce
             || h.sack_len != 0
             || self.peer_fin.is_some()
+            || (self.ecn.echo && self.cfg.cc == CcKind::Dctcp)
         {
+            // (RFC 8257 §3.2: a DCTCP receiver in CE state 1 leaves it on an unmarked segment.)
             return false;
         }
         if h.payload == 0 {
@@ -721,7 +732,7 @@ impl TcpSocket {
                     // RFC 5562 §3 / ECN+: the SYN-ACK is ECT only for an ECN-setup SYN.
                     self.ecn_setup.synack_ect = self.ecn.ok && self.cfg.ecn_synack != EcnSynAck::Off;
                     // RFC 2018 §2: SACK is used only if both ends send SACK-permitted.
-                    self.sack_ok = h.sack_permitted && self.cfg.cc == CcKind::Sack;
+                    self.sack_ok = h.sack_permitted && self.cfg.offers_sack();
                 }
             }
             TcpState::SynSent => {
@@ -739,13 +750,14 @@ impl TcpSocket {
                         return;
                     }
                     self.ecn.ok = ecn_ok;
-                    self.sack_ok = h.sack_permitted && self.cfg.cc == CcKind::Sack;
+                    self.sack_ok = h.sack_permitted && self.cfg.offers_sack();
                     self.rcv_nxt = h.seq + 1;
                     self.snd_una = h.ack;
                     self.snd_nxt = self.snd_nxt.max(h.ack);
                     self.snd_wnd = u64::from(h.window);
-                    if ecn == Ecn::Ce && ecn_ok {
+                    if ecn == Ecn::Ce && ecn_ok && self.cfg.cc != CcKind::Dctcp {
                         // ECN+ (Kuzmanovic 2005): proceed, and echo the mark like any CE (RFC 3168 §6.1.3).
+                        // (RFC 8257 §3.2: a DCTCP receiver's CE state follows data segments only.)
                         self.ecn.echo = true;
                     }
                     self.handshake_done(now);
@@ -827,6 +839,10 @@ impl TcpSocket {
     }
 
     fn on_synchronized_segment(&mut self, now: SimTime, h: &TcpHeader, ecn: Ecn) {
+        if self.ecn.ok && self.cfg.cc == CcKind::Dctcp {
+            self.dctcp_receive(now, h, ecn);
+            return;
+        }
         if self.ecn.ok {
             // RFC 3168 §6.1.3: CWR ends the echo; a CE arriving with it starts it again.
             if h.flags.contains(TcpFlags::CWR) {
@@ -835,6 +851,35 @@ impl TcpSocket {
             if ecn == Ecn::Ce {
                 self.ecn.echo = true;
             }
+        }
+        if h.flags.contains(TcpFlags::ACK) {
+            self.on_ack(now, h);
+        }
+        if self.state.can_receive() || self.peer_fin.is_some() {
+            self.on_data(now, h);
+        }
+    }
+
+    /// RFC 8257 §3.2: DCTCP's receiver echoes the CE state of the data it acknowledges, ACK for
+    /// ACK, instead of latching ECE until CWR (RFC 3168 §6.1.3).
+    fn dctcp_receive(&mut self, now: SimTime, h: &TcpHeader, ecn: Ecn) {
+        let ce = ecn == Ecn::Ce;
+        let carries_data = h.payload > 0 && self.state.can_receive();
+        if carries_data && ce != self.ecn.echo {
+            // RFC 8257 §3.2: the CE state changes: if an ACK was being delayed, send it now, with the
+            // previous state's ECE (Linux dctcp_ece_ack_update(): __tcp_send_ack(prior_rcv_nxt)) ...
+            if self.delack_deadline.is_some() || self.unacked_segments > 0 {
+                let prior = self.rcv_nxt;
+                if let Some(d) = self.cc_state.dctcp() {
+                    d.prior_ack = Some(prior);
+                }
+            }
+            // ... and ACK the segment that changed it at once, with the new state (ICSK_ACK_NOW).
+            self.ack_now = true;
+        }
+        if carries_data {
+            // RFC 8257 §3.2: ECE is set on every ACK while the CE state is 1.
+            self.ecn.echo = ce;
         }
         if h.flags.contains(TcpFlags::ACK) {
             self.on_ack(now, h);
@@ -858,6 +903,10 @@ impl TcpSocket {
         if advanced {
             self.on_new_ack(now, h);
         } else {
+            if h.payload == 0 && self.snd_max > self.snd_una {
+                // Linux tcp_dctcp.c (to 5.0): an ACK that acknowledges nothing new counts one segment.
+                self.cc.on_ack_event(&mut self.cc_state, 0, ece, self.win.mss, self.snd_una, self.snd_nxt);
+            }
             if ece && self.cfg.ecn_echo_before_dupack {
                 // ns-2 recv(): ecn() runs before the duplicate ACK is counted, so a reduction it
                 // starts on the third duplicate ACK makes dupack_action() retransmit at once.
@@ -878,6 +927,15 @@ impl TcpSocket {
     fn on_new_ack(&mut self, now: SimTime, h: &TcpHeader) {
         let ack = h.ack;
         let acked = ack - self.snd_una;
+        // RFC 8257 §3.3: DCTCP counts what every ACK acknowledges, and with ECE, before the window reacts.
+        self.cc.on_ack_event(
+            &mut self.cc_state,
+            acked,
+            h.flags.contains(TcpFlags::ECE) && self.ecn.ok,
+            self.win.mss,
+            ack,
+            self.snd_nxt.max(ack),
+        );
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.snd_wnd = u64::from(h.window);
@@ -911,7 +969,7 @@ impl TcpSocket {
                     self.in_recovery = false;
                     // ns-2 tcp-newreno.cc recv(): the ACK that ends recovery goes through recv_newack_helper().
                     if self.may_grow_on(h) {
-                        self.cc.on_ack(&mut self.win, acked);
+                        self.cc.on_ack(&mut self.cc_state, &mut self.win, acked, now, &self.rtt, self.snd_una);
                     }
                 }
                 RecoveryAck::RetransmitAndStay => {
@@ -929,7 +987,7 @@ impl TcpSocket {
                 self.in_recovery = false;
             }
         } else if self.may_grow_on(h) {
-            self.cc.on_ack(&mut self.win, acked);
+            self.cc.on_ack(&mut self.cc_state, &mut self.win, acked, now, &self.rtt, self.snd_una);
         }
         if self.snd_una == self.snd_max {
             // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
@@ -1008,7 +1066,7 @@ impl TcpSocket {
         } else {
             // RFC 5681 §3.2 step 2: data sent by Limited Transmit is not counted in FlightSize here.
             let flight = self.reduction_flight().saturating_sub(self.limited_transmit_bytes);
-            let r = self.cc.on_dupack_threshold(&mut self.win, flight);
+            let r = self.cc.on_dupack_threshold(&mut self.cc_state, &mut self.win, flight);
             self.note_window_reduced();
             r
         };
@@ -1136,7 +1194,7 @@ impl TcpSocket {
             ReductionBasis::FlightSize => self.win.cwnd,
             ReductionBasis::Ns2Window => self.ns2_window_basis(),
         };
-        let at_minimum = self.cc.on_ecn_echo(&mut self.win, basis);
+        let at_minimum = self.cc.on_ecn_echo(&mut self.cc_state, &mut self.win, basis, self.snd_max);
         self.win.acc = 0;
         self.note_window_reduced();
         self.ecn_reduction.ecn_cut_until = self.ecn_reduction.reduced_until;
@@ -1309,6 +1367,11 @@ impl TcpSocket {
                 self.poll_handshake(now, header).map(|ecn| Transmit { ecn, last: false })
             }
             _ => {
+                if self.ecn.ok && self.cfg.cc == CcKind::Dctcp {
+                    if let Some(prior) = self.cc_state.dctcp().and_then(|d| d.prior_ack.take()) {
+                        return Some(self.poll_dctcp_prior_ack(header, prior));
+                    }
+                }
                 if !self.may_send_data() {
                     // Nothing written beyond SND.NXT, no FIN, nothing to resend (a receiver's usual
                     // case): `poll_data` would return `None` without changing anything.
@@ -1336,9 +1399,31 @@ impl TcpSocket {
                     let mut again = self.clone();
                     debug_assert!(again.poll_transmit(now).is_none(), "a pure ACK is the last segment due");
                 }
-                // RFC 3168 §6.1.4: pure ACKs are not ECN-capable.
-                Some(Transmit { ecn: Ecn::NotEct, last: true })
+                // RFC 3168 §6.1.4: pure ACKs are not ECN-capable (but see `control_ecn`).
+                Some(Transmit { ecn: self.control_ecn(), last: true })
             }
+        }
+    }
+
+    /// RFC 8257 §3.2: the delayed ACK of the data before a CE-state change, with the previous
+    /// state's ECE, goes before the ACK of the segment that changed it.
+    fn poll_dctcp_prior_ack(&mut self, header: &mut TcpHeader, prior: u64) -> Transmit {
+        self.write_header(header, self.snd_nxt, 0);
+        header.ack = prior;
+        // The previous state is the opposite of the current one (it changed).
+        header.flags = if self.ecn.echo { header.flags.without(TcpFlags::ECE) } else { header.flags | TcpFlags::ECE };
+        self.counters.segments_sent += 1;
+        self.counters.acks_sent += 1;
+        Transmit { ecn: self.control_ecn(), last: false }
+    }
+
+    /// The ECN field of a pure ACK: Not-ECT (RFC 3168 §6.1.4), or ECT(0) for DCTCP with
+    /// `tcp.dctcp_ect_control` (RFC 8257 §3.5; Linux sets ECT on every packet of a DCTCP socket).
+    fn control_ecn(&self) -> Ecn {
+        if self.ecn.ok && self.cfg.cc == CcKind::Dctcp && self.cfg.dctcp_ect_control {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
         }
     }
 
@@ -1377,15 +1462,19 @@ impl TcpSocket {
                 header.flags.insert(TcpFlags::ECE | TcpFlags::CWR);
             }
             // RFC 2018 §2: offer SACK in the SYN.
-            header.sack_permitted = self.cfg.cc == CcKind::Sack;
+            header.sack_permitted = self.cfg.offers_sack();
+            if self.cfg.ecn == EcnPolicy::Request && self.cfg.cc == CcKind::Dctcp && self.cfg.dctcp_ect_control {
+                // RFC 8257 §3.5 / Linux tcp_ecn_send_syn(): a DCTCP SYN is ECT(0) (INET_ECN_xmit).
+                ecn = Ecn::Ect0;
+            }
         } else {
             header.flags = TcpFlags::SYN | TcpFlags::ACK;
             if self.ecn.ok {
                 // RFC 3168 §6.1.1: an ECN-setup SYN-ACK sets ECE only.
                 header.flags.insert(TcpFlags::ECE);
             }
-            if self.ecn_setup.synack_ect {
-                // RFC 5562 §3: the SYN-ACK is ECN-capable.
+            if self.ecn_setup.synack_ect || self.control_ecn() == Ecn::Ect0 {
+                // RFC 5562 §3: the SYN-ACK is ECN-capable (RFC 8257 §3.5: DCTCP's always is).
                 ecn = Ecn::Ect0;
             }
             header.sack_permitted = self.sack_ok;
@@ -1596,7 +1685,8 @@ impl TcpSocket {
             // ns-2 tcp.cc output(): without a SYN, packet 0 stands in for the ECN-setup SYN and goes
             // Not-ECT (RFC 3168 §6.1.1), retransmissions included.
             let setup_stand_in = self.cfg.ecn_first_segment_not_ect && !self.cfg.handshake && seq == ISS + 1;
-            if (!is_retransmit || self.cfg.ecn_ect_on_retransmit) && !setup_stand_in {
+            let dctcp_ect = self.control_ecn() == Ecn::Ect0;
+            if (!is_retransmit || self.cfg.ecn_ect_on_retransmit || dctcp_ect) && !setup_stand_in {
                 // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
                 // unless as ns-2's output() does.
                 ecn = Ecn::Ect0;
@@ -2194,7 +2284,7 @@ mod tests {
         ends[1].listen();
         if !cfg.handshake {
             // As the simulation opens a connection without a handshake (ns-2's one-way TCP).
-            let ok = (ecn, cc == CcKind::Sack);
+            let ok = (ecn, cfg.offers_sack());
             ends.iter_mut().for_each(|e| e.assume_negotiated(ok.0, ok.1, cfg.rcv_window));
         }
         ends[0].connect(t(0));
@@ -2325,7 +2415,7 @@ mod tests {
         #[test]
         fn header_prediction_gives_the_slow_paths_state(
             profile in proptest::sample::select(vec![Profile::Rfc, Profile::Ns2_2001, Profile::Linux]),
-            cc in proptest::sample::select(vec![CcKind::Tahoe, CcKind::Reno, CcKind::Newreno, CcKind::Sack]),
+            cc in proptest::sample::select(vec![CcKind::Tahoe, CcKind::Reno, CcKind::Newreno, CcKind::Sack, CcKind::Cubic, CcKind::Dctcp]),
             ecn in proptest::bool::ANY,
             both_ways in proptest::bool::ANY,
             ops in proptest::collection::vec((0u8..8, 0u8..=255), 1..600),

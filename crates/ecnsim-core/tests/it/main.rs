@@ -8,6 +8,7 @@ mod fq_codel;
 mod fuzz;
 mod incast;
 mod layers;
+mod modern_cc;
 mod ns2_dialogues;
 mod reliability;
 mod scenarios;

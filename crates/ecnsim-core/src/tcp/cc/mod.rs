@@ -3,17 +3,23 @@
 //! carries out retransmissions; an algorithm only decides window values and
 //! what recovery does next. One algorithm per file, dispatched by [`AnyCc`].
 
+mod cubic;
+mod dctcp;
 mod newreno;
 mod reno;
 mod sack;
 mod tahoe;
 
+pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use newreno::NewReno;
 pub use reno::Reno;
 pub use sack::Sack;
 pub use tahoe::Tahoe;
 
-use crate::spec::{CaIncrease, CcKind, NewrenoPartialAck};
+use crate::spec::{CaIncrease, CcKind, Recovery};
+use crate::tcp::{RttEstimator, TcpConfig};
+use crate::time::SimTime;
 
 /// Fractional bits of [`Window::acc`] in `per_ack` congestion avoidance.
 const ACC_FRACTION_BITS: u32 = 32;
@@ -130,6 +136,36 @@ pub trait CongestionControl {
     }
 }
 
+/// The loss recovery a window algorithm (CUBIC, DCTCP) runs on: its rules for the window
+/// during fast recovery, those of NewReno or of SACK.
+#[derive(Clone, Copy, Debug)]
+pub enum RecoveryRules {
+    /// RFC 6582 NewReno.
+    NewReno(NewReno),
+    /// RFC 6675 SACK-based recovery.
+    Sack(Sack),
+}
+
+macro_rules! recovery {
+    ($self:expr, $r:ident => $e:expr) => {
+        match $self {
+            RecoveryRules::NewReno($r) => $e,
+            RecoveryRules::Sack($r) => $e,
+        }
+    };
+}
+
+impl RecoveryRules {
+    /// Fast recovery begins, ssthresh already set: the window to recover with (RFC 6582 §3.2
+    /// step 2 / RFC 5681 §3.2 step 3: ssthresh + 3*SMSS; RFC 6675 §5 step 4.2: ssthresh).
+    fn enter(self, w: &mut Window) {
+        w.cwnd = match self {
+            RecoveryRules::NewReno(_) => w.ssthresh + 3 * w.mss,
+            RecoveryRules::Sack(_) => w.ssthresh,
+        };
+    }
+}
+
 /// The closed set of algorithms.
 #[derive(Clone, Debug)]
 pub enum AnyCc {
@@ -141,58 +177,192 @@ pub enum AnyCc {
     NewReno(NewReno),
     /// RFC 6675 SACK-based recovery.
     Sack(Sack),
+    /// RFC 9438 CUBIC on a loss recovery (its state in [`CcState`]).
+    Cubic(RecoveryRules),
+    /// RFC 8257 DCTCP on a loss recovery (its state in [`CcState`]).
+    Dctcp(RecoveryRules),
+}
+
+/// The state of CUBIC and DCTCP, out of line (allocated once per connection): the socket's
+/// per-segment cache lines stay as they are for the other algorithms, whose [`AnyCc`] is a few
+/// bytes.
+#[derive(Clone, Debug, Default)]
+pub struct CcState(Option<Box<Modern>>);
+
+#[derive(Clone, Debug)]
+enum Modern {
+    Cubic(Cubic),
+    Dctcp(Dctcp),
+}
+
+impl CcState {
+    fn cubic(&mut self) -> &mut Cubic {
+        match self.0.as_deref_mut() {
+            Some(Modern::Cubic(c)) => c,
+            _ => unreachable!("AnyCc::Cubic has CUBIC's state"),
+        }
+    }
+    /// DCTCP's state, if this is DCTCP (read only).
+    #[must_use]
+    pub fn dctcp_ref(&self) -> Option<&Dctcp> {
+        match self.0.as_deref() {
+            Some(Modern::Dctcp(d)) => Some(d),
+            _ => None,
+        }
+    }
+    /// DCTCP's state, if this is DCTCP.
+    pub fn dctcp(&mut self) -> Option<&mut Dctcp> {
+        match self.0.as_deref_mut() {
+            Some(Modern::Dctcp(d)) => Some(d),
+            _ => None,
+        }
+    }
 }
 
 impl AnyCc {
-    /// The algorithm `kind`, in its initial state (`newreno_partial_ack` is NewReno's option).
+    /// The algorithm of `cfg` and its state, initial; `snd_nxt` is the first sequence number to send.
     #[must_use]
-    pub fn new(kind: CcKind, newreno_partial_ack: NewrenoPartialAck) -> Self {
-        match kind {
-            CcKind::Tahoe => AnyCc::Tahoe(Tahoe),
-            CcKind::Reno => AnyCc::Reno(Reno),
-            CcKind::Newreno => AnyCc::NewReno(NewReno { partial_ack: newreno_partial_ack }),
-            CcKind::Sack => AnyCc::Sack(Sack),
+    pub fn new(cfg: &TcpConfig, snd_nxt: u64) -> (Self, CcState) {
+        let newreno = NewReno { partial_ack: cfg.newreno_partial_ack };
+        let recovery = match cfg.recovery {
+            Recovery::Newreno => RecoveryRules::NewReno(newreno),
+            Recovery::Sack => RecoveryRules::Sack(Sack),
+        };
+        let none = CcState::default();
+        match cfg.cc {
+            CcKind::Tahoe => (AnyCc::Tahoe(Tahoe), none),
+            CcKind::Reno => (AnyCc::Reno(Reno), none),
+            CcKind::Newreno => (AnyCc::NewReno(newreno), none),
+            CcKind::Sack => (AnyCc::Sack(Sack), none),
+            CcKind::Cubic => {
+                let c = Cubic::new(cfg.cubic_beta, cfg.cubic_c, cfg.cubic_fast_convergence);
+                (AnyCc::Cubic(recovery), CcState(Some(Box::new(Modern::Cubic(c)))))
+            }
+            CcKind::Dctcp => {
+                let d = Dctcp::new(cfg.dctcp_shift_g, cfg.dctcp_fraction, snd_nxt);
+                (AnyCc::Dctcp(recovery), CcState(Some(Box::new(Modern::Dctcp(d)))))
+            }
+            // Validation refuses `bbr` for the simulator (`ecnsim emulate` hands it to Linux).
+            CcKind::Bbr => unreachable!("tcp.cc = \"bbr\" is refused by ScenarioSpec::validate"),
         }
     }
 }
 
 macro_rules! dispatch {
-    ($self:ident, $cc:ident => $e:expr) => {
+    ($self:ident, $cc:ident => $e:expr, $modern:pat => $m:expr) => {
         match $self {
             AnyCc::Tahoe($cc) => $e,
             AnyCc::Reno($cc) => $e,
             AnyCc::NewReno($cc) => $e,
             AnyCc::Sack($cc) => $e,
+            $modern => $m,
         }
     };
 }
 
-impl CongestionControl for AnyCc {
-    // Inlined into the ACK of new data (a quarter of the hops): every algorithm's body is `grow`.
+impl AnyCc {
+    /// New data was acknowledged outside fast recovery, at `now`, with the RTT estimate `rtt`;
+    /// `snd_una` is SND.UNA after the ACK.
+    // Inlined into the ACK of new data (a quarter of the hops): the classic algorithms' body is `grow`.
     #[inline(always)]
-    fn on_ack(&mut self, w: &mut Window, acked_bytes: u64) {
-        dispatch!(self, cc => cc.on_ack(w, acked_bytes));
+    pub fn on_ack(
+        &mut self,
+        st: &mut CcState,
+        w: &mut Window,
+        acked_bytes: u64,
+        now: SimTime,
+        rtt: &RttEstimator,
+        snd_una: u64,
+    ) {
+        match self {
+            AnyCc::Tahoe(cc) => cc.on_ack(w, acked_bytes),
+            AnyCc::Reno(cc) => cc.on_ack(w, acked_bytes),
+            AnyCc::NewReno(cc) => cc.on_ack(w, acked_bytes),
+            AnyCc::Sack(cc) => cc.on_ack(w, acked_bytes),
+            AnyCc::Cubic(_) => st.cubic().on_ack(w, acked_bytes, now, rtt),
+            AnyCc::Dctcp(_) => {
+                // RFC 8257 §3.3: DCTCP's window grows as Reno's (RFC 5681).
+                if st.dctcp().is_some_and(|d| d.may_grow(snd_una)) {
+                    grow(w, acked_bytes);
+                }
+            }
+        }
     }
-    fn on_dupack_threshold(&mut self, w: &mut Window, flight: u64) -> LossResponse {
-        dispatch!(self, cc => cc.on_dupack_threshold(w, flight))
+    /// The duplicate-ACK threshold was reached; `flight` is FlightSize.
+    pub fn on_dupack_threshold(&mut self, st: &mut CcState, w: &mut Window, flight: u64) -> LossResponse {
+        match self {
+            AnyCc::Cubic(r) => {
+                // RFC 9438 §4.6: ssthresh = FlightSize * beta_cubic; the recovery sets cwnd from it.
+                st.cubic().on_loss(w, flight);
+                r.enter(w);
+                LossResponse::FastRecovery
+            }
+            AnyCc::Dctcp(r) => {
+                // RFC 8257 §3.4: a loss is answered as standard TCP does: RFC 5681 eq. (4).
+                w.ssthresh = halved_ssthresh(flight, w.mss);
+                r.enter(w);
+                LossResponse::FastRecovery
+            }
+            AnyCc::Tahoe(cc) => cc.on_dupack_threshold(w, flight),
+            AnyCc::Reno(cc) => cc.on_dupack_threshold(w, flight),
+            AnyCc::NewReno(cc) => cc.on_dupack_threshold(w, flight),
+            AnyCc::Sack(cc) => cc.on_dupack_threshold(w, flight),
+        }
     }
-    fn on_dupack_in_recovery(&mut self, w: &mut Window) {
-        dispatch!(self, cc => cc.on_dupack_in_recovery(w));
+    /// Another duplicate ACK arrived during fast recovery.
+    pub fn on_dupack_in_recovery(&mut self, w: &mut Window) {
+        dispatch!(self, cc => cc.on_dupack_in_recovery(w),
+            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_in_recovery(w)));
     }
-    fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck {
-        dispatch!(self, cc => cc.on_ack_in_recovery(w, acked_bytes, flight, full))
+    /// New data was acknowledged during fast recovery (see [`CongestionControl::on_ack_in_recovery`]).
+    pub fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck {
+        dispatch!(self, cc => cc.on_ack_in_recovery(w, acked_bytes, flight, full),
+            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_ack_in_recovery(w, acked_bytes, flight, full)))
     }
-    fn on_rto(&mut self, w: &mut Window, flight: u64, first: bool) {
-        dispatch!(self, cc => cc.on_rto(w, flight, first));
+    /// The retransmission timer expired (see [`CongestionControl::on_rto`]).
+    pub fn on_rto(&mut self, st: &mut CcState, w: &mut Window, flight: u64, first: bool) {
+        match self {
+            AnyCc::Cubic(_) => st.cubic().on_rto(w, flight, first),
+            // RFC 8257 §3.4: a timeout is answered as standard TCP does (Linux dctcp_state(): Loss halves).
+            AnyCc::Dctcp(..) => Reno.on_rto(w, flight, first),
+            AnyCc::Tahoe(cc) => cc.on_rto(w, flight, first),
+            AnyCc::Reno(cc) => cc.on_rto(w, flight, first),
+            AnyCc::NewReno(cc) => cc.on_rto(w, flight, first),
+            AnyCc::Sack(cc) => cc.on_rto(w, flight, first),
+        }
     }
-    fn on_ecn_echo(&mut self, w: &mut Window, basis: u64) -> bool {
-        dispatch!(self, cc => cc.on_ecn_echo(w, basis))
+    /// An ECN-Echo calls for a reduction (see [`CongestionControl::on_ecn_echo`]); `snd_max` is
+    /// the highest sequence number sent, where the reduced window ends.
+    pub fn on_ecn_echo(&mut self, st: &mut CcState, w: &mut Window, basis: u64, snd_max: u64) -> bool {
+        match self {
+            AnyCc::Cubic(_) => st.cubic().on_ecn_echo(w, basis),
+            AnyCc::Dctcp(_) => st.dctcp().expect("DCTCP's state").on_ecn_echo(w, basis, snd_max),
+            AnyCc::Tahoe(cc) => cc.on_ecn_echo(w, basis),
+            AnyCc::Reno(cc) => cc.on_ecn_echo(w, basis),
+            AnyCc::NewReno(cc) => cc.on_ecn_echo(w, basis),
+            AnyCc::Sack(cc) => cc.on_ecn_echo(w, basis),
+        }
     }
-    fn on_dupack_threshold_after_ecn(&mut self, w: &mut Window, dupacks: u32) -> LossResponse {
-        dispatch!(self, cc => cc.on_dupack_threshold_after_ecn(w, dupacks))
+    /// The duplicate-ACK threshold in a window already reduced for ECN (see
+    /// [`CongestionControl::on_dupack_threshold_after_ecn`]).
+    pub fn on_dupack_threshold_after_ecn(&mut self, w: &mut Window, dupacks: u32) -> LossResponse {
+        dispatch!(self, cc => cc.on_dupack_threshold_after_ecn(w, dupacks),
+            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_threshold_after_ecn(w, dupacks)))
     }
-    fn checks_recover(&self) -> bool {
-        dispatch!(self, cc => cc.checks_recover())
+    /// Whether a new fast retransmit checks `recover` (RFC 6582 §3.2 step 2).
+    #[must_use]
+    pub fn checks_recover(&self) -> bool {
+        dispatch!(self, cc => cc.checks_recover(), AnyCc::Cubic(..) | AnyCc::Dctcp(..) => true)
+    }
+    /// DCTCP's per-ACK accounting (RFC 8257 §3.3), for every ACK before the window reacts;
+    /// nothing for the other algorithms.
+    #[inline]
+    pub fn on_ack_event(&self, st: &mut CcState, acked: u64, ece: bool, mss: u64, snd_una: u64, snd_nxt: u64) {
+        if let AnyCc::Dctcp(_) = self {
+            if let Some(d) = st.dctcp() {
+                d.on_ack_event(acked, ece, mss, snd_una, snd_nxt);
+            }
+        }
     }
 }
 
