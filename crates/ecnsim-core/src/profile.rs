@@ -8,8 +8,8 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
-    QueueSpec, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful,
+    NewrenoPartialAck, QueueSpec, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -95,6 +95,9 @@ impl Profile {
             ecn: EcnPolicy::Off,
             // RFC 3168 §6.1.1: the SYN-ACK is not ECT (RFC 5562 is experimental).
             ecn_synack: EcnSynAck::Off,
+            // RFC 3168 §6.1.2: data segments carry ECT(0); ECT(1) is the L4S identifier (RFC 9331 §4.1),
+            // for scalable senders only.
+            ect_codepoint: EctCodepoint::Ect0,
             // RFC 5681 §4.1: a TCP SHOULD set cwnd to no more than RW before beginning transmission after idle.
             restart_after_idle: true,
             // DEVIATION(RFC 6582): §3.2 step 1's careful variant asks for an ACK covering more than
@@ -280,6 +283,8 @@ impl Profile {
                 ecn: EcnPolicy::Off,
                 // RFC 2481 §6.1.1: the SYN-ACK is not ECT.
                 ecn_synack: EcnSynAck::Off,
+                // Linux 2.4 INET_ECN_xmit(): ECT(0) on data (ECT(1) unused before L4S).
+                ect_codepoint: EctCodepoint::Ect0,
                 // Linux 2.4 tcp_cwnd_restart(): cwnd decays after an idle period (RFC 2861).
                 restart_after_idle: true,
                 // Linux 2.4 __tcp_enter_cwr(): snd_cwnd = min(snd_cwnd, tcp_packets_in_flight() + 1); no timer.

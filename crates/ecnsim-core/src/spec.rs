@@ -1533,6 +1533,16 @@ pub enum EcnPolicy {
     Accept,
 }
 
+/// The ECT codepoint an ECN-capable sender puts on its data segments.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EctCodepoint {
+    /// ECT(0), the Classic ECN codepoint (RFC 3168 §6.1.2; RFC 8311 §4.2 leaves ECT(1) to experiments).
+    Ect0,
+    /// ECT(1), the L4S identifier (RFC 9331 §4.1): what a scalable congestion control sets.
+    Ect1,
+}
+
 /// Whether the responder's SYN-ACK is ECN-capable, and how a CE mark on it is handled.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -1808,6 +1818,10 @@ pub struct TcpOverrides {
     /// ECN-capable SYN-ACK behaviour (RFC 5562 / ECN+); needs ECN negotiated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_synack: Option<EcnSynAck>,
+    /// The ECT codepoint of data segments once ECN is negotiated: `"ect0"` (RFC 3168) or
+    /// `"ect1"` (the L4S identifier, RFC 9331 §4.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_codepoint: Option<EctCodepoint>,
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(IW, cwnd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,

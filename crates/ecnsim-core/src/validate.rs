@@ -362,6 +362,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             delayed_ack_timeout,
             ecn,
             ecn_synack,
+            ect_codepoint,
             restart_after_idle,
             newreno_careful,
             newreno_partial_ack,
@@ -402,6 +403,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.delayed_ack_timeout, delayed_ack_timeout, time);
         set(&mut c.ecn, ecn, Some);
         set(&mut c.ecn_synack, ecn_synack, Some);
+        set(&mut c.ect_codepoint, ect_codepoint, Some);
         set(&mut c.restart_after_idle, restart_after_idle, Some);
         set(&mut c.newreno_careful, newreno_careful, Some);
         set(&mut c.newreno_partial_ack, newreno_partial_ack, Some);

@@ -317,6 +317,7 @@ def tcp(
     delayed_ack_timeout: Quantity | None = None,
     ecn: str | None = None,
     ecn_synack: str | None = None,
+    ect_codepoint: str | None = None,
     restart_after_idle: bool | None = None,
     newreno_careful: str | bool | None = None,
     newreno_partial_ack: str | None = None,
@@ -344,7 +345,8 @@ def tcp(
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"reno"``, ``"newreno"``,
     ... ; ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
-    ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
+    ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
+    codepoint of data) ``"ect0"`` or ``"ect1"`` (the L4S identifier); ``carry_rtt`` ``"off"``,
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
     ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
@@ -374,6 +376,7 @@ def tcp(
             "delayed_ack_timeout": delayed_ack_timeout,
             "ecn": ecn,
             "ecn_synack": ecn_synack,
+            "ect_codepoint": ect_codepoint,
             "restart_after_idle": restart_after_idle,
             "newreno_careful": newreno_careful,
             "newreno_partial_ack": newreno_partial_ack,

@@ -763,7 +763,7 @@ impl Simulation {
         // A mark's CE codepoint goes into the pool now (the slot is written nowhere else
         // on the way out of the queue), before any drop below frees a slot.
         for i in 0..n_marks {
-            let (_, _, _, id) = self.ports[p.index()].queue.outcome().marks[i];
+            let (_, _, _, id, _) = self.ports[p.index()].queue.outcome().marks[i];
             self.packets[id].ecn = Ecn::Ce;
         }
         for i in 0..n_drops {
@@ -777,7 +777,7 @@ impl Simulation {
             self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
-            let (f, proto, _, _) = self.ports[p.index()].queue.outcome().marks[i];
+            let (f, proto, _, _, _) = self.ports[p.index()].queue.outcome().marks[i];
             self.charge(f, proto, false);
         }
     }
