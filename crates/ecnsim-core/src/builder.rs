@@ -476,7 +476,8 @@ fn make_qdisc(
         | QueueSpec::Pi(_)
         | QueueSpec::Rem(_)
         | QueueSpec::Codel(_)
-        | QueueSpec::Pie(_) => unreachable!("AQM tables are resolved above"),
+        | QueueSpec::Pie(_)
+        | QueueSpec::Dualpi2(_) => unreachable!("AQM tables are resolved above"),
     };
     (qdisc, q.clone())
 }

@@ -46,6 +46,7 @@ __all__ = [
     "bulk",
     "codel",
     "droptail",
+    "dualpi2",
     "load_toml",
     "pi",
     "pie",
@@ -292,6 +293,37 @@ def pie(
 ) -> dict[str, Any]:
     """PIE, RFC 8033 (``docs/models/pie.md``)."""
     return {"type": "pie", **_compact(locals())}
+
+
+def dualpi2(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    target: Quantity | None = None,
+    rtt_max: Quantity | None = None,
+    t_update: Quantity | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    coupling: int | None = None,
+    l_threshold: Quantity | None = None,
+    l_range: Quantity | None = None,
+    th_len: int | None = None,
+    mtu: Quantity | None = None,
+    pi2_delay: str | None = None,
+    overload: str | None = None,
+    scheduler: str | None = None,
+    tshift: Quantity | None = None,
+    classic_weight: int | None = None,
+) -> dict[str, Any]:
+    """DualPI2, the DualQ Coupled AQM of RFC 9332 (``docs/models/dualpi2.md``).
+
+    ``pi2_delay`` is ``"classic"`` or ``"max"``; ``overload`` ``"drop"`` or
+    ``"overflow"``; ``scheduler`` ``"ts_fifo"`` or ``"wrr"``. ``t_update``,
+    ``alpha`` and ``beta`` left as None are derived from ``rtt_max`` and
+    ``target`` as RFC 9332 Appendix A does (under the ``linux`` profile they
+    are Linux's values).
+    """
+    return {"type": "dualpi2", **_compact(locals())}
 
 
 def bulk(bytes: Quantity | None = None) -> dict[str, Any]:

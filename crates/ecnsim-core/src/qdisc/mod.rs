@@ -15,6 +15,7 @@
 pub mod aecn;
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod pi;
 pub mod pie;
 pub mod red;
@@ -25,6 +26,7 @@ pub mod threshold;
 pub use aecn::Aecn;
 pub use codel::Codel;
 pub use droptail::DropTail;
+pub use dualpi2::DualPi2;
 pub use pi::Pi;
 pub use pie::Pie;
 pub use red::Red;
@@ -374,6 +376,8 @@ pub enum AnyQdisc {
     Pie(Pie),
     /// Scripted drops and marks of chosen packets (tests).
     Script(script::Script),
+    /// The DualQ Coupled AQM with PI2 (RFC 9332).
+    DualPi2(DualPi2),
 }
 
 macro_rules! dispatch {
@@ -388,6 +392,7 @@ macro_rules! dispatch {
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::Script($q) => $e,
+            AnyQdisc::DualPi2($q) => $e,
         }
     };
 }
