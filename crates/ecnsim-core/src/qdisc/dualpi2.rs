@@ -121,6 +121,15 @@ impl SojournHistogram {
         let bin = usize::try_from(sojourn.as_nanos() / self.width_ns).unwrap_or(usize::MAX).min(Self::BINS - 1);
         self.counts[bin] += 1;
     }
+    /// The sojourn times recorded since `earlier` (a copy of this histogram taken before).
+    #[must_use]
+    pub fn since(&self, earlier: &SojournHistogram) -> SojournHistogram {
+        let mut d = self.clone();
+        for (c, e) in d.counts.iter_mut().zip(earlier.counts.iter()) {
+            *c -= e;
+        }
+        d
+    }
     /// Sojourn times recorded.
     #[must_use]
     pub fn count(&self) -> u64 {

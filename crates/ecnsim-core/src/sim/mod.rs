@@ -506,6 +506,13 @@ impl Simulation {
         (slot != NO_SLOT).then(|| &self.endpoints[2 * slot as usize].sock)
     }
 
+    /// The discipline of queue `queue_id` (the queues table's row), to read its own statistics
+    /// (e.g. [`crate::qdisc::dualpi2::DualPi2::stats`]); `None` past the last queue.
+    #[must_use]
+    pub fn qdisc(&self, queue_id: usize) -> Option<&crate::qdisc::AnyQdisc> {
+        self.ports.get(queue_id).map(|p| p.queue.qdisc())
+    }
+
     /// Counters of every queue (since the start of the run), by port.
     #[must_use]
     pub fn queue_counters(&self) -> Vec<QueueCounters> {
