@@ -1,5 +1,9 @@
 """Analytic models beside the simulator.
 
+The fluid rate balance of the DualQ Coupled AQM (RFC 9332 §2.1, Appendix C):
+:func:`dualq_equilibrium`, :func:`rate_ratio`, :func:`coupling_for_equal_rates`
+(``ecnsim.models.dualq``).
+
 The M[X]/M/1 queue of the ``ecnplus`` study (Kuzmanovic 2005; STUDIES.md
 §5), derived in ``docs/models/mx_m1.md``: TCP flows mapped onto their
 slow-start bursts, the bursts as the batches of a Poisson batch-arrival
@@ -35,6 +39,14 @@ from ecnsim.models.bursts import (
     window_packets,
 )
 from ecnsim.models.distributions import Distribution, from_spec
+from ecnsim.models.dualq import (
+    RENO_LAW,
+    SCALABLE_LAW,
+    DualQEquilibrium,
+    coupling_for_equal_rates,
+    dualq_equilibrium,
+    rate_ratio,
+)
 from ecnsim.models.montecarlo import MonteCarloRun, simulate_mx_m1
 from ecnsim.models.mx_m1 import (
     MEASURES,
@@ -48,16 +60,22 @@ __all__ = [
     "DEFAULT_MSS",
     "MEASURES",
     "MXM1",
+    "RENO_LAW",
+    "SCALABLE_LAW",
     "BurstSizes",
     "Distribution",
+    "DualQEquilibrium",
     "FlowSizes",
     "Measure",
     "ModelError",
     "MonteCarloRun",
     "QueueLengthDistribution",
     "burst_sizes",
+    "coupling_for_equal_rates",
     "delay_exceedance_curve",
+    "dualq_equilibrium",
     "from_spec",
+    "rate_ratio",
     "simulate_mx_m1",
     "slow_start_bursts",
     "window_packets",
