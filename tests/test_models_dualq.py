@@ -20,8 +20,10 @@ from ecnsim.models import (
 
 def test_k2_at_equal_rtts_gives_the_closed_form_ratio() -> None:
     # RFC 9332 §2.1: W_C = c_C / p', W_L = c_L / (k p'): ratio = c_L / (k c_C) = 2 / (2 sqrt(3/2)).
-    assert rate_ratio(k=2.0, rtt_classic=0.03, rtt_l4s=0.03) == pytest.approx(1 / math.sqrt(1.5), rel=1e-12)
-    assert RENO_LAW == pytest.approx(1.224744871, rel=1e-9)
+    assert rate_ratio(k=2.0, rtt_classic=0.03, rtt_l4s=0.03) == pytest.approx(
+        1 / math.sqrt(1.5), rel=1e-12
+    )
+    assert pytest.approx(1.224744871, rel=1e-9) == RENO_LAW
 
 
 def test_equal_rates_at_k_star_and_rtt_dependence() -> None:
@@ -29,11 +31,15 @@ def test_equal_rates_at_k_star_and_rtt_dependence() -> None:
     assert k_star == pytest.approx(2 / math.sqrt(1.5), rel=1e-12)  # 1.63
     assert rate_ratio(k=k_star, rtt_classic=0.03, rtt_l4s=0.03) == pytest.approx(1.0, rel=1e-12)
     # Rates go as 1/RTT on both sides: a Classic flow with twice the RTT gets half relative rate.
-    assert rate_ratio(rtt_classic=0.06, rtt_l4s=0.03) == pytest.approx(2 * rate_ratio(rtt_classic=0.03, rtt_l4s=0.03))
+    assert rate_ratio(rtt_classic=0.06, rtt_l4s=0.03) == pytest.approx(
+        2 * rate_ratio(rtt_classic=0.03, rtt_l4s=0.03)
+    )
 
 
 def test_equilibrium_fills_the_link_and_keeps_the_ratio() -> None:
-    eq = dualq_equilibrium(capacity_bps=100e6, n_classic=2, n_l4s=3, rtt_classic=0.035, rtt_l4s=0.021, k=2.0)
+    eq = dualq_equilibrium(
+        capacity_bps=100e6, n_classic=2, n_l4s=3, rtt_classic=0.035, rtt_l4s=0.021, k=2.0
+    )
     assert 2 * eq.rate_classic_bps + 3 * eq.rate_l4s_bps == pytest.approx(100e6, rel=1e-9)
     assert eq.ratio == pytest.approx(rate_ratio(k=2.0, rtt_classic=0.035, rtt_l4s=0.021), rel=1e-9)
     assert eq.p_classic == pytest.approx(eq.p_base**2, rel=1e-12)
@@ -42,7 +48,9 @@ def test_equilibrium_fills_the_link_and_keeps_the_ratio() -> None:
     window = eq.rate_classic_bps * 0.035 / (8 * 1500)
     assert window == pytest.approx(RENO_LAW / math.sqrt(eq.p_classic), rel=1e-9)
     # Twice the capacity, half the base probability; the ratio stays.
-    eq2 = dualq_equilibrium(capacity_bps=200e6, n_classic=2, n_l4s=3, rtt_classic=0.035, rtt_l4s=0.021)
+    eq2 = dualq_equilibrium(
+        capacity_bps=200e6, n_classic=2, n_l4s=3, rtt_classic=0.035, rtt_l4s=0.021
+    )
     assert eq2.p_base == pytest.approx(eq.p_base / 2, rel=1e-12)
     assert eq2.ratio == pytest.approx(eq.ratio, rel=1e-12)
 
@@ -61,7 +69,13 @@ def test_equilibrium_fills_the_link_and_keeps_the_ratio() -> None:
     ],
 )
 def test_bad_inputs_name_their_argument(kwargs: dict[str, float], path: str) -> None:
-    args = {"capacity_bps": 100e6, "n_classic": 1, "n_l4s": 1, "rtt_classic": 0.035, "rtt_l4s": 0.021}
+    args = {
+        "capacity_bps": 100e6,
+        "n_classic": 1,
+        "n_l4s": 1,
+        "rtt_classic": 0.035,
+        "rtt_l4s": 0.021,
+    }
     args.update(kwargs)
     with pytest.raises(ModelError) as e:
         dualq_equilibrium(**args)  # type: ignore[arg-type]

@@ -23,7 +23,9 @@ overload (``k p' <= 1``). Nothing here runs the simulator: it is what a simulati
 with scalable senders (TCP Prague, not yet modelled) is to be compared with.
 
     from ecnsim.models import dualq_equilibrium
-    eq = dualq_equilibrium(capacity_bps=100e6, n_classic=1, n_l4s=1, rtt_classic=0.035, rtt_l4s=0.021)
+    eq = dualq_equilibrium(
+        capacity_bps=100e6, n_classic=1, n_l4s=1, rtt_classic=0.035, rtt_l4s=0.021
+    )
     eq.ratio          # per-flow L4S / Classic rate
 """
 
@@ -84,12 +86,18 @@ def coupling_for_equal_rates(
     classic_law: float = RENO_LAW,
     scalable_law: float = SCALABLE_LAW,
 ) -> float:
-    """The k at which an L4S flow and a Classic flow get equal rates: ``(c_L / c_C) (RTT_C / RTT_L)``.
+    """The k at which an L4S flow and a Classic flow get equal rates.
+
+    ``k = (c_L / c_C) (RTT_C / RTT_L)``.
 
     RFC 9332 Appendix C.2: k = 2 is near this for Reno-friendly Classic flows at equal RTTs (1.63).
     """
     return rate_ratio(
-        k=1.0, rtt_classic=rtt_classic, rtt_l4s=rtt_l4s, classic_law=classic_law, scalable_law=scalable_law
+        k=1.0,
+        rtt_classic=rtt_classic,
+        rtt_l4s=rtt_l4s,
+        classic_law=classic_law,
+        scalable_law=scalable_law,
     )
 
 
@@ -125,7 +133,9 @@ def dualq_equilibrium(
     # RFC 9332 §2.1: W_C = c_C / sqrt(p'^2) = c_C / p', W_L = c_L / (k p'); the rates fill the link.
     p = (n_classic * c_c / rtt_c + n_l4s * c_l / (k * rtt_l)) / packets_per_s
     if k * p > 1.0:
-        raise ModelError("capacity_bps", f"overload: the flows need k p' = {k * p:.3g} > 1 (RFC 9332 §2.5.1.1)")
+        raise ModelError(
+            "capacity_bps", f"overload: the flows need k p' = {k * p:.3g} > 1 (RFC 9332 §2.5.1.1)"
+        )
     per_packet = 8.0 * mss_bytes
     rate_c = c_c / (rtt_c * p) * per_packet
     rate_l = c_l / (rtt_l * k * p) * per_packet
