@@ -43,18 +43,19 @@ QUEUE_COLUMNS = {
 }
 
 #: (scenario, (series hash, digest) at 1 s, (series hash, digest) at the end), from main f2139ed;
-#: the digests since branch markp-tcp, whose two new tcp options the resolved spec in the
-#: digested metadata echoes (every table byte-identical to main's).
+#: the digests since branch aqm-l4s, whose new tcp option (`ect_codepoint`) the resolved spec in
+#: the digested metadata echoes and whose queues table has three new columns (`marks_of_ect0`,
+#: `marks_of_ect1`, `marks_of_ce`); every other column of every table byte-identical to main's.
 PINNED = [
     (
         red_ecn_dumbbell,
-        ("748e7f9de8971256", 717215338929693387),
-        ("74826877ea575911", 7930501397778236535),
+        ("748e7f9de8971256", 9722595308805624083),
+        ("74826877ea575911", 5402532800761001492),
     ),
     (
         small_scenario,
-        ("b5dbd1a4e00d048f", 5250079030716112737),
-        ("a6d2e59f40a66ae0", 3541122143772862479),
+        ("b5dbd1a4e00d048f", 7653504829019666525),
+        ("a6d2e59f40a66ae0", 12696447493911182621),
     ),
 ]
 

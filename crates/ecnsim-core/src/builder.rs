@@ -505,7 +505,8 @@ fn make_qdisc(
         | QueueSpec::Rem(_)
         | QueueSpec::Codel(_)
         | QueueSpec::Pie(_)
-        | QueueSpec::FqCodel(_) => unreachable!("AQM tables are resolved above"),
+        | QueueSpec::FqCodel(_)
+        | QueueSpec::Dualpi2(_) => unreachable!("AQM tables are resolved above"),
     };
     (qdisc, q.clone())
 }
@@ -558,6 +559,7 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         delayed_ack_timeout: t(c.delayed_ack_timeout),
         ecn: Some(c.ecn),
         ecn_synack: Some(c.ecn_synack),
+        ect_codepoint: Some(c.ect_codepoint),
         restart_after_idle: Some(c.restart_after_idle),
         newreno_careful: Some(c.newreno_careful),
         newreno_partial_ack: Some(c.newreno_partial_ack),

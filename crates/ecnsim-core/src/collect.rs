@@ -13,7 +13,7 @@ use std::mem::size_of;
 use crate::app::Record;
 use crate::flow::Flow;
 use crate::ids::{FlowId, NodeId};
-use crate::qdisc::{DropReason, MarkReason, QueueCounters};
+use crate::qdisc::{DropReason, MarkReason, MarkedCodepoint, QueueCounters};
 use crate::results::{Column, ColumnData, Results, Table};
 use crate::sim::Simulation;
 use crate::stats::{ConnTotals, FlowExtra, WarmBase};
@@ -351,6 +351,10 @@ fn collect(sim: &Simulation, with_series: bool) -> Results {
     q.push_u64("marks", deltas.iter().map(|c| c.marks.iter().sum()).collect());
     for r in MarkReason::ALL {
         q.push_u64(&format!("marks_{}", r.name()), deltas.iter().map(|c| c.marks[r as usize]).collect());
+    }
+    // The same marks by the codepoint the packet carried (RFC 9331 §4.1: ECT(1) is L4S traffic).
+    for e in MarkedCodepoint::ALL {
+        q.push_u64(&format!("marks_of_{}", e.name()), deltas.iter().map(|c| c.marks_of[e as usize]).collect());
     }
     q.push_f64("avg_packets", deltas.iter().map(|c| avg(c.area_packets)).collect());
     q.push_f64("avg_bytes", deltas.iter().map(|c| avg(c.area_bytes)).collect());

@@ -8,8 +8,8 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful,
-    NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
+    NewrenoCareful, NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -95,6 +95,9 @@ impl Profile {
             ecn: EcnPolicy::Off,
             // RFC 3168 §6.1.1: the SYN-ACK is not ECT (RFC 5562 is experimental).
             ecn_synack: EcnSynAck::Off,
+            // RFC 3168 §6.1.2: data segments carry ECT(0); ECT(1) is the L4S identifier (RFC 9331 §4.1),
+            // for scalable senders only.
+            ect_codepoint: EctCodepoint::Ect0,
             // RFC 5681 §4.1: a TCP SHOULD set cwnd to no more than RW before beginning transmission after idle.
             restart_after_idle: true,
             // DEVIATION(RFC 6582): §3.2 step 1's careful variant asks for an ACK covering more than
@@ -301,6 +304,8 @@ impl Profile {
                 ecn: EcnPolicy::Off,
                 // RFC 2481 §6.1.1: the SYN-ACK is not ECT.
                 ecn_synack: EcnSynAck::Off,
+                // Linux 2.4 INET_ECN_xmit(): ECT(0) on data (ECT(1) unused before L4S).
+                ect_codepoint: EctCodepoint::Ect0,
                 // Linux 2.4 tcp_cwnd_restart(): cwnd decays after an idle period (RFC 2861).
                 restart_after_idle: true,
                 // Linux 2.4 __tcp_enter_cwr(): snd_cwnd = min(snd_cwnd, tcp_packets_in_flight() + 1); no timer.
@@ -356,17 +361,19 @@ impl Profile {
 // ---------------------------------------------------------------------------
 
 use crate::qdisc::aecn::{AecnVariant, CountScope};
+use crate::qdisc::dualpi2::{DualScheduler, Overload, Pi2Delay};
 use crate::qdisc::fq_codel::FqSource;
 use crate::qdisc::pie::DelayEstimator;
 use crate::qdisc::red::{AdaptTiming, DropSpacing, IdleStart, MarkTarget, RedEcn};
 use crate::qdisc::rem::DecideAt;
 use crate::qdisc::{Measure, NonEct, Victim};
 use crate::spec::{
-    AdaptiveKind, AecnSpec, ByteSize, CodelSpec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdRule,
-    ThresholdSpec, TimeValue, WeightRule,
+    AdaptiveKind, AecnSpec, ByteSize, CodelSpec, DualPi2Spec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec,
+    ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
 };
 
 const MS: i128 = 1_000_000;
+const US: i128 = 1_000;
 
 impl Profile {
     /// The limit of the profile's default queue, packets.
@@ -692,6 +699,61 @@ impl Profile {
         }
     }
 
+    /// DualPI2 defaults.
+    #[must_use]
+    pub fn dualpi2(self) -> DualPi2Spec {
+        let rfc = DualPi2Spec {
+            // Linux sch_dualpi2 dualpi2_reset_default(): limit 10000 packets ("max 125 ms at 1 Gbps");
+            // RFC 9332 Appendix A.1 sizes it as MAX_LINK_RATE * 250 ms, which depends on the link.
+            limit_packets: Some(10_000),
+            limit_bytes: None,
+            // RFC 9332 Appendix A.1 (Figure 2): target = 15 ms, RTT_max = 100 ms.
+            target: Some(TimeValue(15 * MS)),
+            rtt_max: Some(TimeValue(100 * MS)),
+            // RFC 9332 Appendix A.1: Tupdate = min(target, RTT_max / 3), alpha = 0.1 Tupdate / RTT_max^2,
+            // beta = 0.3 / RTT_max: derived when the queue is resolved (absent here).
+            t_update: None,
+            alpha: None,
+            beta: None,
+            // RFC 9332 §2.1, Appendix A.1: k = 2.
+            coupling: Some(2),
+            // RFC 9332 Appendix A.1: the native L4S ramp, minTh = 800 us, range = 400 us; Th_len = 1 packet.
+            l_threshold: Some(TimeValue(800 * US)),
+            l_range: Some(TimeValue(400 * US)),
+            th_len: Some(1),
+            // RFC 9332 Appendix A.2: no drop or mark below 2 MTU of queue (Ethernet MTU).
+            mtu: Some(ByteSize(1500)),
+            // RFC 9332 Appendix A.1: dualpi2_update() uses the Classic queue's delay, cq.time().
+            pi2_delay: Some(Pi2Delay::Classic),
+            // RFC 9332 §2.5.1.1: switch to drop under overload.
+            overload: Some(Overload::Drop),
+            // RFC 9332 §2.4, Appendix A.2: the time-shifted FIFO.
+            scheduler: Some(DualScheduler::TsFifo),
+            // DEVIATION(RFC 9332): Figure 2 leaves the scheduler's parameter out ("NOT SHOWN"); 50 ms is
+            // ecnsim's choice (the Classic queue is served once its head is 50 ms older than L's).
+            tshift: Some(TimeValue(50 * MS)),
+            // Linux classic_protection 10 (wc = 10%), used only by the `wrr` scheduler.
+            classic_weight: Some(10),
+        };
+        match self {
+            Profile::Rfc | Profile::Ns2_2001 => rfc,
+            // Linux sch_dualpi2 dualpi2_reset_default(): tupdate 16 ms, alpha 41/256 Hz, beta 819/256 Hz,
+            // step_thresh 1 ms (a step), min_qlen_step 0, the larger of the two queue delays
+            // (calculate_probability()), drop_on_overload, the WRR credit scheduler with wc = 10%.
+            Profile::Linux | Profile::Linux24 => DualPi2Spec {
+                t_update: Some(TimeValue(16 * MS)),
+                alpha: Some(41.0 / 256.0),
+                beta: Some(819.0 / 256.0),
+                l_threshold: Some(TimeValue(MS)),
+                l_range: Some(TimeValue(0)),
+                th_len: Some(0),
+                pi2_delay: Some(Pi2Delay::Max),
+                scheduler: Some(DualScheduler::Wrr),
+                ..rfc
+            },
+        }
+    }
+
     /// PIE defaults.
     #[must_use]
     pub fn pie(self) -> PieSpec {
@@ -772,6 +834,7 @@ mod queue_default_tests {
                 serde_json::to_value(p.rem()).unwrap(),
                 serde_json::to_value(p.codel()).unwrap(),
                 serde_json::to_value(p.pie()).unwrap(),
+                serde_json::to_value(p.dualpi2()).unwrap(),
             ] {
                 let n = json.as_object().unwrap().len();
                 assert!(n >= 4, "{name}: {json}");

@@ -11,16 +11,17 @@
 use crate::profile::Profile;
 use crate::qdisc::aecn::AecnConfig;
 use crate::qdisc::codel::CodelConfig;
+use crate::qdisc::dualpi2::DualPi2Config;
 use crate::qdisc::fq_codel::FqCodelConfig;
 use crate::qdisc::pi::PiConfig;
 use crate::qdisc::pie::PieConfig;
 use crate::qdisc::red::{Adaptive, RedConfig};
 use crate::qdisc::rem::RemConfig;
 use crate::qdisc::threshold::{MarkAt, StepThreshold, ThresholdConfig};
-use crate::qdisc::{Aecn, AnyQdisc, Codel, FqCodel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
+use crate::qdisc::{Aecn, AnyQdisc, Codel, DualPi2, FqCodel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
 use crate::spec::{
-    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, FqCodelSpec, GainRule, NumOr, PiSpec, PieSpec, QueueSpec,
-    RedSpec, RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
+    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, DualPi2Spec, FqCodelSpec, GainRule, NumOr, PiSpec,
+    PieSpec, QueueSpec, RedSpec, RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
 };
 use crate::time::{BitRate, SimDuration};
 
@@ -44,6 +45,7 @@ pub(crate) enum QueueConfig {
     Codel(CodelConfig),
     Pie(PieConfig),
     FqCodel(FqCodelConfig),
+    DualPi2(DualPi2Config),
 }
 
 impl QueueConfig {
@@ -58,6 +60,7 @@ impl QueueConfig {
             QueueConfig::Codel(c) => AnyQdisc::Codel(Codel::new(c)),
             QueueConfig::Pie(c) => AnyQdisc::Pie(Pie::new(c)),
             QueueConfig::FqCodel(c) => AnyQdisc::FqCodel(FqCodel::new(c)),
+            QueueConfig::DualPi2(c) => AnyQdisc::DualPi2(DualPi2::new(c)),
         }
     }
 }
@@ -116,6 +119,10 @@ pub(crate) fn resolve(
         QueueSpec::FqCodel(s) => {
             let f = s.filled(&profile.fq_codel());
             (QueueConfig::FqCodel(fq_codel(&f)), QueueSpec::FqCodel(f))
+        }
+        QueueSpec::Dualpi2(s) => {
+            let f = dualpi2_derived(&s.filled(&profile.dualpi2()));
+            (QueueConfig::DualPi2(dualpi2(&f)), QueueSpec::Dualpi2(f))
         }
     }))
 }
@@ -435,6 +442,41 @@ fn fq_codel(s: &FqCodelSpec) -> FqCodelConfig {
     }
 }
 
+/// RFC 9332 Appendix A.1 (Figure 2): the PI2 constants derived from `target` and `RTT_max`
+/// where the table leaves them out: Tupdate = min(target, RTT_max / 3),
+/// alpha = 0.1 Tupdate / RTT_max^2, beta = 0.3 / RTT_max.
+fn dualpi2_derived(s: &DualPi2Spec) -> DualPi2Spec {
+    let rtt_max = dur(s.rtt_max).as_secs_f64();
+    let t_update = s.t_update.unwrap_or_else(|| TimeValue(get(s.target).0.min(get(s.rtt_max).0 / 3)));
+    let tu = dur(Some(t_update)).as_secs_f64();
+    DualPi2Spec {
+        t_update: Some(t_update),
+        alpha: Some(s.alpha.unwrap_or(0.1 * tu / (rtt_max * rtt_max))),
+        beta: Some(s.beta.unwrap_or(0.3 / rtt_max)),
+        ..*s
+    }
+}
+
+fn dualpi2(s: &DualPi2Spec) -> DualPi2Config {
+    DualPi2Config {
+        limit: limit(s.limit_packets, s.limit_bytes),
+        target: dur(s.target),
+        t_update: dur(s.t_update),
+        alpha: get(s.alpha),
+        beta: get(s.beta),
+        coupling: u32::try_from(get(s.coupling)).expect(VALIDATED),
+        l_threshold: dur(s.l_threshold),
+        l_range: dur(s.l_range),
+        th_len: u32::try_from(get(s.th_len)).expect(VALIDATED),
+        mtu: bytes32(s.mtu),
+        pi2_delay: get(s.pi2_delay),
+        overload: get(s.overload),
+        scheduler: get(s.scheduler),
+        tshift: dur(s.tshift),
+        classic_weight: u32::try_from(get(s.classic_weight)).expect(VALIDATED),
+    }
+}
+
 fn pie(s: &PieSpec) -> PieConfig {
     PieConfig {
         limit: limit(s.limit_packets, s.limit_bytes),
@@ -636,6 +678,32 @@ mod tests {
         assert!(err.1.contains("design_flows"), "{}", err.1);
     }
 
+    /// RFC 9332 Appendix A.1 (Figure 2): Tupdate = min(target, RTT_max / 3), alpha = 0.1 Tupdate /
+    /// RTT_max^2, beta = 0.3 / RTT_max, written into the resolved table; given values are kept.
+    #[test]
+    fn dualpi2_gains_are_derived_from_rtt_max() {
+        let resolved = |s: DualPi2Spec| match resolve(&QueueSpec::Dualpi2(s), Profile::Rfc, link(10, 10)) {
+            Ok(Some((QueueConfig::DualPi2(c), QueueSpec::Dualpi2(r)))) => (c, r),
+            other => panic!("{other:?}"),
+        };
+        let (c, r) = resolved(DualPi2Spec::default());
+        assert_eq!(c.t_update, SimDuration::from_millis(15));
+        assert!((c.alpha - 0.15).abs() < 1e-12 && (c.beta - 3.0).abs() < 1e-12, "{c:?}");
+        assert_eq!((r.t_update, r.alpha, r.beta), (Some(TimeValue(15_000_000)), Some(c.alpha), Some(c.beta)));
+        // RTT_max 30 ms: Tupdate = 10 ms (RTT_max / 3 below the target), alpha = 0.1 * 0.01 / 0.0009.
+        let (c, _) = resolved(DualPi2Spec { rtt_max: Some(TimeValue(30_000_000)), ..DualPi2Spec::default() });
+        assert_eq!(c.t_update, SimDuration::from_millis(10));
+        assert!((c.alpha - 0.1 * 0.01 / 0.0009).abs() < 1e-9 && (c.beta - 10.0).abs() < 1e-9, "{c:?}");
+        let (c, _) = resolved(DualPi2Spec { alpha: Some(0.5), ..DualPi2Spec::default() });
+        assert!((c.alpha - 0.5).abs() < 1e-12);
+        // Linux's defaults are given, not derived.
+        let (c, _) = match resolve(&QueueSpec::Dualpi2(DualPi2Spec::default()), Profile::Linux, link(10, 10)) {
+            Ok(Some((QueueConfig::DualPi2(c), r))) => (c, r),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((c.t_update, c.alpha, c.beta), (SimDuration::from_millis(16), 41.0 / 256.0, 819.0 / 256.0));
+    }
+
     #[test]
     fn every_profile_resolves_every_discipline() {
         let l = link(10, 10);
@@ -649,6 +717,7 @@ mod tests {
                 QueueSpec::Rem(RemSpec::default()),
                 QueueSpec::Codel(CodelSpec::default()),
                 QueueSpec::Pie(PieSpec::default()),
+                QueueSpec::Dualpi2(DualPi2Spec::default()),
             ] {
                 let (cfg, resolved) = resolve(&q, p, l).unwrap().unwrap();
                 // Resolving the resolved table again changes nothing.

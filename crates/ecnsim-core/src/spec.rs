@@ -382,6 +382,8 @@ pub enum QueueSpec {
     /// FQ-CoDel, RFC 8290 (`docs/models/fq_codel.md`).
     #[serde(rename = "fq_codel")]
     FqCodel(FqCodelSpec),
+    /// DualPI2, the DualQ Coupled AQM of RFC 9332 (`docs/models/dualpi2.md`).
+    Dualpi2(DualPi2Spec),
     /// A FIFO that drops or CE-marks chosen packets, for packetdrill-style tests.
     Script {
         /// Limit in packets (default 1000).
@@ -971,6 +973,63 @@ pub struct PieSpec {
     pub derandomize: Option<bool>,
 }
 
+/// `type = "dualpi2"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DualPi2Spec {
+    /// Buffer limit of both queues together, in packets (exclusive with `limit_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Buffer limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<ByteSize>,
+    /// PI2 target queuing delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TimeValue>,
+    /// The largest RTT the PI2 gains are designed for (RFC 9332 Appendix A: `RTT_max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_max: Option<TimeValue>,
+    /// PI2 update interval; absent: `min(target, rtt_max / 3)` (RFC 9332 Appendix A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_update: Option<TimeValue>,
+    /// Integral gain, Hz; absent: `0.1 t_update / rtt_max^2` (RFC 9332 Appendix A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Proportional gain, Hz; absent: `0.3 / rtt_max` (RFC 9332 Appendix A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Coupling factor k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coupling: Option<i64>,
+    /// The L queue's native marking threshold (sojourn time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l_threshold: Option<TimeValue>,
+    /// Width of the native ramp above `l_threshold`; 0 = a step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l_range: Option<TimeValue>,
+    /// No native L marking while the L queue holds this many packets or fewer (RFC 9332: `Th_len`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub th_len: Option<i64>,
+    /// The MTU of the 2-MTU safeguard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<ByteSize>,
+    /// `"classic"` or `"max"`: the delay the PI2 controller regulates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pi2_delay: Option<crate::qdisc::dualpi2::Pi2Delay>,
+    /// `"drop"` or `"overflow"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overload: Option<crate::qdisc::dualpi2::Overload>,
+    /// `"ts_fifo"` or `"wrr"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<crate::qdisc::dualpi2::DualScheduler>,
+    /// Time shift of the time-shifted FIFO.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tshift: Option<TimeValue>,
+    /// The Classic queue's share under `wrr`, per cent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classic_weight: Option<i64>,
+}
+
 /// Field-wise `self.field.or(defaults.field)`, except the two buffer limits,
 /// which are filled together (a scenario's `limit_bytes` must not be joined
 /// by the profile's `limit_packets`).
@@ -1071,6 +1130,26 @@ fill_from_defaults!(RemSpec {
         ecn,
         decide_at,
         non_ect
+    ]
+});
+fill_from_defaults!(DualPi2Spec {
+    limits: [limit_packets, limit_bytes],
+    fields: [
+        target,
+        rtt_max,
+        t_update,
+        alpha,
+        beta,
+        coupling,
+        l_threshold,
+        l_range,
+        th_len,
+        mtu,
+        pi2_delay,
+        overload,
+        scheduler,
+        tshift,
+        classic_weight,
     ]
 });
 fill_from_defaults!(CodelSpec {
@@ -1703,6 +1782,16 @@ pub enum EcnPolicy {
     Accept,
 }
 
+/// The ECT codepoint an ECN-capable sender puts on its data segments.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EctCodepoint {
+    /// ECT(0), the Classic ECN codepoint (RFC 3168 §6.1.2; RFC 8311 §4.2 leaves ECT(1) to experiments).
+    Ect0,
+    /// ECT(1), the L4S identifier (RFC 9331 §4.1): what a scalable congestion control sets.
+    Ect1,
+}
+
 /// Whether the responder's SYN-ACK is ECN-capable, and how a CE mark on it is handled.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -2007,6 +2096,10 @@ pub struct TcpOverrides {
     /// ECN-capable SYN-ACK behaviour (RFC 5562 / ECN+); needs ECN negotiated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_synack: Option<EcnSynAck>,
+    /// The ECT codepoint of data segments once ECN is negotiated: `"ect0"` (RFC 3168) or
+    /// `"ect1"` (the L4S identifier, RFC 9331 §4.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_codepoint: Option<EctCodepoint>,
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(IW, cwnd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
@@ -2496,7 +2589,7 @@ tcp = { initial_window = 10 }
         // Internally tagged enums: serde buffers the table, so its path stops at the
         // table; the field is found from the document (parse.rs).
         (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue.limit_packet", "unknown field `limit_packet`, expected one of `limit_packets`, `limit_bytes`, `limit_rule`"),
-        (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`, `fq_codel`"),
+        (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`, `fq_codel`, `dualpi2`"),
         (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`; allowed: `droptail`, `red`, `aecn`"),
         (&[("limit_packets = 50", "limit_packets = 2, limit_rule = \"ns3\"")], "links[2].queue.limit_rule", "unknown variant `ns3`, expected `waiting` or `ns2`"),
         (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue.limit_packets", "invalid type: string \"x\", expected an integer"),

@@ -26,7 +26,9 @@ use crate::qdisc::red::{Adaptive, DropSpacing};
 use crate::qdisc::threshold::StepThreshold;
 use crate::qdisc::{Limit, Measure};
 use crate::queue_resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
-use crate::spec::{AecnSpec, CodelSpec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec};
+use crate::spec::{
+    AecnSpec, CodelSpec, DualPi2Spec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec,
+};
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue,
     RtoEstimator, ScenarioSpec, TcpOverrides, TimeValue,
@@ -411,6 +413,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             delayed_ack_timeout,
             ecn,
             ecn_synack,
+            ect_codepoint,
             restart_after_idle,
             newreno_careful,
             newreno_partial_ack,
@@ -458,6 +461,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.delayed_ack_timeout, delayed_ack_timeout, time);
         set(&mut c.ecn, ecn, Some);
         set(&mut c.ecn_synack, ecn_synack, Some);
+        set(&mut c.ect_codepoint, ect_codepoint, Some);
         set(&mut c.restart_after_idle, restart_after_idle, Some);
         set(&mut c.newreno_careful, newreno_careful, Some);
         set(&mut c.newreno_partial_ack, newreno_partial_ack, Some);
@@ -1165,7 +1169,8 @@ fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
         | QueueSpec::Rem(_)
         | QueueSpec::Codel(_)
         | QueueSpec::Pie(_)
-        | QueueSpec::FqCodel(_) => check_aqm_ranges(path, queue)?,
+        | QueueSpec::FqCodel(_)
+        | QueueSpec::Dualpi2(_) => check_aqm_ranges(path, queue)?,
         QueueSpec::Script { limit_packets, rules } => {
             opt_in_range(&format!("{path}.limit_packets"), *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
             for (r, rule) in rules.iter().enumerate() {
@@ -1419,6 +1424,27 @@ const FQ_CODEL_FIELDS: &[Field<FqCodelSpec>] = &[
     int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
 ];
 
+const DUALPI2_FIELDS: &[Field<DualPi2Spec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
+    // RFC 9332 Appendix A.1: target, RTT_max and Tupdate are positive times; alpha, beta > 0 Hz.
+    int_field!(target, Unit::Time, time, POSITIVE_TIME),
+    int_field!(rtt_max, Unit::Time, time, POSITIVE_TIME),
+    int_field!(t_update, Unit::Time, time, POSITIVE_TIME),
+    // Linux sch_dualpi2: alpha and beta in 1/256 Hz from 1 to 2^31 - 1 (about 8.4 MHz).
+    real_field!(alpha, RealLimits::closed(1.0 / 256.0, 8.0e6)),
+    real_field!(beta, RealLimits::closed(1.0 / 256.0, 8.0e6)),
+    // RFC 9332 §2.1: k >= 1 (Linux: a u8, at least 1).
+    int_field!(coupling, Unit::Count, count, Limits::closed(1, 255)),
+    int_field!(l_threshold, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+    int_field!(l_range, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+    int_field!(th_len, Unit::Count, count, Limits::closed(0, MAX_QUEUE_PACKETS)),
+    int_field!(mtu, Unit::Bytes, size, PKT_SIZE),
+    int_field!(tshift, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+    // Linux classic_protection: a percentage, 0 to 100.
+    int_field!(classic_weight, Unit::Count, count, Limits::closed(0, 100)),
+];
+
 /// The two buffer limits exclude each other.
 fn check_limit_pair(path: &str, packets: Option<i64>, bytes: Option<ByteSize>) -> Result<(), SimError> {
     if let (Some(n), Some(b)) = (packets, bytes) {
@@ -1516,6 +1542,10 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
                 ));
             }
             Ok(())
+        }
+        QueueSpec::Dualpi2(s) => {
+            rows(path, s, DUALPI2_FIELDS)?;
+            check_limit_pair(path, s.limit_packets, s.limit_bytes)
         }
         QueueSpec::Droptail { .. } | QueueSpec::Script { .. } => Ok(()),
     }
@@ -2203,6 +2233,13 @@ mod aqm_tests {
         (r#"{ type = "pie", t_update = 0 }"#, "links[2].queue.t_update", "must be > 0"),
         (r#"{ type = "pie", alpha = 0 }"#, "links[2].queue.alpha", "must be > 0"),
         (r#"{ type = "pie", dq_threshold = 0 }"#, "links[2].queue.dq_threshold", "must be >= 1B"),
+        // DualPI2
+        (r#"{ type = "dualpi2", coupling = 0 }"#, "links[2].queue.coupling", "must be >= 1 and <= 255, got 0"),
+        (r#"{ type = "dualpi2", classic_weight = 101 }"#, "links[2].queue.classic_weight", "got 101"),
+        (r#"{ type = "dualpi2", rtt_max = 0 }"#, "links[2].queue.rtt_max", "must be > 0"),
+        (r#"{ type = "dualpi2", alpha = 0 }"#, "links[2].queue.alpha", "got 0"),
+        (r#"{ type = "dualpi2", l_range = "-1us" }"#, "links[2].queue.l_range", "got -1us"),
+        (r#"{ type = "dualpi2", limit_packets = 10, limit_bytes = 15000 }"#, "links[2].queue.limit_bytes", "cannot be combined"),
     ];
 
     #[test]
@@ -2320,7 +2357,7 @@ mod aqm_doc_tests {
     use crate::spec::tests::edit;
     use crate::spec::ScenarioSpec;
 
-    const PAGES: [(&str, &str); 10] = [
+    const PAGES: [(&str, &str); 11] = [
         ("scenario.md", include_str!("../../../docs/scenario.md")),
         ("models/red.md", include_str!("../../../docs/models/red.md")),
         ("models/aecn.md", include_str!("../../../docs/models/aecn.md")),
@@ -2331,6 +2368,7 @@ mod aqm_doc_tests {
         ("models/codel.md", include_str!("../../../docs/models/codel.md")),
         ("models/pie.md", include_str!("../../../docs/models/pie.md")),
         ("models/fq_codel.md", include_str!("../../../docs/models/fq_codel.md")),
+        ("models/dualpi2.md", include_str!("../../../docs/models/dualpi2.md")),
     ];
 
     /// Every one-line AQM queue table in the docs' TOML examples is valid.
@@ -2360,7 +2398,7 @@ mod aqm_doc_tests {
     /// Each discipline's page names every field of its table in a parameter row.
     #[test]
     fn model_pages_name_every_queue_field() {
-        let pages: [(&str, &str, serde_json::Value); 8] = [
+        let pages: [(&str, &str, serde_json::Value); 9] = [
             ("red", include_str!("../../../docs/models/red.md"), serde_json::to_value(Profile::Rfc.red()).unwrap()),
             ("aecn", include_str!("../../../docs/models/aecn.md"), serde_json::to_value(Profile::Rfc.aecn()).unwrap()),
             (
@@ -2380,6 +2418,11 @@ mod aqm_doc_tests {
                 "fq_codel",
                 include_str!("../../../docs/models/fq_codel.md"),
                 serde_json::to_value(Profile::Rfc.fq_codel()).unwrap(),
+            ),
+            (
+                "dualpi2",
+                include_str!("../../../docs/models/dualpi2.md"),
+                serde_json::to_value(Profile::Linux.dualpi2()).unwrap(),
             ),
         ];
         for (name, page, json) in pages {

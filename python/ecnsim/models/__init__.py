@@ -1,5 +1,9 @@
 """Analytic models beside the simulator.
 
+The fluid rate balance of the DualQ Coupled AQM (RFC 9332 §2.1, Appendix C):
+:func:`dualq_equilibrium`, :func:`rate_ratio`, :func:`coupling_for_equal_rates`
+(``ecnsim.models.dualq``).
+
 The M[X]/M/1 queue of the ``ecnplus`` study (Kuzmanovic 2005; STUDIES.md
 §5), derived in ``docs/models/mx_m1.md``: TCP flows mapped onto their
 slow-start bursts, the bursts as the batches of a Poisson batch-arrival
@@ -53,6 +57,14 @@ from ecnsim.models.dctcp import (
     solve_alpha,
 )
 from ecnsim.models.distributions import Distribution, from_spec
+from ecnsim.models.dualq import (
+    RENO_LAW,
+    SCALABLE_LAW,
+    DualQEquilibrium,
+    coupling_for_equal_rates,
+    dualq_equilibrium,
+    rate_ratio,
+)
 from ecnsim.models.montecarlo import MonteCarloRun, simulate_mx_m1
 from ecnsim.models.mx_m1 import (
     MEASURES,
@@ -66,10 +78,13 @@ __all__ = [
     "DEFAULT_MSS",
     "MEASURES",
     "MXM1",
+    "RENO_LAW",
     "ROUND_TRIPS",
+    "SCALABLE_LAW",
     "BurstSizes",
     "DctcpAnalysis",
     "Distribution",
+    "DualQEquilibrium",
     "FlowSizes",
     "Measure",
     "ModelError",
@@ -78,11 +93,14 @@ __all__ = [
     "RoundTrip",
     "alpha_approx",
     "burst_sizes",
+    "coupling_for_equal_rates",
     "delay_exceedance_curve",
+    "dualq_equilibrium",
     "from_spec",
     "g_guideline",
     "k_guideline",
     "k_min_exact",
+    "rate_ratio",
     "simulate_mx_m1",
     "slow_start_bursts",
     "solve_alpha",

@@ -46,6 +46,7 @@ __all__ = [
     "bulk",
     "codel",
     "droptail",
+    "dualpi2",
     "fq_codel",
     "load_toml",
     "pi",
@@ -323,6 +324,37 @@ def fq_codel(
     return {"type": "fq_codel", **_compact(locals())}
 
 
+def dualpi2(
+    *,
+    limit_packets: int | None = None,
+    limit_bytes: Quantity | None = None,
+    target: Quantity | None = None,
+    rtt_max: Quantity | None = None,
+    t_update: Quantity | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    coupling: int | None = None,
+    l_threshold: Quantity | None = None,
+    l_range: Quantity | None = None,
+    th_len: int | None = None,
+    mtu: Quantity | None = None,
+    pi2_delay: str | None = None,
+    overload: str | None = None,
+    scheduler: str | None = None,
+    tshift: Quantity | None = None,
+    classic_weight: int | None = None,
+) -> dict[str, Any]:
+    """DualPI2, the DualQ Coupled AQM of RFC 9332 (``docs/models/dualpi2.md``).
+
+    ``pi2_delay`` is ``"classic"`` or ``"max"``; ``overload`` ``"drop"`` or
+    ``"overflow"``; ``scheduler`` ``"ts_fifo"`` or ``"wrr"``. ``t_update``,
+    ``alpha`` and ``beta`` left as None are derived from ``rtt_max`` and
+    ``target`` as RFC 9332 Appendix A does (under the ``linux`` profile they
+    are Linux's values).
+    """
+    return {"type": "dualpi2", **_compact(locals())}
+
+
 def bulk(bytes: Quantity | None = None) -> dict[str, Any]:
     """A bulk transfer of ``bytes`` bytes, or unlimited (until the run ends) if None."""
     return {"type": "bulk", **_compact({"bytes": bytes})}
@@ -346,6 +378,7 @@ def tcp(
     delayed_ack_timeout: Quantity | None = None,
     ecn: str | None = None,
     ecn_synack: str | None = None,
+    ect_codepoint: str | None = None,
     restart_after_idle: bool | None = None,
     newreno_careful: str | bool | None = None,
     newreno_partial_ack: str | None = None,
@@ -383,7 +416,8 @@ def tcp(
     ``"newreno"`` or ``"sack"``; ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
-    ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``carry_rtt`` ``"off"``,
+    ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
+    codepoint of data) ``"ect0"`` or ``"ect1"`` (the L4S identifier); ``carry_rtt`` ``"off"``,
     ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
     ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
@@ -413,6 +447,7 @@ def tcp(
             "delayed_ack_timeout": delayed_ack_timeout,
             "ecn": ecn,
             "ecn_synack": ecn_synack,
+            "ect_codepoint": ect_codepoint,
             "restart_after_idle": restart_after_idle,
             "newreno_careful": newreno_careful,
             "newreno_partial_ack": newreno_partial_ack,

@@ -15,6 +15,7 @@
 pub mod aecn;
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pi;
 pub mod pie;
@@ -26,6 +27,7 @@ pub mod threshold;
 pub use aecn::Aecn;
 pub use codel::Codel;
 pub use droptail::DropTail;
+pub use dualpi2::DualPi2;
 pub use fq_codel::FqCodel;
 pub use pi::Pi;
 pub use pie::Pie;
@@ -106,6 +108,47 @@ impl MarkReason {
     }
 }
 
+/// The codepoint a packet carried when a queue marked it (only ECN-capable packets are marked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum MarkedCodepoint {
+    /// ECT(0): a Classic ECN sender's packet (RFC 3168).
+    Ect0 = 0,
+    /// ECT(1): an L4S sender's packet (RFC 9331 §4.1).
+    Ect1 = 1,
+    /// Already CE: counted as a mark, left unchanged (RFC 3168 §5).
+    Ce = 2,
+}
+
+impl MarkedCodepoint {
+    /// Number of codepoints (the length of the per-codepoint counter arrays).
+    pub const COUNT: usize = 3;
+    /// Every codepoint, in discriminant order.
+    pub const ALL: [MarkedCodepoint; Self::COUNT] = [MarkedCodepoint::Ect0, MarkedCodepoint::Ect1, MarkedCodepoint::Ce];
+    /// Column-name form.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkedCodepoint::Ect0 => "ect0",
+            MarkedCodepoint::Ect1 => "ect1",
+            MarkedCodepoint::Ce => "ce",
+        }
+    }
+    /// The counter a mark of a packet that carried `ecn` goes to.
+    ///
+    /// # Panics
+    /// On Not-ECT, which [`QdiscCx::mark`] never marks.
+    #[must_use]
+    pub fn of(ecn: Ecn) -> Self {
+        match ecn {
+            Ecn::Ect0 => MarkedCodepoint::Ect0,
+            Ecn::Ect1 => MarkedCodepoint::Ect1,
+            Ecn::Ce => MarkedCodepoint::Ce,
+            Ecn::NotEct => unreachable!("a Not-ECT packet is never marked"),
+        }
+    }
+}
+
 /// A packet as a queue holds it: its id in the packet pool and the fields
 /// disciplines read, copied when it is offered to the queue. While it is
 /// queued, its `ecn` here is the packet's: [`QdiscCx::mark`], the only way a
@@ -160,8 +203,13 @@ pub struct Outcome {
     /// Packets dropped, with their reasons.
     pub drops: Vec<(QueuedPacket, DropReason)>,
     /// Flows whose packets were marked (the flow's arena is named by the
-    /// packet's transport), with the reasons and the packets' pool slots.
-    pub marks: Vec<(FlowId, Transport, MarkReason, PacketId)>,
+    /// packet's transport), with the reasons, the packets' pool slots and the
+    /// codepoints they carried before the mark (ECT(0), ECT(1) or already CE).
+    pub marks: Vec<(FlowId, Transport, MarkReason, PacketId, Ecn)>,
+    /// Marks since the queue was built, by the codepoint the packet carried (not cleared
+    /// between calls: kept here, allocated with the first drop or mark, so that a queue
+    /// that never marks spends no memory on it).
+    marks_of: [u64; MarkedCodepoint::COUNT],
 }
 
 impl Outcome {
@@ -214,8 +262,9 @@ impl QdiscCx<'_> {
         if !is_markable(pkt.ecn) {
             return false;
         }
+        let before = pkt.ecn;
         pkt.ecn = Ecn::Ce;
-        self.outcome.get_or_insert_default().marks.push((pkt.flow, pkt.proto, reason, pkt.id));
+        self.outcome.get_or_insert_default().marks.push((pkt.flow, pkt.proto, reason, pkt.id, before));
         *self.noted = true;
         true
     }
@@ -331,6 +380,8 @@ pub enum AnyQdisc {
     FqCodel(FqCodel),
     /// Scripted drops and marks of chosen packets (tests).
     Script(script::Script),
+    /// The DualQ Coupled AQM with PI2 (RFC 9332).
+    DualPi2(DualPi2),
 }
 
 macro_rules! dispatch {
@@ -346,6 +397,7 @@ macro_rules! dispatch {
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::Script($q) => $e,
+            AnyQdisc::DualPi2($q) => $e,
         }
     };
 }
@@ -397,6 +449,9 @@ pub struct QueueCounters {
     pub drop_bytes: [u64; DropReason::COUNT],
     /// Packets marked, by [`MarkReason`] discriminant.
     pub marks: [u64; MarkReason::COUNT],
+    /// Packets marked, by the codepoint they carried ([`MarkedCodepoint`] discriminant): the
+    /// L4S ECT(1) marks apart from the Classic ECT(0) ones (RFC 9331 §4.1).
+    pub marks_of: [u64; MarkedCodepoint::COUNT],
     /// Integral of occupancy in packets over time, packet-nanoseconds.
     pub area_packets: u128,
     /// Integral of occupancy in bytes over time, byte-nanoseconds.
@@ -434,6 +489,9 @@ impl QueueCounters {
         }
         for i in 0..MarkReason::COUNT {
             d.marks[i] -= earlier.marks[i];
+        }
+        for i in 0..MarkedCodepoint::COUNT {
+            d.marks_of[i] -= earlier.marks_of[i];
         }
         d.area_packets -= earlier.area_packets;
         d.area_bytes -= earlier.area_bytes;
@@ -536,6 +594,7 @@ impl Queue {
             drops: self.drops,
             drop_bytes: self.drop_bytes,
             marks: self.marks,
+            marks_of: self.outcome.as_ref().map_or([0; MarkedCodepoint::COUNT], |o| o.marks_of),
             area_packets: self.area_packets,
             area_bytes: self.area_bytes,
             aqm_idle: self.aqm_idle,
@@ -682,7 +741,8 @@ impl Queue {
     /// What the last enqueue or dequeue dropped or marked.
     #[must_use]
     pub fn outcome(&self) -> &Outcome {
-        static NOTHING: Outcome = Outcome { drops: Vec::new(), marks: Vec::new() };
+        static NOTHING: Outcome =
+            Outcome { drops: Vec::new(), marks: Vec::new(), marks_of: [0; MarkedCodepoint::COUNT] };
         self.outcome.as_deref().unwrap_or(&NOTHING)
     }
 
@@ -719,14 +779,17 @@ impl Queue {
 
     /// Count the drops and marks of the last operation.
     fn account_outcome(&mut self) {
-        let Some(outcome) = &self.outcome else { return };
+        let Some(outcome) = &mut self.outcome else { return };
+        for (_, _, _, _, before) in &outcome.marks {
+            outcome.marks_of[MarkedCodepoint::of(*before) as usize] += 1;
+        }
         for (p, reason) in &outcome.drops {
             self.drops[*reason as usize] += 1;
             self.drop_bytes[*reason as usize] += u64::from(p.size);
             self.packets -= 1;
             self.bytes -= u64::from(p.size);
         }
-        for (_, _, reason, _) in &outcome.marks {
+        for (_, _, reason, _, _) in &outcome.marks {
             self.marks[*reason as usize] += 1;
         }
     }
@@ -1230,6 +1293,29 @@ mod tests {
         crate::memory::assert_in_line(&line_0, 0);
         let line_1 = [field!(Queue, area_packets), field!(Queue, area_bytes), field!(Queue, link_rate)];
         crate::memory::assert_in_line(&line_1, 1);
+    }
+
+    // ---- Queue: marks by codepoint ---------------------------------------------------
+
+    /// RFC 3168 §5: ECT(0) and ECT(1) are both ECN-capable, and a CE packet stays CE; the
+    /// queue counts each mark by the codepoint it replaced (RFC 9331 §4.1: ECT(1) is L4S).
+    #[test]
+    fn marks_are_counted_by_the_codepoint_they_replaced() {
+        use super::script::{Action, Match, Rule, Script};
+        use super::{AnyQdisc, MarkedCodepoint};
+        let rules = vec![Rule::new(Action::Mark, Match::Any, None, (1..=8).collect())];
+        let mut q = super::test_support::queue(AnyQdisc::Script(Script::new(rules, 100)), 10_000_000, 1);
+        let codepoints = [Ecn::Ect0, Ecn::Ect1, Ecn::Ect1, Ecn::Ce, Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ect1];
+        for (i, ecn) in codepoints.into_iter().enumerate() {
+            q.enqueue(pkt(i as u64, 1000, ecn), crate::time::SimTime::ZERO);
+        }
+        let c = q.counters();
+        assert_eq!(c.total_marks(), 7, "the Not-ECT packet is not marked");
+        assert_eq!(c.marks_of, [2, 4, 1]);
+        assert_eq!(MarkedCodepoint::ALL.map(MarkedCodepoint::name), ["ect0", "ect1", "ce"]);
+        let departed: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(crate::time::SimTime::ZERO)).map(|p| p.ecn).collect();
+        assert_eq!(departed.iter().filter(|&&e| e == Ecn::Ce).count(), 7);
+        assert_eq!(departed[4], Ecn::NotEct);
     }
 
     // ---- Fifo: memory on demand ---------------------------------------------------

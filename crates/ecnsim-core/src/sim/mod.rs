@@ -515,6 +515,13 @@ impl Simulation {
         (slot != NO_SLOT).then(|| &self.endpoints[2 * slot as usize].sock)
     }
 
+    /// The discipline of queue `queue_id` (the queues table's row), to read its own statistics
+    /// (e.g. [`crate::qdisc::dualpi2::DualPi2::stats`]); `None` past the last queue.
+    #[must_use]
+    pub fn qdisc(&self, queue_id: usize) -> Option<&crate::qdisc::AnyQdisc> {
+        self.ports.get(queue_id).map(|p| p.queue.qdisc())
+    }
+
     /// Counters of every queue (since the start of the run), by port.
     #[must_use]
     pub fn queue_counters(&self) -> Vec<QueueCounters> {
@@ -814,7 +821,7 @@ impl Simulation {
         // A mark's CE codepoint goes into the pool now (the slot is written nowhere else
         // on the way out of the queue), before any drop below frees a slot.
         for i in 0..n_marks {
-            let (_, _, _, id) = self.ports[p.index()].queue.outcome().marks[i];
+            let (_, _, _, id, _) = self.ports[p.index()].queue.outcome().marks[i];
             self.packets[id].ecn = Ecn::Ce;
         }
         for i in 0..n_drops {
@@ -828,7 +835,7 @@ impl Simulation {
             self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
-            let (f, proto, _, _) = self.ports[p.index()].queue.outcome().marks[i];
+            let (f, proto, _, _, _) = self.ports[p.index()].queue.outcome().marks[i];
             self.charge(f, proto, false);
         }
     }

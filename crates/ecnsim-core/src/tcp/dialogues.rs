@@ -4,7 +4,7 @@
 
 use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
-use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, Recovery};
+use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, Recovery};
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
@@ -154,6 +154,28 @@ fn ect_on_new_data_only() {
     let acks = d.deliver_to_b(&data, &[]);
     assert_eq!(acks.len(), 3);
     assert!(acks.iter().all(|s| s.ecn == Ecn::NotEct), "pure ACKs are never ECT");
+}
+
+/// RFC 9331 §4.1: an L4S sender sets ECT(1) on its data; the ECN-setup handshake (RFC 3168
+/// §6.1.1) and pure ACKs are as with ECT(0), and a CE mark on an ECT(1) segment is echoed and
+/// answered exactly as one on an ECT(0) segment (RFC 3168 §6.1.3: CE, whatever ECT it replaced).
+/// RFC 9331 §4.3's detection of a Classic bottleneck is TCP Prague's, not modelled here.
+#[test]
+fn ect1_sender_marks_its_data_ect1_and_ce_on_it_is_echoed_like_ect0() {
+    let l4s = TcpConfig { ect_codepoint: EctCodepoint::Ect1, initial_window: InitialWindow::Segments(10), ..cfg() };
+    let mut d = Dialogue::established(l4s, cfg());
+    d.a.send(1000 * MSS);
+    let w1 = d.out_a();
+    assert_eq!(w1.len(), 10);
+    assert!(w1.iter().all(|s| s.ecn == Ecn::Ect1 && s.header.payload > 0));
+    let acks = d.deliver_to_b(&w1, &[1, 3]);
+    assert!(acks.iter().all(|s| s.ecn == Ecn::NotEct), "pure ACKs are never ECT");
+    assert!(!has(&acks[0], TcpFlags::ECE) && acks[1..].iter().all(|s| has(s, TcpFlags::ECE)), "CE on ECT(1) is echoed");
+    let w2 = d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 1);
+    let cwr: Vec<&Segment> = w2.iter().filter(|s| has(s, TcpFlags::CWR)).collect();
+    assert_eq!(cwr.len(), 1);
+    assert!(w2.iter().all(|s| s.ecn == Ecn::Ect1), "new data stays ECT(1) after the reduction");
 }
 
 #[test]

@@ -22,8 +22,8 @@ pub use state::TcpState;
 pub(crate) use opt::Opt;
 
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful,
-    NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
+    NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -62,6 +62,8 @@ pub struct TcpConfig {
     pub ecn: EcnPolicy,
     /// ECN-capable SYN-ACK behaviour (RFC 5562 / ECN+).
     pub ecn_synack: EcnSynAck,
+    /// The ECT codepoint of data segments (RFC 3168's ECT(0), or ECT(1) for L4S, RFC 9331 §4.1).
+    pub ect_codepoint: EctCodepoint,
     /// RFC 5681 §4.1 restart window after an idle period.
     pub restart_after_idle: bool,
     /// The guard on a new fast retransmit (NewReno and SACK): RFC 6582 §3.2 step 2 and §4.1.

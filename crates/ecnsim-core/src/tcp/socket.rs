@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::spec::{
-    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, NewrenoCareful, NewrenoPartialAck,
+    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck,
     ReductionBasis, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AnyCc, CcState, LossResponse, RecoveryAck, Window};
@@ -1688,8 +1688,11 @@ impl TcpSocket {
             let dctcp_ect = self.control_ecn() == Ecn::Ect0;
             if (!is_retransmit || self.cfg.ecn_ect_on_retransmit || dctcp_ect) && !setup_stand_in {
                 // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
-                // unless as ns-2's output() does.
-                ecn = Ecn::Ect0;
+                // unless as ns-2's output() does. RFC 9331 §4.1: ECT(1) if the sender is an L4S one.
+                ecn = match self.cfg.ect_codepoint {
+                    EctCodepoint::Ect0 => Ecn::Ect0,
+                    EctCodepoint::Ect1 => Ecn::Ect1,
+                };
             }
             if self.ecn.cwr_due && (!is_retransmit || self.cfg.ecn_cwr_on_retransmit) {
                 // RFC 3168 §6.1.2: CWR on the first new data segment after a reduction (ns-2 output():
