@@ -1,4 +1,4 @@
-"""The source's findings and readings declared by rfc2884 (issue 31): every
+"""The source's findings and readings declared by rfc2884 and ecnplus (issue 31): every
 cell names points of the study's grid, every reading's settings are valid parameters, and each
 reading changes what it names. The quick end-to-end runs (test_studies.py) judge them with
 ``--robustness`` and check every judged cell found its column."""
@@ -15,7 +15,7 @@ from ecnsim.studies import StudyError
 from ecnsim.studies._base import apply_settings
 from ecnsim.studies.findings import Cell, _in_grid
 
-NAMES = ("rfc2884",)
+NAMES = ("rfc2884", "ecnplus")
 
 
 def _cells(study: studies.Study, params: Any) -> list[tuple[str, Cell]]:
@@ -77,6 +77,20 @@ def test_a_reading_follows_a_parameter_set_by_hand() -> None:
     assert _setting(study.readings(p), "red_ecn") == [
         {"red_ecn": "rfc3168"},
         {"red_ecn": "mark_above_max"},
+    ]
+    study = studies.get("ecnplus")
+    p = studies.resolve_params(study, ["ecn_one_segment=linux"])
+    alts = _setting(study.readings(p), "ecn_one_segment")
+    assert alts[0] == {"ecn_one_segment": "linux"}
+    assert sorted(a["ecn_one_segment"] for a in alts[1:]) == ["ns2", "rfc3168"]
+
+
+def test_ecnplus_throughput_reading_maps_onto_both_columns() -> None:
+    study = studies.get("ecnplus")
+    r = next(r for r in study.readings(study.Params()) if r.id == "throughput")
+    assert [dict(a.metrics) for a in r.alternatives] == [
+        {"throughput": "normalized_throughput"},
+        {"throughput": "utilization"},
     ]
 
 
