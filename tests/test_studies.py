@@ -335,7 +335,7 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
     # A second run finds every run in the store and only renders (--workers: --jobs's
     # former name, still accepted); the studies of issue 31 part 3 also judge their findings
     # under every reading (--robustness: only the findings' points run again).
-    robust = name in ("rfc2884", "ecnplus")
+    robust = name in ("rfc2884", "ecnplus", "rfc2415")
     extra = ("--robustness", "--jobs", "2") if robust else ("--workers", "1")
     again = cli("study", "run", name, "--quick", "--out", out, *extra, timeout=600)
     assert again.returncode == 0, again.stderr

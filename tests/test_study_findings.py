@@ -1,4 +1,4 @@
-"""The source's findings and readings declared by rfc2884 and ecnplus (issue 31): every
+"""The source's findings and readings declared by rfc2884, ecnplus and rfc2415 (issue 31): every
 cell names points of the study's grid, every reading's settings are valid parameters, and each
 reading changes what it names. The quick end-to-end runs (test_studies.py) judge them with
 ``--robustness`` and check every judged cell found its column."""
@@ -15,7 +15,7 @@ from ecnsim.studies import StudyError
 from ecnsim.studies._base import apply_settings
 from ecnsim.studies.findings import Cell, _in_grid
 
-NAMES = ("rfc2884", "ecnplus")
+NAMES = ("rfc2884", "ecnplus", "rfc2415")
 
 
 def _cells(study: studies.Study, params: Any) -> list[tuple[str, Cell]]:
@@ -83,6 +83,12 @@ def test_a_reading_follows_a_parameter_set_by_hand() -> None:
     alts = _setting(study.readings(p), "ecn_one_segment")
     assert alts[0] == {"ecn_one_segment": "linux"}
     assert sorted(a["ecn_one_segment"] for a in alts[1:]) == ["ns2", "rfc3168"]
+    study = studies.get("rfc2415")
+    p = studies.resolve_params(study, ["handshake=false", "bottleneck_delay_is=round_trip"])
+    assert _setting(study.readings(p), "handshake")[0] == {"handshake": False}
+    assert _setting(study.readings(p), "bottleneck_delay_is")[0] == {
+        "bottleneck_delay_is": "round_trip"
+    }
 
 
 def test_ecnplus_throughput_reading_maps_onto_both_columns() -> None:
@@ -94,8 +100,22 @@ def test_ecnplus_throughput_reading_maps_onto_both_columns() -> None:
     ]
 
 
+def test_rfc2415_half_and_half_cell_compares_the_two_halves_of_one_run() -> None:
+    study = studies.get("rfc2415")
+    params = study.Params()
+    (i4,) = [f for f in study.findings(params) if f.id == "i4"]
+    cells = i4.cells(params)
+    assert len(cells) == len(params.half_webs_values)
+    for c in cells:
+        assert c.point == c.ref
+        assert c.table == "groups"
+        assert not c.higher
+        assert (c.where, c.ref_where) == ({"role": "web_half2"}, {"role": "web_half1"})
+        assert "role=web_half2 < role=web_half1" in c.label()
+
+
 def test_a_bad_reading_setting_is_refused_by_the_parameters() -> None:
     # What --robustness checks before anything runs: an alternative's settings are parameters.
-    study = studies.get("rfc2884")
-    with pytest.raises(StudyError, match="red_ecn"):
-        apply_settings(study, study.Params(), [("red_ecn", "both")])
+    study = studies.get("rfc2415")
+    with pytest.raises(StudyError, match="bottleneck_delay_is"):
+        apply_settings(study, study.Params(), [("bottleneck_delay_is", "both")])
