@@ -91,6 +91,27 @@ def test_cell_pairs_by_seed_and_compares_with_a_factor_or_a_number() -> None:
     assert judge_cell(f, Cell("jain", {"mode": "ECNM"}, RED), "jain").outcome == "no data"
 
 
+def test_cell_compares_two_groups_of_the_same_runs() -> None:
+    # ref_where: the reference's rows are another group of the same point (RFC 2415's halves).
+    rows = [
+        {"mode": "ECN", "seed": s, "role": role, "delay": d}
+        for s, (a, b) in enumerate([(1.0, 2.0), (1.1, 2.2), (0.9, 1.8)], start=1)
+        for role, d in (("fast", a), ("slow", b))
+    ]
+    f = pd.DataFrame(rows)
+    fast, slow = {"role": "fast"}, {"role": "slow"}
+    cell = Cell("delay", ECN, ECN, higher=False, where=fast, ref_where=slow)
+    res = judge_cell(f, cell, "delay")
+    assert (res.outcome, res.seeds, res.value, res.reference) == ("holds", 3, 1.0, 2.0)
+    assert cell.label() == "mode=ECN: delay role=fast < role=slow"
+    backwards = Cell("delay", ECN, ECN, higher=False, where=slow, ref_where=fast)
+    assert judge_cell(f, backwards, "delay").outcome == "does not hold"
+    # Without ref_where both sides read ``where``'s rows: no difference, not "lower".
+    assert judge_cell(f, Cell("delay", ECN, ECN, higher=False, where=fast), "delay").outcome == (
+        "does not hold"
+    )
+
+
 # -- a finding's verdict from its cells --------------------------------------------------
 
 

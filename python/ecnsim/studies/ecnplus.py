@@ -49,6 +49,7 @@ from ecnsim.studies._base import (
     pivot,
     select_rows,
 )
+from ecnsim.studies.findings import MOST, Alternative, Cell, Finding, Reading
 
 __all__ = ["AQMS", "ENDPOINTS", "EXPERIMENTS", "EcnplusParams", "EcnplusStudy"]
 
@@ -550,6 +551,212 @@ def derive(
 
 
 # ---------------------------------------------------------------------------
+# The paper's findings and the readings they depend on (issue 31)
+# ---------------------------------------------------------------------------
+
+#: The findings' response-time metric: the median over every object requested after the
+#: warm-up (Kaplan-Meier: unfinished objects counted, where the mean of completed ones is
+#: only a lower bound); the paper compares response-time CDFs.
+RESPONSE = "p50_response_time_s"
+
+
+def _main(aqm: str, endpoint: str, load: float, experiment: str = "main") -> dict[str, Any]:
+    return {"experiment": experiment, "aqm": aqm, "endpoint": endpoint, "load": load}
+
+
+def ecnplus_findings(p: EcnplusParams) -> list[Finding]:
+    """The paper's findings (STUDIES.md §5, k1-k5) as cells over the grid: directions only."""
+    loads = p.loads_percent
+    over = [x for x in loads if x > 100.0]
+    return [
+        Finding(
+            "k1a",
+            "RED* with ECN but without ECN+ makes response times worse than no ECN at 90 % load",
+            "simulations, Fig. 3 (STUDIES.md §5, k1)",
+            lambda p: [
+                Cell(RESPONSE, _main("RED*", "ECN", x), _main("RED*", "none", x))
+                for x in loads
+                if x <= 90.0
+            ],
+            note="Median response time (every object requested after the warm-up).",
+        ),
+        Finding(
+            "k1b",
+            "With ECN+, RED*'s response times come close to the uncongested case: below no "
+            "ECN's and ECN's",
+            "simulations, Fig. 3 (STUDIES.md §5, k1)",
+            lambda p: [
+                Cell(RESPONSE, _main("RED*", "ECN+", x), _main("RED*", other, x), higher=False)
+                for x in loads
+                for other in ("none", "ECN")
+            ],
+            note="'Close to the uncongested case' is a distance we do not judge; the cells "
+            "judge its direction (the uncongested reference is in the main tables).",
+        ),
+        Finding(
+            "k2",
+            "ECN+ improves on ECN (lower response times) for PI, RED, REM and RED*",
+            "simulations (STUDIES.md §5, k2)",
+            lambda p: [
+                Cell(RESPONSE, _main(a, "ECN+", x), _main(a, "ECN", x), higher=False)
+                for a in ("PI", "RED", "REM", "RED*")
+                for x in loads
+            ],
+            quantifier=MOST,
+            quantifier_text="more than half of the cells ('by a little' for PI, RED, REM)",
+        ),
+        Finding(
+            "k3",
+            "Under persistent overload PI keeps a higher normalized throughput than the "
+            "threshold marker, in the main mix and in the heavier-tailed one",
+            "simulations (STUDIES.md §5, k3)",
+            lambda p: [
+                Cell("throughput", _main("PI", e, x, exp), _main("threshold", e, x, exp))
+                for exp, ends in (("main", p.endpoints), ("mixes", p.mix_endpoints))
+                for e in ends
+                for x in over
+            ],
+        ),
+        Finding(
+            "k4",
+            "On the testbed, normalized throughput rises and the mean response time falls "
+            "from no ECN to ECN to ECN+",
+            "testbed (STUDIES.md §5, k4)",
+            lambda p: [
+                c
+                for lo_e, hi_e in (("none", "ECN"), ("ECN", "ECN+"))
+                for c in (
+                    Cell(
+                        "throughput",
+                        {"experiment": "testbed", "endpoint": hi_e},
+                        {"experiment": "testbed", "endpoint": lo_e},
+                    ),
+                    Cell(
+                        "mean_response_time_s",
+                        {"experiment": "testbed", "endpoint": hi_e},
+                        {"experiment": "testbed", "endpoint": lo_e},
+                        higher=False,
+                    ),
+                )
+            ],
+        ),
+        Finding(
+            "k5",
+            "P(queueing delay > 5 ms) is smaller on faster links at the same utilization",
+            "analytic model (STUDIES.md §5, k5)",
+            lambda p: [
+                Cell(
+                    "p_exceed",
+                    {"experiment": "model", "link_mbps": fast, "offered_utilization": u},
+                    {"experiment": "model", "link_mbps": slow, "offered_utilization": u},
+                    higher=False,
+                )
+                for slow, fast in zip(
+                    sorted(p.model_links_mbps), sorted(p.model_links_mbps)[1:], strict=False
+                )
+                for u in p.model_utilizations
+            ],
+            quantifier=MOST,
+            quantifier_text="more than half of the cells (at light load both are near 0)",
+            note="FIFO simulation beside the model; the model's own curve is exact, so the "
+            "finding is judged on the simulated points.",
+        ),
+    ]
+
+
+_ONE_SEGMENT = {
+    "rfc3168": "RFC 3168 §6.1.2: with cwnd at one segment the sender 'MUST reset the "
+    "retransmit timer' and sends again only when it expires",
+    "ns2": "the paper's simulations ran ns-2 (STUDIES.md §5), whose rule is cwnd_ = 0 and "
+    "a doubled timer backoff from the second echo in a row (docs/models/tcp.md)",
+    "linux": "the paper's testbed ran Linux (STUDIES.md §5): cwnd never below one segment "
+    "and no timer wait (docs/models/tcp.md)",
+}
+
+
+#: Each profile's own one-segment rule (what ``ecn_one_segment = None`` runs).
+_PROFILE_RULE = {"rfc": "rfc3168", "ns2-2001": "ns2", "linux": "linux", "linux-2.4": "linux"}
+
+
+def ecnplus_readings(p: EcnplusParams) -> list[Reading]:
+    """The choices of the setup that can change a finding, each with the source's evidence."""
+    # None runs the profile's own rule (crates/ecnsim-core/src/profile.rs).
+    rule = p.ecn_one_segment or _PROFILE_RULE.get(p.profile, "rfc3168")
+    name = rule if p.ecn_one_segment else f"{rule} (the {p.profile} profile's rule)"
+    one_segment = (
+        Alternative(name, _ONE_SEGMENT[rule], settings={"ecn_one_segment": p.ecn_one_segment}),
+        *(
+            Alternative(k, v, settings={"ecn_one_segment": k})
+            for k, v in _ONE_SEGMENT.items()
+            if k != rule
+        ),
+    )
+    sim_other = "ns2-2001" if p.profile != "ns2-2001" else "rfc"
+    testbed = p.testbed_profile or p.profile
+    testbed_other = "linux-2.4" if testbed != "linux-2.4" else "linux"
+    return [
+        Reading(
+            "ecn_one_segment",
+            "What an ECN-Echo does at a one-segment window: RFC 3168's timer wait, ns-2's, or "
+            "Linux's?",
+            one_segment,
+        ),
+        Reading(
+            "profile",
+            "The simulations' TCP details: the standards' (rfc), or ns-2's of the time?",
+            (
+                Alternative(
+                    p.profile,
+                    "STUDIES.md §5 defines the endpoints by the standards (ECN: RFC 3168; "
+                    "ECN+: RFC 5562's form of it), whatever simulator ran them",
+                    settings={"profile": p.profile},
+                ),
+                Alternative(
+                    sim_other,
+                    "STUDIES.md §5: 'The paper's simulations ran ns-2'",
+                    settings={"profile": sim_other},
+                ),
+            ),
+        ),
+        Reading(
+            "testbed_profile",
+            "The testbed experiment's endpoints: the simulations' profile, or a Linux one?",
+            (
+                Alternative(
+                    testbed,
+                    "the same endpoints as the simulations, so the testbed differs by its "
+                    "link and load only",
+                    settings={"testbed_profile": p.testbed_profile},
+                ),
+                Alternative(
+                    testbed_other,
+                    "STUDIES.md §5: 'its testbed ran Linux' (a 2.4/2.6 kernel of 2005)",
+                    settings={"testbed_profile": testbed_other},
+                ),
+            ),
+        ),
+        Reading(
+            "throughput",
+            "Normalized throughput: payload delivered over capacity, or the bottleneck's "
+            "utilization?",
+            (
+                Alternative(
+                    "payload / capacity",
+                    "STUDIES.md §5: 'normalized throughput (delivered / capacity)'",
+                    metrics={"throughput": "normalized_throughput"},
+                ),
+                Alternative(
+                    "utilization",
+                    "payload cannot exceed 1460/1500 of capacity, where the paper's table "
+                    "reads like the link's busy share (issue 31): bytes on the wire / capacity",
+                    metrics={"throughput": "utilization"},
+                ),
+            ),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------
 # The study
 # ---------------------------------------------------------------------------
 
@@ -884,6 +1091,12 @@ class EcnplusStudy(Study):
         ]
 
     # -- runs -------------------------------------------------------------------------
+
+    def findings(self, p: EcnplusParams) -> list[Finding]:
+        return ecnplus_findings(p)
+
+    def readings(self, p: EcnplusParams) -> list[Reading]:
+        return ecnplus_readings(p)
 
     def grid(self, p: EcnplusParams) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

@@ -103,15 +103,26 @@ class Cell:
     factor: float = 1.0
     table: str = "metrics"
     where: Mapping[str, Any] = field(default_factory=dict)
+    #: The reference's rows, where they differ from ``where`` (two groups of the same runs:
+    #: ``where={"role": "web_half2"}, ref_where={"role": "web_half1"}``); None: ``where``.
+    ref_where: Mapping[str, Any] | None = None
 
     def points(self) -> list[Mapping[str, Any]]:
         return [self.point] if not isinstance(self.ref, Mapping) else [self.point, self.ref]
 
     def label(self) -> str:
         """``n=30 max_p=0.1: ECN > RED`` style: what differs between the two sides."""
-        where = "".join(f" {k}={_fmt(v)}" for k, v in self.where.items())
         op = ">" if self.higher else "<"
         scale = "" if self.factor == 1.0 else f"{_fmt(self.factor)} x "
+        if self.ref_where is not None and isinstance(self.ref, Mapping):
+            # Two groups: the point's axes, then the groups compared.
+            point = " ".join(f"{k}={_fmt(v)}" for k, v in self.point.items())
+            if not _same_point(self.point, self.ref):
+                point += " vs " + " ".join(f"{k}={_fmt(v)}" for k, v in self.ref.items())
+            a = " ".join(f"{k}={_fmt(v)}" for k, v in self.where.items())
+            b = " ".join(f"{k}={_fmt(v)}" for k, v in self.ref_where.items())
+            return f"{point}: {self.metric} {a} {op} {scale}{b}"
+        where = "".join(f" {k}={_fmt(v)}" for k, v in self.where.items())
         if not isinstance(self.ref, Mapping):
             common = " ".join(f"{k}={_fmt(v)}" for k, v in self.point.items())
             return f"{common}{where}: {self.metric} {op} {_fmt(self.ref)}"
@@ -256,7 +267,8 @@ def judge_cell(frame: pd.DataFrame, cell: Cell, column: str) -> CellResult:
     """The outcome of one cell on ``frame`` (a derived table with the axes and ``seed``)."""
     a = _seed_values(frame, cell.point, cell.where, column)
     if isinstance(cell.ref, Mapping):
-        b = _seed_values(frame, cell.ref, cell.where, column)
+        ref_where = cell.where if cell.ref_where is None else cell.ref_where
+        b = _seed_values(frame, cell.ref, ref_where, column)
         seeds = sorted(set(a.index) & set(b.index))
         av = a.reindex(seeds).to_numpy(dtype=float)
         bv = b.reindex(seeds).to_numpy(dtype=float)
@@ -455,6 +467,10 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
+
+
+def _same_point(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -42,6 +42,7 @@ from ecnsim.studies._base import (
     StudyParams,
     StudyTable,
 )
+from ecnsim.studies.findings import ALMOST_ALL, Alternative, Cell, Finding, Reading
 
 __all__ = [
     "EXPERIMENTS",
@@ -376,6 +377,143 @@ def paired_change(
         out = 100.0 * (b - x) / b if kind == "decrease_pct" else x / b
     out = np.where(np.isfinite(out), out, np.nan)
     return pd.Series(out, index=frame.index)
+
+
+# ---------------------------------------------------------------------------
+# The RFC's findings and the readings they depend on (issue 31)
+# ---------------------------------------------------------------------------
+
+
+def rfc2415_findings(p: Rfc2415Params) -> list[Finding]:
+    """RFC 2415's findings (STUDIES.md §2, i1-i4) as cells over the grid: directions only.
+
+    Each compares the largest IW with the smallest (``iw_values``) at the same load
+    (web and FTP clients), for HTTP/1.0 and 1.1."""
+    lo, hi = iw_label([min(p.iw_values)]), iw_label([max(p.iw_values)])
+    loads = [(w, f) for w in p.webs_values for f in p.ftps_values]
+
+    def pair(exp: str, w: int, f: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        return (
+            {"experiment": exp, "webs": w, "ftps": f, "iw": hi},
+            {"experiment": exp, "webs": w, "ftps": f, "iw": lo},
+        )
+
+    def cells(metric: str, *, higher: bool) -> list[Cell]:
+        if hi == lo:
+            return []
+        return [
+            Cell(metric, *pair(exp, w, f), higher=higher)
+            for exp in ("http10", "http11")
+            for w, f in loads
+        ]
+
+    split = iw_label(p.half_iws)
+    return [
+        Finding(
+            "i1",
+            "A larger initial window lowers the median page delay at every load, for HTTP/1.0 "
+            "and HTTP/1.1",
+            "§3",
+            lambda p: cells("web_delay_s", higher=False),
+        ),
+        Finding(
+            "i2",
+            "Drop rates at the bottleneck rise (a little) with the initial window",
+            "§3",
+            lambda p: cells("drop_pct", higher=True),
+            quantifier=ALMOST_ALL,
+            quantifier_text="3 of 4 cells or more ('a little')",
+            note="'Utilization changes little' is not a direction and is not judged.",
+        ),
+        Finding(
+            "i3",
+            "Network power of the web traffic rises with the initial window",
+            "§3",
+            lambda p: cells("web_power", higher=True),
+            quantifier=ALMOST_ALL,
+            quantifier_text="3 of 4 cells or more (a general statement)",
+            note="'More when web traffic dominates than when bulk does' compares two "
+            "changes and is not judged.",
+        ),
+        Finding(
+            "i4",
+            f"In the half-and-half runs the IW={max(p.half_iws)} half gets lower median page "
+            f"delays than the IW={min(p.half_iws)} half",
+            "§3 (half and half)",
+            lambda p: [
+                Cell(
+                    "delay_s",
+                    {"experiment": "half", "webs": w, "ftps": p.half_ftps, "iw": split},
+                    {"experiment": "half", "webs": w, "ftps": p.half_ftps, "iw": split},
+                    higher=False,
+                    table="groups",
+                    where={"role": "web_half2" if p.half_iws[1] > p.half_iws[0] else "web_half1"},
+                    ref_where={
+                        "role": "web_half1" if p.half_iws[1] > p.half_iws[0] else "web_half2"
+                    },
+                )
+                for w in p.half_webs_values
+                if p.half_iws[0] != p.half_iws[1]
+            ],
+        ),
+    ]
+
+
+def rfc2415_readings(p: Rfc2415Params) -> list[Reading]:
+    """The choices of the setup that can change a finding, each with the RFC's evidence."""
+    one_way = Alternative(
+        "one_way",
+        "the RFC's figure gives the bottleneck as '1.5Mb, 50ms' and its abstract says the "
+        "simulations ran ns-2, whose link delay is the one-way propagation delay",
+        settings={"bottleneck_delay_is": "one_way"},
+    )
+    round_trip = Alternative(
+        "round_trip",
+        "the RFC states no round-trip time, so '50 ms' may be the path's (25 ms each way)",
+        settings={"bottleneck_delay_is": "round_trip"},
+    )
+    with_syn = Alternative(
+        "handshake",
+        "§2: 'only ACKs, SYNs, FINs, and URLs are flowing from left to right' (ns-2's "
+        "tcp-full, which opens and closes connections)",
+        settings={"handshake": True},
+    )
+    no_syn = Alternative(
+        "no handshake",
+        "ns-2's one-way TCP agents send no SYN; the RFC does not name its agent",
+        settings={"handshake": False},
+    )
+    other = "rfc" if p.profile != "rfc" else "ns2-2001"
+    return [
+        Reading(
+            "bottleneck_delay_is",
+            "The bottleneck's '50 ms': each way, or the round trip?",
+            (one_way, round_trip) if p.bottleneck_delay_is == "one_way" else (round_trip, one_way),
+        ),
+        Reading(
+            "handshake",
+            "Does every connection open with a handshake (and close with FINs)?",
+            (with_syn, no_syn) if p.handshake else (no_syn, with_syn),
+        ),
+        Reading(
+            "profile",
+            "The TCP details: the source simulator's (ns-2 of the time) or the RFCs'?",
+            (
+                Alternative(
+                    p.profile,
+                    "the RFC's abstract: 'the simulations were performed using the publicly "
+                    "available ns-2 simulator' (docs/profiles.md: ns2-2001)",
+                    settings={"profile": p.profile},
+                ),
+                Alternative(
+                    other,
+                    "no text of the source asks for it: a control, showing which findings "
+                    "rest on ns-2's implementation details",
+                    settings={"profile": other},
+                ),
+            ),
+        ),
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -717,6 +855,12 @@ class Rfc2415Study(Study):
         ]
 
     # -- runs -------------------------------------------------------------------------
+
+    def findings(self, p: Rfc2415Params) -> list[Finding]:
+        return rfc2415_findings(p)
+
+    def readings(self, p: Rfc2415Params) -> list[Reading]:
+        return rfc2415_readings(p)
 
     def grid(self, p: Rfc2415Params) -> list[dict[str, Any]]:
         points: list[dict[str, Any]] = []

@@ -51,6 +51,7 @@ from ecnsim.studies._base import (
     StudyParams,
     StudyTable,
 )
+from ecnsim.studies.findings import ALMOST_ALL, Alternative, Cell, Finding, Reading
 
 __all__ = [
     "EXPERIMENTS",
@@ -514,6 +515,221 @@ def _derive_transactional(results: Any, context: Mapping[str, Any]) -> dict[str,
 
 
 # ---------------------------------------------------------------------------
+# The RFC's findings and the readings they depend on (issue 31)
+# ---------------------------------------------------------------------------
+
+
+def _bk(cc: str, level: int, max_p: float) -> dict[str, Any]:
+    return {"experiment": "bulk", "cc": cc, "level": level, "max_p": max_p}
+
+
+def _tr(cc: str, resp: float, level: int, max_p: float) -> dict[str, Any]:
+    return {
+        "experiment": "transactional",
+        "cc": cc,
+        "response_kb": resp,
+        "level": level,
+        "max_p": max_p,
+    }
+
+
+def rfc2884_findings(p: Rfc2884Params) -> list[Finding]:
+    """RFC 2884's findings (STUDIES.md §1, r1-r3) as cells over the grid: directions only."""
+    ccs, levels, mps, resps = p.ccs, p.congestion_levels, p.max_p_values, p.response_kb
+    lo, hi = min(levels), max(levels)
+    mlo, mhi = min(mps), max(mps)
+    rlo, rhi = min(resps), max(resps)
+    tr_cells = [(cc, r, lv, m) for cc in ccs for r in resps for lv in levels for m in mps]
+    general = "3 of 4 cells or more (a general statement)"
+    return [
+        Finding(
+            "r1",
+            "ECN and non-ECN flows share the link about equally fairly: Jain's index with "
+            "every flow ECN-capable is not below (by 5 %) the index with none",
+            "§5.1",
+            lambda p: [
+                Cell(
+                    "jain",
+                    {"experiment": "fairness", "cc": cc, "max_p": m, "mode": "ECN"},
+                    {"experiment": "fairness", "cc": cc, "max_p": m, "mode": "non-ECN"},
+                    factor=0.95,
+                )
+                for cc in ccs
+                for m in p.fairness_max_p
+            ],
+            note="'About equally' is ours: a 5 % tolerance on the paired index "
+            "(the RFC states the direction only).",
+        ),
+        Finding(
+            "r2a",
+            "ECN improves bulk goodput over non-ECN (relative advantage above 0)",
+            "Abstract, §5.2",
+            lambda p: [
+                Cell("advantage", _bk(cc, lv, m), 0.0) for cc in ccs for lv in levels for m in mps
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+        Finding(
+            "r2b",
+            "ECN's bulk goodput advantage grows with congestion (high against low)",
+            "§5.2",
+            lambda p: [
+                Cell("advantage", _bk(cc, hi, m), _bk(cc, lo, m))
+                for cc in ccs
+                for m in mps
+                if hi != lo
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+        Finding(
+            "r2c",
+            "ECN's bulk goodput advantage grows with max_p (largest against smallest)",
+            "§5.2",
+            lambda p: [
+                Cell("advantage", _bk(cc, lv, mhi), _bk(cc, lv, mlo))
+                for cc in ccs
+                for lv in levels
+                if mhi != mlo
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+        Finding(
+            "r2d",
+            "ECN's bulk goodput advantage is smaller with SACK than with Reno",
+            "§5.2",
+            lambda p: [
+                Cell("advantage", _bk("sack", lv, m), _bk("reno", lv, m), higher=False)
+                for lv in levels
+                for m in mps
+                if "sack" in ccs and "reno" in ccs
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+        Finding(
+            "r3a",
+            "ECN improves the transaction rate (TCP_CRR) over non-ECN (advantage above 0)",
+            "Abstract, §5.3",
+            lambda p: [Cell("advantage", _tr(*c), 0.0) for c in tr_cells],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+        Finding(
+            "r3b",
+            "ECN's transaction-rate advantage grows with congestion (high against low)",
+            "§5.3",
+            lambda p: [
+                Cell("advantage", _tr(cc, r, hi, m), _tr(cc, r, lo, m))
+                for cc in ccs
+                for r in resps
+                for m in mps
+                if hi != lo
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+        Finding(
+            "r3c",
+            "ECN's transaction-rate advantage grows with max_p (largest against smallest)",
+            "§5.3",
+            lambda p: [
+                Cell("advantage", _tr(cc, r, lv, mhi), _tr(cc, r, lv, mlo))
+                for cc in ccs
+                for r in resps
+                for lv in levels
+                if mhi != mlo
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+        Finding(
+            "r3d",
+            "ECN's transaction-rate advantage shrinks as transactions get larger "
+            "(largest response against smallest)",
+            "§5.3",
+            lambda p: [
+                Cell("advantage", _tr(cc, rhi, lv, m), _tr(cc, rlo, lv, m), higher=False)
+                for cc in ccs
+                for lv in levels
+                for m in mps
+                if rhi != rlo
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+        ),
+    ]
+
+
+def rfc2884_readings(p: Rfc2884Params) -> list[Reading]:
+    """The choices of the setup that can change a finding, each with the RFC's evidence."""
+    linux = Alternative(
+        "mark_above_max",
+        "R1 ran the authors' ECN-patched Linux RED (§4: 'modified the code in the 2.1, 2.2 "
+        "and 2.3 cases for the router portion'); Linux's sch_red marks ECT packets above "
+        "max_th too",
+        settings={"red_ecn": "mark_above_max"},
+    )
+    text = Alternative(
+        "rfc3168",
+        "§1: marks 'when the average queue size is between minth and maxth; above maxth "
+        "arriving packets are dropped as before'; §3.1 likewise",
+        settings={"red_ecn": "rfc3168"},
+    )
+    bounded = Alternative(
+        f"above max_th at most {p.calibration_max_above:.0%}"
+        if p.calibration_max_above < 1
+        else "above max_th at most 1%",
+        "§4.4: the average must be 'maintained between minth and maxth. If this is not "
+        "maintained, then the queue acts like a Tail Drop queue'; the failure it names is "
+        "the average exceeding max_th",
+        settings={"calibration_max_above": p.calibration_max_above}
+        if p.calibration_max_above < 1
+        else {"calibration_max_above": 0.01},
+    )
+    unbounded = Alternative(
+        "no bound above max_th",
+        "§4.4: the authors 'fine-tuned the RED parameters such that the average queue zones "
+        "around the RED region': the share of time inside (calibration_target) alone",
+        settings={"calibration_max_above": 1.0},
+    )
+    other = "rfc" if p.profile != "rfc" else "linux-2.4"
+    return [
+        Reading(
+            "red_ecn",
+            "RED's action on ECN-capable packets above max_th: mark (Linux) or drop (RFC text)?",
+            (linux, text) if p.red_ecn == "mark_above_max" else (text, linux),
+        ),
+        Reading(
+            "calibration",
+            "The calibration target: time inside [min_th, max_th) alone, or also a bound on "
+            "the time above max_th?",
+            (bounded, unbounded) if p.calibration_max_above < 1 else (unbounded, bounded),
+        ),
+        Reading(
+            "profile",
+            "The endpoints' TCP details: the testbed's Linux 2.4, or the RFCs'?",
+            (
+                Alternative(
+                    p.profile,
+                    "§4: the testbed ran Linux 2.2/2.4 with the authors' ECN patches "
+                    "(docs/profiles.md sources each linux-2.4 value)",
+                    settings={"profile": p.profile},
+                ),
+                Alternative(
+                    other,
+                    "no text of the source asks for it: a control, showing which findings "
+                    "rest on Linux's implementation details",
+                    settings={"profile": other},
+                ),
+            ),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------
 # The study
 # ---------------------------------------------------------------------------
 
@@ -844,6 +1060,12 @@ class Rfc2884Study(Study):
         ]
 
     # -- runs -------------------------------------------------------------------------
+
+    def findings(self, p: Rfc2884Params) -> list[Finding]:
+        return rfc2884_findings(p)
+
+    def readings(self, p: Rfc2884Params) -> list[Reading]:
+        return rfc2884_readings(p)
 
     def grid(self, p: Rfc2884Params) -> list[dict[str, Any]]:
         points: list[dict[str, Any]] = []
