@@ -174,11 +174,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     study, params = _resolve(args)
     out = args.out or os.path.join("ecnsim-studies", study.name + ("-quick" if args.quick else ""))
-    prepare_out("--out", out)
-    only = studies.parse_only(args.only or [])
-    dask = args.dask
-    bar = SweepProgressBar(sys.stderr)
     if args.emulate:
+        # Before --out is made: a machine that cannot emulate leaves nothing behind.
         from ecnsim.emulation import NamespaceError, check_environment
 
         try:
@@ -186,6 +183,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         except NamespaceError as e:
             print(f"error: {e}", file=sys.stderr)
             return EXIT_UNAVAILABLE
+    prepare_out("--out", out)
+    only = studies.parse_only(args.only or [])
+    dask = args.dask
+    bar = SweepProgressBar(sys.stderr)
+    if args.emulate:
         from ecnsim.studies._base import format_seconds
         from ecnsim.studies.emulated import emulated_seconds
 
