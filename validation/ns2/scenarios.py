@@ -413,6 +413,20 @@ AQM_TCP_BANDS: dict[str, tuple[str, float]] = {
 }
 AQM_TCP_SEEDS = (1, 2, 3, 4, 5)
 
+#: ``red-markp-tcp`` goodput, a known difference (issue 35 item 4; band written 2026-12-02
+#: before any run of these seeds). Over seeds 1-20 ecnsim gave 1082 ± 24 and ns-2.35
+#: 1113 ± 12 packets/s (-2.8 %, 5.3 standard errors): a real difference whose size sits on
+#: the committed 3 % band, so five seeds put it inside or outside by chance. The regular
+#: check leaves it out by name; this one says the difference is still there and no worse:
+#: over ``MARKP_GOODPUT_SEEDS`` the difference of the means d (ecnsim - ns-2) must satisfy
+#: ``d + 2 SE < 0`` (ecnsim below ns-2 beyond two standard errors: if it fails, the cause
+#: may be fixed and the entry goes) and ``|d| <= 2 x 3 %`` of ns-2's mean (twice the
+#: committed band: beyond it, a regression). With d = -31 and SE = 6 at 20 seeds, the first
+#: fails by chance in under 0.1 % of seed sets.
+MARKP_GOODPUT_SEEDS = tuple(range(1, 21))
+MARKP_GOODPUT_SIGMAS = 2.0
+MARKP_GOODPUT_MAX_REL = 0.06
+
 #: Ten Reno flows, one-way access delays 5 to 50 ms, into 10 Mb/s, 5 ms.
 TEN = tuple(Flow(0.005 * (i + 1)) for i in range(10))
 #: Twenty, for RED's regions above max_th with small thresholds (3 / 6).
