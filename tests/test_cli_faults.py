@@ -249,3 +249,46 @@ def test_double_ctrl_c_still_writes_what_finished(tmp_path: Path) -> None:
     if left_out:
         line = next(x for x in err.splitlines() if x.startswith("time series left out: "))
         assert set(line.removeprefix("time series left out: ").split(", ")) == left_out, err
+
+
+@pytest.mark.parametrize("cap", ["none", "flow_series", "all"])
+def test_single_ctrl_c_writes_a_bounded_amount_of_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, cap: str
+) -> None:
+    """Issue 35 item 2: after one Ctrl-C the time series are written only within
+    PARTIAL_SERIES_MAX_BYTES together (a 1 ms series took ~16 s to write); each one over it
+    is left out and named, and meta.json lists exactly the tables written."""
+    import json
+
+    from ecnsim.cli import run as cli_run
+
+    path = ROOT / "examples" / "dumbbell.toml"
+    sim = cli_run.build_simulation(
+        path, path.read_text(), seed=1, max_memory=None,
+        sets=[("simulation.sample_interval", "1ms")],
+    )  # fmt: skip
+    sim.run_until(3.0)  # stopped part-way, as by Ctrl-C
+    tables = sim.results.tables
+    size = {n: cli_run._column_bytes(tables[n]) for n in cli_run.SERIES_TABLES}
+    assert 0 < size["flow_series"] < size["queue_series"]
+    budget = {"none": 0, "flow_series": size["flow_series"], "all": sum(size.values())}[cap]
+    monkeypatch.setattr(cli_run, "PARTIAL_SERIES_MAX_BYTES", budget)
+    cli_run._write_partial(sim, tmp_path)
+    err = capsys.readouterr().err
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["finished"] is False
+    expected = {"none": [], "flow_series": ["flow_series"], "all": list(size)}[cap]
+    assert meta["tables"] == ["flows", "apps", "queues", "records", *expected]
+    written = sum(size[n] for n in expected)
+    assert written <= budget
+    for name in meta["tables"]:
+        assert (tmp_path / f"{name}.parquet").is_file()
+    left = [n for n in size if n not in expected]
+    for name in left:
+        assert not (tmp_path / f"{name}.parquet").exists()
+        assert f"{name}: " in err, err
+        assert "over the" in err, err
+    if left:
+        assert f"time series left out: {', '.join(left)}" in err, err
+    else:
+        assert "left out" not in err, err

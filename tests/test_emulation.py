@@ -673,3 +673,42 @@ def test_the_next_emulate_removes_what_a_killed_one_left(tmp_path: Path) -> None
     finally:
         live.destroy()
     assert ours() == []
+
+
+@needs_emulation
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_emulate_out_keeps_tables_and_meta(tmp_path: Path, sig: int) -> None:
+    """Issue 35 item 2: `emulate --out` interrupted keeps the tables and meta.json of what
+    ran (finished = false, rates over the time reached), as `ecnsim run` does, not only
+    the captures; and still leaves nothing behind."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecnsim", "emulate", str(ROOT / "examples/emulate_red_ecn.toml"),
+         "-q", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    prefix = f"ecnsim-{proc.pid}-"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not traffic_processes():
+        time.sleep(0.05)
+    time.sleep(2.0)  # the traffic runs
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["finished"] is False
+    assert meta["mode"] == "emulation"
+    assert 0 < meta["end_time_s"] < meta["duration_s"]
+    assert {"flows", "queues", "emu_hosts", "tcp_mapping"} <= set(meta["tables"])
+    for name in meta["tables"]:
+        assert (out / f"{name}.parquet").is_file()
+    assert list((out / "pcap").glob("*.pcap"))
+    import pyarrow.parquet as pq
+
+    flows = pq.read_table(out / "flows.parquet").to_pydict()
+    assert flows["packets_sent"][0] > 0
+    assert "partial results (finished=false" in err
+    assert not any(n.startswith(prefix) for n in list_namespaces())
+    assert traffic_processes() == []

@@ -22,22 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "validation" / "ns2"))
 
 import compare  # noqa: E402
+import known  # noqa: E402
 import ns2cmp  # noqa: E402
 import scenarios  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     shutil.which(ns2cmp.NS) is None,
     reason="ns-2.35 is not installed (`ns` not on PATH): apt-get install -y ns2",
-)
-
-_REM_NOISE = (
-    "one seed of a controller with no damping under CBR (REM counts dropped arrivals in its "
-    "input rate): when the queue leaves the full buffer is a random walk; over seeds 1-5 the "
-    "means agree within 1.5 standard errors (docs/validation.md, 'REM, PI, Adaptive RED')"
-)
-_FRONT = (
-    "ns-2 red.cc pickPacketToDrop(): drop_front_ drops index min(1, len - 1), the second "
-    "packet; ecnsim's victim = 'front' drops the head (docs/models/red.md, Deviations)"
 )
 
 
@@ -47,21 +38,9 @@ def _known_difference(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(reason=reason, strict=True, raises=AssertionError)
 
 
-#: Known differences: strict xfails naming their cause (docs/validation.md).
-KNOWN: dict[tuple[str, str], str] = {
-    ("rem-cbr", "drop_rate"): _REM_NOISE,
-    ("rem-cbr", "byte_drop_rate"): _REM_NOISE,
-    ("rem-cbr", "queue_mean"): _REM_NOISE,
-    ("rem-cbr-fast", "queue_mean"): _REM_NOISE,
-    ("rem-cbr-fast", "prob_bins"): _REM_NOISE,
-    ("rem-cbr-bytes", "drop_rate"): _REM_NOISE,
-    ("rem-cbr-bytes", "byte_drop_rate"): _REM_NOISE,
-    ("rem-cbr-bytes", "queue_mean"): _REM_NOISE,
-    ("pi-cbr-slow", "prob_bins"): "one seed: one 5 s bin of p in steady state (0.156 vs 0.173)",
-    ("red-overflow-front", "drops"): _FRONT,
-    ("red-overflow-front", "retransmitted"): _FRONT,
-    ("red-overflow-front", "ssthresh_steps"): _FRONT,
-}
+#: Known differences: strict xfails naming their cause (validation/ns2/known.py, the list
+#: compare.py leaves out of its exit status by name).
+KNOWN = known.KNOWN
 
 
 #: Every one-seed case: scripted TCP, RED and the other AQMs under CBR, RED's overflow victims.
@@ -197,27 +176,12 @@ def test_tcl_sets_every_2001_default_it_relies_on() -> None:
         assert line in script
 
 
-#: hetero metrics with a known difference, each a strict xfail of its own so that the
-#: case's other metrics are still checked. None at present: the last one, N = 120 ECN
-#: timeouts per second, was ns-2's rule for a timeout after an ECN reduction
-#: (tcp.timeout_after_ecn = "last_action"; docs/validation.md, ns-2 difference 3).
-KNOWN_HETERO: dict[tuple[str, str], str] = {}
-
-
-#: AQM-with-TCP metrics with a known difference (strict xfails, as KNOWN_HETERO).
-_PROB1 = (
-    "not the same quantity: ns-2's prob1_ keeps its last value below min_th and in the forced "
-    "region (drop_early() alone sets it); ecnsim's aqm_prob is 0 below min_th and 1 when forced"
-)
-KNOWN_AQM_TCP: dict[tuple[str, str], str] = {
-    ("red-ecn-tcp", "prob_mean"): _PROB1,
-    ("red-ecn-gentle-tcp", "prob_mean"): _PROB1,
-    ("red-markp-tcp", "prob_mean"): _PROB1,
-    ("red-markp-tcp", "goodput_pps"): (
-        "open difference, not noise (seeds 1-20: 1082 against 1113 packets/s, 5 SE): ecnsim "
-        "times out more often with fewer than three packets after a drop; cause not found "
-        "(docs/validation.md, red-markp-tcp)"
-    ),
+#: Seeded known differences (validation/ns2/known.py). red-markp-tcp's goodput is not a
+#: strict xfail of the five-seed band: its size sits on the band's edge, so five seeds fall
+#: either side; test_markp_goodput_difference_persists judges it over 20 seeds instead.
+KNOWN_HETERO = known.KNOWN_HETERO
+KNOWN_AQM_TCP = {
+    k: v for k, v in known.KNOWN_AQM_TCP.items() if k != ("red-markp-tcp", "goodput_pps")
 }
 
 
@@ -246,8 +210,7 @@ def _seeded(family: str, name: str) -> tuple[compare.Check, ...]:
 def test_seeded_matches_ns2(family: str, name: str) -> None:
     """The hetero star at N = 30 and 120 (RED and ECN; minutes), and REM, PI and RED's ECN
     rules with 10 or 20 Reno flows: every check of the case but its known differences."""
-    known = SEEDED[family][3]
-    bad = [c for c in _seeded(family, name) if not c.ok and (name, c.metric) not in known]
+    bad = [c for c in _seeded(family, name) if not c.ok and (name, c.metric) not in known.ALL]
     assert not bad, compare.table(bad)
 
 
@@ -262,8 +225,8 @@ def test_seeded_matches_ns2(family: str, name: str) -> None:
             marks=_known_difference(r),
             id=f"{f}:{n}:{m}",
         )
-        for f, (*_, known) in SEEDED.items()
-        for (n, m), r in known.items()
+        for f, (*_, kn) in SEEDED.items()
+        for (n, m), r in kn.items()
     ],
 )
 def test_seeded_known_difference(family: str, name: str, metric: str) -> None:
@@ -298,3 +261,135 @@ def test_aqm_scripts_set_what_they_compare() -> None:
     assert data["simulation"]["profile"] == "ns2-2001"
     assert data["links"][0]["queue_ab"]["limit_packets"] == 200
     assert "limit_rule" not in data["links"][0]["queue_ab"]
+
+
+def _perturbed(monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """ecnsim's side of ``case`` reports one drop more than it made: a regression on purpose."""
+    run = ns2cmp.run_ecnsim
+
+    def run_ecnsim(c: ns2cmp.Case, seed: int = 1) -> dict[str, Any]:
+        r = run(c, seed)
+        if c.name == case:
+            r["queue"]["drops"] += 1
+        return r
+
+    monkeypatch.setattr(ns2cmp, "run_ecnsim", run_ecnsim)
+
+
+def test_compare_exit_status_flags_a_regression(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35 item 4: compare.py exits 0 when every check is in its band or a known
+    difference, 1 when a check outside its band is not known; a known difference is listed
+    with its cause, and one back inside its band is reported."""
+    name = "ecn-echo-on-third-dupack"
+    assert compare.main([name]) == 0
+    _perturbed(monkeypatch, name)
+    assert compare.main([name]) == 1
+    out = capsys.readouterr().out
+    assert f"| {name} | drops | 2 | 1 | exact | FAIL |" in out
+    assert f"- {name}:drops: ecnsim 2, ns-2 1, band exact" in out
+    # The same difference, once known by name with its cause, no longer fails the run...
+    cause = "a test's injected drop (docs/validation.md)"
+    monkeypatch.setitem(known.ALL, (name, "drops"), cause)
+    assert compare.main([name]) == 0
+    out = capsys.readouterr().out
+    assert f"| {name} | drops | 2 | 1 | exact | known |" in out
+    assert f"- {name}:drops: {cause}" in out
+    # ... and a known difference that comes back inside its band is reported.
+    monkeypatch.setitem(known.ALL, (name, "ecn_reductions"), cause)
+    assert compare.main([name]) == 0
+    out = capsys.readouterr().out
+    assert "Known differences back inside their band (1;" in out
+    assert f"- {name}:ecn_reductions: {cause}" in out
+
+
+def test_every_known_difference_names_a_check_and_its_cause() -> None:
+    """known.py lists (case, metric) pairs the harness checks, each with a cause that points
+    at the document explaining it."""
+    every = {
+        **scenarios.DETERMINISTIC,
+        **scenarios.RED_CBR,
+        **scenarios.AQM_CBR,
+        **scenarios.RED_OVERFLOW,
+        **scenarios.HETERO,
+        **scenarios.AQM_TCP,
+    }
+    for (name, metric), cause in known.ALL.items():
+        assert name in every, name
+        assert metric in compare.case_metrics(name)[1], (name, metric)
+        assert "docs/" in cause, (name, metric)
+
+
+def test_a_band_too_wide_to_fail_fails() -> None:
+    """Issue 35 item 4: a seeded check whose noise allowance exceeds MAX_BAND_REL of the
+    means cannot reject a factor of two, so it fails as 'too wide' instead of passing."""
+    case = scenarios.AQM_TCP["rem-tcp"]
+
+    def run(goodputs: list[float]) -> list[dict[str, Any]]:
+        return [
+            {"queue": {"drops": 10, "marks": 0, "arrivals": 100}, "flows": [], "gp": g}
+            for g in goodputs
+        ]
+
+    def summary(_case: ns2cmp.Case, r: dict[str, Any]) -> dict[str, float]:
+        keys = ("signals", "drops", "marks", "queue_mean", "prob_mean", "timeouts", "jain")
+        return {"goodput_pps": r["gp"], "arrivals": 100.0, **dict.fromkeys(keys, 1.0)}
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ns2cmp, "summary", summary)
+        tight = compare.aqm_tcp_checks(case, run([100, 101, 99]), run([100, 102, 98]))
+        wide = compare.aqm_tcp_checks(case, run([100, 10, 190]), run([100, 12, 188]))
+    gp = {c.metric: c for c in tight}["goodput_pps"]
+    assert gp.ok
+    assert "too wide" not in gp.band
+    gp = {c.metric: c for c in wide}["goodput_pps"]
+    assert not gp.ok
+    assert "too wide to fail" in gp.band
+
+
+def test_ns2_2001_ecn_rules_flipped_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35 item 4: ecn_keeps_recover and ecn_echo_before_dupack turned off together in
+    ns2-2001 (the Rust dialogues assert each) make the harness's two ECN cases fail."""
+    make = ns2cmp.ecnsim_scenario
+
+    def flipped(case: ns2cmp.Case, seed: int = 1) -> Any:
+        data = make(case, seed).to_dict()
+        data["tcp"].update(ecn_keeps_recover=False, ecn_echo_before_dupack=False)
+        import ecnsim
+
+        return ecnsim.Scenario.from_dict(data)
+
+    cases = ("ecn-reduced-window-losses", "ecn-echo-on-third-dupack")
+    for name in cases:
+        assert all(c.ok for c in _checks(name).values()), name
+    monkeypatch.setattr(ns2cmp, "ecnsim_scenario", flipped)
+    failed = {}
+    for name in cases:
+        case = ONE_SEED[name]
+        ns2 = _pair(name)[0]
+        checks = compare.deterministic_checks(case, ns2, ns2cmp.run_ecnsim(case, 1))
+        failed[name] = sorted(c.metric for c in checks if not c.ok)
+    # A timeout where ns-2 fast-retransmits; no ECN reduction where ns-2 makes one.
+    assert "timeouts" in failed["ecn-reduced-window-losses"], failed
+    assert "ecn_reductions" in failed["ecn-echo-on-third-dupack"], failed
+
+
+@pytest.mark.ns2
+def test_markp_goodput_difference_persists() -> None:
+    """red-markp-tcp's goodput, a known difference (known.py): over 20 seeds ecnsim stays
+    below ns-2.35 by more than two standard errors, and within twice the 3 % band (the rule
+    in scenarios.py, written before the reruns: docs/validation.md, 'red-markp-tcp')."""
+    case = scenarios.AQM_TCP["red-markp-tcp"]
+    seeds = scenarios.MARKP_GOODPUT_SEEDS
+    a = [ns2cmp.summary(case, ns2cmp.run_ns2(case, s))["goodput_pps"] for s in seeds]
+    b = [ns2cmp.summary(case, ns2cmp.run_ecnsim(case, s))["goodput_pps"] for s in seeds]
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    var = lambda xs, m: sum((x - m) ** 2 for x in xs) / (len(xs) - 1)  # noqa: E731
+    se = (var(a, ma) / len(a) + var(b, mb) / len(b)) ** 0.5
+    d = mb - ma
+    assert d + scenarios.MARKP_GOODPUT_SIGMAS * se < 0, (
+        f"ecnsim {mb:.1f}, ns-2 {ma:.1f}, SE {se:.1f}: the difference is gone; find why and "
+        "take red-markp-tcp:goodput_pps out of validation/ns2/known.py"
+    )
+    assert abs(d) <= scenarios.MARKP_GOODPUT_MAX_REL * ma, (mb, ma)

@@ -87,6 +87,27 @@ HETERO_BANDS: dict[str, tuple[str, float]] = {
 #: Standard errors of the difference of means added to a fixed band.
 NOISE_SIGMAS = 3.0
 
+#: A band that cannot fail (issue 35 item 4; rule written 2026-12-02 before the runs that
+#: apply it). The noise allowance widens a seeded check's band with the seeds' spread; a
+#: check is informative only if its band could reject a factor of two, so a band wider than
+#: half the larger of the two means ("rel" metrics) or than 0.25 ("abs" metrics: Jain's
+#: index and shares, in [0, 1]) fails as "too wide" instead of passing: more seeds, or the
+#: metric left out of that case below.
+MAX_BAND_REL = 0.5
+MAX_BAND_ABS = 0.25
+
+#: Metrics left out of a seeded case because their band could not fail (reported as
+#: information rows). hetero N = 120 ECN: retransmitted packets and timeouts come from a few
+#: forced-drop episodes per run (drops 294 ± 150 and 225 ± 89 over seeds 1-5), so the
+#: noise allowance was ±103 % and ±71 %; at that spread a ±15 % / ±20 % band needs over
+#: 100 seeds a side (minutes each). hetero N = 30 ECN: no drops in either simulator, so both
+#: are 0 or nearly (0.2 ± 0.45 against 0): a band around zero that a single seed's
+#: retransmission fills. Drops + marks (``signals``) stay checked in both.
+HETERO_LEFT_OUT: dict[str, tuple[str, ...]] = {
+    "hetero-n120-ecn": ("retransmitted", "timeouts_per_s"),
+    "hetero-n30-ecn": ("retransmitted", "timeouts_per_s"),
+}
+
 # --- scenarios ----------------------------------------------------------------
 
 ONE = (Flow(0.001),)
@@ -157,6 +178,33 @@ DETERMINISTIC: dict[str, Case] = {
         queue=DropTailQ(1000),
         drops=(100,),
         marks=(104,),
+        duration=6.0,
+        **DUMBBELL,
+    ),
+    # Issue 35 item 4: the two ns-2 rules of the red-markp-tcp investigation, seen by the
+    # harness (tests/it/ns2_dialogues.rs checks them packet by packet). A mark halves the
+    # window; 116, sent before the reduction, is lost and resent in that ECN-reduced window
+    # (dupack_action()'s CWND_ACTION_ECN branch); 123, sent after it, is lost too: a fast
+    # retransmit in ns-2, which leaves recover_ where ecn() set it (ecn_keeps_recover), and a
+    # timeout without the rule.
+    "ecn-reduced-window-losses": Case(
+        "ecn-reduced-window-losses",
+        ecn=True,
+        queue=DropTailQ(1000),
+        marks=(100,),
+        drops=(116, 123),
+        duration=6.0,
+        **DUMBBELL,
+    ),
+    # 103 lost, 106 marked: the first echo arrives on the third duplicate ACK; ns-2's recv()
+    # answers it before counting the duplicate (ecn_echo_before_dupack): one ECN reduction,
+    # where counting first makes a plain fast retransmit and no ECN reduction.
+    "ecn-echo-on-third-dupack": Case(
+        "ecn-echo-on-third-dupack",
+        ecn=True,
+        queue=DropTailQ(1000),
+        marks=(106,),
+        drops=(103,),
         duration=6.0,
         **DUMBBELL,
     ),
@@ -412,6 +460,20 @@ AQM_TCP_BANDS: dict[str, tuple[str, float]] = {
     "prob_mean": ("rel", 0.15),
 }
 AQM_TCP_SEEDS = (1, 2, 3, 4, 5)
+
+#: ``red-markp-tcp`` goodput, a known difference (issue 35 item 4; band written 2026-12-02
+#: before any run of these seeds). Over seeds 1-20 ecnsim gave 1082 ± 24 and ns-2.35
+#: 1113 ± 12 packets/s (-2.8 %, 5.3 standard errors): a real difference whose size sits on
+#: the committed 3 % band, so five seeds put it inside or outside by chance. The regular
+#: check leaves it out by name; this one says the difference is still there and no worse:
+#: over ``MARKP_GOODPUT_SEEDS`` the difference of the means d (ecnsim - ns-2) must satisfy
+#: ``d + 2 SE < 0`` (ecnsim below ns-2 beyond two standard errors: if it fails, the cause
+#: may be fixed and the entry goes) and ``|d| <= 2 x 3 %`` of ns-2's mean (twice the
+#: committed band: beyond it, a regression). With d = -31 and SE = 6 at 20 seeds, the first
+#: fails by chance in under 0.1 % of seed sets.
+MARKP_GOODPUT_SEEDS = tuple(range(1, 21))
+MARKP_GOODPUT_SIGMAS = 2.0
+MARKP_GOODPUT_MAX_REL = 0.06
 
 #: Ten Reno flows, one-way access delays 5 to 50 ms, into 10 Mb/s, 5 ms.
 TEN = tuple(Flow(0.005 * (i + 1)) for i in range(10))

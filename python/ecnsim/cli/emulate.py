@@ -164,6 +164,23 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             "programs removed",
             file=sys.stderr,
         )
+        if out is not None:
+            # As `ecnsim run`: the tables and meta.json of what ran (finished = false).
+            if emu.partial is None:
+                print(
+                    f"no results written to {out}: the traffic had not started, or its "
+                    "results could not be read",
+                    file=sys.stderr,
+                )
+            else:
+                with deferred_sigint(f"writing partial results to {out}; please wait"):
+                    emu.partial.write_parquet(out)
+                reached = emu.partial.meta.get("end_time_s", 0.0)
+                print(
+                    f"partial results (finished=false, {reached:g} s of {plan.duration_s:g} s) "
+                    f"written to {out}",
+                    file=sys.stderr,
+                )
         return EXIT_INTERRUPTED
     except (EmulationError, NamespaceError) as e:
         print(f"error: {e}", file=sys.stderr)

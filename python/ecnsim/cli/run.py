@@ -287,6 +287,16 @@ def apply_sets(scenario: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> dic
 #: can take far longer than the rest), and a second Ctrl-C leaves them out.
 SERIES_TABLES = ("flow_series", "queue_series")
 
+#: After Ctrl-C, at most this much time-series column data is written (8 bytes a cell):
+#: what a Ctrl-C waits for is bounded by size, not left to the series (a 1 ms queue series
+#: of 6 M rows, ~370 MiB, took 15 s to write). Larger series are left out and named.
+PARTIAL_SERIES_MAX_BYTES = 64 * 2**20
+
+
+def _column_bytes(table: Any) -> int:
+    """A table's column data in bytes, as the Parquet writer reads it (8 bytes a cell)."""
+    return len(table) * len(table.columns) * 8
+
 
 def _write_results(results: Results, out: Path) -> None:
     """Write ``results`` into ``out``, holding Ctrl-C off until every file is written."""
@@ -297,17 +307,33 @@ def _write_results(results: Results, out: Path) -> None:
 def _write_partial(sim: Simulation, out: Path) -> None:
     """After Ctrl-C: the results so far into ``out``; first every table but the time series
     and ``meta.json``, with Ctrl-C held off (what finished is never lost to a second
-    Ctrl-C), then each series, which a second Ctrl-C leaves out."""
+    Ctrl-C), then each series, within ``PARTIAL_SERIES_MAX_BYTES`` together; a second
+    Ctrl-C leaves the rest out. Every series left out is named."""
     message = f"still writing partial results to {out}; the time series will be left out"
     with deferred_sigint(message, reraise=False) as again:
         results = sim.results
         written = [n for n in results.tables if n not in SERIES_TABLES]
         results.write_parquet(out, tables=written)
-    series = [n for n in results.tables if n in SERIES_TABLES]
+    series, left = [], []
+    budget = PARTIAL_SERIES_MAX_BYTES
+    for name in (n for n in results.tables if n in SERIES_TABLES):
+        size = _column_bytes(results.tables[name])
+        if size <= budget:
+            series.append(name)
+            budget -= size
+        else:
+            left.append(name)
+            print(
+                f"{name}: {size / 2**20:.0f} MiB, over the {PARTIAL_SERIES_MAX_BYTES // 2**20} "
+                "MiB of time series written after Ctrl-C; run to the end for it, or sample "
+                "less (simulation.sample_interval, sample_queues)",
+                file=sys.stderr,
+            )
     if not series or again:
         print(f"partial results (finished=false) written to {out}", file=sys.stderr)
-        if series:
-            print(f"time series left out: {', '.join(series)}", file=sys.stderr)
+        left += series
+        if left:
+            print(f"time series left out: {', '.join(left)}", file=sys.stderr)
         return
     print(
         f"partial results (finished=false) written to {out}; writing its time series "
@@ -321,7 +347,8 @@ def _write_partial(sim: Simulation, out: Path) -> None:
             results.write_parquet(out, tables=[name], meta_tables=[*written, name])
             written.append(name)
     except KeyboardInterrupt:
-        left = [n for n in series if n not in written]
+        left += [n for n in series if n not in written]
+    if left:
         print(f"time series left out: {', '.join(left)}", file=sys.stderr)
 
 

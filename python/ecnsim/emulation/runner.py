@@ -173,6 +173,9 @@ class Emulation:
     #: Allowed values that make part of the scenario inert, as ``ecnsim run`` warns of them
     #: (``"path: message"``; set by :meth:`make_plan`).
     warnings: list[str] = field(default_factory=list, init=False)
+    #: After an interrupt (Ctrl-C, SIGTERM) once traffic ran: the results up to it
+    #: (``finished`` false), as ``ecnsim run`` keeps them; None if none could be read.
+    partial: Results | None = field(default=None, init=False)
 
     @classmethod
     def from_toml_str(cls, text: str, **kwargs: Any) -> Emulation:
@@ -339,6 +342,8 @@ class Emulation:
         except KeyboardInterrupt:
             self._emulator.stop()
             driver.join(timeout=5)
+            if not driver.is_alive():
+                self.partial = self._partial_results(plan, t0)
             raise
         if errors:
             raise EmulationError(f"the emulation driver failed: {errors[0]}") from errors[0]
@@ -346,6 +351,24 @@ class Emulation:
         self._collect(deadline=time.monotonic() + GRACE_S + 2)
         raw = self._emulator.results()
         return self._results(plan, raw, t0)
+
+    def _partial_results(self, plan: EmulationPlan, t0: int) -> Results | None:
+        """The results up to an interrupt: the kernel counters now, each program's report
+        (asked for with SIGTERM, as at the end), the emulator's tables to the time reached.
+        A further interrupt while they are read gives up on them (teardown still runs)."""
+        try:
+            self._counters_end = self._tcp_counters()
+            for prog in self._programs:
+                if prog.proc.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        prog.proc.send_signal(signal.SIGTERM)
+            self._collect(deadline=time.monotonic() + 2)
+            return self._results(plan, self._emulator.results(), t0)
+        except KeyboardInterrupt:
+            self.log("interrupted again: partial results given up")
+        except Exception as e:  # the interrupt's teardown must still run
+            self.log(f"partial results could not be read: {e}")
+        return None
 
     def _tcp_counters(self) -> dict[str, dict[str, int]]:
         out = {}
@@ -400,7 +423,8 @@ class Emulation:
 
     def _results(self, plan: EmulationPlan, raw: Mapping[str, Any], t0: int) -> Results:
         res = Results._from_core(raw)
-        end = plan.duration_s
+        # Interrupted: rates over the time reached, not the scenario's duration.
+        end = plan.duration_s if res.finished else float(res.meta.get("end_time_s", 0.0))
         warm = plan.warmup_s
         client = {p.flow.index: p.output or {} for p in self._programs if p.role == "client"}
         server = {p.flow.index: p.output or {} for p in self._programs if p.role == "server"}
