@@ -123,7 +123,7 @@ def test_udp_summary_counts_packets_and_loss() -> None:
 def test_udp_summary_keeps_flows_that_started_before_the_warm_up() -> None:
     """A UDP record is its flow's whole life: a source started at 0 stays in the summary when a
     warm-up is set, and its goodput is over that life, as its counters are."""
-    text = EXAMPLE["udp.toml"].read_text().replace('seed = 1', 'seed = 1\nwarmup = "5s"', 1)
+    text = EXAMPLE["udp.toml"].read_text().replace("seed = 1", 'seed = 1\nwarmup = "5s"', 1)
     results = Simulation.from_toml_str(text).run()
     _, udp = workload_summaries(results)
     rec = results.table("records").to_pandas()
