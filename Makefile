@@ -9,7 +9,7 @@ help:
 	@echo "build-dev   editable install with a fast debug build (maturin develop)"
 	@echo "build-prod  editable install with the release profile (maturin develop --release)"
 	@echo "test        test-rust + test-py (what .ci/run does, after install)"
-	@echo "test-rust   cargo test --workspace --release"
+	@echo "test-rust   cargo test --workspace --profile release-test"
 	@echo "test-py     pytest"
 	@echo "lint        cargo fmt --check, clippy, ruff, mypy"
 	@echo "stubtest    check python/ecnsim/_core.pyi against the built module"
@@ -27,7 +27,7 @@ build-prod:
 test: test-rust test-py
 
 test-rust:
-	cargo test --workspace --release
+	cargo test --workspace --profile release-test
 
 test-py:
 	$(PYTHON) -m pytest

@@ -120,6 +120,26 @@ def test_udp_summary_counts_packets_and_loss() -> None:
     assert "udp (per app)" in _summary(results)
 
 
+def test_udp_summary_keeps_flows_that_started_before_the_warm_up() -> None:
+    """A UDP record is its flow's whole life: a source started at 0 stays in the summary when a
+    warm-up is set, and its goodput is over that life, as its counters are."""
+    text = EXAMPLE["udp.toml"].read_text().replace("seed = 1", 'seed = 1\nwarmup = "5s"', 1)
+    results = Simulation.from_toml_str(text).run()
+    _, udp = workload_summaries(results)
+    rec = results.table("records").to_pandas()
+    rec = rec[rec["kind"] == "udp"]
+    assert (rec["start_s"] < 5.0).all()
+    assert set(udp["app"]) == set(rec["app"].astype(str)) == {"cbr", "onoff"}
+    for app, row in udp.set_index("app").iterrows():
+        mine = rec[rec["app"] == app]
+        life = mine["end_s"] - mine["start_s"]
+        assert row["goodput_bps"] == pytest.approx((mine["response_bytes"] * 8 / life).sum())
+    # The 500 kb/s CBR source cannot deliver more than it sends.
+    assert 0 < udp.set_index("app").loc["cbr", "goodput_bps"] <= 500e3 * 1.001
+    assert "udp (per app)" in _summary(results)
+    assert "its counters include any warm-up" in _summary(results)
+
+
 def test_bulk_flows_keep_the_flow_table() -> None:
     results = Simulation(small_scenario()).run()
     flows = bulk_flows(results)

@@ -460,9 +460,11 @@ def workload_summaries(results: Results) -> tuple[Any, Any]:
     p90 and p99 response time with unfinished records counted as censored
     (:func:`ecnsim.analysis.record_metrics`, Kaplan-Meier), the response
     bytes of completed records, their goodput, and that goodput over the
-    slowest link's rate (``normalized``). ``udp``: one row per UDP app:
-    packets sent and received, loss, payload bytes received, goodput,
-    normalized throughput and the mean one-way delay.
+    slowest link's rate (``normalized``). ``udp``: one row per UDP app, over
+    each of its flows' whole life whenever it started (a UDP record's counters
+    run from the flow's start, warm-up included): packets sent and received,
+    loss, payload bytes received, goodput (the sum of the flows' rates over
+    their lives), normalized throughput and the mean one-way delay.
     """
     if "records" not in results.tables or not len(results.tables["records"]):
         return None, None
@@ -474,9 +476,12 @@ def workload_summaries(results: Results) -> tuple[Any, Any]:
     warmup = float(results.meta.get("warmup_s", 0) or 0)
     end = float(results.meta.get("end_time_s", results.meta.get("duration_s", 0)) or 0)
     capacity = _capacity_bps(results)
-    rec = rec[rec["start_s"] >= warmup]
+    # A UDP record is its flow's whole life (the core counts from the flow's start), so it is
+    # kept whenever it started; the other records count only when they started after the warm-up.
+    udp_rec = rec[rec["kind"] == "udp"]
+    rec = rec[(rec["kind"] != "udp") & (rec["start_s"] >= warmup)]
     tx_rows = []
-    for kind, g in rec[rec["kind"] != "udp"].groupby("kind", sort=True):
+    for kind, g in rec.groupby("kind", sort=True):
         m = record_metrics(g, by="app", interval_s=(warmup, end), capacity_bps=capacity)
         m.insert(1, "kind", kind)
         done = g["state"] == "completed" if "state" in g else slice(None)
@@ -487,10 +492,14 @@ def workload_summaries(results: Results) -> tuple[Any, Any]:
     if tx_rows:
         tx = pd.concat(tx_rows, ignore_index=True).sort_values(["app", "kind"], kind="stable")
         tx = tx[[c for c in _WORKLOAD_COLUMNS if c in tx.columns]].rename(columns=_WORKLOAD_COLUMNS)
-    udp_rec = rec[rec["kind"] == "udp"]
     udp = None
     if len(udp_rec):
-        span = end - warmup
+        # Each flow's goodput over its own life [start, end of run] (its counters' window),
+        # summed per app: the warm-up cannot be taken out of counters that include it.
+        life = udp_rec["end_s"] - udp_rec["start_s"]
+        udp_rec = udp_rec.assign(
+            rate_bps=(udp_rec["response_bytes"] * 8.0 / life.where(life > 0)).fillna(0.0)
+        )
         g = udp_rec.groupby("app", sort=True)
         sent = g["packets_sent"].sum()
         received = g["packets_received"].sum()
@@ -503,7 +512,7 @@ def workload_summaries(results: Results) -> tuple[Any, Any]:
                 "packets_received": received.to_numpy(),
                 "loss": 1 - received.to_numpy() / sent.to_numpy().clip(min=1),
                 "bytes": got.to_numpy(),
-                "goodput_bps": got.to_numpy() * 8.0 / span if span > 0 else float("nan"),
+                "goodput_bps": g["rate_bps"].sum().to_numpy(),
                 "mean_owd_s": g["response_time_s"].mean().to_numpy(),
             }
         )
@@ -535,6 +544,10 @@ def workload_summary(results: Results) -> list[str]:
     if udp is not None and len(udp):
         lines += ["", "udp (per app)"]
         lines += format_table(_frame_table("udp", udp)).split("\n")
+        lines.append(
+            "udp: each flow over its whole life, from its start to the end of the run (its "
+            "counters include any warm-up); goodput: the sum of its flows' rates"
+        )
     rec = results.tables["records"].to_pandas()
     rec = rec[rec["kind"] != "udp"]
     if not len(rec):
