@@ -818,8 +818,8 @@ class DctcpStudy(Study):
         return dataclasses.replace(
             p,
             seeds=1,
-            long_duration_s=2.0,
-            long_warmup_s=0.5,
+            long_duration_s=1.0,
+            long_warmup_s=0.25,
             k_sweep_1g=(5.0, p.k_1g),
             k_sweep_10g=(20.0, p.k_10g),
             d13_duration_s=0.1,
@@ -830,7 +830,7 @@ class DctcpStudy(Study):
             d8_queries=5,
             d9_transfers=100,
             d4_step_s=1.0,
-            d10_queries=10,
+            d10_queries=5,
         )
 
     def setup(self, p: DctcpParams) -> list[tuple[str, str]]:
