@@ -110,11 +110,15 @@ def test_the_schemes_queues_and_tcp() -> None:
     dctcp = study.scenario(p, pt("D1", DCTCP, n=2, k=20, rto_ms=300)).to_dict()
     tcp = study.scenario(p, pt("D6", TCP, n=10, rto_ms=10)).to_dict()
     port = dctcp["links"][0]["queue_ba"]
-    assert port["type"] == "threshold" and port["k"] == 20 and port["mark_at"] == "arrival"
+    assert port["type"] == "threshold"
+    assert port["k"] == 20
+    assert port["mark_at"] == "arrival"
     assert dctcp["nodes"][0]["shared_buffer"]["alpha"] == pytest.approx(7 / 33)
-    assert dctcp["tcp"]["cc"] == "dctcp" and dctcp["tcp"]["dctcp_shift_g"] == 4
+    assert dctcp["tcp"]["cc"] == "dctcp"
+    assert dctcp["tcp"]["dctcp_shift_g"] == 4
     assert tcp["links"][0]["queue_ba"] == {"type": "droptail", "limit_packets": 100}
-    assert tcp["tcp"]["cc"] == "sack" and tcp["tcp"]["ecn"] == "off"
+    assert tcp["tcp"]["cc"] == "sack"
+    assert tcp["tcp"]["ecn"] == "off"
     assert tcp["tcp"]["min_rto"] == "10ms"
     assert tcp["apps"][0]["model"]["response"] == 100_000
 

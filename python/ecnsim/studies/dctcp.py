@@ -142,7 +142,7 @@ class DctcpParams(StudyParams):
     d10_fan_in: int = 10
     d10_response_bytes: int = 100_000
     #: The paper runs 10,000 queries; the default is fewer (time; a parameter).
-    d10_queries: int = 300
+    d10_queries: int = 100
     d10_background_hosts: int = 33
     #: Who sends to whom among the background hosts (``background_pairs``).
     d10_pattern: Literal["random", "ring"] = "random"
