@@ -127,7 +127,7 @@ def test_bad_parameters_name_the_field() -> None:
     study = studies.get("dctcp")
     with pytest.raises(studies.StudyError, match="g_shift"):
         studies.resolve_params(study, ["g_shift=0"])
-    with pytest.raises(studies.StudyError, match="d13_clock|mark_at"):
+    with pytest.raises(studies.StudyError, match="mark_at"):
         studies.resolve_params(study, ["mark_at=middle"])
 
 
