@@ -844,8 +844,8 @@ class DctcpStudy(Study):
             (
                 "shared buffer",
                 f"{p.shared_buffer_bytes / 1e6:g} MB, dynamic thresholds alpha = "
-                f"{p.shared_alpha:.4f} (D1-D3, D7-D10, D13: long_buffer = {p.long_buffer} "
-                "for D1-D3, D9, D13)",
+                f"{p.shared_alpha:.4f} (D3, D7, D8, D10, D13; D1, D2, D4 and D9: "
+                f"long_buffer = {p.long_buffer})",
             ),
             ("static buffer", f"{p.static_buffer_packets} packets per port (D6)"),
             (
@@ -906,7 +906,9 @@ class DctcpStudy(Study):
             ),
             Choice(
                 "switch buffer (long flows)",
-                f"{p.long_buffer}: D1-D3, D9 and D13 run on the 4 MB shared buffer",
+                f"{p.long_buffer}: D1, D2, D4 and D9 run on the {p.long_buffer} buffer (D3 and "
+                "D13 always on the shared one: RED's max_th of 150 and the model's queue need "
+                "more than 100 packets)",
                 "§4: dynamic allocation is the switches' default; a reading",
                 "long_buffer",
             ),
@@ -1079,13 +1081,15 @@ class DctcpStudy(Study):
         name = f"dctcp-{exp}-{scheme}-n{n}-k{k:g}-rto{rto:g}"
         if exp in ("D1", "D2", "D3", "D13"):
             long = exp != "D13"
-            q = _switch_queue(p, scheme, k, p.long_buffer, self._red_th(p, scheme))
+            # D3's RED needs room above max_th, and D13 the model's queue: the shared buffer.
+            buffer = p.long_buffer if exp in ("D1", "D2") else "shared"
+            q = _switch_queue(p, scheme, k, buffer, self._red_th(p, scheme))
             sc = star(
                 p,
                 hosts=n + 1,
                 gbps=gbps,
                 queue=q,
-                buffer=p.long_buffer,
+                buffer=buffer,
                 duration_s=p.long_duration_s if long else p.d13_duration_s,
                 warmup_s=p.long_warmup_s if long else p.d13_warmup_s,
                 tcp=tcp,
