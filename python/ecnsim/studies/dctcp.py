@@ -556,25 +556,30 @@ def pt(
 
 def dctcp_findings(p: DctcpParams) -> list[Finding]:
     """The paper's qualitative findings (STUDIES.md §6, d1-d7) as cells over the grid."""
-    lf = p.long_flows
-    lr, sr = p.min_rto_long_ms, p.min_rto_short_ms
-    d1_pts = [("D1", p.k_1g), ("D2", p.k_10g)]
+    # Each cell list is built from the parameters it is judged under (a reading's alternative
+    # changes them), never from the defaults': K, RTO min and the flows come from ``q``.
     return [
         Finding(
             "d1",
             "DCTCP gets the same throughput as TCP (both above 95 % of the link) with a far "
             "smaller queue (median sampled queue below half of TCP's)",
             "§4.1 (D1, D2)",
-            lambda p: [
+            lambda q: [
                 c
-                for exp, k in d1_pts
+                for exp, k in (("D1", q.k_1g), ("D2", q.k_10g))
                 for c in (
-                    Cell("utilization", pt(exp, DCTCP, n=lf, k=k, rto_ms=lr), 0.95),
-                    Cell("utilization", pt(exp, TCP, n=lf, rto_ms=lr), 0.95),
+                    Cell(
+                        "utilization",
+                        pt(exp, DCTCP, n=q.long_flows, k=k, rto_ms=q.min_rto_long_ms),
+                        0.95,
+                    ),
+                    Cell(
+                        "utilization", pt(exp, TCP, n=q.long_flows, rto_ms=q.min_rto_long_ms), 0.95
+                    ),
                     Cell(
                         "q_p50",
-                        pt(exp, DCTCP, n=lf, k=k, rto_ms=lr),
-                        pt(exp, TCP, n=lf, rto_ms=lr),
+                        pt(exp, DCTCP, n=q.long_flows, k=k, rto_ms=q.min_rto_long_ms),
+                        pt(exp, TCP, n=q.long_flows, rto_ms=q.min_rto_long_ms),
                         higher=False,
                         factor=0.5,
                     ),
@@ -587,9 +592,13 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             "At 1 Gb/s DCTCP's throughput holds down to small K (above 95 % of the link at "
             "every K of the sweep from 5 up)",
             "§4.1 (D1)",
-            lambda p: [
-                Cell("utilization", pt("D1", DCTCP, n=lf, k=k, rto_ms=lr), 0.95)
-                for k in sorted({*p.k_sweep_1g, p.k_1g})
+            lambda q: [
+                Cell(
+                    "utilization",
+                    pt("D1", DCTCP, n=q.long_flows, k=k, rto_ms=q.min_rto_long_ms),
+                    0.95,
+                )
+                for k in sorted({*q.k_sweep_1g, q.k_1g})
             ],
         ),
         Finding(
@@ -597,15 +606,15 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             "At 10 Gb/s DCTCP's throughput falls once K is well below the chosen value "
             "(K at a third of it or less gets less throughput than at the chosen K)",
             "§4.1 (D2)",
-            lambda p: [
+            lambda q: [
                 Cell(
                     "utilization",
-                    pt("D2", DCTCP, n=lf, k=k, rto_ms=lr),
-                    pt("D2", DCTCP, n=lf, k=p.k_10g, rto_ms=lr),
+                    pt("D2", DCTCP, n=q.long_flows, k=k, rto_ms=q.min_rto_long_ms),
+                    pt("D2", DCTCP, n=q.long_flows, k=q.k_10g, rto_ms=q.min_rto_long_ms),
                     higher=False,
                 )
-                for k in p.k_sweep_10g
-                if k <= p.k_10g / 3.0
+                for k in q.k_sweep_10g
+                if k <= q.k_10g / 3.0
             ],
             note="The paper blames host burstiness (TSO, interrupt moderation) for the gap "
             "between its K guideline and the K it used; ecnsim's hosts send no bursts beyond "
@@ -616,20 +625,20 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             "TCP with RED keeps a much larger (mean over twice DCTCP's) and more variable "
             "(standard deviation of the sampled queue) queue than DCTCP",
             "§4.1 (D3)",
-            lambda p: [
+            lambda q: [
                 c
-                for th in _red_labels(p)
+                for th in _red_labels(q)
                 for c in (
                     Cell(
                         "q_mean",
-                        pt("D3", th, n=lf, rto_ms=lr),
-                        pt("D3", DCTCP, n=lf, k=p.k_10g, rto_ms=lr),
+                        pt("D3", th, n=q.long_flows, rto_ms=q.min_rto_long_ms),
+                        pt("D3", DCTCP, n=q.long_flows, k=q.k_10g, rto_ms=q.min_rto_long_ms),
                         factor=2.0,
                     ),
                     Cell(
                         "q_std",
-                        pt("D3", th, n=lf, rto_ms=lr),
-                        pt("D3", DCTCP, n=lf, k=p.k_10g, rto_ms=lr),
+                        pt("D3", th, n=q.long_flows, rto_ms=q.min_rto_long_ms),
+                        pt("D3", DCTCP, n=q.long_flows, k=q.k_10g, rto_ms=q.min_rto_long_ms),
                     ),
                 )
             ],
@@ -638,7 +647,13 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             "d4",
             "DCTCP converges to fair shares (Jain's index above 0.9 in every phase)",
             "§4.1 (D4)",
-            lambda p: [Cell("jain_min", pt("D4", DCTCP, n=p.d4_senders, k=p.k_1g, rto_ms=lr), 0.9)],
+            lambda q: [
+                Cell(
+                    "jain_min",
+                    pt("D4", DCTCP, n=q.d4_senders, k=q.k_1g, rto_ms=q.min_rto_long_ms),
+                    0.9,
+                )
+            ],
             note="Jain's index over the second half of each phase; 0.9 is our threshold.",
         ),
         Finding(
@@ -646,17 +661,17 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             "In incast DCTCP suffers fewer timeouts than TCP (fraction of queries with a "
             "timeout), up to a number of servers that depends on the buffer",
             "§4.2.1 (D6-D8)",
-            lambda p: [
+            lambda q: [
                 Cell(
                     "timeout_fraction",
-                    pt(exp, DCTCP, n=n, k=p.k_1g, rto_ms=rto),
+                    pt(exp, DCTCP, n=n, k=q.k_1g, rto_ms=rto),
                     pt(exp, TCP, n=n, rto_ms=rto),
                     higher=False,
                 )
                 for exp, ns, rtos in (
-                    ("D6", p.incast_n, p.incast_rto_ms),
-                    ("D7", p.d7_n, (sr,)),
-                    ("D8", (p.d8_hosts - 1,), (sr,)),
+                    ("D6", q.incast_n, q.incast_rto_ms),
+                    ("D7", q.d7_n, (q.min_rto_short_ms,)),
+                    ("D8", (q.d8_hosts - 1,), (q.min_rto_short_ms,)),
                 )
                 for n in ns
                 if n >= 10
@@ -672,11 +687,11 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             "DCTCP's 20 KB transfers beside long flows finish much faster than TCP's "
             "(median and 99th percentile below half of TCP's)",
             "§4.2.2 (D9)",
-            lambda p: [
+            lambda q: [
                 Cell(
                     metric,
-                    pt("D9", DCTCP, n=2, k=p.k_1g, rto_ms=sr),
-                    pt("D9", TCP, n=2, rto_ms=sr),
+                    pt("D9", DCTCP, n=2, k=q.k_1g, rto_ms=q.min_rto_short_ms),
+                    pt("D9", TCP, n=2, rto_ms=q.min_rto_short_ms),
                     higher=False,
                     factor=0.5,
                 )
@@ -688,12 +703,22 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             "The simulated queue follows the analysis: its maximum within 15 % of K + N and "
             "its amplitude within a factor 2 of the model's",
             "§3.3 (D13)",
-            lambda p: [
+            lambda q: [
                 c
-                for n in p.d13_n
+                for n in q.d13_n
                 for c in (
-                    Cell("q_max_err", pt("D13", DCTCP, n=n, k=p.d13_k, rto_ms=lr), 0.15, False),
-                    Cell("amp_log2_err", pt("D13", DCTCP, n=n, k=p.d13_k, rto_ms=lr), 1.0, False),
+                    Cell(
+                        "q_max_err",
+                        pt("D13", DCTCP, n=n, k=q.d13_k, rto_ms=q.min_rto_long_ms),
+                        0.15,
+                        False,
+                    ),
+                    Cell(
+                        "amp_log2_err",
+                        pt("D13", DCTCP, n=n, k=q.d13_k, rto_ms=q.min_rto_long_ms),
+                        1.0,
+                        False,
+                    ),
                 )
             ],
             quantifier=ALMOST_ALL,
