@@ -1301,30 +1301,30 @@ class DctcpStudy(Study):
         return derive(results, trace, context)
 
     def estimate_seconds(self, p: DctcpParams, point: Mapping[str, Any]) -> float:
-        # Measured on one core (docs/studies/dctcp.md, "Timing"): about 0.45 µs of CPU per
-        # packet carried; a packet of 1500 B at 1 Gb/s is 12 µs of link time.
+        # Measured (CPU of one run, one core, docs/studies/dctcp.md "Timing"): about 0.3 µs
+        # per packet the busy ports carry (a 1500-byte packet is 12 µs of a 1 Gb/s link);
+        # D13 grows with N (more marks, ACKs and samples), D8 with its connections, D10's
+        # 66 background flows cost 0.75 µs per packet.
         exp = str(point["experiment"])
         gbps = self._gbps(point)
         pps = gbps * 1e9 / (8.0 * p.packet_bytes)
-        cost = 0.45e-6
+        cost = 0.3e-6
         if exp in ("D1", "D2", "D3"):
-            return 0.05 + p.long_duration_s * pps * cost
+            return 0.03 + p.long_duration_s * pps * cost
         if exp == "D13":
-            return 0.05 + p.d13_duration_s * pps * cost * 1.5
+            return 0.03 + (0.1 + 0.04 * int(point["n"])) * p.d13_duration_s / 0.3
         if exp == "D4":
-            return 0.05 + p.d4_senders * p.d4_step_s * pps * cost
+            return 0.03 + int(point["n"]) * p.d4_step_s * pps * cost
         if exp in ("D6", "D7"):
-            return 0.05 + p.incast_queries * p.incast_total_bytes / p.packet_bytes * cost * 1.3
+            return 0.03 + p.incast_queries * p.incast_total_bytes / p.packet_bytes * cost
         if exp == "D8":
-            return 0.1 + p.d8_queries * p.d8_hosts**2 * p.d8_bytes / p.packet_bytes * cost * 1.3
+            return 0.03 + p.d8_queries * 0.055 * (p.d8_hosts / 41.0) ** 2
         if exp == "D9":
-            return 0.05 + self._d9_duration_s(p) * pps * cost
-        if exp == "D10":
-            if point["background"] == "none":
-                return 0.05 + p.d10_queries * p.d10_fan_in * p.d10_response_bytes / 1500 * cost
-            # Every background receiver's port busy: 33 links' worth of packets.
-            return 0.05 + self._d10_duration_s(p) * pps * cost * p.d10_background_hosts
-        return 1.0
+            return 0.03 + self._d9_duration_s(p) * pps * cost
+        if point["background"] == "none":  # D10
+            return 0.03 + p.d10_queries * p.d10_fan_in * p.d10_response_bytes / 1500 * cost
+        # Every background receiver's port busy: 33 links' worth of packets.
+        return 0.03 + self._d10_duration_s(p) * pps * 0.75e-6 * p.d10_background_hosts
 
     def warnings(self, p: DctcpParams, data: StudyData) -> list[str]:
         out = []
