@@ -33,6 +33,7 @@ D5 (multi-hop) and D11/D12 (the benchmark traffic) are not in this study
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,8 @@ ACK_BYTES = 40
 #: The host's own egress queue (its NIC): deep enough never to drop, as a host's qdisc
 #: backpressures the socket instead of dropping (an assumption: docs/studies/dctcp.md).
 HOST_QUEUE_PACKETS = 10_000
+#: D13's figure shows at least this much of the simulated queue (several of its cycles).
+EXCERPT_S = 2e-3
 #: The seed of D10's random background pattern (fixed: the same pairs in every run and seed).
 D10_PAIRS_SEED = 2010
 #: When the short transfers of D9 and D10 start (the long flows start at 0).
@@ -334,42 +337,34 @@ def _sampling(sc: Scenario, interval_s: float, links: Sequence[int]) -> Scenario
 def sawtooth_stats(q: np.ndarray, dt_s: float) -> dict[str, float]:
     """Period, maximum and amplitude of a sampled queue oscillation (packets, seconds).
 
-    The period is the lag of the autocorrelation's first peak after its first
-    zero crossing (the oscillation's dominant cycle); the series is cut into
-    windows of one period, and ``q_max`` / ``amplitude`` are the medians of
-    each window's maximum and of its maximum minus minimum. NaN when the
-    series does not oscillate (no zero crossing, or fewer than two periods).
+    A cycle starts each time the queue rises through its mean after having
+    been below ``mean - std / 4`` (the hysteresis keeps the ripples of a
+    staircase queue, one step per round trip, from counting as cycles); the
+    period is the median time between cycle starts, and ``q_max`` /
+    ``amplitude`` are the medians over the whole cycles of each cycle's
+    maximum and of its maximum minus minimum. NaN when fewer than two whole
+    cycles are in the series.
     """
     x = np.asarray(q, dtype=float)
     nan = {"period_s": math.nan, "q_max": math.nan, "amplitude": math.nan}
     if len(x) < 8 or float(np.std(x)) == 0.0:
         return nan
-    d = x - x.mean()
-    n = len(d)
-    f = np.fft.rfft(d, 2 * n)
-    acf = np.fft.irfft(f * np.conj(f))[:n]
-    acf = acf / acf[0]
-    below = np.flatnonzero(acf < 0.0)
-    if len(below) == 0:
+    mean, low = float(x.mean()), float(x.mean() - 0.25 * x.std())
+    starts = []
+    armed = False
+    for i, v in enumerate(x.tolist()):
+        if v < low:
+            armed = True
+        elif armed and v >= mean:
+            starts.append(i)
+            armed = False
+    if len(starts) < 3:
         return nan
-    start = int(below[0])
-    # The first local maximum after the first zero crossing.
-    seg = acf[start : n // 2]
-    if len(seg) < 3:
-        return nan
-    lag = start + int(np.argmax(seg))
-    # Refine to the first peak, not the global maximum of the segment: walk back while rising.
-    peaks = np.flatnonzero((seg[1:-1] >= seg[:-2]) & (seg[1:-1] >= seg[2:]) & (seg[1:-1] > 0))
-    if len(peaks):
-        lag = start + 1 + int(peaks[0])
-    windows = n // lag
-    if windows < 2:
-        return nan
-    w = x[: windows * lag].reshape(windows, lag)
+    cycles = [x[a:b] for a, b in itertools.pairwise(starts)]
     return {
-        "period_s": lag * dt_s,
-        "q_max": float(np.median(w.max(axis=1))),
-        "amplitude": float(np.median(w.max(axis=1) - w.min(axis=1))),
+        "period_s": float(np.median(np.diff(starts))) * dt_s,
+        "q_max": float(np.median([c.max() for c in cycles])),
+        "amplitude": float(np.median([c.max() - c.min() for c in cycles])),
     }
 
 
@@ -449,8 +444,8 @@ def _derive_d13(results: Any, ctx: Mapping[str, Any]) -> dict[str, pd.DataFrame]
         "drops": float(row["drops"]),
         "marks": float(row["marks"]),
     }
-    # An excerpt for the figure: 4 model periods (at least 200 samples) from the warm-up on.
-    keep = int(max(200, 4.0 * float(ctx["model_period_s"]) / dt))
+    # An excerpt for the figure: 4 model periods, at least EXCERPT_S, from the warm-up on.
+    keep = int(max(EXCERPT_S, 4.0 * float(ctx["model_period_s"])) / dt)
     excerpt = samples[:keep]
     return {
         "metrics": pd.DataFrame([metrics]),
