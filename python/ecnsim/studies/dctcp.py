@@ -721,7 +721,8 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
             quantifier=ALMOST_ALL,
             quantifier_text="3 of 4 cells or more",
             note="q_max_err = |simulated - model| / model; amp_log2_err = |log2(simulated / "
-            "model)|: bands chosen before the runs.",
+            "model)|: bands chosen before the runs. The period is tabulated, not judged (no "
+            "band was set for it before the runs).",
         ),
     ]
 
