@@ -1301,7 +1301,7 @@ class DctcpStudy(Study):
     def estimate_seconds(self, p: DctcpParams, point: Mapping[str, Any]) -> float:
         # Measured (CPU of one run, one core, docs/studies/dctcp.md "Timing"): about 0.3 µs
         # per packet the busy ports carry (a 1500-byte packet is 12 µs of a 1 Gb/s link);
-        # D13 grows with N (more marks, ACKs and samples), D8 with its connections, D10's
+        # D13 with N (more marks and ACKs) and its 2-µs samples, D8 with its connections, D10's
         # 66 background flows cost 0.75 µs per packet.
         exp = str(point["experiment"])
         gbps = self._gbps(point)
@@ -1310,7 +1310,7 @@ class DctcpStudy(Study):
         if exp in ("D1", "D2", "D3"):
             return 0.03 + p.long_duration_s * pps * cost
         if exp == "D13":
-            return 0.03 + (0.1 + 0.04 * int(point["n"])) * p.d13_duration_s / 0.3
+            return 0.03 + (0.3 + 0.005 * int(point["n"])) * p.d13_duration_s
         if exp == "D4":
             return 0.03 + int(point["n"]) * p.d4_step_s * pps * cost
         if exp in ("D6", "D7"):
