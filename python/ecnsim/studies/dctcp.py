@@ -101,6 +101,8 @@ class DctcpParams(StudyParams):
     g_shift: int = 4
     #: Where the switch compares the queue with K: on arrival (§3.1) or at departure.
     mark_at: Literal["arrival", "departure"] = "arrival"
+    #: Long flows open at a random time in [0, start_jitter_ms) (seeds differ only by it).
+    start_jitter_ms: float = 1.0
     k_1g: float = 20.0
     k_10g: float = 65.0
     #: RTO min of the long-flow experiments (D1-D4, D13: production stacks, 300 ms) and of
@@ -168,6 +170,8 @@ class DctcpParams(StudyParams):
     def check(self) -> None:
         if self.packet_bytes <= HEADER_BYTES:
             raise ValueError(f"packet_bytes must exceed {HEADER_BYTES}, got {self.packet_bytes}")
+        if not self.start_jitter_ms >= 0:
+            raise ValueError(f"start_jitter_ms must be >= 0, got {self.start_jitter_ms}")
         if not self.hop_delay_us > 0:
             raise ValueError(f"hop_delay_us must be > 0, got {self.hop_delay_us}")
         if not 1 <= self.g_shift <= 10:
@@ -255,6 +259,12 @@ def _tcp(p: DctcpParams, scheme: str, min_rto_ms: float) -> dict[str, Any]:
         # RED marks ECN-capable TCP (RFC 3168 halving): the TCP of D3's comparison.
         return {**common, "cc": "sack", "ecn": "request"}
     return {**common, "cc": "sack", "ecn": "off"}
+
+
+def _jitter(p: DctcpParams) -> str | None:
+    """Each long flow opens at a uniform random time in ``[0, start_jitter_ms)`` (its own
+    stream): without it every seed of a point would run the same packets."""
+    return f"{p.start_jitter_ms:g}ms" if p.start_jitter_ms > 0 else None
 
 
 def _switch_queue(
@@ -1009,6 +1019,14 @@ class DctcpStudy(Study):
                 "d13_clock",
             ),
             Choice(
+                "start times",
+                f"each long flow opens at a random time in [0, {p.start_jitter_ms:g} ms); the "
+                "incast queries have nothing random (their seeds run the same packets)",
+                "the paper does not say; without it every seed of a long-flow point is the same "
+                "run",
+                "start_jitter_ms",
+            ),
+            Choice(
                 "hosts' queues",
                 f"{HOST_QUEUE_PACKETS} packets (never drop)",
                 "a host's qdisc backpressures the socket rather than drop",
@@ -1119,7 +1137,7 @@ class DctcpStudy(Study):
                 name=name,
             )
             for i in range(1, n + 1):
-                sc.flow(f"h{i}", "h0", name=f"long{i}")
+                sc.flow(f"h{i}", "h0", name=f"long{i}", start_jitter=_jitter(p))
             interval = p.queue_sample_ms / 1e3 if long else p.d13_sample_us / 1e6
             return _sampling(sc, interval, [0])  # link 0 (h0's): its queue 1 is sw -> h0
         if exp in ("D6", "D7"):
@@ -1178,7 +1196,7 @@ class DctcpStudy(Study):
                 name=name,
             )
             for i in (1, 2):
-                sc.flow(f"h{i}", "h0", name=f"long{i}")
+                sc.flow(f"h{i}", "h0", name=f"long{i}", start_jitter=_jitter(p))
             return sc.app(
                 incast(response=p.d9_chunk_bytes, request=p.request_bytes, queries=p.d9_transfers),
                 clients="h0",
@@ -1199,7 +1217,13 @@ class DctcpStudy(Study):
                 name=name,
             )
             for i in range(1, n + 1):
-                sc.flow(f"h{i}", "h0", name=f"long{i}", start=f"{(i - 1) * p.d4_step_s:g}s")
+                sc.flow(
+                    f"h{i}",
+                    "h0",
+                    name=f"long{i}",
+                    start=f"{(i - 1) * p.d4_step_s:g}s",
+                    start_jitter=_jitter(p),
+                )
             d = sc.to_dict()
             d["simulation"]["sample_interval"] = f"{p.d4_step_s / 30.0:g}s"
             d["simulation"]["sample_flows"] = [f"long{i}" for i in range(1, n + 1)]
@@ -1229,7 +1253,9 @@ class DctcpStudy(Study):
             )
             base = fan + 1
             for j, dst in background_pairs(p) if bg else ():
-                sc.flow(f"h{base + j}", f"h{base + dst}", name=f"bg{j}-{dst}")
+                sc.flow(
+                    f"h{base + j}", f"h{base + dst}", name=f"bg{j}-{dst}", start_jitter=_jitter(p)
+                )
             if bg:
                 # Endless background flows: the run ends at a bound (_d10_duration_s).
                 d = sc.to_dict()
