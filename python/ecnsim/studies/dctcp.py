@@ -986,6 +986,14 @@ class DctcpStudy(Study):
                 "d8_queries",
             ),
             Choice(
+                "D9's connection",
+                "open before the transfers (no handshake; its RTO starts at RTO min, as an "
+                "open connection's would after its RTT samples)",
+                "STUDIES.md §6: 'over a persistent connection'; a SYN lost behind TCP's full "
+                "queue would add the 1-s initial RTO to the first transfer",
+                None,
+            ),
+            Choice(
                 "D10 queries",
                 f"{p.d10_queries} queries (the paper: 10,000)",
                 "66 background flows make each simulated second 33 Gb/s of packets; "
@@ -1204,6 +1212,10 @@ class DctcpStudy(Study):
                 servers="h3",
                 name="query",
                 start=f"{SHORT_START_S:g}s",
+                # The paper's persistent connection is open before the transfers: no handshake
+                # (a SYN lost behind TCP's full queue would cost the 1-s initial RTO), and an
+                # RTO already at its minimum (an open connection has its RTT samples).
+                tcp={"handshake": False, "initial_rto": f"{rto:g}ms"},
             )
         if exp == "D4":
             q = _switch_queue(p, scheme, k, p.long_buffer)
