@@ -237,6 +237,25 @@ def test_big_dumbbell_matches_its_description() -> None:
     assert sc["links"][0]["rate"] == "10Gbps"
 
 
+def test_dctcp_benchmarks_are_the_study_points() -> None:
+    """incast-40 and dc10g-40 run the dctcp study's D6 and D13 points (issue 34)."""
+    from ecnsim.studies.dctcp import DCTCP, DctcpParams, DctcpStudy, pt
+
+    study, p = DctcpStudy(), DctcpParams()
+    incast = BENCHMARKS["incast-40"].build().to_dict()
+    d6 = study.scenario(p, pt("D6", DCTCP, n=40, k=20, rto_ms=10)).to_dict()
+    assert incast.pop("name") == "incast-40"
+    assert incast["simulation"].pop("seed") == 1
+    d6.pop("name")
+    assert incast == d6
+    assert incast["apps"][0]["model"]["queries"] == 1000
+    dc = BENCHMARKS["dc10g-40"].build().to_dict()
+    assert len(dc["flows"]) == 40
+    assert dc["simulation"]["duration"] == "1s"
+    assert dc["links"][0]["rate"] == "10Gbps"
+    assert dc["links"][0]["queue_ba"]["k"] == 40
+
+
 def test_bench_human_readable(cli: Cli) -> None:
     proc = cli("bench", "dumbbell-10")
     assert proc.returncode == 0, proc.stderr

@@ -270,6 +270,20 @@ def _check_ecnplus(name: str, params: Any, tables: dict[str, pd.DataFrame]) -> N
     assert (abs(model["utilization"] - model["offered_utilization"]) < 0.15).all()
 
 
+def _check_dctcp(params: Any, tables: dict[str, pd.DataFrame]) -> None:
+    """The dctcp study's quick run: the ports stay within their rates, every query finishes,
+    and the D13 table sets the simulated queue beside the model's K + N."""
+    runs = tables["runs"]
+    assert (runs["utilization"].dropna() <= 1 + 1e-9).all()
+    queries = runs[runs["queries"].notna()]
+    assert (queries["completed"] == queries["queries"]).all()
+    assert ((queries["timeout_fraction"] >= 0) & (queries["timeout_fraction"] <= 1)).all()
+    d13 = tables["d13_analysis"]
+    assert d13["N"].tolist() == list(params.d13_n)
+    assert (d13["Q_max model"] == params.d13_k + d13["N"]).all()
+    assert np.isfinite(d13["Q_max sim"]).all()
+
+
 @pytest.mark.parametrize("name", studies.names())
 def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
     out = tmp_path / name
@@ -328,6 +342,8 @@ def test_quick_study_end_to_end(cli: Cli, tmp_path: Path, name: str) -> None:
         check_quick_tables(params, tables)
     elif name == "ecnplus":
         _check_ecnplus(name, params, tables)
+    elif name == "dctcp":
+        _check_dctcp(params, tables)
     # Every cell the quick grid judges found its column and rows (a misnamed metric or axis
     # would say "no data").
     cells = tables.get("findings_cells", pd.DataFrame({"outcome": []}))

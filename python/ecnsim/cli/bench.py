@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -232,6 +233,37 @@ def idle_connections_scenario(
     )
 
 
+def dctcp_incast_scenario(servers: int = 40, queries: int = 1000) -> Scenario:
+    """The dctcp study's D6 point at ``servers`` servers: DCTCP (K = 20) through a static
+    100-packet port, 1 MB / n per server, ``queries`` queries, RTO min 10 ms, 1 Gb/s
+    (``ecnsim study show dctcp``)."""
+    from ecnsim.studies.dctcp import DCTCP, DctcpParams, DctcpStudy, pt
+
+    study = DctcpStudy()
+    params = dataclasses.replace(DctcpParams(), incast_queries=queries)
+    point = pt("D6", DCTCP, n=servers, k=params.k_1g, rto_ms=10.0)
+    return _named(study.scenario(params, point), f"incast-{servers}")
+
+
+def dctcp_analysis_scenario(flows: int = 40, duration_s: float = 1.0) -> Scenario:
+    """The dctcp study's D13 point: ``flows`` long DCTCP flows into one 10 Gb/s port marking
+    at K = 40, RTT 100 µs, the queue sampled every 2 µs, ``duration_s`` simulated."""
+    from ecnsim.studies.dctcp import DCTCP, DctcpParams, DctcpStudy, pt
+
+    study = DctcpStudy()
+    params = dataclasses.replace(DctcpParams(), d13_duration_s=duration_s)
+    point = pt("D13", DCTCP, n=flows, k=params.d13_k, rto_ms=params.min_rto_long_ms)
+    return _named(study.scenario(params, point), f"dc10g-{flows}")
+
+
+def _named(scenario: Scenario, name: str) -> Scenario:
+    """A study point's scenario as a benchmark: its own name, seed 1."""
+    d = scenario.to_dict()
+    d["name"] = name
+    d["simulation"]["seed"] = 1
+    return type(scenario).from_dict(d)
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in [
@@ -320,6 +352,22 @@ BENCHMARKS: dict[str, Benchmark] = {
             lambda: idle_connections_scenario(40_000),
             connections=True,
             instructions_window=(5.0, 6.0),
+        ),
+        Benchmark(
+            "incast-40",
+            "the dctcp study's D6 at 40 servers: DCTCP (K = 20), static 100-packet ports, "
+            "1 MB / 40 per server, 1000 queries, RTO min 10 ms, 1 Gb/s, 100 µs RTT",
+            40,
+            lambda: dctcp_incast_scenario(40, 1000),
+            instructions_window=(2.0, 3.0),
+        ),
+        Benchmark(
+            "dc10g-40",
+            "the dctcp study's D13 with N = 40: 40 DCTCP flows into one 10 Gb/s port (K = 40), "
+            "100 µs RTT, the queue sampled every 2 µs, 1 s",
+            40,
+            lambda: dctcp_analysis_scenario(40, 1.0),
+            instructions_window=(0.5, 0.6),
         ),
         Benchmark(
             "dumbbell-10",

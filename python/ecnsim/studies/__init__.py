@@ -69,6 +69,7 @@ STUDIES: dict[str, str] = {
     "ecnplus": "ecnsim.studies.ecnplus:EcnplusStudy",
     "rfc2415": "ecnsim.studies.rfc2415:Rfc2415Study",
     "rfc2884": "ecnsim.studies.rfc2884:Rfc2884Study",
+    "dctcp": "ecnsim.studies.dctcp:DctcpStudy",
 }
 
 

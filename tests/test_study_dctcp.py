@@ -1,0 +1,146 @@
+"""The dctcp study (STUDIES.md §6): its points, its measurement of the sawtooth, and the
+analysis it draws beside the simulated queue (``ecnsim.models.dctcp``)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from ecnsim import Simulation, studies
+from ecnsim.models.dctcp import DctcpAnalysis
+from ecnsim.studies.dctcp import (
+    DCTCP,
+    TCP,
+    DctcpParams,
+    DctcpStudy,
+    analysis_rtt_s,
+    background_pairs,
+    derive,
+    pt,
+    sawtooth_stats,
+)
+
+
+def test_every_point_of_the_full_grid_is_a_valid_scenario() -> None:
+    study = DctcpStudy()
+    p = DctcpParams()
+    points = study.grid(p)
+    # D13 3, D1 1 + 6, D2 1 + 7, D6 2 x 9 x 2, D7 8 x 2, D8 2, D9 2, D3 3, D4 2, D10 4.
+    assert len(points) == 3 + 7 + 8 + 36 + 16 + 2 + 2 + 3 + 2 + 4
+    assert len({tuple(sorted(x.items())) for x in points}) == len(points)
+    for point in points:
+        study.scenario(p, point).check()
+
+
+def test_analysis_rtt_is_four_propagation_delays_plus_serialisation() -> None:
+    p = DctcpParams()
+    # 100 µs of propagation, a 1500-byte packet and a 40-byte ACK at both hops of 10 Gb/s.
+    assert analysis_rtt_s(p, 10e9) == pytest.approx(100e-6 + 2 * 1540 * 8 / 10e9)
+
+
+def test_the_overlay_is_the_model_of_ecnsim_models_dctcp() -> None:
+    """The table's and figure's model is DctcpAnalysis at the study's link, RTT and K."""
+    study = DctcpStudy()
+    p = DctcpParams()
+    for n in p.d13_n:
+        m = study._model(p, n)
+        ref = DctcpAnalysis.from_link(10e9, analysis_rtt_s(p, 10e9), 40, n)
+        assert m == ref
+        # Q_max = K + N (eq. 11), whatever the RTT.
+        assert m.q_max == 40 + n
+    # The job hands derive the model's numbers, for d7's errors.
+    ctx = study.job(p, pt("D13", DCTCP, n=10, k=40, rto_ms=300)).context
+    ref = DctcpAnalysis.from_link(10e9, analysis_rtt_s(p, 10e9), 40, 10)
+    assert ctx["model_q_max"] == 50
+    assert ctx["model_amplitude"] == pytest.approx(ref.queue_amplitude)
+    assert ctx["model_period_s"] == pytest.approx(ref.period_s("base"))
+
+
+def test_sawtooth_stats_reads_the_model_sawtooth_back() -> None:
+    """Measured on the model's own sawtooth, the period, maximum and amplitude are the model's
+    (to a sample): the measurement the study applies to the simulated queue."""
+    m = DctcpAnalysis.from_link(10e9, 100e-6, 40, 10)
+    dt = 1e-6
+    t = np.arange(0, 40 * m.period_s(), dt)
+    q = m.sawtooth(t)
+    s = sawtooth_stats(q, dt)
+    assert s["period_s"] == pytest.approx(m.period_s(), abs=2 * dt)
+    assert s["q_max"] == pytest.approx(m.q_max, abs=0.1)
+    assert s["amplitude"] == pytest.approx(m.queue_amplitude, rel=0.02)
+    # A flat queue has no cycle.
+    assert math.isnan(sawtooth_stats(np.full(1000, 5.0), dt)["period_s"])
+
+
+def test_d13_queue_peaks_at_k_plus_n() -> None:
+    """A short D13 run: DCTCP fills the 10 Gb/s port without a drop and its per-cycle maximum
+    sits at K + N (eq. 11) within a few packets."""
+    study = DctcpStudy()
+    p = dataclasses.replace(DctcpParams(), d13_duration_s=0.03, d13_warmup_s=0.01)
+    point = pt("D13", DCTCP, n=2, k=40, rto_ms=300)
+    results = Simulation(study.scenario(p, point)).run()
+    out = derive(results, None, study.job(p, point).context)
+    m = out["metrics"].iloc[0]
+    assert m["drops"] == 0
+    assert m["utilization"] > 0.99
+    assert abs(m["sim_q_max"] - 42) <= 3
+    assert len(out["trace"]) >= 200
+
+
+def test_background_pairs_are_fixed_and_two_per_host() -> None:
+    p = DctcpParams()
+    pairs = background_pairs(p)
+    assert pairs == background_pairs(p)  # no dependence on anything but the parameters
+    assert len(pairs) == 2 * p.d10_background_hosts
+    senders = collections.Counter(s for s, _ in pairs)
+    assert set(senders.values()) == {2}
+    assert all(s != d for s, d in pairs)
+    ring = background_pairs(dataclasses.replace(p, d10_pattern="ring"))
+    assert collections.Counter(d for _, d in ring) == collections.Counter(
+        {i: 2 for i in range(p.d10_background_hosts)}
+    )
+
+
+def test_the_schemes_queues_and_tcp() -> None:
+    study = DctcpStudy()
+    p = DctcpParams()
+    dctcp = study.scenario(p, pt("D1", DCTCP, n=2, k=20, rto_ms=300)).to_dict()
+    tcp = study.scenario(p, pt("D6", TCP, n=10, rto_ms=10)).to_dict()
+    port = dctcp["links"][0]["queue_ba"]
+    assert port["type"] == "threshold"
+    assert port["k"] == 20
+    assert port["mark_at"] == "arrival"
+    assert dctcp["nodes"][0]["shared_buffer"]["alpha"] == pytest.approx(7 / 33)
+    assert dctcp["tcp"]["cc"] == "dctcp"
+    assert dctcp["tcp"]["dctcp_shift_g"] == 4
+    assert tcp["links"][0]["queue_ba"] == {"type": "droptail", "limit_packets": 100}
+    assert tcp["tcp"]["cc"] == "sack"
+    assert tcp["tcp"]["ecn"] == "off"
+    assert tcp["tcp"]["min_rto"] == "10ms"
+    assert tcp["apps"][0]["model"]["response"] == 100_000
+
+
+def test_bad_parameters_name_the_field() -> None:
+    study = studies.get("dctcp")
+    with pytest.raises(studies.StudyError, match="g_shift"):
+        studies.resolve_params(study, ["g_shift=0"])
+    with pytest.raises(studies.StudyError, match="mark_at"):
+        studies.resolve_params(study, ["mark_at=middle"])
+
+
+def test_readings_and_findings_use_existing_fields() -> None:
+    study = DctcpStudy()
+    p = DctcpParams()
+    fields = {f.name for f in dataclasses.fields(p)}
+    for r in study.readings(p):
+        for a in r.alternatives:
+            assert set(a.settings) <= fields
+    axes = set(pt("D1", DCTCP))
+    for f in study.findings(p):
+        cells = f.cells(p)
+        assert cells, f.id
+        for c in cells:
+            assert set(c.point) == axes
