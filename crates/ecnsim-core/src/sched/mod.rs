@@ -34,22 +34,10 @@
 //! the next pop ([`Scheduler::settle`]). The queue holds the same keys either
 //! way, so the order is unchanged.
 //!
-//! ## Far link events
-//! A link event due [`FAR_AHEAD`] or more after the instant it is scheduled (a packet
-//! that takes a quarter of a second to serialise on a 31 kb/s access link, its arrival
-//! behind a long propagation delay) waits in a third heap. In the link events' heap it
-//! would sink to the bottom when scheduled and be sifted past by every nearer event
-//! until due; in its own heap it is pushed near the bottom (later than most there, it
-//! rarely climbs) and popped once, while the near link events replace and remove their
-//! tops in a heap that holds only what is due soon. With many slow links (9,600 access
-//! links at 31 kb/s) that is most of the link events (docs/performance.md, "Far link
-//! events"); where links are fast the far heap stays empty and costs one look per pop.
-//! `pop` takes the smallest of the three tops, so the order is again exactly one heap's.
-//!
 //! | operation  | cost (binary heaps; `n` events of the kind, `m` of the other) |
 //! |------------|--------------------|
 //! | `schedule` | O(log n)           |
-//! | `pop`      | O(log n), plus two comparisons with the other heaps' tops |
+//! | `pop`      | O(log n), plus one comparison with the other heap's top |
 //! | cancel     | O(1) (lazy)        |
 
 mod heap;
@@ -58,11 +46,6 @@ pub use heap::HeapQueue;
 
 use crate::ids::{AppId, PortId};
 use crate::time::SimTime;
-
-/// How far ahead of the current time (ns) a link event must be due to wait in the far link
-/// events' heap (see "Far link events"): about 8.4 ms, longer than a 1,500-byte packet takes
-/// at 1.5 Mb/s. Where an event waits never changes when it runs, only what keeping it costs.
-pub const FAR_AHEAD: u64 = 1 << 23;
 
 /// Something that happens at an instant. Small and `Copy`; the state an
 /// event acts on lives in the simulation's arenas.
@@ -134,10 +117,8 @@ impl Event {
 pub struct Scheduler {
     now: SimTime,
     next_seq: u64,
-    /// Link events due less than [`FAR_AHEAD`] after they were scheduled.
+    /// Link events.
     links: HeapQueue,
-    /// Link events due [`FAR_AHEAD`] or more after they were scheduled (see "Far link events").
-    far: HeapQueue,
     /// Every other event: timers, application starts, warm-up, samples.
     timers: HeapQueue,
     /// The top of `links` is the event popped last, spent (see "Replacing the top").
@@ -167,9 +148,7 @@ impl Scheduler {
         let key = EventKey { time, seq: self.next_seq };
         self.next_seq += 1;
         if event.is_link_event() {
-            if time.as_nanos().wrapping_sub(self.now.as_nanos()) >= FAR_AHEAD {
-                self.far.push(key, event);
-            } else if self.links_top_spent {
+            if self.links_top_spent {
                 self.links_top_spent = false;
                 self.links.replace_top(key, event);
             } else {
@@ -192,19 +171,6 @@ impl Scheduler {
     #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<Event> {
         self.settle();
-        // The far link events' top, if it is due before the other two heaps' tops. Far events
-        // are few per hop, so this is one comparison of a key usually absent or later.
-        if let Some(f) = self.far.peek_key() {
-            let before_links = self.links.peek_key().is_none_or(|l| f < l);
-            if before_links && self.timers.peek_key().is_none_or(|t| f < t) {
-                if f.time > limit {
-                    return None;
-                }
-                let (key, ev) = self.far.pop().expect("peeked");
-                self.now = key.time;
-                return Some(ev);
-            }
-        }
         match (self.links.peek(), self.timers.peek_key()) {
             (Some((l, ev)), t) if t.is_none_or(|t| l < t) => {
                 if l.time > limit {
@@ -236,12 +202,15 @@ impl Scheduler {
     /// [`Scheduler::settle`]), that spent event's time: a lower bound.
     #[must_use]
     pub fn next_time(&self) -> Option<SimTime> {
-        [self.links.peek_key(), self.far.peek_key(), self.timers.peek_key()].into_iter().flatten().min().map(|k| k.time)
+        match (self.links.peek_key(), self.timers.peek_key()) {
+            (Some(l), Some(t)) => Some(l.min(t).time),
+            (l, t) => l.or(t).map(|k| k.time),
+        }
     }
-    /// Number of queued events (link events, near and far; other events).
+    /// Number of queued events (link events, other events).
     #[must_use]
     pub fn pending_by_heap(&self) -> (usize, usize) {
-        (self.links.len() + self.far.len() - usize::from(self.links_top_spent), self.timers.len())
+        (self.links.len() - usize::from(self.links_top_spent), self.timers.len())
     }
     /// Number of queued events.
     #[must_use]
@@ -313,13 +282,10 @@ mod tests {
             let now = s.now().as_nanos();
             match op % 8 {
                 0..=4 => {
-                    // Due now (a tie), a little ahead, about FAR_AHEAD ahead (near or far by a
-                    // few nanoseconds, so that the two link heaps hold events of one instant),
-                    // or far ahead.
+                    // Due now (a tie), a little ahead, or far ahead.
                     let ahead = match op % 8 {
                         0 => 0,
                         1 | 2 => x % 16,
-                        3 if x & (1 << 40) != 0 => FAR_AHEAD - 2 + x % 4,
                         3 => x % 1_000_000,
                         _ => x % (1 << 42),
                     };
@@ -437,28 +403,6 @@ mod tests {
         assert_eq!(s.pending(), 0);
         s.settle();
         assert_eq!(s.next_time(), None);
-    }
-
-    /// A link event scheduled far ahead and one scheduled near the same instant later wait in
-    /// different heaps; they run in the order they were scheduled, with the timers' between.
-    #[test]
-    fn far_and_near_link_events_due_at_one_instant_run_in_schedule_order() {
-        let mut s = Scheduler::new();
-        let t = SimTime::from_nanos(FAR_AHEAD + 100);
-        s.schedule(t, tx(1)); // far: due FAR_AHEAD + 100 ns ahead
-        s.schedule(SimTime::from_nanos(150), tx(2));
-        assert_eq!((s.links.len(), s.far.len()), (1, 1));
-        assert_eq!(s.pop_until(SimTime::MAX), Some(tx(2)));
-        s.schedule(t, Event::Timer { endpoint: 7, gen: 0 });
-        s.schedule(SimTime::from_nanos(FAR_AHEAD - 1), tx(3)); // near: just under FAR_AHEAD ahead
-        assert_eq!(s.pop_until(SimTime::MAX), Some(tx(3)));
-        s.schedule(t, Event::WireArrival(PortId(4))); // near now, the same instant as tx(1)
-        assert_eq!((s.links.len(), s.far.len()), (1, 1));
-        assert_eq!(s.next_time(), Some(t));
-        assert_eq!(s.pop_until(SimTime::from_nanos(FAR_AHEAD + 99)), None);
-        let order: Vec<_> = std::iter::from_fn(|| s.pop_until(SimTime::MAX)).collect();
-        assert_eq!(order, vec![tx(1), Event::Timer { endpoint: 7, gen: 0 }, Event::WireArrival(PortId(4))]);
-        assert_eq!(s.now(), t);
     }
 
     #[test]
