@@ -256,6 +256,18 @@ class Study(ABC):
         """
         return None
 
+    def derived_columns(
+        self, name: str, frame: pd.DataFrame, run_table: Callable[[str], pd.DataFrame]
+    ) -> pd.DataFrame:
+        """Derived table ``name`` of one run with columns added when the store is read.
+
+        Computed from the table's own columns or from the run's stored tables
+        (``run_table("flows")``, a table the :class:`JobSpec` keeps): a new metric over
+        runs already stored, without a new ``derive_version`` (which would run them
+        again). The default adds none.
+        """
+        return frame
+
     # -- rendering --------------------------------------------------------------------
 
     @abstractmethod
@@ -935,6 +947,7 @@ class StudyData:
             renames = {o: n for o, n in self.study.derived_renames.items() if o in df.columns}
             if renames:
                 df = df.rename(columns=renames)
+            df = self.study.derived_columns(name, df, functools.partial(self.store.read_table, key))
             clash = [k for k in [*params, "seed"] if k in df.columns]
             if clash:
                 raise ValueError(
