@@ -307,6 +307,15 @@ def _carry_over(
                 files[info["file"]] = old_files[info["file"]]
 
 
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """One small Parquet file as a DataFrame: the same frame as ``pd.read_parquet``, without
+    its dataset machinery (a third of the CPU per file; a study's report reads thousands)."""
+    import pyarrow.parquet as pq
+
+    df: pd.DataFrame = pq.ParquetFile(path).read().to_pandas()
+    return df
+
+
 def _column_from_arrow(array: Any) -> Column:
     """A Parquet column back as the core's types: uint64/float64 numpy arrays or ``str`` lists."""
     import pyarrow as pa
@@ -475,7 +484,6 @@ class Store:
 
     def read_table(self, key: str, table: str) -> pd.DataFrame:
         """One table of one run as a DataFrame."""
-        import pandas as pd
 
         m = self.manifest(key)
         if m is None:
@@ -484,8 +492,7 @@ class Store:
             info = m["tables"][table]
         except KeyError:
             raise KeyError(f"run {key} has no table {table!r}") from None
-        df: pd.DataFrame = pd.read_parquet(self.run_dir(key) / info["file"])
-        return df
+        return _read_parquet(self.run_dir(key) / info["file"])
 
     def has_derived(self, key: str, tag: str) -> bool:
         """True if the run's manifest lists tables derived under ``tag`` (see :class:`RunJob`)."""
@@ -494,7 +501,6 @@ class Store:
 
     def read_derived(self, key: str, tag: str, name: str) -> pd.DataFrame:
         """One table that a :class:`~ecnsim.sweep.RunJob` derived from a run, as a DataFrame."""
-        import pandas as pd
 
         m = self.manifest(key)
         if m is None:
@@ -503,8 +509,7 @@ class Store:
             info = m["derived"][tag][name]
         except KeyError:
             raise KeyError(f"run {key} has no derived table {tag}/{name}") from None
-        df: pd.DataFrame = pd.read_parquet(self.run_dir(key) / info["file"])
-        return df
+        return _read_parquet(self.run_dir(key) / info["file"])
 
     def concat_derived(self, keys: Sequence[str], tag: str, name: str) -> pd.DataFrame:
         """A derived table of several runs, stacked, with a leading ``key`` column.
