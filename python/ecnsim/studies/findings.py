@@ -682,8 +682,10 @@ def findings_html(
     s.append(
         '<p class="note">Each finding is a direction or an ordering the source states, judged '
         "on this report's own runs: per cell, the paired difference over seeds and its 95 % "
-        "Student-t interval (holds: it excludes 0 in the stated direction; does not hold: "
-        "in the other; n.s.: neither); with one seed the sign decides and nothing is "
+        "Student-t interval, signed so that a positive difference goes the stated way "
+        "(holds: the interval excludes 0 on that side; does not hold: on the other; n.s.: "
+        "neither; a cell on changes compares the paired change at each side, seed by seed); "
+        "with one seed the sign decides and nothing is "
         "significant. A finding holds when its quantifier's share of cells holds. CSV: "
         "<code>tables/findings.csv</code>, every cell in "
         "<code>tables/findings_cells.csv</code>.</p>"
