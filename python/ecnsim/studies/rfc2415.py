@@ -1397,7 +1397,13 @@ class Rfc2415Study(Study):
             ax.set_xlabel("initial window (segments)")
             ax.set_xticks(list(p.iw_values))
             ax.grid(True, alpha=0.3)
-            ax.legend(fontsize="small")
+        # One legend beside the panels (the same lines in each): a legend inside a panel sat
+        # on its top line in the full study's figures.
+        handles, labels = max(
+            (ax.get_legend_handles_labels() for ax in axes), key=lambda h: len(h[1])
+        )
+        if labels:
+            fig.legend(handles, labels, loc="outside right upper", fontsize="small")
         axes[0].set_ylabel(ylabel)
         return fig
 
