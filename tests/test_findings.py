@@ -380,6 +380,15 @@ def test_a_parameter_reading_reruns_only_the_findings_points_and_can_flip(tmp_pa
     again = studies.run_study(study, params, tmp_path, workers=1, render=False, robustness=True)
     assert again.robustness is not None
     assert again.robustness[0].sweep.ran == 0
+    # The report counts the alternative's own runs' simulation CPU apart from the study's.
+    from ecnsim.studies.render import render_study
+
+    render_study(again)
+    info = json.loads((tmp_path / "study.json").read_text(encoding="utf-8"))
+    assert info["robustness_runs_own"] == 2
+    assert 0 < info["simulation_cpu_s_robustness_runs"] < info["simulation_cpu_s_all_runs"]
+    assert info["simulation_cpu_s_pilot_runs"] == 0
+    assert "the robustness runs" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_bad_reading_setting_is_a_study_error(tmp_path: Path) -> None:
