@@ -257,12 +257,13 @@ class Study(ABC):
         return None
 
     def derived_columns(
-        self, name: str, frame: pd.DataFrame, run_table: Callable[[str], pd.DataFrame]
+        self, name: str, frame: pd.DataFrame, run_table: Callable[..., pd.DataFrame]
     ) -> pd.DataFrame:
         """Derived table ``name`` of one run with columns added when the store is read.
 
         Computed from the table's own columns or from the run's stored tables
-        (``run_table("flows")``, a table the :class:`JobSpec` keeps): a new metric over
+        (``run_table("flows", columns=[...])``, a table the :class:`JobSpec` keeps; name the
+        columns you need, a report reads every run): a new metric over
         runs already stored, without a new ``derive_version`` (which would run them
         again). The default adds none.
         """

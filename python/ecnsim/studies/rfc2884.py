@@ -484,11 +484,12 @@ def retransmit_pct(flows: pd.DataFrame, name: str) -> float:
     table: the share of the data packets the sender put on the wire that were sent again
     (retransmissions are among the packets sent, so it is at most 100; NaN if none was sent).
     """
-    row = flows.loc[flows["flow"].astype(str) == name]
-    if row.empty:
+    names = flows["flow"].to_numpy(dtype=object)
+    hit = np.flatnonzero(names == name)
+    if hit.size == 0:
         raise KeyError(f"no flow {name!r} in the run")
-    sent = float(row.iloc[0]["packets_sent"])
-    again = float(row.iloc[0]["packets_retransmitted"])
+    sent = float(flows["packets_sent"].to_numpy()[hit[0]])
+    again = float(flows["packets_retransmitted"].to_numpy()[hit[0]])
     return 100.0 * again / sent if sent > 0 else math.nan
 
 
@@ -547,6 +548,9 @@ def _tr(cc: str, resp: float, level: int, max_p: float) -> dict[str, Any]:
         "max_p": max_p,
     }
 
+
+#: The flows table's columns ``retransmit_pct`` reads.
+RETRANSMIT_COLUMNS = ("flow", "packets_sent", "packets_retransmitted")
 
 #: r2e: "hardly any retransmissions", ours: under this % of a transfer's data packets.
 HARDLY_ANY_PCT = 1.0
@@ -811,13 +815,13 @@ class Rfc2884Study(Study):
     shared_tables = ("red_settings", "calibration", "calibration_above")
 
     def derived_columns(
-        self, name: str, frame: pd.DataFrame, run_table: Callable[[str], pd.DataFrame]
+        self, name: str, frame: pd.DataFrame, run_table: Callable[..., pd.DataFrame]
     ) -> pd.DataFrame:
         if name != "metrics" or "retransmits_ecn" not in frame.columns:
             return frame
         # A bulk run: each transfer's retransmissions per data packet it sent, from the run's
         # own flows table (STUDIES.md §1: "count retransmissions"; r2e).
-        flows = run_table("flows")
+        flows = run_table("flows", columns=RETRANSMIT_COLUMNS)
         out: pd.DataFrame = frame.assign(
             retransmit_pct_ecn=retransmit_pct(flows, "ECN-ON"),
             retransmit_pct_nonecn=retransmit_pct(flows, "ECN-OFF"),
