@@ -19,6 +19,7 @@ from ecnsim.studies.findings import (
     ALMOST_ALL,
     Alternative,
     Cell,
+    Delta,
     Finding,
     Reading,
     judge_cell,
@@ -110,6 +111,117 @@ def test_cell_compares_two_groups_of_the_same_runs() -> None:
     assert judge_cell(f, Cell("delay", ECN, ECN, higher=False, where=fast), "delay").outcome == (
         "does not hold"
     )
+
+
+def _groups(values: dict[tuple[int, str, int], float]) -> pd.DataFrame:
+    """A per-group table: max_th, group, seed, delay (seconds)."""
+    return pd.DataFrame(
+        [{"max_th": m, "group": g, "seed": s, "delay": v} for (m, g, s), v in values.items()]
+    )
+
+
+def test_a_cell_on_two_changes_pairs_each_change_by_seed() -> None:
+    # Raising max_th from 30 to 50 adds (per seed) 10/11/12 ms to the robust group's delay and
+    # 4/4.5/5 ms to the average group's: robust's rise is larger, in every seed.
+    rise = {"robust": (0.010, 0.011, 0.012), "average": (0.004, 0.0045, 0.005)}
+    values = {}
+    for g, r in rise.items():
+        for s, x in enumerate(r, start=1):
+            values[(30, g, s)] = 0.05 + 0.001 * s
+            values[(50, g, s)] = 0.05 + 0.001 * s + x
+    f = _groups(values)
+    hi, lo = {"max_th": 50}, {"max_th": 30}
+    robust = Delta(hi, lo, where={"group": "robust"})
+    average = Delta(hi, lo, where={"group": "average"})
+    res = judge_cell(f, Cell("delay", robust, average), "delay")
+    assert (res.outcome, res.seeds) == ("holds", 3)
+    assert res.value == pytest.approx(0.011)
+    assert res.reference == pytest.approx(0.0045)
+    assert res.diff == pytest.approx(0.0065)
+    assert judge_cell(f, Cell("delay", average, robust), "delay").outcome == "does not hold"
+    # A factor scales the reference change: 10/11/12 are not more than 3 x 4/4.5/5 = 12/13.5/15.
+    assert judge_cell(f, Cell("delay", robust, average, factor=3.0), "delay").outcome == (
+        "does not hold"
+    )
+    assert judge_cell(f, Cell("delay", robust, average, factor=2.0), "delay").outcome == "holds"
+    # Against a number: the change itself above 8 ms in every seed (11 +- 2.5 ms).
+    assert judge_cell(f, Cell("delay", robust, 0.008), "delay").outcome == "holds"
+    assert judge_cell(f, Cell("delay", robust, 0.011), "delay").outcome == "n.s."
+    label = Cell("delay", robust, average).label()
+    assert label == (
+        "delay group=robust (max_th=50 - max_th=30) > group=average (max_th=50 - max_th=30)"
+    )
+
+
+def test_a_change_is_not_judged_where_its_seeds_do_not_pair() -> None:
+    # Seed 2 has no max_th = 30 run for the robust group: its change is left out, and the
+    # other delta's seed 2 with it (changes pair by seed too).
+    values = {(50, "robust", 1): 2.0, (30, "robust", 1): 1.0, (50, "robust", 2): 9.0}
+    values |= {(50, "average", s): 1.5 for s in (1, 2)}
+    values |= {(30, "average", s): 1.0 for s in (1, 2)}
+    f = _groups(values)
+    hi, lo = {"max_th": 50}, {"max_th": 30}
+    cell = Cell("delay", Delta(hi, lo, where={"group": "robust"}),
+                Delta(hi, lo, where={"group": "average"}))  # fmt: skip
+    res = judge_cell(f, cell, "delay")
+    assert (res.seeds, res.diff) == (1, pytest.approx(0.5))
+    assert {tuple(sorted(p.items())) for p in cell.points()} == {
+        (("max_th", 50),),
+        (("max_th", 30),),
+    }
+
+
+def test_a_relative_change_compares_ratios_not_differences() -> None:
+    # Web power (RFC 2415 normalizes to IW=1): without FTP it goes 1.0 -> 1.3 (+30 %), with FTP
+    # 3.0 -> 3.6 (+20 %). The absolute rise is larger with FTP, the relative one without.
+    rows = [
+        {"iw": iw, "ftps": f, "seed": s, "power": v * (1 + 0.01 * s)}
+        for s in (1, 2, 3)
+        for f, (lo, hi) in ((0, (1.0, 1.3)), (3, (3.0, 3.6)))
+        for iw, v in ((1, lo), (4, hi))
+    ]
+    f = pd.DataFrame(rows)
+
+    def change(ftps: int, relative: bool) -> Delta:
+        return Delta({"iw": 4, "ftps": ftps}, {"iw": 1, "ftps": ftps}, relative=relative)
+
+    rel = judge_cell(f, Cell("power", change(0, True), change(3, True)), "power")
+    assert rel.outcome == "holds"
+    assert (rel.value, rel.reference) == (pytest.approx(0.3), pytest.approx(0.2))
+    absolute = judge_cell(f, Cell("power", change(0, False), change(3, False)), "power")
+    assert absolute.outcome == "does not hold"
+    assert change(0, True).label({}) == "ftps=0 (iw=4 / iw=1 - 1)"
+    assert Cell("power", change(0, True), change(3, True)).label() == (
+        "power ftps=0 (iw=4 / iw=1 - 1) > ftps=3 (iw=4 / iw=1 - 1)"
+    )
+    # A reference of zero has no relative change: that seed is left out.
+    extra = [
+        {"iw": 1, "ftps": 5, "seed": 1, "power": 0.0},
+        {"iw": 4, "ftps": 5, "seed": 1, "power": 1.0},
+    ]
+    zero = pd.concat([f, pd.DataFrame(extra)])
+    assert judge_cell(zero, Cell("power", change(5, True), 0.0), "power").outcome == "no data"
+
+
+def test_a_delta_compares_only_with_a_delta_or_a_number() -> None:
+    d = Delta({"mode": "ECN"}, {"mode": "RED"})
+    with pytest.raises(ValueError, match="a Delta compares with a Delta or a number"):
+        Cell("jain", d, {"mode": "RED"})
+    with pytest.raises(ValueError, match="a Delta compares with a Delta or a number"):
+        Cell("jain", {"mode": "RED"}, d)
+    assert Cell("jain", d, 0.0).label() == "jain (mode=ECN - mode=RED) > 0"
+
+
+def test_a_finding_on_changes_is_left_out_when_a_change_is_outside_the_grid() -> None:
+    f = _frame([("ECN", 1, 0.9, 0), ("RED", 1, 0.8, 0), ("ECNM", 1, 0.75, 0)])
+    cell = Cell("jain", Delta(ECN, RED), Delta(RED, {"mode": "ECNM"}))
+    finding = Finding("x", "ECN's gain over RED exceeds RED's over ECNM", "§1", lambda p: [cell])
+    assert judge_finding(finding, _data(f, [ECN, RED]), None, {}).verdict == "no data"
+    full = judge_finding(finding, _data(f, [ECN, RED, {"mode": "ECNM"}]), None, {})
+    # One seed: the sign of 0.1 - 0.05 decides.
+    assert (full.verdict, len(full.cells), full.significance) == (
+        "holds", 1, "1 seed: no significance test"
+    )  # fmt: skip
 
 
 # -- a finding's verdict from its cells --------------------------------------------------
@@ -268,6 +380,15 @@ def test_a_parameter_reading_reruns_only_the_findings_points_and_can_flip(tmp_pa
     again = studies.run_study(study, params, tmp_path, workers=1, render=False, robustness=True)
     assert again.robustness is not None
     assert again.robustness[0].sweep.ran == 0
+    # The report counts the alternative's own runs' simulation CPU apart from the study's.
+    from ecnsim.studies.render import render_study
+
+    render_study(again)
+    info = json.loads((tmp_path / "study.json").read_text(encoding="utf-8"))
+    assert info["robustness_runs_own"] == 2
+    assert 0 < info["simulation_cpu_s_robustness_runs"] < info["simulation_cpu_s_all_runs"]
+    assert info["simulation_cpu_s_pilot_runs"] == 0
+    assert "the robustness runs" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_bad_reading_setting_is_a_study_error(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ def _cells(study: studies.Study, params: Any) -> list[tuple[str, Cell]]:
     return [(f.id, c) for f in study.findings(params) for c in f.cells(params)]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [*NAMES, "aecn", "hetero"])
 def test_every_finding_has_cells_in_the_full_grid(name: str) -> None:
     study = studies.get(name)
     params = study.Params()

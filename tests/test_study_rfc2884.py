@@ -21,6 +21,7 @@ from ecnsim.studies.rfc2884 import (
     choose_red_setting,
     percent_decrease,
     relative_advantage,
+    retransmit_pct,
 )
 from ecnsim.sweep.store import Store
 
@@ -160,6 +161,11 @@ def test_timeouts_count_retransmissions_not_caused_by_three_duplicate_acks() -> 
     assert tail["completion_s"] > mid["completion_s"] + 0.05
     with pytest.raises(KeyError, match="no flow 'nope'"):
         bulk_side_metrics(flows, "nope", end_s=10.0)
+    # r2e's metric: one retransmission among the 31 data packets each flow sent.
+    assert retransmit_pct(flows, "mid") == pytest.approx(100 / 31)
+    assert retransmit_pct(flows, "tail") == pytest.approx(100 / 31)
+    with pytest.raises(KeyError, match="no flow 'nope'"):
+        retransmit_pct(flows, "nope")
 
 
 # ---------------------------------------------------------------------------
@@ -302,6 +308,15 @@ def test_quick_study_calibrates_reports_and_repeats_bit_for_bit(tmp_path: Path) 
         assert (bulk_runs[f"goodput_kbps_{side}"] <= capacity_kbps).all()
         assert (bulk_runs[f"complete_{side}"] == 1).all()
         assert (bulk_runs[f"timeouts_{side}"] <= bulk_runs[f"retransmits_{side}"]).all()
+        # Added when the store is read (Study.derived_columns), from the run's flows table.
+        pct = bulk_runs[f"retransmit_pct_{side}"]
+        assert ((pct >= 0) & (pct < 100)).all()
+        assert ((pct > 0) == (bulk_runs[f"retransmits_{side}"] > 0)).all()
+    assert "bulk_retransmit_pct" in tables
+    # r2e is judged on the bulk runs (one cell per level at the quick grid's one TCP, max_p).
+    r2e = tables["findings"].set_index("finding").loc["r2e"]
+    assert r2e["verdict"] in ("holds", "does not hold")
+    assert r2e["cells_hold"] + r2e["cells_not"] == len(levels)
     # runs.csv keeps 6 significant digits.
     recomputed = bulk_runs["goodput_kbps_ecn"] / bulk_runs["goodput_kbps_nonecn"] - 1
     assert (abs(recomputed - bulk_runs["advantage"]) < 1e-4).all()

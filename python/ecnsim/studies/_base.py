@@ -256,6 +256,19 @@ class Study(ABC):
         """
         return None
 
+    def derived_columns(
+        self, name: str, frame: pd.DataFrame, run_table: Callable[..., pd.DataFrame]
+    ) -> pd.DataFrame:
+        """Derived table ``name`` of one run with columns added when the store is read.
+
+        Computed from the table's own columns or from the run's stored tables
+        (``run_table("flows", columns=[...])``, a table the :class:`JobSpec` keeps; name the
+        columns you need, a report reads every run): a new metric over
+        runs already stored, without a new ``derive_version`` (which would run them
+        again). The default adds none.
+        """
+        return frame
+
     # -- rendering --------------------------------------------------------------------
 
     @abstractmethod
@@ -896,6 +909,20 @@ def _run_robustness(
 # ---------------------------------------------------------------------------
 
 
+def _axis_column(values: Sequence[tuple[Any, int]], index: pd.Index) -> pd.Series:
+    """One axis over stacked runs: each run's ``(value, rows)``, repeated over its rows, with
+    the dtype stacking per-run constant columns gives (a None anywhere keeps objects; NaN
+    stands where a run's point has no such axis)."""
+    import pandas as pd
+
+    flat = [v for v, n in values for _ in range(n)]
+    column: pd.Series = pd.Series(flat, index=index, dtype=object)
+    if any(v is None for v, _ in values):
+        return column
+    typed: pd.Series = column.infer_objects()
+    return typed
+
+
 class StudyData:
     """The derived tables of every run of a study, with each run's point and seed as columns."""
 
@@ -926,6 +953,9 @@ class StudyData:
         if name in self._cache:
             return self._cache[name]
         parts = []
+        #: Per run: its axes and seed, and its number of rows.
+        runs: list[tuple[dict[str, Any], int]] = []
+        order: dict[str, None] = {}
         for point, seed, key, tag in self.runs():
             try:
                 df = self.store.read_derived(key, tag, name)
@@ -935,6 +965,7 @@ class StudyData:
             renames = {o: n for o, n in self.study.derived_renames.items() if o in df.columns}
             if renames:
                 df = df.rename(columns=renames)
+            df = self.study.derived_columns(name, df, functools.partial(self.store.read_table, key))
             clash = [k for k in [*params, "seed"] if k in df.columns]
             if clash:
                 raise ValueError(
@@ -942,11 +973,21 @@ class StudyData:
                     f"the grid's axes: {', '.join(clash)}; rename them in derive "
                     "(derived_renames for stored runs)"
                 )
-            for i, (k, v) in enumerate([*params.items(), ("seed", seed)]):
-                df.insert(i, k, v)
+            order.update(dict.fromkeys([*params, "seed", *df.columns]))
+            runs.append(({**params, "seed": seed}, len(df)))
             parts.append(df)
         if parts:
-            frame = pd.concat(parts, ignore_index=True)
+            # The axes are added once over the stacked runs, not per run (a DataFrame.insert
+            # per axis and run was most of a large study's render): the same columns, order
+            # and dtypes as stacking runs that each carry their axes.
+            body = pd.concat(parts, ignore_index=True)
+            axes = {
+                k: _axis_column([(r.get(k, math.nan), n) for r, n in runs], body.index)
+                for k in order
+                if k not in body.columns
+            }
+            stacked = pd.concat([pd.DataFrame(axes, index=body.index), body], axis=1)
+            frame: pd.DataFrame = stacked.loc[:, list(order)]
         else:
             frame = pd.DataFrame({c: pd.Series([], dtype="float64") for c in [*self.axes, "seed"]})
         self._cache[name] = frame

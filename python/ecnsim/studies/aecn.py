@@ -35,7 +35,7 @@ from ecnsim.studies._base import (
     StudyData,
     StudyTable,
 )
-from ecnsim.studies.findings import ALMOST_ALL, Alternative, Cell, Finding, Reading
+from ecnsim.studies.findings import ALMOST_ALL, Alternative, Cell, Delta, Finding, Reading
 from ecnsim.studies.hetero import (
     GROUPS,
     StarParams,
@@ -321,6 +321,36 @@ def aecn_findings(p: AecnParams) -> list[Finding]:
                 for mp in mps
             ],
             note="'Near' read as within 5 % of the bottleneck's rate (our threshold).",
+        ),
+        Finding(
+            "a5c",
+            "AECN4 at 120 flows: raising max_th from 30 to 50 raises the mean one-way delay most "
+            "for robust flows, then average, then fragile",
+            "ch. 5, §5.7.3",
+            lambda p: (
+                [
+                    Cell(
+                        "owd_ms",
+                        Delta(
+                            pt("aecn4", th[50.0], mp, 120),
+                            pt("aecn4", th[30.0], mp, 120),
+                            where={"group": more},
+                        ),
+                        Delta(
+                            pt("aecn4", th[50.0], mp, 120),
+                            pt("aecn4", th[30.0], mp, 120),
+                            where={"group": less},
+                        ),
+                        table="groups",
+                    )
+                    for more, less in (("robust", "average"), ("average", "fragile"))
+                    for mp in mps
+                ]
+                if 30.0 in th and 50.0 in th
+                else []
+            ),
+            note="A comparison of changes: per seed, each group's rise in mean one-way delay "
+            "(max_th 50 minus 30, the groups table's owd_ms) against the next group's.",
         ),
     ]
 

@@ -4,7 +4,10 @@ A **finding** is a qualitative statement of the study's source (a direction or a
 ordering, never a number of the source), as a set of :class:`Cell` comparisons over
 the study's own derived tables and a quantifier ("in every cell", "in almost all").
 Each cell compares one metric at one point with the same metric at a reference point
-(paired by seed) or with a multiple of it; its outcome comes from the seeds: the
+(paired by seed) or with a multiple of it, or one paired *change* (a :class:`Delta`: the
+metric at one point minus at another) with another change or a number, for findings
+that compare differences ("raises delay most for robust flows", "by much more for
+RED*"); its outcome comes from the seeds: the
 95 % Student-t interval of the paired differences excludes 0 in the claimed direction
 (*holds*), in the other (*does not hold*), or not (*n.s.*). With one seed there is no
 significance test: the sign decides, and the verdict says so.
@@ -61,6 +64,7 @@ __all__ = [
     "Alternative",
     "Cell",
     "CellResult",
+    "Delta",
     "Finding",
     "FindingResult",
     "Reading",
@@ -86,6 +90,49 @@ CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
+class Delta:
+    """One side of a cell that compares changes: the metric at ``point`` minus its value
+    at ``ref``, seed by seed (the two runs of a seed paired, as a cell pairs them).
+
+    ``where`` and ``ref_where`` select rows of the cell's table as a :class:`Cell`'s do
+    (merged over the cell's ``where``; ``ref_where`` None: ``where``), so a delta can be
+    one group's change between two points (``Delta(max_th_50, max_th_30, where={"group":
+    "robust"})``) or the gap between two groups of the same runs.
+    """
+
+    point: Mapping[str, Any]
+    ref: Mapping[str, Any]
+    where: Mapping[str, Any] = field(default_factory=dict)
+    ref_where: Mapping[str, Any] | None = None
+    #: The relative change instead, point / ref - 1 (for a source that normalizes: "power
+    #: normalized to IW=1"); a seed whose ref is 0 has none.
+    relative: bool = False
+
+    def label(self, where: Mapping[str, Any], shown: Sequence[str] = ()) -> str:
+        """``group=robust (max_th=50 - max_th=30)``: what both sides share (but the axes in
+        ``shown``, which the cell's label gives once), then what differs between them."""
+        a_where = {**where, **self.where}
+        b_where = {**where, **(self.where if self.ref_where is None else self.ref_where)}
+        keys = list(dict.fromkeys([*self.point, *self.ref]))
+        diff = [k for k in keys if not _same(self.point.get(k), self.ref.get(k))]
+        wkeys = list(dict.fromkeys([*a_where, *b_where]))
+        wdiff = [k for k in wkeys if not _same(a_where.get(k), b_where.get(k))]
+        common = "".join(
+            [f"{k}={_fmt(self.point[k])} " for k in keys if k not in diff and k not in shown]
+            + [f"{k}={_fmt(a_where[k])} " for k in wkeys if k not in wdiff]
+        )
+        a = " ".join(
+            [f"{k}={_fmt(self.point.get(k))}" for k in diff]
+            + [f"{k}={_fmt(a_where.get(k))}" for k in wdiff]
+        )
+        b = " ".join(
+            [f"{k}={_fmt(self.ref.get(k))}" for k in diff]
+            + [f"{k}={_fmt(b_where.get(k))}" for k in wdiff]
+        )
+        return f"{common}({a} / {b} - 1)" if self.relative else f"{common}({a} - {b})"
+
+
+@dataclass(frozen=True)
 class Cell:
     """One comparison a finding is judged on.
 
@@ -94,11 +141,18 @@ class Cell:
     ``ref`` itself (a number). ``metric`` is a role that a reading maps onto a
     column (:func:`metric_roles`), or a column. ``table`` is the derived table
     (one row per run, or per run and ``where``: ``{"group": "robust"}``).
+
+    A cell on differences has a :class:`Delta` as ``point``, and a delta or a number as
+    ``ref``: the paired change at ``point`` is higher (lower) than ``factor`` times the
+    paired change at ``ref`` (or than the number), seed by seed. "Raises delay most for
+    robust flows, then average" is ``Cell("delay_s", Delta(hi, lo, where={"group":
+    "robust"}), Delta(hi, lo, where={"group": "average"}), table="groups")``; "improves
+    by much more for RED* than for PI" is ``factor=2`` on the two improvements.
     """
 
     metric: str
-    point: Mapping[str, Any]
-    ref: Mapping[str, Any] | float
+    point: Mapping[str, Any] | Delta
+    ref: Mapping[str, Any] | float | Delta
     higher: bool = True
     factor: float = 1.0
     table: str = "metrics"
@@ -107,13 +161,35 @@ class Cell:
     #: ``where={"role": "web_half2"}, ref_where={"role": "web_half1"}``); None: ``where``.
     ref_where: Mapping[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.point, Delta) != isinstance(self.ref, Delta) and not isinstance(
+            self.ref, (int, float)
+        ):
+            raise ValueError(
+                f"cell on {self.metric!r}: a Delta compares with a Delta or a number, "
+                "a point with a point or a number"
+            )
+
     def points(self) -> list[Mapping[str, Any]]:
-        return [self.point] if not isinstance(self.ref, Mapping) else [self.point, self.ref]
+        out: list[Mapping[str, Any]] = []
+        for side in (self.point, self.ref):
+            if isinstance(side, Delta):
+                out += [side.point, side.ref]
+            elif isinstance(side, Mapping):
+                out.append(side)
+        return out
 
     def label(self) -> str:
         """``n=30 max_p=0.1: ECN > RED`` style: what differs between the two sides."""
         op = ">" if self.higher else "<"
         scale = "" if self.factor == 1.0 else f"{_fmt(self.factor)} x "
+        if isinstance(self.point, Delta):
+            points = [*self.point_pair(), *self.ref_pair()]
+            shown = _common_keys(points)
+            common = " ".join(f"{k}={_fmt(points[0][k])}" for k in shown)
+            a = self.point.label(self.where, shown)
+            b = self.ref.label(self.where, shown) if isinstance(self.ref, Delta) else _fmt(self.ref)
+            return f"{common}: {self.metric} {a} {op} {scale}{b}".strip(" :")
         if self.ref_where is not None and isinstance(self.ref, Mapping):
             # Two groups: the point's axes, then the groups compared.
             point = " ".join(f"{k}={_fmt(v)}" for k, v in self.point.items())
@@ -133,6 +209,18 @@ class Cell:
         a = " ".join(f"{k}={_fmt(self.point.get(k))}" for k in diff)
         b = " ".join(f"{k}={_fmt(self.ref.get(k))}" for k in diff)
         return f"{common}{where}: {self.metric} {a} {op} {scale}{b}".strip()
+
+    def point_pair(self) -> list[Mapping[str, Any]]:
+        return [self.point.point, self.point.ref] if isinstance(self.point, Delta) else []
+
+    def ref_pair(self) -> list[Mapping[str, Any]]:
+        return [self.ref.point, self.ref.ref] if isinstance(self.ref, Delta) else []
+
+
+def _common_keys(points: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The axes every point has with the same value (a delta cell's label gives them once)."""
+    first = points[0]
+    return [k for k in first if all(_same(first[k], p.get(k)) for p in points[1:])]
 
 
 @dataclass(frozen=True)
@@ -263,12 +351,32 @@ def _seed_values(
     return values.astype(float)
 
 
+def _delta_values(
+    frame: pd.DataFrame, d: Delta, where: Mapping[str, Any], column: str
+) -> pd.Series:
+    """Per seed: the column at ``d.point`` minus at ``d.ref`` (seeds with both sides)."""
+    a_where = {**where, **d.where}
+    b_where = a_where if d.ref_where is None else {**where, **d.ref_where}
+    a = _seed_values(frame, d.point, a_where, column)
+    b = _seed_values(frame, d.ref, b_where, column)
+    seeds = sorted(set(a.index) & set(b.index))
+    a, b = a.reindex(seeds), b.reindex(seeds)
+    change: pd.Series = (a / b.where(b != 0) - 1.0).dropna() if d.relative else a - b
+    return change
+
+
 def judge_cell(frame: pd.DataFrame, cell: Cell, column: str) -> CellResult:
     """The outcome of one cell on ``frame`` (a derived table with the axes and ``seed``)."""
-    a = _seed_values(frame, cell.point, cell.where, column)
-    if isinstance(cell.ref, Mapping):
-        ref_where = cell.where if cell.ref_where is None else cell.ref_where
-        b = _seed_values(frame, cell.ref, ref_where, column)
+    if isinstance(cell.point, Delta):
+        a = _delta_values(frame, cell.point, cell.where, column)
+    else:
+        a = _seed_values(frame, cell.point, cell.where, column)
+    if isinstance(cell.ref, (Mapping, Delta)):
+        if isinstance(cell.ref, Delta):
+            b = _delta_values(frame, cell.ref, cell.where, column)
+        else:
+            ref_where = cell.where if cell.ref_where is None else cell.ref_where
+            b = _seed_values(frame, cell.ref, ref_where, column)
         seeds = sorted(set(a.index) & set(b.index))
         av = a.reindex(seeds).to_numpy(dtype=float)
         bv = b.reindex(seeds).to_numpy(dtype=float)
@@ -574,8 +682,10 @@ def findings_html(
     s.append(
         '<p class="note">Each finding is a direction or an ordering the source states, judged '
         "on this report's own runs: per cell, the paired difference over seeds and its 95 % "
-        "Student-t interval (holds: it excludes 0 in the stated direction; does not hold: "
-        "in the other; n.s.: neither); with one seed the sign decides and nothing is "
+        "Student-t interval, signed so that a positive difference goes the stated way "
+        "(holds: the interval excludes 0 on that side; does not hold: on the other; n.s.: "
+        "neither; a cell on changes compares the paired change at each side, seed by seed); "
+        "with one seed the sign decides and nothing is "
         "significant. A finding holds when its quantifier's share of cells holds. CSV: "
         "<code>tables/findings.csv</code>, every cell in "
         "<code>tables/findings_cells.csv</code>.</p>"

@@ -367,6 +367,18 @@ def render_study(run: StudyRun) -> Path:
             sim_cpu += float(cpu)
         else:
             no_cpu += 1
+    # The pilot's and the robustness alternatives' own runs (keys not already counted).
+    counted = {key for _p, _s, key, _t in stored}
+    pilot_keys = set() if run.calibration is None else {r.key for r in run.calibration.plan.runs}
+    robust_keys = {
+        r.key
+        for rr in run.robustness or []
+        for plan in (rr.plan, None if rr.calibration is None else rr.calibration.plan)
+        if plan is not None
+        for r in plan.runs
+    }
+    pilot_cpu = _cpu_of(sweep.store, pilot_keys - counted)
+    robust_cpu = _cpu_of(sweep.store, robust_keys - counted - pilot_keys)
     planned = len({(r.key, r.job.tag if r.job else None) for r in run.plan.runs})
     run.render_s = time.perf_counter() - started
     render_cpu_s = time.process_time() - cpu_started
@@ -392,6 +404,9 @@ def render_study(run: StudyRun) -> Path:
         "wall_s_this_call": sweep.wall_s,
         "simulation_cpu_s_all_runs": sim_cpu,
         "runs_without_cpu_s": no_cpu,
+        "simulation_cpu_s_pilot_runs": pilot_cpu[0],
+        "simulation_cpu_s_robustness_runs": None if run.robustness is None else robust_cpu[0],
+        "robustness_runs_own": None if run.robustness is None else robust_cpu[1],
         "simulation_wall_s_all_runs": sim_wall,
         "figures_drawn": drawn,
         "render_s": run.render_s,
@@ -563,15 +578,35 @@ def _emulation_html(emulation: dict[str, Any]) -> list[str]:
     return s
 
 
+def _cpu_of(store: Any, keys: set[str]) -> tuple[float, int]:
+    """``(CPU seconds, runs)`` of the stored runs ``keys`` that recorded their CPU time."""
+    total, n = 0.0, 0
+    for key in sorted(keys):
+        m = store.manifest(key)
+        cpu = None if m is None else m.get("cpu_s")
+        if isinstance(cpu, (int, float)) and math.isfinite(cpu):
+            total += float(cpu)
+            n += 1
+    return total, n
+
+
 def _cpu_text(info: dict[str, Any]) -> str:
     """The CPU time of every stored run's simulation (measured in its worker thread), and
-    how many runs were stored before it was recorded."""
+    how many runs were stored before it was recorded; the pilot's and the robustness
+    alternatives' own runs apart."""
     text = f"{format_seconds(info['simulation_cpu_s_all_runs'])} (one core)"
     missing = int(info.get("runs_without_cpu_s", 0))
     if missing:
         text += (
             f"; {missing} of {info['runs_stored']} runs were stored without their CPU time "
             "(an earlier ecnsim) and are not counted"
+        )
+    if info.get("simulation_cpu_s_pilot_runs"):
+        text += f"; the pilot runs {format_seconds(info['simulation_cpu_s_pilot_runs'])} more"
+    if info.get("simulation_cpu_s_robustness_runs") is not None:
+        text += (
+            f"; the robustness runs {format_seconds(info['simulation_cpu_s_robustness_runs'])} "
+            f"more ({info['robustness_runs_own']} runs of their own)"
         )
     return text
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -477,6 +477,22 @@ def bulk_side_metrics(flows: pd.DataFrame, name: str, *, end_s: float) -> dict[s
     }
 
 
+def retransmit_pct(flows: pd.DataFrame, name: str) -> float:
+    """A transfer's retransmissions per data packet sent, in %.
+
+    100 x ``packets_retransmitted`` / ``packets_sent`` of flow ``name`` in a run's flows
+    table: the share of the data packets the sender put on the wire that were sent again
+    (retransmissions are among the packets sent, so it is at most 100; NaN if none was sent).
+    """
+    names = flows["flow"].to_numpy(dtype=object)
+    hit = np.flatnonzero(names == name)
+    if hit.size == 0:
+        raise KeyError(f"no flow {name!r} in the run")
+    sent = float(flows["packets_sent"].to_numpy()[hit[0]])
+    again = float(flows["packets_retransmitted"].to_numpy()[hit[0]])
+    return 100.0 * again / sent if sent > 0 else math.nan
+
+
 def _derive_bulk(results: Any, context: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     flows = results.flows
     end = float(context["end_s"])
@@ -531,6 +547,13 @@ def _tr(cc: str, resp: float, level: int, max_p: float) -> dict[str, Any]:
         "level": level,
         "max_p": max_p,
     }
+
+
+#: The flows table's columns ``retransmit_pct`` reads.
+RETRANSMIT_COLUMNS = ("flow", "packets_sent", "packets_retransmitted")
+
+#: r2e: "hardly any retransmissions", ours: under this % of a transfer's data packets.
+HARDLY_ANY_PCT = 1.0
 
 
 def rfc2884_findings(p: Rfc2884Params) -> list[Finding]:
@@ -608,6 +631,24 @@ def rfc2884_findings(p: Rfc2884Params) -> list[Finding]:
             ],
             quantifier=ALMOST_ALL,
             quantifier_text=general,
+        ),
+        Finding(
+            "r2e",
+            "ECN flows see hardly any retransmissions in bulk transfers: fewer than 1 % of the "
+            "data packets an ECN transfer sends are retransmissions",
+            "§5.2",
+            lambda p: [
+                Cell("retransmit_pct_ecn", _bk(cc, lv, m), HARDLY_ANY_PCT, higher=False)
+                for cc in ccs
+                for lv in levels
+                for m in mps
+            ],
+            quantifier=ALMOST_ALL,
+            quantifier_text=general,
+            note="'Hardly any' is ours: under 1 % of the transfer's data packets "
+            "(retransmit_pct_ecn = 100 x packets_retransmitted / packets_sent of the ECN-ON "
+            "flow, from the run's flows table). 'Non-ECN flows few timeouts' is not judged: "
+            "'few' has no reference to compare with.",
         ),
         Finding(
             "r3a",
@@ -772,6 +813,20 @@ class Rfc2884Study(Study):
     render_cost_s: ClassVar[float] = 14.0
     derive_version = 1
     shared_tables = ("red_settings", "calibration", "calibration_above")
+
+    def derived_columns(
+        self, name: str, frame: pd.DataFrame, run_table: Callable[..., pd.DataFrame]
+    ) -> pd.DataFrame:
+        if name != "metrics" or "retransmits_ecn" not in frame.columns:
+            return frame
+        # A bulk run: each transfer's retransmissions per data packet it sent, from the run's
+        # own flows table (STUDIES.md §1: "count retransmissions"; r2e).
+        flows = run_table("flows", columns=RETRANSMIT_COLUMNS)
+        out: pd.DataFrame = frame.assign(
+            retransmit_pct_ecn=retransmit_pct(flows, "ECN-ON"),
+            retransmit_pct_nonecn=retransmit_pct(flows, "ECN-OFF"),
+        )
+        return out
 
     # -- parameters -------------------------------------------------------------------
 
@@ -1499,6 +1554,7 @@ class Rfc2884Study(Study):
             "red_inside",
             "red_above",
         ]
+        metrics += [m for m in ("retransmit_pct_ecn", "retransmit_pct_nonecn") if m in runs]
         agg = self._level_rows(self._agg(runs, "bulk", by, metrics))
         levels = [_level_label(n) for n in p.congestion_levels]
         order: dict[str, Sequence[Any]] = {
@@ -1546,6 +1602,27 @@ class Rfc2884Study(Study):
                 if what == "timeouts"
                 else "Data segments sent again.",
             )
+            if what == "retransmits" and "retransmit_pct_ecn" in runs:
+                part = agg[agg["metric"].str.startswith("retransmit_pct_")].copy()
+                part["side"] = np.where(part["metric"] == "retransmit_pct_ecn", "ECN", "non-ECN")
+                part["metric"] = "retransmit_pct"
+                mean, ci = self._pivot(
+                    part,
+                    "retransmit_pct",
+                    ["cc", "congestion"],
+                    ["max_p", "side"],
+                    {**order, "side": SIDES},
+                )
+                out["bulk_retransmit_pct"] = StudyTable(
+                    "Bulk transfers: retransmissions per data packet sent",
+                    mean,
+                    ci,
+                    unit="% of the transfer's data packets",
+                    note="100 x packets_retransmitted / packets_sent of each transfer (its "
+                    "flows table; retransmissions included in the packets sent). Finding r2e "
+                    "reads the ECN side.",
+                    digits=3,
+                )
             dec = self._decrease(agg, what, order)
             out[f"bulk_{what}_decrease"] = StudyTable(
                 f"Bulk transfers: % decrease in {title} with ECN",
