@@ -1,6 +1,7 @@
 //! Scenario tests: whole simulations through the public API, one binary.
 
 mod apps;
+mod bbr;
 mod aqm;
 mod common;
 mod determinism;
