@@ -560,3 +560,18 @@ def test_the_resolved_spec_shows_the_recovery_of_cubic_and_dctcp_only(tmp_path: 
     proc = cli("run", bbr)
     assert proc.returncode == 0, proc.stderr
     assert "bbr" in proc.stdout
+
+
+def test_bbr_beside_cubic_is_summarised_per_algorithm() -> None:
+    # BBR v1 (simulated, docs/models/bbr.md) and CUBIC on one DropTail queue: both deliver, the
+    # shares add up, and the table by tcp.cc has a row for each.
+    results = Simulation(_mix(["bbr", "cubic"], {"type": "droptail", "limit_packets": 70})).run()
+    lines = _summary_lines(results)
+    title = lines.index("by congestion control (tcp.cc)")
+    rows = {r.split()[0]: r.split() for r in lines[title + 3 : title + 5]}
+    assert set(rows) == {"bbr", "cubic"}
+    share = {cc: float(r[3]) for cc, r in rows.items()}
+    assert abs(share["bbr"] + share["cubic"] - 1) < 0.01
+    flows = results.flows
+    assert list(flows["cc"]) == ["bbr", "cubic"]
+    assert (flows["bytes_delivered"] > 0).all()
