@@ -30,8 +30,8 @@ use crate::spec::{
     AecnSpec, CodelSpec, DualPi2Spec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec,
 };
 use crate::spec::{
-    AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue,
-    RtoEstimator, ScenarioSpec, TcpOverrides, TimeValue,
+    AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
+    ScenarioSpec, TcpOverrides, TimeValue,
 };
 use crate::tcp::{InitialWindow, TcpConfig, FRACTION_SCALE};
 use crate::time::{BitRate, SimDuration};

@@ -19,11 +19,11 @@
 use std::sync::Arc;
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
+use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck,
     ReductionBasis, TimeoutAfterEcn,
 };
-use crate::rng::SimRng;
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
@@ -1913,6 +1913,52 @@ mod tests {
             window: u32::try_from(cfg().rcv_window).unwrap(),
             ..TcpHeader::default()
         }
+    }
+
+    // --- pacing (BBR) -------------------------------------------------------
+
+    /// Linux tcp_update_skb_after_send() / tcp_pacing_check(): a paced sender's segments leave one
+    /// per length / pacing rate, each on the socket's own timer; a flow with nothing to send arms
+    /// no timer.
+    #[test]
+    fn a_bbr_sender_paces_on_its_own_timer_and_an_idle_one_arms_nothing() {
+        let c = TcpConfig {
+            cc: CcKind::Bbr,
+            initial_window: crate::tcp::InitialWindow::Segments(10),
+            rcv_window: 1 << 24,
+            ..cfg()
+        };
+        let mut a = TcpSocket::new(c);
+        let mut b = TcpSocket::new(c);
+        b.listen();
+        a.connect(t(0));
+        let syn = drain(&mut a, t(0));
+        deliver(&mut b, t(50), &syn);
+        let synack = drain(&mut b, t(50));
+        deliver(&mut a, t(100), &synack);
+        drain(&mut a, t(100));
+        // Idle: nothing to send, nothing outstanding, no timer.
+        assert_eq!(a.next_deadline(), None);
+        a.send_unlimited();
+        // The first 10 data segments are not paced (Linux: data_segs_out >= 10).
+        assert_eq!(drain(&mut a, t(150)).len(), 10);
+        let window = u32::try_from(c.rcv_window).unwrap();
+        for k in 1..=10u64 {
+            a.on_segment(t(250), &TcpHeader { window, ..ack_for(1 + 1000 * k) }, Ecn::NotEct);
+        }
+        // Startup doubles the window, but the pacing releases one segment now ...
+        assert!(a.cwnd() >= 20 * 1000, "cwnd {}", a.cwnd());
+        assert_eq!(drain(&mut a, t(250)).len(), 1);
+        let d1 = a.next_deadline().expect("the pacing timer is armed");
+        assert!(d1 > t(250) && d1 < t(250) + SimDuration::from_millis(10), "{d1:?}");
+        assert!(drain(&mut a, SimTime::from_nanos(d1.as_nanos() - 1)).is_empty(), "not before its time");
+        // ... and the next at its departure time, the one after that a full length / rate later.
+        a.on_timer(d1);
+        assert_eq!(drain(&mut a, d1).len(), 1);
+        let d2 = a.next_deadline().unwrap();
+        let rate = a.bbr().unwrap().pacing_rate();
+        let gap = u64::try_from(1000u128 * 1_000_000_000 / u128::from(rate)).unwrap();
+        assert_eq!(d2.saturating_since(d1), SimDuration::from_nanos(gap));
     }
 
     // --- handshake ---------------------------------------------------------

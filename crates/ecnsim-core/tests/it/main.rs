@@ -1,8 +1,8 @@
 //! Scenario tests: whole simulations through the public API, one binary.
 
 mod apps;
-mod bbr;
 mod aqm;
+mod bbr;
 mod common;
 mod determinism;
 mod dualpi2;

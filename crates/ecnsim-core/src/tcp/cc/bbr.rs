@@ -446,8 +446,8 @@ impl Bbr {
         // a sender that was late gets up to half a segment's time back ("OS jitter" credit).
         if self.segs_out >= UNPACED_SEGMENTS && self.pacing_rate > 0 {
             let len = end - seq;
-            let len_ns = u64::try_from(u128::from(len) * NANOS_PER_SEC / u128::from(self.pacing_rate))
-                .unwrap_or(u64::MAX / 4);
+            let len_ns =
+                u64::try_from(u128::from(len) * NANOS_PER_SEC / u128::from(self.pacing_rate)).unwrap_or(u64::MAX / 4);
             let stamp = self.next_send.max(now);
             let credit = stamp.saturating_since(self.next_send).as_nanos();
             let len_ns = len_ns - (len_ns / 2).min(credit);
@@ -797,7 +797,8 @@ impl Bbr {
 
     /// The pacing rate for `bw` and `gain`, bytes/s (Linux `bbr_bw_to_pacing_rate()`).
     fn rate(bw: u64, gain: u64) -> u64 {
-        let r = u128::from(bw) * u128::from(gain) / u128::from(BBR_UNIT) * u128::from(100 - PACING_MARGIN_PERCENT) / 100;
+        let r =
+            u128::from(bw) * u128::from(gain) / u128::from(BBR_UNIT) * u128::from(100 - PACING_MARGIN_PERCENT) / 100;
         u64::try_from(r).unwrap_or(u64::MAX / 4)
     }
 
@@ -805,7 +806,8 @@ impl Bbr {
     fn init_pacing_rate(&mut self, srtt: Option<SimDuration>) {
         let rtt = srtt.map_or(NOMINAL_RTT, |r| r.max(SimDuration::from_micros(1)));
         self.has_seen_rtt = srtt.is_some();
-        let bw = u64::try_from(u128::from(self.cwnd) * NANOS_PER_SEC / u128::from(rtt.as_nanos())).unwrap_or(u64::MAX / 4);
+        let bw =
+            u64::try_from(u128::from(self.cwnd) * NANOS_PER_SEC / u128::from(rtt.as_nanos())).unwrap_or(u64::MAX / 4);
         self.pacing_rate = Self::rate(bw, HIGH_GAIN);
     }
 
@@ -1010,7 +1012,10 @@ mod tests {
                     let queued = self.rate_bytes(start.saturating_since(arrive));
                     self.max_queue = self.max_queue.max(queued);
                     self.bottleneck_free = start + tx(self.rate, MSS);
-                    self.acks.push_back((self.bottleneck_free + SimDuration::from_nanos(self.rtt.as_nanos() / 2), self.snd_nxt));
+                    self.acks.push_back((
+                        self.bottleneck_free + SimDuration::from_nanos(self.rtt.as_nanos() / 2),
+                        self.snd_nxt,
+                    ));
                 }
                 let next_ack = self.acks.front().map(|a| a.0);
                 let next_pace = b.pacing_blocks(self.now);

@@ -19,9 +19,9 @@ pub use reno::Reno;
 pub use sack::Sack;
 pub use tahoe::Tahoe;
 
+use crate::rng::SimRng;
 use crate::spec::{CaIncrease, CcKind, Recovery};
 use crate::tcp::{RttEstimator, TcpConfig};
-use crate::rng::SimRng;
 use crate::time::SimTime;
 
 /// Fractional bits of [`Window::acc`] in `per_ack` congestion avoidance.
@@ -367,12 +367,12 @@ impl AnyCc {
     /// New data was acknowledged during fast recovery (see [`CongestionControl::on_ack_in_recovery`]).
     pub fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck {
         dispatch!(self, cc => cc.on_ack_in_recovery(w, acked_bytes, flight, full),
-            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_ack_in_recovery(w, acked_bytes, flight, full)),
-            AnyCc::Bbr(r) => {
-                // The recovery's rules decide what to resend; BBR keeps the window (`Bbr::on_ack`).
-                let mut scratch = *w;
-                recovery!(r, rr => rr.on_ack_in_recovery(&mut scratch, acked_bytes, flight, full))
-            })
+        AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_ack_in_recovery(w, acked_bytes, flight, full)),
+        AnyCc::Bbr(r) => {
+            // The recovery's rules decide what to resend; BBR keeps the window (`Bbr::on_ack`).
+            let mut scratch = *w;
+            recovery!(r, rr => rr.on_ack_in_recovery(&mut scratch, acked_bytes, flight, full))
+        })
     }
     /// The retransmission timer expired (see [`CongestionControl::on_rto`]).
     pub fn on_rto(&mut self, st: &mut CcState, w: &mut Window, flight: u64, first: bool, snd_max: u64) {
