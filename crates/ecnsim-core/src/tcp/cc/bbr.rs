@@ -744,7 +744,7 @@ impl Bbr {
 
     /// Linux `bbr_check_probe_rtt_done()`.
     fn check_probe_rtt_done(&mut self, now: SimTime) {
-        if !self.probe_rtt_done.is_some_and(|d| now > d) {
+        if self.probe_rtt_done.is_none_or(|d| now <= d) {
             return;
         }
         self.min_rtt_stamp = now;
