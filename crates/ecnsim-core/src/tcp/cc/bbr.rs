@@ -78,6 +78,7 @@ const UNPACED_SEGMENTS: u64 = 10;
 /// Linux tcp_bbr.c `bbr_init_pacing_rate_from_rtt()`: 1 ms (`USEC_PER_MSEC`) before an RTT sample.
 const NOMINAL_RTT: SimDuration = SimDuration::from_millis(1);
 const NANOS_PER_SEC: u128 = 1_000_000_000;
+const NANOS: u64 = 1_000_000_000;
 
 /// BBR's state machine (draft §4.3, Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -446,8 +447,7 @@ impl Bbr {
         // a sender that was late gets up to half a segment's time back ("OS jitter" credit).
         if self.segs_out >= UNPACED_SEGMENTS && self.pacing_rate > 0 {
             let len = end - seq;
-            let len_ns =
-                u64::try_from(u128::from(len) * NANOS_PER_SEC / u128::from(self.pacing_rate)).unwrap_or(u64::MAX / 4);
+            let len_ns = mul_div(len, NANOS, self.pacing_rate);
             let stamp = self.next_send.max(now);
             let credit = stamp.saturating_since(self.next_send).as_nanos();
             let len_ns = len_ns - (len_ns / 2).min(credit);
@@ -595,8 +595,7 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
-        let bw = u64::try_from(u128::from(rs.delivered) * NANOS_PER_SEC / u128::from(interval.as_nanos()))
-            .unwrap_or(u64::MAX / 4);
+        let bw = mul_div(rs.delivered, NANOS, interval.as_nanos());
         // Linux bbr_update_bw(): an app-limited sample enters the filter only if it is not below it.
         if !rs.app_limited || bw >= self.bw.get() {
             self.bw.update(BW_FILTER_ROUNDS, self.round_count, bw);
@@ -797,8 +796,7 @@ impl Bbr {
 
     /// The pacing rate for `bw` and `gain`, bytes/s (Linux `bbr_bw_to_pacing_rate()`).
     fn rate(bw: u64, gain: u64) -> u64 {
-        let r =
-            u128::from(bw) * u128::from(gain) / u128::from(BBR_UNIT) * u128::from(100 - PACING_MARGIN_PERCENT) / 100;
+        let r = mul_div(mul_div(bw, gain, BBR_UNIT), 100 - PACING_MARGIN_PERCENT, 100);
         u64::try_from(r).unwrap_or(u64::MAX / 4)
     }
 
@@ -806,8 +804,7 @@ impl Bbr {
     fn init_pacing_rate(&mut self, srtt: Option<SimDuration>) {
         let rtt = srtt.map_or(NOMINAL_RTT, |r| r.max(SimDuration::from_micros(1)));
         self.has_seen_rtt = srtt.is_some();
-        let bw =
-            u64::try_from(u128::from(self.cwnd) * NANOS_PER_SEC / u128::from(rtt.as_nanos())).unwrap_or(u64::MAX / 4);
+        let bw = mul_div(self.cwnd, NANOS, rtt.as_nanos());
         self.pacing_rate = Self::rate(bw, HIGH_GAIN);
     }
 
@@ -825,8 +822,13 @@ impl Bbr {
     /// Linux `bbr_bdp()`: ceil(bw * min_rtt * gain), in packets; the initial window without an RTT.
     fn bdp_packets(&self, mss: u64, bw: u64, gain: u64) -> u64 {
         let Some(rtt) = self.min_rtt else { return INIT_CWND };
+        let unit = NANOS * BBR_UNIT * mss.max(1);
+        if let Some(bytes) = bw.checked_mul(rtt.as_nanos()).and_then(|x| x.checked_mul(gain)) {
+            // The common case in 64 bits: the same quotient as the 128-bit one.
+            return bytes.div_ceil(unit);
+        }
         let bytes = u128::from(bw) * u128::from(rtt.as_nanos()) * u128::from(gain);
-        let unit = NANOS_PER_SEC * u128::from(BBR_UNIT) * u128::from(mss.max(1));
+        let unit = u128::from(unit);
         u64::try_from(bytes.div_ceil(unit)).unwrap_or(u64::MAX / 4)
     }
 
@@ -928,9 +930,20 @@ impl Bbr {
     }
 }
 
+/// floor(a * b / c), in 64 bits when the product fits (the same quotient as in 128 bits, without
+/// its division call: this runs several times per ACK); saturating far above any real value.
+#[inline]
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    let c = c.max(1);
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => u64::try_from(u128::from(a) * u128::from(b) / u128::from(c)).unwrap_or(u64::MAX / 4),
+    }
+}
+
 /// Bytes sent at `bw` bytes/s over `d`.
 fn bytes_in(bw: u64, d: SimDuration) -> u64 {
-    u64::try_from(u128::from(bw) * u128::from(d.as_nanos()) / NANOS_PER_SEC).unwrap_or(u64::MAX / 4)
+    mul_div(bw, d.as_nanos(), NANOS)
 }
 
 #[cfg(test)]
