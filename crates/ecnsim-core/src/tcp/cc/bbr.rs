@@ -77,7 +77,6 @@ const ACK_EPOCH_RESET_PACKETS: u64 = 1 << 20;
 const UNPACED_SEGMENTS: u64 = 10;
 /// Linux tcp_bbr.c `bbr_init_pacing_rate_from_rtt()`: 1 ms (`USEC_PER_MSEC`) before an RTT sample.
 const NOMINAL_RTT: SimDuration = SimDuration::from_millis(1);
-const NANOS_PER_SEC: u128 = 1_000_000_000;
 const NANOS: u64 = 1_000_000_000;
 
 /// BBR's state machine (draft §4.3, Linux `enum bbr_mode`).
@@ -796,8 +795,7 @@ impl Bbr {
 
     /// The pacing rate for `bw` and `gain`, bytes/s (Linux `bbr_bw_to_pacing_rate()`).
     fn rate(bw: u64, gain: u64) -> u64 {
-        let r = mul_div(mul_div(bw, gain, BBR_UNIT), 100 - PACING_MARGIN_PERCENT, 100);
-        u64::try_from(r).unwrap_or(u64::MAX / 4)
+        mul_div(mul_div(bw, gain, BBR_UNIT), 100 - PACING_MARGIN_PERCENT, 100)
     }
 
     /// Linux `bbr_init_pacing_rate_from_rtt()`: high_gain * cwnd / RTT (1 ms before a sample).
@@ -1062,7 +1060,7 @@ mod tests {
     }
 
     fn tx(rate: u64, bytes: u64) -> SimDuration {
-        SimDuration::from_nanos(u64::try_from(u128::from(bytes) * NANOS_PER_SEC / u128::from(rate)).unwrap())
+        SimDuration::from_nanos(mul_div(bytes, NANOS, rate))
     }
 
     #[test]
