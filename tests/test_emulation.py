@@ -231,7 +231,7 @@ def test_plan_hands_the_kernels_algorithms_to_each_socket(
     assert plan.host("s0").sysctls["net.ipv4.tcp_sack"] == sack
 
 
-def test_bbr_reaches_linux_through_emulate_but_the_simulator_refuses_it(
+def test_bbr_reaches_linux_through_emulate_and_the_simulator_resolves_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from ecnsim.emulation import runner
@@ -241,10 +241,8 @@ def test_bbr_reaches_linux_through_emulate_but_the_simulator_refuses_it(
         {"name": "a", "src": "s0", "dst": "c0", "tcp": {"cc": "bbr"}},
         {"name": "b", "src": "s0", "dst": "c0", "tcp": {"cc": "cubic"}},
     ]
-    with pytest.raises(
-        ValueError, match=r"flows\[0\]\.tcp\.cc: \"bbr\" is not modelled by the simulator"
-    ):
-        resolved(spec)
+    # The simulator models BBR: the scenario resolves as is, no stand-in.
+    assert resolved(spec)["flows"][0]["tcp"]["cc"] == "bbr"
     monkeypatch.setattr(runner, "available_cc", lambda: {"reno", "cubic", "bbr"})
     plan = Emulation(spec).make_plan()
     assert [(f.name, f.cc, f.scenario_cc) for f in plan.flows] == [

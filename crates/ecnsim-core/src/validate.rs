@@ -30,8 +30,8 @@ use crate::spec::{
     AecnSpec, CodelSpec, DualPi2Spec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec,
 };
 use crate::spec::{
-    AppSpec, ByteSize, CcKind, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue,
-    RtoEstimator, ScenarioSpec, TcpOverrides, TimeValue,
+    AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
+    ScenarioSpec, TcpOverrides, TimeValue,
 };
 use crate::tcp::{InitialWindow, TcpConfig, FRACTION_SCALE};
 use crate::time::{BitRate, SimDuration};
@@ -289,7 +289,7 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
         ensure_spec!(
             cc.takes_recovery(),
             format!("{prefix}.recovery"),
-            "applies to cc = \"cubic\" or \"dctcp\"; cc = \"{}\" has its own loss recovery",
+            "applies to cc = \"cubic\", \"dctcp\" or \"bbr\"; cc = \"{}\" has its own loss recovery",
             cc.name()
         );
     }
@@ -329,15 +329,6 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
 /// from different levels.
 fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
     let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
-    if cfg.cc == CcKind::Bbr {
-        let at = levels.iter().rposition(|&(_, o)| o.cc.is_some());
-        let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| format!("{}.cc", levels[l].0));
-        return Err(SimError::spec(
-            path,
-            "\"bbr\" is not modelled by the simulator yet; `ecnsim emulate` runs it with Linux's tcp_bbr \
-             (simulated: tahoe, reno, newreno, sack, cubic, dctcp)",
-        ));
-    }
     if cfg.rto_estimator != RtoEstimator::Rfc6298 && cfg.clock_granularity == SimDuration::ZERO {
         // ns-2 tcp.cc rtt_update() divides by tcpTick_: the tick-based estimator needs a tick.
         let at = levels.iter().rposition(|&(_, o)| o.clock_granularity.is_some() || o.rto_estimator.is_some());
@@ -1857,14 +1848,12 @@ mod tests {
         (&[("#TCP", "dupack_threshold = 0")], "tcp.dupack_threshold", "must be >= 1 and <= 1000, got 0"),
         (&[("#TCP", "delayed_ack_timeout = \"500ms\"")], "tcp.delayed_ack_timeout", "must be > 0 and < 500ms, got 500ms"),
         (&[("#TCP", "delayed_ack_timeout = 0")], "tcp.delayed_ack_timeout", "got 0"),
-        // CUBIC and DCTCP (RFC 9438, RFC 8257), and BBR (emulation only)
-        (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\" or \"dctcp\"; cc = \"newreno\" has its own loss recovery"),
+        // CUBIC, DCTCP and BBR (RFC 9438, RFC 8257, draft-cardwell-iccrg-bbr-congestion-control-00)
+        (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\", \"dctcp\" or \"bbr\"; cc = \"newreno\" has its own loss recovery"),
         (&[("#TCP", "cubic_beta = 1.0")], "tcp.cubic_beta", "must be > 0 and < 1 (RFC 9438: 0.7), got 1"),
         (&[("#TCP", "cubic_beta = 0.0")], "tcp.cubic_beta", "got 0"),
         (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
         (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
-        (&[("#TCP", "cc = \"bbr\"")], "tcp.cc", "\"bbr\" is not modelled by the simulator yet; `ecnsim emulate` runs it with Linux's tcp_bbr"),
-        (&[("#F0", "tcp = { cc = \"bbr\" }")], "flows[0].tcp.cc", "\"bbr\" is not modelled"),
         // flows[i].tcp: the same rules, and cross rules across levels
         (&[("#F0", "tcp = { mss = 70000 }")], "flows[0].tcp.mss", "must be >= 1 and <= 65495, got 70000"),
         (&[("initial_window = 10", "initial_window = 10, delayed_ack_timeout = \"1s\"")], "flows[1].tcp.delayed_ack_timeout", "< 500ms, got 1s"),

@@ -76,47 +76,6 @@ def available_cc() -> set[str]:
         return {"reno"}
 
 
-#: ``tcp.cc = "bbr"`` is not modelled by the simulator, which refuses it; the emulation, which
-#: hands it to Linux, resolves the scenario with CUBIC in its place, marked by this ``cubic_c``
-#: (a value no scenario uses: C = 0.4 in RFC 9438), and puts ``"bbr"`` back in the resolved flows.
-_BBR_MARK = 3.90625
-
-
-def _bbr_stand_in(scenario: Mapping[str, Any]) -> tuple[Any, bool]:
-    """``scenario`` with every ``tcp.cc = "bbr"`` replaced by the marked CUBIC stand-in."""
-    marked = False
-
-    def visit(value: Any) -> Any:
-        nonlocal marked
-        if isinstance(value, dict):
-            out = {k: visit(v) for k, v in value.items()}
-            tcp = out.get("tcp")
-            if isinstance(tcp, dict) and tcp.get("cc") == "bbr":
-                out["tcp"] = {**tcp, "cc": "cubic", "cubic_c": _BBR_MARK}
-                marked = True
-            return out
-        if isinstance(value, list):
-            return [visit(v) for v in value]
-        return value
-
-    return visit(scenario), marked
-
-
-def _bbr_restore(resolved: dict[str, Any]) -> None:
-    """Undo :func:`_bbr_stand_in` in the resolved scenario."""
-    for table in [resolved.get("tcp")] + [f.get("tcp") for f in resolved.get("flows", [])]:
-        if isinstance(table, dict) and table.get("cubic_c") == _BBR_MARK:
-            table["cc"] = "bbr"
-            for key in ("cubic_beta", "cubic_c", "cubic_fast_convergence"):
-                table.pop(key, None)
-    for app in resolved.get("apps", []):
-        table = app.get("tcp")
-        if isinstance(table, dict) and table.get("cubic_c") == _BBR_MARK:
-            table["cc"] = "bbr"
-            for key in ("cubic_beta", "cubic_c", "cubic_fast_convergence"):
-                table.pop(key, None)
-
-
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM raises KeyboardInterrupt in the main thread (so teardown runs)."""
@@ -186,11 +145,8 @@ class Emulation:
 
     def make_plan(self) -> EmulationPlan:
         """Validate the scenario as ``ecnsim run`` does and plan the emulation."""
-        scenario, marked = _bbr_stand_in(self.scenario)
-        sim = _core.PySimulation.from_json(json.dumps(scenario), self.seed)
+        sim = _core.PySimulation.from_json(json.dumps(self.scenario), self.seed)
         resolved = json.loads(sim.results()["meta"]["resolved_spec"])
-        if marked:
-            _bbr_restore(resolved)
         self.warnings = list(sim.warnings())
         if self.seed is not None:
             resolved["simulation"]["seed"] = self.seed

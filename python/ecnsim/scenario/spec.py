@@ -411,8 +411,8 @@ def tcp(
 
     The fields, their units and allowed values are those of the scenario
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"tahoe"``, ``"reno"``,
-    ``"newreno"``, ``"sack"``, ``"cubic"`` or ``"dctcp"`` (``"bbr"`` for
-    ``ecnsim emulate`` only); ``recovery`` (under ``cubic`` and ``dctcp``)
+    ``"newreno"``, ``"sack"``, ``"cubic"``, ``"dctcp"`` or ``"bbr"``; ``recovery`` (under
+    ``cubic``, ``dctcp`` and ``bbr``)
     ``"newreno"`` or ``"sack"``; ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;

@@ -28,7 +28,7 @@ use crate::qdisc::{QueueCounters, QueuedPacket};
 use crate::results::Table;
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
-use crate::spec::{EcnPolicy, RtoEstimator};
+use crate::spec::{CcKind, EcnPolicy, RtoEstimator};
 use crate::stats::{FlowExtra, Series, Snapshot};
 use crate::tcp::{Opt, SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
@@ -1106,6 +1106,20 @@ impl Simulation {
         };
         let mut initiator = TcpSocket::with_tick_phase(self.shared_config(client_cfg), client_phase);
         let mut responder = TcpSocket::with_tick_phase(self.shared_config(server_cfg), server_phase);
+        if client_cfg.cc == CcKind::Bbr {
+            // Linux bbr_reset_probe_bw_mode(): a random first gain phase, from the connection's own
+            // stream (named as the tick phase's, so adding a flow shifts no other flow's draws).
+            let flow = &self.flows[f.index()];
+            let path = if self.is_spec_flow(flow.app) {
+                format!("flow/{}/bbr", self.apps[flow.app.index()].name)
+            } else {
+                format!("connection/{}/bbr", flow.serial)
+            };
+            let mut rng = SimRng::for_component(self.seed, &path);
+            let server_rng = SimRng::for_component(rng.next_u64(), "responder");
+            initiator.set_cc_rng(rng);
+            responder.set_cc_rng(server_rng);
+        }
         responder.listen();
         if !client_cfg.handshake {
             // No SYN exchange (ns-2 one-way TCP, syn_ false): what the handshake would have negotiated.

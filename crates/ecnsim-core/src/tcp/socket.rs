@@ -19,11 +19,12 @@
 use std::sync::Arc;
 
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
+use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck,
     ReductionBasis, TimeoutAfterEcn,
 };
-use crate::tcp::cc::{AnyCc, CcState, LossResponse, RecoveryAck, Window};
+use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
@@ -486,6 +487,20 @@ impl TcpSocket {
     pub fn ecn_negotiated(&self) -> bool {
         self.ecn.ok
     }
+    /// BBR's state, if this end runs BBR.
+    #[must_use]
+    pub fn bbr(&self) -> Option<&Bbr> {
+        self.cc_state.bbr_ref()
+    }
+
+    /// The random stream of the congestion control (BBR's gain-cycle phase): the simulation gives
+    /// each connection its own, so that results do not depend on the order flows are built in.
+    pub fn set_cc_rng(&mut self, rng: SimRng) {
+        if let Some(b) = self.cc_state.bbr() {
+            b.set_rng(rng);
+        }
+    }
+
     /// DCTCP's alpha in 1/1024 (RFC 8257 §3.3), if this is DCTCP.
     #[must_use]
     pub fn dctcp_alpha(&self) -> Option<u32> {
@@ -604,7 +619,7 @@ impl TcpSocket {
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let flight = self.reduction_flight();
-                self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first);
+                self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
                 self.win.acc = 0;
                 self.ecn_reduction.ecn_cut_until = Opt::NONE;
                 // RFC 6582 §3.2 step 4: after a timeout, recover <- the highest sequence number sent.
@@ -912,7 +927,11 @@ impl TcpSocket {
                 // starts on the third duplicate ACK makes dupack_action() retransmit at once.
                 self.on_ecn_echo(now, false);
             }
+            let (dupacks, was_in_recovery) = (self.dupacks, self.in_recovery);
             self.on_old_ack(h, new_sack);
+            if self.dupacks != dupacks && matches!(self.cc, AnyCc::Bbr(_)) {
+                self.bbr_after_ack(now, 0, true, !was_in_recovery && self.in_recovery);
+            }
             if self.cfg.ecn_echo_before_dupack {
                 return;
             }
@@ -1004,6 +1023,39 @@ impl TcpSocket {
         self.on_fin_acked();
         if !self.unlimited && self.snd_una >= self.data_end() + u64::from(self.fin_requested) {
             self.events.all_acked = true;
+        }
+        if let AnyCc::Bbr(_) = self.cc {
+            self.bbr_after_ack(now, acked, false, false);
+        }
+    }
+
+    /// BBR (Linux `tcp_cong_control()` -> `bbr_main()`): the model and the window, once the ACK
+    /// has been processed.
+    #[inline(never)]
+    fn bbr_after_ack(&mut self, now: SimTime, acked: u64, dupack: bool, entered_recovery: bool) {
+        let mss = self.win.mss;
+        let sack_pipe = self.sack_recovery().then(|| {
+            let t = self.scoreboard.lost_threshold(mss, self.cfg.dupack_threshold);
+            self.scoreboard.pipe(self.snd_una, self.snd_max, t)
+        });
+        let info = AckInfo {
+            now,
+            snd_una: self.snd_una,
+            acked,
+            dupack,
+            entered_recovery,
+            in_recovery: self.in_recovery,
+            sack_pipe,
+            flight: self.flight_size(),
+            outstanding: self.snd_max - self.snd_una,
+            retransmit_due: self.retransmit_due,
+            out_of_data: !self.unlimited && self.app_end.saturating_sub(self.snd_nxt) < mss,
+            srtt: self.rtt.srtt(),
+            mss,
+            max_cwnd: self.win.max_cwnd,
+        };
+        if let Some(b) = self.cc_state.bbr() {
+            self.win.cwnd = b.on_ack(&info);
         }
     }
 
@@ -1184,6 +1236,12 @@ impl TcpSocket {
 
     fn on_ecn_echo(&mut self, now: SimTime, advanced: bool) {
         if !self.ecn_echo_reacts(self.snd_una) {
+            return;
+        }
+        if let AnyCc::Bbr(_) = self.cc {
+            // BBR v1 ignores ECN-Echo for its window (Linux tcp_enter_cwr() still sends CWR, but BBR's
+            // cong_control hook sets the window): no reduction is counted.
+            self.note_window_reduced();
             return;
         }
         self.counters.ecn_reductions += 1;
@@ -1638,7 +1696,8 @@ impl TcpSocket {
 
     /// RFC 5681 §4.1: after more than one RTO without sending, cwnd <- min(IW, cwnd).
     fn restart_if_idle(&mut self, now: SimTime) {
-        if !self.cfg.restart_after_idle || self.snd_una != self.snd_max {
+        // Linux tcp_slow_start_after_idle_check(): not for an algorithm with its own cong_control (BBR).
+        if !self.cfg.restart_after_idle || self.snd_una != self.snd_max || matches!(self.cc, AnyCc::Bbr(_)) {
             return;
         }
         if let Some(last) = self.last_data_sent.get() {
@@ -1653,7 +1712,14 @@ impl TcpSocket {
         if !self.can_send() {
             return None;
         }
+        let retransmit_due = self.retransmit_due;
         let seq = self.next_seq(now)?;
+        if let Some(at) = self.cc_state.pacing_blocks(now) {
+            // A paced sender (BBR): the segment waits for its departure time, on the socket's timer.
+            self.retransmit_due = retransmit_due;
+            self.wake_at = self.wake_at.earliest(Opt::some(at));
+            return None;
+        }
         let data_end = self.data_end();
         let mut len = self.win.mss.min(data_end.saturating_sub(seq));
         let is_retransmit = seq < self.snd_max;
@@ -1708,6 +1774,11 @@ impl TcpSocket {
         }
         if self.sack_recovery() && is_retransmit {
             self.scoreboard.set_high_rxt(self.scoreboard.high_rxt().max(end));
+        }
+        if len > 0 {
+            if let Some(b) = self.cc_state.bbr() {
+                b.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
+            }
         }
         self.snd_nxt = self.snd_nxt.max(end);
         self.snd_max = self.snd_max.max(end);
@@ -1842,6 +1913,52 @@ mod tests {
             window: u32::try_from(cfg().rcv_window).unwrap(),
             ..TcpHeader::default()
         }
+    }
+
+    // --- pacing (BBR) -------------------------------------------------------
+
+    /// Linux tcp_update_skb_after_send() / tcp_pacing_check(): a paced sender's segments leave one
+    /// per length / pacing rate, each on the socket's own timer; a flow with nothing to send arms
+    /// no timer.
+    #[test]
+    fn a_bbr_sender_paces_on_its_own_timer_and_an_idle_one_arms_nothing() {
+        let c = TcpConfig {
+            cc: CcKind::Bbr,
+            initial_window: crate::tcp::InitialWindow::Segments(10),
+            rcv_window: 1 << 24,
+            ..cfg()
+        };
+        let mut a = TcpSocket::new(c);
+        let mut b = TcpSocket::new(c);
+        b.listen();
+        a.connect(t(0));
+        let syn = drain(&mut a, t(0));
+        deliver(&mut b, t(50), &syn);
+        let synack = drain(&mut b, t(50));
+        deliver(&mut a, t(100), &synack);
+        drain(&mut a, t(100));
+        // Idle: nothing to send, nothing outstanding, no timer.
+        assert_eq!(a.next_deadline(), None);
+        a.send_unlimited();
+        // The first 10 data segments are not paced (Linux: data_segs_out >= 10).
+        assert_eq!(drain(&mut a, t(150)).len(), 10);
+        let window = u32::try_from(c.rcv_window).unwrap();
+        for k in 1..=10u64 {
+            a.on_segment(t(250), &TcpHeader { window, ..ack_for(1 + 1000 * k) }, Ecn::NotEct);
+        }
+        // Startup doubles the window, but the pacing releases one segment now ...
+        assert!(a.cwnd() >= 20 * 1000, "cwnd {}", a.cwnd());
+        assert_eq!(drain(&mut a, t(250)).len(), 1);
+        let d1 = a.next_deadline().expect("the pacing timer is armed");
+        assert!(d1 > t(250) && d1 < t(250) + SimDuration::from_millis(10), "{d1:?}");
+        assert!(drain(&mut a, SimTime::from_nanos(d1.as_nanos() - 1)).is_empty(), "not before its time");
+        // ... and the next at its departure time, the one after that a full length / rate later.
+        a.on_timer(d1);
+        assert_eq!(drain(&mut a, d1).len(), 1);
+        let d2 = a.next_deadline().unwrap();
+        let rate = a.bbr().unwrap().pacing_rate();
+        let gap = u64::try_from(1000u128 * 1_000_000_000 / u128::from(rate)).unwrap();
+        assert_eq!(d2.saturating_since(d1), SimDuration::from_nanos(gap));
     }
 
     // --- handshake ---------------------------------------------------------

@@ -2,6 +2,7 @@
 
 mod apps;
 mod aqm;
+mod bbr;
 mod common;
 mod determinism;
 mod dualpi2;

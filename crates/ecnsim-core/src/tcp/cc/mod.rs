@@ -3,6 +3,7 @@
 //! carries out retransmissions; an algorithm only decides window values and
 //! what recovery does next. One algorithm per file, dispatched by [`AnyCc`].
 
+mod bbr;
 mod cubic;
 mod dctcp;
 mod newreno;
@@ -10,6 +11,7 @@ mod reno;
 mod sack;
 mod tahoe;
 
+pub use bbr::{AckInfo, Bbr, Mode as BbrMode};
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use newreno::NewReno;
@@ -17,6 +19,7 @@ pub use reno::Reno;
 pub use sack::Sack;
 pub use tahoe::Tahoe;
 
+use crate::rng::SimRng;
 use crate::spec::{CaIncrease, CcKind, Recovery};
 use crate::tcp::{RttEstimator, TcpConfig};
 use crate::time::SimTime;
@@ -181,18 +184,25 @@ pub enum AnyCc {
     Cubic(RecoveryRules),
     /// RFC 8257 DCTCP on a loss recovery (its state in [`CcState`]).
     Dctcp(RecoveryRules),
+    /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux `tcp_bbr.c`) on a loss
+    /// recovery, whose rules pick what to resend; BBR sets the window (its state in [`CcState`]).
+    Bbr(RecoveryRules),
 }
 
-/// The state of CUBIC and DCTCP, out of line (allocated once per connection): the socket's
+/// The state of CUBIC, DCTCP and BBR, out of line (allocated once per connection): the socket's
 /// per-segment cache lines stay as they are for the other algorithms, whose [`AnyCc`] is a few
 /// bytes.
 #[derive(Clone, Debug, Default)]
 pub struct CcState(Option<Box<Modern>>);
 
+// The whole enum is already behind `CcState`'s one pointer per connection: a BBR connection's
+// larger state costs that allocation, not a second indirection on every ACK.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 enum Modern {
     Cubic(Cubic),
     Dctcp(Dctcp),
+    Bbr(Bbr),
 }
 
 impl CcState {
@@ -214,6 +224,34 @@ impl CcState {
     pub fn dctcp(&mut self) -> Option<&mut Dctcp> {
         match self.0.as_deref_mut() {
             Some(Modern::Dctcp(d)) => Some(d),
+            _ => None,
+        }
+    }
+    /// BBR's state, if this is BBR (read only).
+    #[must_use]
+    pub fn bbr_ref(&self) -> Option<&Bbr> {
+        match self.0.as_deref() {
+            Some(Modern::Bbr(b)) => Some(b),
+            _ => None,
+        }
+    }
+    /// BBR's state, if this is BBR.
+    pub fn bbr(&mut self) -> Option<&mut Bbr> {
+        match self.0.as_deref_mut() {
+            Some(Modern::Bbr(b)) => Some(b),
+            _ => None,
+        }
+    }
+    fn bbr_state(&mut self) -> &mut Bbr {
+        self.bbr().expect("AnyCc::Bbr has BBR's state")
+    }
+    /// The paced sender's next departure time, if later than `now` (BBR only; the other
+    /// algorithms do not pace).
+    #[inline]
+    #[must_use]
+    pub fn pacing_blocks(&self, now: SimTime) -> Option<SimTime> {
+        match self.0.as_deref() {
+            Some(Modern::Bbr(b)) => b.pacing_blocks(now),
             _ => None,
         }
     }
@@ -242,20 +280,25 @@ impl AnyCc {
                 let d = Dctcp::new(cfg.dctcp_shift_g, cfg.dctcp_fraction, snd_nxt);
                 (AnyCc::Dctcp(recovery), CcState(Some(Box::new(Modern::Dctcp(d)))))
             }
-            // Validation refuses `bbr` for the simulator (`ecnsim emulate` hands it to Linux).
-            CcKind::Bbr => unreachable!("tcp.cc = \"bbr\" is refused by ScenarioSpec::validate"),
+            CcKind::Bbr => {
+                // The gain cycle's random phase is drawn from the connection's own stream, which the
+                // simulation sets ([`CcState::set_rng`]); this one serves sockets built alone.
+                let rng = SimRng::for_component(0, "tcp/bbr");
+                let b = Bbr::new(cfg.initial_window.bytes(cfg.mss), rng);
+                (AnyCc::Bbr(recovery), CcState(Some(Box::new(Modern::Bbr(b)))))
+            }
         }
     }
 }
 
 macro_rules! dispatch {
-    ($self:ident, $cc:ident => $e:expr, $modern:pat => $m:expr) => {
+    ($self:ident, $cc:ident => $e:expr, $($modern:pat => $m:expr),+) => {
         match $self {
             AnyCc::Tahoe($cc) => $e,
             AnyCc::Reno($cc) => $e,
             AnyCc::NewReno($cc) => $e,
             AnyCc::Sack($cc) => $e,
-            $modern => $m,
+            $($modern => $m,)+
         }
     };
 }
@@ -286,6 +329,8 @@ impl AnyCc {
                     grow(w, acked_bytes);
                 }
             }
+            // BBR sets the window on every ACK, after the socket has processed it (`Bbr::on_ack`).
+            AnyCc::Bbr(_) => {}
         }
     }
     /// The duplicate-ACK threshold was reached; `flight` is FlightSize.
@@ -303,6 +348,12 @@ impl AnyCc {
                 r.enter(w);
                 LossResponse::FastRecovery
             }
+            AnyCc::Bbr(_) => {
+                // Linux tcp_enter_recovery() -> bbr_ssthresh(): the window is saved, not cut; the ACK's
+                // `Bbr::on_ack` starts packet conservation.
+                st.bbr_state().on_enter_recovery();
+                LossResponse::FastRecovery
+            }
             AnyCc::Tahoe(cc) => cc.on_dupack_threshold(w, flight),
             AnyCc::Reno(cc) => cc.on_dupack_threshold(w, flight),
             AnyCc::NewReno(cc) => cc.on_dupack_threshold(w, flight),
@@ -312,16 +363,24 @@ impl AnyCc {
     /// Another duplicate ACK arrived during fast recovery.
     pub fn on_dupack_in_recovery(&mut self, w: &mut Window) {
         dispatch!(self, cc => cc.on_dupack_in_recovery(w),
-            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_in_recovery(w)));
+            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_in_recovery(w)),
+            // BBR counts the segment the duplicate ACK reports itself (`Bbr::on_ack`).
+            AnyCc::Bbr(_) => {});
     }
     /// New data was acknowledged during fast recovery (see [`CongestionControl::on_ack_in_recovery`]).
     pub fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck {
         dispatch!(self, cc => cc.on_ack_in_recovery(w, acked_bytes, flight, full),
-            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_ack_in_recovery(w, acked_bytes, flight, full)))
+        AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_ack_in_recovery(w, acked_bytes, flight, full)),
+        AnyCc::Bbr(r) => {
+            // The recovery's rules decide what to resend; BBR keeps the window (`Bbr::on_ack`).
+            let mut scratch = *w;
+            recovery!(r, rr => rr.on_ack_in_recovery(&mut scratch, acked_bytes, flight, full))
+        })
     }
     /// The retransmission timer expired (see [`CongestionControl::on_rto`]).
-    pub fn on_rto(&mut self, st: &mut CcState, w: &mut Window, flight: u64, first: bool) {
+    pub fn on_rto(&mut self, st: &mut CcState, w: &mut Window, flight: u64, first: bool, snd_max: u64) {
         match self {
+            AnyCc::Bbr(_) => w.cwnd = st.bbr_state().on_rto(first, w.mss, snd_max),
             AnyCc::Cubic(_) => st.cubic().on_rto(w, flight, first),
             // RFC 8257 §3.4: a timeout is answered as standard TCP does (Linux dctcp_state(): Loss halves).
             AnyCc::Dctcp(..) => Reno.on_rto(w, flight, first),
@@ -337,6 +396,8 @@ impl AnyCc {
         match self {
             AnyCc::Cubic(_) => st.cubic().on_ecn_echo(w, basis),
             AnyCc::Dctcp(_) => st.dctcp().expect("DCTCP's state").on_ecn_echo(w, basis, snd_max),
+            // BBR v1 does not answer ECN-Echo (Linux: BBR's cong_control hook sets the window).
+            AnyCc::Bbr(_) => false,
             AnyCc::Tahoe(cc) => cc.on_ecn_echo(w, basis),
             AnyCc::Reno(cc) => cc.on_ecn_echo(w, basis),
             AnyCc::NewReno(cc) => cc.on_ecn_echo(w, basis),
@@ -347,12 +408,13 @@ impl AnyCc {
     /// [`CongestionControl::on_dupack_threshold_after_ecn`]).
     pub fn on_dupack_threshold_after_ecn(&mut self, w: &mut Window, dupacks: u32) -> LossResponse {
         dispatch!(self, cc => cc.on_dupack_threshold_after_ecn(w, dupacks),
-            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_threshold_after_ecn(w, dupacks)))
+            AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_threshold_after_ecn(w, dupacks)),
+            AnyCc::Bbr(_) => LossResponse::FastRecovery)
     }
     /// Whether a new fast retransmit checks `recover` (RFC 6582 §3.2 step 2).
     #[must_use]
     pub fn checks_recover(&self) -> bool {
-        dispatch!(self, cc => cc.checks_recover(), AnyCc::Cubic(..) | AnyCc::Dctcp(..) => true)
+        dispatch!(self, cc => cc.checks_recover(), AnyCc::Cubic(..) | AnyCc::Dctcp(..) | AnyCc::Bbr(..) => true)
     }
     /// DCTCP's per-ACK accounting (RFC 8257 §3.3), for every ACK before the window reacts;
     /// nothing for the other algorithms.

@@ -1,0 +1,87 @@
+//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux tcp_bbr.c) on whole networks.
+//! The bands below were written before the runs they check were first seen.
+
+use crate::common::{dumbbell, f64s, run, u64s};
+
+/// The bottleneck queue is queue 0 (link 0, r1 -> r2).
+const BOTTLENECK: usize = 0;
+
+fn with(t: &str, duration: &str, warmup: &str, tcp: &str) -> String {
+    t.replace(
+        &format!("simulation = {{ duration = \"{duration}\" }}"),
+        &format!("simulation = {{ duration = \"{duration}\", warmup = \"{warmup}\" }}\ntcp = {{ rcv_window = \"64MiB\", {tcp} }}"),
+    )
+}
+
+/// draft §1 / §4.3.4: one BBR flow alone runs the bottleneck at its rate with a small standing
+/// queue (ProbeBW paces at bw, probing at 1.25 bw one round in eight and draining after), and
+/// with a buffer of 2.5 BDP nothing is dropped once Startup is over.
+/// Bands: utilization >= 0.95; mean queue <= BDP / 2; no drops after the warm-up.
+#[test]
+fn a_single_bbr_flow_fills_the_link_with_a_small_standing_queue() {
+    // 10 Mb/s, RTT 2 * (1 + 20 + 1) ms = 44 ms: BDP = 55 000 bytes = 37.7 segments of 1460 B.
+    let bdp_packets = 10e6 * 0.044 / 8.0 / 1500.0;
+    let q = r#"{ type = "droptail", limit_packets = 100 }"#;
+    for recovery in ["newreno", "sack"] {
+        let t = dumbbell(1, "10Mbps", "20ms", q, "20s", "");
+        let t = with(&t, "20s", "5s", &format!(r#"cc = "bbr", recovery = "{recovery}""#));
+        let (_, r) = run(&t, 1);
+        let util = f64s(&r, "queues", "utilization")[BOTTLENECK];
+        let avg = f64s(&r, "queues", "avg_packets")[BOTTLENECK];
+        let drops = u64s(&r, "queues", "drops")[BOTTLENECK];
+        assert!(util >= 0.95, "{recovery}: utilization {util}");
+        assert!(avg <= bdp_packets / 2.0, "{recovery}: mean queue {avg} packets, BDP {bdp_packets:.1}");
+        assert_eq!(drops, 0, "{recovery}: drops after the warm-up");
+    }
+}
+
+/// BBR v1 does not answer ECN (its window is the model's, Linux's cong_control hook): through a
+/// step-marking queue (K = 5) a BBR flow is marked but counts no window reduction, and still fills
+/// the link. (First written with RED, min_th 2, max_th 6: RED drops above max_th (RFC 3168 §7), and
+/// the drops, not ECN, held utilisation at 0.91; the marking-only queue tests what the band means.)
+#[test]
+fn bbr_v1_ignores_ecn_echo() {
+    let q = r#"{ type = "threshold", limit_packets = 100, k = 5 }"#;
+    let t = dumbbell(1, "10Mbps", "20ms", q, "10s", "");
+    let t = with(&t, "10s", "3s", r#"cc = "bbr", ecn = "request""#);
+    let (_, r) = run(&t, 1);
+    assert!(u64s(&r, "queues", "marks")[BOTTLENECK] > 0, "the queue marks");
+    assert_eq!(u64s(&r, "flows", "ecn_reductions")[0], 0, "no reduction for ECE");
+    assert!(f64s(&r, "queues", "utilization")[BOTTLENECK] >= 0.95);
+}
+
+/// A BBR flow and a CUBIC flow share a DropTail bottleneck: both run, each gets a real share
+/// (band: each above 10 % of the link), the link stays busy (>= 0.95), packets are conserved.
+///
+/// A recorded FAIL (docs/validation.md): with seed 4 the CUBIC flow (NewReno recovery) is left in
+/// timeouts after BBR's Startup overflowed the 2.2-BDP buffer and delivers 0.18 Mb/s against BBR's
+/// 9.43 (other seeds: CUBIC 18-60 %). It panics on the band, so it fails the moment it passes (a
+/// strict xfail): when the cause is understood and the band holds, remove `should_panic`.
+#[test]
+#[should_panic(expected = "goodput per flow")]
+fn bbr_and_cubic_share_a_bottleneck() {
+    let q = r#"{ type = "droptail", limit_packets = 80 }"#;
+    let t = dumbbell(2, "10Mbps", "20ms", q, "30s", "");
+    let t = with(&t, "30s", "10s", r#"cc = "cubic""#);
+    // The first flow runs BBR.
+    let t = t.replacen(r#"{ src = "s0", dst = "c0" }"#, r#"{ src = "s0", dst = "c0", tcp = { cc = "bbr" } }"#, 1);
+    assert!(t.contains(r#"cc = "bbr""#));
+    let (_, r) = run(&t, 4);
+    let goodput = f64s(&r, "flows", "goodput_bps");
+    assert!(goodput.iter().all(|&g| g > 1e6), "goodput per flow {goodput:?}");
+    assert!(f64s(&r, "queues", "utilization")[BOTTLENECK] >= 0.95);
+}
+
+/// Determinism: the same scenario and seed give the same digest; another seed draws other gain
+/// phases (Linux's random ProbeBW start) and gives another.
+#[test]
+fn bbr_runs_are_deterministic_and_the_seed_draws_the_gain_phase() {
+    let q = r#"{ type = "droptail", limit_packets = 100 }"#;
+    let t = dumbbell(3, "10Mbps", "10ms", q, "5s", "");
+    let t = with(&t, "5s", "1s", r#"cc = "bbr""#);
+    let (_, a) = run(&t, 7);
+    let (_, b) = run(&t, 7);
+    let (_, c) = run(&t, 8);
+    assert_eq!(a.digest(), b.digest());
+    assert_ne!(a.digest(), c.digest());
+}
