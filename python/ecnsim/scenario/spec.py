@@ -420,9 +420,10 @@ def tcp(
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
     codepoint of data) ``"ect0"`` or ``"ect1"`` (the L4S identifier); ``ecn_feedback``
-    ``"classic"`` (RFC 3168) or ``"accecn"`` (RFC 9768, with ``accecn_option``); ``carry_rtt`` ``"off"``,
-    ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
-    ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
+    ``"classic"`` (RFC 3168) or ``"accecn"`` (RFC 9768, with ``accecn_option``);
+    ``carry_rtt`` ``"off"``, ``"smoothed"`` or ``"base"`` (``True`` means
+    ``"smoothed"``); ``rto_estimator`` ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``;
+    ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
     ``"ns2"`` or ``"linux"``; ``timeout_after_ecn`` ``"same_window"`` or
     ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
