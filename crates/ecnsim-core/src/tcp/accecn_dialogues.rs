@@ -235,3 +235,63 @@ fn accecn_rfc9768_3_2_2_1_ack_of_a_retransmitted_syn_ack() {
     assert!(d.deliver_to_b(&again, &[]).is_empty());
     assert_eq!(d.b.accecn_counts().unwrap().ce_packets, 0);
 }
+
+/// RFC 9768 §3.2.2.5.2 ("taking the safest likely case"): over a path that marks 10 % of the
+/// data and loses ACKs at random (the last ACK of each flight always arrives), a DCTCP sender
+/// never counts fewer CE packets than the receiver got, and its CE bytes are exact (the option
+/// is cumulative). With the option and flights below 16 segments (`max_cwnd`), Appendix A.2.2
+/// makes the packet count exact too; without it, A.2.1 may count a full extra cycle of 8 once
+/// an ACK covers 8 segments or more, and is exact only when no ACK is lost.
+#[test]
+fn accecn_rfc9768_3_2_2_5_2_random_marks_and_ack_loss_never_undercount() {
+    let mut overcounts = 0;
+    for option in [true, false] {
+        for (seed, ack_loss) in [(1u64, 0u64), (2, 30), (3, 60), (4, 90)] {
+            let mut rng = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let mut draw = |percent: u64| {
+                rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                (rng >> 33) % 100 < percent
+            };
+            // DCTCP: its window never falls below two segments, so the flights go on.
+            let c = accecn(TcpConfig {
+                initial_window: InitialWindow::Segments(10),
+                max_cwnd: 15,
+                accecn_option: option,
+                ..dctcp(false)
+            });
+            let mut d = Dialogue::established(c, c);
+            d.a.send(100_000 * MSS);
+            let mut marked = 0u64;
+            let mut w = d.out_a();
+            for _ in 0..100 {
+                let ce: Vec<usize> = (0..w.len()).filter(|_| draw(10)).collect();
+                marked += ce.len() as u64;
+                let acks = d.deliver_to_b(&w, &ce);
+                let last = acks.len() - 1;
+                let kept: Vec<Segment> = acks
+                    .into_iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i == last || !draw(ack_loss))
+                    .map(|(_, s)| s)
+                    .collect();
+                // What the ACKs release is the next flight.
+                w = d.deliver_to_a(&kept, &[]);
+                assert!(!w.is_empty());
+            }
+            let c = d.a.accecn_counts().unwrap();
+            let case = format!("option {option}, seed {seed}, ACK loss {ack_loss} %");
+            assert_eq!(d.b.counters.ce_received, marked, "{case}");
+            assert!(marked > 40, "{case}: {marked} marks");
+            assert!(c.ce_packets >= marked, "{case}: {} < {marked}", c.ce_packets);
+            assert_eq!((c.ce_packets - marked) % 8, 0, "{case}: whole cycles only");
+            if option {
+                assert_eq!(c.ce_bytes, marked * MSS, "{case}");
+            }
+            if option || ack_loss == 0 {
+                assert_eq!(c.ce_packets, marked, "{case}");
+            }
+            overcounts += u32::from(c.ce_packets > marked);
+        }
+    }
+    assert!(overcounts > 0, "without the option, lost ACKs make A.2.1 assume a cycle");
+}
