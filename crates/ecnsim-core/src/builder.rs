@@ -26,8 +26,8 @@ use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
-    AppSpec, ByteSize, CcKind, DistSpec, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec,
-    ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
+    AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
+    QueueSpec, ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -560,6 +560,9 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         ecn: Some(c.ecn),
         ecn_synack: Some(c.ecn_synack),
         ect_codepoint: Some(c.ect_codepoint),
+        // Shown for AccECN flows only, so that a classic flow's resolved spec is what it was before.
+        ecn_feedback: (c.ecn_feedback != EcnFeedback::Classic).then_some(c.ecn_feedback),
+        accecn_option: (c.ecn_feedback == EcnFeedback::Accecn).then_some(c.accecn_option),
         restart_after_idle: Some(c.restart_after_idle),
         newreno_careful: Some(c.newreno_careful),
         newreno_partial_ack: Some(c.newreno_partial_ack),

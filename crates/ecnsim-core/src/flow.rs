@@ -89,6 +89,8 @@ pub(crate) struct FlowFinal {
     pub(crate) state: TcpState,
     pub(crate) ecn: bool,
     pub(crate) sack: bool,
+    /// The initiator's AccECN feedback (RFC 9768), if negotiated.
+    pub(crate) accecn: Option<crate::tcp::AccEcnCounts>,
 }
 
 /// A UDP flow: a source app's datagrams to one sink.

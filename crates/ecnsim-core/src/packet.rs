@@ -101,13 +101,39 @@ pub struct SackBlock {
 /// Most SACK blocks a segment carries (RFC 2018 §3: three with timestamps).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// The AccECN TCP option (RFC 9768 §3.2.3) as on the wire: its kind says the field order, its
+/// length how many 24-bit fields it carries. Absent when `kind` is 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct AccEcnOption {
+    /// 0 (absent), 172 (AccECN0: EE0B, ECEB, EE1B) or 174 (AccECN1: EE1B, ECEB, EE0B).
+    pub kind: u8,
+    /// The option's length byte: 2, 5, 8 or 11 (RFC 9768 §3.2.3 Table 5).
+    pub len: u8,
+    /// The fields in wire order, each the 24 least significant bits of a byte counter; the
+    /// first `(len - 2) / 3` are valid.
+    pub fields: [u32; 3],
+}
+
+impl AccEcnOption {
+    /// RFC 9768 §3.2.3: the option kind of field order 0 (AccECN0).
+    pub const KIND_ORDER_0: u8 = 172;
+    /// RFC 9768 §3.2.3: the option kind of field order 1 (AccECN1).
+    pub const KIND_ORDER_1: u8 = 174;
+
+    /// True if the segment carries the option.
+    #[must_use]
+    pub fn is_present(&self) -> bool {
+        self.kind != 0
+    }
+}
+
 /// The TCP header of a segment.
 ///
-/// 56 bytes: the window is 32 bits and the SACK blocks are 32-bit offsets from `ack`
+/// 72 bytes: the window is 32 bits and the SACK blocks are 32-bit offsets from `ack`
 /// (a receiver reports only data above its cumulative ACK and within its window, and
 /// windows are below 2^32 bytes). In declaration order (`repr(C)`): the fields every
-/// segment's processing reads take its first 32 bytes, the SACK blocks the rest (see
-/// [`Packet`]'s layout).
+/// segment's processing reads take its first 32 bytes, the SACK blocks and the AccECN
+/// option the rest (see [`Packet`]'s layout).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[repr(C)]
 pub struct TcpHeader {
@@ -129,8 +155,13 @@ pub struct TcpHeader {
     pub(crate) sack_len: u8,
     /// The SACK-permitted option (RFC 2018 §2), on SYN and SYN-ACK only.
     pub sack_permitted: bool,
+    /// The AE flag (RFC 9768 §3.1.1, the bit that was the ECN nonce sum, NS), in byte 12 of
+    /// the header beside the data offset, apart from the eight flags of byte 13.
+    pub ae: bool,
     /// SACK blocks as `[left, right)` offsets from `ack`; the first `sack_len` are valid.
     pub(crate) sack: [(u32, u32); MAX_SACK_BLOCKS],
+    /// The AccECN option (RFC 9768 §3.2.3), on AccECN connections only.
+    pub accecn: AccEcnOption,
 }
 
 /// The SACK blocks of a segment, by value (see [`TcpHeader::sack_blocks`]).
@@ -193,12 +224,14 @@ impl TcpHeader {
 
     /// Bytes of TCP options on the wire, padded as real stacks do: SACK-permitted
     /// as NOP, NOP, kind, length (4 B, RFC 2018 §2); SACK as NOP, NOP, kind, length,
-    /// then 8 B per block (RFC 2018 §3). Timestamps are not modelled on the wire.
+    /// then 8 B per block (RFC 2018 §3); the AccECN option's 2 + 3n bytes padded with NOPs
+    /// to a multiple of 4 (RFC 9768 §3.2.3). Timestamps are not modelled on the wire.
     #[must_use]
     pub fn options_len(&self) -> u32 {
         let permitted = if self.sack_permitted { 4 } else { 0 };
         let blocks = if self.sack_len > 0 { 4 + 8 * u32::from(self.sack_len) } else { 0 };
-        permitted + blocks
+        let accecn = if self.accecn.is_present() { u32::from(self.accecn.len).next_multiple_of(4) } else { 0 };
+        permitted + blocks + accecn
     }
 }
 
@@ -217,11 +250,11 @@ pub enum Transport {
 
 /// A packet on the network.
 ///
-/// In declaration order (`repr(C)`, 96 bytes, at the start of a 64-byte aligned pool
+/// In declaration order (`repr(C)`, 112 bytes, at the start of a 64-byte aligned pool
 /// slot): what a router reads to forward or queue the packet and what its delivery
 /// reads (the IP fields, the destination endpoint, the send time, and the TCP header up
-/// to its flags) fill the first cache line; the SACK blocks and the uid follow, read
-/// only by a segment that carries SACK blocks and by traces. With thousands of
+/// to its flags) fill the first cache line; the SACK blocks, the AccECN option and the uid
+/// follow, read only by a segment that carries SACK blocks or the option, and by traces. With thousands of
 /// connections a packet's slot has gone cold by the time the next node or its endpoint
 /// reads it: a visit reads one line of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,8 +319,8 @@ pub(crate) struct NextOnWire {
 }
 
 /// One slot of the pool: a packet and, while it is on a wire with packets behind it, the
-/// next of them. 128 bytes, 64-byte aligned: the packet's first line, then its SACK blocks
-/// and uid with the wire's link, which only a wire holding two packets or more reads.
+/// next of them. 128 bytes, 64-byte aligned: the packet's first line, then its SACK blocks,
+/// AccECN option and uid with the wire's link, which only a wire holding two packets or more reads.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct Slot {
@@ -447,7 +480,7 @@ mod tests {
         use std::mem::{align_of, size_of};
 
         use crate::memory::field;
-        assert_eq!((size_of::<Packet>(), size_of::<Slot>(), align_of::<Slot>()), (96, 128, 64));
+        assert_eq!((size_of::<Packet>(), size_of::<Slot>(), align_of::<Slot>()), (112, 128, 64));
         assert_eq!(std::mem::offset_of!(Slot, pkt), 0);
         let line_0 = [
             field!(Packet, sent_at),
@@ -466,15 +499,21 @@ mod tests {
             field!(Packet, tcp.flags),
             field!(Packet, tcp.sack_len),
             field!(Packet, tcp.sack_permitted),
+            field!(Packet, tcp.ae),
         ];
         crate::memory::assert_in_line(&line_0, 0);
-        let line_1 = [field!(Slot, pkt.tcp.sack), field!(Slot, pkt.uid), field!(Slot, next_on_wire)];
+        let line_1 = [
+            field!(Slot, pkt.tcp.sack),
+            field!(Slot, pkt.tcp.accecn),
+            field!(Slot, pkt.uid),
+            field!(Slot, next_on_wire),
+        ];
         crate::memory::assert_in_line(&line_1, 1);
     }
 
     #[test]
-    fn sack_blocks_round_trip_as_offsets_from_the_ack_and_a_tcp_header_is_56_bytes() {
-        assert_eq!(std::mem::size_of::<TcpHeader>(), 56);
+    fn sack_blocks_round_trip_as_offsets_from_the_ack_and_a_tcp_header_is_72_bytes() {
+        assert_eq!(std::mem::size_of::<TcpHeader>(), 72);
         let mut h = TcpHeader { ack: (1 << 40) + 1, ..TcpHeader::default() };
         let blocks = [
             SackBlock { left: (1 << 40) + 5_001, right: (1 << 40) + 6_001 },

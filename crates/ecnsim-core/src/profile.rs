@@ -8,8 +8,9 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
-    NewrenoCareful, NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
+    EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator,
+    TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -163,6 +164,10 @@ impl Profile {
             dctcp_fraction: DctcpFraction::Packets,
             // RFC 8257 §3.5 / Linux tcp_ecn_send_syn(): a DCTCP host sets ECT on every packet it sends.
             dctcp_ect_control: true,
+            // RFC 3168 §6.1 feedback unless a scenario asks for RFC 9768's AccECN.
+            ecn_feedback: EcnFeedback::Classic,
+            // RFC 9768 §3.2.3: it is RECOMMENDED to implement both sending and receiving of AccECN options.
+            accecn_option: true,
         };
         match self {
             Profile::Rfc => rfc,

@@ -1782,6 +1782,17 @@ pub enum EcnPolicy {
     Accept,
 }
 
+/// Which ECN feedback a host asks for and offers in the handshake.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnFeedback {
+    /// RFC 3168 §6.1: one ECN-Echo flag, latched until CWR (or DCTCP's RFC 8257 §3.2 echo).
+    Classic,
+    /// RFC 9768 (AccECN): the ACE counter of CE-marked packets and the AccECN option's byte
+    /// counters; falls back to `classic` or no ECN when the peer answers so (RFC 9768 §3.1.2).
+    Accecn,
+}
+
 /// The ECT codepoint an ECN-capable sender puts on its data segments.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -2100,6 +2111,13 @@ pub struct TcpOverrides {
     /// `"ect1"` (the L4S identifier, RFC 9331 §4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ect_codepoint: Option<EctCodepoint>,
+    /// The ECN feedback asked for and offered in the handshake: `"classic"` (RFC 3168) or
+    /// `"accecn"` (RFC 9768).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_feedback: Option<EcnFeedback>,
+    /// An AccECN receiver sends the AccECN option (RFC 9768 §3.2.3); `false`: the ACE field only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accecn_option: Option<bool>,
     /// RFC 5681 §4.1: after an idle period longer than the RTO, restart from min(IW, cwnd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
@@ -2598,6 +2616,8 @@ tcp = { initial_window = 10 }
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "recovery = \"tahoe\"")], "tcp.recovery", "unknown variant `tahoe`, expected `newreno` or `sack`"),
         (&[("#TCP", "dctcp_fraction = \"bits\"")], "tcp.dctcp_fraction", "unknown variant `bits`, expected `packets` or `bytes`"),
+        (&[("#TCP", "ecn_feedback = \"accurate\"")], "tcp.ecn_feedback", "unknown variant `accurate`, expected `classic` or `accecn`"),
+        (&[("#TCP", "accecn_option = \"yes\"")], "tcp.accecn_option", "expected a boolean"),
         (&[("#TCP", "cc = \"vegas\"")], "tcp.cc", "unknown variant `vegas`, expected one of `tahoe`, `reno`, `newreno`, `sack`, `cubic`, `dctcp`, `bbr`"),
         (&[("#TCP", "carry_rtt = \"min\"")], "tcp.carry_rtt", "unknown variant `min`, expected one of `off`, `smoothed`, `base`"),
         (&[("#TCP", "carry_rtt = 1")], "tcp.carry_rtt", "expected one of \"off\", \"smoothed\", \"base\" (or a boolean"),

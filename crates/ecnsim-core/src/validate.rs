@@ -405,6 +405,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             ecn,
             ecn_synack,
             ect_codepoint,
+            ecn_feedback,
+            accecn_option,
             restart_after_idle,
             newreno_careful,
             newreno_partial_ack,
@@ -453,6 +455,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.ecn, ecn, Some);
         set(&mut c.ecn_synack, ecn_synack, Some);
         set(&mut c.ect_codepoint, ect_codepoint, Some);
+        set(&mut c.ecn_feedback, ecn_feedback, Some);
+        set(&mut c.accecn_option, accecn_option, Some);
         set(&mut c.restart_after_idle, restart_after_idle, Some);
         set(&mut c.newreno_careful, newreno_careful, Some);
         set(&mut c.newreno_partial_ack, newreno_partial_ack, Some);

@@ -254,6 +254,8 @@ UNMAPPED = {
     "dctcp_shift_g": "Linux's tcp_dctcp shift_g is a module parameter (4)",
     "dctcp_fraction": "current Linux's tcp_dctcp counts packets",
     "dctcp_ect_control": "Linux's DCTCP sets ECT on every packet",
+    "ecn_feedback": "the kernel here refuses AccECN (tcp_ecn values above 2)",
+    "accecn_option": "the kernel here refuses AccECN (tcp_ecn values above 2)",
 }
 
 

@@ -379,6 +379,8 @@ def tcp(
     ecn: str | None = None,
     ecn_synack: str | None = None,
     ect_codepoint: str | None = None,
+    ecn_feedback: str | None = None,
+    accecn_option: bool | None = None,
     restart_after_idle: bool | None = None,
     newreno_careful: str | bool | None = None,
     newreno_partial_ack: str | None = None,
@@ -417,9 +419,11 @@ def tcp(
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
-    codepoint of data) ``"ect0"`` or ``"ect1"`` (the L4S identifier); ``carry_rtt`` ``"off"``,
-    ``"smoothed"`` or ``"base"`` (``True`` means ``"smoothed"``); ``rto_estimator``
-    ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
+    codepoint of data) ``"ect0"`` or ``"ect1"`` (the L4S identifier); ``ecn_feedback``
+    ``"classic"`` (RFC 3168) or ``"accecn"`` (RFC 9768, with ``accecn_option``);
+    ``carry_rtt`` ``"off"``, ``"smoothed"`` or ``"base"`` (``True`` means
+    ``"smoothed"``); ``rto_estimator`` ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``;
+    ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
     ``"ns2"`` or ``"linux"``; ``timeout_after_ecn`` ``"same_window"`` or
     ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
@@ -448,6 +452,8 @@ def tcp(
             "ecn": ecn,
             "ecn_synack": ecn_synack,
             "ect_codepoint": ect_codepoint,
+            "ecn_feedback": ecn_feedback,
+            "accecn_option": accecn_option,
             "restart_after_idle": restart_after_idle,
             "newreno_careful": newreno_careful,
             "newreno_partial_ack": newreno_partial_ack,

@@ -509,6 +509,16 @@ impl Simulation {
         }
     }
 
+    /// The AccECN feedback flow `f`'s initiator has received as its Data Sender (RFC 9768: the
+    /// CE-marked packets and bytes its peer reported), if AccECN was negotiated.
+    #[must_use]
+    pub fn flow_accecn(&self, f: FlowId) -> Option<crate::tcp::AccEcnCounts> {
+        match &self.flows[f.index()].last {
+            Some(fin) => fin.accecn,
+            None => self.initiator(f.index()).and_then(TcpSocket::accecn_counts),
+        }
+    }
+
     /// The live initiator socket of flow `f`, if its endpoints are not released.
     pub(crate) fn initiator(&self, f: usize) -> Option<&TcpSocket> {
         let slot = self.flows[f].slot;
@@ -1357,6 +1367,7 @@ impl Simulation {
             state: a.state(),
             ecn: a.ecn_negotiated(),
             sack: a.sack_negotiated(),
+            accecn: a.accecn_counts(),
         }));
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;

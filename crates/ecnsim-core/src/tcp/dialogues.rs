@@ -8,11 +8,11 @@ use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoin
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
-const MSS: u64 = 1000;
+pub(super) const MSS: u64 = 1000;
 /// One-way delay of the imaginary path, ms.
 const OWD: u64 = 50;
 
-fn cfg() -> TcpConfig {
+pub(super) fn cfg() -> TcpConfig {
     TcpConfig {
         mss: 1000,
         initial_window: InitialWindow::Segments(1),
@@ -23,26 +23,26 @@ fn cfg() -> TcpConfig {
     }
 }
 
-fn t(ms: u64) -> SimTime {
+pub(super) fn t(ms: u64) -> SimTime {
     SimTime::from_millis(ms)
 }
 
 /// Two sockets, `a` the initiator; time advances by hand.
-struct Dialogue {
-    a: TcpSocket,
-    b: TcpSocket,
-    now: u64,
+pub(super) struct Dialogue {
+    pub(super) a: TcpSocket,
+    pub(super) b: TcpSocket,
+    pub(super) now: u64,
 }
 
 impl Dialogue {
-    fn new(ca: TcpConfig, cb: TcpConfig) -> Self {
+    pub(super) fn new(ca: TcpConfig, cb: TcpConfig) -> Self {
         let mut b = TcpSocket::new(cb);
         b.listen();
         Dialogue { a: TcpSocket::new(ca), b, now: 0 }
     }
 
     /// Connect with no loss or marks; both ends end ESTABLISHED at `now`.
-    fn established(ca: TcpConfig, cb: TcpConfig) -> Self {
+    pub(super) fn established(ca: TcpConfig, cb: TcpConfig) -> Self {
         let mut d = Dialogue::new(ca, cb);
         d.a.connect(t(0));
         let syn = d.out_a();
@@ -54,18 +54,18 @@ impl Dialogue {
         d
     }
 
-    fn out_a(&mut self) -> Vec<Segment> {
+    pub(super) fn out_a(&mut self) -> Vec<Segment> {
         let now = t(self.now);
         std::iter::from_fn(|| self.a.poll_transmit(now)).collect()
     }
-    fn out_b(&mut self) -> Vec<Segment> {
+    pub(super) fn out_b(&mut self) -> Vec<Segment> {
         let now = t(self.now);
         std::iter::from_fn(|| self.b.poll_transmit(now)).collect()
     }
 
     /// Deliver `segs` to `b` one OWD later, CE-marking the (ECT) ones whose
     /// index is in `ce`; returns what `b` sends in response, segment by segment.
-    fn deliver_to_b(&mut self, segs: &[Segment], ce: &[usize]) -> Vec<Segment> {
+    pub(super) fn deliver_to_b(&mut self, segs: &[Segment], ce: &[usize]) -> Vec<Segment> {
         self.now += OWD;
         let now = t(self.now);
         let mut out = Vec::new();
@@ -76,7 +76,7 @@ impl Dialogue {
         }
         out
     }
-    fn deliver_to_a(&mut self, segs: &[Segment], ce: &[usize]) -> Vec<Segment> {
+    pub(super) fn deliver_to_a(&mut self, segs: &[Segment], ce: &[usize]) -> Vec<Segment> {
         self.now += OWD;
         let now = t(self.now);
         let mut out = Vec::new();
@@ -96,7 +96,7 @@ impl Dialogue {
     }
 }
 
-fn has(s: &Segment, f: TcpFlags) -> bool {
+pub(super) fn has(s: &Segment, f: TcpFlags) -> bool {
     s.header.flags.contains(f)
 }
 
@@ -914,7 +914,7 @@ fn cubic_rfc9438_4_6_ecn_echo_reduces_cwnd_to_beta_once_per_window() {
 // DCTCP (RFC 8257)
 // ---------------------------------------------------------------------------
 
-fn dctcp(delayed_ack: bool) -> TcpConfig {
+pub(super) fn dctcp(delayed_ack: bool) -> TcpConfig {
     TcpConfig {
         cc: CcKind::Dctcp,
         ecn: EcnPolicy::Request,

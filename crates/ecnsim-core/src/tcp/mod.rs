@@ -3,6 +3,9 @@
 //! [`TcpSocket::poll_transmit`] and asks [`TcpSocket::next_deadline`] when to
 //! call [`TcpSocket::on_timer`].
 
+mod accecn;
+#[cfg(test)]
+mod accecn_dialogues;
 pub mod cc;
 #[cfg(test)]
 mod dialogues;
@@ -19,11 +22,12 @@ pub use socket::{Segment, SocketEvents, TcpCounters, TcpSocket, Transmit};
 
 pub use state::TcpState;
 
+pub use accecn::AccEcnCounts;
 pub(crate) use opt::Opt;
 
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
-    NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
+    EctCodepoint, NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -64,6 +68,10 @@ pub struct TcpConfig {
     pub ecn_synack: EcnSynAck,
     /// The ECT codepoint of data segments (RFC 3168's ECT(0), or ECT(1) for L4S, RFC 9331 §4.1).
     pub ect_codepoint: EctCodepoint,
+    /// The ECN feedback asked for and offered: RFC 3168's, or AccECN (RFC 9768).
+    pub ecn_feedback: EcnFeedback,
+    /// An AccECN receiver sends the AccECN option (RFC 9768 §3.2.3).
+    pub accecn_option: bool,
     /// RFC 5681 §4.1 restart window after an idle period.
     pub restart_after_idle: bool,
     /// The guard on a new fast retransmit (NewReno and SACK): RFC 6582 §3.2 step 2 and §4.1.

@@ -21,8 +21,8 @@ use std::sync::Arc;
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
-    CarryRtt, CcKind, EceGrowth, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck,
-    ReductionBasis, TimeoutAfterEcn,
+    CarryRtt, CcKind, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful,
+    NewrenoPartialAck, ReductionBasis, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
@@ -30,6 +30,8 @@ use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
 use crate::tcp::{Opt, TcpConfig};
 use crate::time::{SimDuration, SimTime};
+
+mod accecn;
 
 /// Initial send sequence number: absolute sequence space starts at 0.
 const ISS: u64 = 0;
@@ -294,6 +296,9 @@ pub struct TcpSocket {
     cc_state: CcState,
     /// SACK scoreboard (sender side; allocated at the first SACK block or SACK recovery).
     scoreboard: Scoreboard,
+    /// AccECN's counters (RFC 9768), allocated when the handshake settles on AccECN; none on
+    /// every other connection.
+    accecn: Option<Box<crate::tcp::accecn::AccEcn>>,
     /// Which out-of-order data arrived most recently (SACK block order; allocated at the
     /// first out-of-order arrival on a SACK connection).
     recency: SackRecency,
@@ -340,6 +345,7 @@ impl TcpSocket {
             retransmit_due: false,
             sack_ok: false,
             scoreboard: Scoreboard::default(),
+            accecn: None,
             rto: rtt.rto(),
             rtt,
             min_rtt: Opt::NONE,
@@ -393,6 +399,9 @@ impl TcpSocket {
     /// responder.
     pub fn assume_negotiated(&mut self, ecn_ok: bool, sack_ok: bool, peer_window: u64) {
         self.ecn.ok = ecn_ok;
+        if ecn_ok {
+            self.assume_accecn();
+        }
         self.sack_ok = sack_ok;
         // RFC 793 §3.7: SND.WND is the window the peer's segments advertise (its SYN-ACK's, here).
         self.snd_wnd = peer_window;
@@ -659,7 +668,8 @@ impl TcpSocket {
     /// with CWR, and do not react to ECE again for this window of data.
     fn note_window_reduced(&mut self) {
         if self.ecn.ok {
-            self.ecn.cwr_due = true;
+            // RFC 9768 §3.1.5: a host in AccECN mode MUST NOT set CWR.
+            self.ecn.cwr_due = self.accecn.is_none();
             self.ecn_reduction.reduced_until = Opt::some(self.snd_max);
         }
     }
@@ -692,8 +702,10 @@ impl TcpSocket {
             || h.sack_len != 0
             || self.peer_fin.is_some()
             || (self.ecn.echo && self.cfg.cc == CcKind::Dctcp)
+            || self.cfg.ecn_feedback == EcnFeedback::Accecn
         {
-            // (RFC 8257 §3.2: a DCTCP receiver in CE state 1 leaves it on an unmarked segment.)
+            // (RFC 8257 §3.2: a DCTCP receiver in CE state 1 leaves it on an unmarked segment;
+            // RFC 9768 §3.2: an AccECN receiver counts every segment's IP-ECN field.)
             return false;
         }
         if h.payload == 0 {
@@ -741,9 +753,9 @@ impl TcpSocket {
                     self.snd_wnd = u64::from(h.window);
                     self.state = TcpState::SynReceived;
                     self.syn_due = true;
-                    // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR set.
+                    // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR set (RFC 9768 Table 2: or AccECN's).
                     let ecn_setup = flags.contains(TcpFlags::ECE | TcpFlags::CWR);
-                    self.ecn.ok = ecn_setup && self.cfg.ecn != EcnPolicy::Off;
+                    self.ecn.ok = self.accecn_on_syn(h, ecn) || (ecn_setup && self.cfg.ecn != EcnPolicy::Off);
                     // RFC 5562 §3 / ECN+: the SYN-ACK is ECT only for an ECN-setup SYN.
                     self.ecn_setup.synack_ect = self.ecn.ok && self.cfg.ecn_synack != EcnSynAck::Off;
                     // RFC 2018 §2: SACK is used only if both ends send SACK-permitted.
@@ -752,6 +764,9 @@ impl TcpSocket {
             }
             TcpState::SynSent => {
                 if flags.contains(TcpFlags::SYN | TcpFlags::ACK) && h.ack == ISS + 1 {
+                    if self.requests_accecn() && self.accecn_on_synack(now, h, ecn) {
+                        return;
+                    }
                     // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear.
                     let ecn_ok = self.cfg.ecn == EcnPolicy::Request
                         && flags.contains(TcpFlags::ECE)
@@ -783,11 +798,14 @@ impl TcpSocket {
             TcpState::SynReceived => {
                 if flags.contains(TcpFlags::SYN) && !flags.contains(TcpFlags::ACK) {
                     // A retransmitted SYN: our SYN-ACK was lost; answer again (as Linux does).
+                    self.accecn_on_syn_again(h, ecn);
                     self.syn_due = true;
                     return;
                 }
                 if flags.contains(TcpFlags::ACK) && h.ack == ISS + 1 {
-                    let marked = self.ecn.ok && flags.contains(TcpFlags::ECE);
+                    let handshake_ack = self.accecn_on_handshake_ack(h);
+                    let h = handshake_ack.as_ref().unwrap_or(h);
+                    let marked = self.ecn.ok && h.flags.contains(TcpFlags::ECE);
                     if marked && self.ecn_setup.synack_ect && self.cfg.ecn_synack == EcnSynAck::Rfc5562 {
                         // RFC 5562 §3.2: the SYN-ACK was CE-marked: resend it, not ECN-capable,
                         // at once, and start with a window of one segment once it is acknowledged.
@@ -817,6 +835,7 @@ impl TcpSocket {
             _ => {
                 if flags.contains(TcpFlags::SYN) {
                     // A retransmitted SYN-ACK after our ACK was lost: re-ACK it.
+                    self.accecn_on_synack_again(ecn);
                     self.ack_now = true;
                     return;
                 }
@@ -854,6 +873,10 @@ impl TcpSocket {
     }
 
     fn on_synchronized_segment(&mut self, now: SimTime, h: &TcpHeader, ecn: Ecn) {
+        if self.accecn.is_some() {
+            self.accecn_on_segment(now, h, ecn);
+            return;
+        }
         if self.ecn.ok && self.cfg.cc == CcKind::Dctcp {
             self.dctcp_receive(now, h, ecn);
             return;
@@ -1425,6 +1448,11 @@ impl TcpSocket {
                 self.poll_handshake(now, header).map(|ecn| Transmit { ecn, last: false })
             }
             _ => {
+                if self.cfg.ecn_feedback == EcnFeedback::Accecn {
+                    if let Some(t) = self.poll_accecn_handshake_ack(header) {
+                        return Some(t);
+                    }
+                }
                 if self.ecn.ok && self.cfg.cc == CcKind::Dctcp {
                     if let Some(prior) = self.cc_state.dctcp().and_then(|d| d.prior_ack.take()) {
                         return Some(self.poll_dctcp_prior_ack(header, prior));
@@ -1516,8 +1544,9 @@ impl TcpSocket {
             header.flags = TcpFlags::SYN;
             header.ack = 0;
             if self.cfg.ecn == EcnPolicy::Request {
-                // RFC 3168 §6.1.1: an ECN-setup SYN sets ECE and CWR.
+                // RFC 3168 §6.1.1: an ECN-setup SYN sets ECE and CWR; RFC 9768 §3.1.1: AE too to ask for AccECN.
                 header.flags.insert(TcpFlags::ECE | TcpFlags::CWR);
+                header.ae = self.requests_accecn();
             }
             // RFC 2018 §2: offer SACK in the SYN.
             header.sack_permitted = self.cfg.offers_sack();
@@ -1536,6 +1565,7 @@ impl TcpSocket {
                 ecn = Ecn::Ect0;
             }
             header.sack_permitted = self.sack_ok;
+            self.accecn_write_synack(header);
         }
         self.counters.segments_sent += 1;
         Some(ecn)
@@ -1560,6 +1590,10 @@ impl TcpSocket {
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let n = self.recency.blocks(&self.ooo, &mut blocks);
             h.set_sack(&blocks[..n]);
+        }
+        if self.cfg.ecn_feedback == EcnFeedback::Accecn {
+            // RFC 9768 §3.2.2.2: the ACE field (and the option) instead of RFC 3168's ECE.
+            self.accecn_write(h);
         }
     }
 
@@ -1752,7 +1786,10 @@ impl TcpSocket {
             // Not-ECT (RFC 3168 §6.1.1), retransmissions included.
             let setup_stand_in = self.cfg.ecn_first_segment_not_ect && !self.cfg.handshake && seq == ISS + 1;
             let dctcp_ect = self.control_ecn() == Ecn::Ect0;
-            if (!is_retransmit || self.cfg.ecn_ect_on_retransmit || dctcp_ect) && !setup_stand_in {
+            if (!is_retransmit || self.cfg.ecn_ect_on_retransmit || dctcp_ect)
+                && !setup_stand_in
+                && self.accecn_sends_ect()
+            {
                 // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
                 // unless as ns-2's output() does. RFC 9331 §4.1: ECT(1) if the sender is an L4S one.
                 ecn = match self.cfg.ect_codepoint {
@@ -1823,6 +1860,9 @@ impl TcpSocket {
         self.ack_now = false;
         self.unacked_segments = 0;
         self.delack_deadline = Opt::NONE;
+        if self.cfg.ecn_feedback == EcnFeedback::Accecn {
+            self.accecn_ack_sent();
+        }
     }
 }
 

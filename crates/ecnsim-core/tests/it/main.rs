@@ -1,5 +1,6 @@
 //! Scenario tests: whole simulations through the public API, one binary.
 
+mod accecn;
 mod apps;
 mod aqm;
 mod bbr;

@@ -30,6 +30,9 @@ pub struct Dctcp {
     acked_ece: u64,
     /// No window growth until SND.UNA passes this point (the window of the last reduction).
     hold_until: u64,
+    /// The marks come from AccECN's counters (RFC 9768) through [`Dctcp::on_accecn_feedback`],
+    /// not from the ECE flag of each ACK.
+    exact: bool,
     /// Receiver (RFC 8257 §3.2): the delayed ACK outstanding when the CE state changed, of this
     /// RCV.NXT, is due with the previous state's ECE.
     pub(crate) prior_ack: Option<u64>,
@@ -48,6 +51,7 @@ impl Dctcp {
             acked: 0,
             acked_ece: 0,
             hold_until: 0,
+            exact: false,
             prior_ack: None,
         }
     }
@@ -75,9 +79,10 @@ impl Dctcp {
                 }
             }
         };
-        // RFC 8257 §3.3 step 2-3: count bytes acknowledged, and those with ECE.
+        // RFC 8257 §3.3 step 2-3: count bytes acknowledged, and those with ECE (with AccECN, the
+        // marked ones were counted exactly by `on_accecn_feedback`).
         self.acked += units;
-        if ece {
+        if ece && !self.exact {
             self.acked_ece += units;
         }
         // RFC 8257 §3.3 step 4: once SND.UNA passes the window end, update alpha.
@@ -95,6 +100,25 @@ impl Dctcp {
             self.acked_ece = 0;
             self.next_seq = snd_nxt;
         }
+    }
+
+    /// AccECN was negotiated: from now on the marks are counted by [`Dctcp::on_accecn_feedback`].
+    pub(crate) fn use_accecn(&mut self) {
+        self.exact = true;
+    }
+
+    /// An ACK's AccECN feedback (RFC 9768), before [`Dctcp::on_ack_event`] for the same ACK:
+    /// `packets` and `bytes` newly reported CE-marked. RFC 8257 §3.3 step 3 counts the bytes
+    /// acknowledged with ECE as marked, an approximation of the bytes that met congestion that
+    /// classic feedback forces (one flag per ACK, which may stand for two segments); AccECN
+    /// reports them one for one (RFC 9768 §1: "whenever more than one marking is received in
+    /// one RTT").
+    pub(crate) fn on_accecn_feedback(&mut self, packets: u64, bytes: u64) {
+        debug_assert!(self.exact);
+        self.acked_ece += match self.fraction {
+            DctcpFraction::Packets => packets,
+            DctcpFraction::Bytes => bytes,
+        };
     }
 
     /// An ECN-Echo that starts a reduction (at most once per window, the socket's rule): RFC 8257
@@ -156,6 +180,34 @@ mod tests {
         }
         assert_eq!(p.alpha(), (1 << 6) / 2);
         assert_eq!(b.alpha(), (1000 << 6) / 1100);
+    }
+
+    /// With AccECN the marked count is exact: two segments on one (delayed) ACK of which one is
+    /// marked count one, where classic ECE would count both (RFC 8257 §3.3 step 3).
+    #[test]
+    fn accecn_counts_each_mark_where_ece_counts_the_whole_ack() {
+        let mut classic = Dctcp::new(4, DctcpFraction::Packets, 10 * MSS);
+        let mut exact = Dctcp::new(4, DctcpFraction::Packets, 10 * MSS);
+        exact.use_accecn();
+        for d in [&mut classic, &mut exact] {
+            d.alpha = 0;
+        }
+        for i in 1..=5 {
+            // Five delayed ACKs of two segments; the first segment of each is marked.
+            classic.on_ack_event(2 * MSS, true, MSS, 2 * i * MSS, 20 * MSS);
+            exact.on_accecn_feedback(1, MSS);
+            exact.on_ack_event(2 * MSS, true, MSS, 2 * i * MSS, 20 * MSS);
+        }
+        // F = 10/10 with ECE, 5/10 with AccECN: alpha = F / 16.
+        assert_eq!(classic.alpha(), 64);
+        assert_eq!(exact.alpha(), 32);
+        // Bytes: the option's CE bytes.
+        let mut b = Dctcp::new(4, DctcpFraction::Bytes, 2 * MSS);
+        b.use_accecn();
+        b.alpha = 0;
+        b.on_accecn_feedback(1, 500);
+        b.on_ack_event(2 * MSS, true, MSS, 2 * MSS, 4 * MSS);
+        assert_eq!(b.alpha(), (500 << 6) / 2000);
     }
 
     #[test]
