@@ -27,6 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import scenarios  # noqa: E402
 
+#: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
+ECNSIM_TCP: dict[str, Any] = {}
+
 
 def scenario_dict(sc: dict[str, Any]) -> dict[str, Any]:
     import ecnsim
@@ -43,7 +46,7 @@ def scenario_dict(sc: dict[str, Any]) -> dict[str, Any]:
     s.router("r1", "r2")
     if sc["queue"] == "droptail":
         q = droptail(limit_packets=sc["buffer"])
-        s.tcp(**tcp(cc="cubic", ecn="off"))
+        s.tcp(**{**tcp(cc="cubic", ecn="off"), **ECNSIM_TCP})
     else:
         r = sc["red"]
         q = red(
@@ -55,7 +58,7 @@ def scenario_dict(sc: dict[str, Any]) -> dict[str, Any]:
             gentle=True,
             ecn="rfc3168",
         )
-        s.tcp(**tcp(cc="cubic", ecn="request"))
+        s.tcp(**{**tcp(cc="cubic", ecn="request"), **ECNSIM_TCP})
     s.link(
         "r1",
         "r2",
@@ -173,7 +176,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-linux", help="write Linux's side here (after each scenario)")
     ap.add_argument("--only", action="append", help="scenario id prefix (repeatable)")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
+    ap.add_argument(
+        "--ecnsim-tcp",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="explanatory variant: override an ecnsim tcp field (JSON value), e.g. "
+        "reduction_basis='\"ns2_window\"'; the table is then not a verdict",
+    )
     a = ap.parse_args(argv[1:])
+    for kv in a.ecnsim_tcp:
+        key, _, value = kv.partition("=")
+        ECNSIM_TCP[key] = json.loads(value)
     scs = scenarios.scenarios()
     if a.only:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
