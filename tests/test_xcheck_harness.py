@@ -180,3 +180,28 @@ def test_ns3_dctcp_one_flow_agrees() -> None:
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=900,
     )  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def _emulation_problem() -> str | None:
+    try:
+        from ecnsim.emulation import NamespaceError, check_environment
+
+        try:
+            check_environment()
+        except NamespaceError as e:
+            return str(e)
+    except ImportError as e:  # pragma: no cover
+        return str(e)
+    return None
+
+
+@pytest.mark.linux
+@pytest.mark.skipif(_emulation_problem() is not None, reason=str(_emulation_problem()))
+def test_linux_cubic_two_flows_agree() -> None:
+    """Two CUBIC flows, 10 Mb/s, 20 ms, DropTail: every band of the Linux cross-check
+    holds (40 s of real time; docs/validation.md, "CUBIC against Linux's tcp_cubic")."""
+    sc = next(s for s in LNX_SCEN.scenarios() if s["id"] == "droptail-10M-20ms-2")
+    e = LNX_CMP.metrics(sc, LNX_CMP.run_sim(sc))
+    n = LNX_CMP.metrics(sc, LNX_CMP.run_linux(sc))
+    out = {k: (e[k], n[k]) for k, b in LNX_SCEN.BANDS.items() if not LNX_SCEN.within(b, e[k], n[k])}
+    assert not out, f"out of band (ecnsim, Linux): {out}"

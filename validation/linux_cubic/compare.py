@@ -123,7 +123,17 @@ def side(results: Any, n: int) -> dict[str, Any]:
     }
 
 
+def _keys_to_float(m: dict[str, Any]) -> dict[str, Any]:
+    """JSON turns the series' float keys (times) into strings: back to floats."""
+    return {
+        **m,
+        "queue_series": {float(t): v for t, v in m["queue_series"].items()},
+        "cwnd_series": [{float(t): v for t, v in c.items()} for c in m["cwnd_series"]],
+    }
+
+
 def metrics(sc: dict[str, Any], m: dict[str, Any]) -> dict[str, float]:
+    m = _keys_to_float(m)
     span = scenarios.DURATION - scenarios.WARMUP
     w = scenarios.WARMUP - 1e-9
     g = np.array(m["goodput"])
