@@ -5,8 +5,10 @@ tcp_cubic through ``ecnsim emulate``, ``validation/linux_cubic``).
 The fast tests (CI) check that each harness's scenarios are the grid the issue
 asks for, that every band is well formed and means what it says, that every
 ecnsim scenario validates, and that the ns-3 descriptions use only keys the ns-3
-script knows. The comparisons themselves need ns-3 (``pytest -m ns3``) or root
-and network namespaces (``pytest -m linux``); both are deselected by default.
+script knows; and ecnsim today against ns-3's recorded output for three 10 Mb/s
+scenarios (no ns-3 needed), the known CUBIC defect as a strict xfail. Running ns-3
+(``pytest -m ns3``) or Linux through emulation (root, ``pytest -m linux``) is
+deselected by default.
 """
 
 from __future__ import annotations
@@ -205,3 +207,43 @@ def test_linux_cubic_two_flows_agree() -> None:
     n = LNX_CMP.metrics(sc, LNX_CMP.run_linux(sc))
     out = {k: (e[k], n[k]) for k, b in LNX_SCEN.BANDS.items() if not LNX_SCEN.within(b, e[k], n[k])}
     assert not out, f"out of band (ecnsim, Linux): {out}"
+
+
+def _saved_ns3() -> dict[str, Any]:
+    import json
+
+    path = VALIDATION / "ns3_modern_cc" / "results" / "ns3_10M.json"
+    return {o["config"]["name"]: o for o in json.loads(path.read_text())}
+
+
+def _out_of_band(sid: str) -> dict[str, tuple[float, float]]:
+    sc = next(s for s in NS3_SCEN.scenarios() if s["id"] == sid)
+    e = NS3_CMP.metrics(sc, NS3_CMP.run_ecnsim(sc))
+    n = NS3_CMP.metrics(sc, NS3_CMP.from_ns3(sc, _saved_ns3()[sid]))
+    bands = NS3_SCEN.BANDS[sc["algo"]]
+    return {
+        k: (e[k], n[k]) for k, b in bands.items() if k in e and not NS3_SCEN.within(b, e[k], n[k])
+    }
+
+
+@pytest.mark.parametrize(
+    "sid",
+    [
+        "dctcp-10M-20ms-1",
+        "cubic-10M-20ms-2",
+        pytest.param(
+            "cubic-10M-20ms-1",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="ecnsim defect: CUBIC on SACK recovery loops through timeouts (ssthresh "
+                "from a swollen FlightSize on a timeout inside recovery); docs/validation.md, "
+                "'CUBIC and DCTCP against ns-3', cause 1",
+            ),
+        ),
+    ],
+)
+def test_ecnsim_against_recorded_ns3(sid: str) -> None:
+    """ecnsim today against ns-3's recorded output (no ns-3 needed; ~2 s each): the
+    scenarios whose every band held when the comparison ran, and the known defect."""
+    out = _out_of_band(sid)
+    assert not out, f"out of band (ecnsim, ns-3): {out}"
