@@ -710,3 +710,27 @@ def test_interrupted_emulate_out_keeps_tables_and_meta(tmp_path: Path, sig: int)
     assert "partial results (finished=false" in err
     assert not any(n.startswith(prefix) for n in list_namespaces())
     assert traffic_processes() == []
+
+
+@needs_emulation
+def test_sample_interval_gives_linux_cwnd_over_time() -> None:
+    """simulation.sample_interval: the bulk sender samples its socket's TCP_INFO at the core's
+    sampling instants (docs/emulation.md, flow_series)."""
+    sc = scenario({"type": "droptail", "limit_packets": 20}, duration="3s", warmup="0s")
+    sc["simulation"]["sample_interval"] = "100ms"
+    res = Emulation(sc).run()
+    fs = res.flow_series
+    assert len(fs) > 0
+    assert set(fs["flow"]) == {"bulk"}
+    # On the core's grid (multiples of 100 ms after time zero), in order, none after the end.
+    ticks = (fs["time_s"] / 0.1).round(9)
+    assert (ticks == ticks.round()).all()
+    assert fs["time_s"].is_monotonic_increasing
+    assert fs["time_s"].max() <= 3.0
+    assert len(fs) >= 25, "a sample every 100 ms from the connection (t = 0) to 3 s"
+    # A live Reno connection: cwnd at least IW segments' worth at some point, counters grow.
+    assert (fs["cwnd_bytes"] > 0).all()
+    assert fs["cwnd_bytes"].max() >= 3 * 1448
+    assert fs["bytes_sent"].is_monotonic_increasing
+    assert fs["bytes_delivered"].iloc[-1] > 1_000_000
+    assert (fs["srtt_s"] > 0.02).all(), "srtt at least the 24 ms base RTT"

@@ -36,7 +36,9 @@ sizes in bytes):
                        ``ecn``, ``gentle``, ``wait``, ``mean_pktsize``}: a
                        RedQueueDisc on r1 -> r2 (see QUEUE_DEFAULTS, README.md)
 ``sample_interval``    if set, each flow carries ``cwnd_series``: the last cwnd
-                       (bytes) at each k * interval from 0
+                       (bytes) at each k * interval from 0; and the output's
+                       ``queue_series`` holds the packets waiting on r1 -> r2
+                       (disc and device queue) at each k * interval
 ``drops``              1-based indices of the data packets (> 100 bytes) that
                        r2 drops on arrival over the bottleneck (scripted
                        losses; default none)
@@ -46,7 +48,9 @@ sizes in bytes):
                        ``clock_granularity`` (0.001), ``rcv_window`` (bytes,
                        2**30), ``snd_buf`` (bytes, 2**30), ``recovery``
                        ("classic" or "prr", default "classic"), ``cc``
-                       ("NewReno", "LinuxReno", default "NewReno"),
+                       ("NewReno", "LinuxReno", "Cubic", "Dctcp"; default
+                       "NewReno"; "Dctcp" needs ``ecn``: ns-3 then runs
+                       its DctcpEcn mode),
                        ``limited_transmit`` (false), ``data_retries`` (1000),
                        ``sack`` (false)
 =====================  =========================================================
@@ -112,7 +116,8 @@ QUEUE_DEFAULTS: dict[str, Any] = {
     "max_th": 15.0,
     "w_q": 0.002,
     "max_p": 0.1,  # LInterm = 1 / max_p
-    "ecn": False,  # UseEcn (UseHardDrop stays true: forced decisions drop)
+    "ecn": False,  # UseEcn
+    "hard_drop": True,  # UseHardDrop: forced decisions (avg >= max_th) drop; false: they mark
     "gentle": False,
     "wait": True,
     "mean_pktsize": 1500,
@@ -263,6 +268,25 @@ inline void ConnectSenderAt(double t, ns3::Ptr<ns3::Application> app, SenderProb
     ns3::Simulator::Schedule(ns3::Seconds(t), &ConnectSenderNow, app, probe);
 }
 
+// Packets waiting on the bottleneck (the queue disc, if any, plus the device
+// queue) at k * dt, k = 0, 1, ...
+struct QueueSampler {
+    ns3::Ptr<ns3::QueueDisc> disc;
+    ns3::Ptr<ns3::Queue<ns3::Packet>> dev;
+    double dt = 0;
+    std::vector<uint32_t> n;
+    void Sample() {
+        uint32_t k = dev->GetNPackets();
+        if (disc) { k += disc->GetNPackets(); }
+        n.push_back(k);
+        ns3::Simulator::Schedule(ns3::Seconds(dt), &QueueSampler::Sample, this);
+    }
+};
+
+inline void StartQueueSampler(QueueSampler* s) {
+    ns3::Simulator::ScheduleNow(&QueueSampler::Sample, s);
+}
+
 }  // namespace ecnsim_validation
 """
 
@@ -331,7 +355,12 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
         return ns.TimeValue(ns.NanoSeconds(round(x * 1e9)))
 
     # --- TCP defaults (every socket is created after these) -------------------
-    cc_tid = {"NewReno": ns.TcpNewReno, "LinuxReno": ns.TcpLinuxReno}[tcp["cc"]].GetTypeId()
+    cc_tid = {
+        "NewReno": ns.TcpNewReno,
+        "LinuxReno": ns.TcpLinuxReno,
+        "Cubic": ns.TcpCubic,
+        "Dctcp": ns.TcpDctcp,
+    }[tcp["cc"]].GetTypeId()
     rec_tid = {"classic": ns.TcpClassicRecovery, "prr": ns.TcpPrrRecovery}[
         tcp["recovery"]
     ].GetTypeId()
@@ -360,7 +389,7 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
         sd("ns3::RedQueueDisc::QW", ns.DoubleValue(float(q["w_q"])))
         sd("ns3::RedQueueDisc::LInterm", ns.DoubleValue(1.0 / float(q["max_p"])))
         sd("ns3::RedQueueDisc::UseEcn", ns.BooleanValue(bool(q["ecn"])))
-        sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(True))
+        sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(bool(q["hard_drop"])))
         sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(bool(q["gentle"])))
         sd("ns3::RedQueueDisc::Wait", ns.BooleanValue(bool(q["wait"])))
         sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(int(q["mean_pktsize"])))
@@ -473,6 +502,14 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
 
     bn_queue = bn_devs.Get(0).GetObject[ns.PointToPointNetDevice]().GetQueue()
     bn_queue_back = bn_devs.Get(1).GetObject[ns.PointToPointNetDevice]().GetQueue()
+    sampler = None
+    if cfg["sample_interval"]:
+        sampler = probes.QueueSampler()
+        sampler.dev = bn_queue
+        if red_qdisc is not None:
+            sampler.disc = red_qdisc
+        sampler.dt = float(cfg["sample_interval"])
+        probes.StartQueueSampler(sampler)
 
     # --- applications ------------------------------------------------------------
     port = 9000
@@ -579,6 +616,11 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
             "reverse_drops_total": int(bn_queue_back.GetTotalDroppedPackets()),
         },
         "removed_qdiscs": removed_qdiscs,
+        "queue_series": (
+            [int(x) for x in sampler.n][: int(duration / float(cfg["sample_interval"]) + 1e-9) + 1]
+            if sampler is not None
+            else None
+        ),
         "packet_hops": packet_hops(ns),
         "events": int(ns.Simulator.GetEventCount()),
         "run_cpu_s": run_for.cpu,

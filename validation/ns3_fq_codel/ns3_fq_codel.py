@@ -184,7 +184,6 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{f['limit']}p")),
         "Flows", ns.UintegerValue(f["flows"]),
         "DropBatchSize", ns.UintegerValue(f["drop_batch"]),
-        "Quantum", ns.UintegerValue(f["quantum_ip"]),
         "Target", ns.StringValue(f"{round(f['target'] * 1e3)}ms"),
         "Interval", ns.StringValue(f"{round(f['interval'] * 1e3)}ms"),
         "UseEcn", ns.BooleanValue(True),
@@ -194,6 +193,10 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         "EnableSetAssociativeHash", ns.BooleanValue(False),
     )  # fmt: skip
     qd = fq.Install(bn.Get(0)).Get(0)
+    # ns-3 3.44 has no Quantum attribute (the first run stopped on "Invalid attribute set
+    # (Quantum)"): the quantum is set by method before the disc initialises (it would take the
+    # device MTU, 1500, when left at 0).
+    qd.GetObject[ns.FqCoDelQueueDisc]().SetQuantum(f["quantum_ip"])
     fifo = ns.TrafficControlHelper()
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc")
     fifo.Install(bn.Get(1))

@@ -29,7 +29,13 @@ import numpy as np
 
 from ecnsim import _core
 from ecnsim.emulation.netns import Namespace, NamespaceError, check_environment
-from ecnsim.emulation.plan import FLOW_PORT_BASE, EmulationPlan, FlowPlan, make_plan
+from ecnsim.emulation.plan import (
+    FLOW_PORT_BASE,
+    EmulationPlan,
+    FlowPlan,
+    make_plan,
+    parse_seconds,
+)
 from ecnsim.results import Results, Table
 
 __all__ = ["Emulation", "EmulationError"]
@@ -239,6 +245,12 @@ class Emulation:
         # once all of them are ready (and sent to them on stdin).
         end_ns = round(plan.duration_s * 1e9)
         common = ["--end-at", str(end_ns), "--warmup-at", str(round(plan.warmup_s * 1e9))]
+        # simulation.sample_interval: the bulk senders sample their socket's TCP_INFO (cwnd,
+        # ssthresh, ...) at the core's sampling instants, for the flow_series table.
+        interval = plan.resolved_spec.get("simulation", {}).get("sample_interval")
+        sample_ns = (
+            round(parse_seconds(interval, "simulation.sample_interval") * 1e9) if interval else 0
+        )
         for f in plan.flows:
             mode = "sink" if f.kind == "bulk" else f.kind
             args = ["--mode", mode, "--port", str(f.port), "--grace-ns", str(grace), *common]
@@ -255,6 +267,8 @@ class Emulation:
             args += ["--request", str(f.request), "--response", str(f.response)]
             if f.bytes is not None:
                 args += ["--bytes", str(f.bytes)]
+            if f.kind == "bulk" and sample_ns:
+                args += ["--sample-ns", str(sample_ns)]
             if f.kind != "bulk" and f.window_clamp:
                 args += ["--window-clamp", str(f.window_clamp)]
             self._spawn(f, "client", args)
@@ -395,6 +409,7 @@ class Emulation:
         }
         rows: list[dict[str, Any]] = []
         records: list[dict[str, Any]] = []
+        series: list[dict[str, Any]] = []
         for f in plan.flows:
             c, s = client.get(f.index, {}), server.get(f.index, {})
             to_srv, to_cli = 2 * f.index, 2 * f.index + 1
@@ -402,6 +417,24 @@ class Emulation:
             conns = s.get("connections", [])
             info = c.get("tcp_info") or {}
             warm_info = c.get("tcp_info_warmup") or {}
+            for t_ns, cwnd, ssthresh, mss, rtt_us, retrans, sent, acked in c.get("samples", []):
+                series.append(
+                    {
+                        "time_s": t_ns / 1e9,
+                        "flow_id": f.index,
+                        "flow": f.name,
+                        "cwnd_bytes": float(cwnd * mss),
+                        # Linux's "infinite" ssthresh (TCP_INFINITE_SSTHRESH) until the first
+                        # reduction, as the simulator's inf.
+                        "ssthresh_bytes": math.inf
+                        if ssthresh >= 0x7FFFFFFF
+                        else float(ssthresh * mss),
+                        "bytes_sent": float(sent),
+                        "bytes_delivered": float(acked),
+                        "retransmits": float(retrans),
+                        "srtt_s": rtt_us / 1e6,
+                    }
+                )
             row: dict[str, Any] = {
                 "flow_id": f.index,
                 "flow": f.name,
@@ -526,6 +559,8 @@ class Emulation:
             row["throughput_bps"] = row["bytes_sent"] * 8 / span if span > 0 else math.nan
             rows.append(row)
         res.tables["flows"] = _table("flows", rows)
+        if series:
+            res.tables["flow_series"] = _table("flow_series", series)
         res.tables["emu_hosts"] = _table(
             "emu_hosts",
             [

@@ -96,6 +96,7 @@ def _await_time_zero(a: argparse.Namespace) -> None:
     except ValueError:
         got = line.strip()
         raise SystemExit(f"expected simulated time zero (ns) on stdin, got {got!r}") from None
+    a.t0 = t0
     a.end_at += t0
     a.warmup_at += t0
     if getattr(a, "start_at", None) is not None:
@@ -264,6 +265,39 @@ def _connect(a: argparse.Namespace) -> socket.socket:
     return sock
 
 
+def _sample_tcp_info(
+    sock: socket.socket, a: argparse.Namespace, stop: _Stop, rows: list[list[int]]
+) -> None:
+    """Every ``--sample-ns`` from simulated time zero to the end: [ns after time zero,
+    snd_cwnd, snd_ssthresh, snd_mss, rtt_us, total_retrans, bytes_sent, bytes_acked] of
+    ``sock`` (the ``flow_series`` of an emulated run)."""
+    k = max(0, -(-(time.monotonic_ns() - a.t0) // a.sample_ns))
+    while not stop.event.is_set():
+        t = a.t0 + k * a.sample_ns
+        if t > a.end_at:
+            return
+        _sleep_until(t)
+        info = tcp_info(sock)
+        if not info:
+            return
+        rows.append(
+            [t - a.t0]
+            + [
+                info.get(f, 0)
+                for f in (
+                    "snd_cwnd",
+                    "snd_ssthresh",
+                    "snd_mss",
+                    "rtt_us",
+                    "total_retrans",
+                    "bytes_sent",
+                    "bytes_acked",
+                )
+            ]
+        )
+        k += 1
+
+
 def run_bulk_client(a: argparse.Namespace, stop: _Stop) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "client", "mode": "bulk", "start_ns": time.monotonic_ns()}
     try:
@@ -272,6 +306,13 @@ def run_bulk_client(a: argparse.Namespace, stop: _Stop) -> dict[str, Any]:
         out["error"] = f"connect: {e}"
         return out
     out["connected_ns"] = time.monotonic_ns()
+    samples: list[list[int]] = []
+    sampler = None
+    if a.sample_ns:
+        sampler = threading.Thread(
+            target=_sample_tcp_info, args=(sock, a, stop, samples), daemon=True
+        )
+        sampler.start()
     payload = b"x" * CHUNK
     sent = 0
     warm_info = None
@@ -309,6 +350,10 @@ def run_bulk_client(a: argparse.Namespace, stop: _Stop) -> dict[str, Any]:
                 break
     out["tcp_info"] = tcp_info(sock)
     out["tcp_info_warmup"] = warm_info
+    if sampler is not None:
+        stop.event.set()
+        sampler.join(timeout=1.0)
+        out["samples"] = list(samples)
     sock.close()
     return out
 
@@ -382,6 +427,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--dst", required=True)
     c.add_argument("--start-at", type=int, required=True)
     c.add_argument("--bytes", type=int)
+    c.add_argument(
+        "--sample-ns", type=int, default=0, help="bulk: sample TCP_INFO every N ns (0: never)"
+    )
     for q in (s, c):
         q.add_argument("--port", type=int, required=True)
         q.add_argument("--end-at", type=int, required=True)
