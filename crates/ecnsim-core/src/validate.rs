@@ -435,6 +435,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             handshake,
             headers_on_data,
             recovery,
+            sack_variant,
             cubic_beta,
             cubic_c,
             cubic_fast_convergence,
@@ -483,6 +484,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.handshake, handshake, Some);
         set(&mut c.headers_on_data, headers_on_data, Some);
         set(&mut c.recovery, recovery, Some);
+        set(&mut c.sack_variant, sack_variant, Some);
         set(&mut c.cubic_beta, cubic_beta, fraction);
         set(&mut c.cubic_c, cubic_c, fraction);
         set(&mut c.cubic_fast_convergence, cubic_fast_convergence, Some);
@@ -2133,8 +2135,10 @@ mod doc_tests {
 
     #[test]
     fn docs_name_every_tcp_field() {
-        // Every field of `[tcp]`, as a resolved configuration writes them all.
-        let all = serde_json::to_value(crate::builder::overrides_from(&Profile::Rfc.tcp())).unwrap();
+        // Every field of `[tcp]`, as a resolved configuration writes them all (a SACK flow's
+        // under `ns2-2001`, which shows `sack_variant` too).
+        let sack = crate::tcp::TcpConfig { cc: crate::spec::CcKind::Sack, ..Profile::Ns2_2001.tcp() };
+        let all = serde_json::to_value(crate::builder::overrides_from(&sack, Profile::Ns2_2001)).unwrap();
         let names: Vec<String> = all.as_object().unwrap().keys().cloned().collect();
         assert!(names.len() > TCP_FIELDS.len(), "{names:?}");
         for f in names {

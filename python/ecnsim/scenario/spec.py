@@ -400,6 +400,7 @@ def tcp(
     handshake: bool | None = None,
     headers_on_data: bool | None = None,
     recovery: str | None = None,
+    sack_variant: str | None = None,
     cubic_beta: float | None = None,
     cubic_c: float | None = None,
     cubic_fast_convergence: bool | None = None,
@@ -413,7 +414,8 @@ def tcp(
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"tahoe"``, ``"reno"``,
     ``"newreno"``, ``"sack"``, ``"cubic"`` or ``"dctcp"`` (``"bbr"`` for
     ``ecnsim emulate`` only); ``recovery`` (under ``cubic`` and ``dctcp``)
-    ``"newreno"`` or ``"sack"``; ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
+    ``"newreno"`` or ``"sack"``; ``sack_variant`` (on SACK recovery) ``"rfc6675"`` or
+    ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
@@ -422,8 +424,8 @@ def tcp(
     ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``; ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
     ``"ns2"`` or ``"linux"``; ``timeout_after_ecn`` ``"same_window"`` or
-    ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
-    ``"less_careful"`` (``True`` means ``"less_careful"``); ``newreno_partial_ack``
+    ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"``,
+    ``"less_careful"`` or ``"careful_ack_heuristic"`` (``True`` means ``"less_careful"``); ``newreno_partial_ack``
     ``"rfc6582"`` or ``"ns2"``; ``ca_increase`` ``"per_ack"``,
     ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
     ``"flight_size"`` or ``"ns2_window"``.
@@ -469,6 +471,7 @@ def tcp(
             "handshake": handshake,
             "headers_on_data": headers_on_data,
             "recovery": recovery,
+            "sack_variant": sack_variant,
             "cubic_beta": cubic_beta,
             "cubic_c": cubic_c,
             "cubic_fast_convergence": cubic_fast_convergence,
