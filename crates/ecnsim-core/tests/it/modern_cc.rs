@@ -73,4 +73,3 @@ fn cubic_uses_a_long_fat_pipe_better_than_reno() {
         assert!(cubic > 1.1 * reno && cubic > 150e6, "CUBIC ({recovery}) {cubic} vs Reno {reno} b/s");
     }
 }
-
