@@ -425,10 +425,10 @@ def tcp(
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
     ``"ns2"`` or ``"linux"``; ``timeout_after_ecn`` ``"same_window"`` or
     ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"``,
-    ``"less_careful"`` or ``"careful_ack_heuristic"`` (``True`` means ``"less_careful"``); ``newreno_partial_ack``
-    ``"rfc6582"`` or ``"ns2"``; ``ca_increase`` ``"per_ack"``,
-    ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
-    ``"flight_size"`` or ``"ns2_window"``.
+    ``"less_careful"`` or ``"careful_ack_heuristic"`` (``True`` means
+    ``"less_careful"``); ``newreno_partial_ack`` ``"rfc6582"`` or ``"ns2"``;
+    ``ca_increase`` ``"per_ack"``, ``"byte_counting"`` or ``"per_ack_truncated"``;
+    ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``.
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
