@@ -2133,6 +2133,20 @@ mod doc_tests {
         assert_eq!((c.mss, c.initial_window, c.rcv_window), (1448, InitialWindow::Segments(4), 262_144));
     }
 
+    /// The resolved spec names `sack_variant` where rerunning it under its profile needs it.
+    #[test]
+    fn sack_variant_is_resolved_where_it_or_its_profile_default_is_not_rfc6675() {
+        use crate::spec::{CcKind, SackVariant};
+        let shown = |cc, p: Profile, v| {
+            crate::builder::overrides_from(&crate::tcp::TcpConfig { cc, sack_variant: v, ..p.tcp() }, p).sack_variant
+        };
+        assert_eq!(shown(CcKind::Sack, Profile::Ns2_2001, SackVariant::Rfc6675), Some(SackVariant::Rfc6675));
+        assert_eq!(shown(CcKind::Sack, Profile::Ns2_2001, SackVariant::Ns2Sack1), Some(SackVariant::Ns2Sack1));
+        assert_eq!(shown(CcKind::Sack, Profile::Rfc, SackVariant::Ns2Sack1), Some(SackVariant::Ns2Sack1));
+        assert_eq!(shown(CcKind::Sack, Profile::Rfc, SackVariant::Rfc6675), None);
+        assert_eq!(shown(CcKind::Reno, Profile::Ns2_2001, SackVariant::Ns2Sack1), None);
+    }
+
     #[test]
     fn docs_name_every_tcp_field() {
         // Every field of `[tcp]`, as a resolved configuration writes them all (a SACK flow's
