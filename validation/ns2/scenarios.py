@@ -137,6 +137,19 @@ DETERMINISTIC: dict[str, Case] = {
         duration=6.0,
         **DUMBBELL,
     ),
+    # Issue 35 item 5 (ns-2's Sack1, `sack_variant = "ns2_sack1"`): six losses in one window, and
+    # SACK through DropTail overflow. Bands: DETERMINISTIC_BANDS, committed before any comparison.
+    "sack-6drops": Case(
+        "sack-6drops",
+        variant="sack",
+        queue=DropTailQ(1000),
+        drops=(100, 102, 104, 106, 108, 110),
+        duration=6.0,
+        **DUMBBELL,
+    ),
+    "sack-droptail": Case(
+        "sack-droptail", variant="sack", queue=DropTailQ(10), duration=10.0, **DUMBBELL
+    ),
     "tahoe-5drops": Case(
         "tahoe-5drops",
         variant="tahoe",

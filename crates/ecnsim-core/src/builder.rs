@@ -27,7 +27,7 @@ use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
-    QueueSpec, ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
+    QueueSpec, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -262,7 +262,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         sim.flows[fid.index()].slot = slot;
         let rf = &mut resolved.flows[i];
         rf.name = Some(name);
-        rf.tcp = overrides_from(&cfg);
+        rf.tcp = overrides_from(&cfg, profile);
         rf.start = Some(TimeValue(i128::from(start.as_nanos())));
         rf.start_jitter = None;
         if start < end {
@@ -308,7 +308,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         sim.apps.push(AppSlot { app, name: name.clone(), group, tcp: cfg, timer_gen: 0, timer_at: None });
         let ra = &mut resolved.apps[j];
         ra.name = Some(name);
-        ra.tcp = overrides_from(&cfg);
+        ra.tcp = overrides_from(&cfg, profile);
         if start < end {
             sim.sched.schedule(start, Event::AppStart(id));
         }
@@ -536,8 +536,13 @@ fn compute_routes(nodes: &[Node], ports: &[Port], options: &SimOptions) -> Resul
 }
 
 /// A resolved configuration written back as scenario fields.
-pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
+pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
     let (cubic, dctcp) = (c.cc == CcKind::Cubic, c.cc == CcKind::Dctcp);
+    // `sack_variant` appears for a SACK flow whose variant, or whose profile's default, is not
+    // RFC 6675: the resolved spec of every other flow is what it was before the option existed,
+    // and the printed spec still reruns to the same variant under its profile.
+    let rfc6675 = SackVariant::Rfc6675;
+    let sack_variant_shown = c.offers_sack() && (c.sack_variant != rfc6675 || profile.tcp().sack_variant != rfc6675);
     let t = |d: SimDuration| Some(TimeValue(i128::from(d.as_nanos())));
     TcpOverrides {
         cc: Some(c.cc),
@@ -586,6 +591,7 @@ pub(crate) fn overrides_from(c: &TcpConfig) -> TcpOverrides {
         // The parameters of CUBIC and DCTCP appear only where they apply, so the resolved spec of
         // a Tahoe, Reno, NewReno or SACK flow is what it was before they existed.
         recovery: c.cc.takes_recovery().then_some(c.recovery),
+        sack_variant: sack_variant_shown.then_some(c.sack_variant),
         cubic_beta: cubic.then(|| unfraction(c.cubic_beta)),
         cubic_c: cubic.then(|| unfraction(c.cubic_c)),
         cubic_fast_convergence: cubic.then_some(c.cubic_fast_convergence),

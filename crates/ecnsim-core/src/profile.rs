@@ -9,7 +9,7 @@
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
-    EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator,
+    EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator, SackVariant,
     TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -101,11 +101,9 @@ impl Profile {
             ect_codepoint: EctCodepoint::Ect0,
             // RFC 5681 §4.1: a TCP SHOULD set cwnd to no more than RW before beginning transmission after idle.
             restart_after_idle: true,
-            // DEVIATION(RFC 6582): §3.2 step 1's careful variant asks for an ACK covering more than
-            // `recover`; without §4's heuristics that strict check turns the duplicate ACKs of a new
-            // loss just past a timeout's `recover` into another timeout (38 in 60 s for one NewReno
-            // flow on a one-BDP DropTail queue), so ACKs of exactly `recover` qualify (RFC 2582 §5).
-            newreno_careful: NewrenoCareful::LessCareful,
+            // RFC 6582 §3.2 step 2: a fast retransmit only if the ACK covers more than `recover`; §4.1's
+            // ACK heuristic lets one through when cwnd > SMSS and the last ACK advanced by <= 4*SMSS.
+            newreno_careful: NewrenoCareful::CarefulAckHeuristic,
             // RFC 6582 §3.2 steps 5-6: partial window deflation, timer reset on the first partial ACK.
             newreno_partial_ack: NewrenoPartialAck::Rfc6582,
             // STUDIES.md §4 (AECN) asks for it; no RFC does.
@@ -136,8 +134,8 @@ impl Profile {
             // reduction may follow within the window a fast retransmit has just reduced.
             ecn_echo_before_dupack: false,
             // RFC 5681 §3.2 step 2: the third duplicate ACK MUST start fast retransmit, with no `recover`
-            // check; the check is RFC 6582 §3.2 step 2's, for NewReno (`newreno_careful`). Without §4's
-            // heuristics it turns a loss in the go-back-N after a timeout into another timeout.
+            // check; the check is RFC 6582 §3.2 step 2's (`newreno_careful`), for NewReno and SACK, and for
+            // Tahoe under "careful_ack_heuristic" (its go-back-N brings RFC 6582 §4's duplicate ACKs).
             reno_bugfix: false,
             // RFC 5681 §3.1: the RECOMMENDED way to increase cwnd in congestion avoidance is to count bytes (RFC 3465).
             ca_increase: CaIncrease::ByteCounting,
@@ -152,6 +150,8 @@ impl Profile {
             // RFC 9438 §4 runs CUBIC "with the fast recovery and retransmit of" RFC 6582 / RFC 6675;
             // NewReno needs no option in the handshake.
             recovery: Recovery::Newreno,
+            // RFC 6675 §4-5: the scoreboard's pipe and NextSeg.
+            sack_variant: SackVariant::Rfc6675,
             // RFC 9438 §4.6: beta_cubic SHOULD be set to 0.7.
             cubic_beta: 716_800_000,
             // RFC 9438 §5: C SHOULD be set to 0.4.
@@ -228,6 +228,9 @@ impl Profile {
                 newreno_partial_ack: NewrenoPartialAck::Ns2,
                 // ns-2 Agent/TCP bugFix_ true.
                 reno_bugfix: true,
+                // ns-2 Agent/TCP/Sack1 (tcp-sack1.cc), the SACK agent of ns-2's studies; its pipe counter and
+                // hole-first sending, not RFC 6675 (2012).
+                sack_variant: SackVariant::Ns2Sack1,
                 // ns-2 tcp.cc opencwnd(), windowOption_ 1: cwnd_ += increase_num_ / cwnd_, a double.
                 ca_increase: CaIncrease::PerAck,
                 // ns-2 tcp.cc slowdown(), precisionReduce_ false (true from 2006-01-24).
@@ -264,6 +267,9 @@ impl Profile {
                 ecn_one_segment: EcnOneSegment::Linux,
                 // Linux tcp_fastretrans_alert(): no new recovery until snd_una passes high_seq.
                 reno_bugfix: true,
+                // RFC 2582 §5's less careful variant, as this profile has always had: Linux's recovery is its
+                // own (tcp_fastretrans_alert() with SACK, PRR), not RFC 6582's guard with or without §4's heuristics.
+                newreno_careful: NewrenoCareful::LessCareful,
                 // Linux tcp_cong_avoid_ai(): +1 segment once snd_cwnd_cnt acknowledged segments reach cwnd.
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
@@ -321,6 +327,9 @@ impl Profile {
                 // Linux 2.4.0 tcp_fastretrans_alert(): Recovery ends only once snd_una reaches high_seq (for Reno
                 // "until something *above* high_seq is ACKed ... to prevent false fast retransmits (RFC2582)").
                 reno_bugfix: true,
+                // RFC 2582 §5's less careful variant, as this profile has always had (Linux 2.4's recovery is its
+                // own, tcp_fastretrans_alert()).
+                newreno_careful: NewrenoCareful::LessCareful,
                 // Linux 2.4.0 tcp_cong_avoid(): +1 per ACK in slow start; in avoidance snd_cwnd_cnt counts ACKs
                 // (not acknowledged segments) and cwnd grows by one when it reaches snd_cwnd.
                 ca_increase: CaIncrease::PerAck,

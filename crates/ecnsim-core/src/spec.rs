@@ -1758,6 +1758,19 @@ pub enum Recovery {
     Sack,
 }
 
+/// Which SACK-based loss recovery a SACK connection runs (`tcp.sack_variant`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SackVariant {
+    /// RFC 6675: pipe computed from the scoreboard (IsLost, SetPipe), NextSeg's rules (1)-(3).
+    Rfc6675,
+    /// ns-2's `Agent/TCP/Sack1` (`tcp-sack1.cc`): pipe is a counter set at the fast retransmit to
+    /// the packets outstanding less `numdupacks_`, one less per ACK (two per partial ACK) and one
+    /// more per packet sent; every hole below the highest SACKed packet is resent before new data;
+    /// the retransmit timer restarts at the fast retransmit; the end of recovery clears `recover_`.
+    Ns2Sack1,
+}
+
 /// What DCTCP's marked fraction F counts (`tcp.dctcp_fraction`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -1910,17 +1923,22 @@ pub enum NewrenoCareful {
     /// RFC 2582 §5's "less careful" variant: an ACK of exactly `recover` also qualifies
     /// (ns-2 `lessCareful_`).
     LessCareful,
+    /// RFC 6582 §3.2 step 2 with §4.1's ACK heuristic: duplicate ACKs that do not cover more
+    /// than `recover` still start a fast retransmit if cwnd is above one SMSS and the last
+    /// cumulative ACK advanced by at most 4 SMSS (a retransmission was lost, rather than
+    /// segments the receiver held were resent). Also guards Tahoe when `reno_bugfix` is off.
+    CarefulAckHeuristic,
 }
 
 impl<'de> Deserialize<'de> for NewrenoCareful {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        const NAMES: &[&str] = &["off", "careful", "less_careful"];
+        const NAMES: &[&str] = &["off", "careful", "less_careful", "careful_ack_heuristic"];
         struct V;
         impl serde::de::Visitor<'_> for V {
             type Value = NewrenoCareful;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(
-                    "one of \"off\", \"careful\", \"less_careful\" (or a boolean: true = \"less_careful\", false = \"off\")",
+                    "one of \"off\", \"careful\", \"less_careful\", \"careful_ack_heuristic\" (or a boolean: true = \"less_careful\", false = \"off\")",
                 )
             }
             fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<NewrenoCareful, E> {
@@ -1931,6 +1949,7 @@ impl<'de> Deserialize<'de> for NewrenoCareful {
                     "off" => Ok(NewrenoCareful::Off),
                     "careful" => Ok(NewrenoCareful::Careful),
                     "less_careful" => Ok(NewrenoCareful::LessCareful),
+                    "careful_ack_heuristic" => Ok(NewrenoCareful::CarefulAckHeuristic),
                     _ => Err(E::unknown_variant(v, NAMES)),
                 }
             }
@@ -2122,7 +2141,8 @@ pub struct TcpOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
     /// The guard on a new fast retransmit after a recovery or timeout (NewReno and SACK):
-    /// `"off"`, `"careful"` (RFC 6582 §3.2 step 2) or `"less_careful"` (RFC 2582 §5);
+    /// `"off"`, `"careful"` (RFC 6582 §3.2 step 2), `"less_careful"` (RFC 2582 §5) or
+    /// `"careful_ack_heuristic"` (RFC 6582 §3.2 step 2 with §4.1's ACK heuristic);
     /// `true` means `"less_careful"` (its meaning before the names), `false` `"off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub newreno_careful: Option<NewrenoCareful>,
@@ -2196,6 +2216,10 @@ pub struct TcpOverrides {
     /// `cc` names each carry their own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
+    /// The SACK-based recovery of a SACK connection: `"rfc6675"` or `"ns2_sack1"` (ns-2's
+    /// `Agent/TCP/Sack1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack_variant: Option<SackVariant>,
     /// CUBIC's multiplicative decrease factor beta_cubic, 0 < beta < 1 (RFC 9438 §4.6: 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_beta: Option<f64>,
@@ -2627,8 +2651,9 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
         (&[("#TCP", "newreno_partial_ack = \"rfc2582\"")], "tcp.newreno_partial_ack", "expected `rfc6582` or `ns2`"),
         (&[("#TCP", "ecn_one_segment = \"wait\"")], "tcp.ecn_one_segment", "expected one of `rfc3168`, `ns2`, `linux`"),
-        (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`"),
-        (&[("#TCP", "newreno_careful = 1")], "tcp.newreno_careful", "expected one of \"off\", \"careful\", \"less_careful\" (or a boolean"),
+        (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`, `careful_ack_heuristic`"),
+        (&[("#TCP", "newreno_careful = 1")], "tcp.newreno_careful", "expected one of \"off\", \"careful\", \"less_careful\", \"careful_ack_heuristic\" (or a boolean"),
+        (&[("#TCP", "sack_variant = \"fack\"")], "tcp.sack_variant", "unknown variant `fack`, expected `rfc6675` or `ns2_sack1`"),
         (&[("#TCP", "ecn_after_timeout = \"yes\"")], "tcp.ecn_after_timeout", "expected a boolean"),
         (&[("#TCP", "ecn_first_segment_not_ect = 1")], "tcp.ecn_first_segment_not_ect", "expected a boolean"),
         (

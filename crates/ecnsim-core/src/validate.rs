@@ -428,6 +428,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             handshake,
             headers_on_data,
             recovery,
+            sack_variant,
             cubic_beta,
             cubic_c,
             cubic_fast_convergence,
@@ -478,6 +479,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.handshake, handshake, Some);
         set(&mut c.headers_on_data, headers_on_data, Some);
         set(&mut c.recovery, recovery, Some);
+        set(&mut c.sack_variant, sack_variant, Some);
         set(&mut c.cubic_beta, cubic_beta, fraction);
         set(&mut c.cubic_c, cubic_c, fraction);
         set(&mut c.cubic_fast_convergence, cubic_fast_convergence, Some);
@@ -2124,10 +2126,26 @@ mod doc_tests {
         assert_eq!((c.mss, c.initial_window, c.rcv_window), (1448, InitialWindow::Segments(4), 262_144));
     }
 
+    /// The resolved spec names `sack_variant` where rerunning it under its profile needs it.
+    #[test]
+    fn sack_variant_is_resolved_where_it_or_its_profile_default_is_not_rfc6675() {
+        use crate::spec::{CcKind, SackVariant};
+        let shown = |cc, p: Profile, v| {
+            crate::builder::overrides_from(&crate::tcp::TcpConfig { cc, sack_variant: v, ..p.tcp() }, p).sack_variant
+        };
+        assert_eq!(shown(CcKind::Sack, Profile::Ns2_2001, SackVariant::Rfc6675), Some(SackVariant::Rfc6675));
+        assert_eq!(shown(CcKind::Sack, Profile::Ns2_2001, SackVariant::Ns2Sack1), Some(SackVariant::Ns2Sack1));
+        assert_eq!(shown(CcKind::Sack, Profile::Rfc, SackVariant::Ns2Sack1), Some(SackVariant::Ns2Sack1));
+        assert_eq!(shown(CcKind::Sack, Profile::Rfc, SackVariant::Rfc6675), None);
+        assert_eq!(shown(CcKind::Reno, Profile::Ns2_2001, SackVariant::Ns2Sack1), None);
+    }
+
     #[test]
     fn docs_name_every_tcp_field() {
-        // Every field of `[tcp]`, as a resolved configuration writes them all.
-        let all = serde_json::to_value(crate::builder::overrides_from(&Profile::Rfc.tcp())).unwrap();
+        // Every field of `[tcp]`, as a resolved configuration writes them all (a SACK flow's
+        // under `ns2-2001`, which shows `sack_variant` too).
+        let sack = crate::tcp::TcpConfig { cc: crate::spec::CcKind::Sack, ..Profile::Ns2_2001.tcp() };
+        let all = serde_json::to_value(crate::builder::overrides_from(&sack, Profile::Ns2_2001)).unwrap();
         let names: Vec<String> = all.as_object().unwrap().keys().cloned().collect();
         assert!(names.len() > TCP_FIELDS.len(), "{names:?}");
         for f in names {

@@ -402,6 +402,7 @@ def tcp(
     handshake: bool | None = None,
     headers_on_data: bool | None = None,
     recovery: str | None = None,
+    sack_variant: str | None = None,
     cubic_beta: float | None = None,
     cubic_c: float | None = None,
     cubic_fast_convergence: bool | None = None,
@@ -415,7 +416,8 @@ def tcp(
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"tahoe"``, ``"reno"``,
     ``"newreno"``, ``"sack"``, ``"cubic"``, ``"dctcp"`` or ``"bbr"``; ``recovery`` (under
     ``cubic``, ``dctcp`` and ``bbr``)
-    ``"newreno"`` or ``"sack"``; ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
+    ``"newreno"`` or ``"sack"``; ``sack_variant`` (on SACK recovery) ``"rfc6675"`` or
+    ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
@@ -426,11 +428,11 @@ def tcp(
     ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
     ``"ns2"`` or ``"linux"``; ``timeout_after_ecn`` ``"same_window"`` or
-    ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"`` or
-    ``"less_careful"`` (``True`` means ``"less_careful"``); ``newreno_partial_ack``
-    ``"rfc6582"`` or ``"ns2"``; ``ca_increase`` ``"per_ack"``,
-    ``"byte_counting"`` or ``"per_ack_truncated"``; ``reduction_basis``
-    ``"flight_size"`` or ``"ns2_window"``.
+    ``"last_action"``; ``newreno_careful`` ``"off"``, ``"careful"``,
+    ``"less_careful"`` or ``"careful_ack_heuristic"`` (``True`` means
+    ``"less_careful"``); ``newreno_partial_ack`` ``"rfc6582"`` or ``"ns2"``;
+    ``ca_increase`` ``"per_ack"``, ``"byte_counting"`` or ``"per_ack_truncated"``;
+    ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``.
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
@@ -475,6 +477,7 @@ def tcp(
             "handshake": handshake,
             "headers_on_data": headers_on_data,
             "recovery": recovery,
+            "sack_variant": sack_variant,
             "cubic_beta": cubic_beta,
             "cubic_c": cubic_c,
             "cubic_fast_convergence": cubic_fast_convergence,

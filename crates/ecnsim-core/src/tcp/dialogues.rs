@@ -4,7 +4,7 @@
 
 use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
-use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, Recovery};
+use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, Recovery};
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
@@ -845,6 +845,80 @@ fn reno_bugfix_ignores_dupacks_that_cover_no_more_than_the_data_sent_before_the_
     assert_eq!(sent[1..], [Vec::<u64>::new(), vec![], vec![]]);
     assert_eq!(d.a.ssthresh(), 15 * MSS);
     assert_eq!(d.a.cwnd(), 5 * MSS);
+}
+
+// ---------------------------------------------------------------------------
+// RFC 6582 §3.2 step 2 with the §4.1 ACK heuristic (`newreno_careful = "careful_ack_heuristic"`)
+// ---------------------------------------------------------------------------
+
+fn heuristic(cc: CcKind, careful: NewrenoCareful) -> TcpConfig {
+    TcpConfig { newreno_careful: careful, reno_bugfix: false, ..variant(cc, 30) }
+}
+
+/// RFC 6582 §4.1: the three duplicate ACKs after the ACK that jumped from segment 4 to 11 (seven
+/// segments, more than 4*SMSS) come from segments the receiver held: no fast retransmit.
+#[test]
+fn newreno_rfc6582_4_1_dupacks_after_a_large_cumulative_ack_start_no_fast_retransmit() {
+    assert_eq!(cfg().newreno_careful, NewrenoCareful::CarefulAckHeuristic, "the rfc profile's rule");
+    for cc in [CcKind::Newreno, CcKind::Tahoe] {
+        let (d, sent) = dupacks_after_a_timeout(heuristic(cc, NewrenoCareful::CarefulAckHeuristic));
+        assert_eq!(d.a.counters.fast_retransmits, 0, "{cc:?}");
+        assert!(sent[1..].iter().all(|s| !s.contains(&10_001)), "{cc:?}: {sent:?}");
+    }
+}
+
+/// Ten segments and all their ACKs lost: the timeout's go-back-N resends them, each ACK
+/// advancing by one or two segments, and the first new segment past `recover` is lost.
+/// Returns the sender's fast retransmits and when segment 11 was resent (ms).
+fn first_new_segment_lost_after_a_timeout(c: TcpConfig) -> (u64, Option<u64>) {
+    let c = TcpConfig { initial_window: InitialWindow::Segments(10), ..c };
+    let mut d = Dialogue::established(c, c);
+    d.a.send(40 * MSS);
+    assert_eq!(d.out_a().len(), 10);
+    d.a_timeout();
+    let mut segs = d.out_a();
+    let mut resent = None;
+    for _ in 0..12 {
+        // Segment 11 (seq 10 001) is lost the first time it is sent.
+        let first_11 = segs.iter().position(|s| s.header.seq == 10_001 && s.header.payload > 0);
+        if let Some(i) = first_11 {
+            if d.a.counters.retransmitted_packets < 11 {
+                segs.remove(i);
+            } else {
+                resent.get_or_insert(d.now);
+            }
+        }
+        let acks = d.deliver_to_b(&segs, &[]);
+        segs = d.deliver_to_a(&acks, &[]);
+        if segs.is_empty() {
+            if d.a.next_deadline().is_none() {
+                break;
+            }
+            d.a_timeout();
+            segs = d.out_a();
+        }
+    }
+    assert_eq!(d.b.counters.bytes_delivered, 40 * MSS);
+    (d.a.counters.fast_retransmits, resent)
+}
+
+/// RFC 6582 §4.1: after a timeout, duplicate ACKs of exactly `recover` whose last cumulative ACK
+/// advanced by at most 4*SMSS, with cwnd above one SMSS, indicate a lost segment: a fast
+/// retransmit, where §3.2 step 2 alone waits for the timer.
+#[test]
+fn newreno_rfc6582_4_1_a_lost_segment_past_recover_is_fast_retransmitted() {
+    for cc in [CcKind::Newreno, CcKind::Sack, CcKind::Tahoe] {
+        let (fr, heuristic_at) =
+            first_new_segment_lost_after_a_timeout(heuristic(cc, NewrenoCareful::CarefulAckHeuristic));
+        assert_eq!(fr, 1, "{cc:?}");
+        let careful = first_new_segment_lost_after_a_timeout(heuristic(cc, NewrenoCareful::Careful));
+        if cc != CcKind::Tahoe {
+            // RFC 6582 §3.2 step 2 alone: no fast retransmit; the timer resends 11, later.
+            assert_eq!(careful.0, 0, "{cc:?}");
+            let (careful_at, heuristic_at) = (careful.1.expect("resent by the timer"), heuristic_at.expect("resent"));
+            assert!(careful_at > heuristic_at, "{cc:?}: {careful_at} ms vs {heuristic_at} ms");
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -27,7 +27,8 @@ pub(crate) use opt::Opt;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
-    EctCodepoint, NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, TimeoutAfterEcn,
+    EctCodepoint, NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, SackVariant,
+    TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -115,6 +116,8 @@ pub struct TcpConfig {
     pub headers_on_data: bool,
     /// The loss recovery of `cc` = CUBIC or DCTCP (the older kinds carry their own).
     pub recovery: Recovery,
+    /// The SACK-based recovery of a SACK connection (RFC 6675, or ns-2's `Sack1`).
+    pub sack_variant: SackVariant,
     /// CUBIC's beta_cubic, in units of 1/[`FRACTION_SCALE`].
     pub cubic_beta: u32,
     /// CUBIC's C (segments per second cubed), in units of 1/[`FRACTION_SCALE`].

@@ -27,6 +27,11 @@ struct Board {
     blocks: Vec<(u64, u64)>,
     /// RFC 6675 HighRxt, as one past the highest octet retransmitted in recovery.
     high_rxt: u64,
+    /// ns-2 `Sack1`'s `pipe_` in bytes (`tcp.sack_variant = "ns2_sack1"`): a counter, not SetPipe().
+    ns2_pipe: i64,
+    /// ns-2 `Sack1`: the fast retransmit's own ACK sends the retransmission only (`recv()` calls
+    /// `send_much()` there only with no duplicate ACKs counted); the next ACK ends the hold.
+    ns2_hold: bool,
 }
 
 impl Scoreboard {
@@ -52,6 +57,38 @@ impl Scoreboard {
     pub(crate) fn set_high_rxt(&mut self, high_rxt: u64) {
         if self.board.is_some() || high_rxt != 0 {
             self.board.get_or_insert_with(Box::default).high_rxt = high_rxt;
+        }
+    }
+
+    /// ns-2 `Sack1`'s pipe counter in bytes, or `None` while the fast retransmit's ACK holds
+    /// further sending.
+    pub(crate) fn ns2_pipe(&self) -> Option<i64> {
+        self.board.as_deref().filter(|b| !b.ns2_hold).map(|b| b.ns2_pipe)
+    }
+
+    /// ns-2 `Sack1` enters fast recovery with `pipe` bytes in the pipe; nothing but the
+    /// retransmission goes until the next ACK.
+    pub(crate) fn ns2_enter(&mut self, pipe: i64) {
+        let b = self.board.get_or_insert_with(Box::default);
+        b.ns2_pipe = pipe;
+        b.ns2_hold = true;
+    }
+
+    /// An ACK in ns-2 `Sack1`'s recovery: `delta` (negative) to the pipe, and the hold ends.
+    pub(crate) fn ns2_ack(&mut self, delta: i64) {
+        if let Some(b) = &mut self.board {
+            b.ns2_pipe += delta;
+            b.ns2_hold = false;
+        }
+    }
+
+    /// A segment sent in ns-2 `Sack1`'s recovery: one more in the pipe, unless it is the fast
+    /// retransmission (ns-2 `dupack_action()` sends it with `output()`, not counted).
+    pub(crate) fn ns2_sent(&mut self, mss: i64) {
+        if let Some(b) = &mut self.board {
+            if !b.ns2_hold {
+                b.ns2_pipe += mss;
+            }
         }
     }
 

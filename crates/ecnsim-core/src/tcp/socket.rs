@@ -22,7 +22,7 @@ use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful,
-    NewrenoPartialAck, ReductionBasis, TimeoutAfterEcn,
+    NewrenoPartialAck, ReductionBasis, SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
@@ -275,6 +275,9 @@ pub struct TcpSocket {
     /// Partial ACKs seen in this recovery (RFC 6582 §3.2 step 5 timer rule).
     partial_acks: u32,
     cc: AnyCc,
+    /// RFC 6582 §4.1: the last ACK that advanced SND.UNA advanced it by at most 4*SMSS (its
+    /// `highest_ack - prev_highest_ack`), for `newreno_careful = "careful_ack_heuristic"`.
+    last_ack_small: bool,
     /// `rtt.rto()`, kept current by every change to the estimator: arming the timer on
     /// an ACK reads this line, and the estimator's own lines only when it takes a sample.
     rto: SimDuration,
@@ -337,6 +340,7 @@ impl TcpSocket {
                 cfg.ca_increase,
             ),
             cc,
+            last_ack_small: false,
             dupacks: 0,
             in_recovery: false,
             recover: ISS,
@@ -547,6 +551,11 @@ impl TcpSocket {
     /// SACK-based recovery is in force.
     fn sack_recovery(&self) -> bool {
         self.in_recovery && self.sack_ok
+    }
+
+    /// ns-2 `Sack1`'s recovery is in force (`tcp.sack_variant = "ns2_sack1"`).
+    fn ns2_sack1_recovery(&self) -> bool {
+        self.sack_recovery() && self.cfg.sack_variant == SackVariant::Ns2Sack1
     }
 
     // ------------------------------------------------------------------
@@ -941,6 +950,10 @@ impl TcpSocket {
         if advanced {
             self.on_new_ack(now, h);
         } else {
+            if self.ns2_sack1_recovery() {
+                // ns-2 tcp-sack1.cc recv(): in fast recovery every ACK takes one packet off pipe_.
+                self.scoreboard.ns2_ack(-i64::try_from(self.win.mss).unwrap_or(i64::MAX));
+            }
             if h.payload == 0 && self.snd_max > self.snd_una {
                 // Linux tcp_dctcp.c (to 5.0): an ACK that acknowledges nothing new counts one segment.
                 self.cc.on_ack_event(&mut self.cc_state, 0, ece, self.win.mss, self.snd_una, self.snd_nxt);
@@ -951,7 +964,7 @@ impl TcpSocket {
                 self.on_ecn_echo(now, false);
             }
             let (dupacks, was_in_recovery) = (self.dupacks, self.in_recovery);
-            self.on_old_ack(h, new_sack);
+            self.on_old_ack(now, h, new_sack);
             if self.dupacks != dupacks && matches!(self.cc, AnyCc::Bbr(_)) {
                 self.bbr_after_ack(now, 0, true, !was_in_recovery && self.in_recovery);
             }
@@ -983,6 +996,8 @@ impl TcpSocket {
         self.snd_wnd = u64::from(h.window);
         self.dupacks = 0;
         self.limited_transmit_bytes = 0;
+        // RFC 6582 §4.1: remember whether highest_ack - prev_highest_ack <= 4*SMSS.
+        self.last_ack_small = acked <= 4 * self.win.mss;
         // RFC 6298 §3 (Karn) / §2: an ACK covering the timed segment gives a sample.
         if let Some((end, sent)) = self.rtt_probe.get() {
             if ack >= end {
@@ -1004,6 +1019,9 @@ impl TcpSocket {
         let mut restart_timer = true;
         if self.in_recovery {
             let full = ack >= self.recover;
+            if self.ns2_sack1_recovery() {
+                self.ns2_sack1_new_ack(full);
+            }
             let flight = self.flight_size();
             match self.cc.on_ack_in_recovery(&mut self.win, acked, flight, full) {
                 RecoveryAck::Exit => self.in_recovery = false,
@@ -1083,7 +1101,7 @@ impl TcpSocket {
     }
 
     /// An ACK that does not advance SND.UNA; `new_sack`: it SACKed octets not SACKed before.
-    fn on_old_ack(&mut self, h: &TcpHeader, new_sack: bool) {
+    fn on_old_ack(&mut self, now: SimTime, h: &TcpHeader, new_sack: bool) {
         let ack = h.ack;
         // RFC 5681 §2: a duplicate ACK acknowledges SND.UNA, carries no data, no SYN/FIN,
         // does not change the window, and arrives while data is outstanding.
@@ -1122,11 +1140,20 @@ impl TcpSocket {
                 NewrenoCareful::Careful => self.snd_una <= self.recover,
                 // RFC 2582 §5 "less careful" variant (ns-2 lessCareful_): an ACK of exactly `recover` qualifies.
                 NewrenoCareful::LessCareful => self.snd_una < self.recover,
+                NewrenoCareful::CarefulAckHeuristic => self.snd_una <= self.recover && !self.ack_heuristic_says_lost(),
             }
-        } else {
+        } else if self.cfg.reno_bugfix {
             // ns-2 dupack_action() with bugFix_: only if highest_ack_ > recover_ (the ACK covers more
             // than the highest packet sent when the last fast retransmit or timeout began).
-            self.cfg.reno_bugfix && self.snd_una <= self.recover
+            self.snd_una <= self.recover
+        } else {
+            // RFC 6582 §4: Tahoe's fast retransmit ends in a go-back-N, as a timeout does, and the
+            // duplicate ACKs of segments it resends that the receiver held are no new congestion;
+            // without this guard each answers the last go-back-N with another, one per round trip.
+            self.cc.go_back_n_on_dupacks()
+                && self.cfg.newreno_careful == NewrenoCareful::CarefulAckHeuristic
+                && self.snd_una <= self.recover
+                && !self.ack_heuristic_says_lost()
         };
         // ns-2 dupack_action(): a loss in the window already reduced for a CE mark is retransmitted
         // without a second reduction (RFC 3168 §6.1.2: ssthresh is reduced once per round trip).
@@ -1166,6 +1193,9 @@ impl TcpSocket {
                 if self.sack_ok {
                     // Only SACK recovery reads HighRxt: without SACK the scoreboard stays unallocated.
                     self.scoreboard.set_high_rxt(self.snd_una);
+                }
+                if self.ns2_sack1_recovery() {
+                    self.ns2_sack1_enter(now);
                 }
             }
             LossResponse::SlowStart => {
@@ -1646,6 +1676,9 @@ impl TcpSocket {
             // waits for the retransmit timer.
             return None;
         }
+        if self.ns2_sack1_recovery() {
+            return self.next_seg_ns2_sack1(data_end);
+        }
         if self.sack_recovery() {
             return self.next_seg_sack(data_end);
         }
@@ -1726,6 +1759,56 @@ impl TcpSocket {
         // RFC 6675 §4 NextSeg (3): an unSACKed sequence number below the highest SACKed one.
         // (Rule (4), the optional rescue retransmission, is not implemented.)
         self.scoreboard.first_unsacked(from, highest)
+    }
+
+    /// RFC 6582 §4.1: duplicate ACKs that do not cover more than `recover` indicate a lost
+    /// segment if cwnd > SMSS and the last cumulative ACK advanced by at most 4*SMSS.
+    fn ack_heuristic_says_lost(&self) -> bool {
+        self.win.cwnd > self.win.mss && self.last_ack_small
+    }
+
+    /// ns-2 `Sack1` enters fast recovery (tcp-sack1.cc `dupack_action()`), at `now`.
+    fn ns2_sack1_enter(&mut self, now: SimTime) {
+        let mss = i64::try_from(self.win.mss).unwrap_or(i64::MAX);
+        let outstanding = i64::try_from(self.snd_max - self.snd_una).unwrap_or(i64::MAX);
+        // ns-2 dupack_action(): pipe_ = maxseq_ - highest_ack_ - numdupacks_; the retransmission's output()
+        // adds nothing, and recv() sends nothing more on this ACK.
+        self.scoreboard.ns2_enter(outstanding - i64::from(self.cfg.dupack_threshold) * mss);
+        // ns-2 dupack_action(): reset_rtx_timer(1, 0) restarts the retransmit timer, no backoff.
+        self.arm_rto(now);
+    }
+
+    /// An ACK of new data in ns-2 `Sack1`'s recovery (tcp-sack1.cc `recv()`); `full` if it covers `recover`.
+    fn ns2_sack1_new_ack(&mut self, full: bool) {
+        let mss = i64::try_from(self.win.mss).unwrap_or(i64::MAX);
+        if full {
+            // ns-2 recv(): the ACK that ends fast recovery sets recover_ = 0, so the next duplicate ACKs
+            // may start a fast retransmit whatever they acknowledge (dupack_action(): highest_ack_ > recover_).
+            self.recover = ISS;
+        } else {
+            // ns-2 recv(), partial_ack_ false: --pipe_ for the ACK and again for the partial ACK.
+            self.scoreboard.ns2_ack(-2 * mss);
+        }
+    }
+
+    /// ns-2 `Sack1`'s `send_much()` in fast recovery: what to send next, or `None`.
+    fn next_seg_ns2_sack1(&mut self, data_end: u64) -> Option<u64> {
+        let mss = self.win.mss;
+        // ns-2 send_much(): in fast recovery, send while pipe_ < int(cwnd_) (none on the fast retransmit's ACK).
+        let pipe = self.scoreboard.ns2_pipe()?;
+        if pipe + i64::try_from(mss).unwrap_or(i64::MAX) > i64::try_from(self.win.cwnd).unwrap_or(i64::MAX) {
+            return None;
+        }
+        // ns-2 scoreboard-rq.cc GetNextRetran(): the first hole above the last packet retransmitted
+        // that has SACKed data above it, before any new data.
+        let from = self.scoreboard.high_rxt().max(self.snd_una);
+        if let Some(s) = self.scoreboard.first_unsacked(from, self.scoreboard.highest_sacked()) {
+            return Some(s);
+        }
+        // ns-2 send_much(): new data while t_seqno_ <= highest_ack_ + wnd_.
+        let seq = self.snd_max;
+        let len = mss.min(data_end.saturating_sub(seq));
+        (len > 0 && seq + len <= self.snd_una + self.snd_wnd.min(self.win.max_cwnd)).then_some(seq)
     }
 
     /// RFC 5681 §4.1: after more than one RTO without sending, cwnd <- min(IW, cwnd).
@@ -1811,6 +1894,10 @@ impl TcpSocket {
         }
         if self.sack_recovery() && is_retransmit {
             self.scoreboard.set_high_rxt(self.scoreboard.high_rxt().max(end));
+        }
+        if self.ns2_sack1_recovery() {
+            // ns-2 tcp-sack1.cc send_much(): pipe_++ for each packet sent in fast recovery.
+            self.scoreboard.ns2_sent(i64::try_from(self.win.mss).unwrap_or(i64::MAX));
         }
         if len > 0 {
             if let Some(b) = self.cc_state.bbr() {
@@ -2389,6 +2476,7 @@ mod tests {
             field!(TcpSocket, ecn_reduction),
             field!(TcpSocket, partial_acks),
             field!(TcpSocket, cc),
+            field!(TcpSocket, last_ack_small),
             field!(TcpSocket, rto),
         ];
         for (fields, line) in [

@@ -142,6 +142,72 @@ fn tahoe_five_losses_resend_twelve_packets_as_ns2() {
     assert_eq!((off.u("packets_sent"), off.u("packets_retransmitted")), (87, 27));
 }
 
+/// ns-2's `Agent/TCP/Sack1` (`tcp.sack_variant = "ns2_sack1"`, the `ns2-2001` default), against
+/// RFC 6675. `ns dialogue.tcl Sack1 60000 20,22,24 -`: the third duplicate ACK retransmits 19
+/// (ssthresh 20 -> 10) with pipe_ = 38 - 18 - 3 = 17 packets; each ACK takes one off, so the
+/// next hole, 21, goes when pipe_ falls below cwnd_ 10, then 23; new data follows. ns-2 (summary
+/// 63 3 0 0 60): 19@0.131463, 21@0.149911, 23@0.150711, 39 and 40@0.156324, 41 and
+/// 42@0.174767, 43..48@0.17556, 49@0.181173, 50@0.181973. RFC 6675's pipe counts 21 as lost
+/// once three segments above it are SACKed and resends it at 0.1363 s, 13.6 ms before ns-2.
+/// `... Sack1 100000 30,32,34,36,38,40 -` (six losses, summary 106 6 0 0 100): 29@0.151511,
+/// 31@0.160311, 33@0.161111, 35@0.161911, 37@0.162711, 39 and 49@0.17638, 50 and 51@0.18518.
+#[test]
+fn sack1_recovery_sends_as_ns2() {
+    let run = Run::new(&ns2_line("sack", 60, &[20, 22, 24], &[], ""));
+    assert_eq!((run.u("packets_sent"), run.u("fast_retransmits"), run.u("rto_count")), (63, 1, 0));
+    assert_eq!(run.delivered_packets(), 60);
+    let ns2 = [
+        (19, 0.131_463),
+        (21, 0.149_911),
+        (23, 0.150_711),
+        (39, 0.156_324),
+        (40, 0.156_324),
+        (41, 0.174_767),
+        (42, 0.174_767),
+        (43, 0.175_56),
+        (48, 0.175_56),
+        (49, 0.181_173),
+        (50, 0.181_973),
+    ];
+    let sent = run.sent();
+    let at = |k: u64| sent.iter().rev().find(|s| s.1 == k).unwrap().0;
+    for (k, t) in ns2 {
+        assert!((at(k) - t).abs() < 0.000_1, "packet {k} sent at {} s, ns-2 {t} s", at(k));
+    }
+    let rfc = Run::new(&ns2_line("sack", 60, &[20, 22, 24], &[], r#"sack_variant = "rfc6675""#));
+    let rtx = rfc.retransmissions();
+    assert_eq!(rtx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![19, 21, 23]);
+    assert!((rtx[1].0 - 0.136_266).abs() < 0.000_1, "{rtx:?}");
+
+    let six = Run::new(&ns2_line("sack", 100, &[30, 32, 34, 36, 38, 40], &[], ""));
+    assert_eq!((six.u("packets_sent"), six.u("packets_retransmitted"), six.u("rto_count")), (106, 6, 0));
+    let sent = six.sent();
+    let at = |k: u64| sent.iter().rev().find(|s| s.1 == k).unwrap().0;
+    for (k, t) in [(29, 0.151_511), (31, 0.160_311), (37, 0.162_711), (39, 0.176_38), (49, 0.176_38), (51, 0.185_18)] {
+        assert!((at(k) - t).abs() < 0.000_1, "packet {k} sent at {} s, ns-2 {t} s", at(k));
+    }
+}
+
+/// The `rfc` profile's Tahoe without `reno_bugfix` (issue 35): five losses in one window of a
+/// 200-packet transfer. Each fast retransmit ends in a go-back-N, and the segments it resends
+/// that the receiver held bring three duplicate ACKs of the next hole, or of data sent after
+/// the window: with no guard that is another fast retransmit, another go-back-N, once per round
+/// trip to the end of the transfer (27 fast retransmits, 168 packets resent). RFC 6582 §4: those
+/// duplicate ACKs are no new congestion; the §4.1 ACK heuristic (the cumulative ACK before them
+/// jumped by more than 4 SMSS) tells them apart, so the `rfc` rule resends the five holes in one
+/// go-back-N, as ns-2's `bugFix_` does.
+#[test]
+fn rfc_tahoe_go_back_n_starts_no_cascade_of_fast_retransmits() {
+    let line = |tcp: &str| {
+        ns2_line("tahoe", 200, &[20, 22, 24, 26, 28], &[], tcp).replace(r#"profile = "ns2-2001""#, r#"profile = "rfc""#)
+    };
+    let rfc = Run::new(&line("mss = 1000"));
+    assert_eq!((rfc.u("fast_retransmits"), rfc.u("packets_retransmitted"), rfc.u("rto_count")), (1, 12, 0));
+    assert_eq!(rfc.delivered_packets(), 200);
+    let unguarded = Run::new(&line(r#"mss = 1000, newreno_careful = "careful""#));
+    assert_eq!((unguarded.u("fast_retransmits"), unguarded.u("packets_retransmitted")), (27, 168));
+}
+
 /// NewReno's partial ACKs in ns-2 of 2001 (issue 13 follow-up, item 1): `ns dialogue.tcl
 /// Newreno 60000 20,22,24 -` (newreno_changes1_ 0, partial_window_deflation_ 0,
 /// exit_recovery_fix_ 0). Each partial ACK drops the inflation (cwnd_ = ssthresh_ = 10),

@@ -411,6 +411,11 @@ impl AnyCc {
             AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_threshold_after_ecn(w, dupacks)),
             AnyCc::Bbr(_) => LossResponse::FastRecovery)
     }
+    /// Whether a fast retransmit ends in a go-back-N from SND.UNA, as a timeout does (Tahoe, Jacobson88).
+    #[must_use]
+    pub fn go_back_n_on_dupacks(&self) -> bool {
+        matches!(self, AnyCc::Tahoe(_))
+    }
     /// Whether a new fast retransmit checks `recover` (RFC 6582 §3.2 step 2).
     #[must_use]
     pub fn checks_recover(&self) -> bool {
