@@ -53,12 +53,12 @@ fn bbr_v1_ignores_ecn_echo() {
 /// A BBR flow and a CUBIC flow share a DropTail bottleneck: both run, each gets a real share
 /// (band: each above 10 % of the link), the link stays busy (>= 0.95), packets are conserved.
 ///
-/// A recorded FAIL (docs/validation.md): with seed 4 the CUBIC flow (NewReno recovery) is left in
-/// timeouts after BBR's Startup overflowed the 2.2-BDP buffer and delivers 0.18 Mb/s against BBR's
-/// 9.43 (other seeds: CUBIC 18-60 %). It panics on the band, so it fails the moment it passes (a
-/// strict xfail): when the cause is understood and the band holds, remove `should_panic`.
+/// First recorded as a FAIL (docs/validation.md): with seed 4 the CUBIC flow (NewReno recovery)
+/// was left in timeouts after BBR's Startup overflowed the 2.2-BDP buffer (0.18 Mb/s against
+/// BBR's 9.43). The cause was the `rfc` profile's `newreno_careful = "less_careful"`: duplicate
+/// ACKs of a timeout's go-back-N set off fast retransmit after fast retransmit. Under RFC 6582
+/// §3.2 step 2 with §4.1's heuristic (the `rfc` default since issue 35 item 5) the band holds.
 #[test]
-#[should_panic(expected = "goodput per flow")]
 fn bbr_and_cubic_share_a_bottleneck() {
     let q = r#"{ type = "droptail", limit_packets = 80 }"#;
     let t = dumbbell(2, "10Mbps", "20ms", q, "30s", "");
