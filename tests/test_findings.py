@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,9 +23,11 @@ from ecnsim.studies.findings import (
     Delta,
     Finding,
     Reading,
+    findings_html,
     judge_cell,
     judge_finding,
     metric_roles,
+    missing_under_alternatives,
     robustness,
     robustness_outcome,
     verdict_of,
@@ -313,6 +316,30 @@ def test_a_metric_reading_that_agrees_keeps_the_finding() -> None:
     study = SimpleNamespace(readings=lambda p: [JAIN], findings=lambda p: [finding])
     _, rows_out = robustness(study, None, data, [])  # type: ignore[arg-type]
     assert [r.outcome for r in rows_out] == ["same"]
+
+
+def test_a_finding_that_loses_its_data_under_an_alternative_is_a_warning() -> None:
+    # The default judges the finding; under the alternative its column is missing (all NaN),
+    # as when an alternative's runs fail. The robustness table must not say "no data" quietly.
+    rows = [("ECN", s, math.nan, 0.95 + 0.001 * s) for s in (1, 2, 3)]
+    rows += [("RED", s, math.nan, 0.90) for s in (1, 2, 3)]
+    data = _data(_frame(rows), [ECN, RED])
+    finding = Finding("h", "ECN is fairer than RED", "§4", lambda p: [Cell("jain", ECN, RED)])
+    study = SimpleNamespace(readings=lambda p: [JAIN], findings=lambda p: [finding])
+    base, rows_out = robustness(study, None, data, [])  # type: ignore[arg-type]
+    assert base[0].verdict == "holds"
+    assert [(r.verdict, r.outcome) for r in rows_out] == [("no data", "no data")]
+    assert missing_under_alternatives(base, rows_out) == ["h under jain = whole window"]
+    page = "".join(findings_html(base, rows_out, [JAIN]))
+    assert "Warning:" in page
+    assert "h under jain = whole window" in page
+    # A finding the defaults could not judge either is not a warning.
+    none = [("ECN", s, math.nan, math.nan) for s in (1, 2, 3)]
+    none += [("RED", s, math.nan, math.nan) for s in (1, 2, 3)]
+    base2, rows2 = robustness(study, None, _data(_frame(none), [ECN, RED]), [])  # type: ignore[arg-type]
+    assert base2[0].verdict == "no data"
+    assert missing_under_alternatives(base2, rows2) == []
+    assert "Warning:" not in "".join(findings_html(base2, rows2, [JAIN]))
 
 
 # -- parameter readings: the findings' points run again ------------------------------------

@@ -245,6 +245,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         for _task, message in rr.sweep.failures[:10]:
             robust_failed = True
             print(f"  failed: {message}", file=sys.stderr)
+    if run.robustness_missing:
+        print(
+            "WARNING: the defaults judged these findings, but an alternative has no data for "
+            f"them (failed runs, or a metric it does not produce): "
+            f"{'; '.join(run.robustness_missing)}",
+            file=sys.stderr,
+        )
     emu = run.emulated
     if emu is not None:
         from ecnsim.studies.emulated import fell_behind

@@ -724,6 +724,9 @@ class StudyRun:
     emulated: EmulatedRun | None = None
     #: With ``robustness``: the findings' points run under each parameter reading's alternative.
     robustness: list[RobustnessRun] | None = None
+    #: With ``robustness``: "finding under reading = alternative" for each finding the defaults
+    #: judged that has no data under an alternative (the report warns; so does the CLI).
+    robustness_missing: list[str] = field(default_factory=list)
 
 
 @dataclass

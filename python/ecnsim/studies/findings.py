@@ -552,6 +552,20 @@ def robustness(
     return base, rows
 
 
+def missing_under_alternatives(
+    base: Sequence[FindingResult], rows: Sequence[RobustnessResult]
+) -> list[str]:
+    """``finding under reading = alternative`` for every finding the defaults judged
+    (any verdict but *no data*) that has no data under an alternative: a silent hole in the
+    robustness table (a run that failed, a metric an alternative does not produce)."""
+    judged = {b.finding.id for b in base if b.verdict != "no data"}
+    return [
+        f"{r.finding} under {r.reading} = {r.alternative}"
+        for r in rows
+        if r.finding in judged and r.verdict == "no data"
+    ]
+
+
 def _row(
     f: Finding, reading: Reading, alt: Alternative, b: FindingResult, res: FindingResult
 ) -> RobustnessResult:
@@ -739,6 +753,15 @@ def findings_html(
                 row.append(f'<td class="l"{style} title="{_esc(hit.cells)}">{_esc(text)}</td>')
             body.append(f"<tr>{''.join(row)}</tr>")
         s.append(_table(head, body))
+        lost = missing_under_alternatives(base, rows)
+        if lost:
+            items = "".join(f"<li>{_esc(t)}</li>" for t in lost)
+            s.append(
+                '<p class="warn"><b>Warning:</b> the defaults judged these findings, but an '
+                "alternative has no data for them: its runs failed, or did not produce the "
+                "columns the finding reads. That is a defect to find, not a result.</p>"
+                f"<ul>{items}</ul>"
+            )
     if readings:
         s.append("<h3>Readings: where the source is ambiguous</h3>")
         head = ["reading", "alternative", "evidence", "applies as"]
@@ -820,6 +843,7 @@ def report_findings(run: StudyRun, data: StudyData) -> tuple[list[str], dict[str
             alt_data = Data(study, rr.plan, rr.sweep.store, pilot=pilot)
             alternates.append((rr.reading, rr.alternative, rr.params, alt_data))
         base, rows = robustness(study, params, data, alternates)
+    run.robustness_missing = missing_under_alternatives(base, rows)
     frames = findings_frames(base, rows) if base else {}
     for name, frame in frames.items():
         path = run.out / "tables" / f"{name}.csv"
@@ -848,6 +872,7 @@ def report_findings(run: StudyRun, data: StudyData) -> tuple[list[str], dict[str
             }
             for r in rows
         ],
+        "robustness_missing": run.robustness_missing,
         "robustness_runs": None
         if run.robustness is None
         else {
