@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ctypes
 import json
 import math
 import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -503,13 +505,30 @@ def _child_command(
     return cmd if until is None else [*cmd, "--until", repr(until)]
 
 
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
+    """Linux: the child gets SIGKILL when the process that started it dies, however it dies
+    (a killed ``ecnsim bench`` left its valgrind children running for minutes)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1 (prctl(2))
+    except (OSError, AttributeError):
+        pass
+
+
+def _run_child(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` for the benchmark's child processes: output captured as text, and
+    the child killed if this process dies (Linux) or is interrupted (``run`` kills it)."""
+    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    return subprocess.run(
+        cmd, capture_output=True, text=True, check=False, preexec_fn=preexec, **kwargs
+    )
+
+
 def _run_benchmark_in_child(
     name: str, until: float | None = None, series: bool = True, chunk: float | None = None
 ) -> dict[str, Any]:
     """Run one benchmark in a fresh interpreter, so peak memory is its own."""
-    proc = subprocess.run(
-        _child_command(name, until, series, chunk), capture_output=True, text=True, check=False
-    )
+    proc = _run_child(_child_command(name, until, series, chunk))
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {name} failed (exit {proc.returncode}):\n{proc.stderr}")
     record: dict[str, Any] = json.loads(proc.stdout)[0]
@@ -549,12 +568,8 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
             "--callgrind-out-file=/dev/null",
             f"--toggle-collect={RUN_LOOP_SYMBOL}",
         ]
-        proc = subprocess.run(
-            [*cmd, *_child_command(bench.name, until, series, INSTRUCTIONS_CHUNK_S)],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=env,
+        proc = _run_child(
+            [*cmd, *_child_command(bench.name, until, series, INSTRUCTIONS_CHUNK_S)], env=env
         )
         found = _COLLECTED.findall(proc.stderr)
         if proc.returncode != 0 or not found:
