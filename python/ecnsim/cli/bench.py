@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import ctypes
+import dataclasses
 import json
 import math
 import os
