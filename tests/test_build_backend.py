@@ -243,3 +243,10 @@ def test_package_gives_the_plain_builds_digests() -> None:
         )
         plain = line.stdout.split()[3]
         assert f"{Simulation.from_toml(scenario).run().digest:016x}" == plain, name
+    # A file the core cannot read (a sweep's Python-only fields) is an error line, not a panic.
+    bad = subprocess.run(
+        [str(digest), str(ROOT / "examples" / "sweep_buffers.toml")], capture_output=True, text=True
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: ")
+    assert "panicked" not in bad.stderr

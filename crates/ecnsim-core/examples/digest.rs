@@ -6,23 +6,43 @@
 //! `cargo run --release --example digest -- SCENARIO.{toml,json} [UNTIL_S] [--trace]`
 //! prints one line: `file hops events results-digest trace-digest`.
 #![allow(clippy::print_stdout, missing_docs)]
+use std::process::ExitCode;
+
 use ecnsim_core::{Results, ScenarioSpec, SimDuration, SimTime, Simulation, TraceFilter};
 
-fn main() {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A scenario the core cannot read (a sweep file, Python-only fields) is an error line and
+/// exit status 2, not a panic.
+fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = args.first().expect("usage: digest SCENARIO [UNTIL_S] [--trace]");
-    let until: Option<f64> = args.get(1).and_then(|s| s.parse().ok());
+    let path = args.first().ok_or("usage: digest SCENARIO [UNTIL_S] [--trace]")?;
+    let until: Option<f64> = match args.get(1).filter(|a| *a != "--trace") {
+        None => None,
+        Some(s) => match s.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Some(v),
+            _ => return Err(format!("UNTIL_S must be a number of seconds >= 0, got {s:?}")),
+        },
+    };
     let trace = args.iter().any(|a| a == "--trace");
-    let text = std::fs::read_to_string(path).expect("readable scenario file");
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let spec = if path.ends_with(".json") {
         ScenarioSpec::from_json_file_str(&text).or_else(|_| ScenarioSpec::from_json_str(&text))
     } else {
         ScenarioSpec::from_toml_str(&text)
     }
-    .expect("valid scenario");
-    let mut sim = Simulation::new(&spec, None).expect("buildable scenario");
+    .map_err(|e| format!("{path}: {e}"))?;
+    let mut sim = Simulation::new(&spec, None).map_err(|e| format!("{path}: {e}"))?;
     if trace {
-        sim.enable_trace(&TraceFilter::default()).expect("trace everything");
+        sim.enable_trace(&TraceFilter::default()).map_err(|e| format!("trace: {e}"))?;
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let end = until.map_or(sim.end_time(), |s| SimTime::from_nanos((s * 1e9) as u64));
@@ -32,12 +52,15 @@ fn main() {
     let mut t = SimTime::ZERO;
     while t < end {
         t = (t + step).min(end);
-        sim.run_until(t).expect("run");
+        sim.run_until(t).map_err(|e| format!("run: {e}"))?;
         if trace {
             traced.tables.push(sim.drain_trace());
         }
     }
-    assert!(sim.conservation().holds(), "conservation");
+    if !sim.conservation().holds() {
+        return Err("conservation does not hold".to_owned());
+    }
     let p = sim.perf();
     println!("{path} {} {} {:016x} {:016x}", p.packet_hops, p.events, sim.results().digest(), traced.digest());
+    Ok(())
 }
