@@ -277,6 +277,7 @@ def test_single_ctrl_c_writes_a_bounded_amount_of_series(
     err = capsys.readouterr().err
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["finished"] is False
+    assert meta["stopped"] == "interrupted"
     expected = {"none": [], "flow_series": ["flow_series"], "all": list(size)}[cap]
     assert meta["tables"] == ["flows", "apps", "queues", "records", *expected]
     written = sum(size[n] for n in expected)

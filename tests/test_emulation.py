@@ -697,6 +697,7 @@ def test_interrupted_emulate_out_keeps_tables_and_meta(tmp_path: Path, sig: int)
     assert proc.returncode == 130, err
     meta = json.loads((out / "meta.json").read_text())
     assert meta["finished"] is False
+    assert meta["stopped"] == "interrupted"
     assert meta["mode"] == "emulation"
     assert 0 < meta["end_time_s"] < meta["duration_s"]
     assert {"flows", "queues", "emu_hosts", "tcp_mapping"} <= set(meta["tables"])

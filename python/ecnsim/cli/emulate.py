@@ -173,6 +173,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             else:
+                emu.partial.meta["stopped"] = "interrupted"
                 with deferred_sigint(f"writing partial results to {out}; please wait"):
                     emu.partial.write_parquet(out)
                 reached = emu.partial.meta.get("end_time_s", 0.0)

@@ -304,14 +304,16 @@ def _write_results(results: Results, out: Path) -> None:
         results.write_parquet(out)
 
 
-def _write_partial(sim: Simulation, out: Path) -> None:
-    """After Ctrl-C: the results so far into ``out``; first every table but the time series
-    and ``meta.json``, with Ctrl-C held off (what finished is never lost to a second
-    Ctrl-C), then each series, within ``PARTIAL_SERIES_MAX_BYTES`` together; a second
-    Ctrl-C leaves the rest out. Every series left out is named."""
+def _write_partial(sim: Simulation, out: Path, stopped: str = "interrupted") -> None:
+    """After Ctrl-C (or an error part-way): the results so far into ``out``; first every
+    table but the time series and ``meta.json`` (with ``stopped``: why the run ended early),
+    with Ctrl-C held off (what finished is never lost to a second Ctrl-C), then each series,
+    within ``PARTIAL_SERIES_MAX_BYTES`` together; a second Ctrl-C leaves the rest out. Every
+    series left out is named."""
     message = f"still writing partial results to {out}; the time series will be left out"
     with deferred_sigint(message, reraise=False) as again:
         results = sim.results
+        results.meta["stopped"] = stopped
         written = [n for n in results.tables if n not in SERIES_TABLES]
         results.write_parquet(out, tables=written)
     series, left = [], []
@@ -508,7 +510,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         if out is not None:
-            _write_partial(sim, out)
+            _write_partial(sim, out, stopped)
         return code
     results = sim.results
     # Results first: printing may fail (a closed pipe), writing must not be skipped.
