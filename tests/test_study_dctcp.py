@@ -19,6 +19,7 @@ from ecnsim.studies.dctcp import (
     DctcpStudy,
     analysis_rtt_s,
     background_pairs,
+    d4_phases,
     derive,
     pt,
     sawtooth_stats,
@@ -29,8 +30,9 @@ def test_every_point_of_the_full_grid_is_a_valid_scenario() -> None:
     study = DctcpStudy()
     p = DctcpParams()
     points = study.grid(p)
-    # D13 3, D1 1 + 6, D2 1 + 7, D6 2 x 9 x 2, D7 8 x 2, D8 2, D9 2, D3 3, D4 2, D10 4.
-    assert len(points) == 3 + 7 + 8 + 36 + 16 + 2 + 2 + 3 + 2 + 4
+    # D13 3, D1 1 + 6, D2 1 + 7, D6 2 x 9 x 2, D7 8 x 2, D8 2, D9 2, D3 3, D4 2, D4m 3 x 2,
+    # D10 4.
+    assert len(points) == 3 + 7 + 8 + 36 + 16 + 2 + 2 + 3 + 2 + 6 + 4
     assert len({tuple(sorted(x.items())) for x in points}) == len(points)
     for point in points:
         study.scenario(p, point).check()
@@ -144,3 +146,81 @@ def test_readings_and_findings_use_existing_fields() -> None:
         assert cells, f.id
         for c in cells:
             assert set(c.point) == axes
+
+
+def test_d4_starts_then_stops_the_flows_one_by_one_step_apart() -> None:
+    # STUDIES.md §6 D4: one long flow, four more started and then stopped one by one, 30 s apart.
+    assert d4_phases(5) == [
+        [1],
+        [1, 2],
+        [1, 2, 3],
+        [1, 2, 3, 4],
+        [1, 2, 3, 4, 5],
+        [1, 3, 4, 5],
+        [1, 4, 5],
+        [1, 5],
+        [1],
+    ]
+    p = DctcpParams()
+    sc = DctcpStudy().scenario(p, pt("D4", DCTCP, n=5, k=20, rto_ms=300)).to_dict()
+    assert sc["simulation"]["duration"] == "270s"
+    flows = {f["name"]: f for f in sc["flows"]}
+    assert [flows[f"long{i}"]["start"] for i in range(1, 6)] == ["0s", "30s", "60s", "90s", "120s"]
+    assert "stop" not in flows["long1"]
+    assert [flows[f"long{i}"]["stop"] for i in range(2, 6)] == ["150s", "180s", "210s", "240s"]
+
+
+class _Series:
+    """What the D4 metrics read of a run: each flow's cumulative bytes over time."""
+
+    def __init__(self, rates_mbps: dict[str, list[float]], dt: float) -> None:
+        rows = []
+        for flow, rates in rates_mbps.items():
+            total = 0.0
+            rows.append((flow, 0.0, 0.0))
+            for i, r in enumerate(rates):
+                total += r * 1e6 / 8 * dt
+                rows.append((flow, (i + 1) * dt, total))
+        import pandas as pd
+
+        self.flow_series = pd.DataFrame(rows, columns=["flow", "time_s", "bytes_delivered"])
+
+
+def test_d4_jain_counts_only_the_flows_active_in_each_phase() -> None:
+    # Two flows, three phases of 1 s (sampled every 0.25 s): flow 2 runs in phase 2 only,
+    # and gets a third of the link there.
+    phases = d4_phases(2)
+    assert phases == [[1], [1, 2], [1]]
+    r1 = [900.0] * 4 + [600.0] * 4 + [900.0] * 4
+    r2 = [0.0] * 4 + [300.0] * 4 + [0.0] * 4
+    out = derive(
+        _Series({"long1": r1, "long2": r2}, 0.25),
+        None,
+        {"kind": "d4", "step_s": 1.0, "flows": ["long1", "long2"]},
+    )
+    m = out["metrics"].iloc[0]
+    # Jain's index of (600, 300): 900^2 / (2 (600^2 + 300^2)) = 0.9; the one-flow phases are 1.
+    assert m["jain_2"] == pytest.approx(0.9)
+    assert m["jain_1"] == m["jain_3"] == 1.0
+    assert m["jain_min"] == pytest.approx(0.9)
+    assert m["jain_all"] == pytest.approx(0.9)
+
+
+def test_d4m_jain_per_interval_after_the_warm_up() -> None:
+    # Two flows sampled every 0.5 s for 4 s: equal after 1 s, unequal in the last second.
+    r1 = [1000.0, 1000.0, 500.0, 500.0, 500.0, 500.0, 900.0, 900.0]
+    r2 = [0.0, 0.0, 500.0, 500.0, 500.0, 500.0, 100.0, 100.0]
+    ctx = {
+        "kind": "d4m",
+        "flows": ["a", "b"],
+        "warmup_s": 1.0,
+        "interval_s": 1.0,
+        "duration_s": 4.0,
+    }
+    m = derive(_Series({"a": r1, "b": r2}, 0.5), None, ctx)["metrics"].iloc[0]
+    last = 1000.0**2 / (2 * (900.0**2 + 100.0**2))
+    assert m["jain_min"] == pytest.approx(last)
+    assert m["jain_mean"] == pytest.approx((1 + 1 + last) / 3)
+    # Over 1-4 s: a = 633.3, b = 366.7.
+    a, b = 1900 / 3, 1100 / 3
+    assert m["jain_whole"] == pytest.approx((a + b) ** 2 / (2 * (a * a + b * b)))

@@ -237,7 +237,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         let group = f.group.as_deref().unwrap_or_else(|| crate::spec::default_group(&name));
         let group = group_index(&mut sim.groups, &mut groups, group);
         sim.apps.push(AppSlot {
-            app: AnyApp::Bulk(Bulk { flow: fid, bytes: app_bytes }),
+            app: AnyApp::Bulk(Bulk { flow: fid, bytes: app_bytes, stop: f.stop.map(|t| SimTime::ZERO + dur(t)) }),
             name: name.clone(),
             group,
             tcp: cfg,

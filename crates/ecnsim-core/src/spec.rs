@@ -1218,6 +1218,11 @@ pub struct FlowSpec {
     /// otherwise identical flows). Default 0: no randomness.
     #[serde(default)]
     pub start_jitter: Option<TimeValue>,
+    /// When the sender stops writing (ns-2's `$ftp stop`): nothing past what it
+    /// has sent is offered, what it sent is still delivered, then a FIN.
+    /// Default: never (the flow writes until its `bytes` or the end of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<TimeValue>,
     /// What the application does (default: unlimited bulk transfer).
     #[serde(default)]
     pub app: AppSpec,
@@ -2672,6 +2677,7 @@ tcp = { initial_window = 10 }
         (&[("delay = \"20ms\"", "delay = \"20 lightyears\"")], "links[2].delay", "unknown unit \"lightyears\""),
         (&[("duration = \"10s\"", "duration = nan")], "simulation.duration", "must be a finite number, got NaN"),
         (&[("duration = \"10s\"", "duration = inf")], "simulation.duration", "must be a finite number, got inf"),
+        (&[("#F0", "stop = nan")], "flows[0].stop", "must be a finite number, got NaN"),
         (&[("mss = 1000", "mss = 1.5")], "tcp.mss", "invalid type: floating point `1.5`, expected an integer"),
         (&[("mss = 1000", "mss = \"1000\"")], "tcp.mss", "invalid type: string \"1000\", expected an integer"),
         (&[("seed = 7", "seed = -7")], "simulation.seed", "invalid value: integer `-7`, expected an integer from 0 to 18446744073709551615"),

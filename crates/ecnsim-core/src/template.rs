@@ -630,6 +630,7 @@ fn flow_group(
             start: (g.start.is_some() || spacing.0 > 0)
                 .then(|| TimeValue(start.0.saturating_add(spacing.0.saturating_mul(k128)))),
             start_jitter: g.start_jitter,
+            stop: None,
             app: g.app.clone(),
             tcp: g.tcp.clone(),
         });

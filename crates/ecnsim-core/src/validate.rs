@@ -770,6 +770,16 @@ impl ScenarioSpec {
                     "must be >= 0 and <= simulation.duration - start ({duration} - {start}), got {jitter}"
                 );
             }
+            if let Some(stop) = flow.stop {
+                // The sender stops writing after it has opened: after its latest possible start.
+                let start = flow.start.unwrap_or(TimeValue(0));
+                let latest = TimeValue(start.0 + flow.start_jitter.map_or(0, |j| j.0));
+                ensure_spec!(
+                    latest.0 < stop.0 && stop.0 <= duration.0,
+                    format!("{p}.stop"),
+                    "must be > start + start_jitter ({latest}) and <= simulation.duration ({duration}), got {stop}"
+                );
+            }
             // Unnamed flows are called flow<i>; an explicit name must not take another flow's default.
             if let Some(name) = &flow.name {
                 check_name(&format!("{p}.name"), name)?;
@@ -1905,6 +1915,11 @@ mod tests {
         (&[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"-1ms\"")], "flows[1].start_jitter", "must be >= 0 and <= simulation.duration - start (10s - 1s), got -1ms"),
         (&[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"9001ms\"")], "flows[1].start_jitter", "got 9001ms"),
         (&[("#F0", "start_jitter = \"11s\"")], "flows[0].start_jitter", "(10s - 0ns), got 11s"),
+        (&[("start = \"1s\"", "start = \"1s\"\nstop = \"1s\"")], "flows[1].stop", "must be > start + start_jitter (1s) and <= simulation.duration (10s), got 1s"),
+        (&[("start = \"1s\"", "start = \"1s\"\nstop = \"500ms\"")], "flows[1].stop", "got 500ms"),
+        (&[("#F0", "stop = \"-1s\"")], "flows[0].stop", "must be > start + start_jitter (0ns) and <= simulation.duration (10s), got -1s"),
+        (&[("#F0", "stop = \"11s\"")], "flows[0].stop", "got 11s"),
+        (&[("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"2s\"\nstop = \"2500ms\"")], "flows[1].stop", "must be > start + start_jitter (3s)"),
         (&[("name = \"second\"", "name = \"\"")], "flows[1].name", "must not be empty"),
         (&[("#F0", "name = \"second\"")], "flows[1].name", "duplicate flow name \"second\" (first at flows[0])"),
         (&[("name = \"second\"", "name = \"flow0\"")], "flows[1].name", "duplicate flow name \"flow0\" (the default name of unnamed flows[0])"),

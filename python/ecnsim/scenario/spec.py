@@ -623,6 +623,7 @@ class Scenario:
         app: Mapping[str, Any] | None = None,
         start: Quantity | None = None,
         start_jitter: Quantity | None = None,
+        stop: Quantity | None = None,
         name: str | None = None,
         tcp: Mapping[str, Any] | None = None,
         group: str | None = None,
@@ -631,7 +632,9 @@ class Scenario:
 
         The connection opens at ``start`` (default 0), plus a random delay
         uniform in ``[0, start_jitter)`` drawn from the flow's own stream if
-        ``start_jitter`` is given. ``tcp`` overrides the scenario's TCP
+        ``start_jitter`` is given. At ``stop`` (if given) the sender stops
+        writing, as ns-2's ``$ftp stop``: what it has sent is still delivered,
+        nothing more, then it closes. ``tcp`` overrides the scenario's TCP
         defaults for this flow (see :func:`tcp`). ``group`` is the flow's group
         in the results and in selectors (``flows[group=fragile]``); default:
         its name without a trailing index (``fragile12`` -> ``fragile``).
@@ -644,6 +647,7 @@ class Scenario:
                 "dst": dst,
                 "start": start,
                 "start_jitter": start_jitter,
+                "stop": stop,
             }
         )
         if app is not None:

@@ -21,8 +21,10 @@ Experiments (STUDIES.md §6 ids; ``docs/studies/dctcp.md``):
   each other host at once);
 - ``D9``: queue buildup: 20 KB transfers beside two long flows;
 - ``D3``: DCTCP against TCP with RED (ECN) at 10 Gb/s;
-- ``D4``: convergence: long flows started one by one (their stops are not
-  modelled: the core has no flow stop time);
+- ``D4``: convergence: one long flow, four more started and then stopped
+  one by one, 30 s apart (per-flow goodput, Jain's index per phase);
+- ``D4m``: D4's many-flow repetition: 10, 30 and 90 long flows together,
+  Jain's index per interval;
 - ``D10``: buffer pressure: a 10:1 incast with and without 66 long flows on
   the other ports of the same shared buffer.
 
@@ -60,9 +62,24 @@ from ecnsim.studies.findings import ALMOST_ALL, Alternative, Cell, Finding, Read
 
 __all__ = ["EXPERIMENTS", "DctcpParams", "DctcpStudy", "analysis_rtt_s", "sawtooth_stats"]
 
-Experiment = Literal["D13", "D1", "D2", "D6", "D7", "D8", "D9", "D3", "D4", "D10"]
+Experiment = Literal["D13", "D1", "D2", "D6", "D7", "D8", "D9", "D3", "D4", "D4m", "D10"]
+#: The incast experiments whose runs draw nothing at random: every seed repeats one run.
+INCAST_WITHOUT_RANDOMNESS = ("D6", "D7", "D8")
+
 #: The experiments, in the order the task lays them out (STUDIES.md §6 ids).
-EXPERIMENTS: tuple[Experiment, ...] = ("D13", "D1", "D2", "D6", "D7", "D8", "D9", "D3", "D4", "D10")
+EXPERIMENTS: tuple[Experiment, ...] = (
+    "D13",
+    "D1",
+    "D2",
+    "D6",
+    "D7",
+    "D8",
+    "D9",
+    "D3",
+    "D4",
+    "D4m",
+    "D10",
+)
 
 #: Scheme labels (the ``scheme`` axis).
 DCTCP = "DCTCP"
@@ -164,8 +181,17 @@ class DctcpParams(StudyParams):
     #: The paper raises min_th to 150; max_th must exceed it: 3 x min_th, the ratio of 50/150.
     red_raised_max_th: float = 450.0
     # -- D4 -----------------------------------------------------------------------------
+    #: One long flow, then the others started one by one and stopped one by one (first
+    #: started, first stopped), ``d4_step_s`` apart: 2 x senders - 1 phases.
     d4_senders: int = 5
     d4_step_s: float = 30.0
+    #: D4m, "repeated with up to 90 flows": that many long flows start together (within
+    #: ``start_jitter_ms``); Jain's index of their goodput over each ``d4m_interval_s`` after
+    #: ``d4m_warmup_s``.
+    d4m_flows: tuple[int, ...] = (10, 30, 90)
+    d4m_duration_s: float = 10.0
+    d4m_warmup_s: float = 2.0
+    d4m_interval_s: float = 1.0
 
     def check(self) -> None:
         if self.packet_bytes <= HEADER_BYTES:
@@ -203,6 +229,16 @@ class DctcpParams(StudyParams):
             raise ValueError(f"d13_clock must be one of {', '.join(ROUND_TRIPS)}")
         if not self.queue_sample_ms > 0 or not self.d13_sample_us > 0 or not self.d4_step_s > 0:
             raise ValueError("queue_sample_ms, d13_sample_us and d4_step_s must be > 0")
+        if any(n < 1 for n in self.d4m_flows):
+            raise ValueError("d4m_flows must be >= 1")
+        if not (
+            self.d4m_interval_s > 0
+            and self.d4m_warmup_s >= 0
+            and self.d4m_warmup_s + self.d4m_interval_s <= self.d4m_duration_s
+        ):
+            raise ValueError(
+                "need d4m_interval_s > 0 and 0 <= d4m_warmup_s <= d4m_duration_s - d4m_interval_s"
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -490,10 +526,17 @@ def _jain(x: np.ndarray) -> float:
     return s * s / (len(x) * float(np.sum(x * x))) if len(x) and s > 0 else math.nan
 
 
-def _derive_d4(results: Any, ctx: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    step = float(ctx["step_s"])
+def d4_phases(senders: int) -> list[list[int]]:
+    """The flows (1-based) active in each of D4's ``2 senders - 1`` phases: flow ``k`` starts
+    at phase ``k``; flows ``2 .. senders`` then stop in the order they started, one a phase."""
+    up = [list(range(1, k + 1)) for k in range(1, senders + 1)]
+    down = [[1, *range(j + 1, senders + 1)] for j in range(2, senders + 1)]
+    return up + down
+
+
+def _goodputs(results: Any, names: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each flow's goodput (bit/s) over each sampling interval, at the interval's end."""
     fs = results.flow_series
-    names = list(ctx["flows"])
     rates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for name in names:
         part = fs[fs["flow"] == name].sort_values("time_s")
@@ -501,14 +544,24 @@ def _derive_d4(results: Any, ctx: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
         b = part["bytes_delivered"].to_numpy(dtype=float)
         # Goodput over each sampling interval (bytes_delivered is cumulative).
         rates[name] = (t[1:], np.diff(b) * 8.0 / np.maximum(np.diff(t), 1e-12))
+    return rates
+
+
+def _mean_in(t: np.ndarray, r: np.ndarray, lo: float, hi: float) -> float:
+    sel = (t > lo) & (t <= hi + 1e-9)
+    return float(r[sel].mean()) if np.any(sel) else 0.0
+
+
+def _derive_d4(results: Any, ctx: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    step = float(ctx["step_s"])
+    names = list(ctx["flows"])
+    rates = _goodputs(results, names)
     jains = []
-    for k in range(1, len(names) + 1):
-        # The second half of phase k (flows 1..k active): past the new flow's slow start.
-        lo, hi = (k - 0.5) * step, k * step + 1e-9
-        per = [
-            float(r[(t > lo) & (t <= hi)].mean()) if np.any((t > lo) & (t <= hi)) else 0.0
-            for t, r in (rates[name] for name in names[:k])
-        ]
+    for k, active in enumerate(d4_phases(len(names))):
+        # The second half of phase k: past a new flow's slow start, or a stopped flow's last
+        # packets.
+        lo, hi = (k + 0.5) * step, (k + 1) * step
+        per = [_mean_in(*rates[names[i - 1]], lo, hi) for i in active]
         jains.append(_jain(np.array(per)))
     series = pd.concat(
         [
@@ -517,9 +570,28 @@ def _derive_d4(results: Any, ctx: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
         ],
         ignore_index=True,
     )
-    metrics = {"jain_min": float(np.nanmin(jains)), "jain_last": jains[-1]}
+    # jain_all: the phase with every flow running.
+    metrics = {"jain_min": float(np.nanmin(jains)), "jain_all": jains[len(names) - 1]}
     metrics.update({f"jain_{k + 1}": j for k, j in enumerate(jains)})
     return {"metrics": pd.DataFrame([metrics]), "series": series}
+
+
+def _derive_d4m(results: Any, ctx: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    names = list(ctx["flows"])
+    rates = _goodputs(results, names)
+    lo, dt, end = float(ctx["warmup_s"]), float(ctx["interval_s"]), float(ctx["duration_s"])
+    jains = []
+    while lo + dt <= end + 1e-9:
+        jains.append(_jain(np.array([_mean_in(*rates[n], lo, lo + dt) for n in names])))
+        lo += dt
+    # Over the whole measured span too (long-term fairness, beside the per-interval one).
+    whole = _jain(np.array([_mean_in(*rates[n], float(ctx["warmup_s"]), end) for n in names]))
+    metrics = {
+        "jain_min": float(np.nanmin(jains)),
+        "jain_mean": float(np.nanmean(jains)),
+        "jain_whole": whole,
+    }
+    return {"metrics": pd.DataFrame([metrics])}
 
 
 def derive(
@@ -533,6 +605,8 @@ def derive(
         return _derive_queries(results, context)
     if kind == "d4":
         return _derive_d4(results, context)
+    if kind == "d4m":
+        return _derive_d4m(results, context)
     return _derive_long(results, context)
 
 
@@ -659,9 +733,28 @@ def dctcp_findings(p: DctcpParams) -> list[Finding]:
                     "jain_min",
                     pt("D4", DCTCP, n=q.d4_senders, k=q.k_1g, rto_ms=q.min_rto_long_ms),
                     0.9,
-                )
+                ),
+                *(
+                    [
+                        Cell(
+                            "jain_mean",
+                            pt(
+                                "D4m",
+                                DCTCP,
+                                n=max(q.d4m_flows),
+                                k=q.k_1g,
+                                rto_ms=q.min_rto_long_ms,
+                            ),
+                            0.9,
+                        )
+                    ]
+                    if "D4m" in q.experiments
+                    else []
+                ),
             ],
-            note="Jain's index over the second half of each phase; 0.9 is our threshold.",
+            note="D4: Jain's index over the second half of each phase (flows started, then "
+            "stopped); D4m: the mean over the intervals of Jain's index of the most flows; "
+            "0.9 is our threshold.",
         ),
         Finding(
             "d5",
@@ -829,7 +922,8 @@ _TITLES = {
     "D8": "D8: all-to-all incast, shared buffer",
     "D9": "D9: queue buildup, 20 KB transfers beside two long flows",
     "D3": "D3: DCTCP against TCP with RED, 10 Gb/s",
-    "D4": "D4: convergence, flows started one by one",
+    "D4": "D4: convergence, flows started and stopped one by one",
+    "D4m": "D4m: fairness of many long flows (D4 repeated with up to 90)",
     "D10": "D10: buffer pressure, 10:1 incast with and without background flows",
 }
 
@@ -843,7 +937,7 @@ class DctcpStudy(Study):
         "M. Alizadeh et al., 'Data Center TCP (DCTCP)', ACM SIGCOMM 2010, §3.3-3.4 and §4"
     )
     Params: ClassVar[type[StudyParams]] = DctcpParams
-    derive_version: ClassVar[int] = 1
+    derive_version: ClassVar[int] = 2
     #: Estimated: the quick grid renders in 5.4 s of CPU (measured); the full grid has 11x the
     #: runs to read (not measured on an idle machine yet).
     render_cost_s: ClassVar[float] = 15.0
@@ -864,6 +958,10 @@ class DctcpStudy(Study):
             d8_queries=5,
             d9_transfers=100,
             d4_step_s=1.0,
+            d4m_flows=(90,),
+            d4m_duration_s=2.0,
+            d4m_warmup_s=1.0,
+            d4m_interval_s=0.5,
             d10_queries=5,
         )
 
@@ -920,7 +1018,15 @@ class DctcpStudy(Study):
                 f"{p.red_min_th:g}/{p.red_max_th:g} and "
                 f"{p.red_raised_min_th:g}/{p.red_raised_max_th:g} packets, ECN",
             ),
-            ("D4", f"{p.d4_senders} senders started {p.d4_step_s:g} s apart, 1 Gb/s"),
+            (
+                "D4",
+                f"{p.d4_senders} senders started, then stopped, {p.d4_step_s:g} s apart, 1 Gb/s",
+            ),
+            (
+                "D4m",
+                f"{', '.join(str(n) for n in p.d4m_flows)} long flows together, "
+                f"{p.d4m_duration_s:g} s, 1 Gb/s",
+            ),
             (
                 "D10",
                 f"{p.d10_fan_in}:1 incast of {p.d10_response_bytes / 1e3:g} KB each, "
@@ -1015,10 +1121,21 @@ class DctcpStudy(Study):
             ),
             Choice(
                 "D4 stops",
-                "flows start one by one; the stops are not modelled",
-                "the core has no flow stop time; the Jain's index of each phase of the "
-                "start-up half",
+                f"flows start {p.d4_step_s:g} s apart, then flows 2..{p.d4_senders} stop in the "
+                "order they started, as ns-2's `$ftp stop`: the sender offers nothing past what "
+                "it has sent, which is still delivered",
+                "the paper says 'one by one' but not in which order; ns-3's stop (closing the "
+                "socket) would also send what its send buffer holds",
                 None,
+            ),
+            Choice(
+                "D4m",
+                f"{', '.join(str(n) for n in p.d4m_flows)} flows start together (within the "
+                f"start jitter); Jain's index per {p.d4m_interval_s:g} s after "
+                f"{p.d4m_warmup_s:g} s of {p.d4m_duration_s:g} s",
+                "the paper repeats D4 'with up to 90 flows' without its layout; 90 flows "
+                "started 30 s apart would be 90 minutes of simulated time",
+                "d4m_flows",
             ),
             Choice(
                 "D13 clock",
@@ -1090,6 +1207,12 @@ class DctcpStudy(Study):
             elif exp == "D4":
                 out += [
                     pt("D4", s, n=p.d4_senders, k=p.k_1g if s == DCTCP else 0.0, rto_ms=lr)
+                    for s in (DCTCP, TCP)
+                ]
+            elif exp == "D4m":
+                out += [
+                    pt("D4m", s, n=n, k=p.k_1g if s == DCTCP else 0.0, rto_ms=lr)
+                    for n in p.d4m_flows
                     for s in (DCTCP, TCP)
                 ]
             elif exp == "D10":
@@ -1225,20 +1348,42 @@ class DctcpStudy(Study):
                 gbps=gbps,
                 queue=q,
                 buffer=p.long_buffer,
-                duration_s=n * p.d4_step_s,
+                duration_s=(2 * n - 1) * p.d4_step_s,
                 tcp=tcp,
                 name=name,
             )
             for i in range(1, n + 1):
+                # Flow i starts at phase i; flows 2.. stop in the order they started, after
+                # the phase with every flow (flow 2 at phase n + 1): ns-2's `$ftp stop`.
+                stop = f"{(n + i - 2) * p.d4_step_s:g}s" if i > 1 else None
                 sc.flow(
                     f"h{i}",
                     "h0",
                     name=f"long{i}",
                     start=f"{(i - 1) * p.d4_step_s:g}s",
                     start_jitter=_jitter(p),
+                    stop=stop,
                 )
             d = sc.to_dict()
             d["simulation"]["sample_interval"] = f"{p.d4_step_s / 30.0:g}s"
+            d["simulation"]["sample_flows"] = [f"long{i}" for i in range(1, n + 1)]
+            return Scenario.from_dict(d)
+        if exp == "D4m":
+            q = _switch_queue(p, scheme, k, p.long_buffer)
+            sc = star(
+                p,
+                hosts=n + 1,
+                gbps=gbps,
+                queue=q,
+                buffer=p.long_buffer,
+                duration_s=p.d4m_duration_s,
+                tcp=tcp,
+                name=name,
+            )
+            for i in range(1, n + 1):
+                sc.flow(f"h{i}", "h0", name=f"long{i}", start_jitter=_jitter(p))
+            d = sc.to_dict()
+            d["simulation"]["sample_interval"] = f"{p.d4m_interval_s / 10.0:g}s"
             d["simulation"]["sample_flows"] = [f"long{i}" for i in range(1, n + 1)]
             return Scenario.from_dict(d)
         if exp == "D10":
@@ -1329,6 +1474,18 @@ class DctcpStudy(Study):
                 context={"kind": "d4", "step_s": p.d4_step_s, "flows": flows},
                 keep_tables=("flows",),
             )
+        if exp == "D4m":
+            flows = [f"long{i}" for i in range(1, int(point["n"]) + 1)]
+            return JobSpec(
+                context={
+                    "kind": "d4m",
+                    "flows": flows,
+                    "warmup_s": p.d4m_warmup_s,
+                    "interval_s": p.d4m_interval_s,
+                    "duration_s": p.d4m_duration_s,
+                },
+                keep_tables=("flows",),
+            )
         return JobSpec(context={"kind": "queries", "app": "query"}, keep_tables=("queues",))
 
     @staticmethod
@@ -1351,7 +1508,10 @@ class DctcpStudy(Study):
         if exp == "D13":
             return 0.03 + (0.3 + 0.005 * int(point["n"])) * p.d13_duration_s
         if exp == "D4":
-            return 0.03 + int(point["n"]) * p.d4_step_s * pps * cost
+            return 0.03 + (2 * int(point["n"]) - 1) * p.d4_step_s * pps * cost
+        if exp == "D4m":
+            # Not measured yet: the packets, and the flows' ACKs and samples as D13's N.
+            return 0.03 + p.d4m_duration_s * pps * cost * (1.0 + 0.005 * int(point["n"]))
         if exp in ("D6", "D7"):
             return 0.03 + p.incast_queries * p.incast_total_bytes / p.packet_bytes * cost
         if exp == "D8":
@@ -1408,7 +1568,9 @@ class DctcpStudy(Study):
                     "qct_p99_ms",
                     "timeout_fraction",
                     "jain_min",
-                    "jain_last",
+                    "jain_all",
+                    "jain_mean",
+                    "jain_whole",
                 ]
                 if m in frame.columns
             ],
@@ -1455,21 +1617,28 @@ class DctcpStudy(Study):
                 tabs[metric] = (mean, ci)
             mean = pd.concat({m: t[0] for m, t in tabs.items()}, axis=1)
             ci = pd.concat({m: t[1] for m, t in tabs.items()}, axis=1)
+            same_runs = (
+                f" {exp} draws nothing at random (the queries start together, the servers "
+                "answer at once, every host runs the same stack): each seed repeats the same "
+                "run, so its half-widths are zero by construction, not a sign of precision."
+                if exp in INCAST_WITHOUT_RANDOMNESS
+                else ""
+            )
             out[f"{exp.lower()}_queries"] = StudyTable(
                 _TITLES[exp],
                 mean,
                 ci,
                 "",
                 "Query (or transfer) completion time in ms: mean, 95th and 99th percentiles; "
-                "the fraction of queries with at least one retransmission timeout.",
+                "the fraction of queries with at least one retransmission timeout." + same_runs,
             )
         part = select_rows(agg, {"experiment": "D4"})
         if not part.empty:
-            m2 = part[part["metric"].isin(["jain_min", "jain_last"])].pivot_table(
+            m2 = part[part["metric"].isin(["jain_min", "jain_all"])].pivot_table(
                 index="scheme", columns="metric", values="mean"
             )
             c2 = (
-                part[part["metric"].isin(["jain_min", "jain_last"])]
+                part[part["metric"].isin(["jain_min", "jain_all"])]
                 .pivot_table(index="scheme", columns="metric", values="ci", dropna=False)
                 .reindex_like(m2)
             )
@@ -1479,7 +1648,25 @@ class DctcpStudy(Study):
                 c2,
                 "",
                 "Jain's index of the active flows' goodput over the second half of each "
-                "phase: the smallest over the phases, and the last (every flow running).",
+                "phase (flows started one by one, then stopped one by one): the smallest over "
+                "the phases, and the phase with every flow running.",
+            )
+        part = select_rows(agg, {"experiment": "D4m"})
+        if not part.empty:
+            cols = ["jain_min", "jain_mean", "jain_whole"]
+            sel = part[part["metric"].isin(cols)]
+            m3 = sel.pivot_table(index=["scheme", "n"], columns="metric", values="mean")
+            c3 = sel.pivot_table(
+                index=["scheme", "n"], columns="metric", values="ci", dropna=False
+            ).reindex_like(m3)
+            out["d4m_jain"] = StudyTable(
+                _TITLES["D4m"],
+                m3,
+                c3,
+                "",
+                f"Jain's index of the flows' goodput over each {p.d4m_interval_s:g}-s interval "
+                f"after {p.d4m_warmup_s:g} s (the smallest and the mean over the intervals), and "
+                "over the whole span.",
             )
         return out
 

@@ -17,6 +17,8 @@ pub(crate) struct Bulk {
     pub(crate) flow: FlowId,
     /// Bytes to send; `None`: without end.
     pub(crate) bytes: Option<u64>,
+    /// When the sender stops writing (`[[flows]]` `stop`), until it has.
+    pub(crate) stop: Option<SimTime>,
 }
 
 impl App for Bulk {
@@ -33,6 +35,20 @@ impl App for Bulk {
             }
             None => cx.push(Command::SendUnlimited { flow: self.flow }),
         }
+    }
+
+    fn on_timer(&mut self, cx: &mut Cx<'_>) {
+        if self.stop.is_some_and(|t| t <= cx.now) {
+            self.stop = None;
+            // ns-2 `Application/FTP stop` (`advance 0`, then `close`): no new data past what was
+            // sent, which is still delivered. DEVIATION(ns-3): `BulkSendApplication`'s stop closes
+            // its socket, which first sends what its send buffer holds (up to `SndBufSize`).
+            cx.push(Command::StopWriting { flow: self.flow });
+        }
+    }
+
+    fn next_deadline(&self) -> Option<SimTime> {
+        self.stop
     }
 
     fn on_conn(&mut self, cx: &mut Cx<'_>, ev: ConnEvent) {

@@ -70,6 +70,9 @@ pub(crate) enum Command {
     Send { flow: FlowId, side: Side, bytes: u64 },
     /// The client end writes without end.
     SendUnlimited { flow: FlowId },
+    /// The client end stops writing now: what it has sent is delivered, nothing more,
+    /// then a FIN (a `[[flows]]` entry's `stop`).
+    StopWriting { flow: FlowId },
     /// Close one end (a FIN follows its data).
     Close { flow: FlowId, side: Side },
     /// Call the app on one end's in-order deliveries (an event with nothing but

@@ -977,6 +977,12 @@ impl Simulation {
                     self.flush_endpoint(e);
                 }
             }
+            Command::StopWriting { flow } => {
+                if let Some(e) = self.end_of(flow, Side::Client) {
+                    self.endpoints[e].sock.stop_writing();
+                    self.flush_endpoint(e);
+                }
+            }
             Command::Close { flow, side } => {
                 if let Some(e) = self.end_of(flow, side) {
                     self.endpoints[e].sock.close();

@@ -437,6 +437,20 @@ impl TcpSocket {
         self.unlimited = true;
     }
 
+    /// The application stops writing at once (a flow's `stop`): nothing past the highest
+    /// sequence sent so far is offered, what was sent is still delivered (retransmitted if
+    /// need be), and a FIN follows it. Without effect once the FIN is out.
+    pub fn stop_writing(&mut self) {
+        // ns-2 `Application/FTP stop`: `advance 0` lowers the data to send (curseq_) to maxseq_,
+        // the highest sequence sent, then `close`; SND.MAX is ecnsim's maxseq_ (+1).
+        let end = self.snd_max.max(ISS + 1);
+        if self.unlimited || self.app_end > end {
+            self.unlimited = false;
+            self.app_end = end;
+        }
+        self.fin_requested = true;
+    }
+
     /// The application is done writing: a FIN follows the data.
     pub fn close(&mut self) {
         if !self.unlimited {

@@ -7,6 +7,7 @@ mod bbr;
 mod common;
 mod determinism;
 mod dualpi2;
+mod flow_stop;
 mod fq_codel;
 mod fuzz;
 mod incast;
