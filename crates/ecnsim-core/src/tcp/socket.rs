@@ -923,7 +923,7 @@ impl TcpSocket {
                 }
             }
             if ecn == Ecn::Ce {
-                if !self.ecn.echo && self.cfg.quickack == Quickack::Linux {
+                if !self.ecn.echo && self.cfg.quickack == Quickack::Linux && h.payload > 0 {
                     // Linux tcp_data_ecn_check(): a CE with no echo pending enters quick-ACK mode
                     // for 2 ACKs ("Better not delay acks, sender can have a very low cwnd").
                     self.enter_quickack(2);
