@@ -15,7 +15,8 @@ fn scenario(queue: &str, tcp: &str) -> String {
 }
 
 const DROPTAIL: &str = r#"{ type = "droptail", limit_packets = 20 }"#;
-const RED_ECN: &str = r#"{ type = "red", limit_packets = 60, min_th = 5, max_th = 15, ecn = "rfc3168", measure = "packets" }"#;
+const RED_ECN: &str =
+    r#"{ type = "red", limit_packets = 60, min_th = 5, max_th = 15, ecn = "rfc3168", measure = "packets" }"#;
 
 #[test]
 fn linux6_runs_conserve_and_repeat_bit_for_bit() {
