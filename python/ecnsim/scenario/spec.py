@@ -421,7 +421,8 @@ def tcp(
     ``"newreno"`` or ``"sack"``; ``sack_variant`` (on SACK recovery) ``"rfc6675"`` or
     ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``recovery_rate`` (RFC 6675 SACK recovery)
     ``"rfc6675"``, ``"rfc6937_ssrb"`` or ``"rfc6937_crb"`` (Proportional Rate Reduction);
-    ``quickack`` ``"off"`` or ``"linux"`` (Linux's quick-ACK mode); ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
+    ``quickack`` ``"off"`` or ``"linux"`` (Linux's quick-ACK mode); ``dctcp_fraction``
+    ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
