@@ -27,7 +27,7 @@ use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
-    QueueSpec, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
+    QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -592,6 +592,12 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         // a Tahoe, Reno, NewReno or SACK flow is what it was before they existed.
         recovery: c.cc.takes_recovery().then_some(c.recovery),
         sack_variant: sack_variant_shown.then_some(c.sack_variant),
+        // Shown where they are not the pre-existing behaviour (RFC 6675's rate, no quick-ACK
+        // mode) or their profile's default is not, so every other resolved spec is unchanged.
+        recovery_rate: (c.offers_sack()
+            && (c.recovery_rate != RecoveryRate::Rfc6675 || profile.tcp().recovery_rate != RecoveryRate::Rfc6675))
+            .then_some(c.recovery_rate),
+        quickack: (c.quickack != Quickack::Off || profile.tcp().quickack != Quickack::Off).then_some(c.quickack),
         cubic_beta: cubic.then(|| unfraction(c.cubic_beta)),
         cubic_c: cubic.then(|| unfraction(c.cubic_c)),
         cubic_fast_convergence: cubic.then_some(c.cubic_fast_convergence),

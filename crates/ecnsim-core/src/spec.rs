@@ -1776,6 +1776,33 @@ pub enum SackVariant {
     Ns2Sack1,
 }
 
+/// How much a sender in SACK-based fast recovery sends per ACK (`tcp.recovery_rate`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryRate {
+    /// RFC 6675 §5 step (C): send while cwnd - pipe >= 1 SMSS, with cwnd = ssthresh from the
+    /// start of recovery.
+    Rfc6675,
+    /// RFC 6937 Proportional Rate Reduction with the Slow Start Reduction Bound (PRR-SSRB, the
+    /// RFC's recommended bound; Linux `tcp_cwnd_reduction()` since 3.2).
+    Rfc6937Ssrb,
+    /// RFC 6937 PRR with the Conservative Reduction Bound (PRR-CRB, strict packet conservation).
+    Rfc6937Crb,
+}
+
+/// The receiver's quick-ACK mode (`tcp.quickack`): delayed ACKs are skipped for a number of
+/// ACKs at the start of a connection and after events that call for prompt feedback.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Quickack {
+    /// None: with `delayed_ack`, every second full segment or the timer (RFC 5681 §4.2).
+    Off,
+    /// Linux's quick-ACK mode (`tcp_incr_quickack()`, `tcp_enter_quickack_mode()`): 16 ACKs
+    /// at the first data and after an idle gap longer than the RTO, 16 after duplicate data,
+    /// 2 after a CE mark that starts an ECN-Echo episode; each ACK sent uses one.
+    Linux,
+}
+
 /// What DCTCP's marked fraction F counts (`tcp.dctcp_fraction`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -1851,6 +1878,9 @@ pub enum RtoEstimator {
     /// ns-2.35's default (`rfc2988_ true`): as `ns2`, but `min_rto` bounds the RTO before the
     /// backoff and the multiplier doubles on while the RTO is below `max_rto`.
     Ns2Rfc2988,
+    /// Linux `tcp_set_rto()`: RFC 6298's SRTT and RTTVAR, but the minimum bounds the variance term,
+    /// not the RTO: RTO = SRTT + max(G, 4 RTTVAR, min_rto), at most max_rto.
+    Linux,
 }
 
 /// Which ACKs carrying ECN-Echo may still open the congestion window (`tcp.ecn_ece_growth`).
@@ -2225,6 +2255,13 @@ pub struct TcpOverrides {
     /// `Agent/TCP/Sack1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack_variant: Option<SackVariant>,
+    /// The sending rate of SACK-based fast recovery: `"rfc6675"`, `"rfc6937_ssrb"` or
+    /// `"rfc6937_crb"` (Proportional Rate Reduction, RFC 6937).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_rate: Option<RecoveryRate>,
+    /// The receiver's quick-ACK mode: `"off"` or `"linux"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<Quickack>,
     /// CUBIC's multiplicative decrease factor beta_cubic, 0 < beta < 1 (RFC 9438 §4.6: 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_beta: Option<f64>,
@@ -2650,7 +2687,7 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "cc = \"vegas\"")], "tcp.cc", "unknown variant `vegas`, expected one of `tahoe`, `reno`, `newreno`, `sack`, `cubic`, `dctcp`, `bbr`"),
         (&[("#TCP", "carry_rtt = \"min\"")], "tcp.carry_rtt", "unknown variant `min`, expected one of `off`, `smoothed`, `base`"),
         (&[("#TCP", "carry_rtt = 1")], "tcp.carry_rtt", "expected one of \"off\", \"smoothed\", \"base\" (or a boolean"),
-        (&[("#TCP", "rto_estimator = \"bsd\"")], "tcp.rto_estimator", "unknown variant `bsd`, expected one of `rfc6298`, `ns2`, `ns2_rfc2988`"),
+        (&[("#TCP", "rto_estimator = \"bsd\"")], "tcp.rto_estimator", "unknown variant `bsd`, expected one of `rfc6298`, `ns2`, `ns2_rfc2988`, `linux`"),
         (&[("#TCP", "ecn_ece_growth = \"always\"")], "tcp.ecn_ece_growth", "expected one of `never`, `slow_start`, `after_loss`"),
         (&[("#TCP", "ca_increase = \"abc\"")], "tcp.ca_increase", "expected one of `per_ack`, `byte_counting`, `per_ack_truncated`"),
         (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
@@ -2659,6 +2696,12 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`, `careful_ack_heuristic`"),
         (&[("#TCP", "newreno_careful = 1")], "tcp.newreno_careful", "expected one of \"off\", \"careful\", \"less_careful\", \"careful_ack_heuristic\" (or a boolean"),
         (&[("#TCP", "sack_variant = \"fack\"")], "tcp.sack_variant", "unknown variant `fack`, expected `rfc6675` or `ns2_sack1`"),
+        (
+            &[("#TCP", "recovery_rate = \"prr\"")],
+            "tcp.recovery_rate",
+            "unknown variant `prr`, expected one of `rfc6675`, `rfc6937_ssrb`, `rfc6937_crb`",
+        ),
+        (&[("#TCP", "quickack = \"on\"")], "tcp.quickack", "unknown variant `on`, expected `off` or `linux`"),
         (&[("#TCP", "ecn_after_timeout = \"yes\"")], "tcp.ecn_after_timeout", "expected a boolean"),
         (&[("#TCP", "ecn_first_segment_not_ect = 1")], "tcp.ecn_first_segment_not_ect", "expected a boolean"),
         (

@@ -329,7 +329,9 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
 /// from different levels.
 fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
     let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
-    if cfg.rto_estimator != RtoEstimator::Rfc6298 && cfg.clock_granularity == SimDuration::ZERO {
+    if matches!(cfg.rto_estimator, RtoEstimator::Ns2 | RtoEstimator::Ns2Rfc2988)
+        && cfg.clock_granularity == SimDuration::ZERO
+    {
         // ns-2 tcp.cc rtt_update() divides by tcpTick_: the tick-based estimator needs a tick.
         let at = levels.iter().rposition(|&(_, o)| o.clock_granularity.is_some() || o.rto_estimator.is_some());
         let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| levels[l].0.to_owned());
@@ -429,6 +431,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             headers_on_data,
             recovery,
             sack_variant,
+            recovery_rate,
+            quickack,
             cubic_beta,
             cubic_c,
             cubic_fast_convergence,
@@ -480,6 +484,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.headers_on_data, headers_on_data, Some);
         set(&mut c.recovery, recovery, Some);
         set(&mut c.sack_variant, sack_variant, Some);
+        set(&mut c.recovery_rate, recovery_rate, Some);
+        set(&mut c.quickack, quickack, Some);
         set(&mut c.cubic_beta, cubic_beta, fraction);
         set(&mut c.cubic_c, cubic_c, fraction);
         set(&mut c.cubic_fast_convergence, cubic_fast_convergence, Some);

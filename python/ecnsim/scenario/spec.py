@@ -403,6 +403,8 @@ def tcp(
     headers_on_data: bool | None = None,
     recovery: str | None = None,
     sack_variant: str | None = None,
+    recovery_rate: str | None = None,
+    quickack: str | None = None,
     cubic_beta: float | None = None,
     cubic_c: float | None = None,
     cubic_fast_convergence: bool | None = None,
@@ -417,14 +419,18 @@ def tcp(
     ``"newreno"``, ``"sack"``, ``"cubic"``, ``"dctcp"`` or ``"bbr"``; ``recovery`` (under
     ``cubic``, ``dctcp`` and ``bbr``)
     ``"newreno"`` or ``"sack"``; ``sack_variant`` (on SACK recovery) ``"rfc6675"`` or
-    ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
+    ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``recovery_rate`` (RFC 6675 SACK recovery)
+    ``"rfc6675"``, ``"rfc6937_ssrb"`` or ``"rfc6937_crb"`` (Proportional Rate Reduction);
+    ``quickack`` ``"off"`` or ``"linux"`` (Linux's quick-ACK mode); ``dctcp_fraction``
+    ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
     codepoint of data) ``"ect0"`` or ``"ect1"`` (the L4S identifier); ``ecn_feedback``
     ``"classic"`` (RFC 3168) or ``"accecn"`` (RFC 9768, with ``accecn_option``);
     ``carry_rtt`` ``"off"``, ``"smoothed"`` or ``"base"`` (``True`` means
-    ``"smoothed"``); ``rto_estimator`` ``"rfc6298"``, ``"ns2"`` or ``"ns2_rfc2988"``;
+    ``"smoothed"``); ``rto_estimator`` ``"rfc6298"``, ``"ns2"``, ``"ns2_rfc2988"`` or
+    ``"linux"``;
     ``ecn_ece_growth`` ``"never"``,
     ``"slow_start"`` or ``"after_loss"``; ``ecn_one_segment`` ``"rfc3168"``,
     ``"ns2"`` or ``"linux"``; ``timeout_after_ecn`` ``"same_window"`` or
@@ -478,6 +484,8 @@ def tcp(
             "headers_on_data": headers_on_data,
             "recovery": recovery,
             "sack_variant": sack_variant,
+            "recovery_rate": recovery_rate,
+            "quickack": quickack,
             "cubic_beta": cubic_beta,
             "cubic_c": cubic_c,
             "cubic_fast_convergence": cubic_fast_convergence,

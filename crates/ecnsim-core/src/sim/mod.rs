@@ -1103,23 +1103,25 @@ impl Simulation {
         let ecn = |p: Option<EcnPolicy>, c: &TcpConfig| TcpConfig { ecn: p.unwrap_or(c.ecn), ..*c };
         let (client_cfg, server_cfg) =
             (ecn(self.host_ecn[client.index()], &client_cfg), ecn(self.host_ecn[server.index()], &server_cfg));
-        let (client_phase, server_phase) = if client_cfg.rto_estimator == RtoEstimator::Rfc6298 {
-            (SimDuration::ZERO, SimDuration::ZERO)
-        } else {
-            // ns-2 tcp.cc reset(): boot_time_ = Random::uniform(tcpTick_), one per agent.
-            // The stream is named after the flow (so adding a flow shifts no other flow's phase);
-            // application connections, which have no name, after their connection number.
-            let flow = &self.flows[f.index()];
-            let path = if self.is_spec_flow(flow.app) {
-                // A `[[flows]]` connection is its own app, named as the flow.
-                format!("flow/{}/tcp_tick", self.apps[flow.app.index()].name)
+        let (client_phase, server_phase) =
+            if matches!(client_cfg.rto_estimator, RtoEstimator::Rfc6298 | RtoEstimator::Linux) {
+                (SimDuration::ZERO, SimDuration::ZERO)
             } else {
-                format!("connection/{}/tcp_tick", flow.serial)
+                // ns-2 tcp.cc reset(): boot_time_ = Random::uniform(tcpTick_), one per agent.
+                // The stream is named after the flow (so adding a flow shifts no other flow's phase);
+                // application connections, which have no name, after their connection number.
+                let flow = &self.flows[f.index()];
+                let path = if self.is_spec_flow(flow.app) {
+                    // A `[[flows]]` connection is its own app, named as the flow.
+                    format!("flow/{}/tcp_tick", self.apps[flow.app.index()].name)
+                } else {
+                    format!("connection/{}/tcp_tick", flow.serial)
+                };
+                let mut rng = SimRng::for_component(self.seed, &path);
+                let mut phase =
+                    |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
+                (phase(&client_cfg), phase(&server_cfg))
             };
-            let mut rng = SimRng::for_component(self.seed, &path);
-            let mut phase = |c: &TcpConfig| SimDuration::from_nanos(rng.below(c.clock_granularity.as_nanos().max(1)));
-            (phase(&client_cfg), phase(&server_cfg))
-        };
         let mut initiator = TcpSocket::with_tick_phase(self.shared_config(client_cfg), client_phase);
         let mut responder = TcpSocket::with_tick_phase(self.shared_config(server_cfg), server_phase);
         if client_cfg.cc == CcKind::Bbr {

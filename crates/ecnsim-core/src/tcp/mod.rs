@@ -9,7 +9,10 @@ mod accecn_dialogues;
 pub mod cc;
 #[cfg(test)]
 mod dialogues;
+#[cfg(test)]
+mod linux6_dialogues;
 mod opt;
+mod prr;
 mod rtt;
 mod rtt_ns2;
 mod sack;
@@ -27,8 +30,8 @@ pub(crate) use opt::Opt;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
-    EctCodepoint, NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, SackVariant,
-    TimeoutAfterEcn,
+    EctCodepoint, NewrenoCareful, NewrenoPartialAck, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator,
+    SackVariant, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -118,6 +121,10 @@ pub struct TcpConfig {
     pub recovery: Recovery,
     /// The SACK-based recovery of a SACK connection (RFC 6675, or ns-2's `Sack1`).
     pub sack_variant: SackVariant,
+    /// How much SACK-based fast recovery sends per ACK (RFC 6675, or RFC 6937's PRR).
+    pub recovery_rate: RecoveryRate,
+    /// The receiver's quick-ACK mode (Linux's, or none).
+    pub quickack: Quickack,
     /// CUBIC's beta_cubic, in units of 1/[`FRACTION_SCALE`].
     pub cubic_beta: u32,
     /// CUBIC's C (segments per second cubed), in units of 1/[`FRACTION_SCALE`].

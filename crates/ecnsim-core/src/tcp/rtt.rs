@@ -35,6 +35,10 @@ impl RttEstimator {
                 cfg.max_rto,
                 cfg.clock_granularity,
             )),
+            RtoEstimator::Linux => RttEstimator::Rfc6298(Rfc6298Estimator {
+                min_on_variance: true,
+                ..Rfc6298Estimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity)
+            }),
             RtoEstimator::Ns2 | RtoEstimator::Ns2Rfc2988 => RttEstimator::Ns2(Ns2Estimator::new(
                 cfg.initial_rto,
                 cfg.min_rto,
@@ -137,6 +141,8 @@ pub struct Rfc6298Estimator {
     max_rto: SimDuration,
     /// Clock granularity G.
     granularity: SimDuration,
+    /// Linux `tcp_set_rto()`: `min_rto` bounds the variance term (`rto_estimator = "linux"`).
+    min_on_variance: bool,
 }
 
 impl Rfc6298Estimator {
@@ -151,6 +157,7 @@ impl Rfc6298Estimator {
             min_rto,
             max_rto,
             granularity,
+            min_on_variance: false,
         }
     }
 
@@ -176,7 +183,15 @@ impl Rfc6298Estimator {
         }
         let srtt = self.srtt.expect("set above");
         // RFC 6298 §2.2-2.3: RTO <- SRTT + max (G, K*RTTVAR), K = 4.
-        let rto = srtt + self.granularity.max(self.rttvar.saturating_mul(4));
+        let mut variance = self.granularity.max(self.rttvar.saturating_mul(4));
+        if self.min_on_variance {
+            // Linux tcp_rtt_estimator(): rttvar_us = max(mdev_max_us, tcp_rto_min_us(sk)), and
+            // __tcp_set_rto(): RTO = srtt + rttvar, so the RTO is at least SRTT + tcp_rto_min.
+            // DEVIATION(Linux): RFC 6298's RTTVAR stands for Linux's mdev_max (the largest mdev of
+            // the last round trip, decayed once per round trip).
+            variance = variance.max(self.min_rto);
+        }
+        let rto = srtt + variance;
         // RFC 6298 §2.4: if RTO is less than the minimum it SHOULD be rounded up.
         // RFC 6298 §2.5: a maximum value MAY be placed on RTO.
         self.base_rto = rto.max(self.min_rto).min(self.max_rto);

@@ -10,6 +10,8 @@
 //! time proportional to the number of ranges, not of octets.
 
 use crate::packet::SackBlock;
+use crate::spec::RecoveryRate;
+use crate::tcp::prr::Prr;
 
 /// SACKed ranges above SND.UNA, and the highest retransmitted octet.
 ///
@@ -32,6 +34,8 @@ struct Board {
     /// ns-2 `Sack1`: the fast retransmit's own ACK sends the retransmission only (`recv()` calls
     /// `send_much()` there only with no duplicate ACKs counted); the next ACK ends the hold.
     ns2_hold: bool,
+    /// RFC 6937's state for the current recovery (`tcp.recovery_rate` = PRR only).
+    prr: Prr,
 }
 
 impl Scoreboard {
@@ -89,6 +93,35 @@ impl Scoreboard {
             if !b.ns2_hold {
                 b.ns2_pipe += mss;
             }
+        }
+    }
+
+    /// RFC 6937 §2 SACKd: the octets the scoreboard holds as SACKed.
+    pub(crate) fn sacked_bytes(&self) -> u64 {
+        self.blocks().iter().map(|&(l, r)| r - l).sum()
+    }
+
+    /// RFC 6937 §3: a recovery begins with `recover_fs` bytes of FlightSize.
+    pub(crate) fn prr_start(&mut self, recover_fs: u64) {
+        self.board.get_or_insert_with(Box::default).prr = Prr::start(recover_fs);
+    }
+
+    /// RFC 6937 §3: an ACK in recovery delivered `delivered` bytes and left `pipe`.
+    pub(crate) fn prr_on_ack(&mut self, delivered: u64, pipe: u64, ssthresh: u64, mss: u64, rate: RecoveryRate) {
+        if let Some(b) = &mut self.board {
+            b.prr.on_ack(delivered, pipe, ssthresh, mss, rate);
+        }
+    }
+
+    /// RFC 6937 §3: whether sndcnt allows `len` more bytes now.
+    pub(crate) fn prr_allows(&self, len: u64) -> bool {
+        self.board.as_deref().is_some_and(|b| b.prr.allows(len))
+    }
+
+    /// RFC 6937 §3: `len` bytes were sent in recovery.
+    pub(crate) fn prr_sent(&mut self, len: u64) {
+        if let Some(b) = &mut self.board {
+            b.prr.on_sent(len);
         }
     }
 

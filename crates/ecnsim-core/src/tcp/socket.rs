@@ -22,7 +22,7 @@ use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful,
-    NewrenoPartialAck, ReductionBasis, SackVariant, TimeoutAfterEcn,
+    NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
@@ -35,6 +35,13 @@ mod accecn;
 
 /// Initial send sequence number: absolute sequence space starts at 0.
 const ISS: u64 = 0;
+
+/// `TcpSocket::quickacks` before the first data segment arrives (Linux: `icsk_ack.ato == 0`).
+const QUICKACK_NOT_STARTED: u8 = u8::MAX;
+
+/// Linux include/net/tcp.h: TCP_MAX_QUICKACKS 16, "Maximal number of ACKs sent quickly to
+/// accelerate slow-start".
+const TCP_MAX_QUICKACKS: u8 = 16;
 
 /// Application-visible events, accumulated until taken with
 /// [`TcpSocket::take_events`].
@@ -248,8 +255,11 @@ pub struct TcpSocket {
     peer_fin: Opt<u64>,
     /// Out-of-order data held, as sorted disjoint `[start, end)` ranges.
     ooo: Vec<(u64, u64)>,
-    /// Full segments received since our last ACK (delayed ACKs).
-    unacked_segments: u32,
+    /// Full segments received since our last ACK (delayed ACKs; at most 2).
+    unacked_segments: u16,
+    /// ACKs still to send at once in Linux's quick-ACK mode (`tcp.quickack = "linux"`);
+    /// [`QUICKACK_NOT_STARTED`] until the first data arrives.
+    quickacks: u8,
     /// Consecutive duplicate ACKs.
     dupacks: u32,
 
@@ -369,6 +379,7 @@ impl TcpSocket {
             peer_fin: Opt::NONE,
             ack_now: false,
             unacked_segments: 0,
+            quickacks: if cfg.quickack == Quickack::Linux { QUICKACK_NOT_STARTED } else { 0 },
             delack_deadline: Opt::NONE,
             wake_at: Opt::NONE,
             events: SocketEvents::default(),
@@ -567,6 +578,16 @@ impl TcpSocket {
         self.in_recovery && self.sack_ok
     }
 
+    /// RFC 6937's PRR sets the sending rate of SACK recovery: `tcp.recovery_rate` names it, on RFC
+    /// 6675's recovery, and not under BBR (Linux tcp_cong_control(): an algorithm with its own
+    /// cong_control() sets cwnd itself; tcp_cwnd_reduction() is for the others).
+    fn prr_configured(&self) -> bool {
+        self.cfg.recovery_rate != RecoveryRate::Rfc6675
+            && self.sack_ok
+            && self.cfg.sack_variant == SackVariant::Rfc6675
+            && !matches!(self.cc, AnyCc::Bbr(_))
+    }
+
     /// ns-2 `Sack1`'s recovery is in force (`tcp.sack_variant = "ns2_sack1"`).
     fn ns2_sack1_recovery(&self) -> bool {
         self.sack_recovery() && self.cfg.sack_variant == SackVariant::Ns2Sack1
@@ -732,7 +753,8 @@ impl TcpSocket {
             return false;
         }
         if h.payload == 0 {
-            if h.ack <= self.snd_una || h.ack > self.snd_max {
+            if h.ack <= self.snd_una || h.ack > self.snd_max || (self.in_recovery && self.prr_configured()) {
+                // (RFC 6937 §3: an ACK in PRR's recovery feeds prr_delivered, on the slow path.)
                 return false;
             }
             // A pure ACK of new data: RFC 6675 §5 (the scoreboard, with no blocks to add), then
@@ -908,8 +930,18 @@ impl TcpSocket {
             // RFC 3168 §6.1.3: CWR ends the echo; a CE arriving with it starts it again.
             if h.flags.contains(TcpFlags::CWR) {
                 self.ecn.echo = false;
+                if self.cfg.quickack == Quickack::Linux && h.payload > 0 {
+                    // Linux tcp_ecn_accept_cwr(): the sender's cwnd "may be very low (even just 1
+                    // packet), so we should ACK immediately" (ICSK_ACK_NOW, once).
+                    self.ack_now = true;
+                }
             }
             if ecn == Ecn::Ce {
+                if !self.ecn.echo && self.cfg.quickack == Quickack::Linux && h.payload > 0 {
+                    // Linux tcp_data_ecn_check(): a CE with no echo pending enters quick-ACK mode
+                    // for 2 ACKs ("Better not delay acks, sender can have a very low cwnd").
+                    self.enter_quickack(2);
+                }
                 self.ecn.echo = true;
             }
         }
@@ -957,12 +989,18 @@ impl TcpSocket {
             self.ack_now = true;
             return;
         }
+        // RFC 6937 §2: DeliveredData counts the change in SACKed octets too.
+        let prr = self.prr_configured();
+        let before = if prr { self.snd_una + self.scoreboard.sacked_bytes() } else { 0 };
         // RFC 6675 §5: every ACK updates the scoreboard.
         let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), &h.sack_blocks());
         let advanced = ack > self.snd_una;
         let ece = h.flags.contains(TcpFlags::ECE) && self.ecn.ok;
         if advanced {
             self.on_new_ack(now, h);
+            if prr {
+                self.prr_after_ack(before);
+            }
         } else {
             if self.ns2_sack1_recovery() {
                 // ns-2 tcp-sack1.cc recv(): in fast recovery every ACK takes one packet off pipe_.
@@ -979,6 +1017,9 @@ impl TcpSocket {
             }
             let (dupacks, was_in_recovery) = (self.dupacks, self.in_recovery);
             self.on_old_ack(now, h, new_sack);
+            if prr {
+                self.prr_after_ack(before);
+            }
             if self.dupacks != dupacks && matches!(self.cc, AnyCc::Bbr(_)) {
                 self.bbr_after_ack(now, 0, true, !was_in_recovery && self.in_recovery);
             }
@@ -1084,6 +1125,22 @@ impl TcpSocket {
         }
     }
 
+    /// RFC 6937 §3 "on every ACK during recovery", once the ACK has been processed: `before` was
+    /// SND.UNA plus the SACKed octets before it.
+    #[inline(never)]
+    fn prr_after_ack(&mut self, before: u64) {
+        if !self.in_recovery {
+            return;
+        }
+        // RFC 6937 §2: DeliveredData = change_in(snd.una) + change_in(SACKd).
+        let delivered = (self.snd_una + self.scoreboard.sacked_bytes()).saturating_sub(before);
+        // RFC 6937 §3: pipe = (RFC 6675 pipe algorithm).
+        let mss = self.win.mss;
+        let t = self.scoreboard.lost_threshold(mss, self.cfg.dupack_threshold);
+        let pipe = self.scoreboard.pipe(self.snd_una, self.snd_max, t);
+        self.scoreboard.prr_on_ack(delivered, pipe, self.win.ssthresh, mss, self.cfg.recovery_rate);
+    }
+
     /// BBR (Linux `tcp_cong_control()` -> `bbr_main()`): the model and the window, once the ACK
     /// has been processed.
     #[inline(never)]
@@ -1177,6 +1234,9 @@ impl TcpSocket {
             return;
         }
         self.counters.fast_retransmits += 1;
+        // RFC 6937 §3: RecoverFS, the FlightSize ssthresh is computed from (RFC 5681 §3.2 step 2:
+        // without what Limited Transmit sent).
+        let recover_fs = (self.snd_max - self.snd_una).saturating_sub(self.limited_transmit_bytes);
         let response = if after_ecn {
             self.cc.on_dupack_threshold_after_ecn(&mut self.win, self.cfg.dupack_threshold)
         } else {
@@ -1207,6 +1267,10 @@ impl TcpSocket {
                 if self.sack_ok {
                     // Only SACK recovery reads HighRxt: without SACK the scoreboard stays unallocated.
                     self.scoreboard.set_high_rxt(self.snd_una);
+                }
+                if self.prr_configured() {
+                    // RFC 6937 §3: at the beginning of recovery, initialise PRR's state.
+                    self.scoreboard.prr_start(recover_fs);
                 }
                 if self.ns2_sack1_recovery() {
                     self.ns2_sack1_enter(now);
@@ -1387,6 +1451,10 @@ impl TcpSocket {
             if end <= self.rcv_nxt {
                 // RFC 5681 §4.2 / RFC 793: a duplicate segment is ACKed at once.
                 self.ack_now = true;
+                if self.cfg.quickack == Quickack::Linux {
+                    // Linux tcp_send_dupack(): a delayed ACK was lost; quick-ACK mode for 16 ACKs.
+                    self.enter_quickack(TCP_MAX_QUICKACKS);
+                }
             } else if start <= self.rcv_nxt {
                 self.counters.bytes_received += end - self.rcv_nxt - self.held_within(self.rcv_nxt, end);
                 self.rcv_nxt = end;
@@ -1414,6 +1482,10 @@ impl TcpSocket {
             } else {
                 // Beyond the window: dropped, but ACKed (RFC 793 §3.9).
                 self.ack_now = true;
+                if self.cfg.quickack == Quickack::Linux {
+                    // Linux tcp_data_queue() out_of_window: tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
+                    self.enter_quickack(TCP_MAX_QUICKACKS);
+                }
             }
             let delivered = self.rcv_nxt - before;
             if delivered > 0 {
@@ -1461,6 +1533,10 @@ impl TcpSocket {
         if payload >= self.cfg.mss {
             self.unacked_segments += 1;
         }
+        if self.quickacks != 0 && self.quickack_due() {
+            self.ack_now = true;
+            return;
+        }
         // RFC 5681 §4.2: an ACK SHOULD be generated for at least every second full-sized segment.
         if self.unacked_segments >= 2 {
             self.ack_now = true;
@@ -1468,6 +1544,29 @@ impl TcpSocket {
             // RFC 5681 §4.2: ... and MUST be generated within 500 ms of the arrival of the first unacknowledged packet.
             self.delack_deadline = Opt::some(now + self.cfg.delayed_ack_timeout);
         }
+    }
+
+    /// Linux quick-ACK mode, for in-order data: the first data segment starts it (Linux
+    /// tcp_event_data_recv(): `if (!icsk->icsk_ack.ato)`, tcp_incr_quickack(sk, TCP_MAX_QUICKACKS));
+    /// while ACKs remain, each data segment is ACKed at once (Linux __tcp_ack_snd_check():
+    /// tcp_in_quickack_mode()).
+    #[inline(never)]
+    fn quickack_due(&mut self) -> bool {
+        if self.quickacks == QUICKACK_NOT_STARTED {
+            self.quickacks = 0;
+            self.enter_quickack(TCP_MAX_QUICKACKS);
+        }
+        self.quickacks > 0
+    }
+
+    /// Linux tcp_incr_quickack(): quick = max(quick, min(rcv_wnd / (2 * rcv_mss), `max`)),
+    /// at least 2 where the window holds less than two segments.
+    fn enter_quickack(&mut self, max: u8) {
+        let by_window = self.cfg.rcv_window / (2 * u64::from(self.cfg.mss)).max(1);
+        let by_window = if by_window == 0 { 2 } else { by_window };
+        let n = u8::try_from(by_window.min(u64::from(max))).unwrap_or(max);
+        let current = if self.quickacks == QUICKACK_NOT_STARTED { 0 } else { self.quickacks };
+        self.quickacks = current.max(n);
     }
 
     // ------------------------------------------------------------------
@@ -1754,8 +1853,14 @@ impl TcpSocket {
     fn next_seg_sack(&mut self, data_end: u64) -> Option<u64> {
         let mss = self.win.mss;
         let t = self.scoreboard.lost_threshold(mss, self.cfg.dupack_threshold);
-        let pipe = self.scoreboard.pipe(self.snd_una, self.snd_max, t);
-        if self.win.cwnd < pipe + mss {
+        if self.prr_configured() {
+            // RFC 6937 §3: send what sndcnt allows on this ACK (in place of RFC 6675's step (C)); a
+            // whole segment goes once sndcnt is positive, and prr_out charges the overshoot to the
+            // next ACKs (Linux tcp_cwnd_reduction() counts whole packets).
+            if !self.scoreboard.prr_allows(1) {
+                return None;
+            }
+        } else if self.win.cwnd < self.scoreboard.pipe(self.snd_una, self.snd_max, t) + mss {
             return None;
         }
         let from = self.scoreboard.high_rxt().max(self.snd_una);
@@ -1909,6 +2014,10 @@ impl TcpSocket {
         if self.sack_recovery() && is_retransmit {
             self.scoreboard.set_high_rxt(self.scoreboard.high_rxt().max(end));
         }
+        if self.sack_recovery() && self.prr_configured() {
+            // RFC 6937 §3: prr_out += (data sent), the fast retransmission included.
+            self.scoreboard.prr_sent(len);
+        }
         if self.ns2_sack1_recovery() {
             // ns-2 tcp-sack1.cc send_much(): pipe_++ for each packet sent in fast recovery.
             self.scoreboard.ns2_sent(i64::try_from(self.win.mss).unwrap_or(i64::MAX));
@@ -1958,6 +2067,14 @@ impl TcpSocket {
 
     /// Any segment we send carries the current ACK.
     fn ack_sent(&mut self) {
+        if self.quickacks != 0
+            && self.quickacks != QUICKACK_NOT_STARTED
+            && (self.ack_now || self.unacked_segments > 0 || self.delack_deadline.is_some())
+        {
+            // Linux tcp_dec_quickack_mode(): one less for each ACK that acknowledges new data
+            // (an ACK was scheduled, inet_csk_ack_scheduled()).
+            self.quickacks -= 1;
+        }
         self.ack_now = false;
         self.unacked_segments = 0;
         self.delack_deadline = Opt::NONE;

@@ -12,6 +12,7 @@ mod fq_codel;
 mod fuzz;
 mod incast;
 mod layers;
+mod linux6;
 mod modern_cc;
 mod ns2_dialogues;
 mod reliability;

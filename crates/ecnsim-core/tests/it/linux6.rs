@@ -1,0 +1,57 @@
+//! The `linux-6.x` profile on a dumbbell: runs conserve packets and repeat bit for bit, and
+//! each of its behaviours (PRR, quick-ACK mode, Linux's RTO) is in force and changes the run.
+
+use crate::common::{dumbbell, run, u64s};
+
+/// Four CUBIC flows over a 20-packet DropTail queue (losses every few round trips), with or
+/// without ECN marking at a RED queue, under `linux-6.x`, `tcp` set on top.
+fn scenario(queue: &str, tcp: &str) -> String {
+    dumbbell(4, "10Mbps", "20ms", queue, "15s", "start_jitter = \"1s\"")
+        .replace(
+            "duration = \"15s\"",
+            "duration = \"15s\", profile = \"linux-6.x\", warmup = \"3s\", sample_interval = \"250ms\"",
+        )
+        .replace("nodes = [", &format!("tcp = {{ {tcp} }}\nnodes = ["))
+}
+
+const DROPTAIL: &str = r#"{ type = "droptail", limit_packets = 20 }"#;
+const RED_ECN: &str =
+    r#"{ type = "red", limit_packets = 60, min_th = 5, max_th = 15, ecn = "rfc3168", measure = "packets" }"#;
+
+#[test]
+fn linux6_runs_conserve_and_repeat_bit_for_bit() {
+    for (queue, tcp) in [(DROPTAIL, ""), (RED_ECN, r#"ecn = "request""#)] {
+        let t = scenario(queue, tcp);
+        let (_, a) = run(&t, 11);
+        let (_, b) = run(&t, 11);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        let (_, c) = run(&t, 12);
+        assert_ne!(a.digest(), c.digest(), "the start jitter draws from the seed");
+        let fr: u64 = u64s(&a, "flows", "fast_retransmits").iter().sum();
+        if queue == DROPTAIL {
+            assert!(fr > 0, "the 20-packet queue overflows: {fr}");
+        }
+    }
+}
+
+/// Each option of the profile is in force: setting it back to the value every other profile
+/// has changes the run (PRR's sending rate, the receiver's ACK count, the RTO).
+#[test]
+fn each_linux6_behaviour_changes_the_run() {
+    let base = run(&scenario(DROPTAIL, ""), 5).1;
+    for (field, old) in [
+        ("recovery_rate", r#"recovery_rate = "rfc6675""#),
+        ("quickack", r#"quickack = "off""#),
+        ("rto_estimator", r#"rto_estimator = "rfc6298""#),
+    ] {
+        let other = run(&scenario(DROPTAIL, old), 5).1;
+        assert_ne!(base.digest(), other.digest(), "{field} makes no difference");
+    }
+    // Quick-ACK mode sends more ACKs than plain delayed ACKs (each flow's first 16 data
+    // segments, and 16 after every lost delayed ACK's duplicate data).
+    // Counted from the start (no warm-up), where every flow begins with its 16.
+    let whole = |tcp: &str| scenario(DROPTAIL, tcp).replace("warmup = \"3s\", ", "");
+    let acks = |r: &ecnsim_core::Results| u64s(r, "flows", "acks_sent").iter().sum::<u64>();
+    let (on, off) = (run(&whole(""), 5).1, run(&whole(r#"quickack = "off""#), 5).1);
+    assert!(acks(&on) > acks(&off), "{} vs {}", acks(&on), acks(&off));
+}
