@@ -8,9 +8,9 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
-    EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator, SackVariant,
-    TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Recovery, ReductionBasis, RtoEstimator,
+    SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;

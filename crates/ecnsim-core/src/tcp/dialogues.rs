@@ -4,7 +4,9 @@
 
 use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
-use crate::spec::{CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, Recovery};
+use crate::spec::{
+    CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, Recovery,
+};
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 

@@ -26,8 +26,8 @@ pub use accecn::AccEcnCounts;
 pub(crate) use opt::Opt;
 
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
-    CubicTimeout, EctCodepoint, NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, SackVariant,
+    CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, Recovery, ReductionBasis, RtoEstimator, SackVariant,
     TimeoutAfterEcn,
 };
 use crate::time::SimDuration;

@@ -21,8 +21,8 @@ use std::sync::Arc;
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
-    CarryRtt, CcKind, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful,
-    NewrenoPartialAck, ReductionBasis, SackVariant, TimeoutAfterEcn, CubicTimeout,
+    CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
+    NewrenoCareful, NewrenoPartialAck, ReductionBasis, SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
