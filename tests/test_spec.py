@@ -526,3 +526,23 @@ def test_a_runaway_nesting_is_an_error_naming_where_not_a_recursion_error() -> N
     with pytest.raises(SpecError, match=r"^links\[0\]\.delay") as e:
         Simulation(d)
     assert "nested" not in str(e.value)
+
+
+def test_cubic_timeout_follows_the_profile_and_refuses_unknown_rules() -> None:
+    """`tcp.cubic_timeout` (issue 32 item 1): "flight_size" under `rfc`, "linux" under `linux`
+    and `linux-2.4`, shown for CUBIC flows only; anything else is an error naming the field."""
+    for profile, rule in [("rfc", "flight_size"), ("linux", "linux"), ("linux-2.4", "linux")]:
+        d = small_scenario().to_dict()
+        d["simulation"]["profile"] = profile
+        d["tcp"] = tcp(cc="cubic")
+        assert Simulation(d).run().spec["flows"][0]["tcp"]["cubic_timeout"] == rule, profile
+    d = small_scenario().to_dict()
+    d["tcp"] = tcp(cc="newreno")
+    assert "cubic_timeout" not in Simulation(d).run().spec["flows"][0]["tcp"]
+    d["tcp"] = tcp(cc="cubic", cubic_timeout="linux")
+    assert Simulation(d).run().spec["flows"][0]["tcp"]["cubic_timeout"] == "linux"
+    with pytest.raises(
+        SpecError,
+        match=r"^tcp\.cubic_timeout: unknown variant `ns3`, expected `flight_size` or `linux`",
+    ):
+        Simulation({**d, "tcp": tcp(cc="cubic", cubic_timeout="ns3")})

@@ -85,6 +85,8 @@ def ecnsim_scenario(sc: dict[str, Any]) -> Any:
             cubic_beta=0.7,
             cubic_c=0.4,
             cubic_fast_convergence=True,
+            # ns-3 TcpCubic::GetSsThresh() reduces from cwnd, as Linux does (issue 32 item 1).
+            cubic_timeout="linux",
             **common,
         )
     else:

@@ -601,6 +601,7 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         cubic_beta: cubic.then(|| unfraction(c.cubic_beta)),
         cubic_c: cubic.then(|| unfraction(c.cubic_c)),
         cubic_fast_convergence: cubic.then_some(c.cubic_fast_convergence),
+        cubic_timeout: cubic.then_some(c.cubic_timeout),
         dctcp_shift_g: dctcp.then_some(i64::from(c.dctcp_shift_g)),
         dctcp_fraction: dctcp.then_some(c.dctcp_fraction),
         dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),

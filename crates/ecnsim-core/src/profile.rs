@@ -8,9 +8,9 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
-    EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Quickack, Recovery, RecoveryRate, ReductionBasis,
-    RtoEstimator, SackVariant, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Quickack, Recovery, RecoveryRate,
+    ReductionBasis, RtoEstimator, SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -169,6 +169,9 @@ impl Profile {
             cubic_c: 409_600_000,
             // RFC 9438 §4.7: fast convergence SHOULD be implemented.
             cubic_fast_convergence: true,
+            // RFC 9438 §4.8: on a timeout, ssthresh as §4.6 sets it, from flight_size (RFC 5681 §3.1 eq. 4's
+            // FlightSize, the data sent and not cumulatively acknowledged).
+            cubic_timeout: CubicTimeout::FlightSize,
             // RFC 8257 §4.2: the RECOMMENDED estimation gain g = 1/16.
             dctcp_shift_g: 4,
             // SIGCOMM 2010 §3.1: F, the fraction of packets marked (current Linux counts delivered packets).
@@ -289,6 +292,8 @@ impl Profile {
                 cubic_beta: 717_000_000,
                 // Linux tcp_cubic.c: bic_scale = 41, cube_rtt_scale = bic_scale * 10 = 410 (/1024).
                 cubic_c: 410_000_000,
+                // Linux tcp_enter_loss(): no new ssthresh inside a recovery in progress; ssthresh() from snd_cwnd.
+                cubic_timeout: CubicTimeout::Linux,
                 ..rfc
             },
             // Linux 6.x (net/ipv4/tcp*.c, include/net/tcp.h; 6.18 runs on these machines). Not modelled:
@@ -345,6 +350,8 @@ impl Profile {
                 cubic_beta: 717_000_000,
                 // Linux tcp_cubic.c: bic_scale = 41, cube_rtt_scale = bic_scale * 10 = 410 (/1024).
                 cubic_c: 410_000_000,
+                // Linux tcp_enter_loss(): no new ssthresh inside a recovery in progress; ssthresh() from snd_cwnd.
+                cubic_timeout: CubicTimeout::Linux,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of
@@ -402,6 +409,9 @@ impl Profile {
                 ca_increase: CaIncrease::PerAck,
                 // Linux 2.4 sysctl_tcp_sack = 1.
                 recovery: Recovery::Sack,
+                // Linux 2.4.0 tcp_enter_loss(): ssthresh recomputed (tcp_recalc_ssthresh(), from snd_cwnd) only
+                // in the Open or Disorder state, after the recovered window, or on a first timeout in Loss.
+                cubic_timeout: CubicTimeout::Linux,
                 ..rfc
             },
         }

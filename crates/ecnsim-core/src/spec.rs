@@ -2062,6 +2062,19 @@ pub enum ReductionBasis {
     Ns2Window,
 }
 
+/// What a retransmission timeout does to CUBIC's ssthresh (`tcp.cubic_timeout`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicTimeout {
+    /// RFC 9438 §4.8 with RFC 5681 §3.1 eq. 4: ssthresh = FlightSize * beta_cubic on the first
+    /// timeout (held on a repeated one), FlightSize counting SACKed data.
+    FlightSize,
+    /// Linux `tcp_enter_loss()`: ssthresh = cwnd * beta_cubic (the algorithm's `ssthresh()`
+    /// reads `snd_cwnd`), and no new reduction when the timeout comes inside a fast recovery
+    /// still in progress (`high_seq` after `snd_una`).
+    Linux,
+}
+
 /// The initial congestion window: a number of segments, or a formula.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(untagged)]
@@ -2271,6 +2284,10 @@ pub struct TcpOverrides {
     /// CUBIC's fast convergence (RFC 9438 §4.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_fast_convergence: Option<bool>,
+    /// What a timeout does to CUBIC's ssthresh: `"flight_size"` (RFC 9438 §4.8) or `"linux"`
+    /// (`tcp_enter_loss()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_timeout: Option<CubicTimeout>,
     /// DCTCP's gain g = 1/2^shift, shift 1..=10 (RFC 8257 §4.2: g = 1/16, shift 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dctcp_shift_g: Option<i64>,

@@ -436,6 +436,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             cubic_beta,
             cubic_c,
             cubic_fast_convergence,
+            cubic_timeout,
             dctcp_shift_g,
             dctcp_fraction,
             dctcp_ect_control,
@@ -489,6 +490,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.cubic_beta, cubic_beta, fraction);
         set(&mut c.cubic_c, cubic_c, fraction);
         set(&mut c.cubic_fast_convergence, cubic_fast_convergence, Some);
+        set(&mut c.cubic_timeout, cubic_timeout, Some);
         set(&mut c.dctcp_shift_g, dctcp_shift_g, count);
         set(&mut c.dctcp_fraction, dctcp_fraction, Some);
         set(&mut c.dctcp_ect_control, dctcp_ect_control, Some);

@@ -254,6 +254,7 @@ UNMAPPED = {
     "cubic_beta": "Linux's tcp_cubic beta is a module parameter (717/1024), not per socket",
     "cubic_c": "Linux's tcp_cubic C is a module parameter (bic_scale 41: 410/1024), not per socket",
     "cubic_fast_convergence": "Linux's tcp_cubic fast_convergence is a module parameter (on)",
+    "cubic_timeout": 'Linux answers a timeout with tcp_enter_loss() (the "linux" rule)',
     "dctcp_shift_g": "Linux's tcp_dctcp shift_g is a module parameter (4)",
     "dctcp_fraction": "current Linux's tcp_dctcp counts packets",
     "dctcp_ect_control": "Linux's DCTCP sets ECT on every packet",

@@ -408,6 +408,7 @@ def tcp(
     cubic_beta: float | None = None,
     cubic_c: float | None = None,
     cubic_fast_convergence: bool | None = None,
+    cubic_timeout: str | None = None,
     dctcp_shift_g: int | None = None,
     dctcp_fraction: str | None = None,
     dctcp_ect_control: bool | None = None,
@@ -438,7 +439,8 @@ def tcp(
     ``"less_careful"`` or ``"careful_ack_heuristic"`` (``True`` means
     ``"less_careful"``); ``newreno_partial_ack`` ``"rfc6582"`` or ``"ns2"``;
     ``ca_increase`` ``"per_ack"``, ``"byte_counting"`` or ``"per_ack_truncated"``;
-    ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``.
+    ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``; ``cubic_timeout``
+    ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``).
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
@@ -489,6 +491,7 @@ def tcp(
             "cubic_beta": cubic_beta,
             "cubic_c": cubic_c,
             "cubic_fast_convergence": cubic_fast_convergence,
+            "cubic_timeout": cubic_timeout,
             "dctcp_shift_g": dctcp_shift_g,
             "dctcp_fraction": dctcp_fraction,
             "dctcp_ect_control": dctcp_ect_control,

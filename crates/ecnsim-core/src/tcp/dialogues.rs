@@ -4,7 +4,9 @@
 
 use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
-use crate::spec::{CarryRtt, CcKind, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, Recovery};
+use crate::spec::{
+    CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, Recovery,
+};
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 
@@ -982,6 +984,87 @@ fn cubic_rfc9438_4_6_ecn_echo_reduces_cwnd_to_beta_once_per_window() {
     // RFC 9438 §4.6: ssthresh = cwnd * 0.7 = 7000, cwnd = ssthresh; once per window (RFC 3168 §6.1.2).
     assert_eq!(d.a.counters.ecn_reductions, 1);
     assert_eq!((d.a.ssthresh(), d.a.cwnd()), (7000, 7000));
+}
+
+/// RFC 9438 §4.8 with RFC 5681 §3.1 eq. 4 (`tcp.cubic_timeout = "flight_size"`, `rfc`): a timeout
+/// inside a SACK recovery sets ssthresh = FlightSize * beta_cubic, FlightSize counting what the
+/// receiver SACKed, so it can exceed the recovery's own ssthresh.
+#[test]
+fn cubic_rfc9438_4_8_timeout_in_sack_recovery_takes_beta_flight_size() {
+    let mut d = cubic_one_loss(cubic(Recovery::Sack, EcnPolicy::Off));
+    assert!(d.a.in_recovery());
+    assert_eq!(d.a.ssthresh(), 8400);
+    let flight = d.a.flight_size();
+    assert!(flight * 7 / 10 > 8400, "FlightSize {flight} swollen by SACKed and new data");
+    d.a_timeout();
+    assert_eq!((d.a.ssthresh(), d.a.cwnd()), (flight * 7 / 10, MSS));
+}
+
+/// Linux `tcp_enter_loss()` (`tcp.cubic_timeout = "linux"`): a timeout while a fast recovery is
+/// in progress (Recovery, `high_seq` after `snd_una`) keeps that recovery's ssthresh; cwnd is
+/// one segment (RFC 5681 §3.1's loss window; Linux: packets in flight + 1, none after marking all lost).
+#[test]
+fn cubic_linux_timeout_in_recovery_keeps_ssthresh() {
+    let c = TcpConfig { cubic_timeout: CubicTimeout::Linux, ..cubic(Recovery::Sack, EcnPolicy::Off) };
+    let mut d = cubic_one_loss(c);
+    assert!(d.a.in_recovery());
+    d.a_timeout();
+    assert_eq!((d.a.ssthresh(), d.a.cwnd()), (8400, MSS));
+    // A repeated timeout holds it too.
+    d.a_timeout();
+    assert_eq!(d.a.ssthresh(), 8400);
+}
+
+/// Linux `tcp_enter_loss()` calls the algorithm's `ssthresh()`, which for CUBIC reads `snd_cwnd`
+/// (`cubictcp_recalc_ssthresh()`), where RFC 9438 §4.6 / §4.8 take FlightSize: an
+/// application-limited sender's first timeout outside recovery tells them apart.
+#[test]
+fn cubic_timeout_basis_is_cwnd_under_linux_and_flight_size_under_rfc() {
+    // RFC: max(3000 * 0.7, 2 SMSS) = 2100; Linux: 10 000 * 0.7 = 7000.
+    for (rule, expect) in [(CubicTimeout::FlightSize, 2100), (CubicTimeout::Linux, 7000)] {
+        let c = TcpConfig { cubic_timeout: rule, ..cubic(Recovery::Sack, EcnPolicy::Off) };
+        let mut d = Dialogue::established(c, c);
+        // Three segments sent with a window of ten: FlightSize 3000, cwnd 10 000, none answered.
+        d.a.send(3 * MSS);
+        assert_eq!(d.out_a().len(), 3);
+        assert_eq!(d.a.cwnd(), 10 * MSS);
+        d.a_timeout();
+        assert_eq!((d.a.ssthresh(), d.a.cwnd()), (expect, MSS), "{rule:?}");
+    }
+}
+
+/// RFC 9438 §4.2: t does not include application-limited periods such as idle ones; Linux
+/// `cubictcp_cwnd_event(CA_EVENT_TX_START)`: data sent with nothing in flight moves t_epoch later
+/// by the time since the last data was sent.
+#[test]
+fn cubic_rfc9438_4_2_idle_time_is_not_part_of_t() {
+    let c = TcpConfig { restart_after_idle: false, ..cubic(Recovery::Sack, EcnPolicy::Off) };
+    let mut d = Dialogue::established(c, c);
+    // One loss puts CUBIC in congestion avoidance; let the recovery finish.
+    d.a.send(10 * MSS);
+    let w = d.out_a();
+    let delivered: Vec<Segment> = w.iter().enumerate().filter(|&(i, _)| i != 2).map(|(_, s)| *s).collect();
+    let acks = d.deliver_to_b(&delivered, &[]);
+    let resent = d.deliver_to_a(&acks, &[]);
+    let acks = d.deliver_to_b(&resent, &[]);
+    d.deliver_to_a(&acks, &[]);
+    assert!(!d.a.in_recovery());
+    // Two more segments, acknowledged in congestion avoidance: t_epoch is set.
+    d.a.send(2 * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 2);
+    let last_sent = t(d.now);
+    let acks = d.deliver_to_b(&w, &[]);
+    d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.flight_size(), 0, "all acknowledged");
+    let epoch = d.a.cubic_epoch().expect("congestion avoidance is running");
+    // Idle for 5 s, then new data.
+    d.now += 5000;
+    d.a.send(MSS);
+    assert_eq!(d.out_a().len(), 1);
+    let idle = t(d.now).saturating_since(last_sent);
+    assert_eq!(d.a.cubic_epoch(), Some((epoch + idle).min(t(d.now))));
+    assert!(d.a.cubic_epoch() > Some(epoch));
 }
 
 // ---------------------------------------------------------------------------

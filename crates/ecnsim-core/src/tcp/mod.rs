@@ -29,9 +29,9 @@ pub use accecn::AccEcnCounts;
 pub(crate) use opt::Opt;
 
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck,
-    EctCodepoint, NewrenoCareful, NewrenoPartialAck, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator,
-    SackVariant, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, Quickack, Recovery, RecoveryRate, ReductionBasis,
+    RtoEstimator, SackVariant, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -131,6 +131,8 @@ pub struct TcpConfig {
     pub cubic_c: u32,
     /// CUBIC's fast convergence (RFC 9438 §4.7).
     pub cubic_fast_convergence: bool,
+    /// What a timeout does to CUBIC's ssthresh.
+    pub cubic_timeout: CubicTimeout,
     /// DCTCP's gain g = 2^-shift.
     pub dctcp_shift_g: u32,
     /// What DCTCP's marked fraction counts.

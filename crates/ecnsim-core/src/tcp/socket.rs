@@ -21,8 +21,8 @@ use std::sync::Arc;
 use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
-    CarryRtt, CcKind, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful,
-    NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackVariant, TimeoutAfterEcn,
+    CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
+    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
 use crate::tcp::rtt::RttEstimator;
@@ -544,6 +544,11 @@ impl TcpSocket {
     pub fn dctcp_alpha(&self) -> Option<u32> {
         self.cc_state.dctcp_ref().map(super::cc::Dctcp::alpha)
     }
+    /// CUBIC's t_epoch, if this is CUBIC in a congestion-avoidance stage (for tests).
+    #[cfg(test)]
+    pub(crate) fn cubic_epoch(&self) -> Option<SimTime> {
+        self.cc_state.cubic_ref().and_then(super::cc::Cubic::epoch)
+    }
     /// True if SACK was negotiated on this connection.
     #[must_use]
     pub fn sack_negotiated(&self) -> bool {
@@ -671,7 +676,7 @@ impl TcpSocket {
                 };
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
-                let flight = self.reduction_flight();
+                let (first, flight) = self.timeout_reduction(first);
                 self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
                 self.win.acc = 0;
                 self.ecn_reduction.ecn_cut_until = Opt::NONE;
@@ -1294,6 +1299,19 @@ impl TcpSocket {
             ReductionBasis::FlightSize => self.flight_size(),
             ReductionBasis::Ns2Window => self.ns2_window_basis(),
         }
+    }
+
+    /// Whether a timeout reduces ssthresh, and from what: the profile's rule (`first`, from
+    /// [`Self::reduction_flight`]), or under CUBIC `tcp.cubic_timeout`'s.
+    fn timeout_reduction(&self, first: bool) -> (bool, u64) {
+        if self.cfg.cc != CcKind::Cubic || self.cfg.cubic_timeout == CubicTimeout::FlightSize {
+            return (first, self.reduction_flight());
+        }
+        // Linux tcp_enter_loss(): ssthresh is reduced only if it has not been inside this window:
+        // not while a fast recovery is in progress (Recovery state, high_seq after snd_una).
+        let first = first && !self.in_recovery;
+        // Linux tcp_enter_loss(): icsk_ca_ops->ssthresh(), which for CUBIC reads snd_cwnd.
+        (first, self.win.cwnd)
     }
 
     /// ns-2 slowdown() with precisionReduce_ false: 2 * int(window() / 2) packets, in bytes.
@@ -2025,6 +2043,12 @@ impl TcpSocket {
         if len > 0 {
             if let Some(b) = self.cc_state.bbr() {
                 b.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
+            }
+            if self.snd_una == self.snd_max && !is_retransmit {
+                // Linux tcp_transmit_skb(): data sent with nothing in flight is CA_EVENT_TX_START.
+                if let (Some(c), Some(last)) = (self.cc_state.cubic_mut(), self.last_data_sent.get()) {
+                    c.on_tx_start(now, last);
+                }
             }
         }
         self.snd_nxt = self.snd_nxt.max(end);

@@ -103,6 +103,24 @@ impl Cubic {
         w.cwnd = w.mss;
     }
 
+    /// Data sent with nothing in flight, the last data having left at `last_sent`: the idle
+    /// time is not part of t (RFC 9438 §4.2, §5.8), so t_epoch moves later by it, never past `now`
+    /// (Linux `cubictcp_cwnd_event()` on `CA_EVENT_TX_START`, since 4.3: the curve keeps its
+    /// shape, shifted by the idle period).
+    pub(crate) fn on_tx_start(&mut self, now: SimTime, last_sent: SimTime) {
+        if let Some(epoch) = self.epoch.get() {
+            // RFC 9438 §4.2: t MUST NOT include periods in which cwnd was not updated for application limits.
+            let idle = now.saturating_since(last_sent);
+            self.epoch = Opt::some((epoch + idle).min(now));
+        }
+    }
+
+    /// t_epoch, if a congestion-avoidance stage is running (for tests).
+    #[cfg(test)]
+    pub(crate) fn epoch(&self) -> Option<SimTime> {
+        self.epoch.get()
+    }
+
     /// RFC 9438 §4.6: an ECN-Echo is a congestion event as a loss is: ssthresh = cwnd * beta_cubic,
     /// cwnd = ssthresh. Returns true if the reduced window is below one segment (RFC 3168 §6.1.2).
     pub(crate) fn on_ecn_echo(&mut self, w: &mut Window, basis: u64) -> bool {
@@ -358,6 +376,23 @@ mod tests {
         w.cwnd = 70 * MSS;
         c.on_ack(&mut w, MSS, SimTime::from_secs(1), &rtt(100));
         assert_eq!((c.k_us, c.origin), (0, 70 * MSS));
+    }
+
+    #[test]
+    fn idle_time_is_left_out_of_t() {
+        // RFC 9438 §4.2 / Linux CA_EVENT_TX_START: t_epoch moves later by the idle time.
+        let mut c = rfc();
+        let mut w = win(70, 70);
+        c.on_tx_start(SimTime::from_secs(5), SimTime::from_secs(4));
+        assert_eq!(c.epoch(), None, "no congestion-avoidance stage, nothing to shift");
+        c.on_ack(&mut w, MSS, SimTime::from_secs(1), &rtt(100));
+        assert_eq!(c.epoch(), Some(SimTime::from_secs(1)));
+        // Last data at 2 s, sending again at 5 s: 3 s idle, t_epoch 1 s -> 4 s.
+        c.on_tx_start(SimTime::from_secs(5), SimTime::from_secs(2));
+        assert_eq!(c.epoch(), Some(SimTime::from_secs(4)));
+        // Never past now (Linux: epoch_start = now if after it).
+        c.on_tx_start(SimTime::from_secs(6), SimTime::from_secs(1));
+        assert_eq!(c.epoch(), Some(SimTime::from_secs(6)));
     }
 
     #[test]

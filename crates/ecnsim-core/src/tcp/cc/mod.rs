@@ -212,6 +212,22 @@ impl CcState {
             _ => unreachable!("AnyCc::Cubic has CUBIC's state"),
         }
     }
+    /// CUBIC's state, if this is CUBIC.
+    #[inline]
+    pub(crate) fn cubic_mut(&mut self) -> Option<&mut Cubic> {
+        match self.0.as_deref_mut() {
+            Some(Modern::Cubic(c)) => Some(c),
+            _ => None,
+        }
+    }
+    /// CUBIC's state, if this is CUBIC (read only; for tests).
+    #[cfg(test)]
+    pub(crate) fn cubic_ref(&self) -> Option<&Cubic> {
+        match self.0.as_deref() {
+            Some(Modern::Cubic(c)) => Some(c),
+            _ => None,
+        }
+    }
     /// DCTCP's state, if this is DCTCP (read only).
     #[must_use]
     pub fn dctcp_ref(&self) -> Option<&Dctcp> {
