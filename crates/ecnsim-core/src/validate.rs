@@ -33,6 +33,7 @@ use crate::spec::{
     AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
     ScenarioSpec, TcpOverrides, TimeValue,
 };
+use crate::spec::{CcKind, EcnFeedback, EcnPolicy, EctCodepoint};
 use crate::tcp::{InitialWindow, TcpConfig, FRACTION_SCALE};
 use crate::time::{BitRate, SimDuration};
 
@@ -263,6 +264,10 @@ const TCP_FIELDS: &[TcpField] = &[
     TcpField { name: "dupack_threshold", unit: Unit::Count, given: |t| t.dupack_threshold.map(i128::from), resolved: |c| c.dupack_threshold.into(), limits: Limits::closed(1, 1_000) },
     // RFC 5681 §4.2: an ACK ... MUST be generated within 500 ms of the arrival of the first unacknowledged packet.
     TcpField { name: "delayed_ack_timeout", unit: Unit::Time, given: |t| t.delayed_ack_timeout.map(|v| v.0), resolved: |c| c.delayed_ack_timeout.as_nanos().into(), limits: Limits::positive_below(SEC / 2) },
+    // L4STeam tcp_prague.c: 25 ms; 0 turns RTT independence off; it scales RTTs up to MAX_SCALED_RTT, 100 ms.
+    TcpField { name: "prague_rtt_target", unit: Unit::Time, given: |t| t.prague_rtt_target.map(|v| v.0), resolved: |c| c.prague_rtt_target.as_nanos().into(), limits: Limits::closed(0, SEC / 10) },
+    // L4STeam tcp_prague.c: 500 rounds (0.7: 4); a sanity bound.
+    TcpField { name: "prague_rtt_transition", unit: Unit::Count, given: |t| t.prague_rtt_transition.map(i128::from), resolved: |c| c.prague_rtt_transition.into(), limits: Limits::closed(0, 1_000_000) },
 ];
 
 /// Cross-field rules on resolved values: the first field must be >= the second.
@@ -329,6 +334,27 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
 /// from different levels.
 fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
     let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
+    if cfg.cc == CcKind::Prague
+        && (cfg.ecn != EcnPolicy::Request
+            || cfg.ecn_feedback != EcnFeedback::Accecn
+            || cfg.ect_codepoint != EctCodepoint::Ect1)
+    {
+        // RFC 9331 §4.1 (ECT(1)) and §4.2 (feedback of the extent of CE marking: AccECN, RFC 9768);
+        // Linux tcp_prague.c asks for both itself (TCP_CONG_NEEDS_ACCECN, ECT_1); ecnsim wants
+        // them written, so that the resolved spec says what the flow does.
+        let at = levels.iter().rposition(|&(_, o)| o.cc.is_some());
+        let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| format!("{}.cc", levels[l].0));
+        return Err(SimError::spec(
+            path,
+            format!(
+                "cc = \"prague\" needs ecn = \"request\", ecn_feedback = \"accecn\" and ect_codepoint = \"ect1\" \
+                 (RFC 9331 §4.1-4.2), got ecn = \"{}\", ecn_feedback = \"{}\", ect_codepoint = \"{}\"",
+                enum_name(&cfg.ecn),
+                enum_name(&cfg.ecn_feedback),
+                enum_name(&cfg.ect_codepoint)
+            ),
+        ));
+    }
     if cfg.rto_estimator != RtoEstimator::Rfc6298 && cfg.clock_granularity == SimDuration::ZERO {
         // ns-2 tcp.cc rtt_update() divides by tcpTick_: the tick-based estimator needs a tick.
         let at = levels.iter().rposition(|&(_, o)| o.clock_granularity.is_some() || o.rto_estimator.is_some());
@@ -370,6 +396,11 @@ fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result
         ));
     }
     Ok(())
+}
+
+/// A unit enum's spelling in a scenario (its serde name).
+fn enum_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|j| j.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 /// `profile <- levels...`, converted to the core's types.
@@ -435,6 +466,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             dctcp_shift_g,
             dctcp_fraction,
             dctcp_ect_control,
+            prague_rtt_target,
+            prague_rtt_transition,
         } = *o;
         set(&mut c.cc, cc, Some);
         set(&mut c.mss, mss, count);
@@ -486,6 +519,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.dctcp_shift_g, dctcp_shift_g, count);
         set(&mut c.dctcp_fraction, dctcp_fraction, Some);
         set(&mut c.dctcp_ect_control, dctcp_ect_control, Some);
+        set(&mut c.prague_rtt_target, prague_rtt_target, time);
+        set(&mut c.prague_rtt_transition, prague_rtt_transition, count);
     }
     c
 }
