@@ -294,7 +294,7 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
         ensure_spec!(
             cc.takes_recovery(),
             format!("{prefix}.recovery"),
-            "applies to cc = \"cubic\", \"dctcp\" or \"bbr\"; cc = \"{}\" has its own loss recovery",
+            "applies to cc = \"cubic\", \"dctcp\", \"bbr\" or \"prague\"; cc = \"{}\" has its own loss recovery",
             cc.name()
         );
     }
@@ -1890,11 +1890,16 @@ mod tests {
         (&[("#TCP", "delayed_ack_timeout = \"500ms\"")], "tcp.delayed_ack_timeout", "must be > 0 and < 500ms, got 500ms"),
         (&[("#TCP", "delayed_ack_timeout = 0")], "tcp.delayed_ack_timeout", "got 0"),
         // CUBIC, DCTCP and BBR (RFC 9438, RFC 8257, draft-cardwell-iccrg-bbr-congestion-control-00)
-        (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\", \"dctcp\" or \"bbr\"; cc = \"newreno\" has its own loss recovery"),
+        (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\", \"dctcp\", \"bbr\" or \"prague\"; cc = \"newreno\" has its own loss recovery"),
         (&[("#TCP", "cubic_beta = 1.0")], "tcp.cubic_beta", "must be > 0 and < 1 (RFC 9438: 0.7), got 1"),
         (&[("#TCP", "cubic_beta = 0.0")], "tcp.cubic_beta", "got 0"),
         (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
         (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
+        // TCP Prague (RFC 9331 §4.1-4.2)
+        (&[("#TCP", "cc = \"prague\"")], "tcp.cc", "cc = \"prague\" needs ecn = \"request\", ecn_feedback = \"accecn\" and ect_codepoint = \"ect1\" (RFC 9331 §4.1-4.2), got ecn = \"off\", ecn_feedback = \"classic\", ect_codepoint = \"ect0\""),
+        (&[("#F0", "tcp = { cc = \"prague\", ecn = \"request\", ecn_feedback = \"accecn\" }")], "flows[0].tcp.cc", "got ecn = \"request\", ecn_feedback = \"accecn\", ect_codepoint = \"ect0\""),
+        (&[("#TCP", "prague_rtt_target = \"200ms\"")], "tcp.prague_rtt_target", "must be >= 0 and <= 100ms, got 200ms"),
+        (&[("#TCP", "prague_rtt_transition = -1")], "tcp.prague_rtt_transition", "must be >= 0 and <= 1000000, got -1"),
         // flows[i].tcp: the same rules, and cross rules across levels
         (&[("#F0", "tcp = { mss = 70000 }")], "flows[0].tcp.mss", "must be >= 1 and <= 65495, got 70000"),
         (&[("initial_window = 10", "initial_window = 10, delayed_ack_timeout = \"1s\"")], "flows[1].tcp.delayed_ack_timeout", "< 500ms, got 1s"),
@@ -2045,6 +2050,8 @@ syn_retries = 5
 dupack_threshold = 4
 delayed_ack = true
 delayed_ack_timeout = "40ms"
+prague_rtt_target = "10ms"
+prague_rtt_transition = 4
 "#;
 
     #[test]
@@ -2058,7 +2065,7 @@ delayed_ack_timeout = "40ms"
         let mut sorted = numeric.clone();
         sorted.sort_unstable();
         assert_eq!(names, sorted, "TCP_FIELDS must have one row per numeric TcpOverrides field");
-        assert_eq!(keys.len(), 14, "ALL_TCP must set every field");
+        assert_eq!(keys.len(), 16, "ALL_TCP must set every field");
         // `given` reads the field of its name, and resolution carries it over unchanged.
         let cfg = resolve(Profile::Rfc, [&o]);
         for f in TCP_FIELDS {

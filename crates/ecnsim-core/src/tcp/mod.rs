@@ -10,6 +10,8 @@ pub mod cc;
 #[cfg(test)]
 mod dialogues;
 mod opt;
+#[cfg(test)]
+mod prague_dialogues;
 mod rtt;
 mod rtt_ns2;
 mod sack;
