@@ -13,6 +13,7 @@ mod incast;
 mod layers;
 mod modern_cc;
 mod ns2_dialogues;
+mod prague;
 mod reliability;
 mod scenarios;
 mod shared_buffer;
