@@ -969,12 +969,10 @@ impl TcpSocket {
             self.ack_now = true;
             return;
         }
+        let (snd_una, dupacks) = (self.snd_una, self.dupacks);
+        self.on_ack_inner(now, h);
         if let AnyCc::Prague(_) = self.cc {
-            let (snd_una, dupacks) = (self.snd_una, self.dupacks);
-            self.on_ack_inner(now, h);
             self.prague_after_ack(now, snd_una, dupacks);
-        } else {
-            self.on_ack_inner(now, h);
         }
     }
 
