@@ -605,6 +605,8 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         dctcp_shift_g: dctcp.then_some(i64::from(c.dctcp_shift_g)),
         dctcp_fraction: dctcp.then_some(c.dctcp_fraction),
         dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),
+        prague_rtt_target: (c.cc == CcKind::Prague).then(|| TimeValue(i128::from(c.prague_rtt_target.as_nanos()))),
+        prague_rtt_transition: (c.cc == CcKind::Prague).then_some(i64::from(c.prague_rtt_transition)),
     }
 }
 

@@ -178,6 +178,10 @@ impl Profile {
             dctcp_fraction: DctcpFraction::Packets,
             // RFC 8257 §3.5 / Linux tcp_ecn_send_syn(): a DCTCP host sets ECT on every packet it sends.
             dctcp_ect_control: true,
+            // L4STeam tcp_prague.c (0.6) `prague_rtt_target` 25 ms (RFC 9331 §4.3 leaves it open).
+            prague_rtt_target: SimDuration::from_millis(25),
+            // L4STeam tcp_prague.c (0.6) DEFAULT_RTT_TRANSITION 500 rounds.
+            prague_rtt_transition: 500,
             // RFC 3168 §6.1 feedback unless a scenario asks for RFC 9768's AccECN.
             ecn_feedback: EcnFeedback::Classic,
             // RFC 9768 §3.2.3: it is RECOMMENDED to implement both sending and receiving of AccECN options.

@@ -1728,6 +1728,9 @@ pub enum CcKind {
     /// BBR v1: not modelled by the simulator; accepted only by `ecnsim emulate`, which hands it
     /// to Linux's `tcp_bbr`.
     Bbr,
+    /// TCP Prague (RFC 9331 §4, L4STeam Linux `tcp_prague.c`): the L4S scalable congestion
+    /// control, on AccECN feedback and ECT(1), on the loss recovery of `tcp.recovery`.
+    Prague,
 }
 
 impl CcKind {
@@ -1742,6 +1745,7 @@ impl CcKind {
             CcKind::Cubic => "cubic",
             CcKind::Dctcp => "dctcp",
             CcKind::Bbr => "bbr",
+            CcKind::Prague => "prague",
         }
     }
 
@@ -1749,7 +1753,7 @@ impl CcKind {
     /// (the older names each are one recovery with Reno's window rules).
     #[must_use]
     pub fn takes_recovery(self) -> bool {
-        matches!(self, CcKind::Cubic | CcKind::Dctcp | CcKind::Bbr)
+        matches!(self, CcKind::Cubic | CcKind::Dctcp | CcKind::Bbr | CcKind::Prague)
     }
 }
 
@@ -2297,6 +2301,14 @@ pub struct TcpOverrides {
     /// DCTCP sends SYN, SYN-ACK and pure ACKs ECT(0) too (RFC 8257 §3.5 / Linux `INET_ECN_xmit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dctcp_ect_control: Option<bool>,
+    /// Prague's reference RTT: below it a flow grows as if its RTT were this (L4STeam
+    /// `prague_rtt_target`: 25 ms); 0 turns RTT independence off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_rtt_target: Option<TimeValue>,
+    /// Rounds after slow start before Prague's RTT independence applies (L4STeam
+    /// `prague_rtt_transition`: 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_rtt_transition: Option<i64>,
 }
 
 /// serde_json ends its messages with " at line L column C"; for the one-line

@@ -33,6 +33,7 @@ use crate::spec::{
     AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
     ScenarioSpec, TcpOverrides, TimeValue,
 };
+use crate::spec::{CcKind, EcnFeedback, EcnPolicy, EctCodepoint};
 use crate::tcp::{InitialWindow, TcpConfig, FRACTION_SCALE};
 use crate::time::{BitRate, SimDuration};
 
@@ -263,6 +264,10 @@ const TCP_FIELDS: &[TcpField] = &[
     TcpField { name: "dupack_threshold", unit: Unit::Count, given: |t| t.dupack_threshold.map(i128::from), resolved: |c| c.dupack_threshold.into(), limits: Limits::closed(1, 1_000) },
     // RFC 5681 §4.2: an ACK ... MUST be generated within 500 ms of the arrival of the first unacknowledged packet.
     TcpField { name: "delayed_ack_timeout", unit: Unit::Time, given: |t| t.delayed_ack_timeout.map(|v| v.0), resolved: |c| c.delayed_ack_timeout.as_nanos().into(), limits: Limits::positive_below(SEC / 2) },
+    // L4STeam tcp_prague.c: 25 ms; 0 turns RTT independence off; it scales RTTs up to MAX_SCALED_RTT, 100 ms.
+    TcpField { name: "prague_rtt_target", unit: Unit::Time, given: |t| t.prague_rtt_target.map(|v| v.0), resolved: |c| c.prague_rtt_target.as_nanos().into(), limits: Limits::closed(0, SEC / 10) },
+    // L4STeam tcp_prague.c: 500 rounds (0.7: 4); a sanity bound.
+    TcpField { name: "prague_rtt_transition", unit: Unit::Count, given: |t| t.prague_rtt_transition.map(i128::from), resolved: |c| c.prague_rtt_transition.into(), limits: Limits::closed(0, 1_000_000) },
 ];
 
 /// Cross-field rules on resolved values: the first field must be >= the second.
@@ -289,7 +294,7 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
         ensure_spec!(
             cc.takes_recovery(),
             format!("{prefix}.recovery"),
-            "applies to cc = \"cubic\", \"dctcp\" or \"bbr\"; cc = \"{}\" has its own loss recovery",
+            "applies to cc = \"cubic\", \"dctcp\", \"bbr\" or \"prague\"; cc = \"{}\" has its own loss recovery",
             cc.name()
         );
     }
@@ -329,6 +334,27 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
 /// from different levels.
 fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
     let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
+    if cfg.cc == CcKind::Prague
+        && (cfg.ecn != EcnPolicy::Request
+            || cfg.ecn_feedback != EcnFeedback::Accecn
+            || cfg.ect_codepoint != EctCodepoint::Ect1)
+    {
+        // RFC 9331 §4.1 (ECT(1)) and §4.2 (feedback of the extent of CE marking: AccECN, RFC 9768);
+        // Linux tcp_prague.c asks for both itself (TCP_CONG_NEEDS_ACCECN, ECT_1); ecnsim wants
+        // them written, so that the resolved spec says what the flow does.
+        let at = levels.iter().rposition(|&(_, o)| o.cc.is_some());
+        let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| format!("{}.cc", levels[l].0));
+        return Err(SimError::spec(
+            path,
+            format!(
+                "cc = \"prague\" needs ecn = \"request\", ecn_feedback = \"accecn\" and ect_codepoint = \"ect1\" \
+                 (RFC 9331 §4.1-4.2), got ecn = \"{}\", ecn_feedback = \"{}\", ect_codepoint = \"{}\"",
+                enum_name(&cfg.ecn),
+                enum_name(&cfg.ecn_feedback),
+                enum_name(&cfg.ect_codepoint)
+            ),
+        ));
+    }
     if matches!(cfg.rto_estimator, RtoEstimator::Ns2 | RtoEstimator::Ns2Rfc2988)
         && cfg.clock_granularity == SimDuration::ZERO
     {
@@ -372,6 +398,11 @@ fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result
         ));
     }
     Ok(())
+}
+
+/// A unit enum's spelling in a scenario (its serde name).
+fn enum_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|j| j.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 /// `profile <- levels...`, converted to the core's types.
@@ -440,6 +471,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             dctcp_shift_g,
             dctcp_fraction,
             dctcp_ect_control,
+            prague_rtt_target,
+            prague_rtt_transition,
         } = *o;
         set(&mut c.cc, cc, Some);
         set(&mut c.mss, mss, count);
@@ -494,6 +527,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.dctcp_shift_g, dctcp_shift_g, count);
         set(&mut c.dctcp_fraction, dctcp_fraction, Some);
         set(&mut c.dctcp_ect_control, dctcp_ect_control, Some);
+        set(&mut c.prague_rtt_target, prague_rtt_target, time);
+        set(&mut c.prague_rtt_transition, prague_rtt_transition, count);
     }
     c
 }
@@ -1873,11 +1908,16 @@ mod tests {
         (&[("#TCP", "delayed_ack_timeout = \"500ms\"")], "tcp.delayed_ack_timeout", "must be > 0 and < 500ms, got 500ms"),
         (&[("#TCP", "delayed_ack_timeout = 0")], "tcp.delayed_ack_timeout", "got 0"),
         // CUBIC, DCTCP and BBR (RFC 9438, RFC 8257, draft-cardwell-iccrg-bbr-congestion-control-00)
-        (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\", \"dctcp\" or \"bbr\"; cc = \"newreno\" has its own loss recovery"),
+        (&[("#TCP", "cc = \"newreno\"\nrecovery = \"sack\"")], "tcp.recovery", "applies to cc = \"cubic\", \"dctcp\", \"bbr\" or \"prague\"; cc = \"newreno\" has its own loss recovery"),
         (&[("#TCP", "cubic_beta = 1.0")], "tcp.cubic_beta", "must be > 0 and < 1 (RFC 9438: 0.7), got 1"),
         (&[("#TCP", "cubic_beta = 0.0")], "tcp.cubic_beta", "got 0"),
         (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
         (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
+        // TCP Prague (RFC 9331 §4.1-4.2)
+        (&[("#TCP", "cc = \"prague\"")], "tcp.cc", "cc = \"prague\" needs ecn = \"request\", ecn_feedback = \"accecn\" and ect_codepoint = \"ect1\" (RFC 9331 §4.1-4.2), got ecn = \"off\", ecn_feedback = \"classic\", ect_codepoint = \"ect0\""),
+        (&[("#F0", "tcp = { cc = \"prague\", ecn = \"request\", ecn_feedback = \"accecn\" }")], "flows[0].tcp.cc", "got ecn = \"request\", ecn_feedback = \"accecn\", ect_codepoint = \"ect0\""),
+        (&[("#TCP", "prague_rtt_target = \"200ms\"")], "tcp.prague_rtt_target", "must be >= 0 and <= 100ms, got 200ms"),
+        (&[("#TCP", "prague_rtt_transition = -1")], "tcp.prague_rtt_transition", "must be >= 0 and <= 1000000, got -1"),
         // flows[i].tcp: the same rules, and cross rules across levels
         (&[("#F0", "tcp = { mss = 70000 }")], "flows[0].tcp.mss", "must be >= 1 and <= 65495, got 70000"),
         (&[("initial_window = 10", "initial_window = 10, delayed_ack_timeout = \"1s\"")], "flows[1].tcp.delayed_ack_timeout", "< 500ms, got 1s"),
@@ -2033,6 +2073,8 @@ syn_retries = 5
 dupack_threshold = 4
 delayed_ack = true
 delayed_ack_timeout = "40ms"
+prague_rtt_target = "10ms"
+prague_rtt_transition = 4
 "#;
 
     #[test]
@@ -2046,7 +2088,7 @@ delayed_ack_timeout = "40ms"
         let mut sorted = numeric.clone();
         sorted.sort_unstable();
         assert_eq!(names, sorted, "TCP_FIELDS must have one row per numeric TcpOverrides field");
-        assert_eq!(keys.len(), 14, "ALL_TCP must set every field");
+        assert_eq!(keys.len(), 16, "ALL_TCP must set every field");
         // `given` reads the field of its name, and resolution carries it over unchanged.
         let cfg = resolve(Profile::Rfc, [&o]);
         for f in TCP_FIELDS {

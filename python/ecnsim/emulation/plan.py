@@ -260,6 +260,8 @@ UNMAPPED = {
     "dctcp_ect_control": "Linux's DCTCP sets ECT on every packet",
     "ecn_feedback": "the kernel here refuses AccECN (tcp_ecn values above 2)",
     "accecn_option": "the kernel here refuses AccECN (tcp_ecn values above 2)",
+    "prague_rtt_target": "the kernel here has no tcp_prague (a module parameter there)",
+    "prague_rtt_transition": "the kernel here has no tcp_prague (a module parameter there)",
 }
 
 

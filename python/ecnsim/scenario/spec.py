@@ -412,13 +412,17 @@ def tcp(
     dctcp_shift_g: int | None = None,
     dctcp_fraction: str | None = None,
     dctcp_ect_control: bool | None = None,
+    prague_rtt_target: Quantity | None = None,
+    prague_rtt_transition: int | None = None,
 ) -> dict[str, Any]:
     """TCP parameters; each one left as None takes the profile's value.
 
     The fields, their units and allowed values are those of the scenario
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"tahoe"``, ``"reno"``,
-    ``"newreno"``, ``"sack"``, ``"cubic"``, ``"dctcp"`` or ``"bbr"``; ``recovery`` (under
-    ``cubic``, ``dctcp`` and ``bbr``)
+    ``"newreno"``, ``"sack"``, ``"cubic"``, ``"dctcp"``, ``"bbr"`` or ``"prague"`` (which
+    needs ``ecn="request"``, ``ecn_feedback="accecn"`` and ``ect_codepoint="ect1"``;
+    ``prague_rtt_target`` a time, ``prague_rtt_transition`` rounds); ``recovery`` (under
+    ``cubic``, ``dctcp``, ``bbr`` and ``prague``)
     ``"newreno"`` or ``"sack"``; ``sack_variant`` (on SACK recovery) ``"rfc6675"`` or
     ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``recovery_rate`` (RFC 6675 SACK recovery)
     ``"rfc6675"``, ``"rfc6937_ssrb"`` or ``"rfc6937_crb"`` (Proportional Rate Reduction);
@@ -495,6 +499,8 @@ def tcp(
             "dctcp_shift_g": dctcp_shift_g,
             "dctcp_fraction": dctcp_fraction,
             "dctcp_ect_control": dctcp_ect_control,
+            "prague_rtt_target": prague_rtt_target,
+            "prague_rtt_transition": prague_rtt_transition,
         }
     )
 

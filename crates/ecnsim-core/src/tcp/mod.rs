@@ -12,6 +12,8 @@ mod dialogues;
 #[cfg(test)]
 mod linux6_dialogues;
 mod opt;
+#[cfg(test)]
+mod prague_dialogues;
 mod prr;
 mod rtt;
 mod rtt_ns2;
@@ -139,6 +141,10 @@ pub struct TcpConfig {
     pub dctcp_fraction: DctcpFraction,
     /// DCTCP's SYN, SYN-ACK and pure ACKs are ECT(0).
     pub dctcp_ect_control: bool,
+    /// Prague's reference RTT (zero: no RTT independence).
+    pub prague_rtt_target: SimDuration,
+    /// Rounds after slow start before Prague's RTT independence applies.
+    pub prague_rtt_transition: u32,
 }
 
 /// The denominator of the fractions in [`TcpConfig`] (`cubic_beta`, `cubic_c`): 1.024e9, so that

@@ -24,7 +24,7 @@ use crate::spec::{
     CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
     NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackVariant, TimeoutAfterEcn,
 };
-use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, Window};
+use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
@@ -417,6 +417,7 @@ impl TcpSocket {
         if ecn_ok {
             self.assume_accecn();
         }
+        self.prague_needs_accecn();
         self.sack_ok = sack_ok;
         // RFC 793 §3.7: SND.WND is the window the peer's segments advertise (its SYN-ACK's, here).
         self.snd_wnd = peer_window;
@@ -428,6 +429,24 @@ impl TcpSocket {
             self.events.connected = true;
         }
         self.state = TcpState::Established;
+    }
+
+    /// Prague without AccECN (the peer offered RFC 3168 ECN or none): RFC 9331 §4.2 makes
+    /// feedback of the extent of CE marking a prerequisite of a scalable response, so the
+    /// connection runs without ECN, as Reno on the configured loss recovery (Linux tcp_prague.c
+    /// `prague_init()` -> `prague_reno`, and TCP_CONG_NO_FALLBACK_RFC3168: a Classic ECN answer
+    /// disables ECN).
+    fn prague_needs_accecn(&mut self) {
+        if !matches!(self.cc, AnyCc::Prague(_)) || self.accecn.is_some() {
+            return;
+        }
+        self.ecn.ok = false;
+        self.cc = match &self.cc {
+            AnyCc::Prague(RecoveryRules::Sack(_)) => AnyCc::Sack(Sack),
+            AnyCc::Prague(RecoveryRules::NewReno(n)) => AnyCc::NewReno(*n),
+            _ => return,
+        };
+        self.cc_state = CcState::default();
     }
 
     /// Passive open: wait for a SYN.
@@ -537,6 +556,12 @@ impl TcpSocket {
         if let Some(b) = self.cc_state.bbr() {
             b.set_rng(rng);
         }
+    }
+
+    /// Prague's state, if this end runs Prague (and has not fallen back to Reno).
+    #[must_use]
+    pub fn prague(&self) -> Option<&crate::tcp::cc::Prague> {
+        self.cc_state.prague_ref()
     }
 
     /// DCTCP's alpha in 1/1024 (RFC 8257 §3.3), if this is DCTCP.
@@ -895,6 +920,7 @@ impl TcpSocket {
     }
 
     fn handshake_done(&mut self, now: SimTime) {
+        self.prague_needs_accecn();
         self.state = TcpState::Established;
         self.events.connected = true;
         self.rto_deadline = Opt::NONE;
@@ -994,6 +1020,40 @@ impl TcpSocket {
             self.ack_now = true;
             return;
         }
+        let (snd_una, dupacks) = (self.snd_una, self.dupacks);
+        self.on_ack_inner(now, h);
+        if let AnyCc::Prague(_) = self.cc {
+            self.prague_after_ack(now, snd_una, dupacks);
+        }
+    }
+
+    /// Prague (Linux `prague_cong_control()`, after the ACK and any ECN-Echo it carried have been
+    /// processed): an ACK of new data, or a duplicate ACK (one segment, Linux's `acked_sacked`).
+    #[inline(never)]
+    fn prague_after_ack(&mut self, now: SimTime, snd_una_before: u64, dupacks_before: u32) {
+        let mss = self.win.mss.max(1);
+        let acked_segments = if self.snd_una > snd_una_before {
+            (self.snd_una - snd_una_before).div_ceil(mss)
+        } else if self.dupacks != dupacks_before {
+            1
+        } else {
+            return;
+        };
+        let a = crate::tcp::cc::PragueAck {
+            now,
+            acked_segments,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            srtt: self.rtt.srtt(),
+            in_recovery: self.in_recovery,
+        };
+        if let Some(p) = self.cc_state.prague() {
+            p.on_ack(&mut self.win, &a);
+        }
+    }
+
+    fn on_ack_inner(&mut self, now: SimTime, h: &TcpHeader) {
+        let ack = h.ack;
         // RFC 6937 §2: DeliveredData counts the change in SACKed octets too.
         let prr = self.prr_configured();
         let before = if prr { self.snd_una + self.scoreboard.sacked_bytes() } else { 0 };
@@ -1401,7 +1461,7 @@ impl TcpSocket {
             ReductionBasis::FlightSize => self.win.cwnd,
             ReductionBasis::Ns2Window => self.ns2_window_basis(),
         };
-        let at_minimum = self.cc.on_ecn_echo(&mut self.cc_state, &mut self.win, basis, self.snd_max);
+        let at_minimum = self.cc.on_ecn_echo(&mut self.cc_state, &mut self.win, basis, self.snd_max, now);
         self.win.acc = 0;
         self.note_window_reduced();
         self.ecn_reduction.ecn_cut_until = self.ecn_reduction.reduced_until;
@@ -1950,8 +2010,11 @@ impl TcpSocket {
 
     /// RFC 5681 §4.1: after more than one RTO without sending, cwnd <- min(IW, cwnd).
     fn restart_if_idle(&mut self, now: SimTime) {
-        // Linux tcp_slow_start_after_idle_check(): not for an algorithm with its own cong_control (BBR).
-        if !self.cfg.restart_after_idle || self.snd_una != self.snd_max || matches!(self.cc, AnyCc::Bbr(_)) {
+        // Linux tcp_slow_start_after_idle_check(): not for an algorithm with its own cong_control (BBR, Prague).
+        if !self.cfg.restart_after_idle
+            || self.snd_una != self.snd_max
+            || matches!(self.cc, AnyCc::Bbr(_) | AnyCc::Prague(_))
+        {
             return;
         }
         if let Some(last) = self.last_data_sent.get() {
@@ -2041,9 +2104,7 @@ impl TcpSocket {
             self.scoreboard.ns2_sent(i64::try_from(self.win.mss).unwrap_or(i64::MAX));
         }
         if len > 0 {
-            if let Some(b) = self.cc_state.bbr() {
-                b.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
-            }
+            self.cc_state.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
             if self.snd_una == self.snd_max && !is_retransmit {
                 // Linux tcp_transmit_skb(): data sent with nothing in flight is CA_EVENT_TX_START.
                 if let (Some(c), Some(last)) = (self.cc_state.cubic_mut(), self.last_data_sent.get()) {

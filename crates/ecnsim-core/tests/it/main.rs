@@ -15,6 +15,7 @@ mod layers;
 mod linux6;
 mod modern_cc;
 mod ns2_dialogues;
+mod prague;
 mod reliability;
 mod scenarios;
 mod shared_buffer;

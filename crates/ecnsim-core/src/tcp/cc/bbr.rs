@@ -22,6 +22,7 @@
 
 use std::collections::VecDeque;
 
+use super::pacing::{mul_div, Pacer};
 use crate::rng::SimRng;
 use crate::time::{SimDuration, SimTime};
 
@@ -72,9 +73,6 @@ const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
 const EXTRA_ACKED_MAX: SimDuration = SimDuration::from_millis(100);
 /// Linux tcp_bbr.c `bbr_ack_epoch_acked_reset_thresh` 2^20 packets: an aggregation epoch restarts.
 const ACK_EPOCH_RESET_PACKETS: u64 = 1 << 20;
-/// Linux tcp_output.c `tcp_update_skb_after_send()`: the first 10 data segments are not paced
-/// (`tp->data_segs_out >= 10`).
-const UNPACED_SEGMENTS: u64 = 10;
 /// Linux tcp_bbr.c `bbr_init_pacing_rate_from_rtt()`: 1 ms (`USEC_PER_MSEC`) before an RTT sample.
 const NOMINAL_RTT: SimDuration = SimDuration::from_millis(1);
 const NANOS: u64 = 1_000_000_000;
@@ -290,8 +288,8 @@ pub struct Bbr {
     /// Pacing rate, bytes/s.
     pacing_rate: u64,
     has_seen_rtt: bool,
-    /// The earliest departure time of the next data segment (Linux `tcp_wstamp_ns`).
-    next_send: SimTime,
+    /// The departure clock of the next data segment.
+    pacer: Pacer,
     rng: SimRng,
 }
 
@@ -337,7 +335,7 @@ impl Bbr {
             cwnd,
             pacing_rate: 0,
             has_seen_rtt: false,
-            next_send: SimTime::ZERO,
+            pacer: Pacer::default(),
             rng,
         };
         b.init_pacing_rate(None);
@@ -392,7 +390,7 @@ impl Bbr {
     /// If a data segment may not leave before a later instant, that instant.
     #[inline]
     pub(crate) fn pacing_blocks(&self, now: SimTime) -> Option<SimTime> {
-        (self.next_send > now).then_some(self.next_send)
+        self.pacer.blocks(now)
     }
 
     /// A data segment `[seq, end)` left at `now`; `outstanding` is false if nothing was
@@ -441,19 +439,7 @@ impl Bbr {
             }
         }
         self.segs_out += 1;
-        // Linux tcp_update_skb_after_send(): the next departure is len / pacing_rate later, from
-        // the later of now and the last departure time (the first 10 segments are not paced);
-        // a sender that was late gets up to half a segment's time back ("OS jitter" credit).
-        if self.segs_out >= UNPACED_SEGMENTS && self.pacing_rate > 0 {
-            let len = end - seq;
-            let len_ns = mul_div(len, NANOS, self.pacing_rate);
-            let stamp = self.next_send.max(now);
-            let credit = stamp.saturating_since(self.next_send).as_nanos();
-            let len_ns = len_ns - (len_ns / 2).min(credit);
-            self.next_send = stamp + SimDuration::from_nanos(len_ns);
-        } else {
-            self.next_send = self.next_send.max(now);
-        }
+        self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
     }
 
     // ------------------------------------------------------------------
@@ -858,7 +844,7 @@ impl Bbr {
     /// Linux `bbr_packets_in_net_at_edt()`: what will still be in the network when the next paced
     /// segment leaves, bytes.
     fn in_net_at_edt(&self, a: &AckInfo, inflight: u64) -> u64 {
-        let wait = self.next_send.saturating_since(a.now);
+        let wait = self.pacer.next_send().saturating_since(a.now);
         let delivered_meanwhile = bytes_in(self.bw.get(), wait);
         let mut at_edt = inflight;
         if self.pacing_gain > BBR_UNIT {
@@ -925,17 +911,6 @@ impl Bbr {
         if self.mode == Mode::ProbeRtt {
             self.cwnd = self.cwnd.min(CWND_MIN_TARGET * mss);
         }
-    }
-}
-
-/// floor(a * b / c), in 64 bits when the product fits (the same quotient as in 128 bits, without
-/// its division call: this runs several times per ACK); saturating far above any real value.
-#[inline]
-fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    let c = c.max(1);
-    match a.checked_mul(b) {
-        Some(p) => p / c,
-        None => u64::try_from(u128::from(a) * u128::from(b) / u128::from(c)).unwrap_or(u64::MAX / 4),
     }
 }
 

@@ -7,6 +7,8 @@ mod bbr;
 mod cubic;
 mod dctcp;
 mod newreno;
+mod pacing;
+mod prague;
 mod reno;
 mod sack;
 mod tahoe;
@@ -15,6 +17,7 @@ pub use bbr::{AckInfo, Bbr, Mode as BbrMode};
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use newreno::NewReno;
+pub use prague::{Prague, PragueAck, PragueParams};
 pub use reno::Reno;
 pub use sack::Sack;
 pub use tahoe::Tahoe;
@@ -187,9 +190,12 @@ pub enum AnyCc {
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux `tcp_bbr.c`) on a loss
     /// recovery, whose rules pick what to resend; BBR sets the window (its state in [`CcState`]).
     Bbr(RecoveryRules),
+    /// TCP Prague (RFC 9331 §4, L4STeam Linux `tcp_prague.c`) on a loss recovery, whose rules
+    /// pick what to resend; Prague sets the window (its state in [`CcState`]).
+    Prague(RecoveryRules),
 }
 
-/// The state of CUBIC, DCTCP and BBR, out of line (allocated once per connection): the socket's
+/// The state of CUBIC, DCTCP, BBR and Prague, out of line (allocated once per connection): the socket's
 /// per-segment cache lines stay as they are for the other algorithms, whose [`AnyCc`] is a few
 /// bytes.
 #[derive(Clone, Debug, Default)]
@@ -203,6 +209,7 @@ enum Modern {
     Cubic(Cubic),
     Dctcp(Dctcp),
     Bbr(Bbr),
+    Prague(Prague),
 }
 
 impl CcState {
@@ -261,14 +268,42 @@ impl CcState {
     fn bbr_state(&mut self) -> &mut Bbr {
         self.bbr().expect("AnyCc::Bbr has BBR's state")
     }
-    /// The paced sender's next departure time, if later than `now` (BBR only; the other
+    /// Prague's state, if this is Prague (read only).
+    #[must_use]
+    pub fn prague_ref(&self) -> Option<&Prague> {
+        match self.0.as_deref() {
+            Some(Modern::Prague(p)) => Some(p),
+            _ => None,
+        }
+    }
+    /// Prague's state, if this is Prague.
+    pub fn prague(&mut self) -> Option<&mut Prague> {
+        match self.0.as_deref_mut() {
+            Some(Modern::Prague(p)) => Some(p),
+            _ => None,
+        }
+    }
+    fn prague_state(&mut self) -> &mut Prague {
+        self.prague().expect("AnyCc::Prague has Prague's state")
+    }
+    /// The paced sender's next departure time, if later than `now` (BBR and Prague; the other
     /// algorithms do not pace).
     #[inline]
     #[must_use]
     pub fn pacing_blocks(&self, now: SimTime) -> Option<SimTime> {
         match self.0.as_deref() {
             Some(Modern::Bbr(b)) => b.pacing_blocks(now),
+            Some(Modern::Prague(p)) => p.pacing_blocks(now),
             _ => None,
+        }
+    }
+    /// A data segment `[seq, end)` left at `now`; `outstanding`: something was outstanding before
+    /// it. BBR samples delivery rates from it; a paced sender advances its departure clock.
+    pub fn on_data_sent(&mut self, now: SimTime, seq: u64, end: u64, outstanding: bool) {
+        match self.0.as_deref_mut() {
+            Some(Modern::Bbr(b)) => b.on_data_sent(now, seq, end, outstanding),
+            Some(Modern::Prague(p)) => p.on_data_sent(now, end - seq),
+            _ => {}
         }
     }
 }
@@ -302,6 +337,15 @@ impl AnyCc {
                 let rng = SimRng::for_component(0, "tcp/bbr");
                 let b = Bbr::new(cfg.initial_window.bytes(cfg.mss), rng);
                 (AnyCc::Bbr(recovery), CcState(Some(Box::new(Modern::Bbr(b)))))
+            }
+            CcKind::Prague => {
+                let p = PragueParams {
+                    rtt_target: cfg.prague_rtt_target,
+                    rtt_transition: cfg.prague_rtt_transition,
+                    mtu: u64::from(cfg.mss) + u64::from(cfg.header_bytes),
+                };
+                let p = Prague::new(p, cfg.initial_window.bytes(cfg.mss), u64::from(cfg.mss), snd_nxt);
+                (AnyCc::Prague(recovery), CcState(Some(Box::new(Modern::Prague(p)))))
             }
         }
     }
@@ -345,8 +389,9 @@ impl AnyCc {
                     grow(w, acked_bytes);
                 }
             }
-            // BBR sets the window on every ACK, after the socket has processed it (`Bbr::on_ack`).
-            AnyCc::Bbr(_) => {}
+            // BBR and Prague set the window on every ACK, after the socket has processed it
+            // (`Bbr::on_ack`, `Prague::on_ack`).
+            AnyCc::Bbr(_) | AnyCc::Prague(_) => {}
         }
     }
     /// The duplicate-ACK threshold was reached; `flight` is FlightSize.
@@ -370,6 +415,12 @@ impl AnyCc {
                 st.bbr_state().on_enter_recovery();
                 LossResponse::FastRecovery
             }
+            AnyCc::Prague(_) => {
+                // RFC 9331 §4.3 (Reno-friendly on loss) / Linux prague_enter_loss(): the fractional
+                // window halves; the socket's window follows it one segment per ACK.
+                st.prague_state().on_enter_recovery();
+                LossResponse::FastRecovery
+            }
             AnyCc::Tahoe(cc) => cc.on_dupack_threshold(w, flight),
             AnyCc::Reno(cc) => cc.on_dupack_threshold(w, flight),
             AnyCc::NewReno(cc) => cc.on_dupack_threshold(w, flight),
@@ -380,15 +431,15 @@ impl AnyCc {
     pub fn on_dupack_in_recovery(&mut self, w: &mut Window) {
         dispatch!(self, cc => cc.on_dupack_in_recovery(w),
             AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_in_recovery(w)),
-            // BBR counts the segment the duplicate ACK reports itself (`Bbr::on_ack`).
-            AnyCc::Bbr(_) => {});
+            // BBR and Prague count the segment the duplicate ACK reports themselves.
+            AnyCc::Bbr(_) | AnyCc::Prague(_) => {});
     }
     /// New data was acknowledged during fast recovery (see [`CongestionControl::on_ack_in_recovery`]).
     pub fn on_ack_in_recovery(&mut self, w: &mut Window, acked_bytes: u64, flight: u64, full: bool) -> RecoveryAck {
         dispatch!(self, cc => cc.on_ack_in_recovery(w, acked_bytes, flight, full),
         AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_ack_in_recovery(w, acked_bytes, flight, full)),
-        AnyCc::Bbr(r) => {
-            // The recovery's rules decide what to resend; BBR keeps the window (`Bbr::on_ack`).
+        AnyCc::Bbr(r) | AnyCc::Prague(r) => {
+            // The recovery's rules decide what to resend; BBR and Prague keep the window.
             let mut scratch = *w;
             recovery!(r, rr => rr.on_ack_in_recovery(&mut scratch, acked_bytes, flight, full))
         })
@@ -397,6 +448,8 @@ impl AnyCc {
     pub fn on_rto(&mut self, st: &mut CcState, w: &mut Window, flight: u64, first: bool, snd_max: u64) {
         match self {
             AnyCc::Bbr(_) => w.cwnd = st.bbr_state().on_rto(first, w.mss, snd_max),
+            // RFC 9331 §4.3 (Reno-friendly on loss) / Linux CA_EVENT_LOSS -> prague_enter_loss().
+            AnyCc::Prague(_) => st.prague_state().on_rto(w, first, snd_max),
             AnyCc::Cubic(_) => st.cubic().on_rto(w, flight, first),
             // RFC 8257 §3.4: a timeout is answered as standard TCP does (Linux dctcp_state(): Loss halves).
             AnyCc::Dctcp(..) => Reno.on_rto(w, flight, first),
@@ -408,8 +461,13 @@ impl AnyCc {
     }
     /// An ECN-Echo calls for a reduction (see [`CongestionControl::on_ecn_echo`]); `snd_max` is
     /// the highest sequence number sent, where the reduced window ends.
-    pub fn on_ecn_echo(&mut self, st: &mut CcState, w: &mut Window, basis: u64, snd_max: u64) -> bool {
+    pub fn on_ecn_echo(&mut self, st: &mut CcState, w: &mut Window, basis: u64, snd_max: u64, now: SimTime) -> bool {
         match self {
+            // Linux prague_enter_cwr(): the reduction acts on the fractional window.
+            AnyCc::Prague(_) => {
+                st.prague_state().on_enter_cwr(w, now);
+                false
+            }
             AnyCc::Cubic(_) => st.cubic().on_ecn_echo(w, basis),
             AnyCc::Dctcp(_) => st.dctcp().expect("DCTCP's state").on_ecn_echo(w, basis, snd_max),
             // BBR v1 does not answer ECN-Echo (Linux: BBR's cong_control hook sets the window).
@@ -425,7 +483,7 @@ impl AnyCc {
     pub fn on_dupack_threshold_after_ecn(&mut self, w: &mut Window, dupacks: u32) -> LossResponse {
         dispatch!(self, cc => cc.on_dupack_threshold_after_ecn(w, dupacks),
             AnyCc::Cubic(r) | AnyCc::Dctcp(r) => recovery!(r, rr => rr.on_dupack_threshold_after_ecn(w, dupacks)),
-            AnyCc::Bbr(_) => LossResponse::FastRecovery)
+            AnyCc::Bbr(_) | AnyCc::Prague(_) => LossResponse::FastRecovery)
     }
     /// Whether a fast retransmit ends in a go-back-N from SND.UNA, as a timeout does (Tahoe, Jacobson88).
     #[must_use]
@@ -435,7 +493,7 @@ impl AnyCc {
     /// Whether a new fast retransmit checks `recover` (RFC 6582 §3.2 step 2).
     #[must_use]
     pub fn checks_recover(&self) -> bool {
-        dispatch!(self, cc => cc.checks_recover(), AnyCc::Cubic(..) | AnyCc::Dctcp(..) | AnyCc::Bbr(..) => true)
+        dispatch!(self, cc => cc.checks_recover(), AnyCc::Cubic(..) | AnyCc::Dctcp(..) | AnyCc::Bbr(..) | AnyCc::Prague(..) => true)
     }
     /// DCTCP's per-ACK accounting (RFC 8257 §3.3), for every ACK before the window reacts;
     /// nothing for the other algorithms.

@@ -193,6 +193,9 @@ impl TcpSocket {
             if let Some(dctcp) = self.cc_state.dctcp() {
                 dctcp.on_accecn_feedback(d.packets, d.bytes);
             }
+            if let Some(prague) = self.cc_state.prague() {
+                prague.on_accecn_feedback(d.packets);
+            }
         }
         if rest.flags.contains(TcpFlags::ACK) {
             self.on_ack(now, &rest);

@@ -1,0 +1,591 @@
+//! TCP Prague: a scalable congestion control for L4S (RFC 9330). DCTCP's estimate alpha of the
+//! fraction of marked packets, fed by Accurate ECN, cuts a fractional window in proportion to
+//! alpha at most once a round trip; the window moves toward that fractional window one segment
+//! per ACK; additive increase counts unmarked segments only; a flow whose RTT is below a
+//! reference RTT grows as if its RTT were that reference; a loss halves the window; segments
+//! are paced.
+//!
+//! Read first: RFC 9331 §4 (the "Prague requirements" of an L4S sender), RFC 9330 §4,
+//! draft-briscoe-iccrg-prague-congestion-control-04 §2, and the L4STeam Linux module
+//! `net/ipv4/tcp_prague.c` (version 0.6, `L4STeam/linux`), which decides what the documents
+//! leave open. Where the later version 0.7 (2024) differs, the comment says so.
+//!
+//! Units follow Linux: alpha in 2^-20 (`PRAGUE_ALPHA_BITS`), kept upscaled by 1/g; the fractional
+//! window in 2^-20 segments (`CWND_UNIT`). ecnsim's window is bytes, a whole number of
+//! segments here.
+//!
+//! The socket negotiates AccECN (RFC 9768) for Prague; without it the connection runs as Reno
+//! (Linux `prague_init()` switches to `prague_reno`), which the socket does by replacing the
+//! algorithm at the end of the handshake (`tcp/socket.rs`).
+
+use super::pacing::{mul_div, Pacer};
+use super::Window;
+use crate::time::{SimDuration, SimTime};
+
+/// Linux tcp_prague.c `PRAGUE_ALPHA_BITS` 20: alpha's fixed point.
+pub(crate) const ALPHA_BITS: u32 = 20;
+/// alpha = 1.
+pub(crate) const ALPHA_ONE: u64 = 1 << ALPHA_BITS;
+/// Linux tcp_prague.c `CWND_UNIT` 20: the fractional window's fixed point (segments).
+const CWND_UNIT: u32 = 20;
+const ONE_CWND: u64 = 1 << CWND_UNIT;
+/// Linux tcp_prague.c `PRAGUE_SHIFT_G` 4: the EWMA gain g = 1/16 (as DCTCP, RFC 8257 §4.2).
+const SHIFT_G: u32 = 4;
+/// Linux tcp_prague.c `MIN_CWND` 2: the window never steps below two segments.
+const MIN_CWND: u64 = 2;
+/// Linux tcp_prague.c `MAX_SCALED_RTT` 100 ms: above it the increase is not scaled.
+const MAX_SCALED_RTT: SimDuration = SimDuration::from_millis(100);
+const NANOS: u64 = 1_000_000_000;
+
+/// Prague's parameters (the Linux module's parameters of the same names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PragueParams {
+    /// `prague_rtt_target`: the reference RTT below which the flow behaves as if it had it
+    /// (Linux 25 ms); zero turns RTT independence off (`RTT_CONTROL_NONE`).
+    pub rtt_target: SimDuration,
+    /// `prague_rtt_transition`: rounds after slow start before RTT independence applies
+    /// (Linux 0.6: 500; 0.7: 4).
+    pub rtt_transition: u32,
+    /// Bytes a segment of `mss` payload takes on the wire (its MTU, for the pacing rate).
+    pub mtu: u64,
+}
+
+/// What one ACK tells Prague, after the socket has processed it (Linux's `rate_sample` and the
+/// socket state `prague_cong_control()` reads).
+#[derive(Clone, Copy, Debug)]
+pub struct PragueAck {
+    /// When it arrived.
+    pub now: SimTime,
+    /// Segments it newly acknowledged (a duplicate ACK: one; Linux `rs->acked_sacked`).
+    pub acked_segments: u64,
+    /// SND.UNA and SND.NXT after it.
+    pub snd_una: u64,
+    /// SND.NXT after it.
+    pub snd_nxt: u64,
+    /// The smoothed RTT, if sampled.
+    pub srtt: Option<SimDuration>,
+    /// The socket is in fast recovery.
+    pub in_recovery: bool,
+}
+
+/// Prague's per-connection state (behind [`super::CcState`]'s pointer).
+#[derive(Clone, Debug)]
+pub struct Prague {
+    p: PragueParams,
+    /// alpha / g, in 2^-20 (Linux `upscaled_alpha`).
+    upscaled_alpha: u64,
+    /// The window the reductions and increases act on, 2^-20 segments (Linux `frac_cwnd`).
+    frac_cwnd: u64,
+    /// Increase per unmarked segment acknowledged, times the window, 2^-20 (`ai_ack_increase`).
+    ai_ack_increase: u64,
+    /// SND.NXT at the start of the round (`next_seq`).
+    next_seq: u64,
+    /// Segments delivered and delivered CE-marked, in all (`tp->delivered`, `tp->delivered_ce`).
+    delivered: u64,
+    delivered_ce: u64,
+    /// Their values at the start of the round.
+    old_delivered: u64,
+    old_delivered_ce: u64,
+    /// Rounds since slow start ended (`round`).
+    round: u32,
+    /// A CE mark was fed back: there is an AQM on the path (`saw_ce`).
+    saw_ce: bool,
+    /// In a reduction for loss: no increase (`in_loss`), until SND.UNA reaches `loss_until` out
+    /// of recovery.
+    in_loss: bool,
+    loss_until: u64,
+    /// The last alpha update and the last reduction (`alpha_stamp`, `cwr_stamp`).
+    alpha_stamp: SimTime,
+    cwr_stamp: Option<SimTime>,
+    /// CE marks newly fed back by the ACK being processed (AccECN's r.cep delta).
+    pending_ce: u64,
+    /// The pacing rate, bytes/s (0 until the first RTT sample: Linux starts unpaced).
+    pacing_rate: u64,
+    pacer: Pacer,
+    segs_out: u64,
+}
+
+impl Prague {
+    /// Prague at connection start with an initial window of `iw` bytes of `mss` (Linux
+    /// `prague_init()`); `snd_nxt` ends the first round.
+    #[must_use]
+    pub fn new(p: PragueParams, iw: u64, mss: u64, snd_nxt: u64) -> Self {
+        Prague {
+            p,
+            // Linux 0.6 prague_init(): upscaled_alpha = PRAGUE_MAX_ALPHA << PRAGUE_SHIFT_G (alpha = 1,
+            // as RFC 8257 §3.3's initial alpha).
+            upscaled_alpha: ALPHA_ONE << SHIFT_G,
+            frac_cwnd: (iw / mss.max(1)) << CWND_UNIT,
+            ai_ack_increase: ONE_CWND,
+            next_seq: snd_nxt,
+            delivered: 0,
+            delivered_ce: 0,
+            old_delivered: 0,
+            old_delivered_ce: 0,
+            round: 0,
+            saw_ce: false,
+            in_loss: false,
+            loss_until: 0,
+            alpha_stamp: SimTime::ZERO,
+            cwr_stamp: None,
+            pending_ce: 0,
+            pacing_rate: 0,
+            pacer: Pacer::default(),
+            segs_out: 0,
+        }
+    }
+
+    /// alpha in 2^-20 (Linux `upscaled_alpha >> PRAGUE_SHIFT_G`).
+    #[must_use]
+    pub fn alpha(&self) -> u64 {
+        self.upscaled_alpha >> SHIFT_G
+    }
+    /// The fractional window, in 2^-20 segments.
+    #[must_use]
+    pub fn frac_cwnd(&self) -> u64 {
+        self.frac_cwnd
+    }
+    /// Rounds since slow start ended.
+    #[must_use]
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+    /// The pacing rate, bytes/s (0: not paced yet).
+    #[must_use]
+    pub fn pacing_rate(&self) -> u64 {
+        self.pacing_rate
+    }
+    /// Whether RTT independence applies now (Linux `prague_is_rtt_indep()`).
+    #[must_use]
+    pub fn rtt_independent(&self, w: &Window) -> bool {
+        self.p.rtt_target > SimDuration::ZERO && !w.in_slow_start() && self.round >= self.p.rtt_transition
+    }
+
+    /// AccECN feedback of the ACK about to be processed: `ce_packets` newly CE-marked
+    /// (RFC 9768 §3.2.2.3's r.cep delta; Linux `rs->ece_delta`).
+    pub(crate) fn on_accecn_feedback(&mut self, ce_packets: u64) {
+        self.pending_ce += ce_packets;
+    }
+
+    /// An ACK of new data or a duplicate ACK, after the socket has processed it and answered any
+    /// ECN-Echo (Linux `prague_cong_control()`, which runs after `tcp_enter_cwr()`).
+    pub(crate) fn on_ack(&mut self, w: &mut Window, a: &PragueAck) {
+        self.update_cwnd(w, a);
+        if self.should_update_ewma(w, a) {
+            self.update_alpha(w, a);
+        }
+        self.update_pacing_rate(w, a.srtt);
+    }
+
+    /// Linux `prague_update_cwnd()`.
+    fn update_cwnd(&mut self, w: &mut Window, a: &PragueAck) {
+        let mss = w.mss.max(1);
+        let ce = std::mem::take(&mut self.pending_ce);
+        self.delivered += a.acked_segments;
+        self.delivered_ce += ce;
+        if self.in_loss && !a.in_recovery && a.snd_una >= self.loss_until {
+            // Linux prague_ca_open(): back in the Open state, the loss reduction is over.
+            self.in_loss = false;
+        }
+        // draft-briscoe-iccrg-prague-congestion-control §2.4.1 / tcp_prague.c note 4: additive
+        // increase counts the unmarked segments only, so it is proportional to (1 - p).
+        let mut acked = a.acked_segments.saturating_sub(ce);
+        if ce > 0 {
+            // Linux prague_update_cwnd(): a CE mark fed back proves an AQM on the path.
+            self.saw_ce = true;
+        }
+        if acked > 0 && !self.in_loss {
+            if w.in_slow_start() {
+                // Linux tcp_slow_start(): cwnd += acked up to ssthresh, the rest goes to
+                // congestion avoidance; 0.7 keeps frac_cwnd equal to it (0.6 left it behind).
+                let cwnd = w.cwnd / mss;
+                let grown = (cwnd + acked).min((w.ssthresh / mss).max(cwnd)).min(w.max_cwnd / mss);
+                acked -= (grown - cwnd).min(acked);
+                w.cwnd = grown * mss;
+                self.frac_cwnd = grown << CWND_UNIT;
+                if acked == 0 {
+                    self.ai_ack_increase = self.ai_ack_increase(w, a.srtt);
+                    return;
+                }
+            }
+            // tcp_prague.c prague_update_cwnd(): frac_cwnd += acked * ai_ack_increase / cwnd, with
+            // the quotient rounded to nearest and at least `acked` units (RFC 5681's 1/cwnd per
+            // segment when ai_ack_increase is one).
+            let cwnd = self.snd_cwnd_target(w).max(1);
+            let increase = (acked * self.ai_ack_increase + cwnd / 2) / cwnd;
+            self.frac_cwnd += increase.max(acked);
+        }
+        // tcp_prague.c prague_update_cwnd() "adjust": the socket's window moves one segment per ACK
+        // toward the fractional window rounded up (so a reduction spreads over the ACKs of a round);
+        // stepping down sets ssthresh too.
+        let target = self.snd_cwnd_target(w);
+        let cwnd = w.cwnd / mss;
+        if cwnd > target && cwnd > MIN_CWND {
+            w.cwnd = (cwnd - 1) * mss;
+            w.ssthresh = w.cwnd;
+            self.ai_ack_increase = self.ai_ack_increase(w, a.srtt);
+        } else if cwnd < target && w.cwnd + mss <= w.max_cwnd {
+            w.cwnd = (cwnd + 1) * mss;
+            self.ai_ack_increase = self.ai_ack_increase(w, a.srtt);
+        }
+    }
+
+    /// Linux `prague_frac_cwnd_to_snd_cwnd()`: the fractional window rounded up, at least
+    /// `MIN_CWND` (0.7) and at most the largest window, in segments.
+    fn snd_cwnd_target(&self, w: &Window) -> u64 {
+        let up = (self.frac_cwnd + ONE_CWND - 1) >> CWND_UNIT;
+        up.max(MIN_CWND).min((w.max_cwnd / w.mss.max(1)).max(MIN_CWND))
+    }
+
+    /// Linux `prague_should_update_ewma()`: once a round; with RTT independence, also not before
+    /// the reference RTT has passed since the last update.
+    fn should_update_ewma(&self, w: &Window, a: &PragueAck) -> bool {
+        a.snd_una >= self.next_seq
+            && (!self.rtt_independent(w) || a.now.saturating_since(self.alpha_stamp) >= self.p.rtt_target)
+    }
+
+    /// Linux `prague_update_alpha()`, then `prague_new_round()`.
+    fn update_alpha(&mut self, w: &Window, a: &PragueAck) {
+        // tcp_prague.c: alpha is not updated before a CE mark proves an AQM on the path.
+        if self.saw_ce {
+            let ce = self.delivered_ce - self.old_delivered_ce;
+            let delivered = (self.delivered - self.old_delivered).max(1);
+            // RFC 8257 §3.3 step 5-6 (RFC 9331 §4.3 "DCTCP-like"): F = marked / delivered;
+            // alpha = (1 - g) alpha + g F, kept as alpha / g so that no remainder is lost:
+            // upscaled = upscaled - upscaled * g + F.
+            let f = if ce > 0 { (ce << ALPHA_BITS) / delivered } else { 0 };
+            let alpha = self.upscaled_alpha - (self.upscaled_alpha >> SHIFT_G) + f;
+            self.upscaled_alpha = alpha.min(ALPHA_ONE << SHIFT_G);
+            self.alpha_stamp = a.now;
+        }
+        // Linux prague_new_round(): the next round ends at SND.NXT; rounds count after slow start.
+        self.next_seq = a.snd_nxt;
+        self.old_delivered = self.delivered;
+        self.old_delivered_ce = self.delivered_ce;
+        if !w.in_slow_start() {
+            self.round = self.round.saturating_add(1);
+        }
+        self.ai_ack_increase = self.ai_ack_increase(w, a.srtt);
+    }
+
+    /// Linux `prague_ai_ack_increase()` with `RTT_CONTROL_RATE` (the default heuristic).
+    fn ai_ack_increase(&self, w: &Window, srtt: Option<SimDuration>) -> u64 {
+        let _ = w;
+        let target = self.p.rtt_target;
+        match srtt {
+            // RFC 9331 §4.3 (reduce RTT dependence) / tcp_prague.c prague_rate_scaled_ai_ack_increase():
+            // after the transition rounds, a flow with an RTT R below the reference RTT T grows by
+            // (R/T)^2 segments per round trip, so that its rate grows as a flow at T would (one
+            // segment per T, at a window R/T as large).
+            Some(r)
+                if target > SimDuration::ZERO
+                    && self.round >= self.p.rtt_transition
+                    && r > SimDuration::ZERO
+                    && r <= MAX_SCALED_RTT
+                    && r < target =>
+            {
+                let (r, t) = (u128::from(r.as_nanos()), u128::from(target.as_nanos()));
+                let scaled = ((r * r) << CWND_UNIT) + t * t / 2;
+                u64::try_from(scaled / (t * t)).unwrap_or(ONE_CWND)
+            }
+            _ => ONE_CWND,
+        }
+    }
+
+    /// An ECN-Echo that starts a congestion window reduction (Linux `prague_enter_cwr()`, on the
+    /// socket's once-per-round-trip rule, RFC 3168 §6.1.2): frac_cwnd -= frac_cwnd * alpha / 2.
+    /// The socket's window follows one segment per ACK ([`Prague::on_ack`]).
+    pub(crate) fn on_enter_cwr(&mut self, w: &Window, now: SimTime) {
+        // tcp_prague.c prague_enter_cwr(): with RTT independence, at most one reduction per
+        // reference RTT.
+        if self.rtt_independent(w) && self.cwr_stamp.is_some_and(|t| now.saturating_since(t) < self.p.rtt_target) {
+            return;
+        }
+        self.cwr_stamp = Some(now);
+        // RFC 9331 §4.3 / RFC 8257 §3.3 step 8: cwnd = cwnd * (1 - alpha / 2), rounded to nearest
+        // (tcp_prague.c: "unbias the rounding by adding 1/2").
+        let reduction =
+            (u128::from(self.alpha()) * u128::from(self.frac_cwnd) + u128::from(ALPHA_ONE)) >> (ALPHA_BITS + 1);
+        self.frac_cwnd -= u64::try_from(reduction).expect("at most half of frac_cwnd");
+    }
+
+    /// Fast retransmit (Linux `prague_enter_loss()` on entering Recovery): RFC 9331 §4.3 requires
+    /// a Reno-friendly response to loss: the window halves, and does not grow until recovery ends.
+    pub(crate) fn on_enter_recovery(&mut self) {
+        self.frac_cwnd -= self.frac_cwnd >> 1;
+        self.in_loss = true;
+        self.loss_until = 0;
+    }
+
+    /// A retransmission timeout (Linux `CA_EVENT_LOSS` -> `prague_enter_loss()`): the fractional
+    /// window halves; the socket's window restarts at one segment (RFC 5681 §3.1's loss window,
+    /// Linux `tcp_enter_loss()`) and climbs back one segment per ACK; no increase until SND.UNA
+    /// passes `snd_max`.
+    pub(crate) fn on_rto(&mut self, w: &mut Window, first: bool, snd_max: u64) {
+        if first {
+            self.frac_cwnd -= self.frac_cwnd >> 1;
+        }
+        self.in_loss = true;
+        self.loss_until = snd_max;
+        w.cwnd = w.mss;
+    }
+
+    /// Linux 0.6 `prague_update_pacing_rate()`: MTU * frac_cwnd / SRTT, doubled while cwnd is below
+    /// half of ssthresh (slow start sends two segments per ACK).
+    fn update_pacing_rate(&mut self, w: &Window, srtt: Option<SimDuration>) {
+        let Some(srtt) = srtt.filter(|r| *r > SimDuration::ZERO) else { return };
+        let per_segment = mul_div(self.p.mtu, NANOS, srtt.as_nanos());
+        let mut rate = u64::try_from(
+            (u128::from(per_segment) * u128::from(self.frac_cwnd) + u128::from(ONE_CWND >> 1)) >> CWND_UNIT,
+        )
+        .unwrap_or(u64::MAX / 4);
+        if w.cwnd < w.ssthresh / 2 {
+            rate = rate.saturating_mul(2);
+        }
+        self.pacing_rate = rate.max(1);
+    }
+
+    /// If a data segment may not leave before a later instant, that instant.
+    #[inline]
+    pub(crate) fn pacing_blocks(&self, now: SimTime) -> Option<SimTime> {
+        self.pacer.blocks(now)
+    }
+
+    /// A data segment of `len` bytes left at `now`.
+    pub(crate) fn on_data_sent(&mut self, now: SimTime, len: u64) {
+        self.segs_out += 1;
+        // RFC 9331 §4.3 (not a requirement; draft-briscoe-iccrg-prague §2.6): Prague paces
+        // (Linux prague_init(): SK_PACING_NEEDED).
+        self.pacer.on_sent(now, len, self.pacing_rate, self.segs_out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::CaIncrease;
+
+    const MSS: u64 = 1000;
+
+    fn params() -> PragueParams {
+        PragueParams { rtt_target: SimDuration::from_millis(25), rtt_transition: 500, mtu: MSS + 40 }
+    }
+
+    /// Prague in congestion avoidance at `segs` segments (ssthresh at the window).
+    fn at(segs: u64) -> (Prague, Window) {
+        let w = Window::new(segs * MSS, segs * MSS, MSS, 1_000_000 * MSS, CaIncrease::PerAck);
+        (Prague::new(params(), segs * MSS, MSS, 0), w)
+    }
+
+    fn ack(now_ms: u64, segs: u64, snd_una: u64, snd_nxt: u64, rtt_ms: u64) -> PragueAck {
+        PragueAck {
+            now: SimTime::from_millis(now_ms),
+            acked_segments: segs,
+            snd_una,
+            snd_nxt,
+            srtt: Some(SimDuration::from_millis(rtt_ms)),
+            in_recovery: false,
+        }
+    }
+
+    /// RFC 9331 §4.3 / RFC 8257 §3.3 step 8: a reduction cuts frac_cwnd by alpha / 2; with the
+    /// initial alpha of 1 (tcp_prague.c 0.6), the first one halves it. The socket's window follows
+    /// one segment per ACK, not at once, and ssthresh with it (tcp_prague.c "adjust").
+    #[test]
+    fn a_reduction_cuts_the_fractional_window_by_alpha_over_two_and_cwnd_follows_per_ack() {
+        let (mut p, mut w) = at(20);
+        p.on_enter_cwr(&w, SimTime::from_millis(1));
+        assert_eq!(p.frac_cwnd(), 10 << CWND_UNIT);
+        assert_eq!(w.cwnd, 20 * MSS, "the window itself is not cut at once");
+        // Marked ACKs: no increase (they acknowledge marked segments only), one step down each.
+        for i in 1..=10 {
+            p.on_accecn_feedback(1);
+            p.on_ack(&mut w, &ack(2, 1, i * MSS, 40 * MSS, 50));
+            assert_eq!(w.cwnd, (20 - i) * MSS, "ACK {i}");
+            assert_eq!(w.ssthresh, w.cwnd);
+        }
+        p.on_accecn_feedback(1);
+        p.on_ack(&mut w, &ack(2, 1, 11 * MSS, 40 * MSS, 50));
+        assert_eq!(w.cwnd, 10 * MSS, "it stops at ceil(frac_cwnd)");
+        // alpha = 1/4: frac_cwnd * (1 - 1/8), rounded to nearest: 10 - 1.25 = 8.75 segments.
+        p.upscaled_alpha = (ALPHA_ONE / 4) << SHIFT_G;
+        p.on_enter_cwr(&w, SimTime::from_millis(3));
+        assert_eq!(p.frac_cwnd(), (35 << CWND_UNIT) / 4);
+    }
+
+    /// tcp_prague.c: alpha is not updated before the first CE mark; after it, once per round
+    /// (SND.UNA past the round's SND.NXT): alpha = (1 - g) alpha + g F, g = 1/16, kept upscaled.
+    #[test]
+    fn alpha_moves_once_per_round_and_only_after_the_first_mark() {
+        let (mut p, mut w) = at(10);
+        // Round 1 ends at 10 segments; no mark: alpha stays 1.
+        p.on_ack(&mut w, &ack(50, 10, 10 * MSS, 20 * MSS, 50));
+        assert_eq!(p.alpha(), ALPHA_ONE);
+        // Round 2: 10 segments, 5 marked, over two ACKs; mid-round alpha does not move.
+        p.on_accecn_feedback(5);
+        p.on_ack(&mut w, &ack(100, 5, 15 * MSS, 30 * MSS, 50));
+        assert_eq!(p.alpha(), ALPHA_ONE);
+        p.on_ack(&mut w, &ack(100, 5, 20 * MSS, 30 * MSS, 50));
+        // F = 5/10: the round's 10 segments, 5 of them marked.
+        let f = ALPHA_ONE / 2;
+        let want = ((ALPHA_ONE << SHIFT_G) - ALPHA_ONE + f) >> SHIFT_G;
+        assert_eq!(p.alpha(), want);
+        // Round 3, no marks: alpha decays by g.
+        p.on_ack(&mut w, &ack(150, 10, 30 * MSS, 40 * MSS, 50));
+        let up = (want << SHIFT_G) - want;
+        assert_eq!(p.alpha(), up >> SHIFT_G);
+    }
+
+    /// draft-briscoe-iccrg-prague §2.4.1 / tcp_prague.c note 4: the additive increase counts
+    /// unmarked segments only: 1/cwnd segment per unmarked segment acknowledged, none for a
+    /// marked one, on every ACK, within a reduction too.
+    #[test]
+    fn additive_increase_counts_unmarked_segments_only() {
+        let (mut p, mut w) = at(10);
+        let before = p.frac_cwnd();
+        p.on_ack(&mut w, &ack(10, 2, 2 * MSS, 10 * MSS, 50));
+        // 2 segments * ONE_CWND / 10, rounded to nearest.
+        assert_eq!(p.frac_cwnd() - before, (2 * ONE_CWND + 5) / 10);
+        let before = p.frac_cwnd();
+        p.on_accecn_feedback(1);
+        p.on_ack(&mut w, &ack(11, 2, 4 * MSS, 10 * MSS, 50));
+        // The divisor is the window the fraction rounds up to (tcp_prague.c
+        // prague_frac_cwnd_to_snd_cwnd()): 10.2 segments -> 11.
+        assert_eq!(w.cwnd, 11 * MSS);
+        assert_eq!(p.frac_cwnd() - before, (ONE_CWND + 5) / 11, "one of the two was marked");
+        let before = p.frac_cwnd();
+        p.on_accecn_feedback(2);
+        p.on_ack(&mut w, &ack(12, 2, 6 * MSS, 10 * MSS, 50));
+        assert_eq!(p.frac_cwnd(), before, "both marked");
+        // Over a whole window of unmarked ACKs the window grows by one segment (RFC 5681 §3.1).
+        let (mut p, mut w) = at(100);
+        for i in 1..=100 {
+            p.on_ack(&mut w, &ack(10, 1, i * MSS, 200 * MSS, 50));
+        }
+        let grown = p.frac_cwnd() - (100 << CWND_UNIT);
+        assert!(grown.abs_diff(ONE_CWND) < ONE_CWND / 100, "{grown}");
+        assert_eq!(w.cwnd, 101 * MSS);
+    }
+
+    /// RFC 9331 §4.3 "reduce RTT dependence" / tcp_prague.c RTT_CONTROL_RATE: once `rtt_transition`
+    /// rounds have passed after slow start, a flow with RTT R below the reference T grows by
+    /// (R/T)^2 segments per round trip; at or above T (and above 100 ms) the increase is Reno's.
+    #[test]
+    fn rtt_independence_scales_the_increase_below_the_reference_rtt() {
+        let (mut p, w) = at(10);
+        let r = |ms| Some(SimDuration::from_millis(ms));
+        assert_eq!(p.ai_ack_increase(&w, r(5)), ONE_CWND, "before the transition");
+        p.round = 500;
+        assert_eq!(p.ai_ack_increase(&w, r(5)), (ONE_CWND + 12) / 25, "(5/25)^2");
+        assert_eq!(p.ai_ack_increase(&w, r(25)), ONE_CWND);
+        assert_eq!(p.ai_ack_increase(&w, r(80)), ONE_CWND);
+        assert_eq!(p.ai_ack_increase(&w, r(101)), ONE_CWND);
+        // Zero reference: no RTT independence.
+        p.p.rtt_target = SimDuration::ZERO;
+        assert_eq!(p.ai_ack_increase(&w, r(5)), ONE_CWND);
+        assert!(!p.rtt_independent(&w));
+    }
+
+    /// tcp_prague.c prague_enter_cwr() / prague_should_update_ewma(): once RTT-independent, at most
+    /// one reduction and one alpha update per reference RTT, however short the flow's RTT.
+    #[test]
+    fn rtt_independent_flows_reduce_at_most_once_per_reference_rtt() {
+        let (mut p, mut w) = at(40);
+        p.round = 500;
+        assert!(p.rtt_independent(&w));
+        p.on_enter_cwr(&w, SimTime::from_millis(100));
+        let once = p.frac_cwnd();
+        assert_eq!(once, 20 << CWND_UNIT);
+        p.on_enter_cwr(&w, SimTime::from_millis(110));
+        assert_eq!(p.frac_cwnd(), once, "10 ms later: within the 25 ms reference");
+        p.on_enter_cwr(&w, SimTime::from_millis(125));
+        assert_eq!(p.frac_cwnd(), once / 2, "25 ms later");
+        // The alpha update waits for the reference RTT too, though the round (5 ms RTT) ended.
+        p.saw_ce = true;
+        p.alpha_stamp = SimTime::from_millis(120);
+        p.on_ack(&mut w, &ack(130, 1, MSS, 2 * MSS, 5));
+        assert_eq!(p.alpha(), ALPHA_ONE, "10 ms after the last update");
+        p.on_ack(&mut w, &ack(145, 1, 2 * MSS, 3 * MSS, 5));
+        assert!(p.alpha() < ALPHA_ONE, "25 ms after it");
+        // Before the transition a reduction may follow at once (once per round, the socket's rule).
+        let (mut q, w) = at(40);
+        q.on_enter_cwr(&w, SimTime::from_millis(100));
+        q.on_enter_cwr(&w, SimTime::from_millis(101));
+        assert_eq!(q.frac_cwnd(), 10 << CWND_UNIT);
+    }
+
+    /// RFC 9331 §4.3 (Reno-friendly response to loss) / tcp_prague.c prague_enter_loss(): a fast
+    /// retransmit halves the fractional window, the window steps down to it per ACK, and there is
+    /// no increase until recovery ends.
+    #[test]
+    fn a_loss_halves_the_window_and_stops_the_increase_until_recovery_ends() {
+        let (mut p, mut w) = at(20);
+        p.on_enter_recovery();
+        assert_eq!(p.frac_cwnd(), 10 << CWND_UNIT);
+        let mut a = ack(10, 1, MSS, 30 * MSS, 50);
+        a.in_recovery = true;
+        for i in 1..=12 {
+            a.snd_una = i * MSS;
+            p.on_ack(&mut w, &a);
+        }
+        assert_eq!((w.cwnd, p.frac_cwnd()), (10 * MSS, 10 << CWND_UNIT), "no increase in recovery");
+        a.in_recovery = false;
+        p.on_ack(&mut w, &a);
+        assert!(p.frac_cwnd() > 10 << CWND_UNIT, "recovery over: growth again");
+    }
+
+    /// RFC 5681 §3.1 / Linux tcp_enter_loss() and CA_EVENT_LOSS: a timeout sets the window to one
+    /// segment and halves the fractional window; the window climbs back one segment per ACK to it,
+    /// with no increase before SND.UNA passes what was sent before the timeout.
+    #[test]
+    fn a_timeout_restarts_at_one_segment_toward_half_the_window() {
+        let (mut p, mut w) = at(20);
+        p.on_rto(&mut w, true, 40 * MSS);
+        assert_eq!((w.cwnd, p.frac_cwnd()), (MSS, 10 << CWND_UNIT));
+        // A repeated timeout of the same segment does not halve again.
+        p.on_rto(&mut w, false, 40 * MSS);
+        assert_eq!(p.frac_cwnd(), 10 << CWND_UNIT);
+        for i in 1..=12 {
+            p.on_ack(&mut w, &ack(10, 1, i * MSS, 40 * MSS, 50));
+        }
+        assert_eq!((w.cwnd, p.frac_cwnd()), (10 * MSS, 10 << CWND_UNIT));
+    }
+
+    /// The window never steps below two segments (tcp_prague.c MIN_CWND).
+    #[test]
+    fn the_window_floor_is_two_segments() {
+        let (mut p, mut w) = at(3);
+        for i in 0..5 {
+            p.on_enter_cwr(&w, SimTime::from_millis(i));
+            p.on_accecn_feedback(1);
+            p.on_ack(&mut w, &ack(i, 1, (i + 1) * MSS, 10 * MSS, 50));
+        }
+        assert_eq!(w.cwnd, 2 * MSS);
+    }
+
+    /// tcp_prague.c prague_update_pacing_rate(): MTU * frac_cwnd / SRTT (twice that below half of
+    /// ssthresh); the pacer spaces segments by their wire time at that rate after the tenth.
+    #[test]
+    fn the_pacing_rate_is_the_window_per_rtt_and_spaces_segments() {
+        let (mut p, mut w) = at(10);
+        assert_eq!(p.pacing_rate(), 0, "unpaced before an RTT sample");
+        p.on_ack(&mut w, &ack(0, 1, MSS, 10 * MSS, 50));
+        // frac_cwnd = 10.1 segments: 1040 B * 10.1 / 50 ms = 210 080 B/s.
+        let frac = p.frac_cwnd();
+        let want =
+            (u128::from((MSS + 40) * NANOS / 50_000_000) * u128::from(frac) + u128::from(ONE_CWND / 2)) >> CWND_UNIT;
+        assert_eq!(u128::from(p.pacing_rate()), want);
+        let now = SimTime::from_millis(1);
+        for _ in 0..9 {
+            p.on_data_sent(now, MSS);
+            assert_eq!(p.pacing_blocks(now), None, "the first ten segments are not paced");
+        }
+        p.on_data_sent(now, MSS);
+        let gap = p.pacing_blocks(now).expect("paced").saturating_since(now);
+        assert_eq!(gap.as_nanos(), MSS * NANOS / p.pacing_rate());
+        // Slow start (cwnd below ssthresh / 2): twice the rate.
+        w.ssthresh = 100 * MSS;
+        p.update_pacing_rate(&w, Some(SimDuration::from_millis(50)));
+        assert_eq!(u128::from(p.pacing_rate()), 2 * want);
+    }
+}

@@ -1,0 +1,60 @@
+"""TCP Prague through the Python API: the scenario keys, the error that names what Prague needs,
+and the resolved spec (docs/models/prague.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ecnsim
+from ecnsim import Simulation
+from ecnsim.scenario.spec import tcp as tcp_params
+from ecnsim.scenario.topology import dumbbell
+
+
+def _scenario(tcp: dict) -> ecnsim.Scenario:
+    """Two flows through a DualPI2 20 Mb/s bottleneck for 2 s."""
+    sc = dumbbell(
+        2,
+        bottleneck_rate="20Mbps",
+        bottleneck_delay="5ms",
+        access_rate="1Gbps",
+        access_delay="100us",
+        queue={"type": "dualpi2"},
+        duration="2s",
+        seed=1,
+    )
+    data = sc.to_dict()
+    data["tcp"] = {"rcv_window": "4MiB", **tcp}
+    return ecnsim.Scenario.from_dict(data)
+
+
+PRAGUE = tcp_params(cc="prague", ecn="request", ecn_feedback="accecn", ect_codepoint="ect1")
+
+
+def test_prague_runs_marks_ect1_only_and_shows_its_keys_in_the_resolved_spec() -> None:
+    results = Simulation(_scenario({**PRAGUE, "prague_rtt_target": "10ms"})).run()
+    tcp = json.loads(results.meta["resolved_spec"])["flows"][0]["tcp"]
+    assert tcp["cc"] == "prague"
+    assert tcp["prague_rtt_transition"] == 500
+    assert "prague_rtt_target" in tcp
+    queues = results.queues
+    assert int(queues["marks_of_ect1"][0]) > 0
+    assert int(queues["marks_of_ect0"][0]) == 0
+    # Other algorithms' resolved specs do not show Prague's keys.
+    cubic = Simulation(_scenario({"cc": "cubic", "ecn": "request"})).run()
+    assert "prague_rtt_target" not in json.loads(cubic.meta["resolved_spec"])["flows"][0]["tcp"]
+
+
+@pytest.mark.parametrize(
+    ("tcp", "message"),
+    [
+        ({"cc": "prague"}, r'^tcp\.cc: cc = "prague" needs ecn = "request", ecn_feedback'),
+        ({**PRAGUE, "ect_codepoint": "ect0"}, r'ect_codepoint = "ect0"$'),
+        ({**PRAGUE, "prague_rtt_target": "1s"}, r"^tcp\.prague_rtt_target: must be >= 0 and"),
+    ],
+)
+def test_bad_prague_settings_name_the_field(tcp: dict, message: str) -> None:
+    with pytest.raises(ecnsim.SpecError, match=message):
+        Simulation(_scenario(tcp))
