@@ -226,8 +226,12 @@ AQM_BANDS: dict[str, dict[str, Any]] = {
         "ratio_rel": 0.30,
         "marks_per_s_rel": 0.30,
         "drops": (0.30, 20),
-        "sojourn_pct": {"mean": (0.25, 0.0015), "p50": (0.25, 0.0015),
-                        "p90": (0.25, 0.0015), "p99": (0.35, 0.002)},
+        "sojourn_pct": {
+            "mean": (0.25, 0.0015),
+            "p50": (0.25, 0.0015),
+            "p90": (0.25, 0.0015),
+            "p99": (0.35, 0.002),
+        },
     },
     # udp: the UDP flow's goodput within 5 % and its drops within 10 %; total TCP goodput
     # within 50 % or 0.3 Mb/s ((5)); TCP drops + marks within 50 % or 20; sojourn mean and
@@ -237,8 +241,12 @@ AQM_BANDS: dict[str, dict[str, Any]] = {
         "udp_drops_rel": 0.10,
         "tcp_total_goodput": (0.50, 0.3e6),
         "tcp_signals": (0.50, 20),
-        "sojourn_pct": {"mean": (0.25, 0.0015), "p50": (0.25, 0.0015),
-                        "p90": (0.35, 0.002), "p99": (0.35, 0.002)},
+        "sojourn_pct": {
+            "mean": (0.25, 0.0015),
+            "p50": (0.25, 0.0015),
+            "p90": (0.35, 0.002),
+            "p99": (0.35, 0.002),
+        },
     },
     # mixed (open loop; one queue drops both flows' packets with the same probability, so
     # each flow keeps the same fraction of its packets): each flow's received bytes within
@@ -248,7 +256,11 @@ AQM_BANDS: dict[str, dict[str, Any]] = {
         "flow_bytes_rel": 0.03,
         "flow_drops_rel": 0.05,
         "ratio_abs": 0.05,
-        "sojourn_pct": {"mean": (0.20, 0.0012), "p50": (0.20, 0.0012),
-                        "p90": (0.30, 0.002), "p99": (0.30, 0.002)},
+        "sojourn_pct": {
+            "mean": (0.20, 0.0012),
+            "p50": (0.20, 0.0012),
+            "p90": (0.30, 0.002),
+            "p99": (0.30, 0.002),
+        },
     },
 }
