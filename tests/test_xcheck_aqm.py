@@ -34,7 +34,8 @@ def _load(path: Path, name: str) -> ModuleType:
         for stale in ("scenarios", "compare"):
             sys.modules.pop(stale, None)
         spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
+        assert spec is not None
+        assert spec.loader is not None
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod
@@ -51,7 +52,8 @@ def test_bands_cover_every_group_and_are_well_formed() -> None:
     for gid, bands in SCEN.AQM_BANDS.items():
         assert set(bands["sojourn_pct"]) == {"mean", "p50", "p90", "p99"}, gid
         for rel, ab in bands["sojourn_pct"].values():
-            assert 0 < rel < 1 and 0 < ab < 0.01
+            assert 0 < rel < 1
+            assert 0 < ab < 0.01
         for key, band in bands.items():
             if key.endswith("_rel") or key.endswith("_abs"):
                 assert 0 < band < 1, (gid, key)
