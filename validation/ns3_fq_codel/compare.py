@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cross-check ecnsim's FQ-CoDel against ns-3's FqCoDelQueueDisc.
+"""Cross-check ecnsim's FQ-CoDel, PIE and RED against ns-3's queue discs, same scenarios.
 
 Run with ecnsim's Python, from the repository root::
 
@@ -7,6 +7,8 @@ Run with ecnsim's Python, from the repository root::
     .venv/bin/python validation/ns3_fq_codel/compare.py --save-ns3 F.json   # keep ns-3's output
     .venv/bin/python validation/ns3_fq_codel/compare.py --ns3-json F.json   # reuse it (ecnsim only)
     .venv/bin/python validation/ns3_fq_codel/compare.py --ecnsim-only       # no ns-3, no checks
+    .venv/bin/python validation/ns3_fq_codel/compare.py --disc pie          # PieQueueDisc / pie
+    .venv/bin/python validation/ns3_fq_codel/compare.py --disc red          # RedQueueDisc / red
 
 The scenarios and bands are in ``scenarios.py`` (committed before the first
 comparison). ns-3 runs through ``ns3_fq_codel.py`` in $NS3_PYTHON. Prints a
@@ -30,14 +32,46 @@ import scenarios  # noqa: E402
 NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 
 
-def ecnsim_scenario(gid: str, seed: int) -> Any:
-    import ecnsim
-    from ecnsim.scenario.spec import bulk, droptail, fq_codel, tcp
-    from ecnsim.scenario.workloads import cbr
+def ecnsim_disc(disc: str) -> dict[str, Any]:
+    """The bottleneck queue: every parameter as ``scenarios.py`` sets it on both sides."""
+    from ecnsim.scenario.spec import fq_codel, pie, red
 
-    g = scenarios.GROUPS[gid]
+    if disc == "pie":
+        p = scenarios.PIE
+        return pie(
+            limit_packets=p["limit"],
+            target=p["target"],
+            t_update=p["t_update"],
+            alpha=p["alpha"],
+            beta=p["beta"],
+            max_burst=p["max_burst"],
+            ecn=True,
+            mark_ecn_threshold=p["mark_ecn_threshold"],
+            byte_mode=False,
+            mean_pktsize=p["mean_pktsize_ip"] + 2,  # "2 packets" in wire bytes
+            delay_estimator="timestamp",
+            cap_drop_adjustment=p["cap_drop_adjustment"],
+            derandomize=p["derandomize"],
+        )
+    if disc == "red":
+        r = scenarios.RED
+        return red(
+            limit_packets=r["limit"],
+            min_th=r["min_th"],
+            max_th=r["max_th"],
+            w_q=r["w_q"],
+            max_p=r["max_p"],
+            mean_pktsize=r["mean_pktsize_ip"] + 2,
+            wait=True,
+            gentle=True,
+            ecn="rfc3168",
+            backlog_gate=True,
+            idle_start="tx_end",
+            drop_spacing="uniform",
+            victim="tail",
+        )
     f = scenarios.FQ
-    q = fq_codel(
+    return fq_codel(
         limit_packets=f["limit"],
         flows=f["flows"],
         drop_batch=f["drop_batch"],
@@ -49,7 +83,17 @@ def ecnsim_scenario(gid: str, seed: int) -> Any:
         max_packet_backlog="ns3",
         overflow_count="ns3",
     )
-    sc = ecnsim.Scenario(g["duration"], name=f"fq-{gid}", warmup=g["warmup"], seed=seed)
+
+
+def ecnsim_scenario(gid: str, seed: int, disc: str = "fq_codel") -> Any:
+    import ecnsim
+    from ecnsim.scenario.spec import bulk, droptail, tcp
+    from ecnsim.scenario.workloads import cbr
+
+    g = scenarios.GROUPS[gid]
+    q = ecnsim_disc(disc)
+    name = "fq" if disc == "fq_codel" else disc
+    sc = ecnsim.Scenario(g["duration"], name=f"{name}-{gid}", warmup=g["warmup"], seed=seed)
     sc.router("r1", "r2")
     b = scenarios.BOTTLENECK
     sc.link("r1", "r2", rate=round(b["rate"]), delay=b["delay"], queue_ab=q,
@@ -90,12 +134,49 @@ def ecnsim_scenario(gid: str, seed: int) -> Any:
     return sc
 
 
-def run_ecnsim(gid: str, seed: int) -> dict[str, Any]:
+def sojourn_trace(sim: Any, g: dict[str, Any]) -> tuple[float, float, dict[str, float]]:
+    """Run ``sim`` to the end, tracing the bottleneck: the sum and count of the sojourn
+    times of packets that departed after the warm-up ('+' to '-' at r1 -> r2) and their
+    histogram in ``scenarios.SOJOURN_BIN`` bins (as ns-3's SojournTime trace)."""
+    names = [nd["name"] for nd in sim.spec["nodes"]]
+    r1 = names.index("r1")
+    sim.trace(links=[0])  # the first link added: r1 - r2
+    enq: dict[int, int] = {}
+    total = count = 0.0
+    hist: dict[str, float] = {}
+    last = scenarios.SOJOURN_BINS - 1
+    t = 0.0
+    while t < g["duration"]:
+        t = min(g["duration"], t + 5.0)
+        sim.run_until(t)
+        df = sim.drain_trace()
+        df = df[df.from_node == r1]
+        for tn, ev, uid in zip(df.time_ns, df.event, df.uid, strict=True):
+            if ev == "+":
+                enq[uid] = tn
+            elif ev in "-d":
+                t0 = enq.pop(uid, None)
+                if ev != "-" or t0 is None or tn / 1e9 < g["warmup"]:
+                    continue
+                w = (tn - t0) / 1e9
+                total += w
+                count += 1
+                k = str(min(int(w / scenarios.SOJOURN_BIN), last))
+                hist[k] = hist.get(k, 0.0) + 1
+    sim.close_trace()
+    return total, count, hist
+
+
+def run_ecnsim(gid: str, seed: int, disc: str = "fq_codel") -> dict[str, Any]:
     import ecnsim
 
     g = scenarios.GROUPS[gid]
-    sim = ecnsim.Simulation(ecnsim_scenario(gid, seed))
-    sim.run()
+    sim = ecnsim.Simulation(ecnsim_scenario(gid, seed, disc))
+    if disc == "fq_codel":
+        sim.run()
+        hist = None
+    else:
+        soj_sum, soj_n, hist = sojourn_trace(sim, g)
     r = sim.results
     qt = r.table("queues")
     qi = list(qt["queue"]).index("r1->r2")
@@ -111,12 +192,17 @@ def run_ecnsim(gid: str, seed: int) -> dict[str, Any]:
             if kind == "udp":
                 udp.append({"received": int(rt["packets_received"][i])})
                 per_src.append({"drops_all": int(rt["drops"][i])})
+    if hist is None:
+        # FQ-CoDel's committed check: Little's law over [warmup, end], backlog / departures.
+        sojourn = {"sum": float(qt["avg_packets"][qi]) * span, "n": float(departures)}
+    else:  # PIE, RED: departed packets, as ns-3's SojournTime trace
+        sojourn = {"sum": soj_sum, "n": soj_n}
     return {
         "simulator": "ecnsim",
         "disc": {c: int(qt[c][qi]) for c in ("arrivals", "drops", "marks")},
         "per_src": per_src,
-        # Little's law over [warmup, end]: mean backlog / departure rate.
-        "sojourn": {"sum": float(qt["avg_packets"][qi]) * span, "n": float(departures)},
+        "sojourn": sojourn,
+        "sojourn_hist": hist,
         "tcp": [{"goodput_bps": float(x)} for x in ft["goodput_bps"][:n_tcp]],
         "udp": udp,
     }
@@ -154,7 +240,26 @@ def summarise(gid: str, runs: list[dict[str, Any]]) -> dict[str, float]:
         s[f"udp{k}_goodput"] = recv * u["payload"] * 8 / g["duration"]
         s[f"udp{k}_drops"] = mean([r["per_src"][n_tcp + k]["drops_all"] for r in runs])
     s["sojourn_ms"] = 1e3 * mean([r["sojourn"]["sum"] / max(r["sojourn"]["n"], 1) for r in runs])
+    hists = [r.get("sojourn_hist") for r in runs]
+    if all(h is not None for h in hists):  # PIE, RED: percentiles of the seeds' pooled histogram
+        pooled: dict[int, float] = {}
+        for h in hists:
+            for k, c in h.items():
+                pooled[int(k)] = pooled.get(int(k), 0.0) + c
+        for q in (50, 90, 99):
+            s[f"sojourn_p{q}_ms"] = 1e3 * percentile(pooled, q / 100)
     return s
+
+
+def percentile(hist: dict[int, float], q: float) -> float:
+    """The ``q`` quantile of a histogram of ``scenarios.SOJOURN_BIN`` bins: its bin's midpoint."""
+    total = sum(hist.values())
+    seen = 0.0
+    for k in sorted(hist):
+        seen += hist[k]
+        if seen >= q * total:
+            return (k + 0.5) * scenarios.SOJOURN_BIN
+    return float("nan")
 
 
 def rel_ok(a: float, b: float, rel: float, absolute: float = 0.0) -> bool:
@@ -226,23 +331,84 @@ def checks(
     return out
 
 
+def checks_aqm(
+    gid: str, e: dict[str, float], n: dict[str, float]
+) -> list[tuple[str, float, float, str, bool]]:
+    """PIE and RED: (metric, ecnsim, ns-3, band, pass) for ``scenarios.AQM_BANDS[gid]``."""
+    b = scenarios.AQM_BANDS[gid]
+    g = scenarios.GROUPS[gid]
+    n_tcp = len(g["tcp_delays"])
+    out = []
+
+    def add(name: str, rel: float, ab: float = 0.0, unit: str = "", scale: float = 1.0) -> None:
+        ok = rel_ok(e[name], n[name], rel, ab)
+        band = f"±{rel:.0%}" + (f" or {ab * scale:g}{unit}" if ab else "")
+        out.append((name, e[name], n[name], band, ok))
+
+    if "total_goodput_rel" in b:
+        add("total_goodput", b["total_goodput_rel"])
+    if "flow_goodput" in b:
+        rel, ab = b["flow_goodput"]
+        for i in range(n_tcp):
+            add(f"tcp{i}_goodput", rel, ab, " Mb/s", 1e-6)
+    if "ratio_rel" in b:
+        for d in (e, n):
+            d["ratio"] = d["tcp0_goodput"] / d["tcp1_goodput"]
+        add("ratio", b["ratio_rel"])
+    if "marks_per_s_rel" in b:
+        add("marks_per_s", b["marks_per_s_rel"])
+    if "drops" in b:
+        add("drops", *b["drops"])
+    if "udp_goodput_rel" in b:
+        add("udp0_goodput", b["udp_goodput_rel"])
+    if "udp_drops_rel" in b:
+        add("udp0_drops", b["udp_drops_rel"])
+    if "tcp_total_goodput" in b:
+        rel, ab = b["tcp_total_goodput"]
+        add("total_goodput", rel, ab, " Mb/s", 1e-6)
+    if "tcp_signals" in b:
+        for d in (e, n):
+            d["tcp_signals"] = d["drops"] + d["marks_per_s"] * (g["duration"] - g["warmup"])
+        add("tcp_signals", *b["tcp_signals"])
+    if "flow_bytes_rel" in b:
+        for k in range(len(g["udp"])):
+            add(f"udp{k}_bytes", b["flow_bytes_rel"])
+            add(f"udp{k}_drops", b["flow_drops_rel"])
+    if "ratio_abs" in b:
+        for d in (e, n):
+            d["bytes_ratio"] = d["udp0_bytes"] / d["udp1_bytes"]
+        ok = abs(e["bytes_ratio"] - n["bytes_ratio"]) <= b["ratio_abs"]
+        out.append(("bytes_ratio", e["bytes_ratio"], n["bytes_ratio"], f"±{b['ratio_abs']}", ok))
+    for stat, (rel, ab) in b["sojourn_pct"].items():
+        name = "sojourn_ms" if stat == "mean" else f"sojourn_{stat}_ms"
+        add(name, rel, ab * 1e3, " ms")
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ns3-json", help="ns-3 output saved by --save-ns3 (skip ns-3)")
     ap.add_argument("--save-ns3", help="write ns-3's output here")
     ap.add_argument("--only", choices=list(scenarios.GROUPS), help="one group")
     ap.add_argument("--ecnsim-only", action="store_true", help="ecnsim's metrics alone, no check")
+    ap.add_argument("--disc", choices=scenarios.DISCS, default="fq_codel", help="the AQM")
     a = ap.parse_args(argv[1:])
+    disc = a.disc
+    check = checks if disc == "fq_codel" else checks_aqm
     groups = [a.only] if a.only else list(scenarios.GROUPS)
     if a.ecnsim_only:
         print("| group | metric | ecnsim (mean over seeds) |")
         print("|---|---|---|")
         for gid in groups:
-            e = summarise(gid, [run_ecnsim(gid, s) for s in scenarios.GROUPS[gid]["seeds"]])
+            e = summarise(gid, [run_ecnsim(gid, s, disc) for s in scenarios.GROUPS[gid]["seeds"]])
             for name, v in e.items():
                 print(f"| {gid} | {name} | {v:.4g} |")
         return 0
-    jobs = [{"id": gid, "seed": s} for gid in groups for s in scenarios.GROUPS[gid]["seeds"]]
+    jobs = [
+        {"id": gid, "seed": s, "disc": disc}
+        for gid in groups
+        for s in scenarios.GROUPS[gid]["seeds"]
+    ]
     if a.ns3_json:
         with open(a.ns3_json) as fh:
             ns3_all = json.load(fh)
@@ -255,12 +421,18 @@ def main(argv: list[str]) -> int:
     print("| group | metric | ecnsim | ns-3 | band | result |")
     print("|---|---|---|---|---|---|")
     for gid in groups:
-        nruns = [r for r in ns3_all if r["config"]["id"] == gid]
-        eruns = [run_ecnsim(gid, s) for s in scenarios.GROUPS[gid]["seeds"]]
+        nruns = [
+            r
+            for r in ns3_all
+            if r["config"]["id"] == gid and r["config"].get("disc", "fq_codel") == disc
+        ]
+        eruns = [run_ecnsim(gid, s, disc) for s in scenarios.GROUPS[gid]["seeds"]]
         e, n = summarise(gid, eruns), summarise(gid, nruns)
-        for name, ev, nv, band, ok in checks(gid, e, n):
+        for name, ev, nv, band, ok in check(gid, e, n):
             failed += not ok
             print(f"| {gid} | {name} | {ev:.4g} | {nv:.4g} | {band} | {'pass' if ok else 'FAIL'} |")
+        if disc != "fq_codel":
+            continue
         classes = sorted({r["classes"] for r in nruns})
         g = scenarios.GROUPS[gid]
         flows = len(g["tcp_delays"]) + len(g["udp"])

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""ns-3 side of the FQ-CoDel cross-check (``scenarios.py`` describes the scenarios).
+"""ns-3 side of the FQ-CoDel, PIE and RED cross-checks (``scenarios.py`` describes them).
 
 Run with the Python of the ns-3 virtual environment (ns-3 3.44), never with ecnsim's::
 
     "$NS3_PYTHON" ns3_fq_codel.py '{"id": "mixed", "seed": 1}'
     "$NS3_PYTHON" ns3_fq_codel.py '[{"id": "rtt", "seed": 1}, {"id": "rtt", "seed": 2}]'
+    "$NS3_PYTHON" ns3_fq_codel.py '{"id": "udp", "seed": 1, "disc": "pie"}'   # or "red"
 
 Placement and TCP settings as ``validation/ns3_aqm/ns3_aqm.py``: FqCoDelQueueDisc is
 the root disc of r1's bottleneck device over a 1-packet device queue (flow control
@@ -13,7 +14,8 @@ on); the reverse direction has a FifoQueueDisc; access devices have no disc.
 Output (JSON): ``disc`` (arrivals, drops, marks after the warm-up), ``classes``
 (flow queues ns-3 created: fewer than the flows means a hash collision),
 ``per_src`` (per sender: drops and marks after the warm-up, and over the whole run),
-``sojourn`` (sum and count of the disc's SojournTime after the warm-up), ``tcp``
+``sojourn`` (sum and count of the disc's SojournTime after the warm-up),
+``sojourn_hist`` (its histogram: bin index -> count, ``scenarios.SOJOURN_BIN``), ``tcp``
 (per-flow goodput over [warmup, end]) and ``udp`` (per-flow packets received over
 the whole run).
 """
@@ -37,18 +39,33 @@ PROBES_CPP = r"""
 #include "ns3/internet-module.h"
 #include "ns3/traffic-control-module.h"
 #include <map>
+#include <vector>
 namespace ecnsim_fq_validation {
 // Drops and marks per IPv4 source, and the disc's sojourn times.
 struct FqProbe {
     std::map<uint32_t, double> drops, marks;
     double sum = 0, n = 0;
+    // Sojourn histogram after Arm(): bins of `bin` seconds, the last one open-ended.
+    std::vector<double> hist;
+    double bin = 1e-4;
+    bool armed = false;
+    void Arm(double b, uint32_t nbins) { bin = b; hist.assign(nbins, 0.0); armed = true; }
+    double Hist(uint32_t i) { return hist[i]; }
     static uint32_t Src(ns3::Ptr<const ns3::QueueDiscItem> item) {
         auto ip = ns3::DynamicCast<const ns3::Ipv4QueueDiscItem>(item);
         return ip ? ip->GetHeader().GetSource().Get() : 0;
     }
     void OnDrop(ns3::Ptr<const ns3::QueueDiscItem> item, const char*) { drops[Src(item)] += 1; }
     void OnMark(ns3::Ptr<const ns3::QueueDiscItem> item, const char*) { marks[Src(item)] += 1; }
-    void OnSojourn(ns3::Time t) { sum += t.GetSeconds(); n += 1; }
+    void OnSojourn(ns3::Time t) {
+        sum += t.GetSeconds();
+        n += 1;
+        if (armed) {
+            double i = t.GetSeconds() / bin;
+            size_t k = i >= hist.size() - 1 ? hist.size() - 1 : (size_t)i;
+            hist[k] += 1;
+        }
+    }
     double Drops(uint32_t src) { return drops.count(src) ? drops[src] : 0; }
     double Marks(uint32_t src) { return marks.count(src) ? marks[src] : 0; }
 };
@@ -88,6 +105,68 @@ def _import() -> Any:
                 os.close(saved)
         _NS = (ns, cppyy)
     return _NS
+
+
+def _install_fq_codel(ns: Any, bn: Any) -> Any:
+    f = scenarios.FQ
+    fq = ns.TrafficControlHelper()
+    fq.SetRootQueueDisc(
+        "ns3::FqCoDelQueueDisc",
+        "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{f['limit']}p")),
+        "Flows", ns.UintegerValue(f["flows"]),
+        "DropBatchSize", ns.UintegerValue(f["drop_batch"]),
+        "Target", ns.StringValue(f"{round(f['target'] * 1e3)}ms"),
+        "Interval", ns.StringValue(f"{round(f['interval'] * 1e3)}ms"),
+        "UseEcn", ns.BooleanValue(True),
+        "CeThreshold", ns.TimeValue(ns.Time.Max()),
+        "UseL4s", ns.BooleanValue(False),
+        "Perturbation", ns.UintegerValue(0),
+        "EnableSetAssociativeHash", ns.BooleanValue(False),
+    )  # fmt: skip
+    qd = fq.Install(bn.Get(0)).Get(0)
+    # ns-3 3.44 has no Quantum attribute (the first run stopped on "Invalid attribute set
+    # (Quantum)"): the quantum is set by method before the disc initialises (it would take the
+    # device MTU, 1500, when left at 0).
+    qd.GetObject[ns.FqCoDelQueueDisc]().SetQuantum(f["quantum_ip"])
+    return qd
+
+
+def _aqm_attributes(ns: Any, disc: str, sec: Any) -> tuple[str, list[Any]]:
+    """PIE or RED: the root disc's type and every attribute (scenarios.PIE / RED)."""
+    if disc == "pie":
+        p = scenarios.PIE
+        return "ns3::PieQueueDisc", [
+            "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{p['limit']}p")),
+            "QueueDelayReference", sec(p["target"]),
+            "Tupdate", sec(p["t_update"]),
+            "Supdate", sec(0.0),
+            "A", ns.DoubleValue(p["alpha"]),
+            "B", ns.DoubleValue(p["beta"]),
+            "MaxBurstAllowance", sec(p["max_burst"]),
+            "UseDequeueRateEstimator", ns.BooleanValue(False),
+            "UseCapDropAdjustment", ns.BooleanValue(p["cap_drop_adjustment"]),
+            "UseDerandomization", ns.BooleanValue(p["derandomize"]),
+            "UseEcn", ns.BooleanValue(True),
+            "MarkEcnThreshold", ns.DoubleValue(p["mark_ecn_threshold"]),
+            "ActiveThreshold", ns.TimeValue(ns.Time.Max()),
+            "UseL4s", ns.BooleanValue(False),
+        ]  # fmt: skip
+    r = scenarios.RED
+    b = scenarios.BOTTLENECK
+    return "ns3::RedQueueDisc", [
+        "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{r['limit']}p")),
+        "MinTh", ns.DoubleValue(float(r["min_th"])),
+        "MaxTh", ns.DoubleValue(float(r["max_th"])),
+        "QW", ns.DoubleValue(r["w_q"]),
+        "LInterm", ns.DoubleValue(1.0 / r["max_p"]),
+        "MeanPktSize", ns.UintegerValue(r["mean_pktsize_ip"]),
+        "LinkBandwidth", ns.DataRateValue(ns.DataRate(round(b["rate"]))),
+        "LinkDelay", sec(b["delay"]),
+        "Wait", ns.BooleanValue(True),
+        "Gentle", ns.BooleanValue(True),
+        "UseEcn", ns.BooleanValue(True),
+        "UseHardDrop", ns.BooleanValue(True),
+    ]  # fmt: skip
 
 
 def run(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -177,26 +256,19 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
             if dev.GetNode().GetObject[ns.TrafficControlLayer]().GetRootQueueDiscOnDevice(dev):
                 tch.Uninstall(dev)
     tch.Uninstall(bn)
-    f = scenarios.FQ
-    fq = ns.TrafficControlHelper()
-    fq.SetRootQueueDisc(
-        "ns3::FqCoDelQueueDisc",
-        "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{f['limit']}p")),
-        "Flows", ns.UintegerValue(f["flows"]),
-        "DropBatchSize", ns.UintegerValue(f["drop_batch"]),
-        "Target", ns.StringValue(f"{round(f['target'] * 1e3)}ms"),
-        "Interval", ns.StringValue(f"{round(f['interval'] * 1e3)}ms"),
-        "UseEcn", ns.BooleanValue(True),
-        "CeThreshold", ns.TimeValue(ns.Time.Max()),
-        "UseL4s", ns.BooleanValue(False),
-        "Perturbation", ns.UintegerValue(0),
-        "EnableSetAssociativeHash", ns.BooleanValue(False),
-    )  # fmt: skip
-    qd = fq.Install(bn.Get(0)).Get(0)
-    # ns-3 3.44 has no Quantum attribute (the first run stopped on "Invalid attribute set
-    # (Quantum)"): the quantum is set by method before the disc initialises (it would take the
-    # device MTU, 1500, when left at 0).
-    qd.GetObject[ns.FqCoDelQueueDisc]().SetQuantum(f["quantum_ip"])
+    disc = cfg.get("disc", "fq_codel")
+    if disc == "fq_codel":
+        qd = _install_fq_codel(ns, bn)
+    else:
+        name, attrs = _aqm_attributes(ns, disc, sec)
+        h = ns.TrafficControlHelper()
+        h.SetRootQueueDisc(name, *attrs)
+        qd = h.Install(bn.Get(0)).Get(0)
+        # the disc's coin, per seed (as validation/ns3_aqm and ns3_red)
+        if disc == "pie":
+            qd.GetObject[ns.PieQueueDisc]().AssignStreams(1000 + seed)
+        else:
+            qd.GetObject[ns.RedQueueDisc]().AssignStreams(1000 + seed)
     fifo = ns.TrafficControlHelper()
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc")
     fifo.Install(bn.Get(1))
@@ -252,6 +324,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
 
     run_for = TimedRun(ns)
     run_for(warmup)
+    probe.Arm(scenarios.SOJOURN_BIN, scenarios.SOJOURN_BINS)
     rx0 = [int(sp.total) for sp in sinks]
     s0, p0 = stats(), per_src()
     run_for(duration - warmup)
@@ -259,7 +332,7 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     span = duration - warmup
     out: dict[str, Any] = {
         "simulator": "ns-3",
-        "config": {**cfg, "seed": seed, "starts": st},
+        "config": {**cfg, "seed": seed, "disc": disc, "starts": st},
         "disc": {k: s1[k] - s0[k] for k in ("arrivals", "drops", "marks")},
         "classes": int(qd.GetNQueueDiscClasses()),
         "per_src": [
@@ -267,6 +340,9 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
             for a, b in zip(p0, p1, strict=True)
         ],
         "sojourn": {"sum": s1["soj_sum"] - s0["soj_sum"], "n": s1["soj_n"] - s0["soj_n"]},
+        "sojourn_hist": {
+            str(i): float(probe.Hist(i)) for i in range(scenarios.SOJOURN_BINS) if probe.Hist(i) > 0
+        },
         "tcp": [
             {"goodput_bps": (int(sp.total) - r) * 8 / span}
             for sp, r in zip(sinks, rx0, strict=True)

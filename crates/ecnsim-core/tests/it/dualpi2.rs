@@ -1,8 +1,9 @@
 //! DualPI2 against RFC 9332's stated properties, with the bands of docs/validation.md
 //! ("DualPI2 against RFC 9332's stated properties"), fixed before the first run.
 //!
-//! The L4S senders are NewReno with ECN and ECT(1): a stand-in until a scalable congestion
-//! control (TCP Prague, DCTCP) lands; see the docs for what that does and does not show.
+//! `l-delay` keeps its first L4S sender, NewReno with ECN and ECT(1) (a
+//! stand-in, not scalable); `l-delay-dctcp` and `rate-balance` use DCTCP with ECT(1), the
+//! scalable control on main (TCP Prague is not): see the docs for what each shows.
 
 use ecnsim_core::qdisc::dualpi2::{DualPi2Stats, SojournHistogram};
 use ecnsim_core::qdisc::AnyQdisc;
@@ -93,4 +94,106 @@ fn l_queue_delay_under_a_millisecond_at_the_99th_percentile() {
     assert_eq!(m0, 0);
     assert!(m1 > 0);
     assert!(p99 <= 0.001, "L sojourn p99 {p99} s");
+}
+
+/// `l-delay-dctcp`: `l-delay` with DCTCP, a scalable control (RFC 8257 §3.3), as the ECT(1)
+/// sender: the L queue's 99th percentile sojourn is at most 1 ms (RFC 9332 §1), the link is
+/// busy (> 0.9) and every mark falls on an ECT(1) packet (RFC 9332 §2.3).
+///
+/// A recorded FAIL (docs/validation.md, "DCTCP as the scalable sender"): the 99th percentile
+/// is 1.18 ms (seed 1; utilisation 0.998, no ECT(0) marks), inside the 0.8-1.2 ms ramp. A
+/// faster alpha (`dctcp_shift_g = 1`) does not bring it under 1 ms (1.29 ms); DCTCP here is
+/// not paced, where TCP Prague is (RFC 9331 §4.3): not separated. Strict xfail: it panics on
+/// the band, so it fails the moment it passes.
+#[test]
+#[should_panic(expected = "L sojourn p99")]
+fn l_queue_delay_under_a_millisecond_with_dctcp() {
+    let t = scenario(
+        3,
+        "100Mbps",
+        "10s",
+        "3s",
+        r#"cc = "dctcp", ecn = "request", ect_codepoint = "ect1", rcv_window = "4MB""#,
+    );
+    let (r, l, _c) = run(&t, 3);
+    let p99 = l.quantile_upper(0.99).unwrap().as_secs_f64();
+    let util = f64s(&r, "queues", "utilization")[BOTTLENECK];
+    let (m0, m1) = (u64s(&r, "queues", "marks_of_ect0")[BOTTLENECK], u64s(&r, "queues", "marks_of_ect1")[BOTTLENECK]);
+    eprintln!("l-delay-dctcp: L sojourn p50 {:.3} ms, p99 {:.3} ms, utilisation {util:.3}, marks ECT(1) {m1}, ECT(0) {m0}, {} packets",
+        l.quantile_upper(0.5).unwrap().as_secs_f64() * 1e3, p99 * 1e3, l.count());
+    assert_eq!(m0, 0);
+    assert!(m1 > 0, "no L4S marks: the check would pass vacuously");
+    assert!(util > 0.9, "utilisation {util}");
+    assert!(p99 <= 0.001, "L sojourn p99 {p99} s");
+}
+
+/// One Classic flow (NewReno, ECN, ECT(0)) and one DCTCP flow with ECT(1), both of base RTT
+/// `rtt_ms`, through DualPI2 at 20 Mb/s: (L4S / Classic goodput, median Classic sojourn,
+/// utilisation).
+fn rate_balance_run(rtt_ms: f64) -> (f64, f64, f64) {
+    // Base RTT = 2 (1 ms + bottleneck delay + 1 ms).
+    let delay_us = ((rtt_ms / 2.0 - 2.0) * 1e3).round() as u64;
+    let mut nodes =
+        vec![r#"{ name = "r1", kind = "router" }"#.to_owned(), r#"{ name = "r2", kind = "router" }"#.to_owned()];
+    let mut links = vec![format!(
+        r#"{{ a = "r1", b = "r2", rate = "20Mbps", delay = "{delay_us}us", queue = {{ type = "dualpi2" }} }}"#
+    )];
+    for i in 0..2 {
+        nodes.push(format!(r#"{{ name = "s{i}", kind = "host" }}"#));
+        nodes.push(format!(r#"{{ name = "c{i}", kind = "host" }}"#));
+        links.push(format!(r#"{{ a = "s{i}", b = "r1", rate = "1Gbps", delay = "1ms", queue = {{ type = "droptail", limit_packets = 10000 }} }}"#));
+        links.push(format!(r#"{{ a = "r2", b = "c{i}", rate = "1Gbps", delay = "1ms", queue = {{ type = "droptail", limit_packets = 10000 }} }}"#));
+    }
+    let t = format!(
+        "simulation = {{ duration = \"60s\", warmup = \"20s\" }}\n\
+         tcp = {{ ecn = \"request\", rcv_window = \"4MB\", delayed_ack = false }}\n\
+         nodes = [{}]\nlinks = [{}]\n\
+         flows = [{{ name = \"classic\", src = \"s0\", dst = \"c0\", tcp = {{ cc = \"newreno\" }} }}, \
+         {{ name = \"l4s\", src = \"s1\", dst = \"c1\", start = \"0.1s\", tcp = {{ cc = \"dctcp\", ect_codepoint = \"ect1\" }} }}]\n",
+        nodes.join(", "),
+        links.join(", ")
+    );
+    let (r, _l, c) = run(&t, 20);
+    let g = f64s(&r, "flows", "goodput_bps");
+    let util = f64s(&r, "queues", "utilization")[BOTTLENECK];
+    (g[1] / g[0], c.quantile_upper(0.5).unwrap().as_secs_f64(), util)
+}
+
+/// `rate-balance`: across base RTTs of 5-100 ms the per-flow L4S / Classic rate ratio is
+/// within a factor of 1.5 of what the coupling k = 2 predicts (RFC 9332 §2.1, Appendix C.2:
+/// `(2 / (k sqrt(3/2))) (RTT_C / RTT_L)`, RTT_C = R + 15 ms, RTT_L = R + 1 ms), while PI2
+/// holds the Classic queue near its target (median 9-21 ms) and the link busy (> 0.9).
+///
+/// A recorded FAIL (docs/validation.md): in band at R = 20 and 50 ms; at 5 and 10 ms the
+/// ratio is about half the prediction (1.16, 1.01 against 2.72, 1.86: near rate-fair rather
+/// than RTT-weighted), at 100 ms 2.9 times it (2.67 against 0.93), with the Classic median at
+/// 3.25 ms. At 100 ms, with one flow of each kind, p' is uneven (E[p'^2] 5 times E[p']^2)
+/// and DCTCP's window is above 2/p_L; with four flows of each kind the ratio is 0.92 against
+/// 0.93 (throwaway variant, docs). The low-RTT shortfall is not explained. Strict xfail on
+/// the 100 ms ratio.
+#[test]
+#[should_panic(expected = "R = 100 ms: ratio")]
+fn classic_and_l4s_rates_balance_as_the_coupling_predicts() {
+    let mut failures = Vec::new();
+    for rtt_ms in [5.0, 10.0, 20.0, 50.0, 100.0] {
+        let (ratio, median, util) = rate_balance_run(rtt_ms);
+        // RFC 9332 §2.1: W_C = sqrt(3/2) / p', W_L = 2 / (k p'); rates are W / RTT.
+        let predicted = (2.0 / (2.0 * 1.5f64.sqrt())) * ((rtt_ms + 15.0) / (rtt_ms + 1.0));
+        eprintln!(
+            "rate-balance R = {rtt_ms} ms: L4S/Classic {ratio:.3} (predicted {predicted:.3}, x{:.2}), \
+             median Classic sojourn {:.2} ms, utilisation {util:.3}",
+            ratio / predicted,
+            median * 1e3
+        );
+        if !(predicted / 1.5..=predicted * 1.5).contains(&ratio) {
+            failures.push(format!("R = {rtt_ms} ms: ratio {ratio:.3} vs predicted {predicted:.3}"));
+        }
+        if !(0.009..=0.021).contains(&median) {
+            failures.push(format!("R = {rtt_ms} ms: median Classic sojourn {median} s"));
+        }
+        if util <= 0.9 {
+            failures.push(format!("R = {rtt_ms} ms: utilisation {util}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
