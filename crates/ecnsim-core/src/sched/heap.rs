@@ -17,23 +17,20 @@ use super::{Event, EventKey, EventQueue};
 /// A queued event. The key `(time, seq)` is held as one 128-bit number
 /// (time in the high half), so comparing two entries is one wide comparison
 /// rather than two in turn: the same order, fewer instructions per sift step.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Entry {
-    pub(super) key: u128,
-    pub(super) event: Event,
+#[derive(Debug)]
+struct Entry {
+    key: u128,
+    event: Event,
 }
 
-/// An empty queue's top key: larger than every real key (`seq` never reaches `u64::MAX`).
-pub(super) const NO_KEY: u128 = u128::MAX;
-
 #[inline]
-pub(super) fn pack(k: EventKey) -> u128 {
+fn pack(k: EventKey) -> u128 {
     (u128::from(k.time.as_nanos()) << 64) | u128::from(k.seq)
 }
 
 #[inline]
 #[allow(clippy::cast_possible_truncation)]
-pub(super) fn unpack(x: u128) -> EventKey {
+fn unpack(x: u128) -> EventKey {
     EventKey { time: crate::time::SimTime::from_nanos((x >> 64) as u64), seq: x as u64 }
 }
 
@@ -81,21 +78,6 @@ impl HeapQueue {
     #[inline]
     pub fn peek(&self) -> Option<(EventKey, Event)> {
         self.heap.peek().map(|e| (unpack(e.key), e.event))
-    }
-    /// The first event's packed key ([`NO_KEY`] if the queue is empty).
-    #[inline]
-    pub(super) fn top_key(&self) -> u128 {
-        self.heap.peek().map_or(NO_KEY, |e| e.key)
-    }
-    /// The first event, if any.
-    #[inline]
-    pub(super) fn top_event(&self) -> Option<Event> {
-        self.heap.peek().map(|e| e.event)
-    }
-    /// Insert an entry as it is.
-    #[inline]
-    pub(super) fn push_entry(&mut self, entry: Entry) {
-        self.heap.push(entry);
     }
     /// Remove the first event (a spent one: nothing is returned).
     #[inline]

@@ -34,28 +34,15 @@
 //! the next pop ([`Scheduler::settle`]). The queue holds the same keys either
 //! way, so the order is unchanged.
 //!
-//! ## Far link events
-//! A link event due 8.4 ms or more after the instant it is scheduled (at 9,600
-//! flows over slow access links, about half of them: a data segment's `TxDone`
-//! on a 31 kb/s link, arrivals after 45 or 145 ms of propagation) does not enter
-//! the heap: it is appended to a bucket of 1.05 ms of due times, and the bucket
-//! is moved into the heap when the next event to run is due at or after the
-//! bucket's start (`far.rs`). The heap then holds the near events and one
-//! bucket's worth, not a thousand, and pops stay in exact `(time, seq)` order
-//! (docs/performance.md, "Issue 35 item 6: far link events in buckets").
-//!
 //! | operation  | cost (binary heaps; `n` events of the kind, `m` of the other) |
 //! |------------|--------------------|
-//! | `schedule` | O(log n); a far link event O(1), and O(log n) once when its bucket comes due |
-//! | `pop`      | O(log n), plus one comparison with the other heap's top and with the first bucket's start |
+//! | `schedule` | O(log n)           |
+//! | `pop`      | O(log n), plus one comparison with the other heap's top |
 //! | cancel     | O(1) (lazy)        |
 
-mod far;
 mod heap;
 
-use far::FarLinks;
 pub use heap::HeapQueue;
-use heap::{pack, Entry, NO_KEY};
 
 use crate::ids::{AppId, PortId};
 use crate::time::SimTime;
@@ -136,8 +123,6 @@ pub struct Scheduler {
     timers: HeapQueue,
     /// The top of `links` is the event popped last, spent (see "Replacing the top").
     links_top_spent: bool,
-    /// Link events due far ahead, in buckets until theirs comes due (see "Far link events").
-    far: FarLinks,
 }
 
 impl Scheduler {
@@ -163,12 +148,6 @@ impl Scheduler {
         let key = EventKey { time, seq: self.next_seq };
         self.next_seq += 1;
         if event.is_link_event() {
-            let now = self.now.as_nanos();
-            if time.as_nanos() - now >= far::FAR_NS
-                && self.far.try_push(now, time.as_nanos(), Entry { key: pack(key), event })
-            {
-                return;
-            }
             if self.links_top_spent {
                 self.links_top_spent = false;
                 self.links.replace_top(key, event);
@@ -192,27 +171,22 @@ impl Scheduler {
     #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<Event> {
         self.settle();
-        // The two tops as packed keys (`NO_KEY`: empty), compared as one number each.
-        let mut l = self.links.top_key();
-        let t = self.timers.top_key();
-        if l.min(t) >= self.far.due {
-            // A far event may be due before them: its bucket goes into the heap first.
-            self.far.release(l.min(t), &mut self.links);
-            l = self.links.top_key();
-        }
-        let first = l.min(t);
-        #[allow(clippy::cast_possible_truncation)]
-        let time = (first >> 64) as u64;
-        if first == NO_KEY || time > limit.as_nanos() {
-            return None;
-        }
-        self.now = SimTime::from_nanos(time);
-        if l < t {
-            // Left in place, spent: the next link event scheduled replaces it.
-            self.links_top_spent = true;
-            self.links.top_event()
-        } else {
-            self.timers.pop().map(|(_, ev)| ev)
+        match (self.links.peek(), self.timers.peek_key()) {
+            (Some((l, ev)), t) if t.is_none_or(|t| l < t) => {
+                if l.time > limit {
+                    return None;
+                }
+                // Left in place, spent: the next link event scheduled replaces it.
+                self.links_top_spent = true;
+                self.now = l.time;
+                Some(ev)
+            }
+            (_, Some(t)) if t.time <= limit => {
+                let (key, ev) = self.timers.pop().expect("peeked");
+                self.now = key.time;
+                Some(ev)
+            }
+            _ => None,
         }
     }
     /// Move the clock forward to `t` (no event may be pending before `t`).
@@ -228,14 +202,15 @@ impl Scheduler {
     /// [`Scheduler::settle`]), that spent event's time: a lower bound.
     #[must_use]
     pub fn next_time(&self) -> Option<SimTime> {
-        let first = self.links.top_key().min(self.timers.top_key()).min(self.far.min_key());
-        #[allow(clippy::cast_possible_truncation)]
-        (first != NO_KEY).then(|| SimTime::from_nanos((first >> 64) as u64))
+        match (self.links.peek_key(), self.timers.peek_key()) {
+            (Some(l), Some(t)) => Some(l.min(t).time),
+            (l, t) => l.or(t).map(|k| k.time),
+        }
     }
     /// Number of queued events (link events, other events).
     #[must_use]
     pub fn pending_by_heap(&self) -> (usize, usize) {
-        (self.links.len() - usize::from(self.links_top_spent) + self.far.len(), self.timers.len())
+        (self.links.len() - usize::from(self.links_top_spent), self.timers.len())
     }
     /// Number of queued events.
     #[must_use]
@@ -312,8 +287,6 @@ mod tests {
                         0 => 0,
                         1 | 2 => x % 16,
                         3 => x % 1_000_000,
-                        // Far: most within the far buckets' ring (1.07 s), some past it.
-                        _ if x & 1 == 0 => x % (1 << 31),
                         _ => x % (1 << 42),
                     };
                     let time = SimTime::from_nanos(now + ahead);
@@ -431,72 +404,6 @@ mod tests {
         s.settle();
         assert_eq!(s.next_time(), None);
     }
-
-    /// A far link event waits in its bucket, yet runs in exact key order against near
-    /// link events and timers due at the same nanosecond (scheduled before or after it),
-    /// and against a far event past the ring, which waits in the heap.
-    #[test]
-    fn far_link_events_keep_exact_key_order_at_one_instant() {
-        let at = SimTime::from_nanos;
-        let width = 1u64 << far::BUCKET_SHIFT;
-        let b0 = 16 * width; // a bucket's first instant
-        let mut s = Scheduler::new();
-        s.schedule(at(b0), tx(1)); // far: into bucket 16
-        s.schedule(at(b0 + width - 1), tx(2)); // far: bucket 16's last instant
-        s.schedule(at(b0), Event::Timer { endpoint: 0, gen: 0 }); // after tx(1), same instant
-        s.schedule(at(1 << 42), tx(3)); // past the ring: into the heap
-        s.schedule(at(far::FAR_NS - 1), tx(4)); // near
-        assert_eq!(s.far.len(), 2);
-        assert_eq!(s.pending_by_heap(), (4, 1));
-        assert_eq!(s.next_time(), Some(at(far::FAR_NS - 1)));
-        assert_eq!(s.pop_until(SimTime::MAX), Some(tx(4)));
-        s.settle();
-        // The bucket's earliest event, found without moving it.
-        assert_eq!((s.next_time(), s.far.len()), (Some(at(b0)), 2));
-        // Nothing is due before b0: a horizon short of it runs nothing and leaves the bucket.
-        assert_eq!(s.pop_until(at(b0 - 1)), None);
-        assert_eq!(s.pop_until(SimTime::MAX), Some(tx(1)));
-        assert_eq!(s.far.len(), 0);
-        // Scheduled while tx(1) runs, at its instant: after the timer scheduled earlier.
-        s.schedule(at(b0), tx(5));
-        let order: Vec<_> = std::iter::from_fn(|| s.pop_until(SimTime::MAX)).collect();
-        assert_eq!(order, vec![Event::Timer { endpoint: 0, gen: 0 }, tx(5), tx(2), tx(3)]);
-        assert_eq!(s.now(), at(1 << 42));
-    }
-
-    /// Far events keep the buckets' ring busy across many wraps (25 s, the ring 1.07 s),
-    /// most popped in a bucket's first instants before a near event scheduled after them;
-    /// checked against a sorted reference.
-    #[test]
-    fn far_link_events_pop_in_exact_key_order_across_the_ring() {
-        let mut s = Scheduler::new();
-        let mut reference = std::collections::BTreeMap::new();
-        let mut seq = 0u64;
-        let mut push = |s: &mut Scheduler, reference: &mut std::collections::BTreeMap<_, _>, ns: u64, ev| {
-            s.schedule(SimTime::from_nanos(ns), ev);
-            reference.insert((ns, seq), ev);
-            seq += 1;
-        };
-        for i in 0..3000u32 {
-            let now = s.now().as_nanos();
-            push(&mut s, &mut reference, now + far::FAR_NS + u64::from(i % 7) * 150_000, tx(2 * i));
-            push(&mut s, &mut reference, now + far::FAR_NS - 1 + u64::from(i % 3), tx(2 * i + 1));
-            for _ in 0..2 {
-                let (&(ns, _), &want) = reference.iter().next().unwrap();
-                assert_eq!(s.pop_until(SimTime::MAX), Some(want));
-                assert_eq!(s.now().as_nanos(), ns);
-                reference.pop_first();
-            }
-        }
-        assert!(s.now().as_nanos() > 20 * RING_SPAN, "the ring wrapped many times");
-        while let Some(((ns, _), want)) = reference.pop_first() {
-            assert_eq!((s.pop_until(SimTime::MAX), s.now().as_nanos()), (Some(want), ns));
-        }
-        assert_eq!(s.pop_until(SimTime::MAX), None);
-    }
-
-    /// The far buckets' ring spans 1,024 buckets of 2^20 ns.
-    const RING_SPAN: u64 = 1024 << far::BUCKET_SHIFT;
 
     #[test]
     fn pop_until_respects_the_limit() {
