@@ -815,9 +815,9 @@ def report_findings(run: StudyRun, data: StudyData) -> tuple[list[str], dict[str
             pilot = (
                 None
                 if rr.calibration is None
-                else Data(study, rr.calibration.plan, rr.calibration.sweep.store)
+                else Data(study, rr.calibration.plan, rr.calibration.sweep.store, reads=data.reads)
             )
-            alt_data = Data(study, rr.plan, rr.sweep.store, pilot=pilot)
+            alt_data = Data(study, rr.plan, rr.sweep.store, pilot=pilot, reads=data.reads)
             alternates.append((rr.reading, rr.alternative, rr.params, alt_data))
         base, rows = robustness(study, params, data, alternates)
     frames = findings_frames(base, rows) if base else {}
