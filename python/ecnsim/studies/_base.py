@@ -52,6 +52,7 @@ from ecnsim.sweep.spec import Plan, RunJob, plan_runs
 from ecnsim.sweep.store import canonical_json
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     from matplotlib.figure import Figure
 
@@ -979,6 +980,7 @@ class StudyData:
         self.reads = reads
         self._cache: dict[str, pd.DataFrame] = {}
         self._runs: list[tuple[int, int, str, str]] | None = None
+        self._masks: dict[tuple[str, str, str, str], np.ndarray] = {}
         self.axes = list(plan.params)
 
     def runs(self) -> list[tuple[int, int, str, str]]:
@@ -1053,6 +1055,27 @@ class StudyData:
         self._cache[name] = frame
         return frame
 
+    def select(self, name: str, where: Mapping[str, Any], columns: Sequence[str]) -> pd.DataFrame:
+        """``select_rows(self.frame(name), where)[columns]``: the same rows in the same order,
+        through one mask per ``(column, value)`` kept for the next selection (a study's
+        findings select hundreds of cells, again under every reading, from the same values);
+        no rows if the table lacks a column of ``where`` or ``columns``."""
+        import numpy as np
+
+        df = self.frame(name)
+        if df.empty or any(c not in df.columns for c in [*where, *columns]):
+            none: pd.DataFrame = df.iloc[0:0].loc[:, [c for c in columns if c in df.columns]]
+            return none
+        mask = np.ones(len(df), dtype=bool)
+        for k, v in where.items():
+            memo = (name, k, type(v).__name__, repr(v))
+            part = self._masks.get(memo)
+            if part is None:
+                part = self._masks[memo] = column_mask(df, k, v)
+            mask &= part
+        rows: pd.DataFrame = df.loc[mask, list(columns)]
+        return rows
+
     def aggregate(
         self,
         name: str,
@@ -1121,7 +1144,6 @@ def select_rows(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
     ``numpy.isclose``, a column that is not numeric matching no float); none if ``df`` lacks
     one of the columns."""
     import numpy as np
-    import pandas as pd
 
     if df.empty:
         return df
@@ -1130,13 +1152,24 @@ def select_rows(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
         if k not in df.columns:
             none: pd.DataFrame = df.iloc[0:0]
             return none
-        col = df[k]
-        if isinstance(v, float):
-            mask &= np.isclose(pd.to_numeric(col, errors="coerce").to_numpy(dtype=float), v)
-        else:
-            mask &= (col == v).to_numpy()
+        mask &= column_mask(df, k, v)
     rows: pd.DataFrame = df[mask]
     return rows
+
+
+def column_mask(df: pd.DataFrame, column: str, value: Any) -> np.ndarray:
+    """The rows of ``df`` whose ``column`` equals ``value``, as :func:`select_rows` compares."""
+    import numpy as np
+    import pandas as pd
+
+    col = df[column]
+    if isinstance(value, float):
+        close: np.ndarray = np.isclose(
+            pd.to_numeric(col, errors="coerce").to_numpy(dtype=float), value
+        )
+        return close
+    equal: np.ndarray = (col == value).to_numpy()
+    return equal
 
 
 def pivot(
