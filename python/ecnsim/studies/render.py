@@ -226,19 +226,23 @@ def _draw_figures(
     other_cpu = 0.0
     if len(blobs) > 1:
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         from ecnsim.sweep.execute import _mp_context
 
-        with ProcessPoolExecutor(min(workers, len(blobs)), mp_context=_mp_context()) as pool:
-            futures = {name: pool.submit(_draw_pickled, blob, svg) for name, blob in blobs.items()}
-            for name, fig in figures.items():
-                if name not in futures:
-                    out[name] = _draw(fig, svg)[0]
-            for name, future in futures.items():
-                out[name], cpu = future.result()
-                other_cpu += cpu
-    else:
-        for name, fig in figures.items():
+        try:
+            with ProcessPoolExecutor(min(workers, len(blobs)), mp_context=_mp_context()) as pool:
+                futures = {n: pool.submit(_draw_pickled, blob, svg) for n, blob in blobs.items()}
+                for name, fig in figures.items():
+                    if name not in futures:
+                        out[name] = _draw(fig, svg)[0]
+                for name, future in futures.items():
+                    out[name], cpu = future.result()
+                    other_cpu += cpu
+        except (OSError, BrokenProcessPool):
+            pass  # no worker processes here (or one died): the rest are drawn in this one
+    for name, fig in figures.items():
+        if name not in out:
             out[name] = _draw(fig, svg)[0]
     return {name: out[name] for name in figures}, other_cpu
 
