@@ -268,6 +268,8 @@ def test_svg_only_on_request_and_a_stale_svg_is_removed(bulk_only: Any) -> None:
     assert ".svg" not in text
     info = json.loads((bulk_only.out / "study.json").read_text(encoding="utf-8"))
     assert info["figure_formats"] == ["png"]
+    # One worker (--jobs 1): every figure drawn in this process, its CPU in render_cpu_s.
+    assert info["render_cpu_s_figure_workers"] == 0.0 < info["render_cpu_s"]
 
     render_study(bulk_only, svg=True)
     text = bulk_only.report.read_text(encoding="utf-8")

@@ -498,6 +498,7 @@ def render_study(run: StudyRun, *, svg: bool = False) -> Path:
         "figure_formats": ["png", "svg"] if svg else ["png"],
         "render_s": run.render_s,
         "render_cpu_s": render_cpu_s,
+        "render_cpu_s_figure_workers": draw_cpu_s,
         "emulation": None if emulation is None else emulation["info"],
         **findings_info,
         "tables": {k: str(v.relative_to(out)) for k, v in run.tables.items()},
