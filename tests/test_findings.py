@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from ecnsim import studies
-from ecnsim.studies._base import StudyError
+from ecnsim.studies._base import StudyData, StudyError, select_rows
 from ecnsim.studies.findings import (
     ALL,
     ALMOST_ALL,
@@ -33,6 +33,7 @@ from ecnsim.studies.findings import (
     verdict_of,
 )
 from ecnsim.studies.hetero import HeteroParams, HeteroStudy
+from ecnsim.sweep.store import Store
 
 
 def _frame(rows: Sequence[tuple[str, int, float, float]]) -> pd.DataFrame:
@@ -42,7 +43,46 @@ def _frame(rows: Sequence[tuple[str, int, float, float]]) -> pd.DataFrame:
 
 
 def _data(frame: pd.DataFrame, points: list[dict[str, Any]]) -> Any:
-    return SimpleNamespace(plan=SimpleNamespace(points=points), frame=lambda name: frame)
+    """A StudyData of one table (every name reads ``frame``) over ``points``."""
+    plan = SimpleNamespace(points=points, params=list(points[0]) if points else [], runs=[])
+    data = StudyData(HeteroStudy(), plan, Store("unused"))  # type: ignore[arg-type]
+    data.frame = lambda name: frame  # type: ignore[method-assign]
+    return data
+
+
+def test_study_data_select_is_select_rows_with_remembered_masks() -> None:
+    # Ints, floats (compared with isclose, not ==), strings, a mixed column, a missing one.
+    f = pd.DataFrame(
+        {
+            "n": [30, 30, 60, 60, 30],
+            "max_p": [0.1, 0.1 + 1e-12, 0.2, 0.1, 0.3],
+            "mode": ["ECN", "RED", "ECN", "ECN", "ECN"],
+            "mixed": ["a", 1, "a", 2.0, None],
+            "seed": [1, 2, 1, 2, 3],
+            "jain": [0.9, 0.8, 0.7, 0.6, 0.5],
+        }
+    )
+    data = _data(f, [{"n": 30}])
+    queries = [
+        {"n": 30},
+        {"n": 30.0},
+        {"max_p": 0.1},
+        {"max_p": 0.1, "mode": "ECN"},
+        {"mode": "ECN", "n": 60},
+        {"mixed": "a"},
+        {"mixed": 2.0},
+        {"mixed": 1},
+        {"mode": "PIE"},
+        {"absent": 1},
+        {},
+    ]
+    for _ in range(2):  # the second time through the remembered masks
+        for where in queries:
+            got = data.select("metrics", where, ["seed", "jain"])
+            want = select_rows(f, where)
+            want = want.loc[:, ["seed", "jain"]] if not want.empty else want.iloc[0:0, [4, 5]]
+            pd.testing.assert_frame_equal(got, want)
+    assert data.select("metrics", {"n": 30}, ["seed", "absent"]).empty
 
 
 ECN, RED = {"mode": "ECN"}, {"mode": "RED"}

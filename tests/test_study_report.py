@@ -255,3 +255,64 @@ def test_the_report_embeds_a_smaller_png_of_the_same_picture() -> None:
     assert a.shape == b.shape
     # The same picture: on average within a few levels of 255 per channel.
     assert np.abs(a - b).mean() < 3.0
+
+
+def test_svg_only_on_request_and_a_stale_svg_is_removed(bulk_only: Any) -> None:
+    figures = bulk_only.out / "figures"
+    render_study(bulk_only)
+    text = bulk_only.report.read_text(encoding="utf-8")
+    assert bulk_only.figures
+    assert not list(figures.glob("*.svg"))
+    assert all([p.suffix for p in v] == [".png"] for v in bulk_only.figures.values())
+    assert "--out DIR --svg</code>" in text
+    assert ".svg" not in text
+    info = json.loads((bulk_only.out / "study.json").read_text(encoding="utf-8"))
+    assert info["figure_formats"] == ["png"]
+    # One worker (--jobs 1): every figure drawn in this process, its CPU in render_cpu_s.
+    assert info["render_cpu_s_figure_workers"] == 0.0 < info["render_cpu_s"]
+
+    render_study(bulk_only, svg=True)
+    text = bulk_only.report.read_text(encoding="utf-8")
+    svgs = [p for v in bulk_only.figures.values() for p in v if p.suffix == ".svg"]
+    assert len(svgs) == len(bulk_only.figures) >= 1
+    for p in svgs:
+        assert b"<svg" in p.read_bytes()[:2000]
+        assert f'href="figures/{p.name}"' in text
+    assert "--out DIR --svg</code>" not in text
+    info = json.loads((bulk_only.out / "study.json").read_text(encoding="utf-8"))
+    assert info["figure_formats"] == ["png", "svg"]
+
+    # PNG only again: the SVGs of the earlier render would show older data; they go.
+    render_study(bulk_only)
+    assert not list(figures.glob("*.svg"))
+
+
+def test_figures_drawn_in_worker_processes_are_the_same_bytes() -> None:
+    import numpy as np
+
+    from ecnsim.output.plot import _figure
+    from ecnsim.studies.render import _draw_figures
+
+    figures = {}
+    for k in range(3):
+        fig = _figure(5.0, 3.0)
+        ax = fig.subplots()
+        x = np.geomspace(1e-3, 1e2, 200)
+        ax.plot(x, np.sqrt(x) * (k + 1), label=f"curve {k}")
+        ax.set_xscale("log")
+        ax.set_title(f"figure {k}")
+        ax.legend()
+        figures[f"f{k}"] = fig
+    # A figure that cannot be pickled (a local function as formatter) is drawn here.
+    from matplotlib.ticker import FuncFormatter
+
+    figures["f1"].axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.1f}"))
+    here, here_cpu = _draw_figures(figures, False, 1)
+    pool, pool_cpu = _draw_figures(figures, False, 2)
+    assert list(here) == list(pool) == list(figures)
+    for name in figures:
+        png, embedded, svg = here[name]
+        assert png.startswith(b"\x89PNG")
+        assert svg is None
+        assert pool[name] == (png, embedded, None)
+    assert here_cpu == 0.0 < pool_cpu

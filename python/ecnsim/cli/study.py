@@ -4,7 +4,7 @@
 
     ecnsim study list
     ecnsim study show NAME [--quick] [--emulate] [--set PATH=VALUE ...]
-    ecnsim study run NAME [--quick] [--emulate] [--robustness] [--out DIR] [--jobs N]
+    ecnsim study run NAME [--quick] [--emulate] [--robustness] [--svg] [--out DIR] [--jobs N]
                           [--dask ADDR|local] [--seeds K] [--set PATH=VALUE ...]
                           [--only AXIS=V1,V2 ...]
 """
@@ -209,6 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=bar,
             emulate=args.emulate,
             robustness=args.robustness,
+            svg=args.svg,
         )
     except SweepInterrupted as e:
         r = e.result
@@ -274,7 +275,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  failed (emulated): {message}", file=sys.stderr)
     print(f"report:  {run.report}")
     print(f"tables:  {os.path.join(out, 'tables')}/ ({len(run.tables)} CSV files)")
-    print(f"figures: {os.path.join(out, 'figures')}/ ({len(run.figures)} figures, PNG and SVG)")
+    formats = "PNG and SVG" if args.svg else "PNG; --svg adds SVG"
+    print(f"figures: {os.path.join(out, 'figures')}/ ({len(run.figures)} figures, {formats})")
     failed = sweep.failures or robust_failed or (emu is not None and emu.sweep.failures)
     return EXIT_RUNS_FAILED if failed else EXIT_OK
 
@@ -337,6 +339,12 @@ def add_parsers(sub: Any) -> None:
         help="also judge every finding under each alternative of each reading, one reading "
         "at a time: the findings' points run again for parameter readings (same store, "
         "resumable); the report adds a robustness table",
+    )
+    run.add_argument(
+        "--svg",
+        action="store_true",
+        help="write each figure as SVG too, beside its PNG (a second drawing of each figure; "
+        "on a finished study's --out it only renders)",
     )
     run.add_argument(
         "--only",

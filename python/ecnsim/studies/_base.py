@@ -52,6 +52,7 @@ from ecnsim.sweep.spec import Plan, RunJob, plan_runs
 from ecnsim.sweep.store import canonical_json
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     from matplotlib.figure import Figure
 
@@ -761,6 +762,7 @@ def run_study(
     render: bool = True,
     emulate: bool = False,
     robustness: bool = False,
+    svg: bool = False,
 ) -> StudyRun:
     """Run every run of the study that ``out/store`` lacks, then write its report into ``out``.
 
@@ -788,6 +790,9 @@ def run_study(
     the finished runs stay in the store (:class:`ecnsim.sweep.SweepInterrupted`
     is raised) and the next call resumes. Runs that fail are reported and
     the report is still written from the others.
+
+    ``svg``: write each figure as SVG too, beside its PNG (see
+    :func:`ecnsim.studies.render.render_study`).
     """
     from ecnsim.sweep.execute import run_sweep
     from ecnsim.sweep.store import Store
@@ -852,12 +857,19 @@ def run_study(
     )
     if robustness:
         run.robustness = _run_robustness(
-            study, params, store, only or {}, workers=workers, dask=dask, progress=progress
+            study,
+            params,
+            store,
+            only or {},
+            workers=workers,
+            dask=dask,
+            progress=progress,
+            done=_done_keys(result),
         )
     if render:
         from ecnsim.studies.render import render_study
 
-        render_study(run)
+        render_study(run, svg=svg)
     return run
 
 
@@ -870,8 +882,13 @@ def _run_robustness(
     workers: int | None,
     dask: Any,
     progress: ProgressCallback | bool | None,
+    done: set[str],
 ) -> list[RobustnessRun]:
-    """Run the findings' points under each parameter reading's alternatives."""
+    """Run the findings' points under each parameter reading's alternatives.
+
+    ``done``: keys this call has already seen complete (checked or written); a run of an
+    alternative whose scenario is one of them is not hashed again.
+    """
     from ecnsim.studies.findings import finding_points, robustness_settings
     from ecnsim.sweep.execute import run_sweep
 
@@ -901,10 +918,26 @@ def _run_robustness(
             store=store.root,
         )
         sweep = run_sweep(
-            plan, store, jobs=workers, executor=executor, dask=dask, progress=progress
+            plan,
+            store,
+            jobs=workers,
+            executor=executor,
+            dask=dask,
+            progress=progress,
+            verified=done,
         )
+        done |= _done_keys(sweep)
         out.append(RobustnessRun(reading, alt, alt_params, plan, sweep, cal))
     return out
+
+
+def _done_keys(sweep: SweepResult) -> set[str]:
+    """The keys of ``sweep``'s runs that are complete in its store now (checked in full or
+    written by it); none if it was interrupted."""
+    if sweep.interrupted:
+        return set()
+    failed = {task.key for task, _msg in sweep.failures}
+    return {k for k in sweep.keys if k not in failed}
 
 
 # ---------------------------------------------------------------------------
@@ -930,24 +963,58 @@ class StudyData:
     """The derived tables of every run of a study, with each run's point and seed as columns."""
 
     def __init__(
-        self, study: Study, plan: Plan, store: Store, *, pilot: StudyData | None = None
+        self,
+        study: Study,
+        plan: Plan,
+        store: Store,
+        *,
+        pilot: StudyData | None = None,
+        reads: dict[tuple[str, str, str], pd.DataFrame | None] | None = None,
     ) -> None:
         self.study = study
         self.plan = plan
         self.store = store
         #: The pilot stage's data, for a study with a :meth:`Study.calibration` (else None).
         self.pilot = pilot
+        #: Each run's derived tables as read (renamed, :meth:`Study.derived_columns` added),
+        #: by ``(key, tag, name)``, None where the run has no such table: given, the dict is
+        #: shared with the other StudyData of one report (a robustness alternative's runs
+        #: that are also the defaults' are then read once); None keeps none.
+        self.reads = reads
         self._cache: dict[str, pd.DataFrame] = {}
+        self._runs: list[tuple[int, int, str, str]] | None = None
+        self._masks: dict[tuple[str, str, str, str], np.ndarray] = {}
         self.axes = list(plan.params)
 
     def runs(self) -> list[tuple[int, int, str, str]]:
-        """``(point, seed, key, tag)`` of every planned run whose derived data is stored."""
-        out = []
-        for r in self.plan.runs:
-            assert r.job is not None
-            if self.store.has_derived(r.key, r.job.tag):
-                out.append((r.point, r.seed, r.key, r.job.tag))
-        return out
+        """``(point, seed, key, tag)`` of every planned run whose derived data is stored
+        (looked up once: the store is not written while a report is read from it)."""
+        if self._runs is None:
+            self._runs = []
+            for r in self.plan.runs:
+                assert r.job is not None
+                if self.store.has_derived(r.key, r.job.tag):
+                    self._runs.append((r.point, r.seed, r.key, r.job.tag))
+        return list(self._runs)
+
+    def _run_frame(self, key: str, tag: str, name: str) -> pd.DataFrame | None:
+        """Derived table ``name`` of one run, renamed and with the study's derived columns;
+        None if the run has none."""
+        if self.reads is not None and (key, tag, name) in self.reads:
+            return self.reads[(key, tag, name)]
+        df: pd.DataFrame | None
+        try:
+            df = self.store.read_derived(key, tag, name)
+        except KeyError:
+            df = None
+        if df is not None:
+            renames = {o: n for o, n in self.study.derived_renames.items() if o in df.columns}
+            if renames:
+                df = df.rename(columns=renames)
+            df = self.study.derived_columns(name, df, functools.partial(self.store.read_table, key))
+        if self.reads is not None:
+            self.reads[(key, tag, name)] = df
+        return df
 
     def frame(self, name: str) -> pd.DataFrame:
         """Derived table ``name`` of every stored run, with the point's axes and ``seed`` first."""
@@ -960,15 +1027,10 @@ class StudyData:
         runs: list[tuple[dict[str, Any], int]] = []
         order: dict[str, None] = {}
         for point, seed, key, tag in self.runs():
-            try:
-                df = self.store.read_derived(key, tag, name)
-            except KeyError:
+            df = self._run_frame(key, tag, name)
+            if df is None:
                 continue
             params = self.plan.points[point]
-            renames = {o: n for o, n in self.study.derived_renames.items() if o in df.columns}
-            if renames:
-                df = df.rename(columns=renames)
-            df = self.study.derived_columns(name, df, functools.partial(self.store.read_table, key))
             clash = [k for k in [*params, "seed"] if k in df.columns]
             if clash:
                 raise ValueError(
@@ -995,6 +1057,27 @@ class StudyData:
             frame = pd.DataFrame({c: pd.Series([], dtype="float64") for c in [*self.axes, "seed"]})
         self._cache[name] = frame
         return frame
+
+    def select(self, name: str, where: Mapping[str, Any], columns: Sequence[str]) -> pd.DataFrame:
+        """``select_rows(self.frame(name), where)[columns]``: the same rows in the same order,
+        through one mask per ``(column, value)`` kept for the next selection (a study's
+        findings select hundreds of cells, again under every reading, from the same values);
+        no rows if the table lacks a column of ``where`` or ``columns``."""
+        import numpy as np
+
+        df = self.frame(name)
+        if df.empty or any(c not in df.columns for c in [*where, *columns]):
+            none: pd.DataFrame = df.iloc[0:0].loc[:, [c for c in columns if c in df.columns]]
+            return none
+        mask = np.ones(len(df), dtype=bool)
+        for k, v in where.items():
+            memo = (name, k, type(v).__name__, repr(v))
+            part = self._masks.get(memo)
+            if part is None:
+                part = self._masks[memo] = column_mask(df, k, v)
+            mask &= part
+        rows: pd.DataFrame = df.loc[mask, list(columns)]
+        return rows
 
     def aggregate(
         self,
@@ -1064,7 +1147,6 @@ def select_rows(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
     ``numpy.isclose``, a column that is not numeric matching no float); none if ``df`` lacks
     one of the columns."""
     import numpy as np
-    import pandas as pd
 
     if df.empty:
         return df
@@ -1073,13 +1155,24 @@ def select_rows(df: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
         if k not in df.columns:
             none: pd.DataFrame = df.iloc[0:0]
             return none
-        col = df[k]
-        if isinstance(v, float):
-            mask &= np.isclose(pd.to_numeric(col, errors="coerce").to_numpy(dtype=float), v)
-        else:
-            mask &= (col == v).to_numpy()
+        mask &= column_mask(df, k, v)
     rows: pd.DataFrame = df[mask]
     return rows
+
+
+def column_mask(df: pd.DataFrame, column: str, value: Any) -> np.ndarray:
+    """The rows of ``df`` whose ``column`` equals ``value``, as :func:`select_rows` compares."""
+    import numpy as np
+    import pandas as pd
+
+    col = df[column]
+    if isinstance(value, float):
+        close: np.ndarray = np.isclose(
+            pd.to_numeric(col, errors="coerce").to_numpy(dtype=float), value
+        )
+        return close
+    equal: np.ndarray = (col == value).to_numpy()
+    return equal
 
 
 def pivot(

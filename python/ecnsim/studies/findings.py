@@ -44,6 +44,7 @@ Declaring them for a study takes a few lines each (``docs/studies/README.md``)::
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -337,12 +338,23 @@ def metric_roles(
     return out
 
 
+#: ``select(where, columns)``: the rows of a frame that match ``where`` (as
+#: :func:`ecnsim.studies._base.select_rows` matches them), only ``columns``.
+Select = Callable[[Mapping[str, Any], Sequence[str]], "pd.DataFrame"]
+
+
 def _seed_values(
-    frame: pd.DataFrame, point: Mapping[str, Any], where: Mapping[str, Any], column: str
+    frame: pd.DataFrame | Select,
+    point: Mapping[str, Any],
+    where: Mapping[str, Any],
+    column: str,
 ) -> pd.Series:
     from ecnsim.studies._base import select_rows
 
-    rows = select_rows(frame, {**point, **where})
+    if callable(frame):
+        rows = frame({**point, **where}, ["seed", column])
+    else:
+        rows = select_rows(frame, {**point, **where})
     if rows.empty or column not in rows.columns:
         import pandas as pd
 
@@ -352,7 +364,7 @@ def _seed_values(
 
 
 def _delta_values(
-    frame: pd.DataFrame, d: Delta, where: Mapping[str, Any], column: str
+    frame: pd.DataFrame | Select, d: Delta, where: Mapping[str, Any], column: str
 ) -> pd.Series:
     """Per seed: the column at ``d.point`` minus at ``d.ref`` (seeds with both sides)."""
     a_where = {**where, **d.where}
@@ -365,8 +377,9 @@ def _delta_values(
     return change
 
 
-def judge_cell(frame: pd.DataFrame, cell: Cell, column: str) -> CellResult:
-    """The outcome of one cell on ``frame`` (a derived table with the axes and ``seed``)."""
+def judge_cell(frame: pd.DataFrame | Select, cell: Cell, column: str) -> CellResult:
+    """The outcome of one cell on ``frame`` (a derived table with the axes and ``seed``, or
+    a function selecting its rows: :data:`Select`)."""
     if isinstance(cell.point, Delta):
         a = _delta_values(frame, cell.point, cell.where, column)
     else:
@@ -442,7 +455,7 @@ def judge_finding(
         if not all(_in_grid(grid, p) for p in cell.points()):
             continue
         column = roles.get(cell.metric, cell.metric)
-        results.append(judge_cell(data.frame(cell.table), cell, column))
+        results.append(judge_cell(functools.partial(data.select, cell.table), cell, column))
     judged = [r for r in results if r.outcome != "no data"]
     held = sum(r.outcome == "holds" for r in judged)
     not_held = sum(r.outcome == "does not hold" for r in judged)
@@ -838,9 +851,9 @@ def report_findings(run: StudyRun, data: StudyData) -> tuple[list[str], dict[str
             pilot = (
                 None
                 if rr.calibration is None
-                else Data(study, rr.calibration.plan, rr.calibration.sweep.store)
+                else Data(study, rr.calibration.plan, rr.calibration.sweep.store, reads=data.reads)
             )
-            alt_data = Data(study, rr.plan, rr.sweep.store, pilot=pilot)
+            alt_data = Data(study, rr.plan, rr.sweep.store, pilot=pilot, reads=data.reads)
             alternates.append((rr.reading, rr.alternative, rr.params, alt_data))
         base, rows = robustness(study, params, data, alternates)
     run.robustness_missing = missing_under_alternatives(base, rows)

@@ -1,4 +1,5 @@
-"""Writing a study's output: tables as CSV, figures as PNG and SVG, one self-contained HTML report.
+"""Writing a study's output: tables as CSV, figures as PNG (and SVG on request), one self-contained
+HTML report.
 
 Layout of the output directory (``ecnsim study run NAME --out DIR``)::
 
@@ -6,7 +7,7 @@ Layout of the output directory (``ecnsim study run NAME --out DIR``)::
     DIR/study.json             parameters, choices, versions, run counts, wall and CPU times
     DIR/tables/<name>.csv      each table as the source lays it out (mean, then its CI half-width)
     DIR/tables/runs.csv        every run's metrics (one row per point and seed)
-    DIR/figures/<name>.png     each figure, and .svg beside it
+    DIR/figures/<name>.png     each figure (with ``svg``: an .svg beside it)
     DIR/scenarios/<n>.json     each point's resolved scenario (linked from the report's appendix)
     DIR/store/                 the results store (what lets a re-run only render)
 
@@ -24,6 +25,7 @@ import html
 import io
 import json
 import math
+import pickle
 import textwrap
 import time
 from collections.abc import Iterable
@@ -177,6 +179,74 @@ def _figure_png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+#: ``(png, the report's png, svg or None)``: one figure's files as drawn.
+Drawing = tuple[bytes, bytes, bytes | None]
+
+
+def _draw(fig: Any, svg: bool) -> tuple[Drawing, float]:
+    """One figure's PNG (full and as the report embeds it) and, with ``svg``, its SVG; and
+    the CPU seconds the drawing took."""
+    cpu = time.process_time()
+    png = _figure_png(fig)
+    svg_bytes = None
+    if svg:
+        # The PNG's draw laid the figure out: keep that layout for the SVG rather than
+        # solving it again (the same positions, a third of the SVG's drawing time).
+        fig.set_layout_engine("none")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg")
+        svg_bytes = buf.getvalue()
+    return (png, embedded_png(png), svg_bytes), time.process_time() - cpu
+
+
+def _draw_pickled(blob: bytes, svg: bool) -> tuple[Drawing, float]:
+    """:func:`_draw` in a worker process, of a pickled figure."""
+    return _draw(pickle.loads(blob), svg)  # our own figure, from this study
+
+
+def _draw_figures(
+    figures: dict[str, Any], svg: bool, workers: int
+) -> tuple[dict[str, Drawing], float]:
+    """Every figure drawn (:func:`_draw`), in the figures' order, and the CPU seconds of the
+    drawing done in other processes.
+
+    With ``workers`` > 1 (the study's ``--jobs``) the figures are drawn that many at a time,
+    each in a process of its own (drawing is most of a report's time, and one figure's draw
+    cannot be split): the same bytes, since the same matplotlib draws the same figure. A
+    figure that cannot be pickled is drawn here.
+    """
+    out: dict[str, Drawing] = {}
+    blobs: dict[str, bytes] = {}
+    if workers > 1 and len(figures) > 1:
+        for name, fig in figures.items():
+            try:
+                blobs[name] = pickle.dumps(fig)
+            except Exception:  # e.g. a formatter that is a local function
+                continue
+    other_cpu = 0.0
+    if len(blobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        from ecnsim.sweep.execute import _mp_context
+
+        try:
+            with ProcessPoolExecutor(min(workers, len(blobs)), mp_context=_mp_context()) as pool:
+                futures = {n: pool.submit(_draw_pickled, blob, svg) for n, blob in blobs.items()}
+                for name, fig in figures.items():
+                    if name not in futures:
+                        out[name] = _draw(fig, svg)[0]
+                for name, future in futures.items():
+                    out[name], cpu = future.result()
+                    other_cpu += cpu
+        except (OSError, BrokenProcessPool):
+            pass  # no worker processes here (or one died): the rest are drawn in this one
+    for name, fig in figures.items():
+        if name not in out:
+            out[name] = _draw(fig, svg)[0]
+    return {name: out[name] for name in figures}, other_cpu
+
+
 def embedded_png(png: bytes) -> bytes:
     """``png`` as the report embeds it: 256 colours, no dithering (about a third of the
     bytes of matplotlib's RGBA file for line plots, which use a handful of colours and their
@@ -292,8 +362,16 @@ def _simple_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def render_study(run: StudyRun) -> Path:
-    """Write the study's tables, figures, ``study.json`` and ``report.html`` into ``run.out``."""
+def render_study(run: StudyRun, *, svg: bool = False) -> Path:
+    """Write the study's tables, figures, ``study.json`` and ``report.html`` into ``run.out``.
+
+    ``svg``: write each figure as SVG too, beside its PNG. Off by default: the SVG is a
+    second drawing of the figure (matplotlib renders each format anew), about a third of a
+    figure's cost and most of a cheap study's render; a re-run with every run in the store
+    only renders, so the SVGs can be had later (``ecnsim study run NAME --out DIR --svg``).
+    Without it, an SVG an earlier render left under a figure's name is removed (it would
+    show older data than its PNG).
+    """
     from ecnsim import __version__
 
     started = time.perf_counter()
@@ -304,7 +382,10 @@ def render_study(run: StudyRun) -> Path:
         if run.calibration is None
         else StudyData(study, run.calibration.plan, run.calibration.sweep.store)
     )
-    data = StudyData(study, run.plan, run.sweep.store, pilot=pilot)
+    # With --robustness, the alternatives' runs that are also the defaults' (a reading whose
+    # alternative leaves a point's scenario as it was) are read once for all of them.
+    reads: dict[tuple[str, str, str], Any] | None = None if run.robustness is None else {}
+    data = StudyData(study, run.plan, run.sweep.store, pilot=pilot, reads=reads)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     tables = study.tables(params, data)
@@ -334,19 +415,23 @@ def render_study(run: StudyRun) -> Path:
     run.figures = {}
     pngs: dict[str, bytes] = {}
     figure_stems = file_stems(figures)
-    for name, (fig, _caption) in figures.items():
+    for fig, _caption in figures.values():
         fit_titles(fig)
         thin_log_ticks(fig)
-        png = _figure_png(fig)
-        pngs[name] = embedded_png(png)
+    drawings, draw_cpu_s = _draw_figures(
+        {name: fig for name, (fig, _caption) in figures.items()}, svg, run.sweep.workers
+    )
+    for name, (png, embedded, svg_bytes) in drawings.items():
+        pngs[name] = embedded
         p_png = out / "figures" / f"{figure_stems[name]}.png"
         p_svg = out / "figures" / f"{figure_stems[name]}.svg"
         p_png.write_bytes(png)
-        # The PNG's draw laid the figure out: keep that layout for the SVG rather than
-        # solving it again (the same positions, a third of the SVG's drawing time).
-        fig.set_layout_engine("none")
-        fig.savefig(p_svg, format="svg")
-        run.figures[name] = [p_png, p_svg]
+        run.figures[name] = [p_png]
+        if svg_bytes is None:
+            p_svg.unlink(missing_ok=True)
+        else:
+            p_svg.write_bytes(svg_bytes)
+            run.figures[name].append(p_svg)
 
     scenario_files = _write_scenarios(out, data)
     from ecnsim.studies.findings import report_findings
@@ -381,7 +466,8 @@ def render_study(run: StudyRun) -> Path:
     robust_cpu = _cpu_of(sweep.store, robust_keys - counted - pilot_keys)
     planned = len({(r.key, r.job.tag if r.job else None) for r in run.plan.runs})
     run.render_s = time.perf_counter() - started
-    render_cpu_s = time.process_time() - cpu_started
+    # The figures drawn in other processes count too.
+    render_cpu_s = time.process_time() - cpu_started + draw_cpu_s
     info = {
         "study": study.name,
         "title": study.title,
@@ -409,8 +495,10 @@ def render_study(run: StudyRun) -> Path:
         "robustness_runs_own": None if run.robustness is None else robust_cpu[1],
         "simulation_wall_s_all_runs": sim_wall,
         "figures_drawn": drawn,
+        "figure_formats": ["png", "svg"] if svg else ["png"],
         "render_s": run.render_s,
         "render_cpu_s": render_cpu_s,
+        "render_cpu_s_figure_workers": draw_cpu_s,
         "emulation": None if emulation is None else emulation["info"],
         **findings_info,
         "tables": {k: str(v.relative_to(out)) for k, v in run.tables.items()},
@@ -756,14 +844,22 @@ def _report(
             "(no error bars or bands, and a curve is one run's). Run with <code>--seeds N</code> "
             "(N &ge; 2) for them.</p>"
         )
+    svg = "svg" in info.get("figure_formats", ("png", "svg"))
+    if figures and not svg:
+        s.append(
+            '<p class="note">Each figure is in <code>figures/</code> as PNG. For SVG too, run '
+            f"<code>ecnsim study run {_esc(study.name)} --out DIR --svg</code> with the same "
+            "options on this directory: every run is in its store, so it only renders.</p>"
+        )
     for i, (name, (_fig, caption)) in enumerate(figures.items(), start=1):
         data_uri = base64.b64encode(pngs[name]).decode("ascii")
         stem = figure_stems.get(name, slug(name))
+        svg_link = f', <a href="figures/{_esc(stem)}.svg"><code>.svg</code></a>' if svg else ""
         s.append(
             f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{data_uri}">'
             f"<figcaption>Figure {i}. {_esc(caption)} "
-            f'(<a href="figures/{_esc(stem)}.png"><code>figures/{_esc(stem)}.png</code></a>, '
-            f'<a href="figures/{_esc(stem)}.svg"><code>.svg</code></a>)</figcaption>'
+            f'(<a href="figures/{_esc(stem)}.png"><code>figures/{_esc(stem)}.png</code></a>'
+            f"{svg_link})</figcaption>"
             "</figure>"
         )
 

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
@@ -759,6 +759,7 @@ def run_sweep(
     progress: ProgressCallback | bool | None = None,
     verify: bool = True,
     raise_if_all_failed: bool = True,
+    verified: Collection[str] = (),
 ) -> SweepResult:
     """Run every run of ``sweep`` that is not already in ``store``; return a :class:`SweepResult`.
 
@@ -772,7 +773,9 @@ def run_sweep(
 
     Runs already complete in the store are skipped; with ``verify`` (the
     default) their files' checksums are checked, and corrupt or partial runs
-    are run again. Results are written as runs finish, each atomically. On
+    are run again; ``verified``: keys the caller has just seen complete (checked in full
+    or written by an earlier sweep of the same call), checked without their checksums (the
+    manifest and file sizes). Results are written as runs finish, each atomically. On
     Ctrl-C, finished results are kept, workers are stopped, and
     :class:`SweepInterrupted` is raised. A run that raises is recorded in
     ``failures`` and the others go on; if every run started failed (and
@@ -812,7 +815,7 @@ def run_sweep(
     todo: list[RunTask] = []
     result = SweepResult(plan, store, executor, workers)
     for t in tasks:
-        check = store.check(t.key, full=verify)
+        check = store.check(t.key, full=verify and t.key not in verified)
         if (
             check.is_done
             and (t.job is None or store.has_derived(t.key, t.job.tag))
