@@ -501,7 +501,10 @@ def test_estimates_include_rendering_in_proportion_to_the_runs_with_a_floor() ->
     assert render_seconds(study, full) == pytest.approx(study.render_cost_s)
     assert render_seconds(study, quick) == pytest.approx(0.2 * study.render_cost_s)
     runs = sum(study.estimate_seconds(full, p) for p in study.grid(full)) * full.seeds
-    assert estimate_wall_s(study, full, 2) == pytest.approx(runs / 2 + study.render_cost_s)
+    planning = study.plan_cost_s_per_run * len(study.grid(full)) * full.seeds
+    assert estimate_wall_s(study, full, 2) == pytest.approx(
+        runs * study.run_cost_scale / 2 + planning + study.render_cost_s
+    )
     for name in studies.names():
         assert studies.get(name).render_cost_s > 0, name
 

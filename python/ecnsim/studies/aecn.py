@@ -507,8 +507,11 @@ class AecnStudy(Study):
     title = "Adaptive ECN vs ECN with heterogeneous round-trip times"
     source = "Z. Zheng, WPI MS thesis, ch. 5 (ns-2). STUDIES.md §4."
     Params = AecnParams
-    #: Measured (docs/performance.md, "Study run times").
-    render_cost_s: ClassVar[float] = 37.0
+    # Measured 2026-12-02 on main bede5e1's PGO wheel (`ecnsim study run aecn --jobs 2` from an
+    # empty store, top priority on a shared 2-core machine; docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 39.0
+    run_cost_scale: ClassVar[float] = 1.35
+    plan_cost_s_per_run: ClassVar[float] = 0.019
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"thesis": {}}
     derive_version = 2
     derive = staticmethod(derive_star)

@@ -938,9 +938,11 @@ class DctcpStudy(Study):
     )
     Params: ClassVar[type[StudyParams]] = DctcpParams
     derive_version: ClassVar[int] = 2
-    #: Estimated: the quick grid renders in 5.4 s of CPU (measured); the full grid has 11x the
-    #: runs to read (not measured on an idle machine yet).
-    render_cost_s: ClassVar[float] = 15.0
+    # Measured 2026-12-02 on main bede5e1's PGO wheel (`ecnsim study run dctcp --jobs 2` from an
+    # empty store, top priority on a shared 2-core machine; docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 6.4
+    run_cost_scale: ClassVar[float] = 1.0
+    plan_cost_s_per_run: ClassVar[float] = 0.007
 
     def quick(self, p: DctcpParams) -> DctcpParams:
         return dataclasses.replace(

@@ -899,8 +899,11 @@ class EcnplusStudy(Study):
         "(ns-2, Linux testbed); RFC 5562. STUDIES.md §5."
     )
     Params = EcnplusParams
-    #: Measured (docs/performance.md, "Study run times").
-    render_cost_s: ClassVar[float] = 41.0
+    # Measured 2026-12-02 on main bede5e1's PGO wheel (`ecnsim study run ecnplus --jobs 2` from an
+    # empty store, top priority on a shared 2-core machine; docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 22.0
+    run_cost_scale: ClassVar[float] = 1.27
+    plan_cost_s_per_run: ClassVar[float] = 0.011
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {"paper": {}}
     derive_version = 1
     # The share of objects that negotiated ECN was stored as `ecn_share`, the name of the

@@ -941,8 +941,11 @@ class HeteroStudy(Study):
         "(variant icn2001). STUDIES.md §3."
     )
     Params = HeteroParams
-    #: Measured (docs/performance.md, "Study run times").
-    render_cost_s: ClassVar[float] = 17.0
+    # Measured 2026-12-02 on main bede5e1's PGO wheel (`ecnsim study run hetero --jobs 2` from an
+    # empty store, top priority on a shared 2-core machine; docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 29.5
+    run_cost_scale: ClassVar[float] = 1.5
+    plan_cost_s_per_run: ClassVar[float] = 0.031
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {
         "thesis": {},
         # ICN 2001 slides: 600 Mb/s aggregate, buffer 50, min_th 5, w_q 0.001, window 30.
