@@ -32,6 +32,8 @@ def _load(path: str, name: str) -> Any:
 
 
 scenarios = _load(os.path.join(HERE, "scenarios.py"), "linux_bbr_scenarios")
+# The base harness imports its own ``scenarios`` module by that name: not a stale one.
+sys.modules.pop("scenarios", None)
 base = _load(os.path.join(HERE, "..", "linux_cubic", "compare.py"), "linux_bbr_base")
 base.scenarios = scenarios
 

@@ -31,6 +31,8 @@ def _load(path: str, name: str) -> Any:
 
 
 scenarios = _load(os.path.join(HERE, "scenarios.py"), "ns3_bbr_scenarios")
+# The base harness imports its own ``scenarios`` module by that name: not a stale one.
+sys.modules.pop("scenarios", None)
 base = _load(os.path.join(HERE, "..", "ns3_modern_cc", "compare.py"), "ns3_bbr_base")
 base.scenarios = scenarios
 
