@@ -44,7 +44,8 @@ KINDS = {"rel": 2, "abs": 2, "rel_or_abs": 3}
 
 
 def _bands(scen: ModuleType) -> dict[str, tuple[Any, ...]]:
-    return scen.BANDS["bbr"] if "bbr" in scen.BANDS else scen.BANDS
+    bands: dict[str, tuple[Any, ...]] = scen.BANDS.get("bbr", scen.BANDS)
+    return bands
 
 
 @pytest.mark.parametrize("cmp", [LNX, NS3], ids=["linux", "ns3"])

@@ -7,7 +7,8 @@ hosts get ``TCP_CONGESTION = bbr`` per socket). Same options; as root, from the
 repository root::
 
     .venv/bin/python validation/linux_bbr/compare.py --save-linux F.json
-    .venv/bin/python validation/linux_bbr/compare.py --linux-json validation/linux_bbr/results/linux.json
+    .venv/bin/python validation/linux_bbr/compare.py \
+        --linux-json validation/linux_bbr/results/linux.json
 
 ``--ecnsim-tcp KEY=JSON`` overrides an ecnsim TCP field on the simulated side only
 (explanatory variants, no verdict).
@@ -25,7 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _load(path: str, name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

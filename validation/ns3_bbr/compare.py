@@ -7,7 +7,8 @@ options) with this directory's ``scenarios.py`` (the DropTail grid and BBR's ban
 repository root, NS3_PYTHON the ns-3 venv's python::
 
     .venv/bin/python validation/ns3_bbr/compare.py --save-ns3 F.json --only bbr-10M
-    .venv/bin/python validation/ns3_bbr/compare.py --ns3-json validation/ns3_bbr/results/ns3_10M.json --only bbr-10M
+    .venv/bin/python validation/ns3_bbr/compare.py --only bbr-10M \
+        --ns3-json validation/ns3_bbr/results/ns3_10M.json
 
 ``--ecnsim-tcp KEY=JSON`` overrides an ecnsim TCP field (explanatory, no verdict).
 """
@@ -24,7 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _load(path: str, name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
