@@ -62,15 +62,6 @@ pub enum Event {
         /// Generation at scheduling time.
         gen: u32,
     },
-    /// A paced sender's departure time (BBR's pacing timer); stale unless it is the one the
-    /// sender armed ([`crate::tcp::TcpSocket`]'s pacer keeps it, as Linux's pacing hrtimer).
-    /// Apart from [`Event::Timer`], so that a departure does not displace the pending
-    /// retransmission-timer event (which would otherwise be pushed again after every paced
-    /// segment and popped stale later).
-    Wake {
-        /// The endpoint.
-        endpoint: u32,
-    },
     /// An application starts.
     AppStart(AppId),
     /// An application's earliest deadline; stale if `gen` is not current.

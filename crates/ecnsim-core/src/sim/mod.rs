@@ -397,7 +397,7 @@ impl Simulation {
             Event::TxDone(p) | Event::WireArrival(p) => {
                 (format!("links[{}]", self.ports[p.index()].link_index), "link events")
             }
-            Event::Timer { endpoint, .. } | Event::Wake { endpoint } => {
+            Event::Timer { endpoint, .. } => {
                 let flow = self.endpoints[endpoint as usize].flow;
                 (self.app_path(self.flows[flow.index()].app), "TCP timer events")
             }
@@ -567,21 +567,6 @@ impl Simulation {
                 }
                 ep.sock.on_timer(now);
                 self.service_endpoint::<TRACE>(e);
-            }
-            Event::Wake { endpoint } => {
-                let e = endpoint as usize;
-                let now = self.sched.now();
-                let ep = &mut self.endpoints[e];
-                if !ep.live || !ep.sock.take_wake(now) {
-                    return; // stale: displaced by an earlier departure, or the connection was released
-                }
-                if ep.sock.wake_deadline_opt().get().is_some_and(|d| d <= now) {
-                    ep.sock.on_timer(now);
-                    self.service_endpoint::<TRACE>(e);
-                } else {
-                    // Served already by a timer event at this instant: arm what is left, if anything.
-                    self.arm_endpoint_wake(e);
-                }
             }
             Event::AppStart(a) => self.call_app(a, Call::Start),
             Event::AppTimer { app, gen } => {
@@ -1304,18 +1289,13 @@ impl Simulation {
             }
         }
         let ep = &mut self.endpoints[e];
-        // A paced sender's departure time has an event of its own (`Event::Wake`).
-        let paced = ep.sock.paced();
-        ep.deadline = if paced { ep.sock.timer_deadline_opt() } else { ep.sock.next_deadline_opt() };
+        ep.deadline = ep.sock.next_deadline_opt();
         // `schedule_endpoint_timer`'s test, on the endpoint in hand.
         let reschedule = ep.deadline.is_before(ep.timer_at);
         // CLOSED, TIME-WAIT or LISTEN: an end `maybe_release` may find done.
         let may_be_done = matches!(ep.sock.state(), TcpState::Closed | TcpState::TimeWait | TcpState::Listen);
         if reschedule {
             self.reschedule_endpoint_timer(e);
-        }
-        if paced {
-            self.arm_endpoint_wake(e);
         }
         may_be_done
     }
@@ -1333,19 +1313,6 @@ impl Simulation {
             return;
         }
         self.reschedule_endpoint_timer(e);
-    }
-
-    /// A paced sender's departure event: armed (and scheduled) if its socket's wake time is
-    /// earlier than the one armed, or none is.
-    #[inline(never)]
-    fn arm_endpoint_wake(&mut self, e: usize) {
-        let now = self.sched.now();
-        if let Some(at) = self.endpoints[e].sock.arm_wake(now) {
-            if at <= self.end {
-                let endpoint = u32::try_from(e).expect("endpoints fit in u32");
-                self.sched.schedule(at, Event::Wake { endpoint });
-            }
-        }
     }
 
     /// [`Simulation::schedule_endpoint_timer`]'s rescheduling: the deadline is earlier than

@@ -574,44 +574,6 @@ impl TcpSocket {
         self.rto_deadline.earliest(self.delack_deadline).earliest(self.wake_at)
     }
 
-    /// A paced sender (BBR): the simulation keeps its departure time on an event of its own
-    /// (`Event::Wake`, armed through [`Self::arm_wake`]), apart from the retransmission and
-    /// delayed-ACK timers ([`Self::timer_deadline_opt`]).
-    #[inline]
-    pub(crate) fn paced(&self) -> bool {
-        self.cfg.cc == CcKind::Bbr
-    }
-
-    /// The retransmission and delayed-ACK deadlines: a paced sender's timers without its
-    /// departure time.
-    #[inline]
-    pub(crate) fn timer_deadline_opt(&self) -> Opt<SimTime> {
-        self.rto_deadline.earliest(self.delack_deadline)
-    }
-
-    /// When a poll is wanted: a paced sender's next departure (or a connection opened
-    /// without a handshake, at once).
-    #[inline]
-    pub(crate) fn wake_deadline_opt(&self) -> Opt<SimTime> {
-        self.wake_at
-    }
-
-    /// A paced sender: if its wake time is earlier than its armed departure event (or none is
-    /// armed), arm one for it (at `now` at the earliest) and return its time.
-    #[inline]
-    pub(crate) fn arm_wake(&mut self, now: SimTime) -> Option<SimTime> {
-        let wake = self.wake_at;
-        let b = self.cc_state.bbr()?;
-        b.arm_wake(wake, now)
-    }
-
-    /// A departure event for `now` fired: whether it is the armed one (disarmed now); an
-    /// older one, displaced by an earlier departure, is stale.
-    #[inline]
-    pub(crate) fn take_wake(&mut self, now: SimTime) -> bool {
-        self.cc_state.bbr().is_some_and(|b| b.take_wake(now))
-    }
-
     /// Run every timer due at `now`.
     pub fn on_timer(&mut self, now: SimTime) {
         if self.wake_at.get().is_some_and(|d| d <= now) {

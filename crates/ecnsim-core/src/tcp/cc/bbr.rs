@@ -23,7 +23,6 @@
 use std::collections::VecDeque;
 
 use crate::rng::SimRng;
-use crate::tcp::Opt;
 use crate::time::{SimDuration, SimTime};
 
 /// Linux tcp_bbr.c `BBR_SCALE` 8: gains are in units of 1/256.
@@ -293,10 +292,6 @@ pub struct Bbr {
     has_seen_rtt: bool,
     /// The earliest departure time of the next data segment (Linux `tcp_wstamp_ns`).
     next_send: SimTime,
-    /// When the simulation's departure event for this sender fires, if one is armed (Linux's
-    /// pacing hrtimer, `tcp_pacing_check()`: `hrtimer_is_queued()`); the simulation's
-    /// bookkeeping, never read by BBR's rules.
-    wake_armed: Opt<SimTime>,
     rng: SimRng,
 }
 
@@ -343,7 +338,6 @@ impl Bbr {
             pacing_rate: 0,
             has_seen_rtt: false,
             next_send: SimTime::ZERO,
-            wake_armed: Opt::NONE,
             rng,
         };
         b.init_pacing_rate(None);
@@ -399,28 +393,6 @@ impl Bbr {
     #[inline]
     pub(crate) fn pacing_blocks(&self, now: SimTime) -> Option<SimTime> {
         (self.next_send > now).then_some(self.next_send)
-    }
-
-    /// Arm the departure event for `wake` (at `now` at the earliest) if it is earlier than the
-    /// armed one or none is armed; its time if armed.
-    #[inline]
-    pub(crate) fn arm_wake(&mut self, wake: Opt<SimTime>, now: SimTime) -> Option<SimTime> {
-        if !wake.is_before(self.wake_armed) {
-            return None;
-        }
-        let at = wake.get()?.max(now);
-        self.wake_armed = Opt::some(at);
-        Some(at)
-    }
-
-    /// The departure event for `now` fired: true (and disarmed) if it is the armed one.
-    #[inline]
-    pub(crate) fn take_wake(&mut self, now: SimTime) -> bool {
-        if self.wake_armed.get() != Some(now) {
-            return false;
-        }
-        self.wake_armed = Opt::NONE;
-        true
     }
 
     /// A data segment `[seq, end)` left at `now`; `outstanding` is false if nothing was
@@ -1329,23 +1301,5 @@ mod tests {
         // Below 1.2 Mb/s one segment per quantum.
         b.pacing_rate = 100_000;
         assert_eq!(b.tso_segs_goal(MSS), 1);
-    }
-
-    #[test]
-    fn the_departure_event_is_armed_once_and_only_the_armed_one_is_current() {
-        // The simulation's bookkeeping for the pacing timer (Linux: one pacing hrtimer per socket).
-        let mut b = bbr(1);
-        let now = t_ms(5);
-        assert_eq!(b.arm_wake(Opt::NONE, now), None, "nothing to wake for: nothing armed");
-        assert_eq!(b.arm_wake(Opt::some(t_ms(9)), now), Some(t_ms(9)));
-        assert_eq!(b.arm_wake(Opt::some(t_ms(9)), now), None, "armed already");
-        assert_eq!(b.arm_wake(Opt::some(t_ms(12)), now), None, "a later wake waits for the armed event");
-        assert_eq!(b.arm_wake(Opt::some(t_ms(7)), now), Some(t_ms(7)), "an earlier one is armed");
-        assert!(!b.take_wake(t_ms(9)), "the displaced event is stale");
-        assert!(b.take_wake(t_ms(7)));
-        assert!(!b.take_wake(t_ms(7)), "taken once");
-        // A wake in the past fires now.
-        assert_eq!(b.arm_wake(Opt::some(t_ms(1)), now), Some(now));
-        assert!(b.take_wake(now));
     }
 }
