@@ -48,7 +48,7 @@ sizes in bytes):
                        ``clock_granularity`` (0.001), ``rcv_window`` (bytes,
                        2**30), ``snd_buf`` (bytes, 2**30), ``recovery``
                        ("classic" or "prr", default "classic"), ``cc``
-                       ("NewReno", "LinuxReno", "Cubic", "Dctcp"; default
+                       ("NewReno", "LinuxReno", "Cubic", "Dctcp", "Bbr"; default
                        "NewReno"; "Dctcp" needs ``ecn``: ns-3 then runs
                        its DctcpEcn mode),
                        ``limited_transmit`` (false), ``data_retries`` (1000),
@@ -360,6 +360,7 @@ def run(cfg_in: dict[str, Any]) -> dict[str, Any]:
         "LinuxReno": ns.TcpLinuxReno,
         "Cubic": ns.TcpCubic,
         "Dctcp": ns.TcpDctcp,
+        "Bbr": ns.TcpBbr,
     }[tcp["cc"]].GetTypeId()
     rec_tid = {"classic": ns.TcpClassicRecovery, "prr": ns.TcpPrrRecovery}[
         tcp["recovery"]

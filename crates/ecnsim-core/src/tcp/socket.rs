@@ -2029,9 +2029,17 @@ impl TcpSocket {
         if !self.can_send() {
             return None;
         }
+        let pacing_blocks = self.cc_state.pacing_blocks(now);
+        if let Some(at) = pacing_blocks {
+            if self.wake_at.get().is_some_and(|w| w <= at) {
+                // A paced sender already woken at or before its departure time: nothing may leave
+                // and nothing changes before then (`next_seq` below changes nothing it would keep).
+                return None;
+            }
+        }
         let retransmit_due = self.retransmit_due;
         let seq = self.next_seq(now)?;
-        if let Some(at) = self.cc_state.pacing_blocks(now) {
+        if let Some(at) = pacing_blocks {
             // A paced sender (BBR): the segment waits for its departure time, on the socket's timer.
             self.retransmit_due = retransmit_due;
             self.wake_at = self.wake_at.earliest(Opt::some(at));

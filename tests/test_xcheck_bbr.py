@@ -1,0 +1,186 @@
+"""BBR's cross-check harnesses (issue 32 item 7): ecnsim's BBR against Linux's tcp_bbr
+through ``ecnsim emulate`` (``validation/linux_bbr``) and against ns-3's TcpBbr
+(``validation/ns3_bbr``).
+
+The fast tests (CI) check that each grid is the issue's (DropTail; 10 and 100 Mb/s; 20
+and 100 ms; 1, 2, 4 flows), that every band is well formed and names a metric the
+harness computes, that every ecnsim scenario validates and runs BBR, and that the ns-3
+descriptions ask for TcpBbr with keys the ns-3 script knows. Running ns-3 (``pytest -m
+ns3``) or Linux (root, ``pytest -m linux``) is deselected by default.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+VALIDATION = ROOT / "validation"
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    sys.modules.pop("scenarios", None)  # each harness imports its own by that name
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+LNX = _load(VALIDATION / "linux_bbr" / "compare.py", "xb_linux_bbr_compare")
+NS3 = _load(VALIDATION / "ns3_bbr" / "compare.py", "xb_ns3_bbr_compare")
+NS3_SCRIPT = _load(VALIDATION / "ns3" / "ns3_dumbbell.py", "xb_ns3_dumbbell")
+KINDS = {"rel": 2, "abs": 2, "rel_or_abs": 3}
+
+
+def _bands(scen: ModuleType) -> dict[str, tuple[Any, ...]]:
+    bands: dict[str, tuple[Any, ...]] = scen.BANDS.get("bbr", scen.BANDS)
+    return bands
+
+
+@pytest.mark.parametrize("cmp", [LNX, NS3], ids=["linux", "ns3"])
+def test_grid_is_the_issues(cmp: ModuleType) -> None:
+    scen = cmp.scenarios
+    scs = scen.scenarios()
+    assert len(scs) == 12
+    assert len({s["id"] for s in scs}) == 12
+    assert {s["n"] for s in scs} == {1, 2, 4}
+    assert {s["rate"] for s in scs} == {10e6, 100e6}
+    assert {s["rtt"] for s in scs} == {0.020, 0.100}
+    for s in scs:
+        assert math.isclose(2 * s["bottleneck_delay"] + 4 * scen.ACCESS_DELAY, s["rtt"])
+        # DropTail of one BDP
+        assert s["buffer"] == scen.bdp_packets(s["rate"], s["rtt"])
+    assert 0 < scen.WARMUP < scen.DURATION
+
+
+@pytest.mark.parametrize("cmp", [LNX, NS3], ids=["linux", "ns3"])
+def test_bands_are_well_formed(cmp: ModuleType) -> None:
+    for name, band in _bands(cmp.scenarios).items():
+        assert band[0] in KINDS, name
+        assert len(band) == KINDS[band[0]], name
+        assert all(isinstance(x, (int, float)) and x > 0 for x in band[1:]), name
+        if band[0] != "abs":
+            assert band[1] < 1, f"{name}: a relative band of 100 % or more checks nothing"
+    w = cmp.scenarios.within
+    assert w(("rel_or_abs", 0.25, 2.0), 3.9, 2.0)
+    assert not w(("rel_or_abs", 0.25, 2.0), 126.0, 100.0)
+    assert not w(("rel", 0.5), math.nan, 1.0)
+
+
+def _fake_side(n: int, duration: float, dt: float) -> dict[str, Any]:
+    times = [round(k * dt, 6) for k in range(int(duration / dt) + 1)]
+    return {
+        "goodput": [4e6] * n,
+        "retx": 30,
+        "recoveries": 10,
+        "timeouts": 2,
+        "ecn_reductions": 0,
+        "marks": 0,
+        "drops": 30,
+        "queue_series": {t: 5.0 for t in times},
+        "cwnd_series": [{t: 10.0 + 10.0 * (k % 2) for k, t in enumerate(times)} for _ in range(n)],
+    }
+
+
+@pytest.mark.parametrize("cmp", [LNX, NS3], ids=["linux", "ns3"])
+def test_every_banded_metric_is_computed(cmp: ModuleType) -> None:
+    scen = cmp.scenarios
+    sc = next(s for s in scen.scenarios() if s["n"] == 2)
+    m = cmp.base.metrics(sc, _fake_side(2, scen.DURATION, scen.SAMPLE))
+    assert set(_bands(scen)) <= set(m)
+    if cmp is NS3:
+        # BBR's congestion events are fast recoveries + timeouts
+        assert m["events_per_s"] == pytest.approx(12 / (scen.DURATION - scen.WARMUP))
+
+
+def test_ecnsim_scenarios_validate_and_run_bbr() -> None:
+    import ecnsim
+
+    for sc in LNX.scenarios.scenarios():
+        d = LNX.scenario_dict(sc)
+        assert d["tcp"]["cc"] == "bbr"
+        ecnsim.Scenario.from_dict(d).check()
+    for sc in NS3.scenarios.scenarios():
+        s = NS3.ecnsim_scenario(sc)
+        assert s.to_dict()["tcp"]["cc"] == "bbr"
+        assert not any(k.startswith("cubic_") for k in s.to_dict()["tcp"])
+        s.check()
+
+
+def test_the_cubic_harness_is_left_as_it_was() -> None:
+    """Loading the BBR harness patches its own copy of the CUBIC harness, not the CUBIC one."""
+    cubic = _load(VALIDATION / "linux_cubic" / "compare.py", "xb_linux_cubic_compare")
+    sc = cubic.scenarios.scenarios()[0]
+    assert cubic.scenario_dict(sc)["tcp"]["cc"] == "cubic"
+
+
+def test_ns3_descriptions_ask_for_tcpbbr_with_known_keys() -> None:
+    for sc in NS3.scenarios.scenarios():
+        cfg = NS3.ns3_config(sc)
+        assert cfg["tcp"]["cc"] == "Bbr"
+        assert cfg["ns3_defaults"]["ns3::TcpSocketState::EnablePacing"] == "true"
+        assert set(cfg) - {"tcp", "name"} <= set(NS3_SCRIPT.DEFAULTS)
+        assert set(cfg["tcp"]) <= set(NS3_SCRIPT.TCP_DEFAULTS)
+        assert cfg.get("queue") is None  # DropTail of queue_packets
+        assert cfg["queue_packets"] == sc["buffer"]
+        assert cfg["n_flows"] == len(cfg["start"]) == sc["n"]
+
+
+def _ns3_python() -> str | None:
+    exe = os.environ.get("NS3_PYTHON")
+    if exe and shutil.which(exe):
+        return exe
+    return None
+
+
+@pytest.mark.ns3
+@pytest.mark.skipif(_ns3_python() is None, reason="set NS3_PYTHON to the ns-3 venv's python")
+def test_ns3_bbr_one_flow_agrees() -> None:
+    """One BBR flow, 10 Mb/s, 20 ms: every band of the ns-3 cross-check holds
+    (docs/validation.md, "BBR against ns-3's TcpBbr")."""
+    env = {**os.environ, "NS3_PYTHON": str(_ns3_python())}
+    p = subprocess.run(
+        [sys.executable, str(VALIDATION / "ns3_bbr" / "compare.py"), "--only",
+         "bbr-10M-20ms-1", "--jobs", "1"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def _emulation_problem() -> str | None:
+    try:
+        from ecnsim.emulation import NamespaceError, check_environment
+
+        try:
+            check_environment()
+        except NamespaceError as e:
+            return str(e)
+    except ImportError as e:  # pragma: no cover
+        return str(e)
+    return None
+
+
+@pytest.mark.linux
+@pytest.mark.skipif(_emulation_problem() is not None, reason=str(_emulation_problem()))
+def test_linux_bbr_one_flow_agrees() -> None:
+    """One BBR flow, 10 Mb/s, 20 ms, DropTail: goodput, mean queue and summed cwnd of the
+    Linux cross-check hold (40 s of real time; docs/validation.md, "BBR against Linux's
+    tcp_bbr")."""
+    sc = next(s for s in LNX.scenarios.scenarios() if s["id"] == "bbr-10M-20ms-1")
+    e = LNX.base.metrics(sc, LNX.run_sim(sc))
+    n = LNX.base.metrics(sc, LNX.base.run_linux(sc))
+    bands = LNX.scenarios.BANDS
+    aggregate = ("goodput", "queue_mean", "cwnd_total")
+    out = {k: (e[k], n[k]) for k in aggregate if not LNX.scenarios.within(bands[k], e[k], n[k])}
+    assert not out, f"out of band (ecnsim, Linux): {out}"
