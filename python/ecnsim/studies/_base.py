@@ -1254,12 +1254,9 @@ def estimate_wall_s(study: Study, params: Any, workers: int = 1) -> float:
     cal = study.calibration(params)
     if cal is not None:
         total += sum(study.estimate_seconds(params, p) for p in cal.points) * len(cal.seeds)
-    planning = study.plan_cost_s_per_run * runs
-    return (
-        float(total) * study.run_cost_scale / max(1, workers)
-        + planning
-        + render_seconds(study, params)
-    )
+    planning = float(study.plan_cost_s_per_run) * runs
+    scale = float(study.run_cost_scale)
+    return float(total) * scale / max(1, workers) + planning + render_seconds(study, params)
 
 
 def render_seconds(study: Study, params: Any) -> float:
