@@ -1249,7 +1249,7 @@ def format_seconds(s: float) -> str:
 def estimate_wall_s(study: Study, params: Any, workers: int = 1) -> float:
     """Estimated wall seconds of the whole study on ``workers`` cores: the planning, its pilot
     stage, its runs (scaled by :attr:`Study.run_cost_scale`) and the report's rendering."""
-    runs = len(study.grid(params)) * params.seeds
+    runs: int = len(study.grid(params)) * int(params.seeds)
     total = sum(study.estimate_seconds(params, p) for p in study.grid(params)) * params.seeds
     cal = study.calibration(params)
     if cal is not None:
