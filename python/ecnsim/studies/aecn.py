@@ -507,9 +507,10 @@ class AecnStudy(Study):
     title = "Adaptive ECN vs ECN with heterogeneous round-trip times"
     source = "Z. Zheng, WPI MS thesis, ch. 5 (ns-2). STUDIES.md §4."
     Params = AecnParams
-    # Measured 2026-12-02 (`ecnsim study run aecn --jobs 2` from an empty store, PGO wheels of main
-    # bede5e1 on a shared machine at top priority and of main 2172e3c on an idle one; each value covers
-    # the larger of the two: docs/performance.md, "Study run times").
+    # Measured 2026-12-02 (`ecnsim study run aecn --jobs 2` from an empty store):
+    # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
+    # (idle); each value covers the larger of the two (docs/performance.md,
+    # "Study run times").
     render_cost_s: ClassVar[float] = 39.0
     run_cost_scale: ClassVar[float] = 1.5
     plan_cost_s_per_run: ClassVar[float] = 0.021

@@ -899,9 +899,10 @@ class EcnplusStudy(Study):
         "(ns-2, Linux testbed); RFC 5562. STUDIES.md §5."
     )
     Params = EcnplusParams
-    # Measured 2026-12-02 (`ecnsim study run ecnplus --jobs 2` from an empty store, PGO wheels of main
-    # bede5e1 on a shared machine at top priority and of main 2172e3c on an idle one; each value covers
-    # the larger of the two: docs/performance.md, "Study run times").
+    # Measured 2026-12-02 (`ecnsim study run ecnplus --jobs 2` from an empty store):
+    # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
+    # (idle); each value covers the larger of the two (docs/performance.md,
+    # "Study run times").
     render_cost_s: ClassVar[float] = 22.0
     run_cost_scale: ClassVar[float] = 1.4
     plan_cost_s_per_run: ClassVar[float] = 0.011

@@ -612,9 +612,10 @@ class Rfc2415Study(Study):
         "RFC 2415, September 1998 (ns-2). STUDIES.md §2."
     )
     Params = Rfc2415Params
-    # Measured 2026-12-02 (`ecnsim study run rfc2415 --jobs 2` from an empty store, PGO wheels of main
-    # bede5e1 on a shared machine at top priority and of main 2172e3c on an idle one; each value covers
-    # the larger of the two: docs/performance.md, "Study run times").
+    # Measured 2026-12-02 (`ecnsim study run rfc2415 --jobs 2` from an empty store):
+    # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
+    # (idle); each value covers the larger of the two (docs/performance.md,
+    # "Study run times").
     render_cost_s: ClassVar[float] = 8.6
     run_cost_scale: ClassVar[float] = 1.9
     plan_cost_s_per_run: ClassVar[float] = 0.006

@@ -809,9 +809,10 @@ class Rfc2884Study(Study):
         "(ECN) in IP Networks, RFC 2884, July 2000; STUDIES.md §1."
     )
     Params = Rfc2884Params
-    # Measured 2026-12-02 (`ecnsim study run rfc2884 --jobs 2` from an empty store, PGO wheels of main
-    # bede5e1 on a shared machine at top priority and of main 2172e3c on an idle one; each value covers
-    # the larger of the two: docs/performance.md, "Study run times").
+    # Measured 2026-12-02 (`ecnsim study run rfc2884 --jobs 2` from an empty store):
+    # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
+    # (idle); each value covers the larger of the two (docs/performance.md,
+    # "Study run times").
     render_cost_s: ClassVar[float] = 16.4
     run_cost_scale: ClassVar[float] = 1.65
     plan_cost_s_per_run: ClassVar[float] = 0.0045
