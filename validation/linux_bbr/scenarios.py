@@ -49,8 +49,12 @@ Metrics (``validation/linux_cubic/compare.py``): ``goodput``, ``jain``,
 
 from __future__ import annotations
 
-import math
+import os
+import sys
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bands import band_text, within  # noqa: F401  (the harnesses' shared bands)
 
 ACCESS_DELAY = 0.001
 DURATION = 40.0
@@ -105,24 +109,3 @@ BANDS: dict[str, tuple[Any, ...]] = {
     "cwnd_total": ("rel_or_abs", 0.20, 4.0),
     "cwnd_swing": ("rel_or_abs", 0.40, 4.0),
 }
-
-
-def within(kind: tuple[Any, ...], ecnsim: float, linux: float) -> bool:
-    if math.isnan(ecnsim) or math.isnan(linux):
-        return False
-    d = abs(ecnsim - linux)
-    if kind[0] == "rel":
-        return d <= kind[1] * abs(linux)
-    if kind[0] == "abs":
-        return d <= kind[1]
-    if kind[0] == "rel_or_abs":
-        return d <= max(kind[1] * abs(linux), kind[2])
-    raise ValueError(f"unknown band kind {kind[0]!r}")
-
-
-def band_text(kind: tuple[Any, ...]) -> str:
-    if kind[0] == "rel":
-        return f"±{kind[1]:.0%}"
-    if kind[0] == "abs":
-        return f"±{kind[1]:g}"
-    return f"±{kind[1]:.0%} or ±{kind[2]:g}"

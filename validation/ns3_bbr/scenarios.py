@@ -43,8 +43,12 @@ timeouts per second), ``queue_mean``, ``cwnd_total``, ``cwnd_swing``.
 
 from __future__ import annotations
 
-import math
+import os
+import sys
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bands import band_text, within  # noqa: F401  (the harnesses' shared bands)
 
 WIRE = 1502  # bytes per data packet on the PPP wire
 ACCESS_RATE = 1e9
@@ -102,25 +106,3 @@ BANDS: dict[str, dict[str, Any]] = {
         "cwnd_swing": ("rel_or_abs", 0.35, 3.0),
     },
 }
-
-
-def within(kind: tuple[Any, ...], ecnsim: float, ns3: float) -> bool:
-    """Whether ``ecnsim`` is within the band ``kind`` of ``ns3``."""
-    if math.isnan(ecnsim) or math.isnan(ns3):
-        return False
-    d = abs(ecnsim - ns3)
-    if kind[0] == "rel":
-        return d <= kind[1] * abs(ns3)
-    if kind[0] == "abs":
-        return d <= kind[1]
-    if kind[0] == "rel_or_abs":
-        return d <= max(kind[1] * abs(ns3), kind[2])
-    raise ValueError(f"unknown band kind {kind[0]!r}")
-
-
-def band_text(kind: tuple[Any, ...]) -> str:
-    if kind[0] == "rel":
-        return f"±{kind[1]:.0%}"
-    if kind[0] == "abs":
-        return f"±{kind[1]:g}"
-    return f"±{kind[1]:.0%} or ±{kind[2]:g}"
