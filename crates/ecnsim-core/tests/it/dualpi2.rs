@@ -2,8 +2,9 @@
 //! ("DualPI2 against RFC 9332's stated properties"), fixed before the first run.
 //!
 //! `l-delay` keeps its first L4S sender, NewReno with ECN and ECT(1) (a
-//! stand-in, not scalable); `l-delay-dctcp` and `rate-balance` use DCTCP with ECT(1), the
-//! scalable control on main (TCP Prague is not): see the docs for what each shows.
+//! stand-in, not scalable); `l-delay-dctcp` and `rate-balance` use DCTCP with ECT(1);
+//! `l-delay-prague` and `rate-balance-prague` use TCP Prague, the scalable control RFC 9332's
+//! own evaluation assumes (§2.1, Appendix C.2): see the docs for what each shows.
 
 use ecnsim_core::qdisc::dualpi2::{DualPi2Stats, SojournHistogram};
 use ecnsim_core::qdisc::AnyQdisc;
@@ -127,10 +128,15 @@ fn l_queue_delay_under_a_millisecond_with_dctcp() {
     assert!(p99 <= 0.001, "L sojourn p99 {p99} s");
 }
 
-/// One Classic flow (NewReno, ECN, ECT(0)) and one DCTCP flow with ECT(1), both of base RTT
+/// The L4S sender of `rate-balance`: DCTCP with ECT(1).
+const DCTCP_L4S: &str = r#"cc = "dctcp", ect_codepoint = "ect1""#;
+/// The L4S sender of the Prague checks: TCP Prague (AccECN, ECT(1); docs/models/prague.md).
+const PRAGUE_L4S: &str = r#"cc = "prague", ecn_feedback = "accecn", ect_codepoint = "ect1""#;
+
+/// One Classic flow (NewReno, ECN, ECT(0)) and one L4S flow (`l4s_tcp`), both of base RTT
 /// `rtt_ms`, through DualPI2 at 20 Mb/s: (L4S / Classic goodput, median Classic sojourn,
 /// utilisation).
-fn rate_balance_run(rtt_ms: f64) -> (f64, f64, f64) {
+fn rate_balance_run(rtt_ms: f64, l4s_tcp: &str) -> (f64, f64, f64) {
     // Base RTT = 2 (1 ms + bottleneck delay + 1 ms).
     let delay_us = ((rtt_ms / 2.0 - 2.0) * 1e3).round() as u64;
     let mut nodes =
@@ -149,7 +155,7 @@ fn rate_balance_run(rtt_ms: f64) -> (f64, f64, f64) {
          tcp = {{ ecn = \"request\", rcv_window = \"4MB\", delayed_ack = false }}\n\
          nodes = [{}]\nlinks = [{}]\n\
          flows = [{{ name = \"classic\", src = \"s0\", dst = \"c0\", tcp = {{ cc = \"newreno\" }} }}, \
-         {{ name = \"l4s\", src = \"s1\", dst = \"c1\", start = \"0.1s\", tcp = {{ cc = \"dctcp\", ect_codepoint = \"ect1\" }} }}]\n",
+         {{ name = \"l4s\", src = \"s1\", dst = \"c1\", start = \"0.1s\", tcp = {{ {l4s_tcp} }} }}]\n",
         nodes.join(", "),
         links.join(", ")
     );
@@ -176,11 +182,74 @@ fn rate_balance_run(rtt_ms: f64) -> (f64, f64, f64) {
 fn classic_and_l4s_rates_balance_as_the_coupling_predicts() {
     let mut failures = Vec::new();
     for rtt_ms in [5.0, 10.0, 20.0, 50.0, 100.0] {
-        let (ratio, median, util) = rate_balance_run(rtt_ms);
+        let (ratio, median, util) = rate_balance_run(rtt_ms, DCTCP_L4S);
         // RFC 9332 §2.1: W_C = sqrt(3/2) / p', W_L = 2 / (k p'); rates are W / RTT.
         let predicted = (2.0 / (2.0 * 1.5f64.sqrt())) * ((rtt_ms + 15.0) / (rtt_ms + 1.0));
         eprintln!(
             "rate-balance R = {rtt_ms} ms: L4S/Classic {ratio:.3} (predicted {predicted:.3}, x{:.2}), \
+             median Classic sojourn {:.2} ms, utilisation {util:.3}",
+            ratio / predicted,
+            median * 1e3
+        );
+        if !(predicted / 1.5..=predicted * 1.5).contains(&ratio) {
+            failures.push(format!("R = {rtt_ms} ms: ratio {ratio:.3} vs predicted {predicted:.3}"));
+        }
+        if !(0.009..=0.021).contains(&median) {
+            failures.push(format!("R = {rtt_ms} ms: median Classic sojourn {median} s"));
+        }
+        if util <= 0.9 {
+            failures.push(format!("R = {rtt_ms} ms: utilisation {util}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `l-delay-prague`: `l-delay-dctcp` with TCP Prague (paced, RFC 9331 §4.3) as the ECT(1)
+/// sender: the L queue's 99th percentile sojourn is at most 1 ms (RFC 9332 §1), the link busy
+/// (> 0.9), every mark on an ECT(1) packet (§2.3). Bands as `l-delay-dctcp`, committed before
+/// the first run (docs/validation.md, "TCP Prague as the scalable sender").
+#[test]
+fn l_queue_delay_under_a_millisecond_with_prague() {
+    let t = scenario(
+        3,
+        "100Mbps",
+        "10s",
+        "3s",
+        r#"cc = "prague", ecn = "request", ecn_feedback = "accecn", ect_codepoint = "ect1", rcv_window = "4MB""#,
+    );
+    let (r, l, _c) = run(&t, 3);
+    let p99 = l.quantile_upper(0.99).unwrap().as_secs_f64();
+    let util = f64s(&r, "queues", "utilization")[BOTTLENECK];
+    let (m0, m1) = (u64s(&r, "queues", "marks_of_ect0")[BOTTLENECK], u64s(&r, "queues", "marks_of_ect1")[BOTTLENECK]);
+    eprintln!("l-delay-prague: L sojourn p50 {:.3} ms, p99 {:.3} ms, utilisation {util:.3}, marks ECT(1) {m1}, ECT(0) {m0}, {} packets",
+        l.quantile_upper(0.5).unwrap().as_secs_f64() * 1e3, p99 * 1e3, l.count());
+    assert_eq!(m0, 0);
+    assert!(m1 > 0, "no L4S marks: the check would pass vacuously");
+    assert!(util > 0.9, "utilisation {util}");
+    assert!(p99 <= 0.001, "L sojourn p99 {p99} s");
+}
+
+/// The per-flow L4S / Classic rate ratio k = 2 predicts for a TCP Prague flow against a Reno
+/// flow of base RTT `rtt_ms` (RFC 9332 §2.1: W_C = sqrt(3/2) / p', W_L = 2 / (k p')). Prague's
+/// RTT independence (RFC 9331 §4.3; tcp_prague.c `RTT_CONTROL_RATE`, docs/models/prague.md)
+/// makes a flow below the 25 ms reference RTT grow and reduce as one of 25 ms, so its rate is
+/// 2 / (25 ms p_L): its effective RTT is max(R + 1 ms, 25 ms). The Classic RTT is R + 15 ms.
+fn prague_predicted_ratio(rtt_ms: f64) -> f64 {
+    (2.0 / (2.0 * 1.5f64.sqrt())) * ((rtt_ms + 15.0) / (rtt_ms + 1.0).max(25.0))
+}
+
+/// `rate-balance-prague`: `rate-balance` with TCP Prague as the L4S flow: across base RTTs of
+/// 5-100 ms the ratio is within a factor of 1.5 of `prague_predicted_ratio`, the Classic
+/// median in 9-21 ms and the link busy (> 0.9). Bands committed before the first run
+/// (docs/validation.md, "TCP Prague as the scalable sender").
+#[test]
+fn classic_and_prague_rates_balance_as_the_coupling_predicts() {
+    let mut failures = Vec::new();
+    for rtt_ms in [5.0, 10.0, 20.0, 50.0, 100.0] {
+        let (ratio, median, util) = rate_balance_run(rtt_ms, PRAGUE_L4S);
+        let predicted = prague_predicted_ratio(rtt_ms);
+        eprintln!(
+            "rate-balance-prague R = {rtt_ms} ms: L4S/Classic {ratio:.3} (predicted {predicted:.3}, x{:.2}), \
              median Classic sojourn {:.2} ms, utilisation {util:.3}",
             ratio / predicted,
             median * 1e3
