@@ -1947,6 +1947,8 @@ mod tests {
         (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
         (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
         // TCP Prague (RFC 9331 §4.1-4.2)
+        (&[("#TCP", "slow_start_exit = \"hystart\"")], "tcp.slow_start_exit", "slow_start_exit = \"hystart\" does not apply to cc = \"reno\": allowed: \"none\" or \"hystart++\" (\"hystart\" is CUBIC's, as in Linux)"),
+        (&[("#TCP", "cc = \"dctcp\"\nslow_start_exit = \"hystart++\"")], "tcp.slow_start_exit", "slow_start_exit = \"hystart++\" does not apply to cc = \"dctcp\": allowed: \"none\""),
         (&[("#TCP", "cc = \"prague\"")], "tcp.cc", "cc = \"prague\" needs ecn = \"request\", ecn_feedback = \"accecn\" and ect_codepoint = \"ect1\" (RFC 9331 §4.1-4.2), got ecn = \"off\", ecn_feedback = \"classic\", ect_codepoint = \"ect0\""),
         (&[("#F0", "tcp = { cc = \"prague\", ecn = \"request\", ecn_feedback = \"accecn\" }")], "flows[0].tcp.cc", "got ecn = \"request\", ecn_feedback = \"accecn\", ect_codepoint = \"ect0\""),
         (&[("#TCP", "prague_rtt_target = \"200ms\"")], "tcp.prague_rtt_target", "must be >= 0 and <= 100ms, got 200ms"),
@@ -2089,6 +2091,26 @@ mod tests {
             }
             check_tcp_cross(profile, &[]).unwrap();
         }
+    }
+
+    /// `tcp.slow_start_exit`'s default follows the algorithm: Linux's HyStart for CUBIC under
+    /// `linux-6.x` only; a value set is kept.
+    #[test]
+    fn slow_start_exit_default_depends_on_profile_and_cc() {
+        let with = |toml_text: &str| -> TcpOverrides { toml::from_str(toml_text).unwrap() };
+        let cubic = with("cc = \"cubic\"");
+        let newreno = with("cc = \"newreno\"");
+        assert_eq!(resolve(Profile::Linux6, []).slow_start_exit, SlowStartExit::Hystart);
+        assert_eq!(resolve(Profile::Linux6, [&newreno]).slow_start_exit, SlowStartExit::None);
+        for p in [Profile::Rfc, Profile::Linux, Profile::Linux24, Profile::Ns2_2001] {
+            assert_eq!(resolve(p, [&cubic]).slow_start_exit, SlowStartExit::None, "{}", p.name());
+        }
+        let pp = with("slow_start_exit = \"hystart++\"");
+        assert_eq!(resolve(Profile::Linux6, [&pp]).slow_start_exit, SlowStartExit::HystartPp);
+        assert_eq!(resolve(Profile::Rfc, [&cubic, &pp]).slow_start_exit, SlowStartExit::HystartPp);
+        // A flow's `cc` after a top-level exit: the value set stays (and is then checked).
+        let off = with("slow_start_exit = \"none\"");
+        assert_eq!(resolve(Profile::Linux6, [&off, &cubic]).slow_start_exit, SlowStartExit::None);
     }
 
     /// Every `TcpOverrides` field set to a distinct in-range value.
