@@ -91,7 +91,7 @@ fn run(sender: TcpConfig, until: u64) -> (TcpSocket, Vec<AckSeen>) {
                     let snd_nxt = sent_at.last().map_or(1, |e| e.0);
                     a.on_segment(t, &s.header, Ecn::NotEct);
                     let ack = s.header.ack;
-                    let newest = sent_at.iter().filter(|e| e.0 <= ack && e.0 > before).last().copied();
+                    let newest = sent_at.iter().rfind(|e| e.0 <= ack && e.0 > before).copied();
                     let any_rxt = sent_at.iter().any(|e| e.0 <= ack && e.0 > before && e.2);
                     let rtt = newest.filter(|_| !any_rxt).map(|e| now - e.1);
                     let (css, found) = a.ss_exit().map_or((false, false), |s| (s.state().1, s.state().0));
@@ -119,7 +119,7 @@ fn sender(cc: CcKind, exit: SlowStartExit) -> TcpConfig {
 
 /// RFC 9406 §4.2 through a socket, against the path's own RTTs: the first round (windowEnd =
 /// SND.NXT when it began) whose minimum over >= 8 samples reaches the previous round's minimum
-/// + clamp(min / 8, 4 ms, 16 ms) enters CSS at its 8th-or-later sample; CSS ends CSS_ROUNDS = 5
+/// plus clamp(min / 8, 4 ms, 16 ms) enters CSS at its 8th-or-later sample; CSS ends CSS_ROUNDS = 5
 /// round ends later with ssthresh = cwnd; nothing is lost. Without HyStart++ the same path
 /// keeps slow start going.
 #[test]
