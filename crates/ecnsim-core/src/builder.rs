@@ -27,7 +27,8 @@ use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
-    QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
+    QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch, SlowStartExit,
+    TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -602,6 +603,11 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         cubic_c: cubic.then(|| unfraction(c.cubic_c)),
         cubic_fast_convergence: cubic.then_some(c.cubic_fast_convergence),
         cubic_timeout: cubic.then_some(c.cubic_timeout),
+        // Shown where it, or the default for the flow's algorithm, is not RFC 5681's slow start, so
+        // every other resolved spec is unchanged.
+        slow_start_exit: (c.slow_start_exit != SlowStartExit::None
+            || profile.slow_start_exit(c.cc) != SlowStartExit::None)
+            .then_some(c.slow_start_exit),
         dctcp_shift_g: dctcp.then_some(i64::from(c.dctcp_shift_g)),
         dctcp_fraction: dctcp.then_some(c.dctcp_fraction),
         dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),

@@ -10,7 +10,7 @@ use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
     EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Quickack, Recovery, RecoveryRate,
-    ReductionBasis, RtoEstimator, SackVariant, TimeoutAfterEcn,
+    ReductionBasis, RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -66,6 +66,17 @@ impl Profile {
             Profile::Linux => "linux",
             Profile::Linux24 => "linux-2.4",
             Profile::Linux6 => "linux-6.x",
+        }
+    }
+
+    /// The default `tcp.slow_start_exit` for algorithm `cc`: Linux's HyStart for CUBIC under
+    /// `linux-6.x` (it lives in `tcp_cubic.c`, so no other Linux algorithm has it), else none.
+    #[must_use]
+    pub fn slow_start_exit(self, cc: CcKind) -> SlowStartExit {
+        match (self, cc) {
+            // Linux tcp_cubic.c: hystart = 1 (module parameter default).
+            (Profile::Linux6, CcKind::Cubic) => SlowStartExit::Hystart,
+            _ => SlowStartExit::None,
         }
     }
 
@@ -172,6 +183,9 @@ impl Profile {
             // RFC 9438 §4.8: on a timeout, ssthresh as §4.6 sets it, from flight_size (RFC 5681 §3.1 eq. 4's
             // FlightSize, the data sent and not cumulatively acknowledged).
             cubic_timeout: CubicTimeout::FlightSize,
+            // RFC 5681 §3.1 slow start. DEVIATION(RFC 9438): §4.10 says CUBIC SHOULD use HyStart++ (RFC 9406);
+            // `rfc`'s values predate it and do not change (set `slow_start_exit = "hystart++"`).
+            slow_start_exit: SlowStartExit::None,
             // RFC 8257 §4.2: the RECOMMENDED estimation gain g = 1/16.
             dctcp_shift_g: 4,
             // SIGCOMM 2010 §3.1: F, the fraction of packets marked (current Linux counts delivered packets).
@@ -356,6 +370,8 @@ impl Profile {
                 cubic_c: 410_000_000,
                 // Linux tcp_enter_loss(): no new ssthresh inside a recovery in progress; ssthresh() from snd_cwnd.
                 cubic_timeout: CubicTimeout::Linux,
+                // Linux tcp_cubic.c: hystart = 1, hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY.
+                slow_start_exit: SlowStartExit::Hystart,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of

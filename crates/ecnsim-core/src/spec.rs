@@ -2079,6 +2079,34 @@ pub enum CubicTimeout {
     Linux,
 }
 
+/// How a connection may leave its slow start before the first loss (`tcp.slow_start_exit`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub enum SlowStartExit {
+    /// RFC 5681 slow start until a loss, an ECN-Echo or ssthresh.
+    #[serde(rename = "none")]
+    None,
+    /// Linux's HyStart (`tcp_cubic.c`: ack-train and delay detection, then ssthresh = cwnd);
+    /// CUBIC only, as in Linux.
+    #[serde(rename = "hystart")]
+    Hystart,
+    /// HyStart++ (RFC 9406: delay increase, then Conservative Slow Start) in the initial slow
+    /// start of any loss-based algorithm with RFC 5681's slow start.
+    #[serde(rename = "hystart++")]
+    HystartPp,
+}
+
+impl SlowStartExit {
+    /// The scenario's spelling.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            SlowStartExit::None => "none",
+            SlowStartExit::Hystart => "hystart",
+            SlowStartExit::HystartPp => "hystart++",
+        }
+    }
+}
+
 /// The initial congestion window: a number of segments, or a formula.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(untagged)]
@@ -2292,6 +2320,10 @@ pub struct TcpOverrides {
     /// (`tcp_enter_loss()`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_timeout: Option<CubicTimeout>,
+    /// How slow start may end before a loss: `"none"`, `"hystart"` (Linux, CUBIC only) or
+    /// `"hystart++"` (RFC 9406); the profile's default depends on `cc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_start_exit: Option<SlowStartExit>,
     /// DCTCP's gain g = 1/2^shift, shift 1..=10 (RFC 8257 §4.2: g = 1/16, shift 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dctcp_shift_g: Option<i64>,
@@ -2718,6 +2750,7 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "carry_rtt = 1")], "tcp.carry_rtt", "expected one of \"off\", \"smoothed\", \"base\" (or a boolean"),
         (&[("#TCP", "rto_estimator = \"bsd\"")], "tcp.rto_estimator", "unknown variant `bsd`, expected one of `rfc6298`, `ns2`, `ns2_rfc2988`, `linux`"),
         (&[("#TCP", "ecn_ece_growth = \"always\"")], "tcp.ecn_ece_growth", "expected one of `never`, `slow_start`, `after_loss`"),
+        (&[("#TCP", "slow_start_exit = \"hystart+\"")], "tcp.slow_start_exit", "unknown variant `hystart+`, expected one of `none`, `hystart`, `hystart++`"),
         (&[("#TCP", "ca_increase = \"abc\"")], "tcp.ca_increase", "expected one of `per_ack`, `byte_counting`, `per_ack_truncated`"),
         (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
         (&[("#TCP", "newreno_partial_ack = \"rfc2582\"")], "tcp.newreno_partial_ack", "expected `rfc6582` or `ns2`"),

@@ -33,7 +33,7 @@ use crate::spec::{
     AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
     ScenarioSpec, TcpOverrides, TimeValue,
 };
-use crate::spec::{CcKind, EcnFeedback, EcnPolicy, EctCodepoint};
+use crate::spec::{CcKind, EcnFeedback, EcnPolicy, EctCodepoint, SlowStartExit};
 use crate::tcp::{InitialWindow, TcpConfig, FRACTION_SCALE};
 use crate::time::{BitRate, SimDuration};
 
@@ -355,6 +355,31 @@ fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result
             ),
         ));
     }
+    let exit_ok = match cfg.slow_start_exit {
+        SlowStartExit::None => true,
+        // Linux: HyStart lives in tcp_cubic.c.
+        SlowStartExit::Hystart => cfg.cc == CcKind::Cubic,
+        // RFC 9406 §1: HyStart++ modifies the RFC 5681 slow start of loss-based algorithms; DCTCP's
+        // window grows once per window of data, BBR and Prague set theirs (and pace).
+        SlowStartExit::HystartPp => !matches!(cfg.cc, CcKind::Dctcp | CcKind::Bbr | CcKind::Prague),
+    };
+    if !exit_ok {
+        let at = levels.iter().rposition(|&(_, o)| o.slow_start_exit.is_some());
+        let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| format!("{}.slow_start_exit", levels[l].0));
+        let allowed = if cfg.cc == CcKind::Cubic || !matches!(cfg.cc, CcKind::Dctcp | CcKind::Bbr | CcKind::Prague) {
+            "\"none\" or \"hystart++\" (\"hystart\" is CUBIC's, as in Linux)"
+        } else {
+            "\"none\" (HyStart and HyStart++ change RFC 5681's slow start, which this algorithm does not run)"
+        };
+        return Err(SimError::spec(
+            path,
+            format!(
+                "slow_start_exit = \"{}\" does not apply to cc = \"{}\": allowed: {allowed}",
+                cfg.slow_start_exit.name(),
+                enum_name(&cfg.cc)
+            ),
+        ));
+    }
     if matches!(cfg.rto_estimator, RtoEstimator::Ns2 | RtoEstimator::Ns2Rfc2988)
         && cfg.clock_granularity == SimDuration::ZERO
     {
@@ -418,6 +443,8 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
     let count = |v: i64| u32::try_from(v).ok();
     let time = |v: TimeValue| u64::try_from(v.0).ok().map(SimDuration::from_nanos);
     let mut c = profile.tcp();
+    // `slow_start_exit`'s default depends on the algorithm the levels settle on.
+    let mut exit_given = false;
     for o in levels {
         // Destructured so that a new field cannot be forgotten here.
         let TcpOverrides {
@@ -468,6 +495,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             cubic_c,
             cubic_fast_convergence,
             cubic_timeout,
+            slow_start_exit,
             dctcp_shift_g,
             dctcp_fraction,
             dctcp_ect_control,
@@ -524,11 +552,16 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.cubic_c, cubic_c, fraction);
         set(&mut c.cubic_fast_convergence, cubic_fast_convergence, Some);
         set(&mut c.cubic_timeout, cubic_timeout, Some);
+        exit_given |= slow_start_exit.is_some();
+        set(&mut c.slow_start_exit, slow_start_exit, Some);
         set(&mut c.dctcp_shift_g, dctcp_shift_g, count);
         set(&mut c.dctcp_fraction, dctcp_fraction, Some);
         set(&mut c.dctcp_ect_control, dctcp_ect_control, Some);
         set(&mut c.prague_rtt_target, prague_rtt_target, time);
         set(&mut c.prague_rtt_transition, prague_rtt_transition, count);
+    }
+    if !exit_given {
+        c.slow_start_exit = profile.slow_start_exit(c.cc);
     }
     c
 }
@@ -1914,6 +1947,8 @@ mod tests {
         (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
         (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
         // TCP Prague (RFC 9331 §4.1-4.2)
+        (&[("#TCP", "slow_start_exit = \"hystart\"")], "tcp.slow_start_exit", "slow_start_exit = \"hystart\" does not apply to cc = \"reno\": allowed: \"none\" or \"hystart++\" (\"hystart\" is CUBIC's, as in Linux)"),
+        (&[("#TCP", "cc = \"dctcp\"\nslow_start_exit = \"hystart++\"")], "tcp.slow_start_exit", "slow_start_exit = \"hystart++\" does not apply to cc = \"dctcp\": allowed: \"none\""),
         (&[("#TCP", "cc = \"prague\"")], "tcp.cc", "cc = \"prague\" needs ecn = \"request\", ecn_feedback = \"accecn\" and ect_codepoint = \"ect1\" (RFC 9331 §4.1-4.2), got ecn = \"off\", ecn_feedback = \"classic\", ect_codepoint = \"ect0\""),
         (&[("#F0", "tcp = { cc = \"prague\", ecn = \"request\", ecn_feedback = \"accecn\" }")], "flows[0].tcp.cc", "got ecn = \"request\", ecn_feedback = \"accecn\", ect_codepoint = \"ect0\""),
         (&[("#TCP", "prague_rtt_target = \"200ms\"")], "tcp.prague_rtt_target", "must be >= 0 and <= 100ms, got 200ms"),
@@ -2056,6 +2091,26 @@ mod tests {
             }
             check_tcp_cross(profile, &[]).unwrap();
         }
+    }
+
+    /// `tcp.slow_start_exit`'s default follows the algorithm: Linux's HyStart for CUBIC under
+    /// `linux-6.x` only; a value set is kept.
+    #[test]
+    fn slow_start_exit_default_depends_on_profile_and_cc() {
+        let with = |toml_text: &str| -> TcpOverrides { toml::from_str(toml_text).unwrap() };
+        let cubic = with("cc = \"cubic\"");
+        let newreno = with("cc = \"newreno\"");
+        assert_eq!(resolve(Profile::Linux6, []).slow_start_exit, SlowStartExit::Hystart);
+        assert_eq!(resolve(Profile::Linux6, [&newreno]).slow_start_exit, SlowStartExit::None);
+        for p in [Profile::Rfc, Profile::Linux, Profile::Linux24, Profile::Ns2_2001] {
+            assert_eq!(resolve(p, [&cubic]).slow_start_exit, SlowStartExit::None, "{}", p.name());
+        }
+        let pp = with("slow_start_exit = \"hystart++\"");
+        assert_eq!(resolve(Profile::Linux6, [&pp]).slow_start_exit, SlowStartExit::HystartPp);
+        assert_eq!(resolve(Profile::Rfc, [&cubic, &pp]).slow_start_exit, SlowStartExit::HystartPp);
+        // A flow's `cc` after a top-level exit: the value set stays (and is then checked).
+        let off = with("slow_start_exit = \"none\"");
+        assert_eq!(resolve(Profile::Linux6, [&off, &cubic]).slow_start_exit, SlowStartExit::None);
     }
 
     /// Every `TcpOverrides` field set to a distinct in-range value.

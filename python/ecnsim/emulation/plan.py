@@ -255,6 +255,10 @@ UNMAPPED = {
     "cubic_c": "Linux's tcp_cubic C is a module parameter (bic_scale 41: 410/1024), not per socket",
     "cubic_fast_convergence": "Linux's tcp_cubic fast_convergence is a module parameter (on)",
     "cubic_timeout": 'Linux answers a timeout with tcp_enter_loss() (the "linux" rule)',
+    "slow_start_exit": (
+        "Linux's tcp_cubic runs HyStart (module parameter hystart = 1, ack-train and delay "
+        "detection), not per socket; mainline Linux has no HyStart++"
+    ),
     "dctcp_shift_g": "Linux's tcp_dctcp shift_g is a module parameter (4)",
     "dctcp_fraction": "current Linux's tcp_dctcp counts packets",
     "dctcp_ect_control": "Linux's DCTCP sets ECT on every packet",

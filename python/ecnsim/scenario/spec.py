@@ -409,6 +409,7 @@ def tcp(
     cubic_c: float | None = None,
     cubic_fast_convergence: bool | None = None,
     cubic_timeout: str | None = None,
+    slow_start_exit: str | None = None,
     dctcp_shift_g: int | None = None,
     dctcp_fraction: str | None = None,
     dctcp_ect_control: bool | None = None,
@@ -444,7 +445,9 @@ def tcp(
     ``"less_careful"``); ``newreno_partial_ack`` ``"rfc6582"`` or ``"ns2"``;
     ``ca_increase`` ``"per_ack"``, ``"byte_counting"`` or ``"per_ack_truncated"``;
     ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``; ``cubic_timeout``
-    ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``).
+    ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``);
+    ``slow_start_exit`` ``"none"``, ``"hystart"`` (Linux's, CUBIC only) or
+    ``"hystart++"`` (RFC 9406).
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
@@ -496,6 +499,7 @@ def tcp(
             "cubic_c": cubic_c,
             "cubic_fast_convergence": cubic_fast_convergence,
             "cubic_timeout": cubic_timeout,
+            "slow_start_exit": slow_start_exit,
             "dctcp_shift_g": dctcp_shift_g,
             "dctcp_fraction": dctcp_fraction,
             "dctcp_ect_control": dctcp_ect_control,

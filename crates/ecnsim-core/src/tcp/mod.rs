@@ -9,6 +9,9 @@ mod accecn_dialogues;
 pub mod cc;
 #[cfg(test)]
 mod dialogues;
+mod hystart;
+#[cfg(test)]
+mod hystart_dialogues;
 #[cfg(test)]
 mod linux6_dialogues;
 mod opt;
@@ -33,7 +36,7 @@ pub(crate) use opt::Opt;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
     EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, Quickack, Recovery, RecoveryRate, ReductionBasis,
-    RtoEstimator, SackVariant, TimeoutAfterEcn,
+    RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -135,6 +138,8 @@ pub struct TcpConfig {
     pub cubic_fast_convergence: bool,
     /// What a timeout does to CUBIC's ssthresh.
     pub cubic_timeout: CubicTimeout,
+    /// How slow start may end before a loss (HyStart, HyStart++).
+    pub slow_start_exit: SlowStartExit,
     /// DCTCP's gain g = 2^-shift.
     pub dctcp_shift_g: u32,
     /// What DCTCP's marked fraction counts.

@@ -22,9 +22,11 @@ use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
-    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackVariant, TimeoutAfterEcn,
+    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackVariant, SlowStartExit,
+    TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
+use crate::tcp::hystart::SsAck;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
@@ -574,6 +576,11 @@ impl TcpSocket {
     pub(crate) fn cubic_epoch(&self) -> Option<SimTime> {
         self.cc_state.cubic_ref().and_then(super::cc::Cubic::epoch)
     }
+    /// HyStart's or HyStart++'s state, if the connection runs one (for tests).
+    #[cfg(test)]
+    pub(crate) fn ss_exit(&self) -> Option<&super::hystart::SlowStartExit> {
+        self.cc_state.ss_exit_ref()
+    }
     /// True if SACK was negotiated on this connection.
     #[must_use]
     pub fn sack_negotiated(&self) -> bool {
@@ -703,6 +710,9 @@ impl TcpSocket {
                 let first = first && !after_ecn;
                 let (first, flight) = self.timeout_reduction(first);
                 self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
+                if let Some(s) = self.cc_state.ss_exit() {
+                    s.on_rto(now, self.snd_max);
+                }
                 self.win.acc = 0;
                 self.ecn_reduction.ecn_cut_until = Opt::NONE;
                 // RFC 6582 §3.2 step 4: after a timeout, recover <- the highest sequence number sent.
@@ -1115,6 +1125,10 @@ impl TcpSocket {
         self.snd_nxt = self.snd_nxt.max(ack);
         self.snd_wnd = u64::from(h.window);
         self.dupacks = 0;
+        // Per-ACK RTT samples for HyStart / HyStart++ (never the RTO's: those stay RFC 6298's one per RTT).
+        // The configuration is read first, so that other connections do not touch `cc_state`'s line.
+        let ss_exit = self.cfg.slow_start_exit != SlowStartExit::None;
+        let ss_rtt = if ss_exit { self.cc_state.ss_exit().and_then(|s| s.rtt_sample(ack, now)) } else { None };
         self.limited_transmit_bytes = 0;
         // RFC 6582 §4.1: remember whether highest_ack - prev_highest_ack <= 4*SMSS.
         self.last_ack_small = acked <= 4 * self.win.mss;
@@ -1166,7 +1180,7 @@ impl TcpSocket {
             if full {
                 self.in_recovery = false;
             }
-        } else if self.may_grow_on(h) {
+        } else if self.may_grow_on(h) && !(ss_exit && self.slow_start_exit(now, acked, ss_rtt)) {
             self.cc.on_ack(&mut self.cc_state, &mut self.win, acked, now, &self.rtt, self.snd_una);
         }
         if self.snd_una == self.snd_max {
@@ -1188,6 +1202,22 @@ impl TcpSocket {
         if let AnyCc::Bbr(_) = self.cc {
             self.bbr_after_ack(now, acked, false, false);
         }
+    }
+
+    /// HyStart / HyStart++ on an ACK of new data that may open the window, before the congestion
+    /// control: true if HyStart++ grew the window itself.
+    #[inline(never)]
+    fn slow_start_exit(&mut self, now: SimTime, acked: u64, rtt: Option<SimDuration>) -> bool {
+        let a = SsAck {
+            now,
+            acked,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            rtt,
+            srtt: self.rtt.srtt(),
+            ca_epoch: self.cc_state.cubic_epoch(),
+        };
+        self.cc_state.ss_exit().is_some_and(|s| s.on_ack(&mut self.win, &a))
     }
 
     /// RFC 6937 §3 "on every ACK during recovery", once the ACK has been processed: `before` was
@@ -2112,6 +2142,11 @@ impl TcpSocket {
             self.scoreboard.ns2_sent(i64::try_from(self.win.mss).unwrap_or(i64::MAX));
         }
         if len > 0 {
+            if self.cfg.slow_start_exit != SlowStartExit::None {
+                if let Some(s) = self.cc_state.ss_exit() {
+                    s.on_sent(seq, seq + len, now, is_retransmit);
+                }
+            }
             self.cc_state.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
             if self.snd_una == self.snd_max && !is_retransmit {
                 // Linux tcp_transmit_skb(): data sent with nothing in flight is CA_EVENT_TX_START.

@@ -115,8 +115,7 @@ impl Cubic {
         }
     }
 
-    /// t_epoch, if a congestion-avoidance stage is running (for tests).
-    #[cfg(test)]
+    /// t_epoch, if a congestion-avoidance stage is running.
     pub(crate) fn epoch(&self) -> Option<SimTime> {
         self.epoch.get()
     }

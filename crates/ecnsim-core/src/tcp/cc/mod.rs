@@ -24,6 +24,7 @@ pub use tahoe::Tahoe;
 
 use crate::rng::SimRng;
 use crate::spec::{CaIncrease, CcKind, Recovery};
+use crate::tcp::hystart::SlowStartExit;
 use crate::tcp::{RttEstimator, TcpConfig};
 use crate::time::SimTime;
 
@@ -199,7 +200,15 @@ pub enum AnyCc {
 /// per-segment cache lines stay as they are for the other algorithms, whose [`AnyCc`] is a few
 /// bytes.
 #[derive(Clone, Debug, Default)]
-pub struct CcState(Option<Box<Modern>>);
+pub struct CcState(Option<Box<Extra>>);
+
+/// What [`CcState`] points to: the algorithm's state (CUBIC, DCTCP, BBR, Prague) and the
+/// slow-start exit (HyStart, HyStart++), either of which a connection may lack.
+#[derive(Clone, Debug)]
+struct Extra {
+    modern: Option<Modern>,
+    ss_exit: Option<SlowStartExit>,
+}
 
 // The whole enum is already behind `CcState`'s one pointer per connection: a BBR connection's
 // larger state costs that allocation, not a second indirection on every ACK.
@@ -213,8 +222,33 @@ enum Modern {
 }
 
 impl CcState {
+    /// The state of `modern` and `ss_exit`; no allocation if both are none.
+    fn with(modern: Option<Modern>, ss_exit: Option<SlowStartExit>) -> Self {
+        if modern.is_none() && ss_exit.is_none() {
+            return CcState(None);
+        }
+        CcState(Some(Box::new(Extra { modern, ss_exit })))
+    }
+    #[inline]
+    fn modern(&self) -> Option<&Modern> {
+        self.0.as_deref().and_then(|e| e.modern.as_ref())
+    }
+    #[inline]
+    fn modern_mut(&mut self) -> Option<&mut Modern> {
+        self.0.as_deref_mut().and_then(|e| e.modern.as_mut())
+    }
+    /// HyStart's or HyStart++'s state, if `tcp.slow_start_exit` asks for one.
+    #[inline]
+    pub(crate) fn ss_exit(&mut self) -> Option<&mut SlowStartExit> {
+        self.0.as_deref_mut().and_then(|e| e.ss_exit.as_mut())
+    }
+    /// HyStart's or HyStart++'s state, read only (for tests).
+    #[cfg(test)]
+    pub(crate) fn ss_exit_ref(&self) -> Option<&SlowStartExit> {
+        self.0.as_deref().and_then(|e| e.ss_exit.as_ref())
+    }
     fn cubic(&mut self) -> &mut Cubic {
-        match self.0.as_deref_mut() {
+        match self.modern_mut() {
             Some(Modern::Cubic(c)) => c,
             _ => unreachable!("AnyCc::Cubic has CUBIC's state"),
         }
@@ -222,15 +256,23 @@ impl CcState {
     /// CUBIC's state, if this is CUBIC.
     #[inline]
     pub(crate) fn cubic_mut(&mut self) -> Option<&mut Cubic> {
-        match self.0.as_deref_mut() {
+        match self.modern_mut() {
             Some(Modern::Cubic(c)) => Some(c),
+            _ => None,
+        }
+    }
+    /// CUBIC's t_epoch, if this is CUBIC in a congestion-avoidance stage (Linux HyStart's
+    /// `epoch_start` filter).
+    pub(crate) fn cubic_epoch(&self) -> Option<SimTime> {
+        match self.modern() {
+            Some(Modern::Cubic(c)) => c.epoch(),
             _ => None,
         }
     }
     /// CUBIC's state, if this is CUBIC (read only; for tests).
     #[cfg(test)]
     pub(crate) fn cubic_ref(&self) -> Option<&Cubic> {
-        match self.0.as_deref() {
+        match self.modern() {
             Some(Modern::Cubic(c)) => Some(c),
             _ => None,
         }
@@ -238,14 +280,14 @@ impl CcState {
     /// DCTCP's state, if this is DCTCP (read only).
     #[must_use]
     pub fn dctcp_ref(&self) -> Option<&Dctcp> {
-        match self.0.as_deref() {
+        match self.modern() {
             Some(Modern::Dctcp(d)) => Some(d),
             _ => None,
         }
     }
     /// DCTCP's state, if this is DCTCP.
     pub fn dctcp(&mut self) -> Option<&mut Dctcp> {
-        match self.0.as_deref_mut() {
+        match self.modern_mut() {
             Some(Modern::Dctcp(d)) => Some(d),
             _ => None,
         }
@@ -253,14 +295,14 @@ impl CcState {
     /// BBR's state, if this is BBR (read only).
     #[must_use]
     pub fn bbr_ref(&self) -> Option<&Bbr> {
-        match self.0.as_deref() {
+        match self.modern() {
             Some(Modern::Bbr(b)) => Some(b),
             _ => None,
         }
     }
     /// BBR's state, if this is BBR.
     pub fn bbr(&mut self) -> Option<&mut Bbr> {
-        match self.0.as_deref_mut() {
+        match self.modern_mut() {
             Some(Modern::Bbr(b)) => Some(b),
             _ => None,
         }
@@ -271,14 +313,14 @@ impl CcState {
     /// Prague's state, if this is Prague (read only).
     #[must_use]
     pub fn prague_ref(&self) -> Option<&Prague> {
-        match self.0.as_deref() {
+        match self.modern() {
             Some(Modern::Prague(p)) => Some(p),
             _ => None,
         }
     }
     /// Prague's state, if this is Prague.
     pub fn prague(&mut self) -> Option<&mut Prague> {
-        match self.0.as_deref_mut() {
+        match self.modern_mut() {
             Some(Modern::Prague(p)) => Some(p),
             _ => None,
         }
@@ -291,7 +333,7 @@ impl CcState {
     #[inline]
     #[must_use]
     pub fn pacing_blocks(&self, now: SimTime) -> Option<SimTime> {
-        match self.0.as_deref() {
+        match self.modern() {
             Some(Modern::Bbr(b)) => b.pacing_blocks(now),
             Some(Modern::Prague(p)) => p.pacing_blocks(now),
             _ => None,
@@ -300,7 +342,7 @@ impl CcState {
     /// A data segment `[seq, end)` left at `now`; `outstanding`: something was outstanding before
     /// it. BBR samples delivery rates from it; a paced sender advances its departure clock.
     pub fn on_data_sent(&mut self, now: SimTime, seq: u64, end: u64, outstanding: bool) {
-        match self.0.as_deref_mut() {
+        match self.modern_mut() {
             Some(Modern::Bbr(b)) => b.on_data_sent(now, seq, end, outstanding),
             Some(Modern::Prague(p)) => p.on_data_sent(now, end - seq),
             _ => {}
@@ -317,26 +359,26 @@ impl AnyCc {
             Recovery::Newreno => RecoveryRules::NewReno(newreno),
             Recovery::Sack => RecoveryRules::Sack(Sack),
         };
-        let none = CcState::default();
-        match cfg.cc {
-            CcKind::Tahoe => (AnyCc::Tahoe(Tahoe), none),
-            CcKind::Reno => (AnyCc::Reno(Reno), none),
-            CcKind::Newreno => (AnyCc::NewReno(newreno), none),
-            CcKind::Sack => (AnyCc::Sack(Sack), none),
+        let ss_exit = SlowStartExit::new(cfg.slow_start_exit, snd_nxt);
+        let (cc, modern) = match cfg.cc {
+            CcKind::Tahoe => (AnyCc::Tahoe(Tahoe), None),
+            CcKind::Reno => (AnyCc::Reno(Reno), None),
+            CcKind::Newreno => (AnyCc::NewReno(newreno), None),
+            CcKind::Sack => (AnyCc::Sack(Sack), None),
             CcKind::Cubic => {
                 let c = Cubic::new(cfg.cubic_beta, cfg.cubic_c, cfg.cubic_fast_convergence);
-                (AnyCc::Cubic(recovery), CcState(Some(Box::new(Modern::Cubic(c)))))
+                (AnyCc::Cubic(recovery), Some(Modern::Cubic(c)))
             }
             CcKind::Dctcp => {
                 let d = Dctcp::new(cfg.dctcp_shift_g, cfg.dctcp_fraction, snd_nxt);
-                (AnyCc::Dctcp(recovery), CcState(Some(Box::new(Modern::Dctcp(d)))))
+                (AnyCc::Dctcp(recovery), Some(Modern::Dctcp(d)))
             }
             CcKind::Bbr => {
                 // The gain cycle's random phase is drawn from the connection's own stream, which the
                 // simulation sets ([`CcState::set_rng`]); this one serves sockets built alone.
                 let rng = SimRng::for_component(0, "tcp/bbr");
                 let b = Bbr::new(cfg.initial_window.bytes(cfg.mss), rng);
-                (AnyCc::Bbr(recovery), CcState(Some(Box::new(Modern::Bbr(b)))))
+                (AnyCc::Bbr(recovery), Some(Modern::Bbr(b)))
             }
             CcKind::Prague => {
                 let p = PragueParams {
@@ -345,9 +387,10 @@ impl AnyCc {
                     mtu: u64::from(cfg.mss) + u64::from(cfg.header_bytes),
                 };
                 let p = Prague::new(p, cfg.initial_window.bytes(cfg.mss), u64::from(cfg.mss), snd_nxt);
-                (AnyCc::Prague(recovery), CcState(Some(Box::new(Modern::Prague(p)))))
+                (AnyCc::Prague(recovery), Some(Modern::Prague(p)))
             }
-        }
+        };
+        (cc, CcState::with(modern, ss_exit))
     }
 }
 
