@@ -9,7 +9,7 @@ Run with ecnsim's Python, from the repository root::
     .venv/bin/python validation/ns3_fq_codel/compare.py --ecnsim-only       # no ns-3, no checks
     .venv/bin/python validation/ns3_fq_codel/compare.py --disc pie          # PieQueueDisc / pie
     .venv/bin/python validation/ns3_fq_codel/compare.py --disc red          # RedQueueDisc / red
-    .venv/bin/python validation/ns3_fq_codel/compare.py --disc fq_pie       # FqPieQueueDisc / fq_pie
+    .venv/bin/python validation/ns3_fq_codel/compare.py --disc fq_pie       # FqPieQueueDisc
 
 The scenarios and bands are in ``scenarios.py`` (committed before the first
 comparison). ns-3 runs through ``ns3_fq_codel.py`` in $NS3_PYTHON. Prints a
