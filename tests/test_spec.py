@@ -413,7 +413,7 @@ def test_duration_float_seconds(x: Decimal) -> None:
 
 
 def test_aqm_builders_are_thin_and_run() -> None:
-    from ecnsim.scenario.spec import aecn, codel, fq_codel, pi, pie, red, rem, threshold
+    from ecnsim.scenario.spec import aecn, codel, fq_codel, fq_pie, pi, pie, red, rem, threshold
 
     assert red(min_th=5, max_th=15, ecn="rfc3168", w_q="auto") == {
         "type": "red",
@@ -423,6 +423,7 @@ def test_aqm_builders_are_thin_and_run() -> None:
         "ecn": "rfc3168",
     }
     assert codel() == {"type": "codel"}
+    assert fq_pie(ecn=True, overflow="ns3") == {"type": "fq_pie", "ecn": True, "overflow": "ns3"}
     assert pie(target="15ms", ecn=True) == {"type": "pie", "target": "15ms", "ecn": True}
     assert fq_codel(ce_threshold="1ms", ce_threshold_ect1=True) == {
         "type": "fq_codel",
@@ -439,6 +440,8 @@ def test_aqm_builders_are_thin_and_run() -> None:
         codel(ecn=True),
         pie(),
         fq_codel(),
+        fq_pie(),
+        fq_pie(overflow="ns3", derandomize=False, quantum=1500),
     )
     for q in queues:
         d = small_scenario().to_dict()

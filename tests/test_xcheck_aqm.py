@@ -57,7 +57,7 @@ def test_bands_cover_every_group_and_are_well_formed() -> None:
         for key, band in bands.items():
             if key.endswith("_rel") or key.endswith("_abs"):
                 assert 0 < band < 1, (gid, key)
-    assert SCEN.DISCS == ("fq_codel", "pie", "red")
+    assert SCEN.DISCS == ("fq_codel", "pie", "red", "fq_pie")
 
 
 def test_percentile_reads_the_histogram() -> None:

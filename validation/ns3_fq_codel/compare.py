@@ -9,6 +9,7 @@ Run with ecnsim's Python, from the repository root::
     .venv/bin/python validation/ns3_fq_codel/compare.py --ecnsim-only       # no ns-3, no checks
     .venv/bin/python validation/ns3_fq_codel/compare.py --disc pie          # PieQueueDisc / pie
     .venv/bin/python validation/ns3_fq_codel/compare.py --disc red          # RedQueueDisc / red
+    .venv/bin/python validation/ns3_fq_codel/compare.py --disc fq_pie       # FqPieQueueDisc
 
 The scenarios and bands are in ``scenarios.py`` (committed before the first
 comparison). ns-3 runs through ``ns3_fq_codel.py`` in $NS3_PYTHON. Prints a
@@ -34,8 +35,29 @@ NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 
 def ecnsim_disc(disc: str) -> dict[str, Any]:
     """The bottleneck queue: every parameter as ``scenarios.py`` sets it on both sides."""
-    from ecnsim.scenario.spec import fq_codel, pie, red
+    from ecnsim.scenario.spec import fq_codel, fq_pie, pie, red
 
+    if disc == "fq_pie":
+        q = scenarios.FQ_PIE
+        return fq_pie(
+            limit_packets=q["limit"],
+            flows=q["flows"],
+            drop_batch=q["drop_batch"],
+            quantum=q["quantum_ip"] + 2,  # ecnsim counts the 2-byte PPP header
+            target=q["target"],
+            t_update=q["t_update"],
+            alpha=q["alpha"],
+            beta=q["beta"],
+            max_burst=q["max_burst"],
+            ecn=True,
+            mark_ecn_threshold=q["mark_ecn_threshold"],
+            byte_mode=False,
+            mean_pktsize=q["mean_pktsize_ip"] + 2,  # "2 packets" in wire bytes
+            delay_estimator="timestamp",
+            cap_drop_adjustment=q["cap_drop_adjustment"],
+            derandomize=q["derandomize"],
+            overflow="ns3",
+        )
     if disc == "pie":
         p = scenarios.PIE
         return pie(
@@ -332,10 +354,11 @@ def checks(
 
 
 def checks_aqm(
-    gid: str, e: dict[str, float], n: dict[str, float]
+    gid: str, e: dict[str, float], n: dict[str, float], disc: str = "pie"
 ) -> list[tuple[str, float, float, str, bool]]:
-    """PIE and RED: (metric, ecnsim, ns-3, band, pass) for ``scenarios.AQM_BANDS[gid]``."""
-    b = scenarios.AQM_BANDS[gid]
+    """PIE, RED and FQ-PIE: (metric, ecnsim, ns-3, band, pass) for ``scenarios.AQM_BANDS[gid]``
+    (``scenarios.FQ_PIE_BANDS[gid]`` for FQ-PIE)."""
+    b = (scenarios.FQ_PIE_BANDS if disc == "fq_pie" else scenarios.AQM_BANDS)[gid]
     g = scenarios.GROUPS[gid]
     n_tcp = len(g["tcp_delays"])
     out = []
@@ -394,7 +417,6 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--disc", choices=scenarios.DISCS, default="fq_codel", help="the AQM")
     a = ap.parse_args(argv[1:])
     disc = a.disc
-    check = checks if disc == "fq_codel" else checks_aqm
     groups = [a.only] if a.only else list(scenarios.GROUPS)
     if a.ecnsim_only:
         print("| group | metric | ecnsim (mean over seeds) |")
@@ -428,10 +450,11 @@ def main(argv: list[str]) -> int:
         ]
         eruns = [run_ecnsim(gid, s, disc) for s in scenarios.GROUPS[gid]["seeds"]]
         e, n = summarise(gid, eruns), summarise(gid, nruns)
-        for name, ev, nv, band, ok in check(gid, e, n):
+        out = checks(gid, e, n) if disc == "fq_codel" else checks_aqm(gid, e, n, disc)
+        for name, ev, nv, band, ok in out:
             failed += not ok
             print(f"| {gid} | {name} | {ev:.4g} | {nv:.4g} | {band} | {'pass' if ok else 'FAIL'} |")
-        if disc != "fq_codel":
+        if disc not in ("fq_codel", "fq_pie"):
             continue
         classes = sorted({r["classes"] for r in nruns})
         g = scenarios.GROUPS[gid]

@@ -5,7 +5,7 @@ Run with the Python of the ns-3 virtual environment (ns-3 3.44), never with ecns
 
     "$NS3_PYTHON" ns3_fq_codel.py '{"id": "mixed", "seed": 1}'
     "$NS3_PYTHON" ns3_fq_codel.py '[{"id": "rtt", "seed": 1}, {"id": "rtt", "seed": 2}]'
-    "$NS3_PYTHON" ns3_fq_codel.py '{"id": "udp", "seed": 1, "disc": "pie"}'   # or "red"
+    "$NS3_PYTHON" ns3_fq_codel.py '{"id": "udp", "seed": 1, "disc": "pie"}'   # or "red", "fq_pie"
 
 Placement and TCP settings as ``validation/ns3_aqm/ns3_aqm.py``: FqCoDelQueueDisc is
 the root disc of r1's bottleneck device over a 1-packet device queue (flow control
@@ -128,6 +128,37 @@ def _install_fq_codel(ns: Any, bn: Any) -> Any:
     # (Quantum)"): the quantum is set by method before the disc initialises (it would take the
     # device MTU, 1500, when left at 0).
     qd.GetObject[ns.FqCoDelQueueDisc]().SetQuantum(f["quantum_ip"])
+    return qd
+
+
+def _install_fq_pie(ns: Any, bn: Any, sec: Any) -> Any:
+    q = scenarios.FQ_PIE
+    fq = ns.TrafficControlHelper()
+    fq.SetRootQueueDisc(
+        "ns3::FqPieQueueDisc",
+        "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{q['limit']}p")),
+        "Flows", ns.UintegerValue(q["flows"]),
+        "DropBatchSize", ns.UintegerValue(q["drop_batch"]),
+        "QueueDelayReference", sec(q["target"]),
+        "Tupdate", sec(q["t_update"]),
+        "Supdate", sec(0.0),
+        "A", ns.DoubleValue(q["alpha"]),
+        "B", ns.DoubleValue(q["beta"]),
+        "MaxBurstAllowance", sec(q["max_burst"]),
+        "UseDequeueRateEstimator", ns.BooleanValue(False),
+        "UseCapDropAdjustment", ns.BooleanValue(q["cap_drop_adjustment"]),
+        "UseDerandomization", ns.BooleanValue(q["derandomize"]),
+        "UseEcn", ns.BooleanValue(True),
+        "MarkEcnThreshold", ns.DoubleValue(q["mark_ecn_threshold"]),
+        "CeThreshold", ns.TimeValue(ns.Time.Max()),
+        "UseL4s", ns.BooleanValue(False),
+        "MeanPktSize", ns.UintegerValue(q["mean_pktsize_ip"]),
+        "Perturbation", ns.UintegerValue(0),
+        "EnableSetAssociativeHash", ns.BooleanValue(False),
+    )  # fmt: skip
+    qd = fq.Install(bn.Get(0)).Get(0)
+    # As FqCoDelQueueDisc in 3.44: no Quantum attribute, set by method before initialisation.
+    qd.GetObject[ns.FqPieQueueDisc]().SetQuantum(q["quantum_ip"])
     return qd
 
 
@@ -259,6 +290,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     disc = cfg.get("disc", "fq_codel")
     if disc == "fq_codel":
         qd = _install_fq_codel(ns, bn)
+    elif disc == "fq_pie":
+        qd = _install_fq_pie(ns, bn, sec)
     else:
         name, attrs = _aqm_attributes(ns, disc, sec)
         h = ns.TrafficControlHelper()

@@ -507,6 +507,7 @@ fn make_qdisc(
         | QueueSpec::Codel(_)
         | QueueSpec::Pie(_)
         | QueueSpec::FqCodel(_)
+        | QueueSpec::FqPie(_)
         | QueueSpec::Dualpi2(_) => unreachable!("AQM tables are resolved above"),
     };
     (qdisc, q.clone())

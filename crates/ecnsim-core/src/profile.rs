@@ -476,13 +476,14 @@ impl Profile {
 use crate::qdisc::aecn::{AecnVariant, CountScope};
 use crate::qdisc::dualpi2::{DualScheduler, Overload, Pi2Delay};
 use crate::qdisc::fq_codel::FqSource;
+use crate::qdisc::fq_pie::FqPieOverflow;
 use crate::qdisc::pie::DelayEstimator;
 use crate::qdisc::red::{AdaptTiming, DropSpacing, IdleStart, MarkTarget, RedEcn};
 use crate::qdisc::rem::DecideAt;
 use crate::qdisc::{Measure, NonEct, Victim};
 use crate::spec::{
-    AdaptiveKind, AecnSpec, ByteSize, CodelSpec, DualPi2Spec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec,
-    ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
+    AdaptiveKind, AecnSpec, ByteSize, CodelSpec, DualPi2Spec, FqCodelSpec, FqPieSpec, NumOr, PiSpec, PieSpec, RedSpec,
+    RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
 };
 
 const MS: i128 = 1_000_000;
@@ -811,6 +812,54 @@ impl Profile {
             max_packet_backlog: Some(FqSource::Linux),
             overflow_count: Some(FqSource::Linux),
             l4s_mode: Some(FqSource::Linux),
+        }
+    }
+
+    /// FQ-PIE defaults: Linux `sch_fq_pie.c` (`fq_pie_init`, `pie_params_init`), which defines
+    /// FQ-PIE; ECN on in `rfc` and `ns2-2001` as for PIE (RFC 7567 §4.2.1), off in the Linux
+    /// profiles as in Linux. ns-3's `FqPieQueueDisc` differs in `overflow`, `quantum`
+    /// (the device MTU) and `derandomize` (docs/models/fq_pie.md).
+    #[must_use]
+    pub fn fq_pie(self) -> FqPieSpec {
+        let linux = FqPieSpec {
+            // Linux fq_pie_init: sch->limit = 10 * 1024 packets (ns-3 MaxSize 10240p).
+            limit_packets: Some(10_240),
+            // Linux fq_pie_init: flows_cnt = 1024 (ns-3 Flows 1024).
+            flows: Some(1024),
+            // Linux fq_pie_init: quantum = psched_mtu(dev), 1514 bytes on Ethernet.
+            quantum: Some(ByteSize(1514)),
+            // Linux pie_params_init: target 15 ms, tupdate 15 ms, alpha 2/16, beta 20/16 (RFC 8033's values).
+            target: Some(TimeValue(15 * MS)),
+            t_update: Some(TimeValue(15 * MS)),
+            alpha: Some(0.125),
+            beta: Some(1.25),
+            // Linux pie_vars_init: burst_time = PSCHED_NS2TICKS(150 * NSEC_PER_MSEC) (RFC 8033 §4.4).
+            max_burst: Some(TimeValue(150 * MS)),
+            // Linux sch_fq_pie.c: "ECN capability is off by default".
+            ecn: Some(false),
+            // Linux fq_pie_init: ecn_prob = 10 (per cent).
+            mark_ecn_threshold: Some(0.1),
+            // Linux pie_params_init: bytemode = false.
+            byte_mode: Some(false),
+            // An MTU: Linux pie_drop_early's "backlog < 2 * mtu" safeguard and byte-mode divisor.
+            mean_pktsize: Some(ByteSize(1500)),
+            // Linux pie_params_init: dq_rate_estimator = false (timestamps).
+            delay_estimator: Some(DelayEstimator::Timestamp),
+            // RFC 8033 §4.3: DQ_THRESHOLD 2^14 bytes (Linux QUEUE_THRESHOLD).
+            dq_threshold: Some(ByteSize(16_384)),
+            // Linux pie_calculate_probability: the 2 % cap above 10 % (RFC 8033 §5.5).
+            cap_drop_adjustment: Some(true),
+            // Linux pie_drop_early: accu_prob is always kept (RFC 8033 §5.4).
+            derandomize: Some(true),
+            overflow: Some(FqPieOverflow::Linux),
+            // ns-3 FqPieQueueDisc DropBatchSize 64 (used by overflow = "ns3" only).
+            drop_batch: Some(64),
+            perturbation: None,
+        };
+        match self {
+            // FQ-PIE postdates 2001 and has no RFC: Linux's parameters, with ECN as RFC 7567 §4.2.1 asks.
+            Profile::Rfc | Profile::Ns2_2001 => FqPieSpec { ecn: Some(true), ..linux },
+            Profile::Linux | Profile::Linux24 | Profile::Linux6 => linux,
         }
     }
 

@@ -13,15 +13,16 @@ use crate::qdisc::aecn::AecnConfig;
 use crate::qdisc::codel::CodelConfig;
 use crate::qdisc::dualpi2::DualPi2Config;
 use crate::qdisc::fq_codel::FqCodelConfig;
+use crate::qdisc::fq_pie::FqPieConfig;
 use crate::qdisc::pi::PiConfig;
 use crate::qdisc::pie::PieConfig;
 use crate::qdisc::red::{Adaptive, RedConfig};
 use crate::qdisc::rem::RemConfig;
 use crate::qdisc::threshold::{MarkAt, StepThreshold, ThresholdConfig};
-use crate::qdisc::{Aecn, AnyQdisc, Codel, DualPi2, FqCodel, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
+use crate::qdisc::{Aecn, AnyQdisc, Codel, DualPi2, FqCodel, FqPie, Limit, Pi, Pie, Red, Rem, ThresholdMarker};
 use crate::spec::{
-    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, DualPi2Spec, FqCodelSpec, GainRule, NumOr, PiSpec,
-    PieSpec, QueueSpec, RedSpec, RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
+    AdaptiveKind, AecnSpec, BottomRule, ByteSize, CodelSpec, DualPi2Spec, FqCodelSpec, FqPieSpec, GainRule, NumOr,
+    PiSpec, PieSpec, QueueSpec, RedSpec, RemSpec, ThresholdRule, ThresholdSpec, TimeValue, WeightRule,
 };
 use crate::time::{BitRate, SimDuration};
 
@@ -46,6 +47,7 @@ pub(crate) enum QueueConfig {
     Pie(PieConfig),
     FqCodel(FqCodelConfig),
     DualPi2(DualPi2Config),
+    FqPie(FqPieConfig),
 }
 
 impl QueueConfig {
@@ -61,6 +63,7 @@ impl QueueConfig {
             QueueConfig::Pie(c) => AnyQdisc::Pie(Pie::new(c)),
             QueueConfig::FqCodel(c) => AnyQdisc::FqCodel(FqCodel::new(c)),
             QueueConfig::DualPi2(c) => AnyQdisc::DualPi2(DualPi2::new(c)),
+            QueueConfig::FqPie(c) => AnyQdisc::FqPie(FqPie::new(c)),
         }
     }
 }
@@ -119,6 +122,10 @@ pub(crate) fn resolve(
         QueueSpec::FqCodel(s) => {
             let f = s.filled(&profile.fq_codel());
             (QueueConfig::FqCodel(fq_codel(&f)), QueueSpec::FqCodel(f))
+        }
+        QueueSpec::FqPie(s) => {
+            let f = s.filled(&profile.fq_pie());
+            (QueueConfig::FqPie(fq_pie(&f)), QueueSpec::FqPie(f))
         }
         QueueSpec::Dualpi2(s) => {
             let f = dualpi2_derived(&s.filled(&profile.dualpi2()));
@@ -439,6 +446,35 @@ fn fq_codel(s: &FqCodelSpec) -> FqCodelConfig {
         max_packet_backlog: get(s.max_packet_backlog),
         overflow_count: get(s.overflow_count),
         l4s_mode: get(s.l4s_mode),
+    }
+}
+
+fn fq_pie(s: &FqPieSpec) -> FqPieConfig {
+    let limit_packets = u64::try_from(get(s.limit_packets)).expect(VALIDATED);
+    FqPieConfig {
+        limit_packets,
+        flows: u32::try_from(get(s.flows)).expect(VALIDATED),
+        quantum: bytes32(s.quantum),
+        pie: PieConfig {
+            // Not read: the flow queues are bounded together by limit_packets.
+            limit: Limit::Packets(limit_packets),
+            target: dur(s.target),
+            t_update: dur(s.t_update),
+            alpha: get(s.alpha),
+            beta: get(s.beta),
+            max_burst: dur(s.max_burst),
+            ecn: get(s.ecn),
+            mark_ecn_threshold: get(s.mark_ecn_threshold),
+            byte_mode: get(s.byte_mode),
+            mean_pktsize: bytes32(s.mean_pktsize),
+            delay_estimator: get(s.delay_estimator),
+            dq_threshold: u64::try_from(get(s.dq_threshold).0).expect(VALIDATED),
+            cap_drop_adjustment: get(s.cap_drop_adjustment),
+            derandomize: get(s.derandomize),
+        },
+        overflow: get(s.overflow),
+        drop_batch: u32::try_from(get(s.drop_batch)).expect(VALIDATED),
+        perturbation: s.perturbation.map(|p| u32::try_from(p).expect(VALIDATED)),
     }
 }
 

@@ -384,6 +384,9 @@ pub enum QueueSpec {
     FqCodel(FqCodelSpec),
     /// DualPI2, the DualQ Coupled AQM of RFC 9332 (`docs/models/dualpi2.md`).
     Dualpi2(DualPi2Spec),
+    /// FQ-PIE, Linux `sch_fq_pie` (`docs/models/fq_pie.md`).
+    #[serde(rename = "fq_pie")]
+    FqPie(FqPieSpec),
     /// A FIFO that drops or CE-marks chosen packets, for packetdrill-style tests.
     Script {
         /// Limit in packets (default 1000).
@@ -973,6 +976,69 @@ pub struct PieSpec {
     pub derandomize: Option<bool>,
 }
 
+/// `type = "fq_pie"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqPieSpec {
+    /// Packets held in all flow queues together (Linux `limit`, ns-3 `MaxSize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+    /// Number of flow queues (Linux `flows`, ns-3 `Flows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<i64>,
+    /// Deficit round robin quantum (Linux `quantum`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<ByteSize>,
+    /// PIE QDELAY_REF of each flow queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TimeValue>,
+    /// PIE T_UPDATE: one clock for every flow queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_update: Option<TimeValue>,
+    /// PIE alpha, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// PIE beta, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// PIE MAX_BURST of each flow queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_burst: Option<TimeValue>,
+    /// Mark ECT packets instead of dropping them (below `mark_ecn_threshold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// Mark only while the flow's probability is at most this (Linux `ecn_prob` / 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_ecn_threshold: Option<f64>,
+    /// Byte mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_mode: Option<bool>,
+    /// Mean packet size (byte mode and the "2 packets" safeguard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_pktsize: Option<ByteSize>,
+    /// `"timestamp"` or `"dequeue_rate"` (Linux `dq_rate_estimator`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_estimator: Option<crate::qdisc::pie::DelayEstimator>,
+    /// DQ_THRESHOLD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dq_threshold: Option<ByteSize>,
+    /// Cap the drop adjustment (RFC 8033 §5.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_drop_adjustment: Option<bool>,
+    /// De-randomize drops (RFC 8033 §5.4; Linux always does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derandomize: Option<bool>,
+    /// `"linux"` (drop the arrival) or `"ns3"` (drop from the fattest queue) at the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow: Option<crate::qdisc::fq_pie::FqPieOverflow>,
+    /// Most packets one `"ns3"` overflow drops from the fattest queue (ns-3 `DropBatchSize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_batch: Option<i64>,
+    /// The flow hash's perturbation; absent: drawn from the queue's random stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perturbation: Option<i64>,
+}
+
 /// `type = "dualpi2"`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -1192,6 +1258,30 @@ fill_from_defaults!(FqCodelSpec {
         max_packet_backlog,
         overflow_count,
         l4s_mode,
+    ]
+});
+
+fill_from_defaults!(FqPieSpec {
+    limits: [limit_packets],
+    fields: [
+        flows,
+        quantum,
+        target,
+        t_update,
+        alpha,
+        beta,
+        max_burst,
+        ecn,
+        mark_ecn_threshold,
+        byte_mode,
+        mean_pktsize,
+        delay_estimator,
+        dq_threshold,
+        cap_drop_adjustment,
+        derandomize,
+        overflow,
+        drop_batch,
+        perturbation,
     ]
 });
 
@@ -2734,7 +2824,7 @@ tcp = { initial_window = 10 }
         // Internally tagged enums: serde buffers the table, so its path stops at the
         // table; the field is found from the document (parse.rs).
         (&[("limit_packets = 50", "limit_packet = 50")], "links[2].queue.limit_packet", "unknown field `limit_packet`, expected one of `limit_packets`, `limit_bytes`, `limit_rule`"),
-        (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`, `fq_codel`, `dualpi2`"),
+        (&[("type = \"droptail\"", "type = \"fq\"")], "links[2].queue.type", "unknown variant `fq`, expected one of `droptail`, `red`, `aecn`, `threshold`, `pi`, `rem`, `codel`, `pie`, `fq_codel`, `dualpi2`, `fq_pie`"),
         (&[("type = \"droptail\", ", "")], "links[2].queue", "missing field `type`; allowed: `droptail`, `red`, `aecn`"),
         (&[("limit_packets = 50", "limit_packets = 2, limit_rule = \"ns3\"")], "links[2].queue.limit_rule", "unknown variant `ns3`, expected `waiting` or `ns2`"),
         (&[("limit_packets = 50", "limit_packets = \"x\"")], "links[2].queue.limit_packets", "invalid type: string \"x\", expected an integer"),

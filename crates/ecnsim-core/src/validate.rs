@@ -27,7 +27,7 @@ use crate::qdisc::threshold::StepThreshold;
 use crate::qdisc::{Limit, Measure};
 use crate::queue_resolve::{self as queue_resolve, limit_in_packets, LinkInfo, QueueConfig};
 use crate::spec::{
-    AecnSpec, CodelSpec, DualPi2Spec, FqCodelSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec,
+    AecnSpec, CodelSpec, DualPi2Spec, FqCodelSpec, FqPieSpec, NumOr, PiSpec, PieSpec, RedSpec, RemSpec, ThresholdSpec,
 };
 use crate::spec::{
     AppSpec, ByteSize, DistSpec, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, QueueSpec, RateValue, RtoEstimator,
@@ -1253,6 +1253,7 @@ fn check_queue(path: &str, queue: &QueueSpec) -> Result<(), SimError> {
         | QueueSpec::Codel(_)
         | QueueSpec::Pie(_)
         | QueueSpec::FqCodel(_)
+        | QueueSpec::FqPie(_)
         | QueueSpec::Dualpi2(_) => check_aqm_ranges(path, queue)?,
         QueueSpec::Script { limit_packets, rules } => {
             opt_in_range(&format!("{path}.limit_packets"), *limit_packets, Limits::closed(1, MAX_QUEUE_PACKETS))?;
@@ -1507,6 +1508,27 @@ const FQ_CODEL_FIELDS: &[Field<FqCodelSpec>] = &[
     int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
 ];
 
+#[rustfmt::skip]
+const FQ_PIE_FIELDS: &[Field<FqPieSpec>] = &[
+    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+    // Linux fq_pie_change: "Number of flows must range in [1..65536]".
+    int_field!(flows, Unit::Count, count, Limits::closed(1, 65_536)),
+    // Linux fq_pie_q_range: quantum from 1 to 2^20 bytes.
+    int_field!(quantum, Unit::Bytes, size, Limits::closed(1, 1_048_576)),
+    // RFC 8033 §4.2: QDELAY_REF and T_UPDATE are positive times; alpha > 0, beta >= 0 Hz.
+    int_field!(target, Unit::Time, time, POSITIVE_TIME),
+    int_field!(t_update, Unit::Time, time, POSITIVE_TIME),
+    real_field!(alpha, RealLimits::above(0.0, MAX_FACTOR)),
+    real_field!(beta, RealLimits::closed(0.0, MAX_FACTOR)),
+    int_field!(max_burst, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+    // Linux ecn_prob: a percentage; here its fraction, 0 to 1.
+    real_field!(mark_ecn_threshold, RealLimits::closed(0.0, 1.0)),
+    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
+    int_field!(dq_threshold, Unit::Bytes, size, BYTE_LIMIT),
+    int_field!(drop_batch, Unit::Count, count, Limits::closed(1, 1_000_000)),
+    int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
+];
+
 const DUALPI2_FIELDS: &[Field<DualPi2Spec>] = &[
     int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
     int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
@@ -1626,6 +1648,7 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
             }
             Ok(())
         }
+        QueueSpec::FqPie(s) => rows(path, s, FQ_PIE_FIELDS),
         QueueSpec::Dualpi2(s) => {
             rows(path, s, DUALPI2_FIELDS)?;
             check_limit_pair(path, s.limit_packets, s.limit_bytes)
@@ -2355,6 +2378,13 @@ mod aqm_tests {
         (r#"{ type = "fq_codel", perturbation = -1 }"#, "links[2].queue.perturbation", "must be >= 0"),
         (r#"{ type = "fq_codel", memory_limit = 0 }"#, "links[2].queue.memory_limit", "must be >= 1B"),
         (r#"{ type = "fq_codel", ce_threshold_ect1 = true }"#, "links[2].queue.ce_threshold_ect1", "needs ce_threshold"),
+        (r#"{ type = "fq_pie", flows = 65537 }"#, "links[2].queue.flows", "must be >= 1 and <= 65536, got 65537"),
+        (r#"{ type = "fq_pie", quantum = 0 }"#, "links[2].queue.quantum", "must be >= 1B"),
+        (r#"{ type = "fq_pie", t_update = 0 }"#, "links[2].queue.t_update", "must be > 0"),
+        (r#"{ type = "fq_pie", alpha = 0 }"#, "links[2].queue.alpha", "must be > 0"),
+        (r#"{ type = "fq_pie", mark_ecn_threshold = 1.5 }"#, "links[2].queue.mark_ecn_threshold", "must be >= 0 and <= 1"),
+        (r#"{ type = "fq_pie", drop_batch = 0 }"#, "links[2].queue.drop_batch", "must be >= 1"),
+        (r#"{ type = "fq_pie", limit_packets = 0 }"#, "links[2].queue.limit_packets", "must be >= 1"),
         // CoDel
         (r#"{ type = "codel", target = 0 }"#, "links[2].queue.target", "must be > 0"),
         (r#"{ type = "codel", interval = "-1ms" }"#, "links[2].queue.interval", "got -1ms"),
@@ -2400,7 +2430,7 @@ mod aqm_tests {
     #[test]
     fn every_profiles_defaults_pass_validation_for_every_discipline() {
         for &profile in Profile::NAMES {
-            for ty in ["red", "aecn", "threshold", "pi", "rem", "codel", "pie", "fq_codel"] {
+            for ty in ["red", "aecn", "threshold", "pi", "rem", "codel", "pie", "fq_codel", "fq_pie"] {
                 let text = edit(&[
                     (Q, &format!("queue = {{ type = \"{ty}\" }}")),
                     ("profile = \"rfc\"", &format!("profile = \"{profile}\"")),
@@ -2449,6 +2479,7 @@ mod aqm_tests {
             r#"{ type = "codel", ce_threshold = 0, ecn = true, limit_bytes = "1MB" }"#,
             r#"{ type = "fq_codel", flows = 1, quantum = 1, drop_batch = 1, perturbation = 4294967295, ce_threshold = 0, ce_threshold_ect1 = true, l4s_mode = "ns3", max_packet_backlog = "ns3", overflow_count = "ns3" }"#,
             r#"{ type = "pie", max_burst = 0, mark_ecn_threshold = 0, beta = 0, delay_estimator = "timestamp", derandomize = true }"#,
+            r#"{ type = "fq_pie", flows = 1, quantum = 1, drop_batch = 1, perturbation = 4294967295, max_burst = 0, mark_ecn_threshold = 1, beta = 0, overflow = "ns3", delay_estimator = "dequeue_rate", byte_mode = true, derandomize = false }"#,
         ];
         for q in ok {
             let text = edit(&[(Q, &format!("queue = {q}"))]);
@@ -2488,7 +2519,7 @@ mod aqm_doc_tests {
     use crate::spec::tests::edit;
     use crate::spec::ScenarioSpec;
 
-    const PAGES: [(&str, &str); 11] = [
+    const PAGES: [(&str, &str); 12] = [
         ("scenario.md", include_str!("../../../docs/scenario.md")),
         ("models/red.md", include_str!("../../../docs/models/red.md")),
         ("models/aecn.md", include_str!("../../../docs/models/aecn.md")),
@@ -2500,6 +2531,7 @@ mod aqm_doc_tests {
         ("models/pie.md", include_str!("../../../docs/models/pie.md")),
         ("models/fq_codel.md", include_str!("../../../docs/models/fq_codel.md")),
         ("models/dualpi2.md", include_str!("../../../docs/models/dualpi2.md")),
+        ("models/fq_pie.md", include_str!("../../../docs/models/fq_pie.md")),
     ];
 
     /// Every one-line AQM queue table in the docs' TOML examples is valid.
@@ -2529,7 +2561,7 @@ mod aqm_doc_tests {
     /// Each discipline's page names every field of its table in a parameter row.
     #[test]
     fn model_pages_name_every_queue_field() {
-        let pages: [(&str, &str, serde_json::Value); 9] = [
+        let pages: [(&str, &str, serde_json::Value); 10] = [
             ("red", include_str!("../../../docs/models/red.md"), serde_json::to_value(Profile::Rfc.red()).unwrap()),
             ("aecn", include_str!("../../../docs/models/aecn.md"), serde_json::to_value(Profile::Rfc.aecn()).unwrap()),
             (
@@ -2554,6 +2586,11 @@ mod aqm_doc_tests {
                 "dualpi2",
                 include_str!("../../../docs/models/dualpi2.md"),
                 serde_json::to_value(Profile::Linux.dualpi2()).unwrap(),
+            ),
+            (
+                "fq_pie",
+                include_str!("../../../docs/models/fq_pie.md"),
+                serde_json::to_value(Profile::Linux.fq_pie()).unwrap(),
             ),
         ];
         for (name, page, json) in pages {

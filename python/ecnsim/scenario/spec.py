@@ -48,6 +48,7 @@ __all__ = [
     "droptail",
     "dualpi2",
     "fq_codel",
+    "fq_pie",
     "load_toml",
     "pi",
     "pie",
@@ -322,6 +323,34 @@ def fq_codel(
     round robin, CoDel on each; ``ce_threshold`` (with ``ce_threshold_ect1``) is its L4S mode.
     ``max_packet_backlog``, ``overflow_count`` and ``l4s_mode`` are ``"linux"`` or ``"ns3"``."""
     return {"type": "fq_codel", **_compact(locals())}
+
+
+def fq_pie(
+    *,
+    limit_packets: int | None = None,
+    flows: int | None = None,
+    quantum: Quantity | None = None,
+    target: Quantity | None = None,
+    t_update: Quantity | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    max_burst: Quantity | None = None,
+    ecn: bool | None = None,
+    mark_ecn_threshold: float | None = None,
+    byte_mode: bool | None = None,
+    mean_pktsize: Quantity | None = None,
+    delay_estimator: str | None = None,
+    dq_threshold: Quantity | None = None,
+    cap_drop_adjustment: bool | None = None,
+    derandomize: bool | None = None,
+    overflow: str | None = None,
+    drop_batch: int | None = None,
+    perturbation: int | None = None,
+) -> dict[str, Any]:
+    """FQ-PIE, Linux ``sch_fq_pie`` (``docs/models/fq_pie.md``): FQ-CoDel's flow queues and
+    deficit round robin with a PIE controller on each queue, deciding at enqueue.
+    ``overflow`` is ``"linux"`` (drop the arrival) or ``"ns3"`` (drop from the fattest queue)."""
+    return {"type": "fq_pie", **_compact(locals())}
 
 
 def dualpi2(

@@ -21,9 +21,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::codel::{ce_threshold_mark, CodelLaw, CodelSource, CodelVars};
+use super::flow_queues::{FlowQueue, FlowQueues, Totals};
 use super::QueuedPacket;
-use super::{AqmState, DropReason, Fifo, Limit, QdiscCx, QueueDisc};
-use crate::packet::{Ecn, Transport};
+use super::{AqmState, Fifo, QdiscCx, QueueDisc};
+use crate::packet::Ecn;
 use crate::time::{SimDuration, SimTime};
 
 /// The two references, for the options where they differ.
@@ -72,59 +73,17 @@ pub struct FqCodelConfig {
     pub l4s_mode: FqSource,
 }
 
-/// Which list a flow queue is on (RFC 8290 §4.2; ns-3 `FqCoDelFlow` status).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Status {
-    Inactive,
-    New,
-    Old,
-}
-
-/// "No flow": the end of a list.
-const NIL: u32 = u32::MAX;
-
-/// One flow queue: its packets, its CoDel state, its deficit and its link in a list.
-#[derive(Debug)]
-struct Flow {
-    fifo: Fifo,
-    vars: CodelVars,
-    deficit: i64,
-    status: Status,
-    next: u32,
-}
-
-/// A FIFO list of flow queues, linked through [`Flow::next`] (no allocation).
-#[derive(Clone, Copy, Debug)]
-struct List {
-    head: u32,
-    tail: u32,
-}
-
-impl List {
-    const EMPTY: List = List { head: NIL, tail: NIL };
-
-    fn is_empty(self) -> bool {
-        self.head == NIL
-    }
-}
-
-/// An FQ-CoDel queue.
+/// An FQ-CoDel queue: the shared flow queues ([`FlowQueues`]) with CoDel's state per queue.
 #[derive(Debug)]
 pub struct FqCodel {
     cfg: FqCodelConfig,
-    flows: Vec<Flow>,
-    new_flows: List,
-    old_flows: List,
-    packets: u64,
-    bytes: u64,
-    perturbation: Option<u32>,
+    q: FlowQueues<CodelVars>,
 }
 
 /// A flow queue as its CoDel sees it, keeping the queue's totals.
 struct FlowSource<'a> {
     fifo: &'a mut Fifo,
-    packets: &'a mut u64,
-    bytes: &'a mut u64,
+    totals: &'a mut Totals,
     max_packet: u64,
     backlog: FqSource,
 }
@@ -132,127 +91,24 @@ struct FlowSource<'a> {
 impl CodelSource for FlowSource<'_> {
     fn pop(&mut self) -> Option<QueuedPacket> {
         let p = self.fifo.pop_front()?;
-        *self.packets -= 1;
-        *self.bytes -= u64::from(p.size);
+        self.totals.remove(&p);
         Some(p)
     }
     fn at_most_one_mtu(&self) -> bool {
         match self.backlog {
             // Linux fq_codel_dequeue: codel_dequeue(sch, &sch->qstats.backlog, ...): backlog <= mtu.
-            FqSource::Linux => *self.bytes <= self.max_packet,
+            FqSource::Linux => self.totals.bytes <= self.max_packet,
             // ns-3 CoDelQueueDisc::OkToDrop: GetInternalQueue(0)->GetNBytes() < m_minBytes.
             FqSource::Ns3 => self.fifo.bytes() < self.max_packet,
         }
     }
 }
 
-/// splitmix64's finaliser (Steele, Lea, Flood 2014): a bijective integer mix.
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 impl FqCodel {
     /// An empty FQ-CoDel queue.
     #[must_use]
     pub fn new(cfg: FqCodelConfig) -> Self {
-        let flows = (0..cfg.flows)
-            .map(|_| Flow {
-                fifo: Fifo::new(Limit::Packets(cfg.limit_packets)),
-                vars: CodelVars::default(),
-                deficit: 0,
-                status: Status::Inactive,
-                next: NIL,
-            })
-            .collect();
-        FqCodel {
-            cfg,
-            flows,
-            new_flows: List::EMPTY,
-            old_flows: List::EMPTY,
-            packets: 0,
-            bytes: 0,
-            perturbation: cfg.perturbation,
-        }
-    }
-
-    /// The flow queue of `pkt`: RFC 8290 §4.1.1, a hash of its
-    /// flow identity (transport and flow id) and the perturbation, reduced to `flows` (Linux
-    /// `reciprocal_scale`).
-    fn bucket(&self, pkt: &QueuedPacket, perturbation: u32) -> u32 {
-        let proto: u64 = match pkt.proto {
-            Transport::Tcp => 1,
-            Transport::Udp => 2,
-            Transport::External => 3,
-        };
-        let key = mix64(u64::from(perturbation)) ^ ((proto << 32) | u64::from(pkt.flow.0));
-        let h = mix64(key) >> 32;
-        // Linux fq_codel_hash: reciprocal_scale(hash, flows_cnt) = (hash * flows) >> 32.
-        u32::try_from((h * u64::from(self.cfg.flows)) >> 32).expect("below flows")
-    }
-
-    fn push_back(&mut self, list: ListId, idx: u32) {
-        self.flows[idx as usize].next = NIL;
-        let l = self.list_mut(list);
-        let tail = l.tail;
-        if tail == NIL {
-            *l = List { head: idx, tail: idx };
-        } else {
-            l.tail = idx;
-            self.flows[tail as usize].next = idx;
-        }
-    }
-
-    fn pop_front(&mut self, list: ListId) -> u32 {
-        let head = self.list_mut(list).head;
-        let next = self.flows[head as usize].next;
-        let l = self.list_mut(list);
-        l.head = next;
-        if next == NIL {
-            l.tail = NIL;
-        }
-        head
-    }
-
-    fn list_mut(&mut self, list: ListId) -> &mut List {
-        match list {
-            ListId::New => &mut self.new_flows,
-            ListId::Old => &mut self.old_flows,
-        }
-    }
-
-    /// Linux `fq_codel_drop`, ns-3 `FqCoDelDrop`: drop from the head of the queue with the
-    /// largest backlog until half of it is gone, at most `drop_batch` packets. Returns the queue.
-    fn drop_from_fattest(&mut self, cx: &mut QdiscCx<'_>) -> u32 {
-        // RFC 8290 §4.1: "the packet is dropped from the head of the queue with the largest backlog".
-        let mut fattest = 0u32;
-        let mut max_backlog = 0u64;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.fifo.bytes() > max_backlog {
-                max_backlog = f.fifo.bytes();
-                fattest = u32::try_from(i).expect("flows fit u32");
-            }
-        }
-        // Linux fq_codel_drop: threshold = maxbacklog >> 1; do { drop head } while (++i < max_packets && len < threshold).
-        let threshold = max_backlog >> 1;
-        let flow = &mut self.flows[fattest as usize];
-        let (mut len, mut dropped) = (0u64, 0u32);
-        while let Some(p) = flow.fifo.pop_front() {
-            len += u64::from(p.size);
-            dropped += 1;
-            self.packets -= 1;
-            self.bytes -= u64::from(p.size);
-            cx.drop_packet(p, DropReason::Overflow);
-            if dropped >= self.cfg.drop_batch || len >= threshold {
-                break;
-            }
-        }
-        if self.cfg.overflow_count == FqSource::Linux {
-            // Linux fq_codel_drop: flow->cvars.count += i ("tell codel to increase its signal strength").
-            flow.vars.count = flow.vars.count.saturating_add(dropped);
-        }
-        fattest
+        FqCodel { cfg, q: FlowQueues::new(cfg.flows, cfg.quantum, cfg.perturbation, CodelVars::default) }
     }
 
     /// The CoDel law of every flow queue.
@@ -260,31 +116,29 @@ impl FqCodel {
         CodelLaw { target: self.cfg.target, interval: self.cfg.interval, ecn: self.cfg.ecn }
     }
 
-    /// The next packet of flow queue `idx`: CoDel's, or in ns-3's L4S mode an ECT(1) or CE
-    /// head packet straight away with only the threshold applied.
-    fn flow_dequeue(&mut self, idx: u32, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
-        let (law, cfg) = (self.law(), self.cfg);
-        let flow = &mut self.flows[idx as usize];
+    /// The next packet of `flow`: CoDel's, or in ns-3's L4S mode an ECT(1) or CE head
+    /// packet straight away with only the threshold applied.
+    fn flow_dequeue(
+        cfg: FqCodelConfig,
+        law: CodelLaw,
+        flow: &mut FlowQueue<CodelVars>,
+        totals: &mut Totals,
+        cx: &mut QdiscCx<'_>,
+    ) -> Option<QueuedPacket> {
         let l4s = cfg.ce_threshold_ect1 && cfg.ce_threshold.is_some();
         if l4s && cfg.l4s_mode == FqSource::Ns3 {
             // ns-3 CoDelQueueDisc::DoDequeue (UseL4s): an ECT(1) or CE packet skips the control law.
             if flow.fifo.front().is_some_and(|p| matches!(p.ecn, Ecn::Ect1 | Ecn::Ce)) {
                 let mut p = flow.fifo.pop_front().expect("a head");
-                self.packets -= 1;
-                self.bytes -= u64::from(p.size);
+                totals.remove(&p);
                 if let Some(ce) = cfg.ce_threshold {
                     ce_threshold_mark(&mut p, ce, cx);
                 }
                 return Some(p);
             }
         }
-        let mut src = FlowSource {
-            fifo: &mut flow.fifo,
-            packets: &mut self.packets,
-            bytes: &mut self.bytes,
-            max_packet: cfg.max_packet,
-            backlog: cfg.max_packet_backlog,
-        };
+        let mut src =
+            FlowSource { fifo: &mut flow.fifo, totals, max_packet: cfg.max_packet, backlog: cfg.max_packet_backlog };
         let mut p = flow.vars.dequeue(law, &mut src, cx)?;
         if let Some(ce) = cfg.ce_threshold {
             // Linux codel_dequeue: ce_threshold_mask/selector = 1/1 with ce_threshold_ect1 (ECT(1) only).
@@ -296,96 +150,39 @@ impl FqCodel {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ListId {
-    New,
-    Old,
-}
-
 impl QueueDisc for FqCodel {
     fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
-        let perturbation = match self.perturbation {
-            Some(p) => p,
-            None => {
-                // Linux fq_codel_init: q->perturbation = get_random_u32(); here from the queue's own stream.
-                let p = u32::try_from(cx.rng.next_u64() >> 32).expect("32 bits");
-                self.perturbation = Some(p);
-                p
-            }
-        };
         // RFC 8290 §4.1.1: classify into a flow queue by hashing the 5-tuple.
-        let idx = self.bucket(&pkt, perturbation);
-        let size = u64::from(pkt.size);
-        let flow = &mut self.flows[idx as usize];
-        flow.fifo.push_back(pkt);
-        self.packets += 1;
-        self.bytes += size;
-        if flow.status == Status::Inactive {
-            // RFC 8290 §4.1: a queue not on either list joins the new list with a full quantum.
-            flow.status = Status::New;
-            flow.deficit = i64::from(self.cfg.quantum);
-            self.push_back(ListId::New, idx);
-        }
+        let idx = self.q.classify(&pkt, cx.rng);
+        self.q.push(idx, pkt);
         // Linux fq_codel_enqueue: if (++qlen <= limit && !memory_limited) return; else fq_codel_drop.
-        if self.packets > self.cfg.limit_packets || self.bytes > self.cfg.memory_limit {
-            self.drop_from_fattest(cx);
+        if self.q.totals.packets > self.cfg.limit_packets || self.q.totals.bytes > self.cfg.memory_limit {
+            // Linux fq_codel_drop, ns-3 FqCoDelDrop: half of the fattest queue, at most drop_batch.
+            let (fattest, backlog) = self.q.fattest();
+            let dropped = self.q.drop_head_batch(fattest, backlog, self.cfg.drop_batch, cx);
+            if self.cfg.overflow_count == FqSource::Linux {
+                // Linux fq_codel_drop: flow->cvars.count += i ("tell codel to increase its signal strength").
+                let vars = &mut self.q.flow_mut(fattest).vars;
+                vars.count = vars.count.saturating_add(dropped);
+            }
         }
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
-        loop {
-            // RFC 8290 §4.2: serve the new list first, then the old list.
-            let list = if !self.new_flows.is_empty() {
-                ListId::New
-            } else if !self.old_flows.is_empty() {
-                ListId::Old
-            } else {
-                return None;
-            };
-            let idx = match list {
-                ListId::New => self.new_flows.head,
-                ListId::Old => self.old_flows.head,
-            };
-            if self.flows[idx as usize].deficit <= 0 {
-                // RFC 8290 §4.2: a queue out of deficit gets another quantum and goes to the end of the old list.
-                self.pop_front(list);
-                let flow = &mut self.flows[idx as usize];
-                flow.deficit += i64::from(self.cfg.quantum);
-                flow.status = Status::Old;
-                self.push_back(ListId::Old, idx);
-                continue;
-            }
-            if let Some(p) = self.flow_dequeue(idx, cx) {
-                // RFC 8290 §4.2: the deficit is decreased by the size of the packet sent.
-                self.flows[idx as usize].deficit -= i64::from(p.size);
-                return Some(p);
-            }
-            self.pop_front(list);
-            // RFC 8290 §4.2: an empty new queue moves to the end of the old list (so it cannot starve
-            // the old ones by coming back as new); an empty old queue leaves the lists. Linux
-            // fq_codel_dequeue removes an empty new queue when the old list is empty; ns-3 moves it to
-            // the old list, where the same dequeue finds it empty and removes it: the same outcome.
-            if list == ListId::New && !self.old_flows.is_empty() {
-                self.flows[idx as usize].status = Status::Old;
-                self.push_back(ListId::Old, idx);
-            } else {
-                self.flows[idx as usize].status = Status::Inactive;
-            }
-        }
+        let (cfg, law) = (self.cfg, self.law());
+        self.q.dequeue(cx, |flow, totals, cx| Self::flow_dequeue(cfg, law, flow, totals, cx))
     }
 
     fn len_packets(&self) -> u64 {
-        self.packets
+        self.q.totals.packets
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.totals.bytes
     }
 
     fn give_back_memory(&mut self) {
-        for f in &mut self.flows {
-            f.fifo.give_back_memory();
-        }
+        self.q.give_back_memory();
     }
 
     fn aqm_state(&mut self, _now: SimTime) -> AqmState {
@@ -396,9 +193,10 @@ impl QueueDisc for FqCodel {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{pkt, random_workout_flows, Driver};
-    use super::super::{AnyQdisc, MarkReason};
+    use super::super::{AnyQdisc, DropReason, MarkReason};
     use super::*;
     use crate::ids::FlowId;
+    use crate::packet::Transport;
 
     fn cfg() -> FqCodelConfig {
         FqCodelConfig {
@@ -435,7 +233,7 @@ mod tests {
     fn distinct_flows(q: &FqCodel, n: u32) -> Vec<u32> {
         let mut seen = std::collections::BTreeSet::new();
         let flows: Vec<u32> =
-            (0..1000).filter(|&f| seen.insert(q.bucket(&fp(0, f, 100, Ecn::NotEct), 7))).take(n as usize).collect();
+            (0..1000).filter(|&f| seen.insert(q.q.bucket(&fp(0, f, 100, Ecn::NotEct), 7))).take(n as usize).collect();
         assert_eq!(flows.len(), n as usize);
         flows
     }
@@ -445,9 +243,9 @@ mod tests {
     #[test]
     fn hashing_is_deterministic_spreads_flows_and_depends_on_the_perturbation() {
         let q = FqCodel::new(cfg());
-        let buckets: Vec<u32> = (0..4096).map(|f| q.bucket(&fp(0, f, 100, Ecn::NotEct), 7)).collect();
+        let buckets: Vec<u32> = (0..4096).map(|f| q.q.bucket(&fp(0, f, 100, Ecn::NotEct), 7)).collect();
         assert!(buckets.iter().all(|&b| b < 1024));
-        let again: Vec<u32> = (0..4096).map(|f| q.bucket(&fp(0, f, 100, Ecn::NotEct), 7)).collect();
+        let again: Vec<u32> = (0..4096).map(|f| q.q.bucket(&fp(0, f, 100, Ecn::NotEct), 7)).collect();
         assert_eq!(buckets, again);
         let mut per_bucket = vec![0u32; 1024];
         for &b in &buckets {
@@ -455,14 +253,14 @@ mod tests {
         }
         // 4 flows per queue on average: no queue holds more than 16.
         assert!(per_bucket.iter().all(|&n| n <= 16), "{:?}", per_bucket.iter().max());
-        let other: Vec<u32> = (0..4096).map(|f| q.bucket(&fp(0, f, 100, Ecn::NotEct), 8)).collect();
+        let other: Vec<u32> = (0..4096).map(|f| q.q.bucket(&fp(0, f, 100, Ecn::NotEct), 8)).collect();
         assert!(buckets.iter().zip(&other).filter(|(a, b)| a != b).count() > 3900);
         // The transport is part of the identity: TCP flow 5 and UDP flow 5 are different flows.
         let tcp_udp_same = (0..64)
             .filter(|&f| {
                 let mut u = fp(0, f, 100, Ecn::NotEct);
                 u.proto = Transport::Udp;
-                q.bucket(&u, 7) == q.bucket(&fp(0, f, 100, Ecn::NotEct), 7)
+                q.q.bucket(&u, 7) == q.q.bucket(&fp(0, f, 100, Ecn::NotEct), 7)
             })
             .count();
         assert!(tcp_udp_same <= 2, "{tcp_udp_same}");
@@ -551,8 +349,8 @@ mod tests {
         assert!(out.drops.iter().all(|(_, r)| *r == DropReason::Overflow));
         assert_eq!(d.q.len_packets(), 61);
         // Linux fq_codel_drop: the fat flow's CoDel count grows by the packets dropped.
-        let idx = d.q.bucket(&fp(0, f[0], 1, Ecn::NotEct), 7) as usize;
-        assert_eq!(d.q.flows[idx].vars.count, 40);
+        let idx = d.q.q.bucket(&fp(0, f[0], 1, Ecn::NotEct), 7);
+        assert_eq!(d.q.q.flow(idx).vars.count, 40);
         // A drop batch of 8 stops there.
         let mut c = cfg();
         c.limit_packets = 100;
@@ -563,7 +361,7 @@ mod tests {
             d.enqueue(fp(i, f[0], 1000, Ecn::NotEct), ms(0));
         }
         assert_eq!(d.enqueue(fp(500, f[1], 1000, Ecn::NotEct), ms(0)).drops.len(), 8);
-        assert_eq!(d.q.flows[idx].vars.count, 0, "ns-3 leaves the count alone");
+        assert_eq!(d.q.q.flow(idx).vars.count, 0, "ns-3 leaves the count alone");
     }
 
     #[test]

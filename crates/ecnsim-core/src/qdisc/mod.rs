@@ -16,7 +16,9 @@ pub mod aecn;
 pub mod codel;
 pub mod droptail;
 pub mod dualpi2;
+pub(crate) mod flow_queues;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pi;
 pub mod pie;
 pub mod red;
@@ -29,6 +31,7 @@ pub use codel::Codel;
 pub use droptail::DropTail;
 pub use dualpi2::DualPi2;
 pub use fq_codel::FqCodel;
+pub use fq_pie::FqPie;
 pub use pi::Pi;
 pub use pie::Pie;
 pub use red::Red;
@@ -382,6 +385,8 @@ pub enum AnyQdisc {
     Script(script::Script),
     /// The DualQ Coupled AQM with PI2 (RFC 9332).
     DualPi2(DualPi2),
+    /// Flow queueing with PIE per queue (Linux `sch_fq_pie`).
+    FqPie(FqPie),
 }
 
 macro_rules! dispatch {
@@ -398,6 +403,7 @@ macro_rules! dispatch {
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::Script($q) => $e,
             AnyQdisc::DualPi2($q) => $e,
+            AnyQdisc::FqPie($q) => $e,
         }
     };
 }

@@ -84,22 +84,18 @@ struct PieState {
     avg_dq_rate: f64,
 }
 
-/// A PIE queue.
-#[derive(Debug)]
-pub struct Pie {
-    cfg: PieConfig,
-    fifo: Fifo,
+/// PIE's controller for one queue: its state and its update clock. [`Pie`] runs one over
+/// its FIFO; FQ-PIE one per flow queue, all on the same clock (`t_update`, `2 t_update`, ...).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PieVars {
     state: PieState,
     ticker: Ticker,
 }
 
-impl Pie {
-    /// An empty PIE queue.
-    #[must_use]
-    pub fn new(cfg: PieConfig) -> Self {
-        Pie {
-            cfg,
-            fifo: Fifo::new(cfg.limit),
+impl PieVars {
+    /// A controller at rest (RFC 8033 §4.4: the full burst allowance).
+    pub(crate) fn new(cfg: &PieConfig) -> Self {
+        PieVars {
             state: PieState {
                 drop_prob: 0.0,
                 qdelay_last: 0.0,
@@ -117,22 +113,16 @@ impl Pie {
     }
 
     /// The current drop probability.
-    #[must_use]
-    pub fn drop_prob(&self) -> f64 {
+    pub(crate) fn drop_prob(&self) -> f64 {
         self.state.drop_prob
     }
 
-    /// The remaining burst allowance.
-    #[must_use]
-    pub fn burst_allowance(&self) -> SimDuration {
-        SimDuration::from_nanos(self.state.burst_allowance)
-    }
-
-    /// RFC 8033 §4.2 `calculate_drop_prob`, for every update due by `now`.
-    fn catch_up(&mut self, now: SimTime) {
+    /// RFC 8033 §4.2 `calculate_drop_prob`, for every update due by `now`, with `backlog`
+    /// bytes queued (constant since the last packet event of this queue).
+    pub(crate) fn catch_up(&mut self, cfg: &PieConfig, backlog: u64, now: SimTime) {
         #[allow(clippy::cast_precision_loss)]
-        let bytes = self.fifo.bytes() as f64;
-        let (cfg, st) = (&self.cfg, &mut self.state);
+        let bytes = backlog as f64;
+        let st = &mut self.state;
         let target = cfg.target.as_secs_f64();
         self.ticker.run_until(now, || {
             let before = *st;
@@ -185,8 +175,8 @@ impl Pie {
         });
     }
 
-    /// RFC 8033 §4.1 `drop_early`.
-    fn drop_early(&mut self, pkt: &QueuedPacket, cx: &mut QdiscCx<'_>) -> bool {
+    /// RFC 8033 §4.1 `drop_early`, for an arrival at a queue holding `backlog` bytes.
+    fn drop_early(&mut self, cfg: &PieConfig, backlog: u64, pkt: &QueuedPacket, cx: &mut QdiscCx<'_>) -> bool {
         let st = &mut self.state;
         // RFC 8033 §4.4: no random drop while burst_allowance > 0.
         if st.burst_allowance > 0 {
@@ -194,17 +184,17 @@ impl Pie {
         }
         // RFC 8033 §4.1: safeguard: if (qdelay_old < QDELAY_REF/2 && drop_prob < 0.2) ||
         // (queue.byte_length() <= 2 * MEAN_PKTSIZE) return ENQUE.
-        if (st.qdelay_old < self.cfg.target.as_secs_f64() / 2.0 && st.drop_prob < 0.2)
-            || self.fifo.bytes() <= 2 * u64::from(self.cfg.mean_pktsize)
+        if (st.qdelay_old < cfg.target.as_secs_f64() / 2.0 && st.drop_prob < 0.2)
+            || backlog <= 2 * u64::from(cfg.mean_pktsize)
         {
             return false;
         }
         let mut p = st.drop_prob;
-        if self.cfg.byte_mode {
+        if cfg.byte_mode {
             // RFC 8033 §5.2: p = p * packet_size / MEAN_PKTSIZE.
-            p = (p * f64::from(pkt.size) / f64::from(self.cfg.mean_pktsize)).min(1.0);
+            p = (p * f64::from(pkt.size) / f64::from(cfg.mean_pktsize)).min(1.0);
         }
-        if self.cfg.derandomize {
+        if cfg.derandomize {
             // RFC 8033 §5.4: if (drop_prob == 0) accu_prob = 0; accu_prob += drop_prob.
             if st.drop_prob == 0.0 {
                 st.accu_prob = 0.0;
@@ -221,22 +211,68 @@ impl Pie {
         cx.bernoulli(p)
     }
 
-    /// RFC 8033 §4.3 departure-rate estimation, after `size` bytes left at `now`.
-    fn on_departure(&mut self, size: u32, now: SimTime) {
+    /// RFC 8033 §4.1 and §5.1: the decision on an arrival at a queue holding `backlog`
+    /// bytes, with room for it. `Some`: it joins the queue (CE-marked if PIE marked it);
+    /// `None`: PIE dropped it (`DropReason::Early`, reported through `cx`).
+    pub(crate) fn admit(
+        &mut self,
+        cfg: &PieConfig,
+        backlog: u64,
+        mut pkt: QueuedPacket,
+        cx: &mut QdiscCx<'_>,
+    ) -> Option<QueuedPacket> {
+        if self.drop_early(cfg, backlog, &pkt, cx) {
+            // RFC 8033 §5.1: mark ECT packets instead while drop_prob <= MAX_ECNTH.
+            if cfg.ecn && self.state.drop_prob <= cfg.mark_ecn_threshold && is_markable(pkt.ecn) {
+                cx.mark(&mut pkt, MarkReason::Early);
+            } else {
+                // RFC 8033 §5.4: accu_prob = 0 after a drop.
+                self.state.accu_prob = 0.0;
+                cx.drop_packet(pkt, DropReason::Early);
+                return None;
+            }
+        }
+        Some(pkt)
+    }
+
+    /// Set the state a test starts from: `drop_prob`, `qdelay_old` (seconds) and the burst allowance.
+    #[cfg(test)]
+    pub(crate) fn force(&mut self, drop_prob: f64, qdelay_old: f64, burst: SimDuration) {
+        self.state.drop_prob = drop_prob;
+        self.state.qdelay_old = qdelay_old;
+        self.state.burst_allowance = burst.as_nanos();
+    }
+
+    /// When the next update is due.
+    #[cfg(test)]
+    pub(crate) fn next_update(&self) -> SimTime {
+        self.ticker.next()
+    }
+
+    /// The arrival was refused for lack of room: ns-3 and Linux reset `accu_prob`.
+    pub(crate) fn on_overflow(&mut self) {
+        self.state.accu_prob = 0.0;
+    }
+
+    /// `pkt` left at `now`, leaving `remaining` bytes in its queue: the latency sample
+    /// (timestamps) or the departure-rate measurement (RFC 8033 §4.3).
+    pub(crate) fn on_dequeue(&mut self, cfg: &PieConfig, pkt: &QueuedPacket, remaining: u64, now: SimTime) {
         let st = &mut self.state;
-        let remaining = self.fifo.bytes();
-        match self.cfg.delay_estimator {
-            DelayEstimator::Timestamp => {}
+        match cfg.delay_estimator {
+            DelayEstimator::Timestamp => {
+                // ns-3 DoDequeue / Linux pie_process_dequeue: qdelay = now - enqueue time; 0 if the queue is now empty.
+                st.qdelay_last = if remaining == 0 { 0.0 } else { now.saturating_since(pkt.enqueued_at).as_secs_f64() };
+            }
             DelayEstimator::DequeueRate => {
                 // RFC 8033 §4.3: start a measurement cycle once the queue holds DQ_THRESHOLD bytes.
-                if remaining >= self.cfg.dq_threshold && !st.in_measurement {
+                if remaining >= cfg.dq_threshold && !st.in_measurement {
                     st.dq_start = now;
                     st.dq_count = 0;
                     st.in_measurement = true;
                 }
                 if st.in_measurement {
-                    st.dq_count += u64::from(size);
-                    if st.dq_count >= self.cfg.dq_threshold {
+                    st.dq_count += u64::from(pkt.size);
+                    if st.dq_count >= cfg.dq_threshold {
                         let dt = now.saturating_since(st.dq_start).as_secs_f64();
                         if dt > 0.0 {
                             #[allow(clippy::cast_precision_loss)]
@@ -245,7 +281,7 @@ impl Pie {
                             st.avg_dq_rate =
                                 if st.avg_dq_rate == 0.0 { rate } else { 0.5 * st.avg_dq_rate + 0.5 * rate };
                         }
-                        if remaining > self.cfg.dq_threshold {
+                        if remaining > cfg.dq_threshold {
                             st.dq_start = now;
                             st.dq_count = 0;
                         } else {
@@ -258,38 +294,57 @@ impl Pie {
     }
 }
 
+/// A PIE queue.
+#[derive(Debug)]
+pub struct Pie {
+    cfg: PieConfig,
+    fifo: Fifo,
+    vars: PieVars,
+}
+
+impl Pie {
+    /// An empty PIE queue.
+    #[must_use]
+    pub fn new(cfg: PieConfig) -> Self {
+        Pie { cfg, fifo: Fifo::new(cfg.limit), vars: PieVars::new(&cfg) }
+    }
+
+    /// The current drop probability.
+    #[must_use]
+    pub fn drop_prob(&self) -> f64 {
+        self.vars.drop_prob()
+    }
+
+    /// The remaining burst allowance.
+    #[must_use]
+    pub fn burst_allowance(&self) -> SimDuration {
+        SimDuration::from_nanos(self.vars.state.burst_allowance)
+    }
+
+    /// RFC 8033 §4.2 `calculate_drop_prob`, for every update due by `now`.
+    fn catch_up(&mut self, now: SimTime) {
+        self.vars.catch_up(&self.cfg, self.fifo.bytes(), now);
+    }
+}
+
 impl QueueDisc for Pie {
-    fn enqueue(&mut self, mut pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
+    fn enqueue(&mut self, pkt: QueuedPacket, cx: &mut QdiscCx<'_>) {
         self.catch_up(cx.now);
         if !self.fifo.fits(self.cfg.limit, &pkt) {
             // RFC 8033 §4.1: tail drop when the buffer is full; ns-3 resets accu_prob.
-            self.state.accu_prob = 0.0;
+            self.vars.on_overflow();
             cx.drop_packet(pkt, DropReason::Overflow);
             return;
         }
-        if self.drop_early(&pkt, cx) {
-            // RFC 8033 §5.1: mark ECT packets instead while drop_prob <= MAX_ECNTH.
-            if self.cfg.ecn && self.state.drop_prob <= self.cfg.mark_ecn_threshold && is_markable(pkt.ecn) {
-                cx.mark(&mut pkt, MarkReason::Early);
-            } else {
-                // RFC 8033 §5.4: accu_prob = 0 after a drop.
-                self.state.accu_prob = 0.0;
-                cx.drop_packet(pkt, DropReason::Early);
-                return;
-            }
+        if let Some(pkt) = self.vars.admit(&self.cfg, self.fifo.bytes(), pkt, cx) {
+            self.fifo.push_back(pkt);
         }
-        self.fifo.push_back(pkt);
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
         self.catch_up(cx.now);
         let pkt = self.fifo.pop_front()?;
-        if self.cfg.delay_estimator == DelayEstimator::Timestamp {
-            // ns-3 DoDequeue / Linux pie_process_dequeue: qdelay = now - enqueue time; 0 if the queue is now empty.
-            self.state.qdelay_last =
-                if self.fifo.is_empty() { 0.0 } else { cx.now.saturating_since(pkt.enqueued_at).as_secs_f64() };
-        }
-        self.on_departure(pkt.size, cx.now);
+        self.vars.on_dequeue(&self.cfg, &pkt, self.fifo.bytes(), cx.now);
         Some(pkt)
     }
 
@@ -306,7 +361,7 @@ impl QueueDisc for Pie {
 
     fn aqm_state(&mut self, now: SimTime) -> AqmState {
         self.catch_up(now);
-        AqmState { avg: f64::NAN, prob: self.state.drop_prob, max_p: f64::NAN }
+        AqmState { avg: f64::NAN, prob: self.vars.drop_prob(), max_p: f64::NAN }
     }
 }
 
@@ -361,7 +416,7 @@ mod tests {
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
         // A constant 40 ms latency for many updates: the probability climbs, with the
         // divisor stepping down as it crosses each decade.
-        d.q.state.qdelay_last = 0.040;
+        d.q.vars.state.qdelay_last = 0.040;
         let (mut want, mut old) = (0.0, 0.0);
         for k in 1..=150u64 {
             d.q.catch_up(SimTime::ZERO + c.t_update.saturating_mul(k));
@@ -380,8 +435,8 @@ mod tests {
         // A jump from 0 to 200 ms latency at drop_prob 0.3: p = 0.125 * 0.185 + 1.25 * 0.2 = 0.273 -> 0.02.
         assert!((reference_step(0.3, 0.2, 0.0, &c) - 0.32).abs() < 1e-12);
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
-        d.q.state.drop_prob = 0.3;
-        d.q.state.qdelay_last = 0.2;
+        d.q.vars.state.drop_prob = 0.3;
+        d.q.vars.state.qdelay_last = 0.2;
         d.q.catch_up(SimTime::ZERO + c.t_update);
         assert!((d.q.drop_prob() - 0.32).abs() < 1e-12);
     }
@@ -390,7 +445,7 @@ mod tests {
     fn idle_queue_decays_the_probability_by_two_percent_per_update() {
         let c = cfg();
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
-        d.q.state.drop_prob = 0.5;
+        d.q.vars.state.drop_prob = 0.5;
         d.q.catch_up(SimTime::ZERO + c.t_update);
         // qdelay 0, qdelay_old 0: p = 0.125 * (0 - 0.015) = -0.001875 (no divisor at 0.5), then * 0.98.
         let want = (0.5 - 0.001_875) * 0.98;
@@ -403,8 +458,8 @@ mod tests {
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
         assert_eq!(d.q.burst_allowance(), SimDuration::from_millis(150));
         // Congested from the start: the allowance ages by T_UPDATE per update and drops are off meanwhile.
-        d.q.state.qdelay_last = 0.1;
-        d.q.state.drop_prob = 0.5;
+        d.q.vars.state.qdelay_last = 0.1;
+        d.q.vars.state.drop_prob = 0.5;
         for _ in 0..10 {
             d.q.fifo.push_back(pkt(0, 1000, Ecn::NotEct));
         }
@@ -418,9 +473,9 @@ mod tests {
             (0..100).map(|i| d.enqueue(pkt(10 + i, 1000, Ecn::NotEct), SimTime::from_millis(150)).drops.len()).sum();
         assert!(drops > 20, "drops resume once the allowance is spent: {drops}");
         // A calm queue (probability decayed to 0, latencies low) restores it.
-        d.q.state.drop_prob = 0.0;
-        d.q.state.qdelay_last = 0.0;
-        d.q.state.qdelay_old = 0.0;
+        d.q.vars.state.drop_prob = 0.0;
+        d.q.vars.state.qdelay_last = 0.0;
+        d.q.vars.state.qdelay_old = 0.0;
         d.q.catch_up(SimTime::from_millis(165));
         assert_eq!(d.q.burst_allowance(), SimDuration::from_millis(135));
     }
@@ -429,10 +484,10 @@ mod tests {
     fn safeguards_keep_pie_work_conserving() {
         let c = cfg();
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
-        d.q.state.burst_allowance = 0;
+        d.q.vars.state.burst_allowance = 0;
         // Low latency and drop_prob < 0.2: never drop.
-        d.q.state.drop_prob = 0.19;
-        d.q.state.qdelay_old = 0.007;
+        d.q.vars.state.drop_prob = 0.19;
+        d.q.vars.state.qdelay_old = 0.007;
         for i in 0..5 {
             d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
         }
@@ -442,9 +497,9 @@ mod tests {
         }
         // Two packets or less queued: never drop, whatever the probability.
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
-        d.q.state.burst_allowance = 0;
-        d.q.state.drop_prob = 1.0;
-        d.q.state.qdelay_old = 1.0;
+        d.q.vars.state.burst_allowance = 0;
+        d.q.vars.state.drop_prob = 1.0;
+        d.q.vars.state.qdelay_old = 1.0;
         d.q.fifo.push_back(pkt(0, 1000, Ecn::NotEct));
         d.q.fifo.push_back(pkt(1, 1000, Ecn::NotEct));
         assert!(d.enqueue(pkt(2, 1000, Ecn::NotEct), SimTime::ZERO).drops.is_empty());
@@ -456,12 +511,12 @@ mod tests {
         let mut c = cfg();
         c.ecn = true;
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
-        d.q.state.burst_allowance = 0;
-        d.q.state.qdelay_old = 1.0;
+        d.q.vars.state.burst_allowance = 0;
+        d.q.vars.state.qdelay_old = 1.0;
         for i in 0..5 {
             d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
         }
-        d.q.state.drop_prob = 0.1;
+        d.q.vars.state.drop_prob = 0.1;
         let (mut marks, mut drops) = (0, 0);
         for i in 0..2000 {
             let out = d.enqueue(pkt(100 + i, 1000, Ecn::Ect0), SimTime::ZERO);
@@ -470,7 +525,7 @@ mod tests {
             d.q.fifo.pop_back();
         }
         assert!(drops == 0 && marks > 100);
-        d.q.state.drop_prob = 0.100_001;
+        d.q.vars.state.drop_prob = 0.100_001;
         let out =
             (0..2000).map(|i| d.enqueue(pkt(9000 + i, 1000, Ecn::Ect0), SimTime::ZERO).marks.len()).sum::<usize>();
         assert_eq!(out, 0);
@@ -481,9 +536,9 @@ mod tests {
         let mut c = cfg();
         c.derandomize = true;
         let mut d = Driver::new(Pie::new(c), 10_000_000, 1);
-        d.q.state.burst_allowance = 0;
-        d.q.state.qdelay_old = 1.0;
-        d.q.state.drop_prob = 0.5;
+        d.q.vars.state.burst_allowance = 0;
+        d.q.vars.state.qdelay_old = 1.0;
+        d.q.vars.state.drop_prob = 0.5;
         for i in 0..5 {
             d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
         }
@@ -515,7 +570,7 @@ mod tests {
             now += SimDuration::from_micros(800);
             d.dequeue(now);
         }
-        assert!((d.q.state.avg_dq_rate - 1.25e6).abs() / 1.25e6 < 0.07, "{}", d.q.state.avg_dq_rate);
+        assert!((d.q.vars.state.avg_dq_rate - 1.25e6).abs() / 1.25e6 < 0.07, "{}", d.q.vars.state.avg_dq_rate);
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn every_discipline_conserves_packets_on_a_dumbbell() {
         ("codel", r#"{ type = "codel", limit_packets = 300 }"#),
         ("pie", r#"{ type = "pie", limit_packets = 300 }"#),
         ("fq_codel", r#"{ type = "fq_codel", limit_packets = 300 }"#),
+        ("fq_pie", r#"{ type = "fq_pie", limit_packets = 300 }"#),
     ];
     let mut avg = Vec::new();
     for (name, q) in queues {

@@ -5,7 +5,7 @@ use crate::common::{f64s, jain, run, u64s};
 
 /// Senders a<i> (access delay `delays[i]`) -> r1 ==10 Mb/s, 5 ms, `queue`== r2 -> b<i>;
 /// `udp` adds a CBR source u0 -> v0 of that rate through the same bottleneck.
-fn net(queue: &str, delays: &[&str], udp: Option<&str>, duration: &str) -> String {
+pub(crate) fn net(queue: &str, delays: &[&str], udp: Option<&str>, duration: &str) -> String {
     let mut nodes =
         vec![r#"{ name = "r1", kind = "router" }"#.to_owned(), r#"{ name = "r2", kind = "router" }"#.to_owned()];
     let mut links = vec![format!(r#"{{ a = "r1", b = "r2", rate = "10Mbps", delay = "5ms", queue = {queue} }}"#)];

@@ -9,6 +9,7 @@ mod determinism;
 mod dualpi2;
 mod flow_stop;
 mod fq_codel;
+mod fq_pie;
 mod fuzz;
 mod incast;
 mod layers;
