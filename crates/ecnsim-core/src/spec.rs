@@ -1819,6 +1819,20 @@ pub enum DctcpFraction {
     Bytes,
 }
 
+/// TCP Prague's Classic-ECN-bottleneck detection (`tcp.prague_ecn_fallback`; the L4STeam
+/// tcp_prague.c 0.6 module parameter of that name, RFC 9331 §4.3).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PragueEcnFallback {
+    /// No detection (`prague_ecn_fallback = 0`, the module's default).
+    None,
+    /// Detection and fallback (`1`): on a detected Classic ECN bottleneck the reductions use at
+    /// least 5/8 of alpha's maximum.
+    Fallback,
+    /// Detection only (`2`): the score is kept, the response is unchanged.
+    Detection,
+}
+
 /// A host's ECN policy (RFC 3168 §6.1.1), as Linux's `tcp_ecn` sysctl.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -2309,6 +2323,10 @@ pub struct TcpOverrides {
     /// `prague_rtt_transition`: 500).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prague_rtt_transition: Option<i64>,
+    /// Prague's Classic-ECN-bottleneck detection and fallback: `"none"`, `"fallback"` or
+    /// `"detection"` (L4STeam `prague_ecn_fallback` 0, 1, 2; default 0, none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_ecn_fallback: Option<PragueEcnFallback>,
 }
 
 /// serde_json ends its messages with " at line L column C"; for the one-line

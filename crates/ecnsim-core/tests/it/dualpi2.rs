@@ -96,6 +96,27 @@ fn l_queue_delay_under_a_millisecond_at_the_99th_percentile() {
     assert!(p99 <= 0.001, "L sojourn p99 {p99} s");
 }
 
+/// `l-delay-prague` (experiment)
+#[test]
+fn l_queue_delay_under_a_millisecond_with_prague() {
+    let t = scenario(
+        3,
+        "100Mbps",
+        "10s",
+        "3s",
+        r#"cc = "prague", ecn = "request", ecn_feedback = "accecn", ect_codepoint = "ect1", recovery = "sack", rcv_window = "4MB""#,
+    );
+    let (r, l, c) = run(&t, 3);
+    let p99 = l.quantile_upper(0.99).unwrap().as_secs_f64();
+    let util = f64s(&r, "queues", "utilization")[BOTTLENECK];
+    let (m0, m1) = (u64s(&r, "queues", "marks_of_ect0")[BOTTLENECK], u64s(&r, "queues", "marks_of_ect1")[BOTTLENECK]);
+    eprintln!("l-delay-prague: L sojourn p50 {:.3} ms, p99 {:.3} ms, utilisation {util:.3}, marks ECT(1) {m1}, ECT(0) {m0}, {} packets, classic {}",
+        l.quantile_upper(0.5).unwrap().as_secs_f64() * 1e3, p99 * 1e3, l.count(), c.count());
+    assert_eq!(m0, 0);
+    assert!(m1 > 0);
+    assert!(p99 <= 0.001, "L sojourn p99 {p99} s");
+}
+
 /// `l-delay-dctcp`: `l-delay` with DCTCP, a scalable control (RFC 8257 §3.3), as the ECT(1)
 /// sender: the L queue's 99th percentile sojourn is at most 1 ms (RFC 9332 §1), the link is
 /// busy (> 0.9) and every mark falls on an ECT(1) packet (RFC 9332 §2.3).
