@@ -26,8 +26,9 @@ use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
-    AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind, PragueEcnFallback,
-    QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch, TcpOverrides, TimeValue,
+    AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
+    PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch,
+    TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};

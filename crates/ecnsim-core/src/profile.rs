@@ -9,8 +9,8 @@
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
-    EcnSynAck, EctCodepoint, NewrenoCareful, PragueEcnFallback, NewrenoPartialAck, QueueSpec, Quickack, Recovery, RecoveryRate,
-    ReductionBasis, RtoEstimator, SackVariant, TimeoutAfterEcn,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec, Quickack, Recovery,
+    RecoveryRate, ReductionBasis, RtoEstimator, SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;

@@ -2729,6 +2729,7 @@ tcp = { initial_window = 10 }
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "recovery = \"tahoe\"")], "tcp.recovery", "unknown variant `tahoe`, expected `newreno` or `sack`"),
         (&[("#TCP", "dctcp_fraction = \"bits\"")], "tcp.dctcp_fraction", "unknown variant `bits`, expected `packets` or `bytes`"),
+        (&[("#TCP", "prague_ecn_fallback = \"on\"")], "tcp.prague_ecn_fallback", "unknown variant `on`, expected one of `none`, `fallback`, `detection`"),
         (&[("#TCP", "ecn_feedback = \"accurate\"")], "tcp.ecn_feedback", "unknown variant `accurate`, expected `classic` or `accecn`"),
         (&[("#TCP", "accecn_option = \"yes\"")], "tcp.accecn_option", "expected a boolean"),
         (&[("#TCP", "cc = \"vegas\"")], "tcp.cc", "unknown variant `vegas`, expected one of `tahoe`, `reno`, `newreno`, `sack`, `cubic`, `dctcp`, `bbr`"),

@@ -32,8 +32,8 @@ pub(crate) use opt::Opt;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
-    EcnSynAck, EctCodepoint, NewrenoCareful, PragueEcnFallback, NewrenoPartialAck, Quickack, Recovery, RecoveryRate, ReductionBasis,
-    RtoEstimator, SackVariant, TimeoutAfterEcn,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, Quickack, Recovery, RecoveryRate,
+    ReductionBasis, RtoEstimator, SackVariant, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 

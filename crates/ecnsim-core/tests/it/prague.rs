@@ -177,3 +177,22 @@ fn prague_detects_no_classic_bottleneck_at_dualpi2() {
         assert_eq!(u64s(&r, table, column), u64s(&r0, table, column), "detection only changes no {table}.{column}");
     }
 }
+
+/// `examples/prague_classic.toml` (issue 33 item 7) shows the fallback: its Prague flows run
+/// `prague_ecn_fallback = "fallback"`, detect the RED queue as Classic, and their share of the
+/// goodput after the warm-up is in `prague-classic-fallback`'s band, [0.35, 0.70] (the
+/// example's own figure, in its comment, is this test's).
+#[test]
+fn the_prague_classic_example_shows_the_fallback() {
+    let path = format!("{}/../../examples/prague_classic.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (sim, r) = crate::common::run(&text, 1);
+    let g = f64s(&r, "flows", "goodput_bps");
+    let share = (g[2] + g[3]) / g.iter().sum::<f64>();
+    let (_, detected, scores) = share_and_detection(&sim, &r);
+    eprintln!(
+        "examples/prague_classic.toml: Prague share of the goodput after the warm-up {share:.3}, scores {scores:?}"
+    );
+    assert_eq!(detected, [true, true], "scores {scores:?}");
+    assert!((0.35..=0.70).contains(&share), "Prague share {share}");
+}
