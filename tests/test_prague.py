@@ -53,7 +53,8 @@ def test_prague_runs_marks_ect1_only_and_shows_its_keys_in_the_resolved_spec() -
 def test_prague_ecn_fallback_is_shown_when_on_and_changes_nothing_at_dualpi2() -> None:
     base = Simulation(_scenario(PRAGUE)).run()
     on = Simulation(_scenario(tcp_params(**PRAGUE, prague_ecn_fallback="fallback"))).run()
-    assert json.loads(on.meta["resolved_spec"])["flows"][0]["tcp"]["prague_ecn_fallback"] == "fallback"
+    resolved = json.loads(on.meta["resolved_spec"])["flows"][0]["tcp"]
+    assert resolved["prague_ecn_fallback"] == "fallback"
     # Through DualPI2 no Classic bottleneck is detected: the flows are the same as without it.
     assert list(on.flows["bytes_delivered"]) == list(base.flows["bytes_delivered"])
 
@@ -66,7 +67,8 @@ def test_prague_ecn_fallback_is_shown_when_on_and_changes_nothing_at_dualpi2() -
         ({**PRAGUE, "prague_rtt_target": "1s"}, r"^tcp\.prague_rtt_target: must be >= 0 and"),
         (
             {**PRAGUE, "prague_ecn_fallback": "on"},
-            r"^tcp\.prague_ecn_fallback: unknown variant `on`, expected one of `none`, `fallback`, `detection`",
+            r"^tcp\.prague_ecn_fallback: unknown variant `on`, "
+            r"expected one of `none`, `fallback`, `detection`",
         ),
     ],
 )

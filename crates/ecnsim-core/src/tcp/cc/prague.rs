@@ -468,19 +468,22 @@ impl ClassicEcn {
         self.sent.push_back((end, now, false));
     }
 
-    /// An ACK with SND.UNA `snd_una` at `now`: the RTT of the newest segment it acknowledges,
-    /// if that was not retransmitted (Linux tcp_clean_rtx_queue()'s `ca_rtt_us`, which
-    /// prague_pkts_acked() feeds to prague_rtt_estimator()), updates the estimator.
+    /// An ACK with SND.UNA `snd_una` at `now`: the RTT of the newest segment it acknowledges
+    /// updates the estimator, unless a segment it acknowledges was retransmitted (Linux
+    /// tcp_clean_rtx_queue()'s `ca_rtt_us`, none with `FLAG_RETRANS_DATA_ACKED`, which
+    /// prague_pkts_acked() feeds to prague_rtt_estimator()).
     fn on_ack(&mut self, now: SimTime, snd_una: u64) {
         let mut newest = None;
-        while let Some(&s) = self.sent.front() {
-            if s.0 > snd_una {
+        let mut retransmitted = false;
+        while let Some(&(end, sent, rexmit)) = self.sent.front() {
+            if end > snd_una {
                 break;
             }
-            newest = Some(s);
+            newest = Some(sent);
+            retransmitted |= rexmit;
             self.sent.pop_front();
         }
-        if let Some((_, sent, false)) = newest {
+        if let (Some(sent), false) = (newest, retransmitted) {
             let r = now.saturating_since(sent);
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.sample(r.as_nanos());
@@ -679,6 +682,12 @@ mod tests {
         c.on_data_sent(t(130), 3000, 4000);
         c.on_data_sent(t(300), 3000, 4000);
         c.on_ack(t(310), 4000);
+        assert_eq!((c.srtt, c.mdev), (srtt, mdev));
+        // Nor an ACK that covers a retransmitted segment and a fresh one after it.
+        c.on_data_sent(t(320), 4000, 5000);
+        c.on_data_sent(t(321), 5000, 6000);
+        c.on_data_sent(t(400), 4000, 5000);
+        c.on_ack(t(420), 6000);
         assert_eq!((c.srtt, c.mdev), (srtt, mdev));
         assert!(c.sent.is_empty());
     }
