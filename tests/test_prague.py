@@ -45,6 +45,18 @@ def test_prague_runs_marks_ect1_only_and_shows_its_keys_in_the_resolved_spec() -
     # Other algorithms' resolved specs do not show Prague's keys.
     cubic = Simulation(_scenario({"cc": "cubic", "ecn": "request"})).run()
     assert "prague_rtt_target" not in json.loads(cubic.meta["resolved_spec"])["flows"][0]["tcp"]
+    # The Classic-ECN-bottleneck detection is off by default and then not shown (every existing
+    # resolved spec unchanged); turned on, it is.
+    assert "prague_ecn_fallback" not in tcp
+
+
+def test_prague_ecn_fallback_is_shown_when_on_and_changes_nothing_at_dualpi2() -> None:
+    base = Simulation(_scenario(PRAGUE)).run()
+    on = Simulation(_scenario(tcp_params(**PRAGUE, prague_ecn_fallback="fallback"))).run()
+    resolved = json.loads(on.meta["resolved_spec"])["flows"][0]["tcp"]
+    assert resolved["prague_ecn_fallback"] == "fallback"
+    # Through DualPI2 no Classic bottleneck is detected: the flows are the same as without it.
+    assert list(on.flows["bytes_delivered"]) == list(base.flows["bytes_delivered"])
 
 
 @pytest.mark.parametrize(
@@ -53,6 +65,11 @@ def test_prague_runs_marks_ect1_only_and_shows_its_keys_in_the_resolved_spec() -
         ({"cc": "prague"}, r'^tcp\.cc: cc = "prague" needs ecn = "request", ecn_feedback'),
         ({**PRAGUE, "ect_codepoint": "ect0"}, r'ect_codepoint = "ect0"$'),
         ({**PRAGUE, "prague_rtt_target": "1s"}, r"^tcp\.prague_rtt_target: must be >= 0 and"),
+        (
+            {**PRAGUE, "prague_ecn_fallback": "on"},
+            r"^tcp\.prague_ecn_fallback: unknown variant `on`, "
+            r"expected one of `none`, `fallback`, `detection`",
+        ),
     ],
 )
 def test_bad_prague_settings_name_the_field(tcp: dict, message: str) -> None:

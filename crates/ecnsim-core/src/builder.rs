@@ -27,8 +27,8 @@ use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
-    QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch, SlowStartExit,
-    TcpOverrides, TimeValue,
+    PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch,
+    SlowStartExit, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -614,6 +614,11 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),
         prague_rtt_target: (c.cc == CcKind::Prague).then(|| TimeValue(i128::from(c.prague_rtt_target.as_nanos()))),
         prague_rtt_transition: (c.cc == CcKind::Prague).then_some(i64::from(c.prague_rtt_transition)),
+        // Shown where it is on, so that every existing resolved spec is unchanged.
+        prague_ecn_fallback: (c.cc == CcKind::Prague
+            && (c.prague_ecn_fallback != PragueEcnFallback::None
+                || profile.tcp().prague_ecn_fallback != PragueEcnFallback::None))
+            .then_some(c.prague_ecn_fallback),
     }
 }
 

@@ -9,8 +9,8 @@
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
-    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Quickack, Recovery, RecoveryRate,
-    ReductionBasis, RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec, Quickack, Recovery,
+    RecoveryRate, ReductionBasis, RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -196,6 +196,8 @@ impl Profile {
             prague_rtt_target: SimDuration::from_millis(25),
             // L4STeam tcp_prague.c (0.6) DEFAULT_RTT_TRANSITION 500 rounds.
             prague_rtt_transition: 500,
+            // L4STeam tcp_prague.c (0.6) `prague_ecn_fallback` 0: no Classic-ECN-bottleneck detection.
+            prague_ecn_fallback: PragueEcnFallback::None,
             // RFC 3168 §6.1 feedback unless a scenario asks for RFC 9768's AccECN.
             ecn_feedback: EcnFeedback::Classic,
             // RFC 9768 §3.2.3: it is RECOMMENDED to implement both sending and receiving of AccECN options.

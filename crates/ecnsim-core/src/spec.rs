@@ -1909,6 +1909,20 @@ pub enum DctcpFraction {
     Bytes,
 }
 
+/// TCP Prague's Classic-ECN-bottleneck detection (`tcp.prague_ecn_fallback`; the L4STeam
+/// tcp_prague.c 0.6 module parameter of that name, RFC 9331 §4.3).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PragueEcnFallback {
+    /// No detection (`prague_ecn_fallback = 0`, the module's default).
+    None,
+    /// Detection and fallback (`1`): on a detected Classic ECN bottleneck the reductions use at
+    /// least 5/8 of alpha's maximum.
+    Fallback,
+    /// Detection only (`2`): the score is kept, the response is unchanged.
+    Detection,
+}
+
 /// A host's ECN policy (RFC 3168 §6.1.1), as Linux's `tcp_ecn` sysctl.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -2431,6 +2445,10 @@ pub struct TcpOverrides {
     /// `prague_rtt_transition`: 500).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prague_rtt_transition: Option<i64>,
+    /// Prague's Classic-ECN-bottleneck detection and fallback: `"none"`, `"fallback"` or
+    /// `"detection"` (L4STeam `prague_ecn_fallback` 0, 1, 2; default 0, none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_ecn_fallback: Option<PragueEcnFallback>,
 }
 
 /// serde_json ends its messages with " at line L column C"; for the one-line
@@ -2833,6 +2851,7 @@ tcp = { initial_window = 10 }
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "recovery = \"tahoe\"")], "tcp.recovery", "unknown variant `tahoe`, expected `newreno` or `sack`"),
         (&[("#TCP", "dctcp_fraction = \"bits\"")], "tcp.dctcp_fraction", "unknown variant `bits`, expected `packets` or `bytes`"),
+        (&[("#TCP", "prague_ecn_fallback = \"on\"")], "tcp.prague_ecn_fallback", "unknown variant `on`, expected one of `none`, `fallback`, `detection`"),
         (&[("#TCP", "ecn_feedback = \"accurate\"")], "tcp.ecn_feedback", "unknown variant `accurate`, expected `classic` or `accecn`"),
         (&[("#TCP", "accecn_option = \"yes\"")], "tcp.accecn_option", "expected a boolean"),
         (&[("#TCP", "cc = \"vegas\"")], "tcp.cc", "unknown variant `vegas`, expected one of `tahoe`, `reno`, `newreno`, `sack`, `cubic`, `dctcp`, `bbr`"),

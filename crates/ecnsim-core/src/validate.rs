@@ -501,6 +501,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             dctcp_ect_control,
             prague_rtt_target,
             prague_rtt_transition,
+            prague_ecn_fallback,
         } = *o;
         set(&mut c.cc, cc, Some);
         set(&mut c.mss, mss, count);
@@ -559,6 +560,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.dctcp_ect_control, dctcp_ect_control, Some);
         set(&mut c.prague_rtt_target, prague_rtt_target, time);
         set(&mut c.prague_rtt_transition, prague_rtt_transition, count);
+        set(&mut c.prague_ecn_fallback, prague_ecn_fallback, Some);
     }
     if !exit_given {
         c.slow_start_exit = profile.slow_start_exit(c.cc);

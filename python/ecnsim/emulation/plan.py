@@ -266,6 +266,7 @@ UNMAPPED = {
     "accecn_option": "the kernel here refuses AccECN (tcp_ecn values above 2)",
     "prague_rtt_target": "the kernel here has no tcp_prague (a module parameter there)",
     "prague_rtt_transition": "the kernel here has no tcp_prague (a module parameter there)",
+    "prague_ecn_fallback": "the kernel here has no tcp_prague (a module parameter there)",
 }
 
 

@@ -444,6 +444,7 @@ def tcp(
     dctcp_ect_control: bool | None = None,
     prague_rtt_target: Quantity | None = None,
     prague_rtt_transition: int | None = None,
+    prague_ecn_fallback: str | None = None,
 ) -> dict[str, Any]:
     """TCP parameters; each one left as None takes the profile's value.
 
@@ -451,7 +452,8 @@ def tcp(
     schema (``docs/scenario.md``): e.g. ``cc`` is ``"tahoe"``, ``"reno"``,
     ``"newreno"``, ``"sack"``, ``"cubic"``, ``"dctcp"``, ``"bbr"`` or ``"prague"`` (which
     needs ``ecn="request"``, ``ecn_feedback="accecn"`` and ``ect_codepoint="ect1"``;
-    ``prague_rtt_target`` a time, ``prague_rtt_transition`` rounds); ``recovery`` (under
+    ``prague_rtt_target`` a time, ``prague_rtt_transition`` rounds, ``prague_ecn_fallback``
+    ``"none"``, ``"fallback"`` or ``"detection"``); ``recovery`` (under
     ``cubic``, ``dctcp``, ``bbr`` and ``prague``)
     ``"newreno"`` or ``"sack"``; ``sack_variant`` (on SACK recovery) ``"rfc6675"`` or
     ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``recovery_rate`` (RFC 6675 SACK recovery)
@@ -534,6 +536,7 @@ def tcp(
             "dctcp_ect_control": dctcp_ect_control,
             "prague_rtt_target": prague_rtt_target,
             "prague_rtt_transition": prague_rtt_transition,
+            "prague_ecn_fallback": prague_ecn_fallback,
         }
     )
 

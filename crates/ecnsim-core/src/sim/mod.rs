@@ -519,6 +519,13 @@ impl Simulation {
         }
     }
 
+    /// TCP Prague's state of flow `f`'s sender (its alpha, window and Classic-ECN-bottleneck
+    /// score), while the flow's endpoints are live and it runs Prague.
+    #[must_use]
+    pub fn flow_prague(&self, f: FlowId) -> Option<&crate::tcp::cc::Prague> {
+        self.initiator(f.index()).and_then(TcpSocket::prague)
+    }
+
     /// The live initiator socket of flow `f`, if its endpoints are not released.
     pub(crate) fn initiator(&self, f: usize) -> Option<&TcpSocket> {
         let slot = self.flows[f].slot;

@@ -35,8 +35,8 @@ pub(crate) use opt::Opt;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
-    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, Quickack, Recovery, RecoveryRate, ReductionBasis,
-    RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
+    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, Quickack, Recovery, RecoveryRate,
+    ReductionBasis, RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -150,6 +150,8 @@ pub struct TcpConfig {
     pub prague_rtt_target: SimDuration,
     /// Rounds after slow start before Prague's RTT independence applies.
     pub prague_rtt_transition: u32,
+    /// Prague's Classic-ECN-bottleneck detection and fallback.
+    pub prague_ecn_fallback: PragueEcnFallback,
 }
 
 /// The denominator of the fractions in [`TcpConfig`] (`cubic_beta`, `cubic_c`): 1.024e9, so that

@@ -73,8 +73,8 @@ fn classic_queue_sits_near_the_target() {
 /// and every mark falls on an ECT(1) packet.
 ///
 /// A recorded FAIL (docs/validation.md): with NewReno stand-ins the 99th percentile is 1.05-1.06 ms
-/// (seed 1). It panics on the band, so it fails the moment it passes (a strict xfail): when a
-/// scalable sender replaces the stand-in, remove `should_panic`.
+/// (seed 1). It panics on the band, so it fails the moment it passes (a strict xfail). With
+/// scalable senders in its place (`l-delay-dctcp`, `l-delay-prague`) it fails too (1.18 ms).
 #[test]
 #[should_panic(expected = "L sojourn p99")]
 fn l_queue_delay_under_a_millisecond_at_the_99th_percentile() {

@@ -344,7 +344,7 @@ impl CcState {
     pub fn on_data_sent(&mut self, now: SimTime, seq: u64, end: u64, outstanding: bool) {
         match self.modern_mut() {
             Some(Modern::Bbr(b)) => b.on_data_sent(now, seq, end, outstanding),
-            Some(Modern::Prague(p)) => p.on_data_sent(now, end - seq),
+            Some(Modern::Prague(p)) => p.on_data_sent(now, seq, end),
             _ => {}
         }
     }
@@ -385,6 +385,7 @@ impl AnyCc {
                     rtt_target: cfg.prague_rtt_target,
                     rtt_transition: cfg.prague_rtt_transition,
                     mtu: u64::from(cfg.mss) + u64::from(cfg.header_bytes),
+                    ecn_fallback: cfg.prague_ecn_fallback,
                 };
                 let p = Prague::new(p, cfg.initial_window.bytes(cfg.mss), u64::from(cfg.mss), snd_nxt);
                 (AnyCc::Prague(recovery), Some(Modern::Prague(p)))
@@ -461,7 +462,7 @@ impl AnyCc {
             AnyCc::Prague(_) => {
                 // RFC 9331 §4.3 (Reno-friendly on loss) / Linux prague_enter_loss(): the fractional
                 // window halves; the socket's window follows it one segment per ACK.
-                st.prague_state().on_enter_recovery();
+                st.prague_state().on_enter_recovery(w);
                 LossResponse::FastRecovery
             }
             AnyCc::Tahoe(cc) => cc.on_dupack_threshold(w, flight),

@@ -18,8 +18,11 @@
 //! (Linux `prague_init()` switches to `prague_reno`), which the socket does by replacing the
 //! algorithm at the end of the handshake (`tcp/socket.rs`).
 
+use std::collections::VecDeque;
+
 use super::pacing::{mul_div, Pacer};
 use super::Window;
+use crate::spec::PragueEcnFallback;
 use crate::time::{SimDuration, SimTime};
 
 /// Linux tcp_prague.c `PRAGUE_ALPHA_BITS` 20: alpha's fixed point.
@@ -37,6 +40,24 @@ const MIN_CWND: u64 = 2;
 const MAX_SCALED_RTT: SimDuration = SimDuration::from_millis(100);
 const NANOS: u64 = 1_000_000_000;
 
+// The Classic-ECN-bottleneck detection of tcp_prague.c 0.6 (`prague_classic_ecn_detection()`;
+// Briscoe & Ahmed, "TCP Prague Fall-back on Detection of a Classic ECN AQM", arXiv:1911.00710).
+// Its score is kept in alpha's fixed point (2^-20): 1.0 = `ALPHA_ONE`.
+/// tcp_prague.c `L_STICKY` (8.0): at or below it the flow behaves as pure L4S.
+const L_STICKY: u64 = 8 << ALPHA_BITS;
+/// tcp_prague.c `CLASSIC_ECN` (`L_STICKY` + 1.0): at or above it the fallback is whole.
+const CLASSIC_ECN: u64 = L_STICKY + ALPHA_ONE;
+/// tcp_prague.c `C_STICKY` (`CLASSIC_ECN` + `L_STICKY`, 17.0): the score's ceiling.
+const C_STICKY: u64 = CLASSIC_ECN + L_STICKY;
+/// tcp_prague.c `V0_LG`: the reference RTT variation V0, about 750 µs (here in ns).
+const V0: u64 = 750_000;
+/// tcp_prague.c `D0_LG`: the reference queue delay D0, about 2 ms (here in ns).
+const D0: u64 = 2_000_000;
+/// The least delay variation and queue delay the score counts: 1 µs, Linux's unit.
+const ONE_MICRO: u64 = 1_000;
+/// tcp_prague.c `PRAGUE_MAX_SRTT_BITS` 18: the detection's smoothed RTT gain is at least 2^-18.
+const MAX_SRTT_SHIFT: u32 = 18;
+
 /// Prague's parameters (the Linux module's parameters of the same names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PragueParams {
@@ -48,6 +69,9 @@ pub struct PragueParams {
     pub rtt_transition: u32,
     /// Bytes a segment of `mss` payload takes on the wire (its MTU, for the pacing rate).
     pub mtu: u64,
+    /// `prague_ecn_fallback`: the Classic-ECN-bottleneck detection, and whether it acts
+    /// (tcp_prague.c 0.6: 0 none, the default; 1 detection and fallback; 2 detection only).
+    pub ecn_fallback: PragueEcnFallback,
 }
 
 /// What one ACK tells Prague, after the socket has processed it (Linux's `rate_sample` and the
@@ -103,6 +127,28 @@ pub struct Prague {
     pacing_rate: u64,
     pacer: Pacer,
     segs_out: u64,
+    /// The Classic-ECN-bottleneck detection's state (only kept when it is on).
+    classic: ClassicEcn,
+}
+
+/// tcp_prague.c 0.6's Classic-ECN-bottleneck detection: an RTT estimator of its own (slow gain,
+/// per-ACK samples), and a score that rises with RTT variation and queue delay.
+#[derive(Clone, Debug, Default)]
+struct ClassicEcn {
+    /// The score, 2^-20 (Linux `tp->classic_ecn`): 0 to `C_STICKY`; above `L_STICKY` Classic.
+    score: u64,
+    /// Smoothed RTT, ns, upscaled by 2^`srtt_shift` (Linux `srtt_pace_us`); 0 before a sample.
+    srtt: u64,
+    /// Smoothed mean deviation, ns, upscaled by 2^(`srtt_shift` + 1) (Linux `mdev_pace_us`).
+    mdev: u64,
+    /// The estimator's gain 2^-srtt_shift (Linux `g_srtt_shift`; the deviation's is one more).
+    srtt_shift: u32,
+    /// The least RTT sampled (Linux `tcp_min_rtt()`).
+    min_rtt: Option<SimDuration>,
+    /// Data segments sent and not cumulatively acknowledged: (end, sent, retransmitted).
+    sent: VecDeque<(u64, SimTime, bool)>,
+    /// One past the highest byte sent.
+    sent_max: u64,
 }
 
 impl Prague {
@@ -132,6 +178,8 @@ impl Prague {
             pacing_rate: 0,
             pacer: Pacer::default(),
             segs_out: 0,
+            // Linux prague_init(): the gains start at their slowest (2^-18, 2^-19).
+            classic: ClassicEcn { srtt_shift: MAX_SRTT_SHIFT, ..ClassicEcn::default() },
         }
     }
 
@@ -155,6 +203,17 @@ impl Prague {
     pub fn pacing_rate(&self) -> u64 {
         self.pacing_rate
     }
+    /// The Classic-ECN-bottleneck score in 2^-20 (Linux `tp->classic_ecn`; 0 to 17.0): above
+    /// 8.0 the path looks like a Classic ECN bottleneck; 0 while the detection is off.
+    #[must_use]
+    pub fn classic_ecn(&self) -> u64 {
+        self.classic.score
+    }
+    /// Whether the detection finds a Classic ECN bottleneck now (score above `L_STICKY`).
+    #[must_use]
+    pub fn classic_ecn_detected(&self) -> bool {
+        self.classic.score > L_STICKY
+    }
     /// Whether RTT independence applies now (Linux `prague_is_rtt_indep()`).
     #[must_use]
     pub fn rtt_independent(&self, w: &Window) -> bool {
@@ -170,6 +229,9 @@ impl Prague {
     /// An ACK of new data or a duplicate ACK, after the socket has processed it and answered any
     /// ECN-Echo (Linux `prague_cong_control()`, which runs after `tcp_enter_cwr()`).
     pub(crate) fn on_ack(&mut self, w: &mut Window, a: &PragueAck) {
+        if self.p.ecn_fallback != PragueEcnFallback::None {
+            self.classic.on_ack(a.now, a.snd_una);
+        }
         self.update_cwnd(w, a);
         if self.should_update_ewma(w, a) {
             self.update_alpha(w, a);
@@ -248,6 +310,11 @@ impl Prague {
     fn update_alpha(&mut self, w: &Window, a: &PragueAck) {
         // tcp_prague.c: alpha is not updated before a CE mark proves an AQM on the path.
         if self.saw_ce {
+            if self.p.ecn_fallback != PragueEcnFallback::None {
+                // tcp_prague.c prague_update_alpha(): with prague_ecn_fallback > 0, the detection
+                // scores each round in which alpha is updated.
+                self.classic.score_round();
+            }
             let ce = self.delivered_ce - self.old_delivered_ce;
             let delivered = (self.delivered - self.old_delivered).max(1);
             // RFC 8257 §3.3 step 5-6 (RFC 9331 §4.3 "DCTCP-like"): F = marked / delivered;
@@ -296,22 +363,42 @@ impl Prague {
     /// socket's once-per-round-trip rule, RFC 3168 §6.1.2): frac_cwnd -= frac_cwnd * alpha / 2.
     /// The socket's window follows one segment per ACK ([`Prague::on_ack`]).
     pub(crate) fn on_enter_cwr(&mut self, w: &Window, now: SimTime) {
+        // tcp_prague.c prague_ssthresh() (called as the socket enters CWR): the detection's gains
+        // follow ssthresh.
+        self.classic.update_gain(w);
         // tcp_prague.c prague_enter_cwr(): with RTT independence, at most one reduction per
         // reference RTT.
         if self.rtt_independent(w) && self.cwr_stamp.is_some_and(|t| now.saturating_since(t) < self.p.rtt_target) {
             return;
         }
         self.cwr_stamp = Some(now);
+        let alpha = self.reduction_alpha();
         // RFC 9331 §4.3 / RFC 8257 §3.3 step 8: cwnd = cwnd * (1 - alpha / 2), rounded to nearest
         // (tcp_prague.c: "unbias the rounding by adding 1/2").
-        let reduction =
-            (u128::from(self.alpha()) * u128::from(self.frac_cwnd) + u128::from(ALPHA_ONE)) >> (ALPHA_BITS + 1);
+        let reduction = (u128::from(alpha) * u128::from(self.frac_cwnd) + u128::from(ALPHA_ONE)) >> (ALPHA_BITS + 1);
         self.frac_cwnd -= u64::try_from(reduction).expect("at most half of frac_cwnd");
+    }
+
+    /// The alpha a reduction uses (Linux prague_enter_cwr() and prague_classic_ecn_fallback()).
+    /// RFC 9331 §4.3 (fall back to Reno-friendly congestion control on Classic ECN bottlenecks):
+    /// with `prague_ecn_fallback = 1` and a score above `L_STICKY`, alpha is raised to at least
+    /// (min(score, CLASSIC_ECN) - L_STICKY) * 5/8 (tcp_prague.c "c * ~0.6", "to compete fair
+    /// with classic AQMs"): at a score of 9 or more, every reduction cuts at least 5/16 of the
+    /// window, near CUBIC's 0.3 (RFC 9438 §4.6).
+    fn reduction_alpha(&self) -> u64 {
+        let alpha = self.alpha();
+        if self.p.ecn_fallback != PragueEcnFallback::Fallback || self.classic.score <= L_STICKY {
+            return alpha;
+        }
+        let c = self.classic.score.min(CLASSIC_ECN) - L_STICKY;
+        alpha.max((c >> 1) + (c >> 3))
     }
 
     /// Fast retransmit (Linux `prague_enter_loss()` on entering Recovery): RFC 9331 §4.3 requires
     /// a Reno-friendly response to loss: the window halves, and does not grow until recovery ends.
-    pub(crate) fn on_enter_recovery(&mut self) {
+    pub(crate) fn on_enter_recovery(&mut self, w: &Window) {
+        // tcp_prague.c prague_ssthresh(), called on entering Recovery: the detection's gains.
+        self.classic.update_gain(w);
         self.frac_cwnd -= self.frac_cwnd >> 1;
         self.in_loss = true;
         self.loss_until = 0;
@@ -322,6 +409,8 @@ impl Prague {
     /// Linux `tcp_enter_loss()`) and climbs back one segment per ACK; no increase until SND.UNA
     /// passes `snd_max`.
     pub(crate) fn on_rto(&mut self, w: &mut Window, first: bool, snd_max: u64) {
+        // tcp_prague.c prague_ssthresh(), called by tcp_enter_loss(): the detection's gains.
+        self.classic.update_gain(w);
         if first {
             self.frac_cwnd -= self.frac_cwnd >> 1;
         }
@@ -351,13 +440,133 @@ impl Prague {
         self.pacer.blocks(now)
     }
 
-    /// A data segment of `len` bytes left at `now`.
-    pub(crate) fn on_data_sent(&mut self, now: SimTime, len: u64) {
+    /// A data segment `[seq, end)` left at `now`.
+    pub(crate) fn on_data_sent(&mut self, now: SimTime, seq: u64, end: u64) {
+        let len = end - seq;
+        if self.p.ecn_fallback != PragueEcnFallback::None {
+            self.classic.on_data_sent(now, seq, end);
+        }
         self.segs_out += 1;
         // RFC 9331 §4.3 (not a requirement; draft-briscoe-iccrg-prague §2.6): Prague paces
         // (Linux prague_init(): SK_PACING_NEEDED).
         self.pacer.on_sent(now, len, self.pacing_rate, self.segs_out);
     }
+}
+
+impl ClassicEcn {
+    /// A data segment `[seq, end)` left at `now`: remembered for its RTT sample; a retransmission
+    /// marks what it resends, which then gives none (Karn; Linux `FLAG_RETRANS_DATA_ACKED`).
+    fn on_data_sent(&mut self, now: SimTime, seq: u64, end: u64) {
+        if end <= self.sent_max {
+            let from = self.sent.partition_point(|s| s.0 <= seq);
+            for s in self.sent.iter_mut().skip(from).take_while(|s| s.0 <= end) {
+                s.2 = true;
+            }
+            return;
+        }
+        self.sent_max = end;
+        self.sent.push_back((end, now, false));
+    }
+
+    /// An ACK with SND.UNA `snd_una` at `now`: the RTT of the newest segment it acknowledges
+    /// updates the estimator, unless a segment it acknowledges was retransmitted (Linux
+    /// tcp_clean_rtx_queue()'s `ca_rtt_us`, none with `FLAG_RETRANS_DATA_ACKED`, which
+    /// prague_pkts_acked() feeds to prague_rtt_estimator()).
+    fn on_ack(&mut self, now: SimTime, snd_una: u64) {
+        let mut newest = None;
+        let mut retransmitted = false;
+        while let Some(&(end, sent, rexmit)) = self.sent.front() {
+            if end > snd_una {
+                break;
+            }
+            newest = Some(sent);
+            retransmitted |= rexmit;
+            self.sent.pop_front();
+        }
+        if let (Some(sent), false) = (newest, retransmitted) {
+            let r = now.saturating_since(sent);
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.sample(r.as_nanos());
+        }
+    }
+
+    /// tcp_prague.c prague_rtt_estimator(): RFC 6298's estimator with gains 2^-srtt_shift (mean)
+    /// and 2^-(srtt_shift + 1) (mean deviation), kept upscaled; the first sample sets the mean
+    /// and a deviation of 1 µs.
+    fn sample(&mut self, m: u64) {
+        let mdev_shift = self.srtt_shift + 1;
+        if self.srtt == 0 {
+            self.srtt = (m << self.srtt_shift).max(1);
+            self.mdev = ONE_MICRO << mdev_shift;
+            return;
+        }
+        let err = i128::from(m) - i128::from(self.srtt >> self.srtt_shift);
+        let srtt = i128::from(self.srtt) + err;
+        self.srtt = u64::try_from(srtt.max(1)).unwrap_or(u64::MAX);
+        let dev = err.abs() - i128::from(self.mdev >> mdev_shift);
+        self.mdev = u64::try_from((i128::from(self.mdev) + dev).max(0)).unwrap_or(u64::MAX);
+    }
+
+    /// tcp_prague.c prague_update_rtt_scaling(ssthresh): the gain's shift is
+    /// lg + lg / 2 + 1 for lg = floor(log2(ssthresh in segments)), at most 18 (about
+    /// ssthresh^1.5 samples, i.e. ssthresh^0.5 rounds, of memory); the stored sums are rescaled.
+    fn update_gain(&mut self, w: &Window) {
+        let ssthresh = (w.ssthresh / w.mss.max(1)).max(1);
+        let lg = ssthresh.ilog2();
+        let shift = (lg + lg / 2 + 1).min(MAX_SRTT_SHIFT);
+        let old = self.srtt_shift;
+        if shift > old {
+            self.srtt <<= shift - old;
+            self.mdev <<= shift - old;
+        } else {
+            self.srtt >>= old - shift;
+            self.mdev >>= old - shift;
+        }
+        self.srtt_shift = shift;
+    }
+
+    /// tcp_prague.c prague_classic_ecn_detection(), once per alpha update: the score moves by
+    /// V lg(mdev / V0) (V = 1/2, V0 = 750 µs; down when the RTT varies less than V0) plus, when
+    /// the smoothed RTT exceeds the least RTT by a queue delay d above D0 = 2 ms,
+    /// D lg(d / D0) (D = 1/2; queue build-up only pushes toward Classic); then it is held to
+    /// 0..=C_STICKY. A Classic AQM (RFC 3168 RED, PIE, CoDel) keeps a queue of several ms that
+    /// varies by ms; an L4S AQM keeps it under a ms (Briscoe & Ahmed 2019 §2).
+    fn score_round(&mut self) {
+        let (Some(min_rtt), true) = (self.min_rtt, self.srtt > 0) else { return };
+        let srtt = self.srtt >> self.srtt_shift;
+        let mdev = (self.mdev >> (self.srtt_shift + 1)).max(ONE_MICRO);
+        let mut score = i128::from(self.score);
+        // "V*lg(mdev_us/V0)"
+        score += (i128::from(log2_q20(mdev)) - i128::from(log2_q20(V0))) / 2;
+        let min_rtt = min_rtt.as_nanos();
+        if srtt > min_rtt {
+            // "+ D*lg(max(d/D0, 1))"
+            let depth = (srtt - min_rtt).max(ONE_MICRO);
+            score += (i128::from(log2_q20(depth)) - i128::from(log2_q20(D0))).max(0) / 2;
+        }
+        self.score = u64::try_from(score.clamp(0, i128::from(C_STICKY))).unwrap_or(0);
+    }
+}
+
+/// log2(x) in 2^-20, rounded down, for x >= 1 (the integer part from the leading bit, the
+/// fraction by repeated squaring of the mantissa).
+///
+/// DEVIATION(Linux): tcp_prague.c takes the integer ilog2() and carries the remainder of each
+/// round's value into the next round's ("geometric carry"), so its sum over rounds is unbiased;
+/// here each logarithm is exact to 2^-20, which gives the same sums without the carry.
+fn log2_q20(x: u64) -> u64 {
+    let int = x.max(1).ilog2();
+    // The mantissa x / 2^int in [1, 2), in 2^-63.
+    let mut m = u128::from(x.max(1)) << (63 - int);
+    let mut frac = 0u64;
+    for bit in (0..20).rev() {
+        m = (m * m) >> 63;
+        if m >= 1 << 64 {
+            m >>= 1;
+            frac |= 1 << bit;
+        }
+    }
+    (u64::from(int) << 20) | frac
 }
 
 #[cfg(test)]
@@ -368,7 +577,12 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn params() -> PragueParams {
-        PragueParams { rtt_target: SimDuration::from_millis(25), rtt_transition: 500, mtu: MSS + 40 }
+        PragueParams {
+            rtt_target: SimDuration::from_millis(25),
+            rtt_transition: 500,
+            mtu: MSS + 40,
+            ecn_fallback: PragueEcnFallback::None,
+        }
     }
 
     /// Prague in congestion avoidance at `segs` segments (ssthresh at the window).
@@ -385,6 +599,189 @@ mod tests {
             snd_nxt,
             srtt: Some(SimDuration::from_millis(rtt_ms)),
             in_recovery: false,
+        }
+    }
+
+    fn with_fallback(mode: PragueEcnFallback, segs: u64) -> (Prague, Window) {
+        let (mut p, w) = at(segs);
+        p.p.ecn_fallback = mode;
+        (p, w)
+    }
+
+    const Q: f64 = ALPHA_ONE as f64;
+
+    /// The fixed-point logarithm the detection's score uses: exact to 2^-20 (rounded down).
+    #[test]
+    fn log2_q20_is_exact_to_its_last_bit() {
+        assert_eq!(log2_q20(1), 0);
+        assert_eq!(log2_q20(2), ONE_CWND);
+        assert_eq!(log2_q20(1 << 40), 40 << 20);
+        for x in [3_u64, 5, 750, 1_000, 750_000, 2_000_000, 123_456_789, u64::MAX] {
+            let want = ((x as f64).log2() * Q).floor();
+            let got = log2_q20(x) as f64;
+            assert!((got - want).abs() <= 1.0, "log2({x}): {got} against {want}");
+        }
+    }
+
+    /// tcp_prague.c prague_classic_ecn_detection(): per scored round the score moves by
+    /// V lg(mdev / 750 µs) + D lg(max(queue delay / 2 ms, 1)), V = D = 1/2, held to 0..=17.
+    #[test]
+    fn the_classic_ecn_score_moves_by_half_the_log_ratios_each_round() {
+        let ms = SimDuration::from_millis;
+        let mut c = ClassicEcn { srtt_shift: 4, min_rtt: Some(ms(22)), ..ClassicEcn::default() };
+        let set = |c: &mut ClassicEcn, srtt_us: u64, mdev_us: u64| {
+            c.srtt = (srtt_us * 1_000) << c.srtt_shift;
+            c.mdev = (mdev_us * 1_000) << (c.srtt_shift + 1);
+        };
+        // A Classic queue: the RTT varies by 3 ms (4 V0: +1) over a queue of 8 ms (4 D0: +1).
+        set(&mut c, 30_000, 3_000);
+        c.score_round();
+        assert!((c.score as f64 / Q - 2.0).abs() < 3.0 / Q, "{}", c.score as f64 / Q);
+        // An L4S queue: 375 µs of variation (V0 / 2: -1/2), 1 ms of queue (below D0: nothing).
+        let before = c.score;
+        set(&mut c, 23_000, 375);
+        c.score_round();
+        assert!(((before - c.score) as f64 / Q - 0.5).abs() < 3.0 / Q);
+        // Held to 0 ..= C_STICKY (17).
+        for _ in 0..20 {
+            c.score_round();
+        }
+        assert_eq!(c.score, 0);
+        set(&mut c, 200_000, 100_000);
+        for _ in 0..20 {
+            c.score_round();
+        }
+        assert_eq!(c.score, C_STICKY);
+        assert_eq!(C_STICKY, 17 << ALPHA_BITS);
+        // No RTT sample yet: nothing to score.
+        let mut empty = ClassicEcn::default();
+        empty.score_round();
+        assert_eq!(empty.score, 0);
+    }
+
+    /// tcp_prague.c prague_rtt_estimator() and tcp_clean_rtx_queue()'s ca_rtt: a sample per ACK,
+    /// from the newest segment it acknowledges, none from a retransmitted one (Karn); the first
+    /// sets the mean, and a deviation of 1 µs; then gains 2^-s and 2^-(s+1).
+    #[test]
+    fn the_detection_samples_the_newest_segment_acknowledged_and_not_retransmissions() {
+        let t = SimTime::from_millis;
+        let mut c = ClassicEcn { srtt_shift: 2, ..ClassicEcn::default() };
+        c.on_data_sent(t(0), 0, 1000);
+        c.on_data_sent(t(1), 1000, 2000);
+        c.on_ack(t(51), 2000);
+        assert_eq!(c.srtt >> 2, 50_000_000, "the newer of the two segments: 50 ms");
+        assert_eq!(c.mdev >> 3, 1_000);
+        assert_eq!(c.min_rtt, Some(SimDuration::from_millis(50)));
+        c.on_data_sent(t(60), 2000, 3000);
+        c.on_ack(t(120), 3000);
+        // 60 ms: the mean moves a quarter of the 10 ms error, the deviation an eighth of 10 ms - 1 µs.
+        assert_eq!(c.srtt >> 2, 52_500_000);
+        assert_eq!(c.mdev >> 3, 1_000 + (10_000_000 - 1_000) / 8);
+        // A retransmitted segment gives no sample.
+        let (srtt, mdev) = (c.srtt, c.mdev);
+        c.on_data_sent(t(130), 3000, 4000);
+        c.on_data_sent(t(300), 3000, 4000);
+        c.on_ack(t(310), 4000);
+        assert_eq!((c.srtt, c.mdev), (srtt, mdev));
+        // Nor an ACK that covers a retransmitted segment and a fresh one after it.
+        c.on_data_sent(t(320), 4000, 5000);
+        c.on_data_sent(t(321), 5000, 6000);
+        c.on_data_sent(t(400), 4000, 5000);
+        c.on_ack(t(420), 6000);
+        assert_eq!((c.srtt, c.mdev), (srtt, mdev));
+        assert!(c.sent.is_empty());
+    }
+
+    /// tcp_prague.c prague_update_rtt_scaling(): the gain's shift is lg + lg/2 + 1 for
+    /// lg = floor(log2(ssthresh)), at most 18; the mean and deviation keep their values.
+    #[test]
+    fn the_detection_gain_follows_ssthresh() {
+        let mut c = ClassicEcn { srtt_shift: MAX_SRTT_SHIFT, ..ClassicEcn::default() };
+        c.sample(40_000_000);
+        let w = |segs: u64| Window::new(segs * MSS, segs * MSS, MSS, 1_000_000 * MSS, CaIncrease::PerAck);
+        for (ssthresh, shift) in [(64, 10), (100, 10), (2, 2), (1, 1), (3, 2), (16, 7), (1 << 20, 18)] {
+            c.update_gain(&w(ssthresh));
+            assert_eq!(c.srtt_shift, shift, "ssthresh {ssthresh}");
+            assert_eq!(c.srtt >> c.srtt_shift, 40_000_000);
+            assert_eq!(c.mdev >> (c.srtt_shift + 1), 1_000);
+        }
+    }
+
+    /// tcp_prague.c prague_enter_cwr() / prague_classic_ecn_fallback() (RFC 9331 §4.3, fall back on
+    /// Classic ECN bottlenecks): with `prague_ecn_fallback = 1` and a score above 8, a reduction
+    /// uses max(alpha, (min(score, 9) - 8) * 5/8); detection only, or no detection, leaves it alpha.
+    #[test]
+    fn the_fallback_raises_alpha_in_reductions_above_the_sticky_score() {
+        let cut = |mode, score: u64| {
+            let (mut p, w) = with_fallback(mode, 64);
+            p.upscaled_alpha = (ALPHA_ONE / 16) << SHIFT_G;
+            p.classic.score = score;
+            p.on_enter_cwr(&w, SimTime::from_millis(1));
+            (64 << CWND_UNIT) - p.frac_cwnd()
+        };
+        let alpha_cut = (64 << CWND_UNIT) / 32;
+        for mode in [PragueEcnFallback::None, PragueEcnFallback::Detection] {
+            assert_eq!(cut(mode, C_STICKY), alpha_cut, "{mode:?}");
+        }
+        // Whole fallback: alpha 5/8, a cut of 5/16 (20 segments of 64).
+        assert_eq!(cut(PragueEcnFallback::Fallback, 9 << ALPHA_BITS), 20 << CWND_UNIT);
+        assert_eq!(cut(PragueEcnFallback::Fallback, C_STICKY), 20 << CWND_UNIT);
+        // Half way: alpha 5/16, a cut of 5/32 (10 segments).
+        assert_eq!(cut(PragueEcnFallback::Fallback, L_STICKY + ALPHA_ONE / 2), 10 << CWND_UNIT);
+        // At the sticky score or below: alpha.
+        assert_eq!(cut(PragueEcnFallback::Fallback, L_STICKY), alpha_cut);
+        // A larger alpha is kept.
+        let (mut p, w) = with_fallback(PragueEcnFallback::Fallback, 64);
+        p.classic.score = C_STICKY;
+        p.on_enter_cwr(&w, SimTime::from_millis(1));
+        assert_eq!(p.frac_cwnd(), 32 << CWND_UNIT, "alpha 1 halves");
+    }
+
+    /// tcp_prague.c prague_update_alpha(): the detection scores only rounds after the first CE
+    /// mark (proof of an AQM), and only when `prague_ecn_fallback` is on; a path whose RTT swings
+    /// by 10 ms over a 20 ms base then scores toward Classic, and the flow recovers the pure L4S
+    /// response once the RTT is steady and near its least again.
+    #[test]
+    fn the_detection_scores_rounds_after_the_first_mark_and_recovers() {
+        // One 10-segment round per call, each segment acknowledged `rtt` after it was sent.
+        fn round(p: &mut Prague, w: &mut Window, start_ms: u64, rtt: impl Fn(u64) -> u64, ce: u64) {
+            let base = p.next_seq;
+            for i in 0..10 {
+                let seq = base + i * MSS;
+                p.on_data_sent(SimTime::from_millis(start_ms), seq, seq + MSS);
+            }
+            for i in 0..10 {
+                let now = SimTime::from_millis(start_ms) + SimDuration::from_millis(rtt(i));
+                if i == 0 {
+                    p.on_accecn_feedback(ce);
+                }
+                let mut a = ack(0, 1, base + (i + 1) * MSS, base + 10 * MSS, 30);
+                a.now = now;
+                p.on_ack(w, &a);
+            }
+        }
+        let swinging = |i: u64| 20 + 10 * (i % 2);
+        let steady = |_| 20;
+        for mode in [PragueEcnFallback::None, PragueEcnFallback::Detection] {
+            let (mut p, mut w) = with_fallback(mode, 10);
+            p.classic.update_gain(&w);
+            for r in 0..5 {
+                round(&mut p, &mut w, r * 100, swinging, 0);
+            }
+            assert_eq!(p.classic_ecn(), 0, "{mode:?}: no mark yet, no score");
+            for r in 5..40 {
+                round(&mut p, &mut w, r * 100, swinging, 1);
+            }
+            match mode {
+                PragueEcnFallback::None => assert_eq!(p.classic_ecn(), 0),
+                _ => assert!(p.classic_ecn_detected(), "score {}", p.classic_ecn() as f64 / Q),
+            }
+            if mode == PragueEcnFallback::Detection {
+                for r in 40..200 {
+                    round(&mut p, &mut w, r * 100, steady, 1);
+                }
+                assert!(!p.classic_ecn_detected(), "score {}", p.classic_ecn() as f64 / Q);
+            }
         }
     }
 
@@ -520,7 +917,7 @@ mod tests {
     #[test]
     fn a_loss_halves_the_window_and_stops_the_increase_until_recovery_ends() {
         let (mut p, mut w) = at(20);
-        p.on_enter_recovery();
+        p.on_enter_recovery(&w);
         assert_eq!(p.frac_cwnd(), 10 << CWND_UNIT);
         let mut a = ack(10, 1, MSS, 30 * MSS, 50);
         a.in_recovery = true;
@@ -577,10 +974,10 @@ mod tests {
         assert_eq!(u128::from(p.pacing_rate()), want);
         let now = SimTime::from_millis(1);
         for _ in 0..9 {
-            p.on_data_sent(now, MSS);
+            p.on_data_sent(now, 0, MSS);
             assert_eq!(p.pacing_blocks(now), None, "the first ten segments are not paced");
         }
-        p.on_data_sent(now, MSS);
+        p.on_data_sent(now, 0, MSS);
         let gap = p.pacing_blocks(now).expect("paced").saturating_since(now);
         assert_eq!(gap.as_nanos(), MSS * NANOS / p.pacing_rate());
         // Slow start (cwnd below ssthresh / 2): twice the rate.
