@@ -715,9 +715,28 @@ impl Simulation {
             for ep in &self.endpoints[2 * slot..2 * slot + 2] {
                 x.owd_sum_ns += ep.owd_sum_ns;
                 x.owd_count += u64::from(ep.owd_count);
+                x.drops += u64::from(ep.drops);
             }
         }
         x
+    }
+
+    /// Count a queue's drop of a TCP packet against endpoint `e`, which sent it, if `e` still
+    /// serves `flow` (else the row counts it, [`Simulation::charge`]); returns true if it did.
+    /// A drop at the sender's own access queue happens while it sends, with the endpoint's
+    /// line in cache, where the row's is cold (see [`Endpoint::drops`]).
+    #[inline]
+    fn charge_sender(&mut self, flow: FlowId, e: usize) -> bool {
+        let Some(ep) = self.endpoints.get_mut(e) else { return false };
+        if !(ep.live && ep.flow == flow) {
+            return false;
+        }
+        ep.in_network = ep.in_network.wrapping_sub(1);
+        if ep.drops == u8::MAX {
+            spill_drops(ep, &mut self.flows);
+        }
+        ep.drops += 1;
+        true
     }
 
     /// Count a queue's drop or mark against the packet's flow.
@@ -848,7 +867,12 @@ impl Simulation {
             self.packets[d.id].ecn = d.ecn;
             // Traced before it is charged: charging the last packet of a released connection frees its slot.
             trace::<true>(&mut self.tracer, &self.flows, now, TraceEvent::Drop, p, &self.packets[d.id]);
+            // The endpoint that sent it (a TCP packet names its receiver; the pair is `e ^ 1`).
+            let sender = self.packets[d.id].to_endpoint ^ 1;
             self.packets.remove(d.id);
+            if d.proto == Transport::Tcp && self.charge_sender(d.flow, sender as usize) {
+                continue;
+            }
             self.charge(d.flow, d.proto, true);
         }
         for i in 0..n_marks {
@@ -1170,6 +1194,7 @@ impl Simulation {
                 in_network: 0,
                 owd_sum_ns: 0,
                 owd_count: 0,
+                drops: 0,
                 timer_at: Opt::NONE,
                 deadline: Opt::NONE,
                 notify_from: 0,
@@ -1425,6 +1450,13 @@ fn spill_owd(ep: &mut Endpoint, flows: &mut [Flow]) {
     x.owd_count += u64::from(std::mem::take(&mut ep.owd_count));
 }
 
+/// Move endpoint `ep`'s drops to its connection's row in `flows` (its count is full).
+#[cold]
+#[inline(never)]
+fn spill_drops(ep: &mut Endpoint, flows: &mut [Flow]) {
+    flows[ep.flow.index()].extra.drops += u64::from(std::mem::take(&mut ep.drops));
+}
+
 /// Record `event` of `pkt` on port `p` if a trace is on; the trace names a connection by
 /// its app and serial. Inlined: with no trace, one test of the option; with `TRACE` false
 /// (a run with neither trace nor tap, see [`Simulation::run_events`]), nothing.
@@ -1566,6 +1598,47 @@ flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 200000 } } ]
         let f = &sim.flows[0];
         assert_eq!((f.slot, f.in_flight), (NO_SLOT, 0), "released, nothing left in flight");
         assert_eq!(sim.flow_extra(0), f.extra, "after the release the row holds everything");
+        let mut plain = Simulation::new(&spec, Some(1)).unwrap();
+        plain.run().unwrap();
+        assert_eq!(sim.results().digest(), plain.results().digest());
+    }
+
+    #[test]
+    fn drops_counted_on_the_sending_endpoint_are_reported_spilled_and_folded_exactly() {
+        // A drop of a live connection's packet is counted on the endpoint that sent it (its
+        // line is in cache when its own access queue drops): the row's facts include it while
+        // live, a full count spills to the row unchanged, the endpoints' in-network counts
+        // are the packets in flight, and at the release the row holds every drop.
+        let text = r#"
+simulation = { duration = "20s" }
+nodes = [ { name = "a", kind = "host" }, { name = "r", kind = "router" }, { name = "b", kind = "host" } ]
+links = [
+  { a = "a", b = "r", rate = "1Mbps", delay = "10ms", queue = { type = "droptail", limit_packets = 4 } },
+  { a = "r", b = "b", rate = "10Mbps", delay = "10ms" },
+]
+flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 400000 } } ]
+"#;
+        let spec = ScenarioSpec::from_toml_str(text).unwrap();
+        let mut sim = Simulation::new(&spec, Some(1)).unwrap();
+        sim.run_until(SimTime::from_millis(1500)).unwrap();
+        let slot = sim.flows[0].slot as usize;
+        assert_ne!(slot, NO_SLOT as usize, "the transfer is under way");
+        let x = sim.flow_extra(0);
+        assert!(x.drops > 0, "the 4-packet access queue drops");
+        assert_eq!((sim.flows[0].extra.drops, sim.flows[0].in_flight), (0, 0), "counted on the endpoints while live");
+        assert_eq!(u64::from(sim.endpoints[2 * slot].drops), x.drops, "the sender counts its packets' drops");
+        let (a, b) = (&sim.endpoints[2 * slot], &sim.endpoints[2 * slot + 1]);
+        let in_network = a.in_network.wrapping_add(b.in_network);
+        assert_eq!(u64::from(in_network), sim.conservation().in_flight, "the endpoints count the packets in flight");
+        spill_drops(&mut sim.endpoints[2 * slot], &mut sim.flows);
+        assert_eq!(sim.flow_extra(0), x, "a spill moves the drops to the row unchanged");
+        assert!(sim.flows[0].extra.drops > 0 && sim.endpoints[2 * slot].drops == 0);
+        sim.run().unwrap();
+        assert!(sim.conservation().holds());
+        let f = &sim.flows[0];
+        assert_eq!((f.slot, f.in_flight), (NO_SLOT, 0), "released, nothing left in flight");
+        assert_eq!(sim.flow_extra(0), f.extra, "after the release the row holds everything");
+        assert_eq!(f.extra.drops, sim.conservation().dropped, "every drop was this connection's");
         let mut plain = Simulation::new(&spec, Some(1)).unwrap();
         plain.run().unwrap();
         assert_eq!(sim.results().digest(), plain.results().digest());

@@ -94,8 +94,8 @@ impl Simulation {
                 ssthresh: ssthresh_f64(s.ssthresh()),
                 bytes_sent: s.counters.data_bytes_sent,
                 bytes_delivered: responder.sock.counters.bytes_delivered,
-                drops: sim.flows[i].extra.drops,
-                marks: sim.flows[i].extra.marks,
+                drops: x.drops,
+                marks: x.marks,
                 owd_sum_ns: x.owd_sum_ns,
                 owd_count: x.owd_count,
             });
