@@ -1082,7 +1082,8 @@ class StudyData:
         """Derived table ``name`` of one run, renamed and with the study's derived columns;
         None if the run has none."""
         if self.reads is not None and (key, tag, name) in self.reads:
-            return self.reads[(key, tag, name)]
+            known: pd.DataFrame | None = self.reads[(key, tag, name)]
+            return known
         import pyarrow.parquet as pq
 
         path = self._derived_files.get(key, {}).get(tag, {}).get(name)
@@ -1208,19 +1209,25 @@ class StudyData:
                     out[k].append(v)
         return out
 
-    def resolved_scenarios(self) -> list[tuple[dict[str, Any], str]]:
-        """``(point, resolved scenario JSON)`` of the first stored seed of each point."""
+    def scenario_sources(self) -> list[tuple[dict[str, Any], Path]]:
+        """``(point, its resolved scenario's file)`` of the first stored seed of each point."""
         seen: set[int] = set()
         out = []
         for point, _seed, key, _tag in self.runs():
             if point in seen:
                 continue
             seen.add(point)
+            out.append((self.plan.points[point], self.store.run_dir(key) / "scenario.json"))
+        return out
+
+    def resolved_scenarios(self) -> list[tuple[dict[str, Any], str]]:
+        """``(point, resolved scenario JSON)`` of the first stored seed of each point."""
+        out = []
+        for point, path in self.scenario_sources():
             try:
-                text = (self.store.run_dir(key) / "scenario.json").read_text(encoding="utf-8")
+                out.append((point, path.read_text(encoding="utf-8")))
             except OSError:
                 continue
-            out.append((self.plan.points[point], text))
         return out
 
 
