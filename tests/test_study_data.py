@@ -3,8 +3,11 @@ the per-run read gave (values, dtypes, row order)."""
 
 from __future__ import annotations
 
+import json
 import types
 import warnings
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -58,3 +61,44 @@ def test_row_order_follows_the_runs_when_schemas_alternate(first: int) -> None:
     tables = [kinds[(i + first) % 2] for i in range(6)]
     got = data._stacked(tables)
     assert got["x"].tolist() == [float(t["x"][0].as_py()) for t in tables]
+
+
+def test_resolved_scenarios_are_written_in_order_skipping_unreadable_ones(tmp_path: Path) -> None:
+    from ecnsim.studies.render import _Drawer, _write_scenarios
+
+    sources = []
+    for i in range(3):
+        p = tmp_path / f"s{i}.json"
+        if i != 1:  # the second has no file
+            p.write_text(json.dumps({"name": f"point {i}", "n": i}), encoding="utf-8")
+        sources.append(p)
+    scenarios = tmp_path / "out" / "scenarios"
+    scenarios.mkdir(parents=True)
+    (scenarios / "point-0009.json").write_text("{}", encoding="utf-8")  # an earlier render's
+    drawer = _Drawer(1)
+    assert drawer.result(drawer.call(_write_scenarios, tmp_path / "out", sources)) == [0, 2]
+    assert sorted(p.name for p in scenarios.iterdir()) == ["point-0001.json", "point-0002.json"]
+    assert json.loads((scenarios / "point-0002.json").read_text(encoding="utf-8"))["n"] == 2
+    assert (scenarios / "point-0001.json").read_text(encoding="utf-8").startswith('{\n "name"')
+
+
+def test_drawer_draws_here_what_its_workers_cannot() -> None:
+    from ecnsim.output.plot import _figure
+    from ecnsim.studies.render import _draw, _Drawer
+
+    def figures() -> dict[str, Any]:
+        out = {}
+        for k in range(2):
+            fig = _figure(3.0, 2.0)
+            fig.subplots().plot([0, 1], [k, 1 - k])
+            out[f"f{k}"] = fig
+        return out
+
+    # (A figure drawn once is laid out: drawn again, its bytes can differ; hence new ones.)
+    expected = {name: _draw(fig, False)[0] for name, fig in figures().items()}
+    drawer = _Drawer(2)
+    drawer.close()  # no worker processes: every figure is drawn in this process
+    drawer.submit(figures(), False)
+    drawings, cpu = drawer.drawings()
+    assert drawings == expected
+    assert cpu == 0.0
