@@ -217,6 +217,13 @@ def _drawing_worker() -> None:
         pass
 
 
+def _timed(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``fn(*args)`` and the CPU seconds it took (in a worker process)."""
+    cpu = time.process_time()
+    value = fn(*args)
+    return value, time.process_time() - cpu
+
+
 def _ready() -> None:
     """A task that does nothing: submitted once per worker, it starts the worker processes."""
 
@@ -250,6 +257,8 @@ class _Drawer:
         self.futures: dict[str, Any] = {}
         self.figures: dict[str, Any] = {}
         self.svg = False
+        #: CPU seconds of the calls (:meth:`call`) made in worker processes.
+        self.other_cpu = 0.0
         if workers > 1:
             from concurrent.futures import ProcessPoolExecutor
 
@@ -286,22 +295,26 @@ class _Drawer:
         without one; its outcome by :meth:`result`."""
         if self.pool is not None:
             try:
-                return self.pool.submit(fn, *args)
+                return self.pool.submit(_timed, fn, *args)
             except RuntimeError:  # the pool broke
                 pass
-        return _Done(fn(*args))
+        return _Done((fn(*args), 0.0))
 
     def result(self, pending: Any) -> Any:
-        """The outcome of :meth:`call`'s ``pending``."""
-        return pending.result()
+        """The outcome of :meth:`call`'s ``pending`` (its CPU time in a worker is counted
+        with the drawings')."""
+        value, cpu = pending.result()
+        self.other_cpu += cpu
+        return value
 
     def drawings(self) -> tuple[dict[str, Drawing], float]:
-        """Every figure drawn, in the figures' order, and the CPU seconds of the drawing done
-        in other processes; the processes are then stopped."""
+        """Every figure drawn, in the figures' order, and the CPU seconds of the work done in
+        other processes (the drawings and the calls collected); the processes are then
+        stopped."""
         from concurrent.futures.process import BrokenProcessPool
 
         out: dict[str, Drawing] = {}
-        other_cpu = 0.0
+        other_cpu = self.other_cpu
         # The figures the workers do not have are drawn here meanwhile.
         for name, fig in self.figures.items():
             if name not in self.futures:
