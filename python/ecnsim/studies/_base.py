@@ -54,6 +54,7 @@ from ecnsim.sweep.store import canonical_json
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
     from matplotlib.figure import Figure
 
     from ecnsim.studies.findings import Alternative, Finding, Reading
@@ -976,20 +977,24 @@ class StudyData:
         store: Store,
         *,
         pilot: StudyData | None = None,
-        reads: dict[tuple[str, str, str], pd.DataFrame | None] | None = None,
+        reads: dict[tuple[str, str, str], Any] | None = None,
     ) -> None:
         self.study = study
         self.plan = plan
         self.store = store
         #: The pilot stage's data, for a study with a :meth:`Study.calibration` (else None).
         self.pilot = pilot
-        #: Each run's derived tables as read (renamed, :meth:`Study.derived_columns` added),
-        #: by ``(key, tag, name)``, None where the run has no such table: given, the dict is
-        #: shared with the other StudyData of one report (a robustness alternative's runs
-        #: that are also the defaults' are then read once); None keeps none.
+        #: Each run's derived tables as read, by ``(key, tag, name)``, None where the run has
+        #: no such table (an Arrow table as stored; for a study with its own
+        #: :meth:`Study.derived_columns`, a DataFrame renamed and with those columns added):
+        #: given, the dict is shared with the other StudyData of one report (a robustness
+        #: alternative's runs that are also the defaults' are then read once); None keeps none.
         self.reads = reads
         self._cache: dict[str, pd.DataFrame] = {}
         self._runs: list[tuple[int, int, str, str]] | None = None
+        #: Each stored run's derived files, ``{key: {tag: {name: path}}}`` (its manifest,
+        #: read once by :meth:`runs`).
+        self._derived_files: dict[str, dict[str, dict[str, Path]]] = {}
         self._masks: dict[tuple[str, str, str, str], np.ndarray] = {}
         self.axes = list(plan.params)
 
@@ -1000,24 +1005,91 @@ class StudyData:
             self._runs = []
             for r in self.plan.runs:
                 assert r.job is not None
-                if self.store.has_derived(r.key, r.job.tag):
+                files = self._derived_files.get(r.key)
+                if files is None:
+                    files = self._derived_files[r.key] = self.store.derived_files(r.key)
+                if r.job.tag in files:
                     self._runs.append((r.point, r.seed, r.key, r.job.tag))
         return list(self._runs)
+
+    def _run_arrow(self, key: str, tag: str, name: str) -> pa.Table | None:
+        """Derived table ``name`` of one run as stored (an Arrow table); None if it has none."""
+        if self.reads is not None and (key, tag, name) in self.reads:
+            table: pa.Table | None = self.reads[(key, tag, name)]
+            return table
+        import pyarrow.parquet as pq
+
+        path = self._derived_files.get(key, {}).get(tag, {}).get(name)
+        table = None if path is None else pq.ParquetFile(path).read()
+        if self.reads is not None:
+            self.reads[(key, tag, name)] = table
+        return table
+
+    def _stacked(self, tables: Sequence[pa.Table]) -> pd.DataFrame:
+        """The runs' tables converted to pandas and stacked in their order, renamed: the frame
+        ``pd.concat`` of each one's ``to_pandas()`` gives (the same values, dtypes and order),
+        with one conversion per schema instead of one per run (the per-run conversion was most
+        of reading a large study's store).
+
+        Runs whose tables share a schema (names, types and pandas metadata) are converted
+        together; each group's frame has the dtypes each of its runs' frames has, so stacking
+        the groups resolves every column's dtype as stacking the runs did; the rows are then
+        put back in the runs' order.
+        """
+        import pandas as pd
+        import pyarrow as pa
+
+        groups: dict[bytes, list[int]] = {}
+        for i, t in enumerate(tables):
+            groups.setdefault(t.schema.serialize().to_pybytes(), []).append(i)
+        frames = [
+            self._renamed(pa.concat_tables([tables[i] for i in members]).to_pandas())
+            for members in groups.values()
+        ]
+        if len(frames) == 1:
+            body = frames[0]
+        else:
+            body = pd.concat(frames, ignore_index=True)
+            # Row offsets of each run inside the stacked groups, then the runs' order.
+            start: dict[int, int] = {}
+            offset = 0
+            for members in groups.values():
+                for i in members:
+                    start[i] = offset
+                    offset += tables[i].num_rows
+            import numpy as np
+
+            order = np.concatenate(
+                [
+                    np.arange(start[i], start[i] + tables[i].num_rows, dtype=np.int64)
+                    for i in range(len(tables))
+                ]
+            )
+            body = body.take(order).reset_index(drop=True)
+        return body
+
+    def _renamed(self, df: pd.DataFrame) -> pd.DataFrame:
+        """``df`` with the columns of :attr:`Study.derived_renames` under their new names."""
+        renames = {o: n for o, n in self.study.derived_renames.items() if o in df.columns}
+        return df.rename(columns=renames) if renames else df
+
+    def _columns(self, name: str, table: pa.Table) -> list[str]:
+        """The columns of a run's table ``name`` once read (renamed)."""
+        renames = self.study.derived_renames
+        return [renames.get(c, c) for c in table.column_names]
 
     def _run_frame(self, key: str, tag: str, name: str) -> pd.DataFrame | None:
         """Derived table ``name`` of one run, renamed and with the study's derived columns;
         None if the run has none."""
         if self.reads is not None and (key, tag, name) in self.reads:
-            return self.reads[(key, tag, name)]
-        df: pd.DataFrame | None
-        try:
-            df = self.store.read_derived(key, tag, name)
-        except KeyError:
-            df = None
+            known: pd.DataFrame | None = self.reads[(key, tag, name)]
+            return known
+        import pyarrow.parquet as pq
+
+        path = self._derived_files.get(key, {}).get(tag, {}).get(name)
+        df: pd.DataFrame | None = None if path is None else pq.ParquetFile(path).read().to_pandas()
         if df is not None:
-            renames = {o: n for o, n in self.study.derived_renames.items() if o in df.columns}
-            if renames:
-                df = df.rename(columns=renames)
+            df = self._renamed(df)
             df = self.study.derived_columns(name, df, functools.partial(self.store.read_table, key))
         if self.reads is not None:
             self.reads[(key, tag, name)] = df
@@ -1029,30 +1101,34 @@ class StudyData:
 
         if name in self._cache:
             return self._cache[name]
-        parts = []
+        # A study that adds columns per run (Study.derived_columns) gets each run's frame;
+        # the others' runs are read as Arrow tables and converted together (_stacked).
+        per_run = type(self.study).derived_columns is not Study.derived_columns
+        parts: list[Any] = []
         #: Per run: its axes and seed, and its number of rows.
         runs: list[tuple[dict[str, Any], int]] = []
         order: dict[str, None] = {}
         for point, seed, key, tag in self.runs():
-            df = self._run_frame(key, tag, name)
-            if df is None:
+            part = self._run_frame(key, tag, name) if per_run else self._run_arrow(key, tag, name)
+            if part is None:
                 continue
+            columns = list(part.columns) if per_run else self._columns(name, part)
             params = self.plan.points[point]
-            clash = [k for k in [*params, "seed"] if k in df.columns]
+            clash = [k for k in [*params, "seed"] if k in columns]
             if clash:
                 raise ValueError(
                     f"study {self.study.name}: derived table {name!r} has columns named like "
                     f"the grid's axes: {', '.join(clash)}; rename them in derive "
                     "(derived_renames for stored runs)"
                 )
-            order.update(dict.fromkeys([*params, "seed", *df.columns]))
-            runs.append(({**params, "seed": seed}, len(df)))
-            parts.append(df)
+            order.update(dict.fromkeys([*params, "seed", *columns]))
+            runs.append(({**params, "seed": seed}, len(part)))
+            parts.append(part)
         if parts:
             # The axes are added once over the stacked runs, not per run (a DataFrame.insert
             # per axis and run was most of a large study's render): the same columns, order
             # and dtypes as stacking runs that each carry their axes.
-            body = pd.concat(parts, ignore_index=True)
+            body = pd.concat(parts, ignore_index=True) if per_run else self._stacked(parts)
             axes = {
                 k: _axis_column([(r.get(k, math.nan), n) for r, n in runs], body.index)
                 for k in order
@@ -1133,19 +1209,25 @@ class StudyData:
                     out[k].append(v)
         return out
 
-    def resolved_scenarios(self) -> list[tuple[dict[str, Any], str]]:
-        """``(point, resolved scenario JSON)`` of the first stored seed of each point."""
+    def scenario_sources(self) -> list[tuple[dict[str, Any], Path]]:
+        """``(point, its resolved scenario's file)`` of the first stored seed of each point."""
         seen: set[int] = set()
         out = []
         for point, _seed, key, _tag in self.runs():
             if point in seen:
                 continue
             seen.add(point)
+            out.append((self.plan.points[point], self.store.run_dir(key) / "scenario.json"))
+        return out
+
+    def resolved_scenarios(self) -> list[tuple[dict[str, Any], str]]:
+        """``(point, resolved scenario JSON)`` of the first stored seed of each point."""
+        out = []
+        for point, path in self.scenario_sources():
             try:
-                text = (self.store.run_dir(key) / "scenario.json").read_text(encoding="utf-8")
+                out.append((point, path.read_text(encoding="utf-8")))
             except OSError:
                 continue
-            out.append((self.plan.points[point], text))
         return out
 
 

@@ -943,9 +943,10 @@ class HeteroStudy(Study):
     Params = HeteroParams
     # Measured 2026-12-02 (`ecnsim study run hetero --jobs 2` from an empty store):
     # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
-    # (idle); each value covers the larger of the two (docs/performance.md,
-    # "Study run times").
-    render_cost_s: ClassVar[float] = 29.5
+    # (idle); each value covers the larger of the two, then scaled by the render's
+    # estimated wall time after branch render2 over before (its CPU measured before and
+    # after on copies of the idle store; docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 17.0
     run_cost_scale: ClassVar[float] = 1.5
     plan_cost_s_per_run: ClassVar[float] = 0.031
     variants: ClassVar[Mapping[str, Mapping[str, Any]]] = {

@@ -28,9 +28,9 @@ import math
 import pickle
 import textwrap
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -184,9 +184,12 @@ Drawing = tuple[bytes, bytes, bytes | None]
 
 
 def _draw(fig: Any, svg: bool) -> tuple[Drawing, float]:
-    """One figure's PNG (full and as the report embeds it) and, with ``svg``, its SVG; and
-    the CPU seconds the drawing took."""
+    """One figure's PNG (full and as the report embeds it) and, with ``svg``, its SVG, its
+    titles fitted first (:func:`fit_titles`, :func:`thin_log_ticks`); and the CPU seconds the
+    drawing took."""
     cpu = time.process_time()
+    fit_titles(fig)
+    thin_log_ticks(fig)
     png = _figure_png(fig)
     svg_bytes = None
     if svg:
@@ -204,47 +207,144 @@ def _draw_pickled(blob: bytes, svg: bool) -> tuple[Drawing, float]:
     return _draw(pickle.loads(blob), svg)  # our own figure, from this study
 
 
+def _drawing_worker() -> None:
+    """A drawing process's start: import matplotlib's drawing now (it takes longer than most
+    figures), while the report's process is still reading the store."""
+    try:
+        import matplotlib.figure  # noqa: F401
+        from matplotlib.backends import backend_agg  # noqa: F401
+    except ImportError:  # no figures without it; the report says so
+        pass
+
+
+def _timed(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``fn(*args)`` and the CPU seconds it took (in a worker process)."""
+    cpu = time.process_time()
+    value = fn(*args)
+    return value, time.process_time() - cpu
+
+
+def _ready() -> None:
+    """A task that does nothing: submitted once per worker, it starts the worker processes."""
+
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Done:
+    """The outcome of a call made in this process (a finished future's ``result``)."""
+
+    value: Any
+
+    def result(self) -> Any:
+        return self.value
+
+
+class _Drawer:
+    """Draws a report's figures (:func:`_draw`) in ``workers`` processes (the study's
+    ``--jobs``) while the report's process goes on with its other parts; with one worker, or
+    where there are no worker processes, in this process when the drawings are collected.
+
+    The processes are started when the drawer is made (at the start of a render), so that
+    they have imported matplotlib by the time the first figure is built. The drawings are
+    the same bytes wherever they are made: the same matplotlib draws the same figure. A
+    figure that cannot be pickled is drawn here.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.pool: Any = None
+        self.futures: dict[str, Any] = {}
+        self.figures: dict[str, Any] = {}
+        self.svg = False
+        #: CPU seconds of the calls (:meth:`call`) made in worker processes.
+        self.other_cpu = 0.0
+        if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            from ecnsim.sweep.execute import _mp_context
+
+            try:
+                self.pool = ProcessPoolExecutor(
+                    workers, mp_context=_mp_context(), initializer=_drawing_worker
+                )
+                for _ in range(workers):
+                    self.pool.submit(_ready)
+            except OSError:  # no worker processes here
+                self.close()
+
+    def submit(self, figures: dict[str, Any], svg: bool) -> None:
+        """Start drawing ``figures`` (in the order given; collected by :meth:`drawings`)."""
+        self.figures, self.svg = dict(figures), svg
+        if self.pool is None or len(figures) < 2:
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        for name, fig in figures.items():
+            try:
+                blob = pickle.dumps(fig)
+            except Exception:  # e.g. a formatter that is a local function
+                continue
+            try:
+                self.futures[name] = self.pool.submit(_draw_pickled, blob, svg)
+            except (OSError, RuntimeError, BrokenProcessPool):
+                break
+
+    def call(self, fn: Callable[..., T], *args: Any) -> Any:
+        """``fn(*args)`` in a worker process (``fn`` a module-level function), or here and now
+        without one; its outcome by :meth:`result`."""
+        if self.pool is not None:
+            try:
+                return self.pool.submit(_timed, fn, *args)
+            except RuntimeError:  # the pool broke
+                pass
+        return _Done((fn(*args), 0.0))
+
+    def result(self, pending: Any) -> Any:
+        """The outcome of :meth:`call`'s ``pending`` (its CPU time in a worker is counted
+        with the drawings')."""
+        value, cpu = pending.result()
+        self.other_cpu += cpu
+        return value
+
+    def drawings(self) -> tuple[dict[str, Drawing], float]:
+        """Every figure drawn, in the figures' order, and the CPU seconds of the work done in
+        other processes (the drawings and the calls collected); the processes are then
+        stopped."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        out: dict[str, Drawing] = {}
+        other_cpu = self.other_cpu
+        # The figures the workers do not have are drawn here meanwhile.
+        for name, fig in self.figures.items():
+            if name not in self.futures:
+                out[name] = _draw(fig, self.svg)[0]
+        for name, future in self.futures.items():
+            try:
+                out[name], cpu = future.result()
+            except (OSError, BrokenProcessPool):
+                continue  # a worker died: drawn here below
+            other_cpu += cpu
+        self.close()
+        for name, fig in self.figures.items():
+            if name not in out:
+                out[name] = _draw(fig, self.svg)[0]
+        return {name: out[name] for name in self.figures}, other_cpu
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
 def _draw_figures(
     figures: dict[str, Any], svg: bool, workers: int
 ) -> tuple[dict[str, Drawing], float]:
-    """Every figure drawn (:func:`_draw`), in the figures' order, and the CPU seconds of the
-    drawing done in other processes.
-
-    With ``workers`` > 1 (the study's ``--jobs``) the figures are drawn that many at a time,
-    each in a process of its own (drawing is most of a report's time, and one figure's draw
-    cannot be split): the same bytes, since the same matplotlib draws the same figure. A
-    figure that cannot be pickled is drawn here.
-    """
-    out: dict[str, Drawing] = {}
-    blobs: dict[str, bytes] = {}
-    if workers > 1 and len(figures) > 1:
-        for name, fig in figures.items():
-            try:
-                blobs[name] = pickle.dumps(fig)
-            except Exception:  # e.g. a formatter that is a local function
-                continue
-    other_cpu = 0.0
-    if len(blobs) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        from ecnsim.sweep.execute import _mp_context
-
-        try:
-            with ProcessPoolExecutor(min(workers, len(blobs)), mp_context=_mp_context()) as pool:
-                futures = {n: pool.submit(_draw_pickled, blob, svg) for n, blob in blobs.items()}
-                for name, fig in figures.items():
-                    if name not in futures:
-                        out[name] = _draw(fig, svg)[0]
-                for name, future in futures.items():
-                    out[name], cpu = future.result()
-                    other_cpu += cpu
-        except (OSError, BrokenProcessPool):
-            pass  # no worker processes here (or one died): the rest are drawn in this one
-    for name, fig in figures.items():
-        if name not in out:
-            out[name] = _draw(fig, svg)[0]
-    return {name: out[name] for name in figures}, other_cpu
+    """Every figure drawn (:func:`_draw`) by a :class:`_Drawer` of ``workers`` processes, in
+    the figures' order, and the CPU seconds of the drawing done in other processes."""
+    drawer = _Drawer(workers if len(figures) > 1 else 1)
+    drawer.submit(figures, svg)
+    return drawer.drawings()
 
 
 def embedded_png(png: bytes) -> bytes:
@@ -372,8 +472,6 @@ def render_study(run: StudyRun, *, svg: bool = False) -> Path:
     Without it, an SVG an earlier render left under a figure's name is removed (it would
     show older data than its PNG).
     """
-    from ecnsim import __version__
-
     started = time.perf_counter()
     cpu_started = time.process_time()
     study, params, out = run.study, run.params, run.out
@@ -388,12 +486,58 @@ def render_study(run: StudyRun, *, svg: bool = False) -> Path:
     data = StudyData(study, run.plan, run.sweep.store, pilot=pilot, reads=reads)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    tables = study.tables(params, data)
-    figures, drawn = _study_figures(study, params, data)
-    warnings = study.warnings(params, data)
-    emulation: dict[str, Any] | None = None
-    if run.emulated is not None:
-        emulation = _emulated_part(run, data, tables, figures, warnings, drawn)
+    # The figures are built first and drawn in the --jobs processes (started now, so they
+    # import matplotlib while this one reads the store) while this process computes the
+    # tables, the findings and the rest of the report.
+    drawer = _Drawer(run.sweep.workers)
+    try:
+        sources = data.scenario_sources()
+        scenarios = drawer.call(_write_scenarios, out, [path for _point, path in sources])
+        figures, drawn = _study_figures(study, params, data)
+        if run.emulated is None:
+            drawer.submit({name: fig for name, (fig, _caption) in figures.items()}, svg)
+        tables = study.tables(params, data)
+        warnings = study.warnings(params, data)
+        emulation: dict[str, Any] | None = None
+        if run.emulated is not None:
+            emulation = _emulated_part(run, data, tables, figures, warnings, drawn)
+            drawer.submit({name: fig for name, (fig, _caption) in figures.items()}, svg)
+        return _render_rest(
+            run,
+            data,
+            tables,
+            figures,
+            drawn,
+            warnings,
+            emulation,
+            drawer,
+            svg,
+            (sources, scenarios),
+            (started, cpu_started),
+        )
+    finally:
+        drawer.close()
+
+
+def _render_rest(
+    run: StudyRun,
+    data: StudyData,
+    tables: dict[str, StudyTable],
+    figures: dict[str, tuple[Any, str]],
+    drawn: bool,
+    warnings: list[str],
+    emulation: dict[str, Any] | None,
+    drawer: _Drawer,
+    svg: bool,
+    scenario_part: tuple[list[tuple[dict[str, Any], Path]], Any],
+    clocks: tuple[float, float],
+) -> Path:
+    """:func:`render_study` once the figures are being drawn: the files and the report."""
+    sources, scenarios = scenario_part
+    started, cpu_started = clocks
+    from ecnsim import __version__
+
+    study, params, out = run.study, run.params, run.out
 
     run.tables = {}
     compare = {} if emulation is None else emulation["compare"]
@@ -412,28 +556,11 @@ def render_study(run: StudyRun, *, svg: bool = False) -> Path:
         emulation["data"].frame("metrics").to_csv(emu_path, index=False, float_format="%.6g")
         run.tables["runs_emulated"] = emu_path
 
-    run.figures = {}
-    pngs: dict[str, bytes] = {}
-    figure_stems = file_stems(figures)
-    for fig, _caption in figures.values():
-        fit_titles(fig)
-        thin_log_ticks(fig)
-    drawings, draw_cpu_s = _draw_figures(
-        {name: fig for name, (fig, _caption) in figures.items()}, svg, run.sweep.workers
-    )
-    for name, (png, embedded, svg_bytes) in drawings.items():
-        pngs[name] = embedded
-        p_png = out / "figures" / f"{figure_stems[name]}.png"
-        p_svg = out / "figures" / f"{figure_stems[name]}.svg"
-        p_png.write_bytes(png)
-        run.figures[name] = [p_png]
-        if svg_bytes is None:
-            p_svg.unlink(missing_ok=True)
-        else:
-            p_svg.write_bytes(svg_bytes)
-            run.figures[name].append(p_svg)
-
-    scenario_files = _write_scenarios(out, data)
+    scenario_files = [
+        (point, out / "scenarios" / f"point-{n:04d}.json")
+        for n, i in enumerate(drawer.result(scenarios), start=1)
+        for point in [sources[i][0]]
+    ]
     from ecnsim.studies.findings import report_findings
 
     findings_part, findings_info = report_findings(run, data)
@@ -465,6 +592,22 @@ def render_study(run: StudyRun, *, svg: bool = False) -> Path:
     pilot_cpu = _cpu_of(sweep.store, pilot_keys - counted)
     robust_cpu = _cpu_of(sweep.store, robust_keys - counted - pilot_keys)
     planned = len({(r.key, r.job.tag if r.job else None) for r in run.plan.runs})
+
+    run.figures = {}
+    pngs: dict[str, bytes] = {}
+    figure_stems = file_stems(figures)
+    drawings, draw_cpu_s = drawer.drawings()
+    for name, (png, embedded, svg_bytes) in drawings.items():
+        pngs[name] = embedded
+        p_png = out / "figures" / f"{figure_stems[name]}.png"
+        p_svg = out / "figures" / f"{figure_stems[name]}.svg"
+        p_png.write_bytes(png)
+        run.figures[name] = [p_png]
+        if svg_bytes is None:
+            p_svg.unlink(missing_ok=True)
+        else:
+            p_svg.write_bytes(svg_bytes)
+            run.figures[name].append(p_svg)
     run.render_s = time.perf_counter() - started
     # The figures drawn in other processes count too.
     render_cpu_s = time.process_time() - cpu_started + draw_cpu_s
@@ -515,22 +658,28 @@ def render_study(run: StudyRun, *, svg: bool = False) -> Path:
     return report
 
 
-def _write_scenarios(out: Path, data: StudyData) -> list[tuple[dict[str, Any], Path]]:
-    """Write each point's resolved scenario to ``out/scenarios/point-NNNN.json`` (the files
-    of an earlier render removed first); ``(point, path)`` of each, in the grid's order."""
+def _write_scenarios(out: Path, sources: list[Path]) -> list[int]:
+    """Write the resolved scenarios ``sources`` (each point's first stored seed's, in the
+    grid's order) to ``out/scenarios/point-NNNN.json``, pretty-printed, the files of an earlier
+    render removed first; the indexes of the sources written (one that cannot be read is left
+    out). Runs in a drawing process while the report's process goes on."""
     directory = out / "scenarios"
     directory.mkdir(parents=True, exist_ok=True)
     for old in directory.glob("point-*.json"):
         old.unlink()
-    written = []
-    for i, (point, text) in enumerate(data.resolved_scenarios(), start=1):
+    written: list[int] = []
+    for i, source in enumerate(sources):
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError:
+            continue
         try:
             pretty = json.dumps(json.loads(text), indent=1)
         except ValueError:
             pretty = text
-        path = directory / f"point-{i:04d}.json"
+        path = directory / f"point-{len(written) + 1:04d}.json"
         path.write_text(pretty + "\n", encoding="utf-8")
-        written.append((point, path))
+        written.append(i)
     return written
 
 

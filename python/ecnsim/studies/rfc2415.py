@@ -614,9 +614,10 @@ class Rfc2415Study(Study):
     Params = Rfc2415Params
     # Measured 2026-12-02 (`ecnsim study run rfc2415 --jobs 2` from an empty store):
     # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
-    # (idle); each value covers the larger of the two (docs/performance.md,
-    # "Study run times").
-    render_cost_s: ClassVar[float] = 8.6
+    # (idle); each value covers the larger of the two, then scaled by the render's
+    # estimated wall time after branch render2 over before (its CPU measured before and
+    # after on copies of the idle store; docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 5.5
     run_cost_scale: ClassVar[float] = 1.9
     plan_cost_s_per_run: ClassVar[float] = 0.006
     derive_version = 1

@@ -811,9 +811,10 @@ class Rfc2884Study(Study):
     Params = Rfc2884Params
     # Measured 2026-12-02 (`ecnsim study run rfc2884 --jobs 2` from an empty store):
     # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
-    # (idle); each value covers the larger of the two (docs/performance.md,
-    # "Study run times").
-    render_cost_s: ClassVar[float] = 16.4
+    # (idle); each value covers the larger of the two, then scaled by the render's
+    # estimated wall time after branch render2 over before (its CPU measured before and
+    # after on copies of the idle store; docs/performance.md, "Study run times").
+    render_cost_s: ClassVar[float] = 13.0
     run_cost_scale: ClassVar[float] = 1.65
     plan_cost_s_per_run: ClassVar[float] = 0.0045
     derive_version = 1

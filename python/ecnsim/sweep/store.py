@@ -502,6 +502,18 @@ class Store:
         m = self.manifest(key)
         return m is not None and tag in (m.get("derived") or {})
 
+    def derived_files(self, key: str) -> dict[str, dict[str, Path]]:
+        """The files of the tables derived from a run, ``{tag: {name: path}}``, from one read
+        of its manifest (empty without a manifest)."""
+        m = self.manifest(key)
+        derived = (m or {}).get("derived") or {}
+        d = self.run_dir(key)
+        return {
+            tag: {name: d / info["file"] for name, info in named.items()}
+            for tag, named in derived.items()
+            if isinstance(named, dict)
+        }
+
     def read_derived(self, key: str, tag: str, name: str) -> pd.DataFrame:
         """One table that a :class:`~ecnsim.sweep.RunJob` derived from a run, as a DataFrame."""
 
