@@ -607,6 +607,8 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),
         prague_rtt_target: (c.cc == CcKind::Prague).then(|| TimeValue(i128::from(c.prague_rtt_target.as_nanos()))),
         prague_rtt_transition: (c.cc == CcKind::Prague).then_some(i64::from(c.prague_rtt_transition)),
+        // Shown when on, so that every resolved spec without offload is what it was before.
+        tso_segments: (c.tso_segments != 1).then_some(i64::from(c.tso_segments)),
     }
 }
 

@@ -182,6 +182,9 @@ impl Profile {
             prague_rtt_target: SimDuration::from_millis(25),
             // L4STeam tcp_prague.c (0.6) DEFAULT_RTT_TRANSITION 500 rounds.
             prague_rtt_transition: 500,
+            // No segmentation offload: a segment leaves as soon as the windows allow it, as in ns-2's
+            // and ns-3's TCP (TSO is a host's optimisation, not a protocol rule).
+            tso_segments: 1,
             // RFC 3168 §6.1 feedback unless a scenario asks for RFC 9768's AccECN.
             ecn_feedback: EcnFeedback::Classic,
             // RFC 9768 §3.2.3: it is RECOMMENDED to implement both sending and receiving of AccECN options.

@@ -20,6 +20,8 @@ mod rtt_ns2;
 mod sack;
 mod socket;
 mod state;
+#[cfg(test)]
+mod tso_dialogues;
 
 pub use rtt::{Rfc6298Estimator, RttEstimator};
 pub use rtt_ns2::Ns2Estimator;
@@ -145,6 +147,9 @@ pub struct TcpConfig {
     pub prague_rtt_target: SimDuration,
     /// Rounds after slow start before Prague's RTT independence applies.
     pub prague_rtt_transition: u32,
+    /// Segmentation offload: the largest burst of new data, in segments, that the sender hands
+    /// its NIC at once, deferring smaller ones while an ACK is due (1: off, a segment at a time).
+    pub tso_segments: u32,
 }
 
 /// The denominator of the fractions in [`TcpConfig`] (`cubic_beta`, `cubic_c`): 1.024e9, so that

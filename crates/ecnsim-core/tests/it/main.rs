@@ -10,6 +10,7 @@ mod dualpi2;
 mod flow_stop;
 mod fq_codel;
 mod fuzz;
+mod host_burstiness;
 mod incast;
 mod layers;
 mod linux6;
