@@ -414,6 +414,7 @@ def tcp(
     dctcp_ect_control: bool | None = None,
     prague_rtt_target: Quantity | None = None,
     prague_rtt_transition: int | None = None,
+    tso_segments: int | None = None,
 ) -> dict[str, Any]:
     """TCP parameters; each one left as None takes the profile's value.
 
@@ -444,7 +445,9 @@ def tcp(
     ``"less_careful"``); ``newreno_partial_ack`` ``"rfc6582"`` or ``"ns2"``;
     ``ca_increase`` ``"per_ack"``, ``"byte_counting"`` or ``"per_ack_truncated"``;
     ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``; ``cubic_timeout``
-    ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``).
+    ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``);
+    ``tso_segments`` (segmentation offload: the largest burst of new data, 1..256 segments,
+    smaller ones deferred as Linux's ``tcp_tso_should_defer()`` does; 1, the default, is off).
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
@@ -501,6 +504,7 @@ def tcp(
             "dctcp_ect_control": dctcp_ect_control,
             "prague_rtt_target": prague_rtt_target,
             "prague_rtt_transition": prague_rtt_transition,
+            "tso_segments": tso_segments,
         }
     )
 
