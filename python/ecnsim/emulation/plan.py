@@ -262,7 +262,7 @@ UNMAPPED = {
     "accecn_option": "the kernel here refuses AccECN (tcp_ecn values above 2)",
     "prague_rtt_target": "the kernel here has no tcp_prague (a module parameter there)",
     "prague_rtt_transition": "the kernel here has no tcp_prague (a module parameter there)",
-    "tso_segments": "Linux sizes its own offload frames (tcp_tso_autosize; ethtool sets TSO per device)",
+    "tso_segments": "Linux sizes its own offload frames (tcp_tso_autosize(); ethtool per device)",
 }
 
 
