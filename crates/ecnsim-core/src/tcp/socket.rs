@@ -1945,9 +1945,14 @@ impl TcpSocket {
             // Linux tcp_write_xmit(): a frame is at most max_segs, within the windows, and
             // tcp_cwnd_test() keeps it to half the cwnd ("at least 2 GSO packets in flight");
             // here also within the data written, so that the whole frame leaves in this poll.
-            let half = (self.win.cwnd / 2 / mss).max(1) * mss;
-            let frame = limit.min(max_frame).min(half).min(data_end - seq).max(1);
-            self.tso_left = u8::try_from(frame.div_ceil(mss) - 1).unwrap_or(u8::MAX);
+            // Whole segments only (a partial one goes only as the end of the data), so that
+            // the count never outlives this poll.
+            let segments = (limit / mss)
+                .min(u64::from(self.cfg.tso_segments))
+                .min(self.win.cwnd / 2 / mss)
+                .min((data_end - seq).div_ceil(mss))
+                .max(1);
+            self.tso_left = u8::try_from(segments - 1).unwrap_or(u8::MAX);
         }
         defer
     }
