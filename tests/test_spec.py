@@ -152,6 +152,10 @@ def test_tcp_fidelity_options_reach_the_core_and_the_resolved_spec() -> None:
     assert resolved["mss"] == 1000
     with pytest.raises(SpecError, match=r"^tcp\.carry_rtt: unknown variant `min`"):
         Simulation({**d, "tcp": tcp(carry_rtt="min")})
+    # Segmentation offload appears in the resolved spec only when on.
+    assert "tso_segments" not in resolved
+    on = Simulation({**d, "tcp": tcp(tso_segments=44)}).run().spec["flows"][0]["tcp"]
+    assert on["tso_segments"] == 44
 
 
 @pytest.mark.parametrize(
@@ -289,6 +293,13 @@ BAD_INPUT = [
         SpecError,
         "links[0].queue.max_th_bytes",
         "cannot be combined with max_th",
+    ),
+    (
+        "tso-segments-zero",
+        _set("tcp", {"tso_segments": 0}),
+        SpecError,
+        "tcp.tso_segments",
+        "must be >= 1 and <= 256, got 0",
     ),
     (
         "droptail-ns2-limit-of-one",

@@ -131,6 +131,41 @@ def test_bad_parameters_name_the_field() -> None:
         studies.resolve_params(study, ["g_shift=0"])
     with pytest.raises(studies.StudyError, match="mark_at"):
         studies.resolve_params(study, ["mark_at=middle"])
+    with pytest.raises(studies.StudyError, match="host_burstiness"):
+        studies.resolve_params(study, ["host_burstiness=gro"])
+    with pytest.raises(studies.StudyError, match="tso_segments"):
+        studies.resolve_params(study, ["tso_segments=0"])
+
+
+def test_host_burstiness_puts_offload_on_the_k_experiments_only() -> None:
+    study = DctcpStudy()
+    none = DctcpParams()
+    tso = dataclasses.replace(none, host_burstiness="tso")
+    assert none.tso_segments == 44  # 64 KB large-send frames of 1460-B segments
+    for point in (
+        pt("D1", DCTCP, n=2, k=20, rto_ms=300),
+        pt("D2", TCP, n=2, rto_ms=300),
+        pt("D13", DCTCP, n=10, k=40, rto_ms=300),
+    ):
+        assert "tso_segments" not in study.scenario(none, point).to_dict()["tcp"]
+        assert study.scenario(tso, point).to_dict()["tcp"]["tso_segments"] == 44
+    for point in (pt("D6", TCP, n=10, rto_ms=10), pt("D4m", DCTCP, n=90, k=20, rto_ms=300)):
+        assert "tso_segments" not in study.scenario(tso, point).to_dict()["tcp"]
+    reading = next(r for r in study.readings(none) if r.id == "host_burstiness")
+    assert [a.settings for a in reading.alternatives] == [
+        {"host_burstiness": "none"},
+        {"host_burstiness": "tso"},
+    ]
+
+
+def test_d4m_cell_orders_dctcp_against_tcp_on_the_worst_interval() -> None:
+    p = DctcpParams()
+    d4 = next(f for f in DctcpStudy().findings(p) if f.id == "d4")
+    (cell,) = [c for c in d4.cells(p) if c.point["experiment"] == "D4m"]
+    assert cell.metric == "jain_min"
+    assert isinstance(cell.ref, dict)
+    assert (cell.point["scheme"], cell.ref["scheme"]) == (DCTCP, TCP)
+    assert cell.point["n"] == cell.ref["n"] == max(p.d4m_flows)
 
 
 def test_readings_and_findings_use_existing_fields() -> None:

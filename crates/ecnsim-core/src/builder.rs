@@ -619,6 +619,8 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
             && (c.prague_ecn_fallback != PragueEcnFallback::None
                 || profile.tcp().prague_ecn_fallback != PragueEcnFallback::None))
             .then_some(c.prague_ecn_fallback),
+        // Shown when on, so that every resolved spec without offload is what it was before.
+        tso_segments: (c.tso_segments != 1).then_some(i64::from(c.tso_segments)),
     }
 }
 

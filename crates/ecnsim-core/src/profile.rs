@@ -198,6 +198,9 @@ impl Profile {
             prague_rtt_transition: 500,
             // L4STeam tcp_prague.c (0.6) `prague_ecn_fallback` 0: no Classic-ECN-bottleneck detection.
             prague_ecn_fallback: PragueEcnFallback::None,
+            // No segmentation offload: a segment leaves as soon as the windows allow it, as in ns-2's
+            // and ns-3's TCP (TSO is a host's optimisation, not a protocol rule).
+            tso_segments: 1,
             // RFC 3168 §6.1 feedback unless a scenario asks for RFC 9768's AccECN.
             ecn_feedback: EcnFeedback::Classic,
             // RFC 9768 §3.2.3: it is RECOMMENDED to implement both sending and receiving of AccECN options.

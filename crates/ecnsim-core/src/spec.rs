@@ -2449,6 +2449,11 @@ pub struct TcpOverrides {
     /// `"detection"` (L4STeam `prague_ecn_fallback` 0, 1, 2; default 0, none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prague_ecn_fallback: Option<PragueEcnFallback>,
+    /// Segmentation offload (TSO/GSO): the sender's largest burst of new data in segments,
+    /// 1..=256; a smaller burst is deferred while an ACK is due, as Linux's
+    /// `tcp_tso_should_defer()` does (1: off, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tso_segments: Option<i64>,
 }
 
 /// serde_json ends its messages with " at line L column C"; for the one-line

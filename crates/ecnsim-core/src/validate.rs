@@ -268,6 +268,8 @@ const TCP_FIELDS: &[TcpField] = &[
     TcpField { name: "prague_rtt_target", unit: Unit::Time, given: |t| t.prague_rtt_target.map(|v| v.0), resolved: |c| c.prague_rtt_target.as_nanos().into(), limits: Limits::closed(0, SEC / 10) },
     // L4STeam tcp_prague.c: 500 rounds (0.7: 4); a sanity bound.
     TcpField { name: "prague_rtt_transition", unit: Unit::Count, given: |t| t.prague_rtt_transition.map(i128::from), resolved: |c| c.prague_rtt_transition.into(), limits: Limits::closed(0, 1_000_000) },
+    // Linux GSO_MAX_SIZE 64 KB is 44 segments of 1460 B; 256 bounds a frame the socket counts in a byte.
+    TcpField { name: "tso_segments", unit: Unit::Count, given: |t| t.tso_segments.map(i128::from), resolved: |c| c.tso_segments.into(), limits: Limits::closed(1, 256) },
 ];
 
 /// Cross-field rules on resolved values: the first field must be >= the second.
@@ -502,6 +504,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             prague_rtt_target,
             prague_rtt_transition,
             prague_ecn_fallback,
+            tso_segments,
         } = *o;
         set(&mut c.cc, cc, Some);
         set(&mut c.mss, mss, count);
@@ -561,6 +564,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.prague_rtt_target, prague_rtt_target, time);
         set(&mut c.prague_rtt_transition, prague_rtt_transition, count);
         set(&mut c.prague_ecn_fallback, prague_ecn_fallback, Some);
+        set(&mut c.tso_segments, tso_segments, count);
     }
     if !exit_given {
         c.slow_start_exit = profile.slow_start_exit(c.cc);
@@ -1978,6 +1982,8 @@ mod tests {
         (&[("#F0", "tcp = { cc = \"prague\", ecn = \"request\", ecn_feedback = \"accecn\" }")], "flows[0].tcp.cc", "got ecn = \"request\", ecn_feedback = \"accecn\", ect_codepoint = \"ect0\""),
         (&[("#TCP", "prague_rtt_target = \"200ms\"")], "tcp.prague_rtt_target", "must be >= 0 and <= 100ms, got 200ms"),
         (&[("#TCP", "prague_rtt_transition = -1")], "tcp.prague_rtt_transition", "must be >= 0 and <= 1000000, got -1"),
+        (&[("#TCP", "tso_segments = 0")], "tcp.tso_segments", "must be >= 1 and <= 256, got 0"),
+        (&[("#F0", "tcp = { tso_segments = 2000 }")], "flows[0].tcp.tso_segments", "must be >= 1 and <= 256, got 2000"),
         // flows[i].tcp: the same rules, and cross rules across levels
         (&[("#F0", "tcp = { mss = 70000 }")], "flows[0].tcp.mss", "must be >= 1 and <= 65495, got 70000"),
         (&[("initial_window = 10", "initial_window = 10, delayed_ack_timeout = \"1s\"")], "flows[1].tcp.delayed_ack_timeout", "< 500ms, got 1s"),
@@ -2155,6 +2161,7 @@ delayed_ack = true
 delayed_ack_timeout = "40ms"
 prague_rtt_target = "10ms"
 prague_rtt_transition = 4
+tso_segments = 44
 "#;
 
     #[test]
@@ -2168,7 +2175,7 @@ prague_rtt_transition = 4
         let mut sorted = numeric.clone();
         sorted.sort_unstable();
         assert_eq!(names, sorted, "TCP_FIELDS must have one row per numeric TcpOverrides field");
-        assert_eq!(keys.len(), 16, "ALL_TCP must set every field");
+        assert_eq!(keys.len(), 17, "ALL_TCP must set every field");
         // `given` reads the field of its name, and resolution carries it over unchanged.
         let cfg = resolve(Profile::Rfc, [&o]);
         for f in TCP_FIELDS {

@@ -267,6 +267,7 @@ UNMAPPED = {
     "prague_rtt_target": "the kernel here has no tcp_prague (a module parameter there)",
     "prague_rtt_transition": "the kernel here has no tcp_prague (a module parameter there)",
     "prague_ecn_fallback": "the kernel here has no tcp_prague (a module parameter there)",
+    "tso_segments": "Linux sizes its own offload frames (tcp_tso_autosize(); ethtool per device)",
 }
 
 

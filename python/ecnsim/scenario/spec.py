@@ -445,6 +445,7 @@ def tcp(
     prague_rtt_target: Quantity | None = None,
     prague_rtt_transition: int | None = None,
     prague_ecn_fallback: str | None = None,
+    tso_segments: int | None = None,
 ) -> dict[str, Any]:
     """TCP parameters; each one left as None takes the profile's value.
 
@@ -479,6 +480,8 @@ def tcp(
     ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``);
     ``slow_start_exit`` ``"none"``, ``"hystart"`` (Linux's, CUBIC only) or
     ``"hystart++"`` (RFC 9406).
+    ``tso_segments`` (segmentation offload: the largest burst of new data, 1..256 segments,
+    smaller ones deferred as Linux's ``tcp_tso_should_defer()`` does; 1, the default, is off).
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(
@@ -537,6 +540,7 @@ def tcp(
             "prague_rtt_target": prague_rtt_target,
             "prague_rtt_transition": prague_rtt_transition,
             "prague_ecn_fallback": prague_ecn_fallback,
+            "tso_segments": tso_segments,
         }
     )
 

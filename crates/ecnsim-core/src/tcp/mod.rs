@@ -23,6 +23,8 @@ mod rtt_ns2;
 mod sack;
 mod socket;
 mod state;
+#[cfg(test)]
+mod tso_dialogues;
 
 pub use rtt::{Rfc6298Estimator, RttEstimator};
 pub use rtt_ns2::Ns2Estimator;
@@ -152,6 +154,9 @@ pub struct TcpConfig {
     pub prague_rtt_transition: u32,
     /// Prague's Classic-ECN-bottleneck detection and fallback.
     pub prague_ecn_fallback: PragueEcnFallback,
+    /// Segmentation offload: the largest burst of new data, in segments, that the sender hands
+    /// its NIC at once, deferring smaller ones while an ACK is due (1: off, a segment at a time).
+    pub tso_segments: u32,
 }
 
 /// The denominator of the fractions in [`TcpConfig`] (`cubic_beta`, `cubic_c`): 1.024e9, so that

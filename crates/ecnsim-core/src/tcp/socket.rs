@@ -290,6 +290,9 @@ pub struct TcpSocket {
     /// RFC 6582 §4.1: the last ACK that advanced SND.UNA advanced it by at most 4*SMSS (its
     /// `highest_ack - prev_highest_ack`), for `newreno_careful = "careful_ack_heuristic"`.
     last_ack_small: bool,
+    /// Segmentation offload (`tso_segments` > 1): segments of the offload frame being sent that
+    /// are still to go; they leave without a new deferral test (the byte free in this line).
+    tso_left: u8,
     /// `rtt.rto()`, kept current by every change to the estimator: arming the timer on
     /// an ACK reads this line, and the estimator's own lines only when it takes a sample.
     rto: SimDuration,
@@ -386,6 +389,7 @@ impl TcpSocket {
             wake_at: Opt::NONE,
             events: SocketEvents::default(),
             counters: TcpCounters::default(),
+            tso_left: 0,
             cfg,
         }
     }
@@ -1924,6 +1928,65 @@ impl TcpSocket {
         Some(seq)
     }
 
+    /// Segmentation offload (`tcp.tso_segments` = M > 1): whether new data at `seq` waits
+    /// for an ACK so that it can leave in a larger burst, as Linux's tcp_tso_should_defer()
+    /// ("a kind of TSO Nagle test") decides for each offload frame. When it does not wait, it
+    /// starts a frame whose segments all leave now (`tso_left`). Only `poll_data` calls it,
+    /// for a segment it is about to send; retransmissions never wait.
+    #[inline(never)]
+    fn tso_defers(&mut self, now: SimTime, seq: u64, data_end: u64) -> bool {
+        if self.tso_left > 0 {
+            // Linux tcp_write_xmit(): the rest of a frame already begun goes with it.
+            self.tso_left -= 1;
+            return false;
+        }
+        let mss = self.win.mss;
+        let max_frame = u64::from(self.cfg.tso_segments) * mss;
+        let window = self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd);
+        // What the windows allow from `seq` (Linux: limit = min(send_win, cong_win)).
+        let limit = self.send_limit().saturating_sub(seq);
+        let defer = if self.in_recovery || self.snd_una < self.recover {
+            // Linux tcp_tso_should_defer(): icsk_ca_state >= TCP_CA_Recovery sends at once
+            // (fast recovery, and the Loss state until the data sent before a timeout is ACKed).
+            false
+        } else if self.snd_una == self.snd_max {
+            // Linux tcp_tso_should_defer(): no head in the retransmit queue (nothing in
+            // flight, so no ACK to wait for) sends at once.
+            false
+        } else if self.last_data_sent.get().is_none_or(|t| now > t + SimDuration::from_millis(1)) {
+            // Linux tcp_tso_should_defer(): defer only if the last write was recent (1 ms).
+            false
+        } else if limit >= max_frame {
+            // Linux tcp_tso_should_defer(): a full-sized frame can be sent.
+            false
+        } else if data_end <= seq + limit {
+            // Linux tcp_tso_should_defer(): the frame will get no more data (the application's
+            // write ends within it).
+            false
+        } else {
+            // Linux tcp_tso_should_defer() with sysctl_tcp_tso_win_divisor = 3 (its default):
+            // send if at least a third of the window (min(snd_wnd, cwnd)) is available.
+            // DEVIATION(Linux): Linux also sends at once when the oldest unacknowledged segment
+            // left less than srtt/2 ago (the next ACK is far off); ecnsim keeps no send time per
+            // segment, so such a frame waits for that ACK (at most an RTT) or the 1-ms rule.
+            limit < window / 3
+        };
+        if !defer {
+            // Linux tcp_write_xmit(): a frame is at most max_segs, within the windows, and
+            // tcp_cwnd_test() keeps it to half the cwnd ("at least 2 GSO packets in flight");
+            // here also within the data written, so that the whole frame leaves in this poll.
+            // Whole segments only (a partial one goes only as the end of the data), so that
+            // the count never outlives this poll.
+            let segments = (limit / mss)
+                .min(u64::from(self.cfg.tso_segments))
+                .min(self.win.cwnd / 2 / mss)
+                .min((data_end - seq).div_ceil(mss))
+                .max(1);
+            self.tso_left = u8::try_from(segments - 1).unwrap_or(u8::MAX);
+        }
+        defer
+    }
+
     /// One past the last sequence number the windows allow: SND.UNA + min(cwnd, rwnd, max_cwnd),
     /// plus one segment per duplicate ACK of new data under Limited Transmit.
     fn send_limit(&self) -> u64 {
@@ -2078,6 +2141,9 @@ impl TcpSocket {
         let data_end = self.data_end();
         let mut len = self.win.mss.min(data_end.saturating_sub(seq));
         let is_retransmit = seq < self.snd_max;
+        if !is_retransmit && len > 0 && self.cfg.tso_segments > 1 && self.tso_defers(now, seq, data_end) {
+            return None;
+        }
         if is_retransmit && self.sack_ok {
             // Never resend what the receiver has SACKed.
             len = len.min(self.scoreboard.next_sacked_after(seq).saturating_sub(seq));
@@ -2736,6 +2802,7 @@ mod tests {
             field!(TcpSocket, partial_acks),
             field!(TcpSocket, cc),
             field!(TcpSocket, last_ack_small),
+            field!(TcpSocket, tso_left),
             field!(TcpSocket, rto),
         ];
         for (fields, line) in [

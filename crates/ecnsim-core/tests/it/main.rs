@@ -11,6 +11,7 @@ mod flow_stop;
 mod fq_codel;
 mod fq_pie;
 mod fuzz;
+mod host_burstiness;
 mod incast;
 mod layers;
 mod linux6;
