@@ -10,7 +10,7 @@ use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
     EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, QueueSpec, Quickack, Recovery, RecoveryRate,
-    ReductionBasis, RtoEstimator, SackVariant, TimeoutAfterEcn,
+    ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -161,6 +161,9 @@ impl Profile {
             sack_variant: SackVariant::Rfc6675,
             // RFC 6675 §5 step (C): send while cwnd - pipe >= 1 SMSS (RFC 6937 is experimental).
             recovery_rate: RecoveryRate::Rfc6675,
+            // RFC 2018 §8: after a timeout the sender SHOULD turn off all SACKed bits; RFC 6675 §5.1 notes
+            // Errata 1610 but does not change it.
+            sack_after_timeout: SackAfterTimeout::Clear,
             // RFC 5681 §4.2: every second full-sized segment, or the timer; no quick-ACK mode.
             quickack: Quickack::Off,
             // RFC 9438 §4.6: beta_cubic SHOULD be set to 0.7.
@@ -292,6 +295,9 @@ impl Profile {
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
                 recovery: Recovery::Sack,
+                // Linux tcp_timeout_mark_lost(): a timeout keeps the SACKed marks unless SND.UNA's segment is
+                // SACKed (reneging); everything else outstanding is marked lost.
+                sack_after_timeout: SackAfterTimeout::Keep,
                 // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).
                 cubic_beta: 717_000_000,
                 // Linux tcp_cubic.c: bic_scale = 41, cube_rtt_scale = bic_scale * 10 = 410 (/1024).
@@ -348,6 +354,9 @@ impl Profile {
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
                 recovery: Recovery::Sack,
+                // Linux tcp_timeout_mark_lost(): a timeout keeps the SACKed marks unless SND.UNA's segment is
+                // SACKed (reneging); everything else outstanding is marked lost.
+                sack_after_timeout: SackAfterTimeout::Keep,
                 // Linux tcp_cwnd_reduction() (3.2+): PRR with the slow-start reduction bound (RFC 6937).
                 recovery_rate: RecoveryRate::Rfc6937Ssrb,
                 // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).
@@ -413,6 +422,9 @@ impl Profile {
                 ca_increase: CaIncrease::PerAck,
                 // Linux 2.4 sysctl_tcp_sack = 1.
                 recovery: Recovery::Sack,
+                // Linux 2.4 tcp_retransmit_timer() -> tcp_enter_loss(sk, 0): "how" 0 preserves the SACKed marks;
+                // the rest outstanding is marked lost.
+                sack_after_timeout: SackAfterTimeout::Keep,
                 // Linux 2.4.0 tcp_enter_loss(): ssthresh recomputed (tcp_recalc_ssthresh(), from snd_cwnd) only
                 // in the Open or Disorder state, after the recovered window, or on a first timeout in Loss.
                 cubic_timeout: CubicTimeout::Linux,
