@@ -45,17 +45,13 @@ _metrics = base.metrics
 
 def ecnsim_scenario(sc: dict[str, Any]) -> Any:
     """The CUBIC scenario of ns3_modern_cc (DropTail of ``buffer``, the common TCP
-    settings) with ``cc = "bbr"``, no CUBIC parameters and the SACK scoreboard kept
-    at a timeout, as ns-3 keeps it."""
+    settings) with ``cc = "bbr"`` and no CUBIC parameters."""
     s = _ecnsim_scenario({**sc, "algo": "cubic"})
     d = s.to_dict()
     t = d["tcp"]
     for k in [k for k in t if k.startswith("cubic_")]:
         del t[k]
     t["cc"] = "bbr"
-    # ns-3 TcpSocketBase::ReTxTimeout(): SetSentListLost(resetSack = !m_sackEnabled) keeps the SACKed
-    # segments at a timeout and sets m_recover = HighTxMark (RFC 6675 §5.1); ecnsim's "keep".
-    t["sack_after_timeout"] = "keep"
     t.update(base.ECNSIM_TCP)
     import ecnsim
 

@@ -295,9 +295,11 @@ impl Profile {
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
                 recovery: Recovery::Sack,
-                // Linux tcp_timeout_mark_lost(): a timeout keeps the SACKed marks unless SND.UNA's segment is
-                // SACKed (reneging); everything else outstanding is marked lost.
-                sack_after_timeout: SackAfterTimeout::Keep,
+                // DEVIATION(Linux): tcp_timeout_mark_lost() keeps the SACKed marks at a timeout, but Linux finds
+                // a lost retransmission with RACK (RFC 8985 §6.2), which ecnsim lacks; keeping them without
+                // it leaves a flow whose retransmission of SND.UNA is lost again sending new data until the
+                // backed-off timer fires (docs/models/bbr.md), so the scoreboard is cleared (RFC 2018 §8).
+                sack_after_timeout: SackAfterTimeout::Clear,
                 // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).
                 cubic_beta: 717_000_000,
                 // Linux tcp_cubic.c: bic_scale = 41, cube_rtt_scale = bic_scale * 10 = 410 (/1024).
@@ -354,9 +356,11 @@ impl Profile {
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
                 recovery: Recovery::Sack,
-                // Linux tcp_timeout_mark_lost(): a timeout keeps the SACKed marks unless SND.UNA's segment is
-                // SACKed (reneging); everything else outstanding is marked lost.
-                sack_after_timeout: SackAfterTimeout::Keep,
+                // DEVIATION(Linux): tcp_timeout_mark_lost() keeps the SACKed marks at a timeout, but Linux finds
+                // a lost retransmission with RACK (RFC 8985 §6.2), which ecnsim lacks; keeping them without
+                // it leaves a flow whose retransmission of SND.UNA is lost again sending new data until the
+                // backed-off timer fires (docs/models/bbr.md), so the scoreboard is cleared (RFC 2018 §8).
+                sack_after_timeout: SackAfterTimeout::Clear,
                 // Linux tcp_cwnd_reduction() (3.2+): PRR with the slow-start reduction bound (RFC 6937).
                 recovery_rate: RecoveryRate::Rfc6937Ssrb,
                 // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).
@@ -422,9 +426,9 @@ impl Profile {
                 ca_increase: CaIncrease::PerAck,
                 // Linux 2.4 sysctl_tcp_sack = 1.
                 recovery: Recovery::Sack,
-                // Linux 2.4 tcp_retransmit_timer() -> tcp_enter_loss(sk, 0): "how" 0 preserves the SACKed marks;
-                // the rest outstanding is marked lost.
-                sack_after_timeout: SackAfterTimeout::Keep,
+                // DEVIATION(Linux): 2.4's tcp_retransmit_timer() -> tcp_enter_loss(sk, 0) preserves the SACKed
+                // marks; cleared here as in the later profiles (no lost-retransmission detection).
+                sack_after_timeout: SackAfterTimeout::Clear,
                 // Linux 2.4.0 tcp_enter_loss(): ssthresh recomputed (tcp_recalc_ssthresh(), from snd_cwnd) only
                 // in the Open or Disorder state, after the recovered window, or on a first timeout in Loss.
                 cubic_timeout: CubicTimeout::Linux,
