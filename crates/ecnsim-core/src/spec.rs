@@ -2727,6 +2727,7 @@ tcp = { initial_window = 10 }
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app.bytes", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "recovery = \"tahoe\"")], "tcp.recovery", "unknown variant `tahoe`, expected `newreno` or `sack`"),
+        (&[("#TCP", "sack_after_timeout = \"forget\"")], "tcp.sack_after_timeout", "unknown variant `forget`, expected `clear` or `keep`"),
         (&[("#TCP", "dctcp_fraction = \"bits\"")], "tcp.dctcp_fraction", "unknown variant `bits`, expected `packets` or `bytes`"),
         (&[("#TCP", "ecn_feedback = \"accurate\"")], "tcp.ecn_feedback", "unknown variant `accurate`, expected `classic` or `accecn`"),
         (&[("#TCP", "accecn_option = \"yes\"")], "tcp.accecn_option", "expected a boolean"),
