@@ -27,8 +27,8 @@ use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
-    PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackVariant, ScenarioSpec, ScriptAction, ScriptMatch,
-    SlowStartExit, TcpOverrides, TimeValue,
+    PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackAfterTimeout, SackVariant, ScenarioSpec, ScriptAction,
+    ScriptMatch, SlowStartExit, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -599,6 +599,10 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         recovery_rate: (c.offers_sack()
             && (c.recovery_rate != RecoveryRate::Rfc6675 || profile.tcp().recovery_rate != RecoveryRate::Rfc6675))
             .then_some(c.recovery_rate),
+        sack_after_timeout: (c.offers_sack()
+            && (c.sack_after_timeout != SackAfterTimeout::Clear
+                || profile.tcp().sack_after_timeout != SackAfterTimeout::Clear))
+            .then_some(c.sack_after_timeout),
         quickack: (c.quickack != Quickack::Off || profile.tcp().quickack != Quickack::Off).then_some(c.quickack),
         cubic_beta: cubic.then(|| unfraction(c.cubic_beta)),
         cubic_c: cubic.then(|| unfraction(c.cubic_c)),

@@ -10,7 +10,7 @@ use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
     EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec, Quickack, Recovery,
-    RecoveryRate, ReductionBasis, RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
+    RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -172,6 +172,9 @@ impl Profile {
             sack_variant: SackVariant::Rfc6675,
             // RFC 6675 §5 step (C): send while cwnd - pipe >= 1 SMSS (RFC 6937 is experimental).
             recovery_rate: RecoveryRate::Rfc6675,
+            // RFC 2018 §8: after a timeout the sender SHOULD turn off all SACKed bits; RFC 6675 §5.1 notes
+            // Errata 1610 but does not change it.
+            sack_after_timeout: SackAfterTimeout::Clear,
             // RFC 5681 §4.2: every second full-sized segment, or the timer; no quick-ACK mode.
             quickack: Quickack::Off,
             // RFC 9438 §4.6: beta_cubic SHOULD be set to 0.7.
@@ -311,6 +314,11 @@ impl Profile {
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
                 recovery: Recovery::Sack,
+                // DEVIATION(Linux): tcp_timeout_mark_lost() keeps the SACKed marks at a timeout, but Linux finds
+                // a lost retransmission with RACK (RFC 8985 §6.2), which ecnsim lacks; keeping them without
+                // it leaves a flow whose retransmission of SND.UNA is lost again sending new data until the
+                // backed-off timer fires (docs/models/bbr.md), so the scoreboard is cleared (RFC 2018 §8).
+                sack_after_timeout: SackAfterTimeout::Clear,
                 // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).
                 cubic_beta: 717_000_000,
                 // Linux tcp_cubic.c: bic_scale = 41, cube_rtt_scale = bic_scale * 10 = 410 (/1024).
@@ -367,6 +375,11 @@ impl Profile {
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
                 recovery: Recovery::Sack,
+                // DEVIATION(Linux): tcp_timeout_mark_lost() keeps the SACKed marks at a timeout, but Linux finds
+                // a lost retransmission with RACK (RFC 8985 §6.2), which ecnsim lacks; keeping them without
+                // it leaves a flow whose retransmission of SND.UNA is lost again sending new data until the
+                // backed-off timer fires (docs/models/bbr.md), so the scoreboard is cleared (RFC 2018 §8).
+                sack_after_timeout: SackAfterTimeout::Clear,
                 // Linux tcp_cwnd_reduction() (3.2+): PRR with the slow-start reduction bound (RFC 6937).
                 recovery_rate: RecoveryRate::Rfc6937Ssrb,
                 // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).
@@ -434,6 +447,9 @@ impl Profile {
                 ca_increase: CaIncrease::PerAck,
                 // Linux 2.4 sysctl_tcp_sack = 1.
                 recovery: Recovery::Sack,
+                // DEVIATION(Linux): 2.4's tcp_retransmit_timer() -> tcp_enter_loss(sk, 0) preserves the SACKed
+                // marks; cleared here as in the later profiles (no lost-retransmission detection).
+                sack_after_timeout: SackAfterTimeout::Clear,
                 // Linux 2.4.0 tcp_enter_loss(): ssthresh recomputed (tcp_recalc_ssthresh(), from snd_cwnd) only
                 // in the Open or Disorder state, after the recovered window, or on a first timeout in Loss.
                 cubic_timeout: CubicTimeout::Linux,

@@ -1884,6 +1884,20 @@ pub enum RecoveryRate {
     Rfc6937Crb,
 }
 
+/// What a SACK sender does with its scoreboard at a retransmission timeout (`tcp.sack_after_timeout`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SackAfterTimeout {
+    /// Forget every SACKed range and go back to SND.UNA (RFC 2018 §8, which RFC 6675 §5.1 leaves
+    /// standing; ns-2 `Sack1`).
+    Clear,
+    /// Keep the SACKed ranges (RFC 6675 §5.1 with Errata 1610; Linux `tcp_timeout_mark_lost()`, ns-3
+    /// `TcpTxBuffer::SetSentListLost()`): everything else outstanding is lost and resent, what the
+    /// receiver holds is not, with RFC 6675's pipe against cwnd until the timeout's recovery point
+    /// is acknowledged. Cleared anyway if SND.UNA itself is SACKed (the receiver reneged).
+    Keep,
+}
+
 /// The receiver's quick-ACK mode (`tcp.quickack`): delayed ACKs are skipped for a number of
 /// ACKs at the start of a connection and after events that call for prompt feedback.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -2408,6 +2422,9 @@ pub struct TcpOverrides {
     /// `"rfc6937_crb"` (Proportional Rate Reduction, RFC 6937).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_rate: Option<RecoveryRate>,
+    /// A SACK sender's scoreboard at a retransmission timeout: `"clear"` or `"keep"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack_after_timeout: Option<SackAfterTimeout>,
     /// The receiver's quick-ACK mode: `"off"` or `"linux"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quickack: Option<Quickack>,
@@ -2855,6 +2872,7 @@ tcp = { initial_window = 10 }
         (&[("bytes = \"1MB\"", "bytes = \"1Mb\"")], "flows[1].app.bytes", "unknown unit \"Mb\" in \"1Mb\"; allowed units: B, KB"),
         (&[("kind = \"router\"", "kind = \"switch\"")], "nodes[2].kind", "unknown variant `switch`, expected `host` or `router`"),
         (&[("#TCP", "recovery = \"tahoe\"")], "tcp.recovery", "unknown variant `tahoe`, expected `newreno` or `sack`"),
+        (&[("#TCP", "sack_after_timeout = \"forget\"")], "tcp.sack_after_timeout", "unknown variant `forget`, expected `clear` or `keep`"),
         (&[("#TCP", "dctcp_fraction = \"bits\"")], "tcp.dctcp_fraction", "unknown variant `bits`, expected `packets` or `bytes`"),
         (&[("#TCP", "prague_ecn_fallback = \"on\"")], "tcp.prague_ecn_fallback", "unknown variant `on`, expected one of `none`, `fallback`, `detection`"),
         (&[("#TCP", "ecn_feedback = \"accurate\"")], "tcp.ecn_feedback", "unknown variant `accurate`, expected `classic` or `accecn`"),

@@ -492,6 +492,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             recovery,
             sack_variant,
             recovery_rate,
+            sack_after_timeout,
             quickack,
             cubic_beta,
             cubic_c,
@@ -551,6 +552,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.recovery, recovery, Some);
         set(&mut c.sack_variant, sack_variant, Some);
         set(&mut c.recovery_rate, recovery_rate, Some);
+        set(&mut c.sack_after_timeout, sack_after_timeout, Some);
         set(&mut c.quickack, quickack, Some);
         set(&mut c.cubic_beta, cubic_beta, fraction);
         set(&mut c.cubic_c, cubic_c, fraction);

@@ -6,6 +6,7 @@ use crate::packet::{Ecn, TcpFlags};
 use crate::profile::Profile;
 use crate::spec::{
     CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, Recovery,
+    SackAfterTimeout,
 };
 use crate::tcp::{InitialWindow, Segment, TcpConfig, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
@@ -581,6 +582,81 @@ fn sack_does_not_count_acks_that_sack_nothing_new() {
     let reply = d.deliver_to_a(&acks, &[]);
     assert_eq!(d.a.counters.fast_retransmits, 1);
     assert_eq!(data_seqs(&reply)[0], 5 * MSS + 1);
+}
+
+/// A timeout in SACK recovery with two holes (segments 0 and 5, both lost twice): returns what
+/// `a` sends on the timer and on each of the next two ACK rounds.
+fn timeout_with_sacked_data(keep: SackAfterTimeout) -> (Dialogue, Vec<Vec<u64>>) {
+    let c = TcpConfig { sack_after_timeout: keep, ..variant(CcKind::Sack, 10) };
+    let mut d = Dialogue::established(c, c);
+    d.a.send(10 * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 10);
+    let held: Vec<Segment> = w.iter().enumerate().filter(|(i, _)| ![0, 5].contains(i)).map(|(_, s)| *s).collect();
+    let acks = d.deliver_to_b(&held, &[]);
+    // RFC 6675 §5: the third duplicate ACK starts recovery; 0 and 5 are resent, and lost again.
+    let resent = d.deliver_to_a(&acks, &[]);
+    assert_eq!(data_seqs(&resent), [1, 5 * MSS + 1]);
+    assert!(d.a.in_recovery());
+    d.a_timeout();
+    let mut segs = d.out_a();
+    let mut sent = vec![data_seqs(&segs)];
+    for _ in 0..2 {
+        let acks = d.deliver_to_b(&segs, &[]);
+        segs = d.deliver_to_a(&acks, &[]);
+        sent.push(data_seqs(&segs));
+    }
+    (d, sent)
+}
+
+#[test]
+fn sack_timeout_clearing_the_scoreboard_resends_what_the_receiver_holds() {
+    // RFC 2018 §8: the SACKed bits are turned off; go-back-N from SND.UNA, one segment, then two.
+    let (d, sent) = timeout_with_sacked_data(SackAfterTimeout::Clear);
+    assert_eq!(sent[0], [1]);
+    assert_eq!(sent[1], [5 * MSS + 1, 6 * MSS + 1], "segment 6 is resent though the receiver holds it");
+    assert_eq!(d.a.counters.rto_count, 1);
+}
+
+#[test]
+fn sack_timeout_keeping_the_scoreboard_resends_only_the_holes() {
+    // RFC 6675 §5.1 / Linux tcp_timeout_mark_lost(): the SACKed segments stay SACKed; after SND.UNA
+    // only the other hole (5) is resent, and its ACK ends the transfer.
+    let (d, sent) = timeout_with_sacked_data(SackAfterTimeout::Keep);
+    assert_eq!(sent[0], [1]);
+    assert_eq!(sent[1], [5 * MSS + 1]);
+    assert!(sent[2].is_empty());
+    assert_eq!(d.a.snd_una(), 10 * MSS + 1);
+    assert_eq!(d.b.counters.bytes_delivered, 10 * MSS);
+    assert_eq!((d.a.counters.rto_count, d.a.counters.fast_retransmits), (1, 1));
+    assert_eq!(d.a.counters.retransmitted_packets, 4, "0 and 5 twice each, nothing the receiver held");
+}
+
+#[test]
+fn sack_timeout_keeping_the_scoreboard_starts_no_recovery_before_the_recovery_point() {
+    // RFC 6675 §5.1: after a timeout, no new recovery until HighACK >= RecoveryPoint, whatever
+    // `newreno_careful` says (here "off": no `recover` guard at all, so "clear" shows the difference).
+    for (keep, recoveries) in [(SackAfterTimeout::Keep, 1), (SackAfterTimeout::Clear, 2)] {
+        let c =
+            TcpConfig { sack_after_timeout: keep, newreno_careful: NewrenoCareful::Off, ..variant(CcKind::Sack, 10) };
+        let mut d = Dialogue::established(c, c);
+        d.a.send(30 * MSS);
+        let w = d.out_a();
+        assert_eq!(w.len(), 10);
+        // Segments 1..=4 arrive: their ACKs are duplicate ACKs of 0 SACKing new data.
+        let acks = d.deliver_to_b(&w[1..5], &[]);
+        let _ = d.deliver_to_a(&acks, &[]);
+        assert_eq!(d.a.counters.fast_retransmits, 1, "the third duplicate ACK");
+        d.a_timeout();
+        assert!(!d.a.in_recovery());
+        assert_eq!(data_seqs(&d.out_a()), [1], "{keep:?}: SND.UNA first, one segment");
+        // Copies of 6..=9 delayed in the network arrive after the timeout: duplicate ACKs that SACK
+        // new data, IsLost(SND.UNA) holds.
+        let acks = d.deliver_to_b(&w[6..10], &[]);
+        let _ = d.deliver_to_a(&acks, &[]);
+        assert_eq!(d.a.counters.fast_retransmits, recoveries, "{keep:?}");
+        assert_eq!(d.a.in_recovery(), recoveries == 2, "{keep:?}");
+    }
 }
 
 #[test]

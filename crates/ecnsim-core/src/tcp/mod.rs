@@ -38,7 +38,7 @@ pub(crate) use opt::Opt;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
     EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, Quickack, Recovery, RecoveryRate,
-    ReductionBasis, RtoEstimator, SackVariant, SlowStartExit, TimeoutAfterEcn,
+    ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -130,6 +130,8 @@ pub struct TcpConfig {
     pub sack_variant: SackVariant,
     /// How much SACK-based fast recovery sends per ACK (RFC 6675, or RFC 6937's PRR).
     pub recovery_rate: RecoveryRate,
+    /// A SACK sender's scoreboard at a retransmission timeout (RFC 2018 §8, or RFC 6675 §5.1 / Linux).
+    pub sack_after_timeout: SackAfterTimeout,
     /// The receiver's quick-ACK mode (Linux's, or none).
     pub quickack: Quickack,
     /// CUBIC's beta_cubic, in units of 1/[`FRACTION_SCALE`].

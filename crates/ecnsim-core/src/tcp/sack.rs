@@ -156,6 +156,12 @@ impl Scoreboard {
         new
     }
 
+    /// Whether octet `s` is SACKed: at SND.UNA, the receiver has reneged on a SACK (Linux
+    /// tcp_timeout_mark_lost(): the head of the retransmission queue SACKed).
+    pub(crate) fn sacked_at(&self, s: u64) -> bool {
+        self.blocks().iter().any(|&(l, r)| l <= s && s < r)
+    }
+
     /// One past the highest SACKed octet (0 if none).
     pub(crate) fn highest_sacked(&self) -> u64 {
         self.blocks().last().map_or(0, |&(_, r)| r)

@@ -22,8 +22,8 @@ use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
-    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackVariant, SlowStartExit,
-    TimeoutAfterEcn,
+    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackAfterTimeout, SackVariant,
+    SlowStartExit, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
 use crate::tcp::hystart::SsAck;
@@ -619,6 +619,30 @@ impl TcpSocket {
         self.in_recovery && self.sack_ok
     }
 
+    /// After a timeout that kept the scoreboard (`sack_after_timeout = "keep"`), until its recovery
+    /// point (`recover`, SND.MAX at the timeout) is acknowledged: Linux's Loss state, in which every
+    /// unSACKed octet below the recovery point counts as lost (tcp_timeout_mark_lost()).
+    fn sack_timeout_recovery(&self) -> bool {
+        self.sack_ok
+            && self.cfg.sack_after_timeout == SackAfterTimeout::Keep
+            && self.ecn_reduction.after_timeout
+            && !self.in_recovery
+            && self.snd_una < self.recover
+    }
+
+    /// RFC 6675 §4 SetPipe() for the sender's state: in SACK recovery with IsLost's threshold, after
+    /// a timeout that kept the scoreboard with every unSACKed octet below the recovery point lost.
+    fn sack_pipe(&self) -> Option<u64> {
+        let t = if self.sack_recovery() {
+            self.scoreboard.lost_threshold(self.win.mss, self.cfg.dupack_threshold)
+        } else if self.sack_timeout_recovery() {
+            self.recover
+        } else {
+            return None;
+        };
+        Some(self.scoreboard.pipe(self.snd_una, self.snd_max, t))
+    }
+
     /// RFC 6937's PRR sets the sending rate of SACK recovery: `tcp.recovery_rate` names it, on RFC
     /// 6675's recovery, and not under BBR (Linux tcp_cong_control(): an algorithm with its own
     /// cong_control() sets cwnd itself; tcp_cwnd_reduction() is for the others).
@@ -724,8 +748,15 @@ impl TcpSocket {
                 self.in_recovery = false;
                 self.retransmit_due = false;
                 self.dupacks = 0;
-                // RFC 2018 §8: after a timeout the sender turns off all SACKed bits.
-                self.scoreboard.clear();
+                if self.cfg.sack_after_timeout == SackAfterTimeout::Keep && !self.scoreboard.sacked_at(self.snd_una) {
+                    // RFC 6675 §5.1 (Errata 1610) / Linux tcp_timeout_mark_lost(): the SACKed ranges stay
+                    // (unless SND.UNA itself is SACKed: reneging); every other octet outstanding is lost and
+                    // is resent from SND.UNA (HighRxt).
+                    self.scoreboard.set_high_rxt(self.snd_una);
+                } else {
+                    // RFC 2018 §8: after a timeout the sender turns off all SACKed bits.
+                    self.scoreboard.clear();
+                }
                 self.note_window_reduced();
                 // RFC 6298 §5.4: retransmit the earliest segment not acknowledged;
                 // everything after it is resent as the window reopens (go-back-N).
@@ -1245,10 +1276,7 @@ impl TcpSocket {
     #[inline(never)]
     fn bbr_after_ack(&mut self, now: SimTime, acked: u64, dupack: bool, entered_recovery: bool) {
         let mss = self.win.mss;
-        let sack_pipe = self.sack_recovery().then(|| {
-            let t = self.scoreboard.lost_threshold(mss, self.cfg.dupack_threshold);
-            self.scoreboard.pipe(self.snd_una, self.snd_max, t)
-        });
+        let sack_pipe = self.sack_pipe();
         let info = AckInfo {
             now,
             snd_una: self.snd_una,
@@ -1291,6 +1319,11 @@ impl TcpSocket {
         if self.in_recovery {
             // RFC 5681 §3.2 step 4 / RFC 6582 step 3: inflate per additional duplicate ACK (not with SACK).
             self.cc.on_dupack_in_recovery(&mut self.win);
+            return;
+        }
+        if self.sack_timeout_recovery() {
+            // RFC 6675 §5.1: after a timeout no new recovery begins until HighACK >= RecoveryPoint
+            // (Linux tcp_fastretrans_alert(): the Loss state lasts until snd_una passes high_seq).
             return;
         }
         let threshold = self.dupacks == self.cfg.dupack_threshold;
@@ -1862,7 +1895,7 @@ impl TcpSocket {
     #[inline]
     fn window_full_after_send(&self) -> bool {
         debug_assert!(!self.retransmit_due && !self.ack_now, "sending cleared both");
-        if self.sack_recovery() {
+        if self.sack_recovery() || self.sack_timeout_recovery() {
             return false;
         }
         let seq = self.snd_nxt;
@@ -1876,7 +1909,11 @@ impl TcpSocket {
     /// sending state's lines).
     #[inline(always)]
     fn may_send_data(&self) -> bool {
-        self.retransmit_due || self.fin_requested || self.snd_nxt < self.data_end() || self.sack_recovery()
+        self.retransmit_due
+            || self.fin_requested
+            || self.snd_nxt < self.data_end()
+            || self.sack_recovery()
+            || self.sack_timeout_recovery()
     }
 
     /// Whether this endpoint may still send data or its FIN.
@@ -1906,6 +1943,9 @@ impl TcpSocket {
         }
         if self.sack_recovery() {
             return self.next_seg_sack(data_end);
+        }
+        if self.sack_timeout_recovery() {
+            return self.next_seg_after_timeout(data_end);
         }
         let seq = self.snd_nxt;
         if data_end <= seq && self.fin_seq() != Some(seq) {
@@ -2049,6 +2089,25 @@ impl TcpSocket {
         // RFC 6675 §4 NextSeg (3): an unSACKed sequence number below the highest SACKed one.
         // (Rule (4), the optional rescue retransmission, is not implemented.)
         self.scoreboard.first_unsacked(from, highest)
+    }
+
+    /// What to send after a timeout that kept the scoreboard (RFC 6675 §5.1: SACK information
+    /// avoids resending what the receiver holds): the first unSACKed octet above HighRxt and below
+    /// the recovery point (all lost, Linux tcp_timeout_mark_lost()), then new data, while cwnd -
+    /// pipe >= 1 SMSS (RFC 6675 §5 step (C); Linux tcp_xmit_retransmit_queue() against
+    /// tcp_packets_in_flight(), which counts retransmissions and new data only).
+    fn next_seg_after_timeout(&mut self, data_end: u64) -> Option<u64> {
+        let mss = self.win.mss;
+        if self.win.cwnd < self.scoreboard.pipe(self.snd_una, self.snd_max, self.recover) + mss {
+            return None;
+        }
+        let from = self.scoreboard.high_rxt().max(self.snd_una);
+        if let Some(s) = self.scoreboard.first_unsacked(from, self.recover) {
+            return Some(s);
+        }
+        let seq = self.snd_max;
+        let len = mss.min(data_end.saturating_sub(seq));
+        (len > 0 && seq + len <= self.snd_una + self.snd_wnd.min(self.win.max_cwnd)).then_some(seq)
     }
 
     /// RFC 6582 §4.1: duplicate ACKs that do not cover more than `recover` indicate a lost
@@ -2196,7 +2255,7 @@ impl TcpSocket {
             // RFC 5681 §3.2 step 2: remember what Limited Transmit sent beyond cwnd.
             self.limited_transmit_bytes += len;
         }
-        if self.sack_recovery() && is_retransmit {
+        if is_retransmit && (self.sack_recovery() || self.sack_timeout_recovery()) {
             self.scoreboard.set_high_rxt(self.scoreboard.high_rxt().max(end));
         }
         if self.sack_recovery() && self.prr_configured() {
