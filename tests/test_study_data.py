@@ -102,3 +102,46 @@ def test_drawer_draws_here_what_its_workers_cannot() -> None:
     drawings, cpu = drawer.drawings()
     assert drawings == expected
     assert cpu == 0.0
+
+
+def test_tables_handed_over_by_the_runs_give_the_frames_a_read_of_the_store_gives(
+    tmp_path: Path,
+) -> None:
+    """A study's runs hand their derived tables to the report as they are written
+    (``StudyRun.arrived``): each is the table its stored file reads back as, the frames built
+    from them equal the frames read from the store, and each is taken out once read."""
+    import pyarrow.parquet as pq
+
+    from ecnsim import studies
+
+    study = HeteroStudy()
+    params = studies.resolve_params(
+        study,
+        ["n_values=3", "max_p_values=0.1,0.5", "modes=RED,ECN", "duration_s=3", "warmup_s=1"],
+        seeds=2,
+    )
+    run = studies.run_study(study, params, tmp_path, workers=2, render=False)
+    store = run.sweep.store
+    tasks = run.plan.tasks()
+    assert run.sweep.ran == len(tasks) == 8
+    names: set[str] = set()
+    stored = 0
+    for task in tasks:
+        assert task.job is not None
+        files = store.derived_files(task.key)[task.job.tag]
+        for name, path in files.items():
+            names.add(name)
+            stored += 1
+            arrived = run.arrived[(task.key, task.job.tag, name)]
+            assert arrived.equals(pq.ParquetFile(path).read(), check_metadata=True)
+    assert len(run.arrived) == stored
+    assert stored > len(tasks)
+    handed = StudyData(study, run.plan, store, arrived=run.arrived)
+    read = StudyData(study, run.plan, store)
+    for name in sorted(names):
+        pd.testing.assert_frame_equal(handed.frame(name), read.frame(name))
+    assert run.arrived == {}
+    # A second call runs nothing and hands over nothing: the report reads the store.
+    again = studies.run_study(study, params, tmp_path, workers=1, render=False)
+    assert again.sweep.ran == 0
+    assert again.arrived == {}

@@ -736,6 +736,10 @@ class StudyRun:
     #: With ``robustness``: "finding under reading = alternative" for each finding the defaults
     #: judged that has no data under an alternative (the report warns; so does the CLI).
     robustness_missing: list[str] = field(default_factory=list)
+    #: The derived tables of the runs this call ran, ``(key, tag, name) -> pyarrow.Table``,
+    #: decoded as each run was written (``run_sweep(derived_into=...)``); the report takes
+    #: them from here instead of reading their files again (:class:`StudyData`'s ``arrived``).
+    arrived: dict[tuple[str, str, str], Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -837,6 +841,9 @@ def run_study(
     executor: Literal["auto", "serial", "process", "dask"] = "auto"
     if dask is None and workers == 1:
         executor = "serial"
+    # The runs' derived tables are decoded as each run is written, while the others run, and
+    # handed to the report (StudyData's `arrived`), which would otherwise read every file again.
+    arrived: dict[tuple[str, str, str], Any] = {}
     # Failed runs are reported with the study's own summary (and exit code 1).
     result = run_sweep(
         plan,
@@ -846,6 +853,7 @@ def run_study(
         dask=dask,
         progress=progress,
         raise_if_all_failed=False,
+        derived_into=arrived,
     )
     emulated = None
     if emu_plan is not None:
@@ -861,7 +869,15 @@ def run_study(
             ),
         )
     run = StudyRun(
-        study, params, plan, result, out, None, calibration=calibration, emulated=emulated
+        study,
+        params,
+        plan,
+        result,
+        out,
+        None,
+        calibration=calibration,
+        emulated=emulated,
+        arrived=arrived,
     )
     if robustness:
         run.robustness = _run_robustness(
@@ -873,6 +889,7 @@ def run_study(
             dask=dask,
             progress=progress,
             done=_done_keys(result),
+            arrived=arrived,
         )
     if render:
         from ecnsim.studies.render import render_study
@@ -891,11 +908,13 @@ def _run_robustness(
     dask: Any,
     progress: ProgressCallback | bool | None,
     done: set[str],
+    arrived: dict[tuple[str, str, str], Any] | None = None,
 ) -> list[RobustnessRun]:
     """Run the findings' points under each parameter reading's alternatives.
 
     ``done``: keys this call has already seen complete (checked or written); a run of an
-    alternative whose scenario is one of them is not hashed again.
+    alternative whose scenario is one of them is not hashed again. ``arrived``: receives the
+    derived tables of the runs written now (``run_sweep``'s ``derived_into``).
     """
     from ecnsim.studies.findings import finding_points, robustness_settings
     from ecnsim.sweep.execute import run_sweep
@@ -933,6 +952,7 @@ def _run_robustness(
             dask=dask,
             progress=progress,
             verified=done,
+            derived_into=arrived,
         )
         done |= _done_keys(sweep)
         out.append(RobustnessRun(reading, alt, alt_params, plan, sweep, cal))
@@ -978,10 +998,16 @@ class StudyData:
         *,
         pilot: StudyData | None = None,
         reads: dict[tuple[str, str, str], Any] | None = None,
+        arrived: dict[tuple[str, str, str], Any] | None = None,
     ) -> None:
         self.study = study
         self.plan = plan
         self.store = store
+        #: Derived tables already in memory, ``(key, tag, name) -> pyarrow.Table`` as a read of
+        #: the stored file gives it (the runs a :func:`run_study` call has just written:
+        #: :attr:`StudyRun.arrived`); each is taken out when read, then kept as :attr:`reads`
+        #: keeps what is read from files. Shared with the other StudyData of one report.
+        self.arrived = arrived
         #: The pilot stage's data, for a study with a :meth:`Study.calibration` (else None).
         self.pilot = pilot
         #: Each run's derived tables as read, by ``(key, tag, name)``, None where the run has
@@ -1012,6 +1038,13 @@ class StudyData:
                     self._runs.append((r.point, r.seed, r.key, r.job.tag))
         return list(self._runs)
 
+    def _arrived(self, key: str, tag: str, name: str) -> pa.Table | None:
+        """Derived table ``name`` of one run if it is in :attr:`arrived` (taken out), else None."""
+        if not self.arrived:
+            return None
+        table: pa.Table | None = self.arrived.pop((key, tag, name), None)
+        return table
+
     def _run_arrow(self, key: str, tag: str, name: str) -> pa.Table | None:
         """Derived table ``name`` of one run as stored (an Arrow table); None if it has none."""
         if self.reads is not None and (key, tag, name) in self.reads:
@@ -1020,7 +1053,9 @@ class StudyData:
         import pyarrow.parquet as pq
 
         path = self._derived_files.get(key, {}).get(tag, {}).get(name)
-        table = None if path is None else pq.ParquetFile(path).read()
+        table = self._arrived(key, tag, name)
+        if table is None and path is not None:
+            table = pq.ParquetFile(path).read()
         if self.reads is not None:
             self.reads[(key, tag, name)] = table
         return table
@@ -1036,17 +1071,24 @@ class StudyData:
         import pyarrow.parquet as pq
 
         todo: list[tuple[str, str, Path]] = []
+        read: dict[tuple[str, str], pa.Table | None] = {}
         for _point, _seed, key, tag in self.runs():
             if self.reads is not None and (key, tag, name) in self.reads:
                 continue
             path = self._derived_files.get(key, {}).get(tag, {}).get(name)
-            if path is not None:
+            if path is None:
+                continue
+            known = self._arrived(key, tag, name)
+            if known is not None:
+                read[(key, tag)] = known
+                if self.reads is not None:
+                    self.reads[(key, tag, name)] = known
+            else:
                 todo.append((key, tag, path))
         if len(todo) < 8:
-            return {}
+            return read
         with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1) * 2) as pool:
             tables = list(pool.map(lambda item: pq.ParquetFile(item[2]).read(), todo))
-        read: dict[tuple[str, str], pa.Table | None] = {}
         for (key, tag, _path), table in zip(todo, tables, strict=True):
             read[(key, tag)] = table
             if self.reads is not None:
@@ -1115,7 +1157,10 @@ class StudyData:
         import pyarrow.parquet as pq
 
         path = self._derived_files.get(key, {}).get(tag, {}).get(name)
-        df: pd.DataFrame | None = None if path is None else pq.ParquetFile(path).read().to_pandas()
+        table = None if path is None else self._arrived(key, tag, name)
+        if table is None and path is not None:
+            table = pq.ParquetFile(path).read()
+        df: pd.DataFrame | None = None if table is None else table.to_pandas()
         if df is not None:
             df = self._renamed(df)
             df = self.study.derived_columns(name, df, functools.partial(self.store.read_table, key))

@@ -851,9 +851,17 @@ def report_findings(run: StudyRun, data: StudyData) -> tuple[list[str], dict[str
             pilot = (
                 None
                 if rr.calibration is None
-                else Data(study, rr.calibration.plan, rr.calibration.sweep.store, reads=data.reads)
+                else Data(
+                    study,
+                    rr.calibration.plan,
+                    rr.calibration.sweep.store,
+                    reads=data.reads,
+                    arrived=data.arrived,
+                )
             )
-            alt_data = Data(study, rr.plan, rr.sweep.store, pilot=pilot, reads=data.reads)
+            alt_data = Data(
+                study, rr.plan, rr.sweep.store, pilot=pilot, reads=data.reads, arrived=data.arrived
+            )
             alternates.append((rr.reading, rr.alternative, rr.params, alt_data))
         base, rows = robustness(study, params, data, alternates)
     run.robustness_missing = missing_under_alternatives(base, rows)

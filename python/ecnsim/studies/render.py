@@ -483,7 +483,9 @@ def render_study(run: StudyRun, *, svg: bool = False) -> Path:
     # With --robustness, the alternatives' runs that are also the defaults' (a reading whose
     # alternative leaves a point's scenario as it was) are read once for all of them.
     reads: dict[tuple[str, str, str], Any] | None = None if run.robustness is None else {}
-    data = StudyData(study, run.plan, run.sweep.store, pilot=pilot, reads=reads)
+    data = StudyData(
+        study, run.plan, run.sweep.store, pilot=pilot, reads=reads, arrived=run.arrived
+    )
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     # The figures are built first and drawn in the --jobs processes (started now, so they

@@ -560,21 +560,60 @@ def _agg(df: pd.DataFrame, metrics: Sequence[str], by: Sequence[str]) -> pd.Data
     return agg
 
 
-def _column(
-    agg: pd.DataFrame, metric: str, rows: pd.Index, where: Mapping[str, Any], index: Sequence[str]
-) -> tuple[pd.Series, pd.Series]:
-    """One table column: ``metric``'s mean and CI at ``where``, reindexed to ``rows``."""
-    part = agg[agg["metric"] == metric]
-    for k, v in where.items():
-        part = part[part[k].astype(str) == str(v)]
-    idx = list(index)
-    if part.empty:
-        nan = pd.Series(np.nan, index=rows, dtype=float)
-        return nan, nan.copy()
-    part = part.drop_duplicates(subset=idx).set_index(idx)
-    if len(idx) == 1:
-        part.index = pd.Index(part.index, name=idx[0])
-    return part["mean"].reindex(rows), part["ci"].reindex(rows)
+class _Means:
+    """An aggregate frame's (:func:`_agg`) means and CIs, read out as table columns.
+
+    The rows of each ``(metric, *where values)`` are found in one grouping of the frame per
+    set of ``where`` keys, made at the first lookup, and a column is put together from the
+    frame's arrays: a study's table reads hundreds of columns from the same aggregate, and a
+    text comparison over the whole frame, then a reindex, per column was most of the tables'
+    time."""
+
+    def __init__(self, agg: pd.DataFrame) -> None:
+        self.agg = agg
+        self._groups: dict[tuple[str, ...], dict[tuple[str, ...], np.ndarray]] = {}
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def column(
+        self, metric: str, rows: pd.Index, where: Mapping[str, Any], index: Sequence[str]
+    ) -> tuple[pd.Series, pd.Series]:
+        """``metric``'s mean and CI at ``where`` (values matched as text: ``2`` matches
+        ``"2"``) for each of ``rows``, a row being the values of the ``index`` columns (the
+        first matching row of the frame counts; NaN where none matches)."""
+        keys = tuple(where)
+        at = self._positions(keys).get((metric, *(str(where[k]) for k in keys)))
+        found: dict[tuple[Any, ...], int] = {}
+        if at is not None:
+            values = zip(*(self._array(c)[at] for c in index), strict=True)
+            for i, row in zip(at, values, strict=True):
+                found.setdefault(row, int(i))
+        where_rows = [found.get(r if isinstance(r, tuple) else (r,), -1) for r in rows]
+        return self._values("mean", where_rows, rows), self._values("ci", where_rows, rows)
+
+    def _values(self, name: str, positions: list[int], rows: pd.Index) -> pd.Series:
+        values = self._array(name)
+        out = np.array([values[i] if i >= 0 else np.nan for i in positions], dtype=float)
+        column: pd.Series = pd.Series(out, index=rows, name=name)
+        return column
+
+    def _array(self, name: str) -> np.ndarray:
+        found = self._arrays.get(name)
+        if found is None:
+            found = self._arrays[name] = self.agg[name].to_numpy()
+        return found
+
+    def _positions(self, keys: tuple[str, ...]) -> dict[tuple[str, ...], np.ndarray]:
+        """``(metric, *keys' values as text)`` -> its rows' positions, in the frame's order."""
+        found = self._groups.get(keys)
+        if found is None:
+            agg = self.agg
+            by = [agg["metric"].astype(str), *(agg[k].astype(str) for k in keys)]
+            groups = agg.groupby(by, sort=False, dropna=False).indices if len(agg) else {}
+            # One key gives scalar group keys, several give tuples: tuples for both.
+            found = self._groups[keys] = {
+                (k if isinstance(k, tuple) else (k,)): np.asarray(v) for k, v in groups.items()
+            }
+        return found
 
 
 #: A table column: its label (a string, or a tuple for a header of several levels), means, CIs.
@@ -1080,11 +1119,13 @@ class Rfc2415Study(Study):
             )
             n_delay, n_link, n_ftp = numbers[exp]
 
+            means = _Means(agg)
+
             def per_iw(
-                metric: str, at: pd.Index, agg: pd.DataFrame = agg
+                metric: str, at: pd.Index, means: _Means = means
             ) -> tuple[pd.DataFrame, pd.DataFrame]:
                 """``metric`` with one column per IW, at rows ``at``."""
-                cols = [(f"IW={iw}", *_column(agg, metric, at, {"iw": iw}, index)) for iw in iws]
+                cols = [(f"IW={iw}", *means.column(metric, at, {"iw": iw}, index)) for iw in iws]
                 return _table(cols, at, [None])
 
             model = "HTTP/1.0" if exp == "http10" else "HTTP/1.1 (the RFC's rough model)"
@@ -1092,7 +1133,7 @@ class Rfc2415Study(Study):
             for iw in iws:
                 metric = "web_delay_s" if iw == base_iw else "web_delay_decrease_pct"
                 unit = "(s)" if iw == base_iw else "(% decrease)"
-                m, c = _column(agg, metric, rows, {"iw": iw}, index)
+                m, c = means.column(metric, rows, {"iw": iw}, index)
                 cols.append((f"IW={iw} {unit}", m, c))
             mean, ci = _table(cols, rows, [None])
             out[f"table{n_delay}_median_page_delay_{exp}"] = StudyTable(
@@ -1110,7 +1151,7 @@ class Rfc2415Study(Study):
                 ("Packet drop rate (%)", "drop_pct"),
             ):
                 for iw in iws:
-                    m, c = _column(agg, metric, rows, {"iw": iw}, index)
+                    m, c = means.column(metric, rows, {"iw": iw}, index)
                     cols.append(((block, f"IW={iw}"), m, c))
             mean, ci = _table(cols, rows, [None, None])
             name = f"table{n_link}_" if n_link else ""
@@ -1167,7 +1208,7 @@ class Rfc2415Study(Study):
             "util_pct",
             "drop_pct",
         ]
-        agg = _agg(sub, metrics, ["webs", "iw"])
+        means = _Means(_agg(sub, metrics, ["webs", "iw"]))
         labels = []
         for w in p.half_webs_values:
             labels += [str(w), f"{w // 2}/{w // 2}"]
@@ -1175,19 +1216,19 @@ class Rfc2415Study(Study):
         idx = ["webs"]
 
         def col(metric: str, iw: str, by_split: bool) -> tuple[pd.Series, pd.Series]:
-            means, cis = [], []
+            col_means, col_cis = [], []
             for w in p.half_webs_values:
                 for is_split in (False, True):
                     if is_split != by_split:
-                        means.append(np.nan)
-                        cis.append(np.nan)
+                        col_means.append(np.nan)
+                        col_cis.append(np.nan)
                         continue
-                    m, c = _column(
-                        agg, metric, pd.Index([w], name="webs"), {"iw": iw, "webs": w}, idx
+                    m, c = means.column(
+                        metric, pd.Index([w], name="webs"), {"iw": iw, "webs": w}, idx
                     )
-                    means.append(float(m.iloc[0]))
-                    cis.append(float(c.iloc[0]))
-            return pd.Series(means, index=rows), pd.Series(cis, index=rows)
+                    col_means.append(float(m.iloc[0]))
+                    col_cis.append(float(c.iloc[0]))
+            return pd.Series(col_means, index=rows), pd.Series(col_cis, index=rows)
 
         def merged(homog: tuple[str, str], halves: tuple[str, str]) -> tuple[pd.Series, pd.Series]:
             m1, c1 = col(homog[0], homog[1], False)
@@ -1256,10 +1297,18 @@ class Rfc2415Study(Study):
         base = {"experiment": "http10", "iw": base_iw}
         sub["web_delay_decrease_pct"] = paired_change(sub, "web_delay_s", base)
         sub["web_power_ratio"] = paired_change(sub, "web_power", base, kind="ratio")
-        agg = _agg(
-            sub,
-            ["web_delay_s", "web_delay_decrease_pct", "web_power_ratio", "util_pct", "drop_pct"],
-            ["experiment", "webs", "ftps", "iw"],
+        means = _Means(
+            _agg(
+                sub,
+                [
+                    "web_delay_s",
+                    "web_delay_decrease_pct",
+                    "web_power_ratio",
+                    "util_pct",
+                    "drop_pct",
+                ],
+                ["experiment", "webs", "ftps", "iw"],
+            )
         )
         rows = _scenario_rows(p.webs_values, p.ftps_values)
         index = ["webs", "ftps"]
@@ -1274,13 +1323,13 @@ class Rfc2415Study(Study):
             ("http10", base_iw, f"DropTail IW={base_iw}"),
             *runs[: len(red_iws)],
         ]:
-            m, c = _column(agg, "web_delay_s", rows, {"experiment": exp, "iw": iw}, index)
+            m, c = means.column("web_delay_s", rows, {"experiment": exp, "iw": iw}, index)
             cols.append((("Median page delay (s)", label), m, c))
         for exp, iw, label in runs:
             if exp == "http10" and iw == base_iw:
                 continue
-            m, c = _column(
-                agg, "web_delay_decrease_pct", rows, {"experiment": exp, "iw": iw}, index
+            m, c = means.column(
+                "web_delay_decrease_pct", rows, {"experiment": exp, "iw": iw}, index
             )
             cols.append(((f"% decrease from DropTail IW={base_iw}", label), m, c))
         mean, ci = _table(cols, rows, [None, None])
@@ -1297,7 +1346,7 @@ class Rfc2415Study(Study):
         for exp, iw, label in runs:
             if exp == "http10" and iw == base_iw:
                 continue
-            m, c = _column(agg, "web_power_ratio", rows, {"experiment": exp, "iw": iw}, index)
+            m, c = means.column("web_power_ratio", rows, {"experiment": exp, "iw": iw}, index)
             cols.append((label, m, c))
         mean, ci = _table(cols, rows, [None])
         out["red_network_power_normalized"] = StudyTable(
@@ -1316,7 +1365,7 @@ class Rfc2415Study(Study):
                 ("http10", base_iw, f"DropTail IW={base_iw}"),
                 *runs[: len(red_iws)],
             ]:
-                m, c = _column(agg, metric, rows, {"experiment": exp, "iw": iw}, index)
+                m, c = means.column(metric, rows, {"experiment": exp, "iw": iw}, index)
                 cols.append(((block, label), m, c))
         mean, ci = _table(cols, rows, [None, None])
         out["red_utilization_drops"] = StudyTable(

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, MutableMapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
@@ -738,6 +738,18 @@ class SweepResult:
         return aggregate(per_run, by=by, metrics=names, confidence=confidence)
 
 
+def _decode_derived(out: RunOutput, into: MutableMapping[tuple[str, str, str], Any]) -> None:
+    """``out``'s derived tables, decoded from their Parquet bytes, into ``into`` by
+    ``(key, tag, name)``: the bytes the store has just written, read as a read of the file
+    reads them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for tag, named in out.derived.items():
+        for name, data in named.items():
+            into[(out.key, tag, name)] = pq.ParquetFile(pa.BufferReader(data)).read()
+
+
 def _has_tables(store: Store, task: RunTask) -> bool:
     """True if the stored run has every table the task keeps (a sweep that asks for
     series reruns a run stored without them)."""
@@ -760,6 +772,7 @@ def run_sweep(
     verify: bool = True,
     raise_if_all_failed: bool = True,
     verified: Collection[str] = (),
+    derived_into: MutableMapping[tuple[str, str, str], Any] | None = None,
 ) -> SweepResult:
     """Run every run of ``sweep`` that is not already in ``store``; return a :class:`SweepResult`.
 
@@ -781,6 +794,12 @@ def run_sweep(
     ``failures`` and the others go on; if every run started failed (and
     ``raise_if_all_failed``, the default), :class:`SweepFailedError` is raised with the
     result, so that a script whose every run failed does not end as if it had worked.
+
+    ``derived_into``: a mapping that receives each run written now's derived tables as Arrow
+    tables, ``(key, tag, name) -> pyarrow.Table``, decoded from the Parquet bytes just
+    written (so each is the table a read of the stored file gives) while the next runs are
+    still running: a caller that reads them all afterwards (a study's report) then does not
+    read the files again.
     """
     plan = sweep if isinstance(sweep, Plan) else sweep.plan()
     if plan.mode == "emulation":
@@ -843,6 +862,8 @@ def run_sweep(
             return
         planned = first[out.key]
         store.put(out, sweep=plan.name, point=planned.point, params=planned.params)
+        if derived_into is not None:
+            _decode_derived(out, derived_into)
         result.ran += 1
         status.done += 1
         if callback is not None:
