@@ -28,7 +28,9 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import scenarios  # noqa: E402
+from common import ecnsim_pie_settings  # noqa: E402
 
 NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 
@@ -44,37 +46,12 @@ def ecnsim_disc(disc: str) -> dict[str, Any]:
             flows=q["flows"],
             drop_batch=q["drop_batch"],
             quantum=q["quantum_ip"] + 2,  # ecnsim counts the 2-byte PPP header
-            target=q["target"],
-            t_update=q["t_update"],
-            alpha=q["alpha"],
-            beta=q["beta"],
-            max_burst=q["max_burst"],
-            ecn=True,
-            mark_ecn_threshold=q["mark_ecn_threshold"],
-            byte_mode=False,
-            mean_pktsize=q["mean_pktsize_ip"] + 2,  # "2 packets" in wire bytes
-            delay_estimator="timestamp",
-            cap_drop_adjustment=q["cap_drop_adjustment"],
-            derandomize=q["derandomize"],
+            **ecnsim_pie_settings(q),
             overflow="ns3",
         )
     if disc == "pie":
         p = scenarios.PIE
-        return pie(
-            limit_packets=p["limit"],
-            target=p["target"],
-            t_update=p["t_update"],
-            alpha=p["alpha"],
-            beta=p["beta"],
-            max_burst=p["max_burst"],
-            ecn=True,
-            mark_ecn_threshold=p["mark_ecn_threshold"],
-            byte_mode=False,
-            mean_pktsize=p["mean_pktsize_ip"] + 2,  # "2 packets" in wire bytes
-            delay_estimator="timestamp",
-            cap_drop_adjustment=p["cap_drop_adjustment"],
-            derandomize=p["derandomize"],
-        )
+        return pie(limit_packets=p["limit"], **ecnsim_pie_settings(p))
     if disc == "red":
         r = scenarios.RED
         return red(
