@@ -26,15 +26,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402  (what the harnesses share)
 import scenarios  # noqa: E402
-from common import (  # noqa: E402
-    add_ecnsim_tcp_option,
-    banded_rows,
-    linux_side,
-    print_summary,
-    table_header,
-    tcp_overrides,
-)
 
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
 ECNSIM_TCP: dict[str, Any] = {}
@@ -178,7 +171,7 @@ def run_sim(sc: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_linux(sc: dict[str, Any]) -> dict[str, Any]:
-    return linux_side(scenario_dict(sc), lambda res: side(res, sc["n"]))
+    return common.linux_side(scenario_dict(sc), lambda res: side(res, sc["n"]))
 
 
 def main(argv: list[str]) -> int:
@@ -187,9 +180,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-linux", help="write Linux's side here (after each scenario)")
     ap.add_argument("--only", action="append", help="scenario id prefix (repeatable)")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
-    add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
+    common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
     a = ap.parse_args(argv[1:])
-    ECNSIM_TCP.update(tcp_overrides(a.ecnsim_tcp))
+    ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
     if a.only:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
@@ -216,13 +209,13 @@ def main(argv: list[str]) -> int:
                 with open(a.save_linux, "w") as fh:
                     json.dump(linux, fh)
     failed = total = 0
-    table_header(["scenario"], "Linux")
+    common.table_header(["scenario"], "Linux")
     for sc in scs:
         e = metrics(sc, run_sim(sc))
         n = metrics(sc, linux[sc["id"]])
-        t, f = banded_rows([sc["id"]], e, n, scenarios.BANDS)
+        t, f = common.banded_rows([sc["id"]], e, n, scenarios.BANDS)
         total, failed = total + t, failed + f
-    print_summary(total, failed)
+    common.print_summary(total, failed)
     return 1 if failed else 0
 
 

@@ -23,15 +23,8 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402  (what the harnesses share)
 import scenarios  # noqa: E402
-from common import (  # noqa: E402
-    add_ecnsim_tcp_option,
-    banded_rows,
-    linux_side,
-    print_summary,
-    table_header,
-    tcp_overrides,
-)
 
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
 ECNSIM_TCP: dict[str, Any] = {}
@@ -113,7 +106,7 @@ def run_sim() -> dict[str, Any]:
 
 
 def run_linux() -> dict[str, Any]:
-    return linux_side(scenario_dict(), side)
+    return common.linux_side(scenario_dict(), side)
 
 
 def main(argv: list[str]) -> int:
@@ -121,9 +114,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--linux-json", help="Linux's side saved by --save-linux (no emulation)")
     ap.add_argument("--save-linux", help="write Linux's side here")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
-    add_ecnsim_tcp_option(ap)
+    common.add_ecnsim_tcp_option(ap)
     a = ap.parse_args(argv[1:])
-    ECNSIM_TCP.update(tcp_overrides(a.ecnsim_tcp))
+    ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     e = metrics(run_sim())
     if a.sim_only:
         for name, v in e.items():
@@ -138,9 +131,9 @@ def main(argv: list[str]) -> int:
             with open(a.save_linux, "w") as fh:
                 json.dump(linux, fh)
     n = metrics(linux)
-    table_header([], "Linux")
-    total, failed = banded_rows([], e, n, scenarios.BANDS)
-    print_summary(total, failed)
+    common.table_header([], "Linux")
+    total, failed = common.banded_rows([], e, n, scenarios.BANDS)
+    common.print_summary(total, failed)
     return 1 if failed else 0
 
 

@@ -30,14 +30,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402  (what the harnesses share)
 import scenarios  # noqa: E402
-from common import (  # noqa: E402
-    add_ecnsim_tcp_option,
-    banded_rows,
-    print_summary,
-    table_header,
-    tcp_overrides,
-)
 
 NS3_SCRIPT = os.path.join(HERE, "..", "ns3", "ns3_dumbbell.py")
 NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
@@ -280,9 +274,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ecnsim-only", action="store_true", help="ecnsim's metrics alone")
     ap.add_argument("--variant", choices=["hystart"], help="explanatory ns-3 variant, no bands")
     ap.add_argument("--jobs", type=int, default=2, help="parallel ns-3 processes")
-    add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
+    common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
     a = ap.parse_args(argv[1:])
-    ECNSIM_TCP.update(tcp_overrides(a.ecnsim_tcp))
+    ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
     if a.only:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
@@ -307,14 +301,16 @@ def main(argv: list[str]) -> int:
             json.dump(ns3_out, fh)
     failed = total = 0
     variant = a.variant or (", ".join(a.ecnsim_tcp) if a.ecnsim_tcp else None)
-    table_header(["scenario"], "ns-3")
+    common.table_header(["scenario"], "ns-3")
     for sc, out in zip(scs, ns3_out, strict=True):
         e = metrics(sc, run_ecnsim(sc))
         n = metrics(sc, from_ns3(sc, out))
-        t, f = banded_rows([sc["id"]], e, n, scenarios.BANDS[sc["algo"]], verdict=variant is None)
+        t, f = common.banded_rows(
+            [sc["id"]], e, n, scenarios.BANDS[sc["algo"]], verdict=variant is None
+        )
         total, failed = total + t, failed + f
     if variant is None:
-        print_summary(total, failed)
+        common.print_summary(total, failed)
     return 1 if failed else 0
 
 
