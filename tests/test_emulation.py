@@ -107,6 +107,19 @@ def traffic_processes() -> list[int]:
     return pids
 
 
+def emulate_until_traffic(*args: str, quiet: bool = False) -> subprocess.Popen[str]:
+    """Start ``ecnsim emulate ARGS`` (stdout and stderr piped, or dropped if ``quiet``) and
+    return once its traffic runs (namespaces up, programs started), or after 20 s."""
+    out = subprocess.DEVNULL if quiet else subprocess.PIPE
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecnsim", "emulate", *args], stdout=out, stderr=out, text=True
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not traffic_processes():
+        time.sleep(0.05)
+    return proc
+
+
 def cwr_and_ce(pcap: Path) -> tuple[int, int, int]:
     """(data packets with CWR, packets with CE, CE packets with a bad IP checksum) in a capture."""
     cwr = ce = bad = 0
@@ -477,17 +490,9 @@ def test_failure_in_the_middle_leaves_nothing_behind() -> None:
 def test_interrupt_leaves_nothing_behind(tmp_path: Path, sig: int) -> None:
     toml = tmp_path / "s.toml"
     toml.write_text((ROOT / "examples/emulate_red_ecn.toml").read_text())
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnsim", "emulate", str(toml), "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # Once the traffic runs (namespaces up and programs started), interrupt.
+    proc = emulate_until_traffic(str(toml), "-q")
     prefix = f"ecnsim-{proc.pid}-"
-    deadline = time.monotonic() + 20
-    # Wait until the traffic runs (namespaces up and programs started), then interrupt.
-    while time.monotonic() < deadline and not traffic_processes():
-        time.sleep(0.05)
     assert any(n.startswith(prefix) for n in list_namespaces())
     time.sleep(2.0)
     proc.send_signal(sig)
@@ -641,15 +646,8 @@ def test_the_next_emulate_removes_what_a_killed_one_left(tmp_path: Path) -> None
 
     toml = tmp_path / "s.toml"
     toml.write_text((ROOT / "examples/emulate_red_ecn.toml").read_text())
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnsim", "emulate", str(toml), "-q"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = emulate_until_traffic(str(toml), "-q", quiet=True)
     prefix = f"ecnsim-{proc.pid}-"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not traffic_processes():
-        time.sleep(0.05)
     left = [n for n in list_namespaces() if n.startswith(prefix)]
     assert left, "the emulation did not start"
     assert all((MARKER_DIR / f"{n}.owner").is_file() for n in left)
@@ -746,17 +744,8 @@ def test_the_leftover_sweep_never_takes_a_running_emulations_namespaces(
 def test_a_running_emulate_keeps_its_namespaces_through_another_emulates_sweep() -> None:
     """A second ``ecnsim emulate`` (here ``--dry-run``, which sweeps and stops) while one runs:
     the running one's namespaces and programs stay, and it finishes."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnsim", "emulate", str(ROOT / "examples/emulate_red_ecn.toml"),
-         "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    proc = emulate_until_traffic(str(ROOT / "examples/emulate_red_ecn.toml"), "-q")
     prefix = f"ecnsim-{proc.pid}-"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not traffic_processes():
-        time.sleep(0.05)
     running = [n for n in list_namespaces() if n.startswith(prefix)]
     assert running, "the emulation did not start"
     r = subprocess.run(
@@ -784,17 +773,10 @@ def test_interrupted_emulate_out_keeps_tables_and_meta(tmp_path: Path, sig: int)
     ran (finished = false, rates over the time reached), as `ecnsim run` does, not only
     the captures; and still leaves nothing behind."""
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnsim", "emulate", str(ROOT / "examples/emulate_red_ecn.toml"),
-         "-q", "--out", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    proc = emulate_until_traffic(
+        str(ROOT / "examples/emulate_red_ecn.toml"), "-q", "--out", str(out)
+    )
     prefix = f"ecnsim-{proc.pid}-"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not traffic_processes():
-        time.sleep(0.05)
     time.sleep(2.0)  # the traffic runs
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
