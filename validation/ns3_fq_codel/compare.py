@@ -24,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -133,17 +134,14 @@ def ecnsim_scenario(gid: str, seed: int, disc: str = "fq_codel") -> Any:
     return sc
 
 
-def sojourn_trace(sim: Any, g: dict[str, Any]) -> tuple[float, float, dict[str, float]]:
-    """Run ``sim`` to the end, tracing the bottleneck: the sum and count of the sojourn
-    times of packets that departed after the warm-up ('+' to '-' at r1 -> r2) and their
-    histogram in ``scenarios.SOJOURN_BIN`` bins (as ns-3's SojournTime trace)."""
+def bottleneck_leaves(sim: Any, g: dict[str, Any]) -> Iterator[tuple[str, int, int]]:
+    """Run ``sim`` to the end, tracing the bottleneck (r1 -> r2): each packet that left its
+    queue after the warm-up, ``("-", enqueued_ns, left_ns)`` when it departed and
+    ``("d", ...)`` when it was dropped from the queue (arrivals dropped at once: equal times)."""
     names = [nd["name"] for nd in sim.spec["nodes"]]
     r1 = names.index("r1")
     sim.trace(links=[0])  # the first link added: r1 - r2
     enq: dict[int, int] = {}
-    total = count = 0.0
-    hist: dict[str, float] = {}
-    last = scenarios.SOJOURN_BINS - 1
     t = 0.0
     while t < g["duration"]:
         t = min(g["duration"], t + 5.0)
@@ -155,14 +153,26 @@ def sojourn_trace(sim: Any, g: dict[str, Any]) -> tuple[float, float, dict[str, 
                 enq[uid] = tn
             elif ev in "-d":
                 t0 = enq.pop(uid, None)
-                if ev != "-" or t0 is None or tn / 1e9 < g["warmup"]:
-                    continue
-                w = (tn - t0) / 1e9
-                total += w
-                count += 1
-                k = str(min(int(w / scenarios.SOJOURN_BIN), last))
-                hist[k] = hist.get(k, 0.0) + 1
+                if t0 is not None and tn / 1e9 >= g["warmup"]:
+                    yield ev, t0, tn
     sim.close_trace()
+
+
+def sojourn_trace(sim: Any, g: dict[str, Any]) -> tuple[float, float, dict[str, float]]:
+    """Run ``sim`` to the end, tracing the bottleneck: the sum and count of the sojourn
+    times of packets that departed after the warm-up ('+' to '-' at r1 -> r2) and their
+    histogram in ``scenarios.SOJOURN_BIN`` bins (as ns-3's SojournTime trace)."""
+    total = count = 0.0
+    hist: dict[str, float] = {}
+    last = scenarios.SOJOURN_BINS - 1
+    for ev, t0, tn in bottleneck_leaves(sim, g):
+        if ev != "-":
+            continue
+        w = (tn - t0) / 1e9
+        total += w
+        count += 1
+        k = str(min(int(w / scenarios.SOJOURN_BIN), last))
+        hist[k] = hist.get(k, 0.0) + 1
     return total, count, hist
 
 
