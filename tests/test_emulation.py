@@ -2,6 +2,10 @@
 
 The tests that run an emulation need root, network namespaces and
 ``/dev/net/tun`` and are skipped, with the reason, where any is missing.
+Every test that emulates (the emulated studies' runs included) is in this
+file: its "nothing left behind" checks see every traffic program and
+namespace of this checkout, and pytest's ``--dist loadfile`` keeps one
+file's tests on one worker, so no other emulation runs meanwhile.
 Each runs a few seconds of real time; tolerance bands are fixed here before
 any result is seen, from the mechanism (rates, header sizes), never from a
 measured number.
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import dpkt
+import pandas as pd
 import pytest
 
 from ecnsim import _core
@@ -34,6 +39,7 @@ from ecnsim.emulation import (
 )
 from ecnsim.emulation.netns import Namespace, namespace_name
 from ecnsim.emulation.runner import TRAFFIC_PROGRAM
+from ecnsim.sweep.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,6 +54,10 @@ def _environment_problem() -> str | None:
 
 _PROBLEM = _environment_problem()
 needs_emulation = pytest.mark.skipif(_PROBLEM is not None, reason=f"{_PROBLEM}")
+# One worker for this file and tests/test_study_emulate.py (pyproject's `--dist loadgroup`):
+# test_emulation.py's checks see every traffic program and namespace of this checkout, so an
+# emulation in the other file must not run at the same time.
+pytestmark = pytest.mark.xdist_group("emulation")
 
 
 def scenario(
@@ -95,6 +105,19 @@ def traffic_processes() -> list[int]:
             if program in cmd.split(b"\0"):
                 pids.append(int(p.name))
     return pids
+
+
+def emulate_until_traffic(*args: str, quiet: bool = False) -> subprocess.Popen[str]:
+    """Start ``ecnsim emulate ARGS`` (stdout and stderr piped, or dropped if ``quiet``) and
+    return once its traffic runs (namespaces up, programs started), or after 20 s."""
+    out = subprocess.DEVNULL if quiet else subprocess.PIPE
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecnsim", "emulate", *args], stdout=out, stderr=out, text=True
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not traffic_processes():
+        time.sleep(0.05)
+    return proc
 
 
 def cwr_and_ce(pcap: Path) -> tuple[int, int, int]:
@@ -467,17 +490,9 @@ def test_failure_in_the_middle_leaves_nothing_behind() -> None:
 def test_interrupt_leaves_nothing_behind(tmp_path: Path, sig: int) -> None:
     toml = tmp_path / "s.toml"
     toml.write_text((ROOT / "examples/emulate_red_ecn.toml").read_text())
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnsim", "emulate", str(toml), "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # Once the traffic runs (namespaces up and programs started), interrupt.
+    proc = emulate_until_traffic(str(toml), "-q")
     prefix = f"ecnsim-{proc.pid}-"
-    deadline = time.monotonic() + 20
-    # Wait until the traffic runs (namespaces up and programs started), then interrupt.
-    while time.monotonic() < deadline and not traffic_processes():
-        time.sleep(0.05)
     assert any(n.startswith(prefix) for n in list_namespaces())
     time.sleep(2.0)
     proc.send_signal(sig)
@@ -631,15 +646,8 @@ def test_the_next_emulate_removes_what_a_killed_one_left(tmp_path: Path) -> None
 
     toml = tmp_path / "s.toml"
     toml.write_text((ROOT / "examples/emulate_red_ecn.toml").read_text())
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnsim", "emulate", str(toml), "-q"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = emulate_until_traffic(str(toml), "-q", quiet=True)
     prefix = f"ecnsim-{proc.pid}-"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not traffic_processes():
-        time.sleep(0.05)
     left = [n for n in list_namespaces() if n.startswith(prefix)]
     assert left, "the emulation did not start"
     assert all((MARKER_DIR / f"{n}.owner").is_file() for n in left)
@@ -654,9 +662,8 @@ def test_the_next_emulate_removes_what_a_killed_one_left(tmp_path: Path) -> None
         timeout=60,
     )
     assert r.returncode == 0, r.stderr
-    assert f"removed {len(left)} network namespaces left by an emulation that was killed" in (
-        r.stderr
-    )
+    # At least ours: another checkout's killed emulate may have left some at the same time.
+    assert "network namespaces left by an emulation that was killed" in r.stderr
     for name in left:
         assert name in r.stderr
         assert name not in list_namespaces()
@@ -666,11 +673,97 @@ def test_the_next_emulate_removes_what_a_killed_one_left(tmp_path: Path) -> None
     live = Namespace(name=namespace_name(os.getpid(), "live"), host="live", address="")
     live.create()
     try:
-        assert remove_orphans() == []
+        assert live.name not in remove_orphans()
         assert live.name in list_namespaces()
     finally:
         live.destroy()
     assert ours() == []
+
+
+def test_the_leftover_sweep_never_takes_a_running_emulations_namespaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """remove_orphans (run by every ``ecnsim emulate``) judges a namespace by its marker: it
+    removes only those whose owner is gone, never a running emulation's, not even while that
+    one is making them (marker written, namespace not yet there), nor on a marker it cannot
+    read whole or whose pid is not the one in the name. Machine-free: the marker directory,
+    the namespace list and the removal are stand-ins here."""
+    from ecnsim.emulation import netns
+
+    marker_dir = tmp_path / "markers"
+    monkeypatch.setattr(netns, "MARKER_DIR", marker_dir)
+    present: set[str] = set()
+    destroyed: list[str] = []
+    monkeypatch.setattr(netns, "list_namespaces", lambda: sorted(present))
+
+    def destroy(self: Namespace) -> None:
+        destroyed.append(self.name)
+        present.discard(self.name)
+        (marker_dir / f"{self.name}.owner").unlink(missing_ok=True)
+
+    monkeypatch.setattr(Namespace, "destroy", destroy)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    me = os.getpid()
+    mine = netns._start_time(me)
+
+    def mark(name: str, text: str) -> None:
+        (marker_dir / f"{name}.owner").write_text(text)
+
+    # This process's marker, written as Namespace.create writes it: whole, nothing else left.
+    running = namespace_name(me, "running")
+    netns._write_marker(running)
+    assert [p.name for p in marker_dir.iterdir()] == [f"{running}.owner"]
+    assert (marker_dir / f"{running}.owner").read_text() == f"{me} {mine}\n"
+    present.add(running)
+    creating = namespace_name(me, "creating")  # marker written, `ip netns add` not yet run
+    netns._write_marker(creating)
+    killed = namespace_name(dead.pid, "killed")
+    mark(killed, f"{dead.pid} 12345\n")
+    present.add(killed)
+    reused = namespace_name(me, "reused")  # this pid, another process's start time
+    mark(reused, f"{me} {int(mine or 0) + 1}\n")
+    present.add(reused)
+    half = namespace_name(dead.pid, "half")  # a marker read as it is written
+    mark(half, f"{dead.pid}")
+    present.add(half)
+    other = namespace_name(dead.pid, "other")  # another pid's marker under this name
+    mark(other, f"{me} {mine}\n")
+    present.add(other)
+    stale = namespace_name(dead.pid, "stale")  # the owner died between its two removals
+    mark(stale, f"{dead.pid} 12345\n")
+
+    assert netns.remove_orphans() == sorted([killed, reused])
+    assert sorted(destroyed) == sorted([killed, reused])
+    assert present == {running, half, other}
+    left = {p.name.removesuffix(".owner") for p in marker_dir.glob("*.owner")}
+    assert left == {running, creating, half, other}
+
+
+@needs_emulation
+def test_a_running_emulate_keeps_its_namespaces_through_another_emulates_sweep() -> None:
+    """A second ``ecnsim emulate`` (here ``--dry-run``, which sweeps and stops) while one runs:
+    the running one's namespaces and programs stay, and it finishes."""
+    proc = emulate_until_traffic(str(ROOT / "examples/emulate_red_ecn.toml"), "-q")
+    prefix = f"ecnsim-{proc.pid}-"
+    running = [n for n in list_namespaces() if n.startswith(prefix)]
+    assert running, "the emulation did not start"
+    r = subprocess.run(
+        [sys.executable, "-m", "ecnsim", "emulate", str(ROOT / "examples/emulate_red_ecn.toml"),
+         "--dry-run"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert not any(n in r.stderr for n in running)
+    assert not any(n in remove_orphans() for n in running)
+    assert all(n in list_namespaces() for n in running)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert not any(n.startswith(prefix) for n in list_namespaces())
+    assert traffic_processes() == []
 
 
 @needs_emulation
@@ -680,17 +773,10 @@ def test_interrupted_emulate_out_keeps_tables_and_meta(tmp_path: Path, sig: int)
     ran (finished = false, rates over the time reached), as `ecnsim run` does, not only
     the captures; and still leaves nothing behind."""
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnsim", "emulate", str(ROOT / "examples/emulate_red_ecn.toml"),
-         "-q", "--out", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    proc = emulate_until_traffic(
+        str(ROOT / "examples/emulate_red_ecn.toml"), "-q", "--out", str(out)
+    )
     prefix = f"ecnsim-{proc.pid}-"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not traffic_processes():
-        time.sleep(0.05)
     time.sleep(2.0)  # the traffic runs
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
@@ -735,3 +821,118 @@ def test_sample_interval_gives_linux_cwnd_over_time() -> None:
     assert fs["bytes_sent"].is_monotonic_increasing
     assert fs["bytes_delivered"].iloc[-1] > 1_000_000
     assert (fs["srtt_s"] > 0.02).all(), "srtt at least the 24 ms base RTT"
+
+
+# ---------------------------------------------------------------------------
+# Emulated studies (tests/test_study_emulate.py has their planning; every test that
+# emulates is in this file, so that no two overlap: see the module's docstring)
+# ---------------------------------------------------------------------------
+
+
+def ours_of(pid: int) -> list[str]:
+    return [n for n in list_namespaces() if n.startswith(f"ecnsim-{pid}-")]
+
+
+def programs_in(pid: int) -> list[int]:
+    """Pids of the processes in the namespaces of emulating process ``pid`` (its traffic
+    programs): other sessions on the machine may emulate at the same time."""
+    pids = []
+    for ns in ours_of(pid):
+        r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, check=False)
+        pids += [int(x) for x in r.stdout.split()]
+    return pids
+
+
+def alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
+@needs_emulation
+def test_quick_emulated_study_runs_both_modes_apart_and_reports_them_side_by_side(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "study"
+    cmd = [sys.executable, "-m", "ecnsim", "study", "run", "rfc2884", "--quick", "--emulate"]
+    cmd += ["--out", str(out)]
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _stdout, stderr = proc.communicate(timeout=600)
+    wall = time.monotonic() - started
+    assert proc.returncode == 0, stderr
+    assert "4 emulated runs (4 run now" in stderr, stderr
+    assert ours_of(proc.pid) == []
+    check_emulated_study(out)
+    print(f"--quick --emulate: {wall:.0f} s wall, load {os.getloadavg()[0]:.1f}")
+    # Again: everything is in the store, nothing runs (no real time spent).
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    assert "4 emulated runs (0 run now, 4 already in the store" in again.stderr
+
+
+def check_emulated_study(out: Path) -> None:
+    """What ``study run rfc2884 --quick --emulate --out OUT`` must have written."""
+    # Both modes in one store, never mixed: the catalog's mode column, disjoint keys.
+    store = Store(out / "store")
+    runs = store.runs()
+    study_runs = runs[runs["sweep"].isin(["study-rfc2884", "study-rfc2884-emulation"])]
+    by_mode = study_runs.groupby("run_mode")["key"].apply(set)
+    assert set(by_mode.index) == {"simulation", "emulation"}
+    assert len(by_mode["simulation"]) == len(by_mode["emulation"]) == 4
+    assert not by_mode["simulation"] & by_mode["emulation"]
+    pilots = runs[runs["sweep"] == "study-rfc2884-pilot"]
+    assert len(pilots) > 0
+    assert set(pilots["run_mode"]) == {"simulation"}
+    # The emulated runs' own tables: the driver's measurements and the mapping.
+    for key in by_mode["emulation"]:
+        assert {"emulation", "tcp_mapping", "queues"} <= set(store.manifest(key)["tables"])
+    # The report: side by side, per metric, both columns and the difference.
+    report = (out / "report.html").read_text()
+    assert "Simulated and emulated, side by side" in report
+    for metric in ("jain", "goodput_kbps_ecn", "tps_ecn"):
+        assert f"{metric}: simulated and emulated" in report
+    compare = pd.read_csv(out / "tables" / "compare_jain.csv")
+    assert {"simulated", "emulated", "emulated - simulated"} <= set(compare.columns)
+    assert compare["simulated"].notna().all()
+    assert compare["emulated"].notna().all()
+    # Mechanism bands, fixed before any result: fairness over 4 flows is a Jain's index in
+    # (0.25, 1]; an emulated transfer of 200 KB at low congestion completes.
+    assert ((compare["emulated"] > 0.25) & (compare["emulated"] <= 1.0)).all()
+    emu_runs = pd.read_csv(out / "tables" / "runs_emulated.csv")
+    bulk = emu_runs[emu_runs["experiment"] == "bulk"].iloc[0]
+    assert bulk["complete_ecn"] == 1
+    assert bulk["complete_nonecn"] == 1
+    crr = emu_runs[emu_runs["experiment"] == "transactional"].iloc[0]
+    assert crr["tps_ecn"] > 0
+    assert crr["tps_nonecn"] > 0
+    assert "The real-time driver, per emulated run" in report
+    assert "TCP parameters on the real hosts" in report
+    info = json.loads((out / "study.json").read_text())
+    assert info["emulation"]["runs_stored"] == 4
+
+
+@needs_emulation
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_an_emulated_study_leaves_nothing_behind(tmp_path: Path, sig: int) -> None:
+    out = tmp_path / "study"
+    cmd = [sys.executable, "-m", "ecnsim", "study", "run", "rfc2884", "--quick", "--emulate"]
+    cmd += ["--out", str(out), "--set", "red_settings=[[2, 5, 15, 30]]"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    # Wait until an emulated run's traffic is under way (after the simulated runs), then stop.
+    programs: list[int] = []
+    while time.monotonic() < deadline and len(programs) < 4 and proc.poll() is None:
+        time.sleep(0.05)
+        programs = programs_in(proc.pid)
+    assert len(programs) >= 4, "the emulated run's traffic programs were running"
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert ours_of(proc.pid) == []
+    assert [p for p in programs if alive(p)] == []
+    # The interrupted run left nothing half-written in the store.
+    store = Store(out / "store")
+    runs = store.runs()
+    assert set(runs["run_mode"]) <= {"simulation"}
+    assert store.damaged() == []

@@ -23,6 +23,7 @@ from ecnsim.studies.findings import (
     Delta,
     Finding,
     Reading,
+    findings_frames,
     findings_html,
     judge_cell,
     judge_finding,
@@ -346,6 +347,40 @@ def test_a_metric_reading_flips_a_finding_on_the_same_runs() -> None:
     assert [(r.reading, r.alternative, r.verdict, r.outcome) for r in rows_out] == [
         ("jain", "whole window", "does not hold", "flips")
     ]
+
+
+def test_the_robustness_table_names_the_cells_that_fail_under_an_alternative(
+    tmp_path: Path,
+) -> None:
+    # Two cells: under "whole window" RED is fairer (the first cell does not hold), and ECN's
+    # index stays above 0.5 (the second holds). The CSV and the report name the first.
+    rows = [("ECN", s, 0.80, 0.95 + 0.001 * s) for s in (1, 2, 3)]
+    rows += [("RED", s, 0.85 + 0.001 * s, 0.90) for s in (1, 2, 3)]
+    data = _data(_frame(rows), [ECN, RED])
+    cells = [Cell("jain", ECN, RED), Cell("jain", ECN, 0.5)]
+    finding = Finding("h", "ECN is fairer than RED", "§4", lambda p: cells)
+    study = SimpleNamespace(readings=lambda p: [JAIN], findings=lambda p: [finding])
+    base, rows_out = robustness(study, None, data, [])  # type: ignore[arg-type]
+    assert base[0].verdict == "holds"
+    (row,) = rows_out
+    failing = cells[0].label()
+    assert failing.endswith("jain mode=ECN > mode=RED")  # the label findings_cells.csv gives
+    assert row.cells == "1 hold, 1 do not, 0 n.s. of 2"
+    assert row.failing_cells == (failing,)
+    assert row.ns_cells == ()
+    csv = tmp_path / "robustness.csv"
+    findings_frames(base, rows_out)["robustness"].to_csv(csv, index=False)
+    read = pd.read_csv(csv, keep_default_na=False)
+    assert list(read["failing_cells"]) == [failing]
+    assert list(read["ns_cells"]) == [""]
+    page = "".join(findings_html(base, rows_out, [JAIN]))
+    assert f"<li>{failing}: does not hold</li>" in page.replace("&gt;", ">")
+    # Nothing fails under an alternative that agrees: nothing named.
+    agree = [("ECN", s, 0.90 + 0.001 * s, 0.95) for s in (1, 2, 3)]
+    agree += [("RED", s, 0.80, 0.90 + 0.001 * s) for s in (1, 2, 3)]
+    _, rows2 = robustness(study, None, _data(_frame(agree), [ECN, RED]), [])  # type: ignore[arg-type]
+    assert [(r.failing_cells, r.ns_cells) for r in rows2] == [((), ())]
+    assert "<details>" not in "".join(findings_html(base, rows2, [JAIN])).split("Robustness")[1]
 
 
 def test_a_metric_reading_that_agrees_keeps_the_finding() -> None:

@@ -59,6 +59,25 @@ def test_prague_ecn_fallback_is_shown_when_on_and_changes_nothing_at_dualpi2() -
     assert list(on.flows["bytes_delivered"]) == list(base.flows["bytes_delivered"])
 
 
+def test_the_classic_ecn_score_is_a_flows_column_of_prague_flows_only() -> None:
+    """``flows.prague_classic_ecn``: the Prague sender's Classic-ECN-bottleneck score at the end
+    (0 to 17; 0 while the detection is off), NaN for a flow that runs anything else."""
+    import math
+
+    def run(fallback: str | None) -> list[float]:
+        data = _scenario({"cc": "cubic", "ecn": "request"}).to_dict()
+        prague = dict(PRAGUE) if fallback is None else {**PRAGUE, "prague_ecn_fallback": fallback}
+        data["flows"][1]["tcp"] = prague
+        flows = Simulation(ecnsim.Scenario.from_dict(data)).run().flows
+        assert list(flows["cc"]) == ["cubic", "prague"]
+        return [float(x) for x in flows["prague_classic_ecn"]]
+
+    cubic, prague = run("detection")
+    assert math.isnan(cubic)
+    assert 0.0 <= prague <= 17.0
+    assert run(None)[1] == 0.0, "no detection: the score stays 0"
+
+
 @pytest.mark.parametrize(
     ("tcp", "message"),
     [

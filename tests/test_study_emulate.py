@@ -1,20 +1,15 @@
 """Studies and sweeps with real Linux hosts (``--emulate``, issue 14 item 7).
 
-Planning, store keys and the side-by-side tables need no root. The runs
-need root, network namespaces and ``/dev/net/tun`` and are skipped, with the
-reason, where any is missing; ``--quick --emulate`` of ``rfc2884`` adds up to
-about a minute of real time (its grid is scaled for that).
+Planning, store keys and the side-by-side tables need no root. The runs of an
+emulated study are in tests/test_emulation.py (its last section): every test that
+emulates is in that one file, which ``--dist loadfile`` keeps on one worker, because
+its "nothing left behind" checks see every emulation of this checkout.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +17,12 @@ import pandas as pd
 import pytest
 
 from ecnsim import _core, studies
-from ecnsim.emulation import NamespaceError, check_environment, list_namespaces
 from ecnsim.studies.emulated import compare_tables, emulated_seconds, emulation_mapping
 from ecnsim.studies.rfc2884 import Rfc2884Study
 from ecnsim.sweep import Sweep, SweepSpecError, run_sweep
 from ecnsim.sweep.store import Store, run_key
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _environment_problem() -> str | None:
-    try:
-        check_environment()
-    except NamespaceError as e:
-        return str(e)
-    return None
-
-
-_PROBLEM = _environment_problem()
-needs_emulation = pytest.mark.skipif(_PROBLEM is not None, reason=f"{_PROBLEM}")
 
 
 def quick_emulate_params() -> Any:
@@ -210,117 +192,3 @@ def test_cli_refuses_clearly_when_not_root(
     assert main([*argv, "--out", str(out)]) == 3
     assert "not root: run as root" in capsys.readouterr().err
     assert not out.exists()
-
-
-# ---------------------------------------------------------------------------
-# Real hosts (root, namespaces, TUN)
-# ---------------------------------------------------------------------------
-
-
-def ours(pid: int) -> list[str]:
-    return [n for n in list_namespaces() if n.startswith(f"ecnsim-{pid}-")]
-
-
-def programs_in(pid: int) -> list[int]:
-    """Pids of the processes in the namespaces of emulating process ``pid`` (its traffic
-    programs): other sessions on the machine may emulate at the same time."""
-    pids = []
-    for ns in ours(pid):
-        r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, check=False)
-        pids += [int(x) for x in r.stdout.split()]
-    return pids
-
-
-def alive(pid: int) -> bool:
-    return Path(f"/proc/{pid}").exists()
-
-
-@needs_emulation
-def test_quick_emulated_study_runs_both_modes_apart_and_reports_them_side_by_side(
-    tmp_path: Path,
-) -> None:
-    out = tmp_path / "study"
-    cmd = [sys.executable, "-m", "ecnsim", "study", "run", "rfc2884", "--quick", "--emulate"]
-    cmd += ["--out", str(out)]
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _stdout, stderr = proc.communicate(timeout=600)
-    wall = time.monotonic() - started
-    assert proc.returncode == 0, stderr
-    assert "4 emulated runs (4 run now" in stderr, stderr
-    assert ours(proc.pid) == []
-    check_emulated_study(out)
-    print(f"--quick --emulate: {wall:.0f} s wall, load {os.getloadavg()[0]:.1f}")
-    # Again: everything is in the store, nothing runs (no real time spent).
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    assert again.returncode == 0, again.stderr
-    assert "4 emulated runs (0 run now, 4 already in the store" in again.stderr
-
-
-def check_emulated_study(out: Path) -> None:
-    """What ``study run rfc2884 --quick --emulate --out OUT`` must have written."""
-    # Both modes in one store, never mixed: the catalog's mode column, disjoint keys.
-    store = Store(out / "store")
-    runs = store.runs()
-    study_runs = runs[runs["sweep"].isin(["study-rfc2884", "study-rfc2884-emulation"])]
-    by_mode = study_runs.groupby("run_mode")["key"].apply(set)
-    assert set(by_mode.index) == {"simulation", "emulation"}
-    assert len(by_mode["simulation"]) == len(by_mode["emulation"]) == 4
-    assert not by_mode["simulation"] & by_mode["emulation"]
-    pilots = runs[runs["sweep"] == "study-rfc2884-pilot"]
-    assert len(pilots) > 0
-    assert set(pilots["run_mode"]) == {"simulation"}
-    # The emulated runs' own tables: the driver's measurements and the mapping.
-    for key in by_mode["emulation"]:
-        assert {"emulation", "tcp_mapping", "queues"} <= set(store.manifest(key)["tables"])
-    # The report: side by side, per metric, both columns and the difference.
-    report = (out / "report.html").read_text()
-    assert "Simulated and emulated, side by side" in report
-    for metric in ("jain", "goodput_kbps_ecn", "tps_ecn"):
-        assert f"{metric}: simulated and emulated" in report
-    compare = pd.read_csv(out / "tables" / "compare_jain.csv")
-    assert {"simulated", "emulated", "emulated - simulated"} <= set(compare.columns)
-    assert compare["simulated"].notna().all()
-    assert compare["emulated"].notna().all()
-    # Mechanism bands, fixed before any result: fairness over 4 flows is a Jain's index in
-    # (0.25, 1]; an emulated transfer of 200 KB at low congestion completes.
-    assert ((compare["emulated"] > 0.25) & (compare["emulated"] <= 1.0)).all()
-    emu_runs = pd.read_csv(out / "tables" / "runs_emulated.csv")
-    bulk = emu_runs[emu_runs["experiment"] == "bulk"].iloc[0]
-    assert bulk["complete_ecn"] == 1
-    assert bulk["complete_nonecn"] == 1
-    crr = emu_runs[emu_runs["experiment"] == "transactional"].iloc[0]
-    assert crr["tps_ecn"] > 0
-    assert crr["tps_nonecn"] > 0
-    assert "The real-time driver, per emulated run" in report
-    assert "TCP parameters on the real hosts" in report
-    info = json.loads((out / "study.json").read_text())
-    assert info["emulation"]["runs_stored"] == 4
-
-
-@needs_emulation
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupting_an_emulated_study_leaves_nothing_behind(tmp_path: Path, sig: int) -> None:
-    out = tmp_path / "study"
-    cmd = [sys.executable, "-m", "ecnsim", "study", "run", "rfc2884", "--quick", "--emulate"]
-    cmd += ["--out", str(out), "--set", "red_settings=[[2, 5, 15, 30]]"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    # Wait until an emulated run's traffic is under way (after the simulated runs), then stop.
-    programs: list[int] = []
-    while time.monotonic() < deadline and len(programs) < 4 and proc.poll() is None:
-        time.sleep(0.05)
-        programs = programs_in(proc.pid)
-    assert len(programs) >= 4, "the emulated run's traffic programs were running"
-    time.sleep(1.0)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "interrupted" in err
-    assert ours(proc.pid) == []
-    assert [p for p in programs if alive(p)] == []
-    # The interrupted run left nothing half-written in the store.
-    store = Store(out / "store")
-    runs = store.runs()
-    assert set(runs["run_mode"]) <= {"simulation"}
-    assert store.damaged() == []

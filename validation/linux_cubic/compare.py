@@ -25,6 +25,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402  (what the harnesses share)
 import scenarios  # noqa: E402
 
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
@@ -169,15 +171,7 @@ def run_sim(sc: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_linux(sc: dict[str, Any]) -> dict[str, Any]:
-    from ecnsim.emulation import Emulation
-
-    emu = Emulation(scenario_dict(sc))
-    res = emu.run()
-    out = side(res, sc["n"])
-    em = res.tables["emulation"]
-    out["emulation"] = {c: em.to_pylist(c) for c in em.column_names}
-    out["loadavg"] = [res.meta.get("loadavg_start", ""), res.meta.get("loadavg_end", "")]
-    return out
+    return common.linux_side(scenario_dict(sc), lambda res: side(res, sc["n"]))
 
 
 def main(argv: list[str]) -> int:
@@ -186,18 +180,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-linux", help="write Linux's side here (after each scenario)")
     ap.add_argument("--only", action="append", help="scenario id prefix (repeatable)")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
-    ap.add_argument(
-        "--ecnsim-tcp",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="explanatory variant: override an ecnsim tcp field (JSON value), e.g. "
-        "reduction_basis='\"ns2_window\"'; the table is then not a verdict",
-    )
+    common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
     a = ap.parse_args(argv[1:])
-    for kv in a.ecnsim_tcp:
-        key, _, value = kv.partition("=")
-        ECNSIM_TCP[key] = json.loads(value)
+    ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
     if a.only:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
@@ -224,22 +209,13 @@ def main(argv: list[str]) -> int:
                 with open(a.save_linux, "w") as fh:
                     json.dump(linux, fh)
     failed = total = 0
-    print("| scenario | metric | ecnsim | Linux | band | result |")
-    print("|---|---|---|---|---|---|")
+    common.table_header(["scenario"], "Linux")
     for sc in scs:
         e = metrics(sc, run_sim(sc))
         n = metrics(sc, linux[sc["id"]])
-        for name, band in scenarios.BANDS.items():
-            if name not in e:
-                continue
-            ok = scenarios.within(band, e[name], n[name])
-            total += 1
-            failed += not ok
-            print(
-                f"| {sc['id']} | {name} | {e[name]:.4g} | {n[name]:.4g} | "
-                f"{scenarios.band_text(band)} | {'pass' if ok else '**FAIL**'} |"
-            )
-    print(f"\n{total} banded checks: {total - failed} pass, {failed} FAIL")
+        t, f = common.banded_rows([sc["id"]], e, n, scenarios.BANDS)
+        total, failed = total + t, failed + f
+    common.print_summary(total, failed)
     return 1 if failed else 0
 
 

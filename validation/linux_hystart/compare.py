@@ -22,6 +22,8 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402  (what the harnesses share)
 import scenarios  # noqa: E402
 
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
@@ -104,14 +106,7 @@ def run_sim() -> dict[str, Any]:
 
 
 def run_linux() -> dict[str, Any]:
-    from ecnsim.emulation import Emulation
-
-    res = Emulation(scenario_dict()).run()
-    out = side(res)
-    em = res.tables["emulation"]
-    out["emulation"] = {c: em.to_pylist(c) for c in em.column_names}
-    out["loadavg"] = [res.meta.get("loadavg_start", ""), res.meta.get("loadavg_end", "")]
-    return out
+    return common.linux_side(scenario_dict(), side)
 
 
 def main(argv: list[str]) -> int:
@@ -119,18 +114,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--linux-json", help="Linux's side saved by --save-linux (no emulation)")
     ap.add_argument("--save-linux", help="write Linux's side here")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
-    ap.add_argument(
-        "--ecnsim-tcp",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="explanatory variant: override an ecnsim tcp field (JSON value); the table is "
-        "then not a verdict",
-    )
+    common.add_ecnsim_tcp_option(ap)
     a = ap.parse_args(argv[1:])
-    for kv in a.ecnsim_tcp:
-        key, _, value = kv.partition("=")
-        ECNSIM_TCP[key] = json.loads(value)
+    ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     e = metrics(run_sim())
     if a.sim_only:
         for name, v in e.items():
@@ -145,18 +131,9 @@ def main(argv: list[str]) -> int:
             with open(a.save_linux, "w") as fh:
                 json.dump(linux, fh)
     n = metrics(linux)
-    failed = 0
-    print("| metric | ecnsim | Linux | band | result |")
-    print("|---|---|---|---|---|")
-    for name, band in scenarios.BANDS.items():
-        ok = scenarios.within(band, e[name], n[name])
-        failed += not ok
-        print(
-            f"| {name} | {e[name]:.4g} | {n[name]:.4g} | {scenarios.band_text(band)} | "
-            f"{'pass' if ok else '**FAIL**'} |"
-        )
-    total = len(scenarios.BANDS)
-    print(f"\n{total} banded checks: {total - failed} pass, {failed} FAIL")
+    common.table_header([], "Linux")
+    total, failed = common.banded_rows([], e, n, scenarios.BANDS)
+    common.print_summary(total, failed)
     return 1 if failed else 0
 
 

@@ -24,11 +24,14 @@ import os
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import scenarios  # noqa: E402
+from common import ecnsim_pie_settings  # noqa: E402
 
 NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 
@@ -44,37 +47,12 @@ def ecnsim_disc(disc: str) -> dict[str, Any]:
             flows=q["flows"],
             drop_batch=q["drop_batch"],
             quantum=q["quantum_ip"] + 2,  # ecnsim counts the 2-byte PPP header
-            target=q["target"],
-            t_update=q["t_update"],
-            alpha=q["alpha"],
-            beta=q["beta"],
-            max_burst=q["max_burst"],
-            ecn=True,
-            mark_ecn_threshold=q["mark_ecn_threshold"],
-            byte_mode=False,
-            mean_pktsize=q["mean_pktsize_ip"] + 2,  # "2 packets" in wire bytes
-            delay_estimator="timestamp",
-            cap_drop_adjustment=q["cap_drop_adjustment"],
-            derandomize=q["derandomize"],
+            **ecnsim_pie_settings(q),
             overflow="ns3",
         )
     if disc == "pie":
         p = scenarios.PIE
-        return pie(
-            limit_packets=p["limit"],
-            target=p["target"],
-            t_update=p["t_update"],
-            alpha=p["alpha"],
-            beta=p["beta"],
-            max_burst=p["max_burst"],
-            ecn=True,
-            mark_ecn_threshold=p["mark_ecn_threshold"],
-            byte_mode=False,
-            mean_pktsize=p["mean_pktsize_ip"] + 2,  # "2 packets" in wire bytes
-            delay_estimator="timestamp",
-            cap_drop_adjustment=p["cap_drop_adjustment"],
-            derandomize=p["derandomize"],
-        )
+        return pie(limit_packets=p["limit"], **ecnsim_pie_settings(p))
     if disc == "red":
         r = scenarios.RED
         return red(
@@ -156,17 +134,14 @@ def ecnsim_scenario(gid: str, seed: int, disc: str = "fq_codel") -> Any:
     return sc
 
 
-def sojourn_trace(sim: Any, g: dict[str, Any]) -> tuple[float, float, dict[str, float]]:
-    """Run ``sim`` to the end, tracing the bottleneck: the sum and count of the sojourn
-    times of packets that departed after the warm-up ('+' to '-' at r1 -> r2) and their
-    histogram in ``scenarios.SOJOURN_BIN`` bins (as ns-3's SojournTime trace)."""
+def bottleneck_leaves(sim: Any, g: dict[str, Any]) -> Iterator[tuple[str, int, int]]:
+    """Run ``sim`` to the end, tracing the bottleneck (r1 -> r2): each packet that left its
+    queue after the warm-up, ``("-", enqueued_ns, left_ns)`` when it departed and
+    ``("d", ...)`` when it was dropped from the queue (arrivals dropped at once: equal times)."""
     names = [nd["name"] for nd in sim.spec["nodes"]]
     r1 = names.index("r1")
     sim.trace(links=[0])  # the first link added: r1 - r2
     enq: dict[int, int] = {}
-    total = count = 0.0
-    hist: dict[str, float] = {}
-    last = scenarios.SOJOURN_BINS - 1
     t = 0.0
     while t < g["duration"]:
         t = min(g["duration"], t + 5.0)
@@ -178,14 +153,26 @@ def sojourn_trace(sim: Any, g: dict[str, Any]) -> tuple[float, float, dict[str, 
                 enq[uid] = tn
             elif ev in "-d":
                 t0 = enq.pop(uid, None)
-                if ev != "-" or t0 is None or tn / 1e9 < g["warmup"]:
-                    continue
-                w = (tn - t0) / 1e9
-                total += w
-                count += 1
-                k = str(min(int(w / scenarios.SOJOURN_BIN), last))
-                hist[k] = hist.get(k, 0.0) + 1
+                if t0 is not None and tn / 1e9 >= g["warmup"]:
+                    yield ev, t0, tn
     sim.close_trace()
+
+
+def sojourn_trace(sim: Any, g: dict[str, Any]) -> tuple[float, float, dict[str, float]]:
+    """Run ``sim`` to the end, tracing the bottleneck: the sum and count of the sojourn
+    times of packets that departed after the warm-up ('+' to '-' at r1 -> r2) and their
+    histogram in ``scenarios.SOJOURN_BIN`` bins (as ns-3's SojournTime trace)."""
+    total = count = 0.0
+    hist: dict[str, float] = {}
+    last = scenarios.SOJOURN_BINS - 1
+    for ev, t0, tn in bottleneck_leaves(sim, g):
+        if ev != "-":
+            continue
+        w = (tn - t0) / 1e9
+        total += w
+        count += 1
+        k = str(min(int(w / scenarios.SOJOURN_BIN), last))
+        hist[k] = hist.get(k, 0.0) + 1
     return total, count, hist
 
 

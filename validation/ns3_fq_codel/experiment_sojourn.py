@@ -25,32 +25,15 @@ def main() -> int:
     gid = "mixed"
     g = scenarios.GROUPS[gid]
     sim = ecnsim.Simulation(compare.ecnsim_scenario(gid, 1))
-    names = [nd["name"] for nd in sim.spec["nodes"]]
-    r1 = names.index("r1")
-    sim.trace(links=[0])
-    enq: dict[int, int] = {}
     dep_sum = dep_n = 0.0
     head_sum = head_n = 0.0
-    t = 0.0
-    while t < g["duration"]:
-        t = min(g["duration"], t + 5.0)
-        sim.run_until(t)
-        df = sim.drain_trace()
-        df = df[df.from_node == r1]
-        for tn, ev, uid in zip(df.time_ns, df.event, df.uid, strict=True):
-            if ev == "+":
-                enq[uid] = tn
-            elif ev in "-d":
-                t0 = enq.pop(uid, None)
-                if t0 is None or tn / 1e9 < g["warmup"]:
-                    continue
-                if ev == "-":
-                    dep_sum += (tn - t0) / 1e9
-                    dep_n += 1
-                elif t0 != tn:  # dropped after waiting: the overflow rule's head drops
-                    head_sum += (tn - t0) / 1e9
-                    head_n += 1
-    sim.close_trace()
+    for ev, t0, tn in compare.bottleneck_leaves(sim, g):
+        if ev == "-":
+            dep_sum += (tn - t0) / 1e9
+            dep_n += 1
+        elif t0 != tn:  # dropped after waiting: the overflow rule's head drops
+            head_sum += (tn - t0) / 1e9
+            head_n += 1
     little = compare.summarise(gid, [compare.run_ecnsim(gid, 1)])["sojourn_ms"]
     print(f"ecnsim, Little's law (compare.py): {little:.0f} ms")
     print(f"ecnsim, departed packets only (as ns-3's SojournTime): {1e3 * dep_sum / dep_n:.0f} ms")

@@ -30,7 +30,9 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "ns3"))
+sys.path.insert(0, os.path.join(HERE, ".."))
 import scenarios  # noqa: E402
+from common import ns3_pie_attributes  # noqa: E402
 from ns3_dumbbell import TimedRun  # noqa: E402
 
 PROBES_CPP = r"""
@@ -139,17 +141,7 @@ def _install_fq_pie(ns: Any, bn: Any, sec: Any) -> Any:
         "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{q['limit']}p")),
         "Flows", ns.UintegerValue(q["flows"]),
         "DropBatchSize", ns.UintegerValue(q["drop_batch"]),
-        "QueueDelayReference", sec(q["target"]),
-        "Tupdate", sec(q["t_update"]),
-        "Supdate", sec(0.0),
-        "A", ns.DoubleValue(q["alpha"]),
-        "B", ns.DoubleValue(q["beta"]),
-        "MaxBurstAllowance", sec(q["max_burst"]),
-        "UseDequeueRateEstimator", ns.BooleanValue(False),
-        "UseCapDropAdjustment", ns.BooleanValue(q["cap_drop_adjustment"]),
-        "UseDerandomization", ns.BooleanValue(q["derandomize"]),
-        "UseEcn", ns.BooleanValue(True),
-        "MarkEcnThreshold", ns.DoubleValue(q["mark_ecn_threshold"]),
+        *ns3_pie_attributes(ns, q, sec),
         "CeThreshold", ns.TimeValue(ns.Time.Max()),
         "UseL4s", ns.BooleanValue(False),
         "MeanPktSize", ns.UintegerValue(q["mean_pktsize_ip"]),
@@ -168,17 +160,7 @@ def _aqm_attributes(ns: Any, disc: str, sec: Any) -> tuple[str, list[Any]]:
         p = scenarios.PIE
         return "ns3::PieQueueDisc", [
             "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{p['limit']}p")),
-            "QueueDelayReference", sec(p["target"]),
-            "Tupdate", sec(p["t_update"]),
-            "Supdate", sec(0.0),
-            "A", ns.DoubleValue(p["alpha"]),
-            "B", ns.DoubleValue(p["beta"]),
-            "MaxBurstAllowance", sec(p["max_burst"]),
-            "UseDequeueRateEstimator", ns.BooleanValue(False),
-            "UseCapDropAdjustment", ns.BooleanValue(p["cap_drop_adjustment"]),
-            "UseDerandomization", ns.BooleanValue(p["derandomize"]),
-            "UseEcn", ns.BooleanValue(True),
-            "MarkEcnThreshold", ns.DoubleValue(p["mark_ecn_threshold"]),
+            *ns3_pie_attributes(ns, p, sec),
             "ActiveThreshold", ns.TimeValue(ns.Time.Max()),
             "UseL4s", ns.BooleanValue(False),
         ]  # fmt: skip

@@ -29,6 +29,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import common  # noqa: E402  (what the harnesses share)
 import scenarios  # noqa: E402
 
 NS3_SCRIPT = os.path.join(HERE, "..", "ns3", "ns3_dumbbell.py")
@@ -272,18 +274,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ecnsim-only", action="store_true", help="ecnsim's metrics alone")
     ap.add_argument("--variant", choices=["hystart"], help="explanatory ns-3 variant, no bands")
     ap.add_argument("--jobs", type=int, default=2, help="parallel ns-3 processes")
-    ap.add_argument(
-        "--ecnsim-tcp",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="explanatory variant: override an ecnsim tcp field (JSON value), e.g. "
-        "reduction_basis='\"ns2_window\"'; the table is then not a verdict",
-    )
+    common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
     a = ap.parse_args(argv[1:])
-    for kv in a.ecnsim_tcp:
-        key, _, value = kv.partition("=")
-        ECNSIM_TCP[key] = json.loads(value)
+    ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
     if a.only:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
@@ -308,25 +301,16 @@ def main(argv: list[str]) -> int:
             json.dump(ns3_out, fh)
     failed = total = 0
     variant = a.variant or (", ".join(a.ecnsim_tcp) if a.ecnsim_tcp else None)
-    print("| scenario | metric | ecnsim | ns-3 | band | result |")
-    print("|---|---|---|---|---|---|")
+    common.table_header(["scenario"], "ns-3")
     for sc, out in zip(scs, ns3_out, strict=True):
         e = metrics(sc, run_ecnsim(sc))
         n = metrics(sc, from_ns3(sc, out))
-        for name, band in scenarios.BANDS[sc["algo"]].items():
-            if name not in e:
-                continue
-            ok = scenarios.within(band, e[name], n[name])
-            if variant is None:
-                total += 1
-                failed += not ok
-            verdict = ("pass" if ok else "**FAIL**") if variant is None else "(variant)"
-            print(
-                f"| {sc['id']} | {name} | {e[name]:.4g} | {n[name]:.4g} | "
-                f"{scenarios.band_text(band)} | {verdict} |"
-            )
+        t, f = common.banded_rows(
+            [sc["id"]], e, n, scenarios.BANDS[sc["algo"]], verdict=variant is None
+        )
+        total, failed = total + t, failed + f
     if variant is None:
-        print(f"\n{total} banded checks: {total - failed} pass, {failed} FAIL")
+        common.print_summary(total, failed)
     return 1 if failed else 0
 
 

@@ -313,6 +313,13 @@ fn collect(sim: &Simulation, with_series: bool) -> Results {
     t.push_u64("reverse_packets_sent", reverse_packets);
     t.push_u64("reverse_bytes_sent", reverse_bytes);
     t.push_str("app", rows.iter().map(|r| sim.apps[r.flow.app.index()].name.clone()).collect());
+    // RFC 9331 §4.3 (detect a Classic ECN bottleneck), as tcp_prague.c 0.6 scores it (`tp->classic_ecn`):
+    // Prague's score in units of 1 (0 to 17; above 8 a Classic ECN bottleneck; 0 while the
+    // detection is off); NaN for a flow that does not run Prague.
+    t.push_f64(
+        "prague_classic_ecn",
+        rows.iter().map(|r| r.classic_ecn.map_or(f64::NAN, |s| s as f64 / f64::from(1u32 << 20))).collect(),
+    );
 
     let apps = apps_table(sim, warm.map(|w| w.apps.as_slice()), since, now);
 
@@ -474,6 +481,8 @@ struct FlowRow<'a> {
     counters: [TcpCounters; 2],
     /// Final (or current) cwnd, SRTT, state, ECN and SACK negotiated.
     fin: (u64, Option<SimDuration>, TcpState, bool, bool),
+    /// The sender's Prague Classic-ECN-bottleneck score (2^-20), final or current, if it runs Prague.
+    classic_ecn: Option<u64>,
     warm: WarmBase,
 }
 
@@ -484,6 +493,11 @@ fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
         (Some(l), _) => (l.cwnd, l.srtt, l.state, l.ecn, l.sack),
         (None, Some(s)) => (s.cwnd(), s.rtt().srtt(), s.state(), s.ecn_negotiated(), s.sack_negotiated()),
         (None, None) => unreachable!("a connection is live or has its final state"),
+    };
+    let classic_of = |f: &Flow, i: Option<usize>| match (&f.last, i.and_then(|i| sim.initiator(i))) {
+        (Some(l), _) => l.classic_ecn,
+        (None, Some(s)) => s.prague().map(crate::tcp::cc::Prague::classic_ecn),
+        (None, None) => None,
     };
     let warm_of = |i: usize, serial: u64| sim.warm.as_ref().and_then(|w| w.flow(i, serial)).unwrap_or(WarmBase::Zero);
     let live = |i: usize| {
@@ -498,6 +512,7 @@ fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
             extra: sim.flow_extra(i),
             counters: live(i),
             fin: fin_of(f, Some(i)),
+            classic_ecn: classic_of(f, Some(i)),
             warm: warm_of(i, f.serial),
         })
         .collect();
@@ -512,6 +527,7 @@ fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
                     extra: e.flow.extra,
                     counters: last.counters,
                     fin: fin_of(&e.flow, None),
+                    classic_ecn: classic_of(&e.flow, None),
                     warm: e.warm.clone(),
                 }
             })
@@ -523,6 +539,7 @@ fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
                     extra: sim.flow_extra(i),
                     counters: live(i),
                     fin: fin_of(f, Some(i)),
+                    classic_ecn: classic_of(f, Some(i)),
                     warm: warm_of(i, f.serial),
                 });
             }

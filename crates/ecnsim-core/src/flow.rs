@@ -91,6 +91,8 @@ pub(crate) struct FlowFinal {
     pub(crate) sack: bool,
     /// The initiator's AccECN feedback (RFC 9768), if negotiated.
     pub(crate) accecn: Option<crate::tcp::AccEcnCounts>,
+    /// The initiator's Prague Classic-ECN-bottleneck score (2^-20), if it ran Prague.
+    pub(crate) classic_ecn: Option<u64>,
 }
 
 /// A UDP flow: a source app's datagrams to one sink.

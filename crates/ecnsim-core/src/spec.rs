@@ -206,6 +206,25 @@ quantity!(TimeValue, TIME_UNITS, TIME_DISPLAY, "a time: seconds as a number, or 
 quantity!(RateValue, RATE_UNITS, RATE_DISPLAY, "a rate: bit/s as a number, or a string such as \"10Mbps\"");
 quantity!(ByteSize, SIZE_UNITS, SIZE_DISPLAY, "a size: bytes as a number, or a string such as \"64KB\"");
 
+/// Field-wise `self.field.or(defaults.field)`, except the two buffer limits,
+/// which are filled together (a scenario's `limit_bytes` must not be joined
+/// by the profile's `limit_packets`).
+macro_rules! fill_from_defaults {
+    ($ty:ident { limits: [$($lim:ident),*], fields: [$($f:ident),* $(,)?] }) => {
+        impl $ty {
+            /// This table with every absent field taken from `defaults`.
+            #[must_use]
+            pub fn filled(&self, defaults: &$ty) -> $ty {
+                let own_limit = false $(|| self.$lim.is_some())*;
+                $ty {
+                    $($lim: if own_limit { self.$lim } else { defaults.$lim },)*
+                    $($f: self.$f.or(defaults.$f),)*
+                }
+            }
+        }
+    };
+}
+
 // ---------------------------------------------------------------------------
 // The schema
 // ---------------------------------------------------------------------------
@@ -925,118 +944,141 @@ pub struct FqCodelSpec {
     pub l4s_mode: Option<crate::qdisc::fq_codel::FqSource>,
 }
 
-/// `type = "pie"`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct PieSpec {
-    /// Buffer limit in packets (exclusive with `limit_bytes`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_packets: Option<i64>,
-    /// Buffer limit in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_bytes: Option<ByteSize>,
-    /// QDELAY_REF.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<TimeValue>,
-    /// T_UPDATE.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub t_update: Option<TimeValue>,
-    /// alpha, Hz.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alpha: Option<f64>,
-    /// beta, Hz.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub beta: Option<f64>,
-    /// MAX_BURST.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_burst: Option<TimeValue>,
-    /// Mark ECT packets instead of dropping them (below `mark_ecn_threshold`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<bool>,
-    /// MAX_ECNTH.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mark_ecn_threshold: Option<f64>,
-    /// Byte mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub byte_mode: Option<bool>,
-    /// Mean packet size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_pktsize: Option<ByteSize>,
-    /// `"timestamp"` or `"dequeue_rate"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay_estimator: Option<crate::qdisc::pie::DelayEstimator>,
-    /// DQ_THRESHOLD.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dq_threshold: Option<ByteSize>,
-    /// Cap the drop adjustment (RFC 8033 §5.5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cap_drop_adjustment: Option<bool>,
-    /// De-randomize drops (RFC 8033 §5.4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub derandomize: Option<bool>,
+/// PIE's parameters (RFC 8033), the same keys with the same meaning in `type = "pie"` and
+/// `type = "fq_pie"` (there, per flow queue): this writes them once into both tables, between
+/// a table's buffer limits and own fields before them and its own fields after them, with
+/// `filled` (`fill_from_defaults!`) over all of them. (Not a `#[serde(flatten)]` struct:
+/// serde's flatten does not work with `deny_unknown_fields`, and the tables would lose their
+/// exact unknown-key errors.) Every field is optional, absent ones unserialised.
+macro_rules! pie_spec {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            limits: { $( $(#[$lm:meta])* $lim:ident: $lty:ty, )* }
+            before: { $( $(#[$bm:meta])* $before:ident: $bty:ty, )* }
+            after: { $( $(#[$am:meta])* $after:ident: $aty:ty, )* }
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $(
+                $(#[$lm])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $lim: $lty,
+            )*
+            $(
+                $(#[$bm])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $before: $bty,
+            )*
+            /// QDELAY_REF (of each flow queue in FQ-PIE).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub target: Option<TimeValue>,
+            /// T_UPDATE (FQ-PIE: one clock for every flow queue).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub t_update: Option<TimeValue>,
+            /// alpha, Hz.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub alpha: Option<f64>,
+            /// beta, Hz.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub beta: Option<f64>,
+            /// MAX_BURST (of each flow queue in FQ-PIE).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub max_burst: Option<TimeValue>,
+            /// Mark ECT packets instead of dropping them (below `mark_ecn_threshold`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub ecn: Option<bool>,
+            /// MAX_ECNTH: mark only while the drop probability is at most this (FQ-PIE: the
+            /// flow's; Linux `ecn_prob` / 100).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub mark_ecn_threshold: Option<f64>,
+            /// Byte mode.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub byte_mode: Option<bool>,
+            /// Mean packet size (byte mode and the "2 packets" safeguard).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub mean_pktsize: Option<ByteSize>,
+            /// `"timestamp"` or `"dequeue_rate"` (Linux `dq_rate_estimator`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub delay_estimator: Option<crate::qdisc::pie::DelayEstimator>,
+            /// DQ_THRESHOLD.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub dq_threshold: Option<ByteSize>,
+            /// Cap the drop adjustment (RFC 8033 §5.5).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub cap_drop_adjustment: Option<bool>,
+            /// De-randomize drops (RFC 8033 §5.4; Linux's FQ-PIE always does).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub derandomize: Option<bool>,
+            $(
+                $(#[$am])*
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $after: $aty,
+            )*
+        }
+
+        fill_from_defaults!($name {
+            limits: [$($lim),*],
+            fields: [
+                $($before,)*
+                target,
+                t_update,
+                alpha,
+                beta,
+                max_burst,
+                ecn,
+                mark_ecn_threshold,
+                byte_mode,
+                mean_pktsize,
+                delay_estimator,
+                dq_threshold,
+                cap_drop_adjustment,
+                derandomize
+                $(, $after)*
+            ]
+        });
+    };
 }
 
-/// `type = "fq_pie"`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FqPieSpec {
-    /// Packets held in all flow queues together (Linux `limit`, ns-3 `MaxSize`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_packets: Option<i64>,
-    /// Number of flow queues (Linux `flows`, ns-3 `Flows`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flows: Option<i64>,
-    /// Deficit round robin quantum (Linux `quantum`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantum: Option<ByteSize>,
-    /// PIE QDELAY_REF of each flow queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<TimeValue>,
-    /// PIE T_UPDATE: one clock for every flow queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub t_update: Option<TimeValue>,
-    /// PIE alpha, Hz.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alpha: Option<f64>,
-    /// PIE beta, Hz.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub beta: Option<f64>,
-    /// PIE MAX_BURST of each flow queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_burst: Option<TimeValue>,
-    /// Mark ECT packets instead of dropping them (below `mark_ecn_threshold`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<bool>,
-    /// Mark only while the flow's probability is at most this (Linux `ecn_prob` / 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mark_ecn_threshold: Option<f64>,
-    /// Byte mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub byte_mode: Option<bool>,
-    /// Mean packet size (byte mode and the "2 packets" safeguard).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_pktsize: Option<ByteSize>,
-    /// `"timestamp"` or `"dequeue_rate"` (Linux `dq_rate_estimator`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay_estimator: Option<crate::qdisc::pie::DelayEstimator>,
-    /// DQ_THRESHOLD.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dq_threshold: Option<ByteSize>,
-    /// Cap the drop adjustment (RFC 8033 §5.5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cap_drop_adjustment: Option<bool>,
-    /// De-randomize drops (RFC 8033 §5.4; Linux always does).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub derandomize: Option<bool>,
-    /// `"linux"` (drop the arrival) or `"ns3"` (drop from the fattest queue) at the limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overflow: Option<crate::qdisc::fq_pie::FqPieOverflow>,
-    /// Most packets one `"ns3"` overflow drops from the fattest queue (ns-3 `DropBatchSize`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drop_batch: Option<i64>,
-    /// The flow hash's perturbation; absent: drawn from the queue's random stream.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub perturbation: Option<i64>,
+pie_spec! {
+    /// `type = "pie"`.
+    pub struct PieSpec {
+        limits: {
+            /// Buffer limit in packets (exclusive with `limit_bytes`).
+            limit_packets: Option<i64>,
+            /// Buffer limit in bytes.
+            limit_bytes: Option<ByteSize>,
+        }
+        before: {}
+        after: {}
+    }
+}
+
+pie_spec! {
+    /// `type = "fq_pie"`.
+    pub struct FqPieSpec {
+        limits: {
+            /// Packets held in all flow queues together (Linux `limit`, ns-3 `MaxSize`).
+            limit_packets: Option<i64>,
+        }
+        before: {
+            /// Number of flow queues (Linux `flows`, ns-3 `Flows`).
+            flows: Option<i64>,
+            /// Deficit round robin quantum (Linux `quantum`).
+            quantum: Option<ByteSize>,
+        }
+        after: {
+            /// `"linux"` (drop the arrival) or `"ns3"` (drop from the fattest queue) at the limit.
+            overflow: Option<crate::qdisc::fq_pie::FqPieOverflow>,
+            /// Most packets one `"ns3"` overflow drops from the fattest queue (ns-3 `DropBatchSize`).
+            drop_batch: Option<i64>,
+            /// The flow hash's perturbation; absent: drawn from the queue's random stream.
+            perturbation: Option<i64>,
+        }
+    }
 }
 
 /// `type = "dualpi2"`.
@@ -1094,25 +1136,6 @@ pub struct DualPi2Spec {
     /// The Classic queue's share under `wrr`, per cent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classic_weight: Option<i64>,
-}
-
-/// Field-wise `self.field.or(defaults.field)`, except the two buffer limits,
-/// which are filled together (a scenario's `limit_bytes` must not be joined
-/// by the profile's `limit_packets`).
-macro_rules! fill_from_defaults {
-    ($ty:ident { limits: [$($lim:ident),*], fields: [$($f:ident),* $(,)?] }) => {
-        impl $ty {
-            /// This table with every absent field taken from `defaults`.
-            #[must_use]
-            pub fn filled(&self, defaults: &$ty) -> $ty {
-                let own_limit = false $(|| self.$lim.is_some())*;
-                $ty {
-                    $($lim: if own_limit { self.$lim } else { defaults.$lim },)*
-                    $($f: self.$f.or(defaults.$f),)*
-                }
-            }
-        }
-    };
 }
 
 fill_from_defaults!(RedSpec {
@@ -1222,25 +1245,6 @@ fill_from_defaults!(CodelSpec {
     limits: [limit_packets, limit_bytes],
     fields: [target, interval, max_packet, ecn, ce_threshold]
 });
-fill_from_defaults!(PieSpec {
-    limits: [limit_packets, limit_bytes],
-    fields: [
-        target,
-        t_update,
-        alpha,
-        beta,
-        max_burst,
-        ecn,
-        mark_ecn_threshold,
-        byte_mode,
-        mean_pktsize,
-        delay_estimator,
-        dq_threshold,
-        cap_drop_adjustment,
-        derandomize,
-    ]
-});
-
 fill_from_defaults!(FqCodelSpec {
     limits: [limit_packets],
     fields: [
@@ -1258,30 +1262,6 @@ fill_from_defaults!(FqCodelSpec {
         max_packet_backlog,
         overflow_count,
         l4s_mode,
-    ]
-});
-
-fill_from_defaults!(FqPieSpec {
-    limits: [limit_packets],
-    fields: [
-        flows,
-        quantum,
-        target,
-        t_update,
-        alpha,
-        beta,
-        max_burst,
-        ecn,
-        mark_ecn_threshold,
-        byte_mode,
-        mean_pktsize,
-        delay_estimator,
-        dq_threshold,
-        cap_drop_adjustment,
-        derandomize,
-        overflow,
-        drop_batch,
-        perturbation,
     ]
 });
 

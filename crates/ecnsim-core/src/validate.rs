@@ -1485,20 +1485,34 @@ const CODEL_FIELDS: &[Field<CodelSpec>] = &[
     int_field!(ce_threshold, Unit::Time, time, Limits::closed(0, MAX_TIME)),
 ];
 
-#[rustfmt::skip]
-const PIE_FIELDS: &[Field<PieSpec>] = &[
-    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
-    int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT),
-    // RFC 8033 §4.2: QDELAY_REF and T_UPDATE are positive times; alpha, beta >= 0 Hz.
-    int_field!(target, Unit::Time, time, POSITIVE_TIME),
-    int_field!(t_update, Unit::Time, time, POSITIVE_TIME),
-    real_field!(alpha, RealLimits::above(0.0, MAX_FACTOR)),
-    real_field!(beta, RealLimits::closed(0.0, MAX_FACTOR)),
-    int_field!(max_burst, Unit::Time, time, Limits::closed(0, MAX_TIME)),
-    real_field!(mark_ecn_threshold, RealLimits::closed(0.0, 1.0)),
-    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
-    int_field!(dq_threshold, Unit::Bytes, size, BYTE_LIMIT),
-];
+/// The checks of PIE's fields (`spec.rs`'s `pie_spec!`), the same in `pie` and `fq_pie`: a
+/// table's `head` checks, these, then its `tail` checks (the order the errors come in).
+macro_rules! pie_fields {
+    ([$($head:expr),* $(,)?], [$($tail:expr),* $(,)?]) => {
+        &[
+            $($head,)*
+            // RFC 8033 §4.2: QDELAY_REF and T_UPDATE are positive times; alpha > 0, beta >= 0 Hz.
+            int_field!(target, Unit::Time, time, POSITIVE_TIME),
+            int_field!(t_update, Unit::Time, time, POSITIVE_TIME),
+            real_field!(alpha, RealLimits::above(0.0, MAX_FACTOR)),
+            real_field!(beta, RealLimits::closed(0.0, MAX_FACTOR)),
+            int_field!(max_burst, Unit::Time, time, Limits::closed(0, MAX_TIME)),
+            // MAX_ECNTH, a probability (Linux ecn_prob: a percentage; here its fraction, 0 to 1).
+            real_field!(mark_ecn_threshold, RealLimits::closed(0.0, 1.0)),
+            int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
+            int_field!(dq_threshold, Unit::Bytes, size, BYTE_LIMIT),
+            $($tail,)*
+        ]
+    };
+}
+
+const PIE_FIELDS: &[Field<PieSpec>] = pie_fields!(
+    [
+        int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+        int_field!(limit_bytes, Unit::Bytes, size, BYTE_LIMIT)
+    ],
+    []
+);
 
 #[rustfmt::skip]
 const FQ_CODEL_FIELDS: &[Field<FqCodelSpec>] = &[
@@ -1516,26 +1530,19 @@ const FQ_CODEL_FIELDS: &[Field<FqCodelSpec>] = &[
     int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
 ];
 
-#[rustfmt::skip]
-const FQ_PIE_FIELDS: &[Field<FqPieSpec>] = &[
-    int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
-    // Linux fq_pie_change: "Number of flows must range in [1..65536]".
-    int_field!(flows, Unit::Count, count, Limits::closed(1, 65_536)),
-    // Linux fq_pie_q_range: quantum from 1 to 2^20 bytes.
-    int_field!(quantum, Unit::Bytes, size, Limits::closed(1, 1_048_576)),
-    // RFC 8033 §4.2: QDELAY_REF and T_UPDATE are positive times; alpha > 0, beta >= 0 Hz.
-    int_field!(target, Unit::Time, time, POSITIVE_TIME),
-    int_field!(t_update, Unit::Time, time, POSITIVE_TIME),
-    real_field!(alpha, RealLimits::above(0.0, MAX_FACTOR)),
-    real_field!(beta, RealLimits::closed(0.0, MAX_FACTOR)),
-    int_field!(max_burst, Unit::Time, time, Limits::closed(0, MAX_TIME)),
-    // Linux ecn_prob: a percentage; here its fraction, 0 to 1.
-    real_field!(mark_ecn_threshold, RealLimits::closed(0.0, 1.0)),
-    int_field!(mean_pktsize, Unit::Bytes, size, PKT_SIZE),
-    int_field!(dq_threshold, Unit::Bytes, size, BYTE_LIMIT),
-    int_field!(drop_batch, Unit::Count, count, Limits::closed(1, 1_000_000)),
-    int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
-];
+const FQ_PIE_FIELDS: &[Field<FqPieSpec>] = pie_fields!(
+    [
+        int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),
+        // Linux fq_pie_change: "Number of flows must range in [1..65536]".
+        int_field!(flows, Unit::Count, count, Limits::closed(1, 65_536)),
+        // Linux fq_pie_q_range: quantum from 1 to 2^20 bytes.
+        int_field!(quantum, Unit::Bytes, size, Limits::closed(1, 1_048_576)),
+    ],
+    [
+        int_field!(drop_batch, Unit::Count, count, Limits::closed(1, 1_000_000)),
+        int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
+    ]
+);
 
 const DUALPI2_FIELDS: &[Field<DualPi2Spec>] = &[
     int_field!(limit_packets, Unit::Count, count, PACKET_LIMIT),

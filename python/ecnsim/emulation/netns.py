@@ -216,33 +216,53 @@ def _start_time(pid: int) -> str | None:
 def _write_marker(name: str) -> None:
     MARKER_DIR.mkdir(parents=True, exist_ok=True)
     pid = os.getpid()
-    (MARKER_DIR / f"{name}.owner").write_text(f"{pid} {_start_time(pid)}\n")
+    # Written whole under another name, then renamed into place: a sweep reading it at the same
+    # time (another emulate's :func:`remove_orphans`) finds no marker or the whole one, never a
+    # part whose start time would not be this process's.
+    tmp = MARKER_DIR / f".{name}.owner.{pid}"
+    tmp.write_text(f"{pid} {_start_time(pid)}\n")
+    os.replace(tmp, MARKER_DIR / f"{name}.owner")
 
 
 def _marked_owner_gone(name: str) -> bool:
     """Whether ``name`` carries ecnsim's marker and the process that made it is gone (dead,
-    or its pid now another process's)."""
+    or its pid now another process's).
+
+    Never true for a running emulation: its marker names its own pid and start time, which
+    ``/proc`` still shows. A marker that cannot be read whole, or whose pid is not the one in
+    the namespace's name (made by another process under that name), is not judged: such a
+    namespace is never removed here (``ecnsim emulate --cleanup`` goes by the name alone)."""
     try:
         pid_text, start = (MARKER_DIR / f"{name}.owner").read_text().split()
+        pid = int(pid_text)
     except (OSError, ValueError):
         return False
-    return _start_time(int(pid_text)) != start
+    m = _NAME_RE.match(name)
+    if m is None or int(m.group(1)) != pid:
+        return False
+    return _start_time(pid) != start
 
 
 def remove_orphans() -> list[str]:
     """Delete the namespaces ecnsim marked (:data:`MARKER_DIR`) whose emulating process is
     gone (killed with SIGKILL, say), and the traffic programs still running in them, as
-    ``ecnsim emulate`` does before each run. Returns the names removed."""
+    ``ecnsim emulate`` does before each run. Returns the names removed.
+
+    A running emulation's namespaces and markers are never touched, even while it is making
+    them (its marker is written before its namespace exists): only what
+    :func:`_marked_owner_gone` judges gone is removed."""
     removed = []
     for name in list_namespaces():
         if _marked_owner_gone(name):
             Namespace(name=name, host="", address="").destroy()
             removed.append(name)
-    # Markers whose namespace is already gone.
+    # Markers without a namespace whose owner is gone (killed between deleting its namespace
+    # and its marker). A live owner's marker stays: it may be about to create the namespace.
     if MARKER_DIR.is_dir():
         present = set(list_namespaces())
         for marker in MARKER_DIR.glob("*.owner"):
-            if marker.name.removesuffix(".owner") not in present:
+            name = marker.name.removesuffix(".owner")
+            if name not in present and _marked_owner_gone(name):
                 with contextlib.suppress(OSError):
                     marker.unlink()
     return removed

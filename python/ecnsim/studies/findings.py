@@ -499,6 +499,11 @@ class RobustnessResult:
     verdict: Verdict
     outcome: RobustOutcome
     cells: str
+    #: The cells that do not hold under the alternative, by label (as ``findings_cells.csv``
+    #: names them; ``robustness.csv`` joins them with ``"; "``).
+    failing_cells: tuple[str, ...] = ()
+    #: The cells that are not significant either way under the alternative, likewise.
+    ns_cells: tuple[str, ...] = ()
 
 
 def _in_grid(grid: Sequence[Mapping[str, Any]], point: Mapping[str, Any]) -> bool:
@@ -590,7 +595,14 @@ def _row(
         res.verdict,
         robustness_outcome(b.verdict, res.verdict),
         _cells_text(res),
+        _cell_names(res, "does not hold"),
+        _cell_names(res, "n.s."),
     )
+
+
+def _cell_names(res: FindingResult, outcome: Verdict) -> tuple[str, ...]:
+    """The labels of ``res``'s cells judged ``outcome``, in the finding's order."""
+    return tuple(c.cell.label() for c in res.cells if c.outcome == outcome)
 
 
 # ---------------------------------------------------------------------------
@@ -682,7 +694,16 @@ def findings_frames(
         ),
     }
     if rows:
-        out["robustness"] = pd.DataFrame([r.__dict__ for r in rows])
+        out["robustness"] = pd.DataFrame(
+            [
+                {
+                    **r.__dict__,
+                    "failing_cells": "; ".join(r.failing_cells),
+                    "ns_cells": "; ".join(r.ns_cells),
+                }
+                for r in rows
+            ]
+        )
     return out
 
 
@@ -739,9 +760,11 @@ def findings_html(
             '<p class="note">One reading at a time changed from its default (the others at '
             "theirs); each cell is the finding's verdict under that alternative, and "
             "<b>same</b> (the default's verdict again), <b>flips</b> (the other verdict) or "
-            "<b>n.s.</b> (none). Parameter readings ran the findings' points again (same "
+            "<b>n.s.</b> (none), with the cells that do not hold or are n.s. under it named "
+            "(click). Parameter readings ran the findings' points again (same "
             "store); metric readings re-read the same runs. CSV: "
-            "<code>tables/robustness.csv</code>.</p>"
+            "<code>tables/robustness.csv</code> (<code>failing_cells</code>, "
+            "<code>ns_cells</code>).</p>"
         )
         cols = list(dict.fromkeys((r.reading, r.alternative) for r in rows))
         head = ["finding", "default", *[f"{rd}: {alt}" for rd, alt in cols]]
@@ -763,7 +786,20 @@ def findings_html(
                     else f"{hit.verdict} ({hit.outcome})"
                 )
                 style = ' style="background:#fde2e2"' if hit.outcome == "flips" else ""
-                row.append(f'<td class="l"{style} title="{_esc(hit.cells)}">{_esc(text)}</td>')
+                named = [
+                    f"<li>{_esc(label)}: {what}</li>"
+                    for labels, what in (
+                        (hit.failing_cells, "does not hold"),
+                        (hit.ns_cells, "n.s."),
+                    )
+                    for label in labels
+                ]
+                shown = (
+                    f"<details><summary>{_esc(text)}</summary><ul>{''.join(named)}</ul></details>"
+                    if named
+                    else _esc(text)
+                )
+                row.append(f'<td class="l"{style} title="{_esc(hit.cells)}">{shown}</td>')
             body.append(f"<tr>{''.join(row)}</tr>")
         s.append(_table(head, body))
         lost = missing_under_alternatives(base, rows)
@@ -890,6 +926,7 @@ def report_findings(run: StudyRun, data: StudyData) -> tuple[list[str], dict[str
                 "alternative": r.alternative,
                 "verdict": r.verdict,
                 "outcome": r.outcome,
+                "failing_cells": list(r.failing_cells),
             }
             for r in rows
         ],

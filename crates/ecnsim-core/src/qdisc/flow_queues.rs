@@ -90,6 +90,27 @@ pub(crate) struct FlowQueues<V> {
     quantum: u32,
 }
 
+/// The [`super::QueueDisc`] accessors of a discipline that keeps its packets in a
+/// [`FlowQueues`] field (`$q`): packets and bytes of all queues together, and giving back
+/// their spare slots. Expanded inside each discipline's `impl QueueDisc` (FQ-CoDel, FQ-PIE),
+/// so the calls stay static.
+macro_rules! flow_queue_accessors {
+    ($q:ident) => {
+        fn len_packets(&self) -> u64 {
+            self.$q.totals.packets
+        }
+
+        fn len_bytes(&self) -> u64 {
+            self.$q.totals.bytes
+        }
+
+        fn give_back_memory(&mut self) {
+            self.$q.give_back_memory();
+        }
+    };
+}
+pub(crate) use flow_queue_accessors;
+
 /// splitmix64's finaliser (Steele, Lea, Flood 2014): a bijective integer mix.
 fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

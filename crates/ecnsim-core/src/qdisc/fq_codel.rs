@@ -21,11 +21,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::codel::{ce_threshold_mark, CodelLaw, CodelSource, CodelVars};
-use super::flow_queues::{FlowQueue, FlowQueues, Totals};
+use super::flow_queues::{flow_queue_accessors, FlowQueue, FlowQueues, Totals};
 use super::QueuedPacket;
-use super::{AqmState, Fifo, QdiscCx, QueueDisc};
+use super::{Fifo, QdiscCx, QueueDisc};
 use crate::packet::Ecn;
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimDuration;
 
 /// The two references, for the options where they differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -173,21 +173,10 @@ impl QueueDisc for FqCodel {
         self.q.dequeue(cx, |flow, totals, cx| Self::flow_dequeue(cfg, law, flow, totals, cx))
     }
 
-    fn len_packets(&self) -> u64 {
-        self.q.totals.packets
-    }
+    flow_queue_accessors!(q);
 
-    fn len_bytes(&self) -> u64 {
-        self.q.totals.bytes
-    }
-
-    fn give_back_memory(&mut self) {
-        self.q.give_back_memory();
-    }
-
-    fn aqm_state(&mut self, _now: SimTime) -> AqmState {
-        AqmState::NONE
-    }
+    // `aqm_state`: the default (none): one CoDel state per flow queue, none stands for the
+    // whole queue.
 }
 
 #[cfg(test)]
@@ -197,6 +186,7 @@ mod tests {
     use super::*;
     use crate::ids::FlowId;
     use crate::packet::Transport;
+    use crate::time::SimTime;
 
     fn cfg() -> FqCodelConfig {
         FqCodelConfig {

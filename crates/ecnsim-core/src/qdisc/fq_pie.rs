@@ -20,10 +20,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::flow_queues::FlowQueues;
+use super::flow_queues::{flow_queue_accessors, FlowQueues};
 use super::pie::{PieConfig, PieVars};
 use super::QueuedPacket;
-use super::{AqmState, DropReason, QdiscCx, QueueDisc};
+use super::{DropReason, QdiscCx, QueueDisc};
 use crate::time::SimTime;
 
 /// What happens when the flow queues together hold `limit_packets`.
@@ -115,22 +115,10 @@ impl QueueDisc for FqPie {
         })
     }
 
-    fn len_packets(&self) -> u64 {
-        self.q.totals.packets
-    }
+    flow_queue_accessors!(q);
 
-    fn len_bytes(&self) -> u64 {
-        self.q.totals.bytes
-    }
-
-    fn give_back_memory(&mut self) {
-        self.q.give_back_memory();
-    }
-
-    fn aqm_state(&mut self, _now: SimTime) -> AqmState {
-        // One probability per flow queue: none stands for the whole queue.
-        AqmState::NONE
-    }
+    // `aqm_state`: the default (none): one probability per flow queue, none stands for the
+    // whole queue.
 }
 
 #[cfg(test)]

@@ -1408,6 +1408,7 @@ impl Simulation {
             ecn: a.ecn_negotiated(),
             sack: a.sack_negotiated(),
             accecn: a.accecn_counts(),
+            classic_ecn: a.prague().map(crate::tcp::cc::Prague::classic_ecn),
         }));
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;

@@ -117,6 +117,10 @@ fn share_and_detection(sim: &Simulation, r: &ecnsim_core::Results) -> (f64, [boo
     let share = (d[2] + d[3]) as f64 / d.iter().sum::<u64>() as f64;
     let p = |f| sim.flow_prague(ecnsim_core::ids::FlowId(f)).expect("a Prague sender");
     let score = |f| p(f).classic_ecn() as f64 / f64::from(1 << 20);
+    // The flows table's column is the same score: NaN for the CUBIC flows (0 and 1).
+    let column = f64s(r, "flows", "prague_classic_ecn");
+    assert!(column[..2].iter().all(|x| x.is_nan()), "prague_classic_ecn of CUBIC flows: {column:?}");
+    assert_eq!(column[2..], [score(2), score(3)], "prague_classic_ecn");
     (share, [p(2).classic_ecn_detected(), p(3).classic_ecn_detected()], [score(2), score(3)])
 }
 
