@@ -26,6 +26,8 @@ import scenarios  # noqa: E402
 
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
 ECNSIM_TCP: dict[str, Any] = {}
+#: --linux-sysctl overrides (explanatory variants only; every emulated host's namespace).
+LINUX_SYSCTL: dict[str, str] = {}
 
 
 def scenario_dict() -> dict[str, Any]:
@@ -106,10 +108,22 @@ def run_sim() -> dict[str, Any]:
 def run_linux() -> dict[str, Any]:
     from ecnsim.emulation import Emulation
 
-    res = Emulation(scenario_dict()).run()
+    em = Emulation(scenario_dict())
+    if LINUX_SYSCTL:
+        em.plan = em.make_plan()
+        for h in em.plan.hosts:
+            h.sysctls.update(LINUX_SYSCTL)
+    res = em.run()
     out = side(res)
-    em = res.tables["emulation"]
-    out["emulation"] = {c: em.to_pylist(c) for c in em.column_names}
+    table = res.tables["emulation"]
+    out["emulation"] = {c: table.to_pylist(c) for c in table.column_names}
+    flows = res.tables["flows"]
+    out["flows"] = {
+        c: flows.to_pylist(c)
+        for c in ("flow", "busy_s", "rwnd_limited_s", "sndbuf_limited_s", "max_rwnd_bytes")
+        if c in flows.column_names
+    }
+    out["linux_sysctl"] = dict(LINUX_SYSCTL)
     out["loadavg"] = [res.meta.get("loadavg_start", ""), res.meta.get("loadavg_end", "")]
     return out
 
@@ -127,7 +141,18 @@ def main(argv: list[str]) -> int:
         help="explanatory variant: override an ecnsim tcp field (JSON value); the table is "
         "then not a verdict",
     )
+    ap.add_argument(
+        "--linux-sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="explanatory variant: a sysctl for every emulated host (e.g. the harness's own "
+        "net.ipv4.tcp_wmem back at Linux's default); the table is then not a verdict",
+    )
     a = ap.parse_args(argv[1:])
+    for kv in a.linux_sysctl:
+        key, _, value = kv.partition("=")
+        LINUX_SYSCTL[key] = value
     for kv in a.ecnsim_tcp:
         key, _, value = kv.partition("=")
         ECNSIM_TCP[key] = json.loads(value)
