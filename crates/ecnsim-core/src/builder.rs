@@ -25,10 +25,11 @@ use crate::queue_resolve::{resolve, LinkInfo};
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
+use crate::spec::CubicInitialGrowth;
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
     PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackAfterTimeout, SackVariant, ScenarioSpec, ScriptAction,
-    ScriptMatch, SlowStartExit, TcpOverrides, TimeValue,
+    ScriptMatch, SlowStartExit, SlowStartIncrease, TcpOverrides, TimeValue,
 };
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
@@ -613,6 +614,17 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         slow_start_exit: (c.slow_start_exit != SlowStartExit::None
             || profile.slow_start_exit(c.cc) != SlowStartExit::None)
             .then_some(c.slow_start_exit),
+        // Shown where it, or the profile's default, is not RFC 5681's, and only for the algorithms
+        // whose window grows by slow start (not BBR or Prague), so every other resolved spec is unchanged.
+        slow_start_increase: (!matches!(c.cc, CcKind::Bbr | CcKind::Prague)
+            && (c.slow_start_increase != SlowStartIncrease::Rfc5681
+                || profile.tcp().slow_start_increase != SlowStartIncrease::Rfc5681))
+            .then_some(c.slow_start_increase),
+        // Shown for CUBIC where it, or the profile's default, is not RFC 9438's.
+        cubic_initial_growth: (cubic
+            && (c.cubic_initial_growth != CubicInitialGrowth::Rfc9438
+                || profile.tcp().cubic_initial_growth != CubicInitialGrowth::Rfc9438))
+            .then_some(c.cubic_initial_growth),
         dctcp_shift_g: dctcp.then_some(i64::from(c.dctcp_shift_g)),
         dctcp_fraction: dctcp.then_some(c.dctcp_fraction),
         dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),

@@ -5,7 +5,7 @@
 use super::dialogues::{cfg, t, Dialogue, MSS};
 use crate::packet::TcpFlags;
 use crate::profile::Profile;
-use crate::spec::{CcKind, EcnPolicy, Quickack, RecoveryRate, RtoEstimator};
+use crate::spec::{CcKind, EcnPolicy, Quickack, RecoveryRate, RtoEstimator, SlowStartIncrease};
 use crate::tcp::{InitialWindow, RttEstimator, Segment, TcpConfig};
 use crate::time::SimDuration;
 
@@ -196,4 +196,43 @@ fn only_linux6_sets_the_new_options() {
     assert_eq!((c.min_rto, c.initial_rto), (SimDuration::from_millis(200), SimDuration::from_secs(1)));
     assert_eq!(c.rcv_window, 16 << 20);
     assert!(c.offers_sack() && c.delayed_ack);
+}
+
+/// Slow start with delayed ACKs (every ACK covers two segments), under every profile: RFC 5681
+/// §3.1 eq. (2) adds min(N, SMSS), one segment per ACK (1.5x per round trip); Linux
+/// tcp_slow_start() adds N, two (2x per round trip): `linux-6.x` only, `linux` being frozen
+/// (docs/profiles.md). The receiver's quick-ACK mode is off so that every ACK is a delayed one.
+#[test]
+fn slow_start_per_delayed_ack_under_each_profile() {
+    for &name in Profile::NAMES {
+        let p = Profile::from_name(name).expect("a profile");
+        let c = TcpConfig {
+            delayed_ack: true,
+            quickack: Quickack::Off,
+            handshake: true,
+            initial_window: InitialWindow::Segments(10),
+            max_cwnd: 1_000_000,
+            rcv_window: 1 << 30,
+            ecn: EcnPolicy::Off,
+            ..p.tcp()
+        };
+        let mss = u64::from(c.mss);
+        let mut d = Dialogue::established(c, c);
+        d.a.send(1000 * mss);
+        let flight = d.out_a();
+        assert_eq!(flight.len(), 10, "{name}");
+        let acks = d.deliver_to_b(&flight, &[]);
+        assert_eq!(acks.len(), 5, "{name}: one ACK per two segments");
+        d.now += 50;
+        let now = t(d.now);
+        let per_ack = if name == "linux-6.x" { 2 } else { 1 };
+        for (k, ack) in acks.iter().enumerate() {
+            let before = d.a.cwnd();
+            d.a.on_segment(now, &ack.header, ack.ecn);
+            assert_eq!(d.a.cwnd() - before, per_ack * mss, "{name}: ACK {k}");
+        }
+        assert_eq!(d.a.cwnd(), (10 + 5 * per_ack) * mss, "{name}");
+        let linux = c.slow_start_increase == SlowStartIncrease::Linux;
+        assert_eq!(linux, name == "linux-6.x", "{name}");
+    }
 }

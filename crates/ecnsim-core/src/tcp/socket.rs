@@ -353,7 +353,8 @@ impl TcpSocket {
                 mss,
                 u64::from(cfg.max_cwnd) * mss,
                 cfg.ca_increase,
-            ),
+            )
+            .with_slow_start(cfg.slow_start_increase),
             cc,
             last_ack_small: false,
             dupacks: 0,
