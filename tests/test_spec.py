@@ -595,3 +595,23 @@ def test_slow_start_increase_and_cubic_initial_growth_follow_the_profile() -> No
         match=r"^tcp\.cubic_initial_growth: unknown variant `ns3`, expected `rfc9438` or `linux`",
     ):
         Simulation({**d, "tcp": tcp(cc="cubic", cubic_initial_growth="ns3")})
+
+
+def test_sack_recovery_guard_is_an_option_every_profile_leaves_off() -> None:
+    """`tcp.sack_recovery_guard` (RFC 6675 §5.1 after a timeout): "newreno_careful" in every
+    profile (so no resolved spec shows it), "rfc6675" shown for SACK flows that set it."""
+    for profile in ("rfc", "ns2-2001", "linux", "linux-2.4", "linux-6.x"):
+        d = small_scenario().to_dict()
+        d["simulation"]["profile"] = profile
+        d["tcp"] = tcp(cc="sack")
+        assert "sack_recovery_guard" not in Simulation(d).run().spec["flows"][0]["tcp"], profile
+    d = small_scenario().to_dict()
+    d["tcp"] = tcp(cc="sack", sack_recovery_guard="rfc6675")
+    assert Simulation(d).run().spec["flows"][0]["tcp"]["sack_recovery_guard"] == "rfc6675"
+    d["tcp"] = tcp(cc="newreno", sack_recovery_guard="rfc6675")
+    assert "sack_recovery_guard" not in Simulation(d).run().spec["flows"][0]["tcp"]
+    with pytest.raises(
+        SpecError,
+        match=r"^tcp\.sack_recovery_guard: unknown variant `x`, expected `newreno_careful` or `rfc6675`",
+    ):
+        Simulation({**d, "tcp": tcp(cc="sack", sack_recovery_guard="x")})

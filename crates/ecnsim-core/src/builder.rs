@@ -25,12 +25,12 @@ use crate::queue_resolve::{resolve, LinkInfo};
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
-use crate::spec::CubicInitialGrowth;
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
     PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackAfterTimeout, SackVariant, ScenarioSpec, ScriptAction,
     ScriptMatch, SlowStartExit, SlowStartIncrease, TcpOverrides, TimeValue,
 };
+use crate::spec::{CubicInitialGrowth, SackRecoveryGuard};
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::{BitRate, SimDuration, SimTime};
@@ -620,6 +620,11 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
             && (c.slow_start_increase != SlowStartIncrease::Rfc5681
                 || profile.tcp().slow_start_increase != SlowStartIncrease::Rfc5681))
             .then_some(c.slow_start_increase),
+        // Shown for SACK flows where it, or the profile's default, is not `newreno_careful`'s rule.
+        sack_recovery_guard: (c.offers_sack()
+            && (c.sack_recovery_guard != SackRecoveryGuard::NewrenoCareful
+                || profile.tcp().sack_recovery_guard != SackRecoveryGuard::NewrenoCareful))
+            .then_some(c.sack_recovery_guard),
         // Shown for CUBIC where it, or the profile's default, is not RFC 9438's.
         cubic_initial_growth: (cubic
             && (c.cubic_initial_growth != CubicInitialGrowth::Rfc9438

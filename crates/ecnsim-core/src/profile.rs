@@ -10,8 +10,8 @@ use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
     EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec,
-    Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit,
-    SlowStartIncrease, TimeoutAfterEcn,
+    Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackRecoveryGuard, SackVariant,
+    SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -194,6 +194,10 @@ impl Profile {
             slow_start_increase: SlowStartIncrease::Rfc5681,
             // RFC 9438 §4.2-4.3: the cubic curve and W_est alone; no floor while there is no W_max.
             cubic_initial_growth: CubicInitialGrowth::Rfc9438,
+            // DEVIATION(RFC 6675): §5.1 says no new recovery after an RTO until HighACK >= RecoveryPoint
+            // (`"rfc6675"`); `rfc` keeps `newreno_careful`'s rule for SACK too, RFC 6582 §4.1's heuristic
+            // included, as released (changing it moves `rfc` results; docs/profiles.md).
+            sack_recovery_guard: SackRecoveryGuard::NewrenoCareful,
             // RFC 8257 §4.2: the RECOMMENDED estimation gain g = 1/16.
             dctcp_shift_g: 4,
             // SIGCOMM 2010 §3.1: F, the fraction of packets marked (current Linux counts delivered packets).

@@ -2208,6 +2208,19 @@ pub enum SlowStartIncrease {
     Linux,
 }
 
+/// What may start a new SACK recovery after a timeout, before its recovery point
+/// (`tcp.sack_recovery_guard`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SackRecoveryGuard {
+    /// `tcp.newreno_careful`'s rule, as for NewReno (with RFC 6582 §4.1's ACK heuristic under
+    /// `"careful_ack_heuristic"`).
+    NewrenoCareful,
+    /// RFC 6675 §5.1: no new recovery until HighACK >= RecoveryPoint (SND.UNA >= `recover`),
+    /// no heuristic.
+    Rfc6675,
+}
+
 /// How CUBIC grows while it has no W_max (`tcp.cubic_initial_growth`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -2475,6 +2488,10 @@ pub struct TcpOverrides {
     /// trip, `bictcp_update()`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_initial_growth: Option<CubicInitialGrowth>,
+    /// What guards a new SACK recovery after a timeout: `"newreno_careful"` (the
+    /// `newreno_careful` rule) or `"rfc6675"` (RFC 6675 §5.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack_recovery_guard: Option<SackRecoveryGuard>,
     /// DCTCP's gain g = 1/2^shift, shift 1..=10 (RFC 8257 §4.2: g = 1/16, shift 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dctcp_shift_g: Option<i64>,

@@ -268,6 +268,7 @@ UNMAPPED = {
     "ecn_synack": "Linux sends SYN-ACKs Not-ECT (RFC 5562 is not implemented)",
     "newreno_careful": "Linux's recovery logic is its own (RFC 6582 with PRR, RFC 6937)",
     "sack_variant": "Linux's SACK recovery is its own (RFC 6675-like, with PRR and RACK)",
+    "sack_recovery_guard": "Linux's Loss state lasts until snd_una passes high_seq",
     "recovery_rate": "Linux's fast recovery sends at PRR's rate (tcp_cwnd_reduction, RFC 6937)",
     "sack_after_timeout": "Linux keeps the SACKed marks at a timeout unless it detects reneging",
     "quickack": "Linux's quick-ACK mode is its own (TCP_QUICKACK only pauses delayed ACKs briefly)",

@@ -38,8 +38,8 @@ pub(crate) use opt::Opt;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
     EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, Quickack,
-    Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit,
-    SlowStartIncrease, TimeoutAfterEcn,
+    Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackRecoveryGuard, SackVariant,
+    SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -149,6 +149,8 @@ pub struct TcpConfig {
     pub slow_start_increase: SlowStartIncrease,
     /// CUBIC's growth while it has no W_max (RFC 9438's curve, or Linux's 5 % floor).
     pub cubic_initial_growth: CubicInitialGrowth,
+    /// What guards a new SACK recovery after a timeout (`newreno_careful`'s rule, or RFC 6675 §5.1).
+    pub sack_recovery_guard: SackRecoveryGuard,
     /// DCTCP's gain g = 2^-shift.
     pub dctcp_shift_g: u32,
     /// What DCTCP's marked fraction counts.

@@ -22,8 +22,8 @@ use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
-    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackAfterTimeout, SackVariant,
-    SlowStartExit, TimeoutAfterEcn,
+    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackAfterTimeout, SackRecoveryGuard,
+    SackVariant, SlowStartExit, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
 use crate::tcp::hystart::SsAck;
@@ -1336,7 +1336,11 @@ impl TcpSocket {
         }
         // `recover` is kept as one past the highest sequence number sent when the last recovery or
         // timeout began.
-        let guarded = if self.cc.checks_recover() {
+        let guarded = if self.sack_ok && self.cfg.sack_recovery_guard == SackRecoveryGuard::Rfc6675 {
+            // RFC 6675 §5.1 (`sack_recovery_guard = "rfc6675"`): after an RTO a SACK sender MUST NOT start a new
+            // recovery until HighACK >= RecoveryPoint (SND.UNA >= recover, both one past); no ACK heuristic.
+            self.snd_una < self.recover
+        } else if self.cc.checks_recover() {
             match self.cfg.newreno_careful {
                 NewrenoCareful::Off => false,
                 // RFC 6582 §3.2 step 2 (careful variant) / RFC 6675 §5: only if the ACK covers more than
