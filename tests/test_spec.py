@@ -612,6 +612,7 @@ def test_sack_recovery_guard_is_an_option_every_profile_leaves_off() -> None:
     assert "sack_recovery_guard" not in Simulation(d).run().spec["flows"][0]["tcp"]
     with pytest.raises(
         SpecError,
-        match=r"^tcp\.sack_recovery_guard: unknown variant `x`, expected `newreno_careful` or `rfc6675`",
+        match=r"^tcp\.sack_recovery_guard: unknown variant `x`, "
+        r"expected `newreno_careful` or `rfc6675`",
     ):
         Simulation({**d, "tcp": tcp(cc="sack", sack_recovery_guard="x")})
