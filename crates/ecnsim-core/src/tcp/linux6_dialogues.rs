@@ -236,3 +236,36 @@ fn slow_start_per_delayed_ack_under_each_profile() {
         assert_eq!(linux, name == "linux-6.x", "{name}");
     }
 }
+
+/// Linux's slow start counts what an ACK newly delivers (tcp_cong_control(): acked_sacked), not
+/// data the receiver held from before. Ten segments, the first lost and every ACK too: after the
+/// timeout the resent first segment brings an ACK of all ten; the nine the receiver held were
+/// delivered before (Linux had SACKed them), so cwnd grows by one segment, from 1 to 2, as under
+/// RFC 5681, not to ssthresh at once (a burst of ssthresh segments into the queue that just
+/// overflowed).
+#[test]
+fn linux_slow_start_counts_only_newly_delivered_data_after_a_timeout() {
+    for ss in [SlowStartIncrease::Rfc5681, SlowStartIncrease::Linux] {
+        let c = TcpConfig {
+            initial_window: InitialWindow::Segments(10),
+            ecn: EcnPolicy::Off,
+            slow_start_increase: ss,
+            ..cfg()
+        };
+        let mut d = Dialogue::established(c, c);
+        d.a.send(40 * MSS);
+        let flight = d.out_a();
+        assert_eq!(flight.len(), 10);
+        let _ = d.deliver_to_b(&flight[1..], &[]);
+        let deadline = d.a.next_deadline().expect("the timer");
+        d.now = deadline.as_nanos() / 1_000_000;
+        d.a.on_timer(deadline);
+        let resent = d.out_a();
+        assert_eq!(resent.len(), 1, "{ss:?}");
+        assert_eq!(d.a.cwnd(), MSS, "{ss:?}");
+        let acks = d.deliver_to_b(&resent, &[]);
+        assert_eq!(acks.last().map(|a| a.header.ack), Some(1 + 10 * MSS), "{ss:?}");
+        let _ = d.deliver_to_a(&acks, &[]);
+        assert_eq!(d.a.cwnd(), 2 * MSS, "{ss:?}: one segment newly delivered");
+    }
+}
