@@ -163,6 +163,28 @@ def test_plan_maps_tcp_parameters_and_lists_the_unmapped() -> None:
 
 
 @pytest.mark.parametrize(
+    ("tcp", "wmem_max"),
+    [
+        # rfc: 65535-byte window: Linux's own 4 MiB default stays (the floor).
+        ({}, 4 * 1024 * 1024),
+        # 16 MiB window (linux-6.x's): four times it, so the buffer never bounds the flight.
+        ({"rcv_window": "16MiB"}, 64 * 1024 * 1024),
+        # max_cwnd bounds the window too: 2000 segments of 1460 B.
+        ({"rcv_window": "16MiB", "max_cwnd": 2000}, 4 * 2000 * 1460),
+        # No window to speak of (2^30 B): capped at 1 GiB.
+        ({"rcv_window": "1GiB"}, 1 << 30),
+    ],
+)
+def test_plan_sets_a_send_buffer_the_flight_never_reaches(tcp: dict, wmem_max: int) -> None:
+    """The model's sender has no send buffer; Linux's default tcp_wmem[2] (4 MiB of skb
+    memory) froze a CUBIC window at 1943 segments (docs/validation.md, HyStart)."""
+    spec = scenario({"type": "droptail", "limit_packets": 50}, **tcp)
+    plan = make_plan(resolved(spec), pid=123, available_cc={"reno", "cubic"})
+    for h in ("s0", "c0"):
+        assert plan.host(h).sysctls["net.ipv4.tcp_wmem"] == f"4096 16384 {wmem_max}"
+
+
+@pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda s: s["tcp"].update(cc="tahoe"), "flows[0].tcp.cc: 'tahoe' cannot be emulated"),

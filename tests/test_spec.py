@@ -560,3 +560,59 @@ def test_cubic_timeout_follows_the_profile_and_refuses_unknown_rules() -> None:
         match=r"^tcp\.cubic_timeout: unknown variant `ns3`, expected `flight_size` or `linux`",
     ):
         Simulation({**d, "tcp": tcp(cc="cubic", cubic_timeout="ns3")})
+
+
+def test_slow_start_increase_and_cubic_initial_growth_follow_the_profile() -> None:
+    """`tcp.slow_start_increase` and `tcp.cubic_initial_growth` (issue 32): "linux" under
+    `linux-6.x` only (`linux` is frozen), shown only where they or the profile's default are not
+    RFC 5681's / RFC 9438's, so every other resolved spec is unchanged; unknown values are errors
+    naming the field."""
+    for profile in ("rfc", "ns2-2001", "linux", "linux-2.4", "linux-6.x"):
+        d = small_scenario().to_dict()
+        d["simulation"]["profile"] = profile
+        d["tcp"] = tcp(cc="cubic")
+        got = Simulation(d).run().spec["flows"][0]["tcp"]
+        if profile == "linux-6.x":
+            assert got["slow_start_increase"] == "linux"
+            assert got["cubic_initial_growth"] == "linux"
+        else:
+            assert "slow_start_increase" not in got, profile
+            assert "cubic_initial_growth" not in got, profile
+    d = small_scenario().to_dict()
+    d["tcp"] = tcp(cc="reno", slow_start_increase="linux")
+    got = Simulation(d).run().spec["flows"][0]["tcp"]
+    assert got["slow_start_increase"] == "linux"
+    assert "cubic_initial_growth" not in got
+    d["tcp"] = tcp(cc="cubic", cubic_initial_growth="linux")
+    assert Simulation(d).run().spec["flows"][0]["tcp"]["cubic_initial_growth"] == "linux"
+    with pytest.raises(
+        SpecError,
+        match=r"^tcp\.slow_start_increase: unknown variant `abc`, expected `rfc5681` or `linux`",
+    ):
+        Simulation({**d, "tcp": tcp(slow_start_increase="abc")})
+    with pytest.raises(
+        SpecError,
+        match=r"^tcp\.cubic_initial_growth: unknown variant `ns3`, expected `rfc9438` or `linux`",
+    ):
+        Simulation({**d, "tcp": tcp(cc="cubic", cubic_initial_growth="ns3")})
+
+
+def test_sack_recovery_guard_is_an_option_every_profile_leaves_off() -> None:
+    """`tcp.sack_recovery_guard` (RFC 6675 §5.1 after a timeout): "newreno_careful" in every
+    profile (so no resolved spec shows it), "rfc6675" shown for SACK flows that set it."""
+    for profile in ("rfc", "ns2-2001", "linux", "linux-2.4", "linux-6.x"):
+        d = small_scenario().to_dict()
+        d["simulation"]["profile"] = profile
+        d["tcp"] = tcp(cc="sack")
+        assert "sack_recovery_guard" not in Simulation(d).run().spec["flows"][0]["tcp"], profile
+    d = small_scenario().to_dict()
+    d["tcp"] = tcp(cc="sack", sack_recovery_guard="rfc6675")
+    assert Simulation(d).run().spec["flows"][0]["tcp"]["sack_recovery_guard"] == "rfc6675"
+    d["tcp"] = tcp(cc="newreno", sack_recovery_guard="rfc6675")
+    assert "sack_recovery_guard" not in Simulation(d).run().spec["flows"][0]["tcp"]
+    with pytest.raises(
+        SpecError,
+        match=r"^tcp\.sack_recovery_guard: unknown variant `x`, "
+        r"expected `newreno_careful` or `rfc6675`",
+    ):
+        Simulation({**d, "tcp": tcp(cc="sack", sack_recovery_guard="x")})

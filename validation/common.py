@@ -44,15 +44,33 @@ def tcp_overrides(pairs: Sequence[str]) -> dict[str, Any]:
 # --- the Linux side ------------------------------------------------------------------
 
 
-def linux_side(scenario: dict[str, Any], side: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+def linux_side(
+    scenario: dict[str, Any],
+    side: Callable[[Any], dict[str, Any]],
+    *,
+    sysctls: Mapping[str, str] | None = None,
+    flow_columns: Sequence[str] = (),
+) -> dict[str, Any]:
     """Emulate ``scenario`` (real time, as root): ``side`` of its results, with the real-time
-    driver's own table (``emulation``) and the load average at both ends."""
+    driver's own table (``emulation``) and the load average at both ends. ``sysctls``: set in
+    every emulated host's namespace (explanatory variants: recorded as ``linux_sysctl``);
+    ``flow_columns``: columns of the emulated ``flows`` table to keep as ``flows``."""
     from ecnsim.emulation import Emulation
 
-    res = Emulation(scenario).run()
+    em = Emulation(scenario)
+    if sysctls:
+        em.plan = em.make_plan()
+        for h in em.plan.hosts:
+            h.sysctls.update(sysctls)
+    res = em.run()
     out = side(res)
-    em = res.tables["emulation"]
-    out["emulation"] = {c: em.to_pylist(c) for c in em.column_names}
+    table = res.tables["emulation"]
+    out["emulation"] = {c: table.to_pylist(c) for c in table.column_names}
+    if flow_columns:
+        flows = res.tables["flows"]
+        out["flows"] = {c: flows.to_pylist(c) for c in flow_columns if c in flows.column_names}
+    if sysctls is not None:
+        out["linux_sysctl"] = dict(sysctls)
     out["loadavg"] = [res.meta.get("loadavg_start", ""), res.meta.get("loadavg_end", "")]
     return out
 

@@ -28,6 +28,8 @@ import scenarios  # noqa: E402
 
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
 ECNSIM_TCP: dict[str, Any] = {}
+#: --linux-sysctl overrides (explanatory variants only; every emulated host's namespace).
+LINUX_SYSCTL: dict[str, str] = {}
 
 
 def scenario_dict() -> dict[str, Any]:
@@ -106,7 +108,12 @@ def run_sim() -> dict[str, Any]:
 
 
 def run_linux() -> dict[str, Any]:
-    return common.linux_side(scenario_dict(), side)
+    return common.linux_side(
+        scenario_dict(),
+        side,
+        sysctls=LINUX_SYSCTL,
+        flow_columns=("flow", "busy_s", "rwnd_limited_s", "sndbuf_limited_s", "max_rwnd_bytes"),
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -115,7 +122,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-linux", help="write Linux's side here")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
     common.add_ecnsim_tcp_option(ap)
+    ap.add_argument(
+        "--linux-sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="explanatory variant: a sysctl for every emulated host (e.g. the harness's own "
+        "net.ipv4.tcp_wmem back at Linux's default); the table is then not a verdict",
+    )
     a = ap.parse_args(argv[1:])
+    for kv in a.linux_sysctl:
+        key, _, value = kv.partition("=")
+        LINUX_SYSCTL[key] = value
     ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     e = metrics(run_sim())
     if a.sim_only:

@@ -28,8 +28,9 @@ use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulati
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
     PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackAfterTimeout, SackVariant, ScenarioSpec, ScriptAction,
-    ScriptMatch, SlowStartExit, TcpOverrides, TimeValue,
+    ScriptMatch, SlowStartExit, SlowStartIncrease, TcpOverrides, TimeValue,
 };
+use crate::spec::{CubicInitialGrowth, SackRecoveryGuard};
 use crate::stats::{FlowExtra, Series};
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::{BitRate, SimDuration, SimTime};
@@ -613,6 +614,22 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
         slow_start_exit: (c.slow_start_exit != SlowStartExit::None
             || profile.slow_start_exit(c.cc) != SlowStartExit::None)
             .then_some(c.slow_start_exit),
+        // Shown where it, or the profile's default, is not RFC 5681's, and only for the algorithms
+        // whose window grows by slow start (not BBR or Prague), so every other resolved spec is unchanged.
+        slow_start_increase: (!matches!(c.cc, CcKind::Bbr | CcKind::Prague)
+            && (c.slow_start_increase != SlowStartIncrease::Rfc5681
+                || profile.tcp().slow_start_increase != SlowStartIncrease::Rfc5681))
+            .then_some(c.slow_start_increase),
+        // Shown for SACK flows where it, or the profile's default, is not `newreno_careful`'s rule.
+        sack_recovery_guard: (c.offers_sack()
+            && (c.sack_recovery_guard != SackRecoveryGuard::NewrenoCareful
+                || profile.tcp().sack_recovery_guard != SackRecoveryGuard::NewrenoCareful))
+            .then_some(c.sack_recovery_guard),
+        // Shown for CUBIC where it, or the profile's default, is not RFC 9438's.
+        cubic_initial_growth: (cubic
+            && (c.cubic_initial_growth != CubicInitialGrowth::Rfc9438
+                || profile.tcp().cubic_initial_growth != CubicInitialGrowth::Rfc9438))
+            .then_some(c.cubic_initial_growth),
         dctcp_shift_g: dctcp.then_some(i64::from(c.dctcp_shift_g)),
         dctcp_fraction: dctcp.then_some(c.dctcp_fraction),
         dctcp_ect_control: dctcp.then_some(c.dctcp_ect_control),

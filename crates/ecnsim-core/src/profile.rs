@@ -8,9 +8,10 @@
 
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
-    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec, Quickack, Recovery,
-    RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
+    EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec,
+    Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackRecoveryGuard, SackVariant,
+    SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -189,6 +190,14 @@ impl Profile {
             // RFC 5681 §3.1 slow start. DEVIATION(RFC 9438): §4.10 says CUBIC SHOULD use HyStart++ (RFC 9406);
             // `rfc`'s values predate it and do not change (set `slow_start_exit = "hystart++"`).
             slow_start_exit: SlowStartExit::None,
+            // RFC 5681 §3.1 eq. (2): slow start adds min(N, SMSS) per ACK (RFC 3465's L = 1 SMSS).
+            slow_start_increase: SlowStartIncrease::Rfc5681,
+            // RFC 9438 §4.2-4.3: the cubic curve and W_est alone; no floor while there is no W_max.
+            cubic_initial_growth: CubicInitialGrowth::Rfc9438,
+            // DEVIATION(RFC 6675): §5.1 says no new recovery after an RTO until HighACK >= RecoveryPoint
+            // (`"rfc6675"`); `rfc` keeps `newreno_careful`'s rule for SACK too, RFC 6582 §4.1's heuristic
+            // included, as released (changing it moves `rfc` results; docs/profiles.md).
+            sack_recovery_guard: SackRecoveryGuard::NewrenoCareful,
             // RFC 8257 §4.2: the RECOMMENDED estimation gain g = 1/16.
             dctcp_shift_g: 4,
             // SIGCOMM 2010 §3.1: F, the fraction of packets marked (current Linux counts delivered packets).
@@ -390,6 +399,10 @@ impl Profile {
                 cubic_timeout: CubicTimeout::Linux,
                 // Linux tcp_cubic.c: hystart = 1, hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY.
                 slow_start_exit: SlowStartExit::Hystart,
+                // Linux tcp_slow_start() (tcp_cong.c, 3.8+): cwnd += acked segments, up to ssthresh.
+                slow_start_increase: SlowStartIncrease::Linux,
+                // Linux tcp_cubic.c bictcp_update(): cnt <= 20 while last_max_cwnd == 0 (5 % per RTT).
+                cubic_initial_growth: CubicInitialGrowth::Linux,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of

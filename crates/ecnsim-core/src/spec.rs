@@ -2177,6 +2177,41 @@ pub enum CubicTimeout {
     Linux,
 }
 
+/// How slow start grows the window per ACK (`tcp.slow_start_increase`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowStartIncrease {
+    /// RFC 5681 §3.1 eq. (2): cwnd += min(N, SMSS) per ACK (N bytes newly acknowledged).
+    Rfc5681,
+    /// Linux `tcp_slow_start()`: cwnd += N (every acknowledged segment), at most up to
+    /// ssthresh; what would pass ssthresh goes to congestion avoidance on the same ACK.
+    Linux,
+}
+
+/// What may start a new SACK recovery after a timeout, before its recovery point
+/// (`tcp.sack_recovery_guard`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SackRecoveryGuard {
+    /// `tcp.newreno_careful`'s rule, as for NewReno (with RFC 6582 §4.1's ACK heuristic under
+    /// `"careful_ack_heuristic"`).
+    NewrenoCareful,
+    /// RFC 6675 §5.1: no new recovery until HighACK >= RecoveryPoint (SND.UNA >= `recover`),
+    /// no heuristic.
+    Rfc6675,
+}
+
+/// How CUBIC grows while it has no W_max (`tcp.cubic_initial_growth`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicInitialGrowth {
+    /// RFC 9438 §4.2-4.3: the cubic curve from K = 0 and W_est, no floor.
+    Rfc9438,
+    /// Linux `bictcp_update()`: `cnt` at most 20 while `last_max_cwnd == 0`, so the window
+    /// grows at least 5 % per round trip before the first congestion event and after a timeout.
+    Linux,
+}
+
 /// How a connection may leave its slow start before the first loss (`tcp.slow_start_exit`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub enum SlowStartExit {
@@ -2425,6 +2460,18 @@ pub struct TcpOverrides {
     /// `"hystart++"` (RFC 9406); the profile's default depends on `cc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_start_exit: Option<SlowStartExit>,
+    /// How slow start grows the window per ACK: `"rfc5681"` (min(N, SMSS)) or `"linux"`
+    /// (`tcp_slow_start()`: every acknowledged byte, up to ssthresh).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_start_increase: Option<SlowStartIncrease>,
+    /// CUBIC's growth while it has no W_max: `"rfc9438"` or `"linux"` (at least 5 % per round
+    /// trip, `bictcp_update()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_initial_growth: Option<CubicInitialGrowth>,
+    /// What guards a new SACK recovery after a timeout: `"newreno_careful"` (the
+    /// `newreno_careful` rule) or `"rfc6675"` (RFC 6675 §5.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack_recovery_guard: Option<SackRecoveryGuard>,
     /// DCTCP's gain g = 1/2^shift, shift 1..=10 (RFC 8257 §4.2: g = 1/16, shift 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dctcp_shift_g: Option<i64>,

@@ -499,6 +499,9 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             cubic_fast_convergence,
             cubic_timeout,
             slow_start_exit,
+            slow_start_increase,
+            cubic_initial_growth,
+            sack_recovery_guard,
             dctcp_shift_g,
             dctcp_fraction,
             dctcp_ect_control,
@@ -560,6 +563,9 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.cubic_timeout, cubic_timeout, Some);
         exit_given |= slow_start_exit.is_some();
         set(&mut c.slow_start_exit, slow_start_exit, Some);
+        set(&mut c.slow_start_increase, slow_start_increase, Some);
+        set(&mut c.cubic_initial_growth, cubic_initial_growth, Some);
+        set(&mut c.sack_recovery_guard, sack_recovery_guard, Some);
         set(&mut c.dctcp_shift_g, dctcp_shift_g, count);
         set(&mut c.dctcp_fraction, dctcp_fraction, Some);
         set(&mut c.dctcp_ect_control, dctcp_ect_control, Some);

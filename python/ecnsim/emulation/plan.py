@@ -193,8 +193,31 @@ def _namespace_settings(tcp: dict[str, Any], host_ecn: str | None) -> dict[str, 
         ),
         # Metrics cached from earlier connections (ssthresh, RTT) would carry state across flows.
         "net.ipv4.tcp_no_metrics_save": ("1", "-"),
+        # The model's sender has no send buffer: only cwnd and the receive window bound what is in
+        # flight. Linux's autotuned send buffer stops at tcp_wmem[2] (4 MiB by default) counted in
+        # skb truesize, about 1.5x the payload once in flight, so a 4 MiB buffer caps the flight
+        # near 2.8 MB (1943 segments of 1448 B: validation/linux_hystart). Raise the cap to
+        # WMEM_PER_WINDOW times the largest window the flow may have.
+        "net.ipv4.tcp_wmem": (f"4096 16384 {_wmem_max(tcp)}", "rcv_window"),
     }
     return out
+
+
+#: Send buffer per byte of window: tcp_sndbuf_expand() sizes the buffer as 2 x cwnd x per_mss
+#: (per_mss: an MSS-sized skb's truesize, about 1.6 x 1448 B), so 4 x the window suffices.
+WMEM_PER_WINDOW = 4
+#: Linux's default tcp_wmem[2], and the most the emulation asks for (sysctl values are ints).
+WMEM_DEFAULT_MAX = 4 * 1024 * 1024
+WMEM_CEILING = 1 << 30
+
+
+def _wmem_max(tcp: dict[str, Any]) -> int:
+    """tcp_wmem[2] for a host whose flows' windows are at most min(rcv_window, max_cwnd x mss)."""
+    window = parse_bytes(tcp["rcv_window"], "tcp.rcv_window")
+    max_cwnd = int(tcp["max_cwnd"])
+    if max_cwnd < 1_000_000:
+        window = min(window, max_cwnd * int(tcp["mss"]))
+    return max(WMEM_DEFAULT_MAX, min(WMEM_PER_WINDOW * window, WMEM_CEILING))
 
 
 def _route_settings(tcp: dict[str, Any], path: str) -> dict[str, tuple[str, str]]:
@@ -245,6 +268,7 @@ UNMAPPED = {
     "ecn_synack": "Linux sends SYN-ACKs Not-ECT (RFC 5562 is not implemented)",
     "newreno_careful": "Linux's recovery logic is its own (RFC 6582 with PRR, RFC 6937)",
     "sack_variant": "Linux's SACK recovery is its own (RFC 6675-like, with PRR and RACK)",
+    "sack_recovery_guard": "Linux's Loss state lasts until snd_una passes high_seq",
     "recovery_rate": "Linux's fast recovery sends at PRR's rate (tcp_cwnd_reduction, RFC 6937)",
     "sack_after_timeout": "Linux keeps the SACKed marks at a timeout unless it detects reneging",
     "quickack": "Linux's quick-ACK mode is its own (TCP_QUICKACK only pauses delayed ACKs briefly)",
@@ -256,6 +280,10 @@ UNMAPPED = {
     "cubic_c": "Linux's tcp_cubic C is a module parameter (bic_scale 41: 410/1024), not per socket",
     "cubic_fast_convergence": "Linux's tcp_cubic fast_convergence is a module parameter (on)",
     "cubic_timeout": 'Linux answers a timeout with tcp_enter_loss() (the "linux" rule)',
+    "slow_start_increase": 'Linux\'s slow start is tcp_slow_start() (the "linux" rule)',
+    "cubic_initial_growth": (
+        'Linux\'s tcp_cubic grows at least 5 % per RTT without W_max (the "linux" rule)'
+    ),
     "slow_start_exit": (
         "Linux's tcp_cubic runs HyStart (module parameter hystart = 1, ack-train and delay "
         "detection), not per socket; mainline Linux has no HyStart++"

@@ -488,6 +488,12 @@ class Emulation:
                     sack_negotiated=int(bool(info.get("options", 0) & TCPI_OPT_SACK)),
                     final_cwnd_bytes=info.get("snd_cwnd", 0) * info.get("snd_mss", 0),
                     final_srtt_s=info.get("rtt_us", 0) / 1e6 if info else math.nan,
+                    # Linux's chrono counters over the whole connection (`ss -ti` busy,
+                    # rwnd_limited, sndbuf_limited): time sending, and limited by the
+                    # receive window or the send buffer.
+                    busy_s=info.get("busy_time", 0) / 1e6 if info else math.nan,
+                    rwnd_limited_s=info.get("rwnd_limited", 0) / 1e6 if info else math.nan,
+                    sndbuf_limited_s=info.get("sndbuf_limited", 0) / 1e6 if info else math.nan,
                     delivered_ce=info.get("delivered_ce", 0),
                     transactions=0,
                     transactions_per_s=math.nan,
@@ -508,6 +514,9 @@ class Emulation:
                     sack_negotiated=0,
                     final_cwnd_bytes=0,
                     final_srtt_s=math.nan,
+                    busy_s=math.nan,
+                    rwnd_limited_s=math.nan,
+                    sndbuf_limited_s=math.nan,
                     delivered_ce=0,
                     transactions=len(in_window),
                     transactions_per_s=len(in_window) / span if span > 0 else math.nan,

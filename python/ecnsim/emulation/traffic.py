@@ -51,10 +51,16 @@ _TCP_INFO_FIELDS = {
     "total_retrans": (100, "I"),
     "bytes_acked": (120, "Q"),
     "bytes_received": (128, "Q"),
+    "notsent_bytes": (144, "I"),
     "segs_out": (136, "I"),
     "segs_in": (140, "I"),
     "data_segs_in": (152, "I"),
     "data_segs_out": (156, "I"),
+    # Time (µs) the connection was sending, and limited by the receive window or the send buffer
+    # (tcp_get_info(): chrono_stat; `ss -ti` busy / rwnd_limited / sndbuf_limited).
+    "busy_time": (168, "Q"),
+    "rwnd_limited": (176, "Q"),
+    "sndbuf_limited": (184, "Q"),
     "delivered": (192, "I"),
     "delivered_ce": (196, "I"),
     "bytes_sent": (200, "Q"),

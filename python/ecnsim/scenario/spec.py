@@ -440,6 +440,9 @@ def tcp(
     cubic_fast_convergence: bool | None = None,
     cubic_timeout: str | None = None,
     slow_start_exit: str | None = None,
+    slow_start_increase: str | None = None,
+    cubic_initial_growth: str | None = None,
+    sack_recovery_guard: str | None = None,
     dctcp_shift_g: int | None = None,
     dctcp_fraction: str | None = None,
     dctcp_ect_control: bool | None = None,
@@ -482,7 +485,12 @@ def tcp(
     ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``; ``cubic_timeout``
     ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``);
     ``slow_start_exit`` ``"none"``, ``"hystart"`` (Linux's, CUBIC only) or
-    ``"hystart++"`` (RFC 9406).
+    ``"hystart++"`` (RFC 9406); ``slow_start_increase`` ``"rfc5681"`` (min(N, SMSS) per ACK)
+    or ``"linux"`` (``tcp_slow_start()``: every acknowledged byte, up to ssthresh);
+    ``cubic_initial_growth`` ``"rfc9438"`` or ``"linux"`` (at least 5 % per round trip while
+    CUBIC has no W_max, ``bictcp_update()``); ``sack_recovery_guard`` ``"newreno_careful"`` (a
+    SACK sender's new recovery after a timeout is guarded by ``newreno_careful``'s rule) or
+    ``"rfc6675"`` (RFC 6675 §5.1: none until SND.UNA reaches the recovery point).
     ``tso_segments`` (segmentation offload: the largest burst of new data, 1..256 segments,
     smaller ones deferred as Linux's ``tcp_tso_should_defer()`` does; 1, the default, is off).
     Each option's value per profile and its source: ``docs/models/tcp.md``.
@@ -538,6 +546,9 @@ def tcp(
             "cubic_fast_convergence": cubic_fast_convergence,
             "cubic_timeout": cubic_timeout,
             "slow_start_exit": slow_start_exit,
+            "slow_start_increase": slow_start_increase,
+            "cubic_initial_growth": cubic_initial_growth,
+            "sack_recovery_guard": sack_recovery_guard,
             "dctcp_shift_g": dctcp_shift_g,
             "dctcp_fraction": dctcp_fraction,
             "dctcp_ect_control": dctcp_ect_control,

@@ -999,6 +999,73 @@ fn newreno_rfc6582_4_1_a_lost_segment_past_recover_is_fast_retransmitted() {
     }
 }
 
+/// Ten segments and all their ACKs lost: the timeout's go-back-N resends them, and the segment
+/// at `lost_seq` is lost the first time it is sent after the timeout. Returns the sender's fast
+/// retransmits and timeouts once all 40 segments are delivered.
+fn one_loss_after_a_timeout(c: TcpConfig, lost_seq: u64) -> (u64, u64) {
+    let c = TcpConfig { initial_window: InitialWindow::Segments(10), ..c };
+    let mut d = Dialogue::established(c, c);
+    d.a.send(40 * MSS);
+    assert_eq!(d.out_a().len(), 10);
+    d.a_timeout();
+    let mut segs = d.out_a();
+    let mut dropped = false;
+    for _ in 0..30 {
+        if !dropped {
+            if let Some(i) = segs.iter().position(|s| s.header.seq == lost_seq && s.header.payload > 0) {
+                segs.remove(i);
+                dropped = true;
+            }
+        }
+        let acks = d.deliver_to_b(&segs, &[]);
+        segs = d.deliver_to_a(&acks, &[]);
+        if segs.is_empty() {
+            if d.a.next_deadline().is_none() {
+                break;
+            }
+            d.a_timeout();
+            segs = d.out_a();
+        }
+    }
+    assert!(dropped);
+    assert_eq!(d.b.counters.bytes_delivered, 40 * MSS);
+    (d.a.counters.fast_retransmits, d.a.counters.rto_count)
+}
+
+/// RFC 6675 §5.1 (`sack_recovery_guard = "rfc6675"`): after an RTO a SACK sender MUST NOT start a
+/// new recovery until HighACK >= RecoveryPoint. Segment 5 (below the timeout's recovery point,
+/// segment 10) is lost again in the go-back-N: its duplicate ACKs pass RFC 6582 §4.1's heuristic
+/// (cwnd above one SMSS, the last cumulative ACK one segment), so NewReno and, under the `rfc`
+/// profile's default (`"newreno_careful"`), SACK fast-retransmit it; with `"rfc6675"` a SACK
+/// sender waits for the timer, whatever `newreno_careful` says, and NewReno is unaffected.
+/// Past the recovery point (segment 11) `"rfc6675"` lets a new recovery start.
+#[test]
+fn sack_rfc6675_5_1_no_new_recovery_after_a_timeout_before_the_recovery_point() {
+    use crate::spec::SackRecoveryGuard;
+    assert_eq!(cfg().sack_recovery_guard, SackRecoveryGuard::NewrenoCareful, "the rfc profile's rule");
+    let rfc6675 = |c: TcpConfig| TcpConfig { sack_recovery_guard: SackRecoveryGuard::Rfc6675, ..c };
+    let newreno = heuristic(CcKind::Newreno, NewrenoCareful::CarefulAckHeuristic);
+    assert_eq!(one_loss_after_a_timeout(newreno, 4001), (1, 1), "NewReno: the heuristic's fast retransmit");
+    assert_eq!(one_loss_after_a_timeout(rfc6675(newreno), 4001), (1, 1), "NewReno: no SACK, no change");
+    let sack_cubic =
+        TcpConfig { recovery: Recovery::Sack, ..heuristic(CcKind::Cubic, NewrenoCareful::CarefulAckHeuristic) };
+    for c in [heuristic(CcKind::Sack, NewrenoCareful::CarefulAckHeuristic), sack_cubic] {
+        assert_eq!(one_loss_after_a_timeout(c, 4001), (1, 1), "{:?}: the heuristic, as released", c.cc);
+        for careful in [NewrenoCareful::CarefulAckHeuristic, NewrenoCareful::LessCareful, NewrenoCareful::Off] {
+            let g = rfc6675(TcpConfig { newreno_careful: careful, ..c });
+            assert_eq!(
+                one_loss_after_a_timeout(g, 4001),
+                (0, 2),
+                "{:?} {careful:?}: the timer, no fast retransmit",
+                c.cc
+            );
+        }
+        // RFC 6675 §5.1: SND.UNA == recover is HighACK == RecoveryPoint: a new recovery may start.
+        let careful = rfc6675(TcpConfig { newreno_careful: NewrenoCareful::Careful, ..c });
+        assert_eq!(first_new_segment_lost_after_a_timeout(careful).0, 1, "{:?}: past the recovery point", c.cc);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // CUBIC (RFC 9438) on NewReno or SACK recovery
 // ---------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 use super::dialogues::{cfg, t, Dialogue, MSS};
 use crate::packet::TcpFlags;
 use crate::profile::Profile;
-use crate::spec::{CcKind, EcnPolicy, Quickack, RecoveryRate, RtoEstimator};
+use crate::spec::{CcKind, EcnPolicy, Quickack, RecoveryRate, RtoEstimator, SlowStartIncrease};
 use crate::tcp::{InitialWindow, RttEstimator, Segment, TcpConfig};
 use crate::time::SimDuration;
 
@@ -196,4 +196,76 @@ fn only_linux6_sets_the_new_options() {
     assert_eq!((c.min_rto, c.initial_rto), (SimDuration::from_millis(200), SimDuration::from_secs(1)));
     assert_eq!(c.rcv_window, 16 << 20);
     assert!(c.offers_sack() && c.delayed_ack);
+}
+
+/// Slow start with delayed ACKs (every ACK covers two segments), under every profile: RFC 5681
+/// §3.1 eq. (2) adds min(N, SMSS), one segment per ACK (1.5x per round trip); Linux
+/// tcp_slow_start() adds N, two (2x per round trip): `linux-6.x` only, `linux` being frozen
+/// (docs/profiles.md). The receiver's quick-ACK mode is off so that every ACK is a delayed one.
+#[test]
+fn slow_start_per_delayed_ack_under_each_profile() {
+    for &name in Profile::NAMES {
+        let p = Profile::from_name(name).expect("a profile");
+        let c = TcpConfig {
+            delayed_ack: true,
+            quickack: Quickack::Off,
+            handshake: true,
+            initial_window: InitialWindow::Segments(10),
+            max_cwnd: 1_000_000,
+            rcv_window: 1 << 30,
+            ecn: EcnPolicy::Off,
+            ..p.tcp()
+        };
+        let mss = u64::from(c.mss);
+        let mut d = Dialogue::established(c, c);
+        d.a.send(1000 * mss);
+        let flight = d.out_a();
+        assert_eq!(flight.len(), 10, "{name}");
+        let acks = d.deliver_to_b(&flight, &[]);
+        assert_eq!(acks.len(), 5, "{name}: one ACK per two segments");
+        d.now += 50;
+        let now = t(d.now);
+        let per_ack = if name == "linux-6.x" { 2 } else { 1 };
+        for (k, ack) in acks.iter().enumerate() {
+            let before = d.a.cwnd();
+            d.a.on_segment(now, &ack.header, ack.ecn);
+            assert_eq!(d.a.cwnd() - before, per_ack * mss, "{name}: ACK {k}");
+        }
+        assert_eq!(d.a.cwnd(), (10 + 5 * per_ack) * mss, "{name}");
+        let linux = c.slow_start_increase == SlowStartIncrease::Linux;
+        assert_eq!(linux, name == "linux-6.x", "{name}");
+    }
+}
+
+/// Linux's slow start counts what an ACK newly delivers (tcp_cong_control(): acked_sacked), not
+/// data the receiver held from before. Ten segments, the first lost and every ACK too: after the
+/// timeout the resent first segment brings an ACK of all ten; the nine the receiver held were
+/// delivered before (Linux had SACKed them), so cwnd grows by one segment, from 1 to 2, as under
+/// RFC 5681, not to ssthresh at once (a burst of ssthresh segments into the queue that just
+/// overflowed).
+#[test]
+fn linux_slow_start_counts_only_newly_delivered_data_after_a_timeout() {
+    for ss in [SlowStartIncrease::Rfc5681, SlowStartIncrease::Linux] {
+        let c = TcpConfig {
+            initial_window: InitialWindow::Segments(10),
+            ecn: EcnPolicy::Off,
+            slow_start_increase: ss,
+            ..cfg()
+        };
+        let mut d = Dialogue::established(c, c);
+        d.a.send(40 * MSS);
+        let flight = d.out_a();
+        assert_eq!(flight.len(), 10);
+        let _ = d.deliver_to_b(&flight[1..], &[]);
+        let deadline = d.a.next_deadline().expect("the timer");
+        d.now = deadline.as_nanos() / 1_000_000;
+        d.a.on_timer(deadline);
+        let resent = d.out_a();
+        assert_eq!(resent.len(), 1, "{ss:?}");
+        assert_eq!(d.a.cwnd(), MSS, "{ss:?}");
+        let acks = d.deliver_to_b(&resent, &[]);
+        assert_eq!(acks.last().map(|a| a.header.ack), Some(1 + 10 * MSS), "{ss:?}");
+        let _ = d.deliver_to_a(&acks, &[]);
+        assert_eq!(d.a.cwnd(), 2 * MSS, "{ss:?}: one segment newly delivered");
+    }
 }

@@ -36,9 +36,10 @@ pub use accecn::AccEcnCounts;
 pub(crate) use opt::Opt;
 
 use crate::spec::{
-    CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
-    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, Quickack, Recovery, RecoveryRate,
-    ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit, TimeoutAfterEcn,
+    CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
+    EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, Quickack,
+    Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackRecoveryGuard, SackVariant,
+    SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -144,6 +145,12 @@ pub struct TcpConfig {
     pub cubic_timeout: CubicTimeout,
     /// How slow start may end before a loss (HyStart, HyStart++).
     pub slow_start_exit: SlowStartExit,
+    /// How slow start grows the window per ACK (RFC 5681's min(N, SMSS), or Linux's N).
+    pub slow_start_increase: SlowStartIncrease,
+    /// CUBIC's growth while it has no W_max (RFC 9438's curve, or Linux's 5 % floor).
+    pub cubic_initial_growth: CubicInitialGrowth,
+    /// What guards a new SACK recovery after a timeout (`newreno_careful`'s rule, or RFC 6675 §5.1).
+    pub sack_recovery_guard: SackRecoveryGuard,
     /// DCTCP's gain g = 2^-shift.
     pub dctcp_shift_g: u32,
     /// What DCTCP's marked fraction counts.

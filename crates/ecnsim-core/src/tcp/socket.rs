@@ -22,8 +22,8 @@ use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
-    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackAfterTimeout, SackVariant,
-    SlowStartExit, TimeoutAfterEcn,
+    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackAfterTimeout, SackRecoveryGuard,
+    SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
 use crate::tcp::hystart::SsAck;
@@ -353,7 +353,8 @@ impl TcpSocket {
                 mss,
                 u64::from(cfg.max_cwnd) * mss,
                 cfg.ca_increase,
-            ),
+            )
+            .with_slow_start(cfg.slow_start_increase),
             cc,
             last_ack_small: false,
             dupacks: 0,
@@ -1147,6 +1148,15 @@ impl TcpSocket {
     fn on_new_ack(&mut self, now: SimTime, h: &TcpHeader) {
         let ack = h.ack;
         let acked = ack - self.snd_una;
+        // What the window grows by. Linux's slow start and congestion avoidance count what the ACK newly
+        // delivered (tcp_cong_control(): acked_sacked), not data the receiver held from before: after a
+        // go-back-N an ACK that jumps past SND.NXT covers such data (Linux had SACKed it), so only up to
+        // SND.NXT counts under `slow_start_increase = "linux"`.
+        let grow_by = if self.win.ss == SlowStartIncrease::Linux {
+            ack.min(self.snd_nxt.max(self.snd_una)) - self.snd_una
+        } else {
+            acked
+        };
         // RFC 8257 §3.3: DCTCP counts what every ACK acknowledges, and with ECE, before the window reacts.
         self.cc.on_ack_event(
             &mut self.cc_state,
@@ -1198,7 +1208,7 @@ impl TcpSocket {
                     self.in_recovery = false;
                     // ns-2 tcp-newreno.cc recv(): the ACK that ends recovery goes through recv_newack_helper().
                     if self.may_grow_on(h) {
-                        self.cc.on_ack(&mut self.cc_state, &mut self.win, acked, now, &self.rtt, self.snd_una);
+                        self.cc.on_ack(&mut self.cc_state, &mut self.win, grow_by, now, &self.rtt, self.snd_una);
                     }
                 }
                 RecoveryAck::RetransmitAndStay => {
@@ -1216,7 +1226,7 @@ impl TcpSocket {
                 self.in_recovery = false;
             }
         } else if self.may_grow_on(h) && !(ss_exit && self.slow_start_exit(now, acked, ss_rtt)) {
-            self.cc.on_ack(&mut self.cc_state, &mut self.win, acked, now, &self.rtt, self.snd_una);
+            self.cc.on_ack(&mut self.cc_state, &mut self.win, grow_by, now, &self.rtt, self.snd_una);
         }
         if self.snd_una == self.snd_max {
             // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
@@ -1335,7 +1345,11 @@ impl TcpSocket {
         }
         // `recover` is kept as one past the highest sequence number sent when the last recovery or
         // timeout began.
-        let guarded = if self.cc.checks_recover() {
+        let guarded = if self.sack_ok && self.cfg.sack_recovery_guard == SackRecoveryGuard::Rfc6675 {
+            // RFC 6675 §5.1 (`sack_recovery_guard = "rfc6675"`): after an RTO a SACK sender MUST NOT start a new
+            // recovery until HighACK >= RecoveryPoint (SND.UNA >= recover, both one past); no ACK heuristic.
+            self.snd_una < self.recover
+        } else if self.cc.checks_recover() {
             match self.cfg.newreno_careful {
                 NewrenoCareful::Off => false,
                 // RFC 6582 §3.2 step 2 (careful variant) / RFC 6675 §5: only if the ACK covers more than

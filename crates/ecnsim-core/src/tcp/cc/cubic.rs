@@ -13,6 +13,7 @@
 //! follows the RFC's formulas, not Linux's approximations of them (see docs/models/cubic.md).
 
 use super::Window;
+use crate::spec::{CubicInitialGrowth, SlowStartIncrease};
 use crate::tcp::{Opt, RttEstimator, FRACTION_SCALE};
 use crate::time::SimTime;
 
@@ -20,6 +21,9 @@ use crate::time::SimTime;
 const EST_FRACTION_BITS: u32 = 32;
 /// Microseconds per second, cubed: W_cubic's time unit is 1 µs, the RFC's 1 s.
 const US_PER_S_CUBED: u128 = 1_000_000_000_000_000_000;
+/// Linux tcp_cubic.c bictcp_update(): `cnt` (segments acknowledged per segment of growth) at most
+/// 20 while there is no W_max ("increase cwnd 5% per RTT").
+const LINUX_NO_WMAX_CNT: u128 = 20;
 /// The largest |t - K| the cubic term is evaluated at (2^31 µs, 36 min); beyond it the
 /// target is clamped to [cwnd, 1.5 cwnd] anyway (RFC 9438 §4.2).
 const MAX_OFFSET_US: i128 = 1 << 31;
@@ -33,6 +37,8 @@ pub struct Cubic {
     c: u64,
     /// RFC 9438 §4.7 fast convergence.
     fast_convergence: bool,
+    /// Linux's floor of 5 % per round trip while `w_max` is 0 (`tcp.cubic_initial_growth`).
+    linux_floor: bool,
     /// W_max, bytes: the window before the last reduction (less under fast convergence); 0 = none
     /// (before the first congestion event and after a timeout, RFC 9438 §4.8 / §4.10).
     w_max: u64,
@@ -56,6 +62,7 @@ impl Cubic {
             beta: u64::from(beta),
             c: u64::from(c).max(1),
             fast_convergence,
+            linux_floor: false,
             w_max: 0,
             cwnd_prior: 0,
             epoch: Opt::NONE,
@@ -63,6 +70,12 @@ impl Cubic {
             origin: 0,
             w_est: 0,
         }
+    }
+
+    /// The same CUBIC with `tcp.cubic_initial_growth` = `growth`.
+    #[must_use]
+    pub fn with_initial_growth(self, growth: CubicInitialGrowth) -> Self {
+        Cubic { linux_floor: growth == CubicInitialGrowth::Linux, ..self }
     }
 
     /// RFC 9438 §4.6 and §4.7, on a congestion event: W_max (with fast convergence) and cwnd_prior
@@ -132,10 +145,20 @@ impl Cubic {
     /// An ACK of new data outside recovery: slow start (RFC 9438 §4.10: RFC 5681's), or the
     /// cubic / Reno-friendly growth of congestion avoidance.
     pub(crate) fn on_ack(&mut self, w: &mut Window, acked: u64, now: SimTime, rtt: &RttEstimator) {
+        let mut acked = acked;
         if w.in_slow_start() {
-            // RFC 9438 §4.10: CUBIC MAY use the slow start of RFC 5681.
-            super::grow(w, acked);
-            return;
+            if w.ss == SlowStartIncrease::Rfc5681 {
+                // RFC 9438 §4.10: CUBIC MAY use the slow start of RFC 5681.
+                super::grow(w, acked);
+                return;
+            }
+            // Linux cubictcp_cong_avoid(): acked = tcp_slow_start(tp, acked); if (!acked) return; the rest
+            // goes to bictcp_update() and tcp_cong_avoid_ai() on the same ACK.
+            acked = super::linux_slow_start(w, acked);
+            if acked == 0 {
+                w.cwnd = w.cwnd.min(w.max_cwnd);
+                return;
+            }
         }
         let cwnd = w.cwnd.max(1);
         let mss = w.mss;
@@ -157,7 +180,14 @@ impl Cubic {
         self.w_est += ((a_num * u128::from(mss) * u128::from(acked)) << EST_FRACTION_BITS) / (a_den * u128::from(cwnd));
         let t_us = i128::from(now.saturating_since(epoch).as_nanos() / 1000);
         let w_est = u64::try_from(self.w_est >> EST_FRACTION_BITS).unwrap_or(u64::MAX / 2);
+        // Linux bictcp_update(): if (last_max_cwnd == 0 && cnt > 20) cnt = 20: while there is no W_max,
+        // cwnd grows at least 1/20 of what is acknowledged (in 2^-32 byte); none under RFC 9438.
+        let floor = if self.linux_floor && self.w_max == 0 { (u128::from(acked) << 32) / LINUX_NO_WMAX_CNT } else { 0 };
         if self.w_cubic(t_us, mss) < i128::from(w_est) {
+            if floor > 0 {
+                // Linux bictcp_update(): the floor's cnt, lowered further by tcp_friendliness() if W_est is ahead.
+                add_step(w, floor);
+            }
             // RFC 9438 §4.3: in the Reno-friendly region cwnd SHOULD be set to W_est.
             // DEVIATION(RFC 9438): never below cwnd (Linux bictcp_update(): only a faster increase).
             w.cwnd = w.cwnd.max(w_est);
@@ -170,9 +200,7 @@ impl Cubic {
             // RFC 9438 §4.4-4.5: cwnd += (target - cwnd) / cwnd per ACK of one segment (here per byte
             // acknowledged, in bytes: (target - cwnd) * acked / cwnd), the fraction kept in `w.acc` (2^-32 byte).
             let step = ((u128::from(target - cwnd) * u128::from(acked)) << 32) / u128::from(cwnd);
-            let total = u128::from(w.acc) + step;
-            w.cwnd += u64::try_from(total >> 32).unwrap_or(u64::MAX / 4);
-            w.acc = u64::try_from(total & 0xffff_ffff).expect("below 2^32");
+            add_step(w, step.max(floor));
         }
         w.cwnd = w.cwnd.min(w.max_cwnd);
     }
@@ -210,6 +238,13 @@ impl Cubic {
         let delta = scaled / (i128::from(FRACTION_SCALE) * US_PER_S_CUBED as i128);
         i128::from(self.origin) + delta
     }
+}
+
+/// cwnd += `step` (2^-32 byte), the fraction kept in `w.acc`.
+fn add_step(w: &mut Window, step: u128) {
+    let total = u128::from(w.acc) + step;
+    w.cwnd += u64::try_from(total >> 32).unwrap_or(u64::MAX / 4);
+    w.acc = u64::try_from(total & 0xffff_ffff).expect("below 2^32");
 }
 
 /// a * b / c without overflow (a window times a fraction).
@@ -263,6 +298,69 @@ mod tests {
         let mut r = RttEstimator::for_config(&cfg, SimDuration::ZERO);
         r.on_sample(SimTime::ZERO, SimTime::from_millis(ms));
         r
+    }
+
+    /// Growth in segments over one window of ACKs (one segment each, spread over `span_ms` from
+    /// `start_ms`), SRTT 100 ms.
+    fn one_round(c: &mut Cubic, w: &mut Window, span_ms: u64, start_ms: u64) -> f64 {
+        let r = rtt(100);
+        let before = w.cwnd;
+        let acks = w.cwnd / MSS;
+        for k in 0..acks {
+            c.on_ack(w, MSS, SimTime::from_millis(start_ms + k * span_ms / acks.max(1)), &r);
+        }
+        (w.cwnd - before) as f64 / MSS as f64
+    }
+
+    /// Linux bictcp_update(): while last_max_cwnd == 0 (no congestion event yet, e.g. after a
+    /// HyStart exit), cnt <= 20: at least 5 % per round trip. RFC 9438 has no floor: from K = 0 the
+    /// curve and W_est give a fraction of a segment in the first 100 ms at 1000 segments.
+    #[test]
+    fn linux_initial_growth_floor_is_five_percent_per_rtt_without_w_max() {
+        let mut linux = rfc().with_initial_growth(CubicInitialGrowth::Linux);
+        let mut plain = rfc();
+        let (mut wl, mut wr) = (win(1000, 1000), win(1000, 1000));
+        let gl = one_round(&mut linux, &mut wl, 100, 0);
+        let gr = one_round(&mut plain, &mut wr, 100, 0);
+        // 1000 ACKs of 1/20 segment each, compounding within the round (cnt is per ACK): 50 segments.
+        assert!((gl - 50.0).abs() < 0.01, "Linux floor: {gl} segments");
+        assert!(gr < 2.0, "RFC 9438 from K = 0: {gr} segments");
+        // Once there is a W_max (a congestion event), no floor: both follow the same curve.
+        let (mut wl, mut wr) = (win(1000, 2000), win(1000, 2000));
+        linux.on_loss(&mut wl, 1000 * MSS);
+        plain.on_loss(&mut wr, 1000 * MSS);
+        wl.cwnd = wl.ssthresh;
+        wr.cwnd = wr.ssthresh;
+        let gl = one_round(&mut linux, &mut wl, 100, 10_000);
+        let gr = one_round(&mut plain, &mut wr, 100, 10_000);
+        assert_eq!(wl.cwnd, wr.cwnd, "{gl} vs {gr}");
+        // A timeout forgets W_max (RFC 9438 §4.8; Linux bictcp_reset() in cubictcp_state(TCP_CA_Loss)):
+        // the floor is back.
+        let flight = wl.cwnd;
+        linux.on_rto(&mut wl, flight, true);
+        wl.cwnd = wl.ssthresh;
+        let start = (wl.cwnd / MSS) as f64;
+        let g = one_round(&mut linux, &mut wl, 100, 20_000);
+        assert!(g >= 0.05 * start, "after a timeout: {g} segments from {start}");
+    }
+
+    /// Linux cubictcp_cong_avoid(): tcp_slow_start() to ssthresh, the rest of the ACK to the cubic
+    /// update on the same ACK; RFC 5681's slow start under CUBIC adds min(N, SMSS).
+    #[test]
+    fn linux_slow_start_under_cubic_carries_the_rest_into_avoidance() {
+        let r = rtt(100);
+        let mut c = rfc();
+        let mut w = win(99, 100).with_slow_start(SlowStartIncrease::Linux);
+        c.on_ack(&mut w, 4 * MSS, SimTime::ZERO, &r);
+        assert!(w.cwnd >= 100 * MSS && w.cwnd < 101 * MSS, "{}", w.cwnd);
+        assert!(c.epoch().is_some(), "the rest started congestion avoidance on the same ACK");
+        let mut c = rfc();
+        let mut w = win(10, 100).with_slow_start(SlowStartIncrease::Linux);
+        c.on_ack(&mut w, 2 * MSS, SimTime::ZERO, &r);
+        assert_eq!((w.cwnd, c.epoch()), (12 * MSS, None));
+        let mut w = win(10, 100);
+        c.on_ack(&mut w, 2 * MSS, SimTime::ZERO, &r);
+        assert_eq!(w.cwnd, 11 * MSS);
     }
 
     #[test]

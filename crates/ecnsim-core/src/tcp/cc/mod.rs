@@ -23,7 +23,7 @@ pub use sack::Sack;
 pub use tahoe::Tahoe;
 
 use crate::rng::SimRng;
-use crate::spec::{CaIncrease, CcKind, Recovery};
+use crate::spec::{CaIncrease, CcKind, Recovery, SlowStartIncrease};
 use crate::tcp::hystart::SlowStartExit;
 use crate::tcp::{RttEstimator, TcpConfig};
 use crate::time::SimTime;
@@ -44,6 +44,8 @@ pub struct Window {
     pub max_cwnd: u64,
     /// How congestion avoidance grows `cwnd`.
     pub ca: CaIncrease,
+    /// How slow start grows `cwnd`.
+    pub ss: SlowStartIncrease,
     /// Congestion-avoidance carry: `per_ack`, the fraction of a byte not yet added
     /// (units of 2^-32 byte); `byte_counting`, RFC 3465's `bytes_acked`.
     pub acc: u64,
@@ -53,7 +55,13 @@ impl Window {
     /// A window of `cwnd` bytes with no threshold yet (tests and fixtures).
     #[must_use]
     pub fn new(cwnd: u64, ssthresh: u64, mss: u64, max_cwnd: u64, ca: CaIncrease) -> Self {
-        Window { cwnd, ssthresh, mss, max_cwnd, ca, acc: 0 }
+        Window { cwnd, ssthresh, mss, max_cwnd, ca, ss: SlowStartIncrease::Rfc5681, acc: 0 }
+    }
+
+    /// The same window with slow start growing per `ss`.
+    #[must_use]
+    pub fn with_slow_start(self, ss: SlowStartIncrease) -> Self {
+        Window { ss, ..self }
     }
 
     /// True below ssthresh (RFC 5681 §3.1: slow start when cwnd < ssthresh).
@@ -366,7 +374,8 @@ impl AnyCc {
             CcKind::Newreno => (AnyCc::NewReno(newreno), None),
             CcKind::Sack => (AnyCc::Sack(Sack), None),
             CcKind::Cubic => {
-                let c = Cubic::new(cfg.cubic_beta, cfg.cubic_c, cfg.cubic_fast_convergence);
+                let c = Cubic::new(cfg.cubic_beta, cfg.cubic_c, cfg.cubic_fast_convergence)
+                    .with_initial_growth(cfg.cubic_initial_growth);
                 (AnyCc::Cubic(recovery), Some(Modern::Cubic(c)))
             }
             CcKind::Dctcp => {
@@ -569,14 +578,44 @@ fn ca_step(mss: u64, cwnd: u64) -> u128 {
     }
 }
 
-/// RFC 5681 §3.1: slow start grows cwnd by min(N, SMSS) per ACK;
-/// congestion avoidance by about one SMSS per window of data, per `w.ca`.
+/// RFC 5681 §3.1: slow start grows cwnd by min(N, SMSS) per ACK (or, per `w.ss`, as Linux's
+/// `tcp_slow_start()` does); congestion avoidance by about one SMSS per window of data, per `w.ca`.
 #[inline]
 pub fn grow(w: &mut Window, acked_bytes: u64) {
     if w.in_slow_start() {
-        // RFC 5681 §3.1 eq. (2): cwnd += min (N, SMSS).
-        w.cwnd += acked_bytes.min(w.mss);
+        match w.ss {
+            // RFC 5681 §3.1 eq. (2): cwnd += min (N, SMSS).
+            SlowStartIncrease::Rfc5681 => w.cwnd += acked_bytes.min(w.mss),
+            SlowStartIncrease::Linux => {
+                let rest = linux_slow_start(w, acked_bytes);
+                // Linux tcp_reno_cong_avoid(): what slow start did not use goes to tcp_cong_avoid_ai().
+                if rest > 0 {
+                    avoid(w, rest);
+                }
+            }
+        }
     } else {
+        avoid(w, acked_bytes);
+    }
+    w.cwnd = w.cwnd.min(w.max_cwnd);
+}
+
+/// Linux `tcp_slow_start()` on `acked` newly acknowledged bytes: returns what is left for
+/// congestion avoidance.
+#[inline]
+pub(crate) fn linux_slow_start(w: &mut Window, acked: u64) -> u64 {
+    // Linux tcp_slow_start(): cwnd = min(cwnd + acked, ssthresh), every acknowledged segment counted.
+    let cwnd = (w.cwnd + acked).min(w.ssthresh).max(w.cwnd);
+    // Linux tcp_slow_start(): acked -= cwnd - snd_cwnd, the rest returned to the caller.
+    let rest = acked - (cwnd - w.cwnd);
+    w.cwnd = cwnd;
+    rest
+}
+
+/// Congestion avoidance's increase for `acked_bytes`, per `w.ca` (not capped at `max_cwnd`).
+#[inline]
+fn avoid(w: &mut Window, acked_bytes: u64) {
+    {
         match w.ca {
             CaIncrease::PerAck => {
                 // RFC 5681 §3.1 eq. (3): cwnd += SMSS*SMSS/cwnd, the fraction kept (ns-2 opencwnd():
@@ -600,7 +639,6 @@ pub fn grow(w: &mut Window, acked_bytes: u64) {
             }
         }
     }
-    w.cwnd = w.cwnd.min(w.max_cwnd);
 }
 
 #[cfg(test)]
@@ -626,6 +664,40 @@ mod tests {
             grow(&mut win, mss);
         }
         (win.cwnd - before) as f64 / mss as f64
+    }
+
+    /// RFC 5681 §3.1 eq. (2) against Linux tcp_slow_start(): an ACK of two segments (a delayed ACK)
+    /// adds one SMSS under RFC 5681 and two under Linux; Linux stops at ssthresh and hands the rest to
+    /// congestion avoidance (RFC 3465's byte counter here), RFC 5681 overshoots by up to one SMSS.
+    #[test]
+    fn slow_start_per_ack_rfc5681_and_linux() {
+        let mss = 1448;
+        let w = |ss| Window::new(10 * mss, 100 * mss, mss, u64::MAX / 4, CaIncrease::ByteCounting).with_slow_start(ss);
+        let mut rfc = w(SlowStartIncrease::Rfc5681);
+        let mut linux = w(SlowStartIncrease::Linux);
+        grow(&mut rfc, 2 * mss);
+        grow(&mut linux, 2 * mss);
+        assert_eq!((rfc.cwnd, linux.cwnd), (11 * mss, 12 * mss));
+        // A stretch ACK of 5 segments: still one SMSS under RFC 5681 (L = 1), five under Linux.
+        grow(&mut rfc, 5 * mss);
+        grow(&mut linux, 5 * mss);
+        assert_eq!((rfc.cwnd, linux.cwnd), (12 * mss, 17 * mss));
+        // Near ssthresh: Linux stops at it, and the 3 segments left go to congestion avoidance.
+        let near = |ss| Window { cwnd: 99 * mss, ..w(ss) };
+        let mut linux = near(SlowStartIncrease::Linux);
+        grow(&mut linux, 4 * mss);
+        assert_eq!((linux.cwnd, linux.acc), (100 * mss, 3 * mss), "capped, rest counted");
+        let mut rfc = near(SlowStartIncrease::Rfc5681);
+        grow(&mut rfc, 4 * mss);
+        assert_eq!((rfc.cwnd, rfc.acc), (100 * mss, 0));
+        // Linux's rest is congestion avoidance's: with per-ACK growth, one step of SMSS^2 / cwnd.
+        let mut per_ack = Window { ca: CaIncrease::PerAck, ..near(SlowStartIncrease::Linux) };
+        grow(&mut per_ack, 4 * mss);
+        assert_eq!(per_ack.cwnd, 100 * mss + mss / 100);
+        // max_cwnd caps both.
+        let mut capped = Window { max_cwnd: 11 * mss, ..w(SlowStartIncrease::Linux) };
+        grow(&mut capped, 4 * mss);
+        assert_eq!(capped.cwnd, 11 * mss);
     }
 
     #[test]
