@@ -108,6 +108,8 @@ impl DualPi2Config {
 pub struct SojournHistogram {
     width_ns: u64,
     counts: [u64; Self::BINS],
+    /// The sum of every sojourn recorded, ns (exact, for the mean).
+    sum_ns: u64,
 }
 
 impl SojournHistogram {
@@ -115,9 +117,10 @@ impl SojournHistogram {
     pub const BINS: usize = 400;
 
     fn new(width: SimDuration) -> Self {
-        SojournHistogram { width_ns: width.as_nanos().max(1), counts: [0; Self::BINS] }
+        SojournHistogram { width_ns: width.as_nanos().max(1), counts: [0; Self::BINS], sum_ns: 0 }
     }
     fn record(&mut self, sojourn: SimDuration) {
+        self.sum_ns = self.sum_ns.saturating_add(sojourn.as_nanos());
         let bin = usize::try_from(sojourn.as_nanos() / self.width_ns).unwrap_or(usize::MAX).min(Self::BINS - 1);
         self.counts[bin] += 1;
     }
@@ -128,7 +131,14 @@ impl SojournHistogram {
         for (c, e) in d.counts.iter_mut().zip(earlier.counts.iter()) {
             *c -= e;
         }
+        d.sum_ns -= earlier.sum_ns;
         d
+    }
+    /// The mean sojourn, exact (not from the bins); `None` if empty.
+    #[must_use]
+    pub fn mean(&self) -> Option<SimDuration> {
+        let n = self.count();
+        (n > 0).then(|| SimDuration::from_nanos(self.sum_ns / n))
     }
     /// Sojourn times recorded.
     #[must_use]
