@@ -974,6 +974,9 @@ pub struct PieSpec {
     /// De-randomize drops (RFC 8033 §5.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub derandomize: Option<bool>,
+    /// `"rfc"` (RFC 8033's `drop_early`) or `"linux"` (Linux `pie_drop_early`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_early: Option<crate::qdisc::pie::PieDropEarly>,
 }
 
 /// `type = "fq_pie"`.
@@ -1037,6 +1040,15 @@ pub struct FqPieSpec {
     /// The flow hash's perturbation; absent: drawn from the queue's random stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perturbation: Option<i64>,
+    /// `"rfc"` (RFC 8033's `drop_early`) or `"linux"` (Linux `pie_drop_early`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_early: Option<crate::qdisc::pie::PieDropEarly>,
+    /// Mark ECT(1) and CE packets whose sojourn exceeds this (ns-3 `CeThreshold`); absent = off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold: Option<TimeValue>,
+    /// ns-3 `UseL4s`: ECT(1) and CE packets skip PIE and meet only `ce_threshold`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_ect1: Option<bool>,
 }
 
 /// `type = "dualpi2"`.
@@ -1238,6 +1250,7 @@ fill_from_defaults!(PieSpec {
         dq_threshold,
         cap_drop_adjustment,
         derandomize,
+        drop_early,
     ]
 });
 
@@ -1282,6 +1295,9 @@ fill_from_defaults!(FqPieSpec {
         overflow,
         drop_batch,
         perturbation,
+        drop_early,
+        ce_threshold,
+        ce_threshold_ect1,
     ]
 });
 
