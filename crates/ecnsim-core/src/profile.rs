@@ -495,7 +495,7 @@ impl Profile {
 // ---------------------------------------------------------------------------
 
 use crate::qdisc::aecn::{AecnVariant, CountScope};
-use crate::qdisc::dualpi2::{DualScheduler, Overload, Pi2Delay};
+use crate::qdisc::dualpi2::{DualMarking, DualScheduler, Overload, Pi2Delay};
 use crate::qdisc::fq_codel::FqSource;
 use crate::qdisc::fq_pie::FqPieOverflow;
 use crate::qdisc::pie::{DelayEstimator, PieDropEarly};
@@ -924,6 +924,8 @@ impl Profile {
             tshift: Some(TimeValue(50 * MS)),
             // Linux classic_protection 10 (wc = 10%), used only by the `wrr` scheduler.
             classic_weight: Some(10),
+            // DEVIATION(RFC 9332): Appendix A Figure 4 decides by recur(); the rfc profile keeps Linux's random draw (dualpi2_roll()) so its runs stay as validated: `marking = "recur"` for the RFC's.
+            marking: Some(DualMarking::Random),
         };
         match self {
             Profile::Rfc | Profile::Ns2_2001 => rfc,

@@ -513,6 +513,7 @@ fn dualpi2(s: &DualPi2Spec) -> DualPi2Config {
         scheduler: get(s.scheduler),
         tshift: dur(s.tshift),
         classic_weight: u32::try_from(get(s.classic_weight)).expect(VALIDATED),
+        marking: get(s.marking),
     }
 }
 

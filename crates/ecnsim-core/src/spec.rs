@@ -1106,6 +1106,9 @@ pub struct DualPi2Spec {
     /// The Classic queue's share under `wrr`, per cent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classic_weight: Option<i64>,
+    /// `"random"` (Linux `dualpi2_roll()`) or `"recur"` (RFC 9332 Appendix A `recur()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marking: Option<crate::qdisc::dualpi2::DualMarking>,
 }
 
 /// Field-wise `self.field.or(defaults.field)`, except the two buffer limits,
@@ -1228,6 +1231,7 @@ fill_from_defaults!(DualPi2Spec {
         scheduler,
         tshift,
         classic_weight,
+        marking,
     ]
 });
 fill_from_defaults!(CodelSpec {

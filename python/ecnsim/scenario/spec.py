@@ -378,6 +378,7 @@ def dualpi2(
     scheduler: str | None = None,
     tshift: Quantity | None = None,
     classic_weight: int | None = None,
+    marking: str | None = None,
 ) -> dict[str, Any]:
     """DualPI2, the DualQ Coupled AQM of RFC 9332 (``docs/models/dualpi2.md``).
 

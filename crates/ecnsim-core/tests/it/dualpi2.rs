@@ -122,9 +122,11 @@ const L4S_SENDERS: [(&str, &str); 2] = [
 
 /// The L queue AQMs of `l-delay-rfc`: Appendix A's ramp (the `rfc` profile) and Linux's
 /// 1 ms step (`sch_dualpi2.c` `step_thresh`, `min_qlen_step` 0).
-const L_AQMS: [(&str, &str); 2] = [
+const L_AQMS: [(&str, &str); 3] = [
     ("ramp", r#"{ type = "dualpi2" }"#),
     ("step", r#"{ type = "dualpi2", l_threshold = "1ms", l_range = "0ms", th_len = 0 }"#),
+    // `l-delay-rfc-recur`: RFC 9332 Appendix A Figure 4's recur() decisions (scenarios A and B only).
+    ("ramp-recur", r#"{ type = "dualpi2", marking = "recur" }"#),
 ];
 
 /// `l-delay-rfc`: RFC 9332 §1.4's delay claim, in its own words and under its own conditions
@@ -134,7 +136,8 @@ const L_AQMS: [(&str, &str); 2] = [
 /// worse than 2 ms" (also RFC 9330 §1). The delay is the L queue's per-packet sojourn to the
 /// start of transmission (RFC 9332 §2.5.2.2: "not including serialization delay of the head
 /// packet"). Each run: mean < 1 ms (E: < 2 packets' serialization), 99th percentile <= 2 ms
-/// (not E), utilisation > 0.9, some ECT(1) marks. Bands in docs/validation.md ("RFC 9332's
+/// (not E), utilisation > 0.9, some ECT(1) marks; A and B also with `marking = "recur"`
+/// (`l-delay-rfc-recur`, RFC 9332 Appendix A Figure 4): 28 runs. Bands in docs/validation.md ("RFC 9332's
 /// delay claim and rate balance, restated"), committed before the first run; every miss is
 /// listed in one assertion.
 #[test]
@@ -154,6 +157,9 @@ fn l_queue_delay_as_rfc_9332_states_it() {
     let mut failures = Vec::new();
     for (name, n_l, n_c, rate, delay_us, duration, warmup, dack, mean_bound, check_p99) in scenarios {
         for (aqm, queue) in L_AQMS {
+            if aqm == "ramp-recur" && !matches!(name, "A" | "B") {
+                continue;
+            }
             for (sender, tcp) in L4S_SENDERS {
                 let global = format!(r#"rcv_window = "4MB", delayed_ack = {dack}"#);
                 let t = mixed(n_l, n_c, rate, delay_us, queue, (duration, &format!("{warmup}s"), "1s"), tcp, &global);
