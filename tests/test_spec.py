@@ -441,6 +441,13 @@ def test_aqm_builders_are_thin_and_run() -> None:
         "ce_threshold": "1ms",
         "ce_threshold_ect1": True,
     }
+    assert fq_pie(ce_threshold="1ms", ce_threshold_ect1=True, drop_early="linux") == {
+        "type": "fq_pie",
+        "drop_early": "linux",
+        "ce_threshold": "1ms",
+        "ce_threshold_ect1": True,
+    }
+    assert pie(drop_early="linux") == {"type": "pie", "drop_early": "linux"}
     queues = (
         red(),
         aecn(),
@@ -453,6 +460,8 @@ def test_aqm_builders_are_thin_and_run() -> None:
         fq_codel(),
         fq_pie(),
         fq_pie(overflow="ns3", derandomize=False, quantum=1500),
+        fq_pie(ecn=True, ce_threshold="1ms", ce_threshold_ect1=True, drop_early="linux"),
+        pie(drop_early="linux", byte_mode=True, derandomize=True),
     )
     for q in queues:
         d = small_scenario().to_dict()

@@ -508,10 +508,10 @@ impl Profile {
 // ---------------------------------------------------------------------------
 
 use crate::qdisc::aecn::{AecnVariant, CountScope};
-use crate::qdisc::dualpi2::{DualScheduler, Overload, Pi2Delay};
+use crate::qdisc::dualpi2::{DualMarking, DualScheduler, Overload, Pi2Delay};
 use crate::qdisc::fq_codel::FqSource;
 use crate::qdisc::fq_pie::FqPieOverflow;
-use crate::qdisc::pie::DelayEstimator;
+use crate::qdisc::pie::{DelayEstimator, PieDropEarly};
 use crate::qdisc::red::{AdaptTiming, DropSpacing, IdleStart, MarkTarget, RedEcn};
 use crate::qdisc::rem::DecideAt;
 use crate::qdisc::{Measure, NonEct, Victim};
@@ -889,6 +889,11 @@ impl Profile {
             // ns-3 FqPieQueueDisc DropBatchSize 64 (used by overflow = "ns3" only).
             drop_batch: Some(64),
             perturbation: None,
+            // DEVIATION(Linux): RFC 8033's drop_early by default (the rules FQ-PIE has been validated with); "linux" is Linux pie_drop_early (docs/models/fq_pie.md).
+            drop_early: Some(PieDropEarly::Rfc),
+            // Linux fq_pie has no shallow L4S marking; ns-3 FqPieQueueDisc CeThreshold Time::Max, UseL4s false.
+            ce_threshold: None,
+            ce_threshold_ect1: Some(false),
         };
         match self {
             // FQ-PIE postdates 2001 and has no RFC: Linux's parameters, with ECN as RFC 7567 §4.2.1 asks.
@@ -932,6 +937,8 @@ impl Profile {
             tshift: Some(TimeValue(50 * MS)),
             // Linux classic_protection 10 (wc = 10%), used only by the `wrr` scheduler.
             classic_weight: Some(10),
+            // DEVIATION(RFC 9332): Appendix A Figure 4 decides by recur(); the rfc profile keeps Linux's random draw (dualpi2_roll()) so its runs stay as validated: `marking = "recur"` for the RFC's.
+            marking: Some(DualMarking::Random),
         };
         match self {
             Profile::Rfc | Profile::Ns2_2001 => rfc,
@@ -979,8 +986,10 @@ impl Profile {
             dq_threshold: Some(ByteSize(16_384)),
             // RFC 8033 §5.5.
             cap_drop_adjustment: Some(true),
-            // RFC 8033 §5.4: optional; off as in ns-3 and Linux.
+            // RFC 8033 §5.4: optional ("PIE may use"); off as in ns-3 (Linux: always on, below).
             derandomize: Some(false),
+            // RFC 8033 §4.1 and Appendix B drop_early.
+            drop_early: Some(PieDropEarly::Rfc),
         };
         match self {
             Profile::Rfc => rfc,
@@ -988,9 +997,15 @@ impl Profile {
             Profile::Ns2_2001 => PieSpec { limit_packets: Some(50), ecn: Some(false), ..rfc },
             // Linux sch_pie: limit 1000, target 15 ms, tupdate 15 ms, alpha 2/16, beta 20/16,
             // noecn, timestamps unless dq_rate_estimator is given.
-            Profile::Linux | Profile::Linux24 | Profile::Linux6 => {
-                PieSpec { ecn: Some(false), delay_estimator: Some(DelayEstimator::Timestamp), ..rfc }
-            }
+            // Linux sch_pie.c pie_drop_early: accu_prob is always kept (no option), its
+            // safeguard and byte mode are Linux's (drop_early = "linux").
+            Profile::Linux | Profile::Linux24 | Profile::Linux6 => PieSpec {
+                ecn: Some(false),
+                delay_estimator: Some(DelayEstimator::Timestamp),
+                derandomize: Some(true),
+                drop_early: Some(PieDropEarly::Linux),
+                ..rfc
+            },
         }
     }
 }

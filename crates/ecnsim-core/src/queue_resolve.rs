@@ -471,10 +471,13 @@ fn fq_pie(s: &FqPieSpec) -> FqPieConfig {
             dq_threshold: u64::try_from(get(s.dq_threshold).0).expect(VALIDATED),
             cap_drop_adjustment: get(s.cap_drop_adjustment),
             derandomize: get(s.derandomize),
+            drop_early: get(s.drop_early),
         },
         overflow: get(s.overflow),
         drop_batch: u32::try_from(get(s.drop_batch)).expect(VALIDATED),
         perturbation: s.perturbation.map(|p| u32::try_from(p).expect(VALIDATED)),
+        ce_threshold: s.ce_threshold.map(|t| dur(Some(t))),
+        ce_threshold_ect1: get(s.ce_threshold_ect1),
     }
 }
 
@@ -510,6 +513,7 @@ fn dualpi2(s: &DualPi2Spec) -> DualPi2Config {
         scheduler: get(s.scheduler),
         tshift: dur(s.tshift),
         classic_weight: u32::try_from(get(s.classic_weight)).expect(VALIDATED),
+        marking: get(s.marking),
     }
 }
 
@@ -529,6 +533,7 @@ fn pie(s: &PieSpec) -> PieConfig {
         dq_threshold: u64::try_from(get(s.dq_threshold).0).expect(VALIDATED),
         cap_drop_adjustment: get(s.cap_drop_adjustment),
         derandomize: get(s.derandomize),
+        drop_early: get(s.drop_early),
     }
 }
 

@@ -1010,9 +1010,12 @@ macro_rules! pie_spec {
             /// Cap the drop adjustment (RFC 8033 §5.5).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub cap_drop_adjustment: Option<bool>,
-            /// De-randomize drops (RFC 8033 §5.4; Linux's FQ-PIE always does).
+            /// De-randomize drops (RFC 8033 §5.4; Linux always does).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub derandomize: Option<bool>,
+            /// `"rfc"` (RFC 8033's `drop_early`) or `"linux"` (Linux `pie_drop_early`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub drop_early: Option<crate::qdisc::pie::PieDropEarly>,
             $(
                 $(#[$am])*
                 #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1036,7 +1039,8 @@ macro_rules! pie_spec {
                 delay_estimator,
                 dq_threshold,
                 cap_drop_adjustment,
-                derandomize
+                derandomize,
+                drop_early
                 $(, $after)*
             ]
         });
@@ -1077,6 +1081,10 @@ pie_spec! {
             drop_batch: Option<i64>,
             /// The flow hash's perturbation; absent: drawn from the queue's random stream.
             perturbation: Option<i64>,
+            /// Mark ECT(1) and CE packets whose sojourn exceeds this (ns-3 `CeThreshold`); absent = off.
+            ce_threshold: Option<TimeValue>,
+            /// ns-3 `UseL4s`: ECT(1) and CE packets skip PIE and meet only `ce_threshold`.
+            ce_threshold_ect1: Option<bool>,
         }
     }
 }
@@ -1136,6 +1144,9 @@ pub struct DualPi2Spec {
     /// The Classic queue's share under `wrr`, per cent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classic_weight: Option<i64>,
+    /// `"random"` (Linux `dualpi2_roll()`) or `"recur"` (RFC 9332 Appendix A `recur()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marking: Option<crate::qdisc::dualpi2::DualMarking>,
 }
 
 fill_from_defaults!(RedSpec {
@@ -1239,6 +1250,7 @@ fill_from_defaults!(DualPi2Spec {
         scheduler,
         tshift,
         classic_weight,
+        marking,
     ]
 });
 fill_from_defaults!(CodelSpec {

@@ -1547,6 +1547,7 @@ const FQ_PIE_FIELDS: &[Field<FqPieSpec>] = pie_fields!(
     [
         int_field!(drop_batch, Unit::Count, count, Limits::closed(1, 1_000_000)),
         int_field!(perturbation, Unit::Count, count, Limits::closed(0, 4_294_967_295)),
+        int_field!(ce_threshold, Unit::Time, time, Limits::closed(0, MAX_TIME)),
     ]
 );
 
@@ -1669,7 +1670,21 @@ fn check_aqm_ranges(path: &str, q: &QueueSpec) -> Result<(), SimError> {
             }
             Ok(())
         }
-        QueueSpec::FqPie(s) => rows(path, s, FQ_PIE_FIELDS),
+        QueueSpec::FqPie(s) => {
+            rows(path, s, FQ_PIE_FIELDS)?;
+            // ns-3 PieQueueDisc applies CeThreshold only with UseL4s; Linux fq_pie has neither.
+            match (s.ce_threshold.is_some(), s.ce_threshold_ect1 == Some(true)) {
+                (false, true) => Err(SimError::spec(
+                    format!("{path}.ce_threshold_ect1"),
+                    "needs ce_threshold (the sojourn time above which ECT(1) packets are marked), got true",
+                )),
+                (true, false) => Err(SimError::spec(
+                    format!("{path}.ce_threshold"),
+                    "needs ce_threshold_ect1 = true (FQ-PIE applies ce_threshold to ECT(1) and CE packets only, as ns-3's UseL4s)",
+                )),
+                _ => Ok(()),
+            }
+        }
         QueueSpec::Dualpi2(s) => {
             rows(path, s, DUALPI2_FIELDS)?;
             check_limit_pair(path, s.limit_packets, s.limit_bytes)
@@ -2409,6 +2424,8 @@ mod aqm_tests {
         (r#"{ type = "fq_pie", mark_ecn_threshold = 1.5 }"#, "links[2].queue.mark_ecn_threshold", "must be >= 0 and <= 1"),
         (r#"{ type = "fq_pie", drop_batch = 0 }"#, "links[2].queue.drop_batch", "must be >= 1"),
         (r#"{ type = "fq_pie", limit_packets = 0 }"#, "links[2].queue.limit_packets", "must be >= 1"),
+        (r#"{ type = "fq_pie", ce_threshold_ect1 = true }"#, "links[2].queue.ce_threshold_ect1", "needs ce_threshold"),
+        (r#"{ type = "fq_pie", ce_threshold = "1ms" }"#, "links[2].queue.ce_threshold", "needs ce_threshold_ect1 = true"),
         // CoDel
         (r#"{ type = "codel", target = 0 }"#, "links[2].queue.target", "must be > 0"),
         (r#"{ type = "codel", interval = "-1ms" }"#, "links[2].queue.interval", "got -1ms"),
@@ -2473,6 +2490,8 @@ mod aqm_tests {
             (&[(Q, r#"queue = { type = "red", ecn = "yes" }"#)], "links[2].queue.ecn", "unknown variant `yes`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
             (&[(Q, r#"queue = { type = "red", min_thresh = 5 }"#)], "links[2].queue.min_thresh", "unknown field `min_thresh`"),
             (&[(Q, r#"queue = { type = "pie", ecn = 1 }"#)], "links[2].queue.ecn", "invalid type: integer `1`, expected a boolean"),
+            (&[(Q, r#"queue = { type = "pie", drop_early = "bsd" }"#)], "links[2].queue.drop_early", "unknown variant `bsd`, expected `rfc` or `linux`"),
+            (&[(Q, r#"queue = { type = "fq_pie", drop_early = "ns3" }"#)], "links[2].queue.drop_early", "unknown variant `ns3`, expected `rfc` or `linux`"),
         ];
         for &(changes, path, fragment) in cases {
             match ScenarioSpec::from_toml_str(&edit(changes)) {

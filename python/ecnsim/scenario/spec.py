@@ -296,8 +296,9 @@ def pie(
     dq_threshold: Quantity | None = None,
     cap_drop_adjustment: bool | None = None,
     derandomize: bool | None = None,
+    drop_early: str | None = None,
 ) -> dict[str, Any]:
-    """PIE, RFC 8033 (``docs/models/pie.md``)."""
+    """PIE, RFC 8033 (``docs/models/pie.md``); ``drop_early`` is ``"rfc"`` or ``"linux"``."""
     return {"type": "pie", **_compact(locals())}
 
 
@@ -346,10 +347,15 @@ def fq_pie(
     overflow: str | None = None,
     drop_batch: int | None = None,
     perturbation: int | None = None,
+    drop_early: str | None = None,
+    ce_threshold: Quantity | None = None,
+    ce_threshold_ect1: bool | None = None,
 ) -> dict[str, Any]:
     """FQ-PIE, Linux ``sch_fq_pie`` (``docs/models/fq_pie.md``): FQ-CoDel's flow queues and
     deficit round robin with a PIE controller on each queue, deciding at enqueue.
-    ``overflow`` is ``"linux"`` (drop the arrival) or ``"ns3"`` (drop from the fattest queue)."""
+    ``overflow`` is ``"linux"`` (drop the arrival) or ``"ns3"`` (drop from the fattest queue);
+    ``drop_early`` ``"rfc"`` or ``"linux"``; ``ce_threshold`` with ``ce_threshold_ect1=True``
+    is ns-3's ``CeThreshold`` with ``UseL4s``."""
     return {"type": "fq_pie", **_compact(locals())}
 
 
@@ -372,6 +378,7 @@ def dualpi2(
     scheduler: str | None = None,
     tshift: Quantity | None = None,
     classic_weight: int | None = None,
+    marking: str | None = None,
 ) -> dict[str, Any]:
     """DualPI2, the DualQ Coupled AQM of RFC 9332 (``docs/models/dualpi2.md``).
 

@@ -58,6 +58,17 @@ pub enum DualScheduler {
     Wrr,
 }
 
+/// How a probability becomes a mark or a drop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DualMarking {
+    /// Linux `dualpi2_roll()`: a random draw per packet (p_C as two draws of p').
+    Random,
+    /// RFC 9332 Appendix A (Figure 4) `recur()`: a deterministic accumulator per queue, count +=
+    /// p, a mark (or drop) when count > 1, then count -= 1.
+    Recur,
+}
+
 /// Resolved DualPI2 parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DualPi2Config {
@@ -91,6 +102,8 @@ pub struct DualPi2Config {
     pub tshift: SimDuration,
     /// The Classic queue's weight in per cent (Linux `classic_protection`), for `Wrr`.
     pub classic_weight: u32,
+    /// Random draws (Linux) or `recur()` (RFC 9332 Appendix A) for the Classic and coupled decisions.
+    pub marking: DualMarking,
 }
 
 impl DualPi2Config {
@@ -108,6 +121,8 @@ impl DualPi2Config {
 pub struct SojournHistogram {
     width_ns: u64,
     counts: [u64; Self::BINS],
+    /// The sum of every sojourn recorded, ns (exact, for the mean).
+    sum_ns: u64,
 }
 
 impl SojournHistogram {
@@ -115,9 +130,10 @@ impl SojournHistogram {
     pub const BINS: usize = 400;
 
     fn new(width: SimDuration) -> Self {
-        SojournHistogram { width_ns: width.as_nanos().max(1), counts: [0; Self::BINS] }
+        SojournHistogram { width_ns: width.as_nanos().max(1), counts: [0; Self::BINS], sum_ns: 0 }
     }
     fn record(&mut self, sojourn: SimDuration) {
+        self.sum_ns = self.sum_ns.saturating_add(sojourn.as_nanos());
         let bin = usize::try_from(sojourn.as_nanos() / self.width_ns).unwrap_or(usize::MAX).min(Self::BINS - 1);
         self.counts[bin] += 1;
     }
@@ -128,7 +144,14 @@ impl SojournHistogram {
         for (c, e) in d.counts.iter_mut().zip(earlier.counts.iter()) {
             *c -= e;
         }
+        d.sum_ns -= earlier.sum_ns;
         d
+    }
+    /// The mean sojourn, exact (not from the bins); `None` if empty.
+    #[must_use]
+    pub fn mean(&self) -> Option<SimDuration> {
+        let n = self.count();
+        (n > 0).then(|| SimDuration::from_nanos(self.sum_ns / n))
     }
     /// Sojourn times recorded.
     #[must_use]
@@ -184,6 +207,8 @@ pub struct DualPi2 {
     /// Linux `c_protection_credit` (the sign says which queue is next).
     credit: i64,
     credit_init: i64,
+    /// RFC 9332 Appendix A `recur()`'s `lq.count` and `cq.count`, fractions of `MAX_PROB`.
+    recur_count: [u64; 2],
     stats: Box<DualPi2Stats>,
 }
 
@@ -205,6 +230,7 @@ impl DualPi2 {
             beta: DualPi2Config::gain(cfg.beta),
             credit: credit_init,
             credit_init,
+            recur_count: [0; 2],
             stats: Box::new(DualPi2Stats {
                 l_sojourn: SojournHistogram::new(SimDuration::from_micros(10)),
                 c_sojourn: SojournHistogram::new(SimDuration::from_micros(250)),
@@ -297,6 +323,18 @@ impl DualPi2 {
         r <= p
     }
 
+    /// RFC 9332 Appendix A (Figure 4) `recur(q, likelihood)`: count += likelihood; if count > 1,
+    /// count -= 1 and TRUE. `queue` 0 is L, 1 Classic.
+    fn recur(&mut self, queue: usize, p: u32) -> bool {
+        let c = &mut self.recur_count[queue];
+        *c += u64::from(p);
+        if *c > u64::from(MAX_PROB) {
+            *c -= u64::from(MAX_PROB);
+            return true;
+        }
+        false
+    }
+
     /// The native L4S AQM's probability for sojourn `s` (RFC 9332 Appendix A.1 `laqm()`: a ramp
     /// from `l_threshold` over `l_range`; a step when the range is 0, as Linux `step_thresh`).
     fn native_prob(&self, s: SimDuration) -> u32 {
@@ -342,8 +380,17 @@ impl DualPi2 {
         // queues hold less than 2 MTU (the departing packet not counted, as in Linux).
         let busy = self.l.bytes() + self.c.bytes() >= 2 * u64::from(self.cfg.mtu);
         if !from_l {
-            // RFC 9332 §2.1: p_C = p'^2, drawn as two rolls of p' (Linux dualpi2_classic_marking()).
-            if busy && Self::roll(p, cx) && Self::roll(p, cx) {
+            // RFC 9332 §2.1: p_C = p'^2, drawn as two rolls of p' (Linux dualpi2_classic_marking()),
+            // or RFC 9332 Appendix A Figure 4: recur(cq, p_C).
+            let hit = busy
+                && match self.cfg.marking {
+                    DualMarking::Random => Self::roll(p, cx) && Self::roll(p, cx),
+                    DualMarking::Recur => {
+                        let p_c = u32::try_from(u64::from(p) * u64::from(p) / u64::from(MAX_PROB)).expect("<= p");
+                        self.recur(1, p_c)
+                    }
+                };
+            if hit {
                 // RFC 9332 §2.5.1.1: in overload ECN-capable Classic packets are dropped too.
                 if overload || !cx.mark(&mut pkt, MarkReason::Early) {
                     cx.drop_packet(pkt, DropReason::Early);
@@ -372,8 +419,14 @@ impl DualPi2 {
         let coupled = if busy { u32::try_from(p_cl).expect("not in overload") } else { 0 };
         let (p_l, reason) =
             if native >= coupled { (native, MarkReason::CeThreshold) } else { (coupled, MarkReason::Early) };
-        // A step (p'_L 0 or 1) needs no draw; otherwise one roll of max(p'_L, p_CL).
-        if (p_l == MAX_PROB || Self::roll(p_l, cx)) && !cx.mark(&mut pkt, reason) {
+        // A step (p'_L 0 or 1) needs no draw; otherwise one roll of max(p'_L, p_CL), or RFC 9332
+        // Appendix A Figure 4's recur(lq, p_L).
+        let hit = p_l == MAX_PROB
+            || match self.cfg.marking {
+                DualMarking::Random => Self::roll(p_l, cx),
+                DualMarking::Recur => self.recur(0, p_l),
+            };
+        if hit && !cx.mark(&mut pkt, reason) {
             // Linux: a Not-ECT packet classified as L4S (it cannot be, by codepoint) is dropped.
             cx.drop_packet(pkt, DropReason::Early);
             return None;
@@ -487,6 +540,7 @@ mod tests {
             scheduler: DualScheduler::Wrr,
             tshift: SimDuration::from_millis(50),
             classic_weight: 10,
+            marking: DualMarking::Random,
         }
     }
 
@@ -612,6 +666,31 @@ mod tests {
         assert_eq!(marked, 0);
         let f = f64::from(dropped) / f64::from(clean + dropped);
         assert!((f - 0.09).abs() < 0.01, "Classic drop fraction {f}");
+    }
+
+    /// RFC 9332 Appendix A Figure 4 `recur()`: with `marking = "recur"` the marks are
+    /// deterministic: at p_CL = k p' = 0.25 exactly every fourth L packet, at p_C = p'^2 = 0.0625
+    /// (p' = 0.25) exactly every sixteenth Classic one; no draw is taken.
+    #[test]
+    fn recur_marks_deterministically_at_the_probability() {
+        let recur = DualPi2Config { marking: DualMarking::Recur, scheduler: DualScheduler::Wrr, ..linux() };
+        let mut d = Driver::new(DualPi2::new(recur), 10_000_000, 1);
+        offer(&mut d, 0, 410, Ecn::Ect1, ms(0));
+        d.q.prob = MAX_PROB / 8 + 1;
+        let mut seq = Vec::new();
+        for _ in 0..400 {
+            let p = d.q.prob;
+            seq.push(d.dequeue(ms(0)).unwrap().ecn == Ecn::Ce);
+            d.q.prob = p;
+        }
+        let marked: Vec<usize> = seq.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i).collect();
+        assert_eq!(marked.len(), 100);
+        assert!(marked.windows(2).all(|w| w[1] - w[0] == 4), "{marked:?}");
+        let mut d = Driver::new(DualPi2::new(recur), 10_000_000, 1);
+        offer(&mut d, 0, 1610, Ecn::Ect0, ms(0));
+        d.q.prob = MAX_PROB / 4 + 1;
+        let (clean, marked, dropped) = fates(&mut d, 1600, ms(0));
+        assert_eq!((clean, marked, dropped), (1500, 100, 0));
     }
 
     /// RFC 9332 §2.5.1.1 (Linux dualpi2_scalable_marking()): once k p' > 1, ECN-capable packets are

@@ -20,11 +20,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::codel::ce_threshold_mark;
 use super::flow_queues::{flow_queue_accessors, FlowQueues};
 use super::pie::{PieConfig, PieVars};
 use super::QueuedPacket;
 use super::{DropReason, QdiscCx, QueueDisc};
-use crate::time::SimTime;
+use crate::packet::Ecn;
+use crate::time::{SimDuration, SimTime};
 
 /// What happens when the flow queues together hold `limit_packets`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -55,6 +57,20 @@ pub struct FqPieConfig {
     pub drop_batch: u32,
     /// The hash's perturbation; `None`: drawn from the queue's stream.
     pub perturbation: Option<u32>,
+    /// ns-3 `CeThreshold`: ECT(1) and CE packets whose sojourn exceeds it are marked (with
+    /// `ce_threshold_ect1` only).
+    pub ce_threshold: Option<SimDuration>,
+    /// ns-3 `UseL4s`: ECT(1) and CE packets skip their queue's PIE (at enqueue and dequeue) and
+    /// meet only `ce_threshold`.
+    pub ce_threshold_ect1: bool,
+}
+
+impl FqPieConfig {
+    /// ns-3 `PieQueueDisc` with `UseL4s`: is `pkt` one that skips PIE?
+    fn skips_pie(&self, ecn: Ecn) -> bool {
+        // ns-3 PieQueueDisc::DoEnqueue/DoDequeue: (tos & 0x3) == 1 (ECT(1)) or 3 (CE), with UseL4s.
+        self.ce_threshold_ect1 && self.ce_threshold.is_some() && matches!(ecn, Ecn::Ect1 | Ecn::Ce)
+    }
 }
 
 /// An FQ-PIE queue: the shared flow queues ([`FlowQueues`]) with PIE's state per queue.
@@ -91,9 +107,15 @@ impl QueueDisc for FqPie {
             return;
         }
         let flow = self.q.flow_mut(idx);
-        // Linux fq_pie_qdisc_enqueue: pie_drop_early(..., sel_flow->backlog, skb->len), then mark
-        // if ecn && prob <= ecn_prob, else drop: the flow queue's own PIE decides at arrival.
-        let Some(pkt) = flow.vars.admit(&self.cfg.pie, flow.fifo.bytes(), pkt, cx) else { return };
+        let pkt = if self.cfg.skips_pie(pkt.ecn) {
+            // ns-3 PieQueueDisc::DoEnqueue (UseL4s): an ECT(1) or CE packet is enqueued without DropEarly.
+            pkt
+        } else {
+            // Linux fq_pie_qdisc_enqueue: pie_drop_early(..., sel_flow->backlog, skb->len), then mark
+            // if ecn && prob <= ecn_prob, else drop: the flow queue's own PIE decides at arrival.
+            let Some(pkt) = flow.vars.admit(&self.cfg.pie, flow.fifo.bytes(), pkt, cx) else { return };
+            pkt
+        };
         self.q.push(idx, pkt);
         if self.cfg.overflow == FqPieOverflow::Ns3 && self.q.totals.packets > self.cfg.limit_packets {
             // ns-3 FqPieQueueDisc::DoEnqueue: if (GetCurrentSize() > GetMaxSize()) FqPieDrop().
@@ -104,13 +126,21 @@ impl QueueDisc for FqPie {
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx<'_>) -> Option<QueuedPacket> {
-        let pie = self.cfg.pie;
+        let cfg = self.cfg;
         self.q.dequeue(cx, |flow, totals, cx| {
-            flow.vars.catch_up(&pie, flow.fifo.bytes(), cx.now);
-            let p = flow.fifo.pop_front()?;
+            flow.vars.catch_up(&cfg.pie, flow.fifo.bytes(), cx.now);
+            let mut p = flow.fifo.pop_front()?;
             totals.remove(&p);
+            if cfg.skips_pie(p.ecn) {
+                // ns-3 PieQueueDisc::DoDequeue (UseL4s): an ECT(1) or CE packet is marked if its
+                // sojourn exceeds CeThreshold, and skips PIE's latency sample.
+                if let Some(ce) = cfg.ce_threshold {
+                    ce_threshold_mark(&mut p, ce, cx);
+                }
+                return Some(p);
+            }
             // Linux fq_pie_qdisc_dequeue: pie_process_dequeue(skb, ..., &flow->vars, flow->backlog).
-            flow.vars.on_dequeue(&pie, &p, flow.fifo.bytes(), cx.now);
+            flow.vars.on_dequeue(&cfg.pie, &p, flow.fifo.bytes(), cx.now);
             Some(p)
         })
     }
@@ -123,7 +153,7 @@ impl QueueDisc for FqPie {
 
 #[cfg(test)]
 mod tests {
-    use super::super::pie::DelayEstimator;
+    use super::super::pie::{DelayEstimator, PieDropEarly};
     use super::super::test_support::{pkt, random_workout_flows, Driver};
     use super::super::{AnyQdisc, Limit, MarkReason};
     use super::*;
@@ -152,10 +182,13 @@ mod tests {
                 dq_threshold: 16_384,
                 cap_drop_adjustment: true,
                 derandomize: false,
+                drop_early: PieDropEarly::Rfc,
             },
             overflow: FqPieOverflow::Linux,
             drop_batch: 64,
             perturbation: Some(7),
+            ce_threshold: None,
+            ce_threshold_ect1: false,
         }
     }
 
@@ -240,6 +273,53 @@ mod tests {
             assert_eq!(drops > 100, want_drops, "p {p}, {ecn:?}: {drops} drops");
             assert!(marks == 0 || drops == 0);
         }
+    }
+
+    // ---- ns-3 PieQueueDisc UseL4s / CeThreshold (FqPieQueueDisc passes them to each flow's PIE) ----
+
+    #[test]
+    fn with_use_l4s_ect1_and_ce_skip_pie_and_are_marked_above_ce_threshold_only() {
+        let mut c = cfg();
+        c.pie.ecn = false;
+        c.ce_threshold = Some(SimDuration::from_millis(1));
+        c.ce_threshold_ect1 = true;
+        let mut d = Driver::new(FqPie::new(c), 10_000_000, 1);
+        let f = distinct_flows(&d.q, 1);
+        for i in 0..10 {
+            d.enqueue(fp(i, f[0].0, 1500, Ecn::NotEct), ms(0));
+        }
+        congest(&mut d.q, f[0].1, 0.5);
+        // ns-3 PieQueueDisc::DoEnqueue: ECT(1) and CE skip DropEarly; Not-ECT and ECT(0) meet it.
+        let mut drops = [0usize; 4];
+        for i in 0..400u64 {
+            for (k, ecn) in [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ce].into_iter().enumerate() {
+                drops[k] += d.enqueue(fp(1000 + 4 * i + k as u64, f[0].0, 100, ecn), ms(1)).drops.len();
+            }
+        }
+        assert!(drops[0] > 100 && drops[1] > 100, "{drops:?}");
+        assert_eq!((drops[2], drops[3]), (0, 0), "{drops:?}");
+        // ns-3 PieQueueDisc::DoDequeue: an ECT(1) packet whose sojourn exceeds CeThreshold is
+        // marked (CE_THRESHOLD_EXCEEDED_MARK); at or below it, or ECT(0), it is not.
+        let mut d = Driver::new(FqPie::new(c), 10_000_000, 1);
+        let f = distinct_flows(&d.q, 1);
+        d.enqueue(fp(0, f[0].0, 1500, Ecn::Ect1), ms(0));
+        d.enqueue(fp(1, f[0].0, 1500, Ecn::Ect0), ms(0));
+        d.enqueue(fp(2, f[0].0, 1500, Ecn::Ect1), ms(0));
+        d.enqueue(fp(3, f[0].0, 1500, Ecn::Ect1), ms(0));
+        let at = |x_us: u64| SimTime::from_nanos(x_us * 1000);
+        assert_eq!(d.dequeue(at(1000)).unwrap().ecn, Ecn::Ect1, "sojourn 1 ms: not above the threshold");
+        assert!(d.out.marks.is_empty());
+        assert_eq!(d.dequeue(at(1001)).unwrap().ecn, Ecn::Ect0, "ECT(0) meets PIE, not the threshold");
+        assert!(d.out.marks.is_empty());
+        assert_eq!(d.dequeue(at(1001)).unwrap().ecn, Ecn::Ce);
+        assert!(d.out.marks.iter().all(|m| m.2 == MarkReason::CeThreshold) && d.out.marks.len() == 1);
+        // Without UseL4s the same packets are PIE's alone: no CeThreshold mark.
+        let mut d = Driver::new(FqPie::new(cfg()), 10_000_000, 1);
+        d.enqueue(fp(0, f[0].0, 1500, Ecn::Ect1), ms(0));
+        d.enqueue(fp(1, f[0].0, 1500, Ecn::Ect1), ms(0));
+        d.dequeue(ms(5));
+        assert_eq!(d.dequeue(ms(5)).unwrap().ecn, Ecn::Ect1);
+        assert!(d.out.marks.is_empty());
     }
 
     // ---- Linux fq_pie_timer: one clock for every flow ----

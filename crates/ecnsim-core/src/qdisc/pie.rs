@@ -32,6 +32,19 @@ pub enum DelayEstimator {
     DequeueRate,
 }
 
+/// Whose `drop_early` PIE follows where RFC 8033 and Linux differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PieDropEarly {
+    /// RFC 8033 §4.1 and Appendix B `drop_early`: the safeguard on `qdelay_old` and `backlog
+    /// <= 2 mean_pktsize`; `accu_prob` accumulates `drop_prob` (byte mode scales only the draw).
+    Rfc,
+    /// Linux `sch_pie.c` `pie_drop_early`: the safeguard on the latest latency sample and
+    /// `backlog < 2 mtu`; byte mode scales the probability of packets of at most `mean_pktsize`
+    /// bytes, and `accu_prob` accumulates that scaled probability.
+    Linux,
+}
+
 /// Resolved PIE parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PieConfig {
@@ -63,6 +76,8 @@ pub struct PieConfig {
     pub cap_drop_adjustment: bool,
     /// RFC 8033 §5.4: de-randomize drops with an accumulated probability.
     pub derandomize: bool,
+    /// Whose `drop_early` (RFC 8033's or Linux's) where they differ.
+    pub drop_early: PieDropEarly,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -178,28 +193,40 @@ impl PieVars {
     /// RFC 8033 §4.1 `drop_early`, for an arrival at a queue holding `backlog` bytes.
     fn drop_early(&mut self, cfg: &PieConfig, backlog: u64, pkt: &QueuedPacket, cx: &mut QdiscCx<'_>) -> bool {
         let st = &mut self.state;
+        let linux = cfg.drop_early == PieDropEarly::Linux;
         // RFC 8033 §4.4: no random drop while burst_allowance > 0.
         if st.burst_allowance > 0 {
             return false;
         }
         // RFC 8033 §4.1: safeguard: if (qdelay_old < QDELAY_REF/2 && drop_prob < 0.2) ||
         // (queue.byte_length() <= 2 * MEAN_PKTSIZE) return ENQUE.
-        if (st.qdelay_old < cfg.target.as_secs_f64() / 2.0 && st.drop_prob < 0.2)
-            || backlog <= 2 * u64::from(cfg.mean_pktsize)
+        // DEVIATION(RFC 8033) with drop_early = "linux": Linux pie_drop_early tests vars->qdelay (with timestamps the latest departure's sample) and "backlog < 2 * mtu".
+        let qdelay =
+            if linux && cfg.delay_estimator == DelayEstimator::Timestamp { st.qdelay_last } else { st.qdelay_old };
+        let small = 2 * u64::from(cfg.mean_pktsize);
+        if (qdelay < cfg.target.as_secs_f64() / 2.0 && st.drop_prob < 0.2)
+            || (if linux { backlog < small } else { backlog <= small })
         {
             return false;
         }
         let mut p = st.drop_prob;
         if cfg.byte_mode {
-            // RFC 8033 §5.2: p = p * packet_size / MEAN_PKTSIZE.
-            p = (p * f64::from(pkt.size) / f64::from(cfg.mean_pktsize)).min(1.0);
+            if !linux {
+                // RFC 8033 §5.2: p = p * packet_size / MEAN_PKTSIZE.
+                p = (p * f64::from(pkt.size) / f64::from(cfg.mean_pktsize)).min(1.0);
+            } else if pkt.size <= cfg.mean_pktsize {
+                // Linux pie_drop_early: if (bytemode && packet_size <= mtu) local_prob = packet_size * (prob / mtu).
+                p = p * f64::from(pkt.size) / f64::from(cfg.mean_pktsize);
+            }
         }
         if cfg.derandomize {
             // RFC 8033 §5.4: if (drop_prob == 0) accu_prob = 0; accu_prob += drop_prob.
-            if st.drop_prob == 0.0 {
+            // Linux pie_drop_early: the same with local_prob, the byte-scaled probability.
+            let add = if linux { p } else { st.drop_prob };
+            if add == 0.0 {
                 st.accu_prob = 0.0;
             }
-            st.accu_prob += st.drop_prob;
+            st.accu_prob += add;
             // RFC 8033 §5.4: if (accu_prob < 0.85) return ENQUE; if (accu_prob >= 8.5) return DROP.
             if st.accu_prob < 0.85 {
                 return false;
@@ -208,7 +235,13 @@ impl PieVars {
                 return true;
             }
         }
-        cx.bernoulli(p)
+        let hit = cx.bernoulli(p);
+        if hit && cfg.derandomize {
+            // RFC 8033 Appendix B drop_early: if (u < drop_prob) { accu_prob = 0; return DROP; }
+            // (Linux pie_drop_early: the same), whether the packet is then marked or dropped.
+            st.accu_prob = 0.0;
+        }
+        hit
     }
 
     /// RFC 8033 §4.1 and §5.1: the decision on an arrival at a queue holding `backlog`
@@ -388,6 +421,7 @@ mod tests {
             dq_threshold: 16_384,
             cap_drop_adjustment: true,
             derandomize: false,
+            drop_early: PieDropEarly::Rfc,
         }
     }
 
@@ -554,6 +588,89 @@ mod tests {
             }
             assert!(gap <= 17);
         }
+    }
+
+    /// A PIE queue of `c` holding `n` packets of 1000 bytes, no burst allowance, far above
+    /// target, at probability `p`.
+    fn congested(c: PieConfig, n: u64, p: f64, seed: u64) -> Driver<Pie> {
+        let mut d = Driver::new(Pie::new(c), 10_000_000, seed);
+        d.q.vars.state.burst_allowance = 0;
+        d.q.vars.state.qdelay_old = 1.0;
+        d.q.vars.state.qdelay_last = 1.0;
+        d.q.vars.state.drop_prob = p;
+        for i in 0..n {
+            d.q.fifo.push_back(pkt(i, 1000, Ecn::NotEct));
+        }
+        d
+    }
+
+    #[test]
+    fn derandomization_restarts_the_accumulator_when_the_draw_hits_even_if_the_packet_is_marked() {
+        // RFC 8033 Appendix B drop_early: if (u < drop_prob) { accu_prob = 0; return DROP; },
+        // and enque() then marks an ECN-capable packet; Linux pie_drop_early resets accu_prob the
+        // same way. So marks are spaced as drops are: never within 0.85 / p arrivals of each other.
+        for drop_early in [PieDropEarly::Rfc, PieDropEarly::Linux] {
+            let mut c = cfg();
+            c.derandomize = true;
+            c.ecn = true;
+            c.drop_early = drop_early;
+            let mut d = congested(c, 5, 0.1, 1);
+            let (mut gap, mut marks) = (0, 0);
+            for i in 0..5000 {
+                let out = d.enqueue(pkt(100 + i, 1000, Ecn::Ect0), SimTime::ZERO);
+                assert!(out.drops.is_empty(), "p = 0.1 <= MAX_ECNTH: marks, no drops");
+                let marked = !out.marks.is_empty();
+                d.q.fifo.pop_back();
+                if !marked {
+                    gap += 1;
+                } else {
+                    // accu_prob from 0 reaches 0.85 on the 9th arrival (9 x 0.1).
+                    assert!(gap >= 8, "{drop_early:?}: a mark {gap} arrivals after the last");
+                    gap = 0;
+                    marks += 1;
+                }
+            }
+            assert!((200..400).contains(&marks), "{drop_early:?}: {marks} marks");
+        }
+    }
+
+    #[test]
+    fn linux_drop_early_uses_backlog_below_two_mtu_and_accumulates_the_byte_scaled_probability() {
+        // RFC 8033 §4.1: no drop while queue.byte_length() <= 2 * MEAN_PKTSIZE; Linux
+        // pie_drop_early: while backlog < 2 * mtu. A queue of exactly 2 x 1500 bytes, p = 1.
+        for (drop_early, drops) in [(PieDropEarly::Rfc, false), (PieDropEarly::Linux, true)] {
+            let mut c = cfg();
+            c.mean_pktsize = 1500;
+            c.drop_early = drop_early;
+            let mut d = congested(c, 0, 1.0, 1);
+            d.q.fifo.push_back(pkt(0, 1500, Ecn::NotEct));
+            d.q.fifo.push_back(pkt(1, 1500, Ecn::NotEct));
+            let out = d.enqueue(pkt(2, 1500, Ecn::NotEct), SimTime::ZERO);
+            assert_eq!(!out.drops.is_empty(), drops, "{drop_early:?}");
+        }
+        // Byte mode, de-randomized, packets of half the mean size at p = 0.1: RFC 8033 adds
+        // drop_prob (0.1) to accu_prob, so a drop may come on the 9th arrival; Linux adds the
+        // scaled local_prob (0.05), so none comes before the 17th.
+        let mut first = [u64::MAX; 2];
+        for (k, drop_early) in [PieDropEarly::Rfc, PieDropEarly::Linux].into_iter().enumerate() {
+            for seed in 1..=200 {
+                let mut c = cfg();
+                c.mean_pktsize = 1000;
+                c.byte_mode = true;
+                c.derandomize = true;
+                c.drop_early = drop_early;
+                let mut d = congested(c, 5, 0.1, seed);
+                for i in 1..=40 {
+                    if !d.enqueue(pkt(100 + i, 500, Ecn::NotEct), SimTime::ZERO).drops.is_empty() {
+                        first[k] = first[k].min(i);
+                        break;
+                    }
+                    d.q.fifo.pop_back();
+                }
+            }
+        }
+        assert!(first[0] < 17, "RFC: the earliest first drop {}", first[0]);
+        assert!((17..=40).contains(&first[1]), "Linux: the earliest first drop {}", first[1]);
     }
 
     #[test]

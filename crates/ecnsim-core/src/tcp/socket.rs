@@ -2252,6 +2252,7 @@ impl TcpSocket {
             {
                 // RFC 3168 §6.1.2: ECT on data segments only; not on retransmissions (§6.1.5),
                 // unless as ns-2's output() does. RFC 9331 §4.1: ECT(1) if the sender is an L4S one.
+                // DEVIATION(Linux): tcp_prague.c 0.7 also sends SYN, SYN-ACK and pure ACKs ECT(1) (RFC 9331 Appendix A.2.1, optional; it needs AccECN's feedback of a CE-marked SYN, not modelled): control packets stay Not-ECT here (docs/models/prague.md, Deviations).
                 ecn = match self.cfg.ect_codepoint {
                     EctCodepoint::Ect0 => Ecn::Ect0,
                     EctCodepoint::Ect1 => Ecn::Ect1,

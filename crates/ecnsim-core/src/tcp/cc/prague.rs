@@ -35,6 +35,7 @@ const ONE_CWND: u64 = 1 << CWND_UNIT;
 /// Linux tcp_prague.c `PRAGUE_SHIFT_G` 4: the EWMA gain g = 1/16 (as DCTCP, RFC 8257 §4.2).
 const SHIFT_G: u32 = 4;
 /// Linux tcp_prague.c `MIN_CWND` 2: the window never steps below two segments.
+// DEVIATION(Linux): tcp_prague.c 0.7 goes below this in a rate-based mode under `prague_cwnd_transit` (4) packets (RFC 9331 §4.3 fractional windows, a SHOULD), pacing with a smaller MSS and a virtual RTT; a connection's segment size is fixed here, so the window stops at 2 segments (the pacing rate, MTU x frac_cwnd / SRTT, goes below; docs/models/prague.md, Deviations).
 const MIN_CWND: u64 = 2;
 /// Linux tcp_prague.c `MAX_SCALED_RTT` 100 ms: above it the increase is not scaled.
 const MAX_SCALED_RTT: SimDuration = SimDuration::from_millis(100);
