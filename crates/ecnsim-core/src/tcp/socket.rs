@@ -202,7 +202,7 @@ impl RttProbe {
 /// | 128-191 | `app_end` and the per-segment counters | every segment |
 /// | 192-255 | the other counters | retransmissions, timeouts, ECN responses |
 /// | 256-383 | the congestion window, the timed segment, the sender's loss and ECN state, the current RTO | an ACK at the sender, a data segment sent |
-/// | 384-455 | the RTT estimator | an RTT sample, a backoff |
+/// | 384-455 | the RTT estimator: its tag, backoff and the RTO's terms in 384-447 | an RTT sample; a backoff (line 384-447 only) |
 /// | 456-511 | the handshake, the base RTT, and pointers to the SACK scoreboard and its receiver's block order (allocated on first use) | the handshake, SACK, RTT samples |
 ///
 /// Eight lines in all (512 bytes): what an ESTABLISHED connection with nothing in
@@ -738,8 +738,11 @@ impl TcpSocket {
                 let first = first && !after_ecn;
                 let (first, flight) = self.timeout_reduction(first);
                 self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
-                if let Some(s) = self.cc_state.ss_exit() {
-                    s.on_rto(now, self.snd_max);
+                // The configuration first, as on an ACK: other connections leave `cc_state`'s line alone.
+                if self.cfg.slow_start_exit != SlowStartExit::None {
+                    if let Some(s) = self.cc_state.ss_exit() {
+                        s.on_rto(now, self.snd_max);
+                    }
                 }
                 self.win.acc = 0;
                 self.ecn_reduction.ecn_cut_until = Opt::NONE;
@@ -748,7 +751,12 @@ impl TcpSocket {
                 self.in_recovery = false;
                 self.retransmit_due = false;
                 self.dupacks = 0;
-                if self.cfg.sack_after_timeout == SackAfterTimeout::Keep && !self.scoreboard.sacked_at(self.snd_una) {
+                if !self.sack_ok && self.cfg.sack_after_timeout != SackAfterTimeout::Keep {
+                    // Without SACK the scoreboard is only allocated by the `Keep` branch below, so
+                    // there is nothing to clear (and its line, the socket's last, stays unread).
+                } else if self.cfg.sack_after_timeout == SackAfterTimeout::Keep
+                    && !self.scoreboard.sacked_at(self.snd_una)
+                {
                     // RFC 6675 §5.1 (Errata 1610) / Linux tcp_timeout_mark_lost(): the SACKed ranges stay
                     // (unless SND.UNA itself is SACKed: reneging); every other octet outstanding is lost and
                     // is resent from SND.UNA (HighRxt).
@@ -2181,7 +2189,10 @@ impl TcpSocket {
         if !self.can_send() {
             return None;
         }
-        let pacing_blocks = self.cc_state.pacing_blocks(now);
+        // Only BBR and Prague pace; the others' sends leave `cc_state`'s line (the socket's last) alone.
+        let paces = matches!(self.cc, AnyCc::Bbr(_) | AnyCc::Prague(_));
+        let pacing_blocks = if paces { self.cc_state.pacing_blocks(now) } else { None };
+        debug_assert!(paces || self.cc_state.pacing_blocks(now).is_none(), "only BBR and Prague pace");
         if let Some(at) = pacing_blocks {
             if self.wake_at.get().is_some_and(|w| w <= at) {
                 // A paced sender already woken at or before its departure time: nothing may leave
@@ -2272,8 +2283,11 @@ impl TcpSocket {
                     s.on_sent(seq, seq + len, now, is_retransmit);
                 }
             }
-            self.cc_state.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
-            if self.snd_una == self.snd_max && !is_retransmit {
+            if paces {
+                // (`CcState::on_data_sent` serves BBR and Prague only.)
+                self.cc_state.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
+            }
+            if self.snd_una == self.snd_max && !is_retransmit && matches!(self.cc, AnyCc::Cubic(_)) {
                 // Linux tcp_transmit_skb(): data sent with nothing in flight is CA_EVENT_TX_START.
                 if let (Some(c), Some(last)) = (self.cc_state.cubic_mut(), self.last_data_sent.get()) {
                     c.on_tx_start(now, last);
