@@ -737,7 +737,12 @@ impl TcpSocket {
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let (first, flight) = self.timeout_reduction(first);
-                self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
+                if keeps_state(&self.cc) {
+                    self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
+                } else {
+                    // (See `keeps_state`: the classic algorithms' timeout leaves `cc_state`'s line unread.)
+                    self.cc.on_rto(&mut CcState::default(), &mut self.win, flight, first, self.snd_max);
+                }
                 // The configuration first, as on an ACK: other connections leave `cc_state`'s line alone.
                 if self.cfg.slow_start_exit != SlowStartExit::None {
                     if let Some(s) = self.cc_state.ss_exit() {
@@ -1156,14 +1161,17 @@ impl TcpSocket {
         let ack = h.ack;
         let acked = ack - self.snd_una;
         // RFC 8257 §3.3: DCTCP counts what every ACK acknowledges, and with ECE, before the window reacts.
-        self.cc.on_ack_event(
-            &mut self.cc_state,
-            acked,
-            h.flags.contains(TcpFlags::ECE) && self.ecn.ok,
-            self.win.mss,
-            ack,
-            self.snd_nxt.max(ack),
-        );
+        // (A test before the call: see `keeps_state`.)
+        if matches!(self.cc, AnyCc::Dctcp(_)) {
+            self.cc.on_ack_event(
+                &mut self.cc_state,
+                acked,
+                h.flags.contains(TcpFlags::ECE) && self.ecn.ok,
+                self.win.mss,
+                ack,
+                self.snd_nxt.max(ack),
+            );
+        }
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.snd_wnd = u64::from(h.window);
@@ -1224,7 +1232,12 @@ impl TcpSocket {
                 self.in_recovery = false;
             }
         } else if self.may_grow_on(h) && !(ss_exit && self.slow_start_exit(now, acked, ss_rtt)) {
-            self.cc.on_ack(&mut self.cc_state, &mut self.win, acked, now, &self.rtt, self.snd_una);
+            if keeps_state(&self.cc) {
+                self.cc.on_ack(&mut self.cc_state, &mut self.win, acked, now, &self.rtt, self.snd_una);
+            } else {
+                // (See `keeps_state`: the classic algorithms' growth leaves `cc_state`'s line unread.)
+                self.cc.on_ack(&mut CcState::default(), &mut self.win, acked, now, &self.rtt, self.snd_una);
+            }
         }
         if self.snd_una == self.snd_max {
             // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
@@ -2349,6 +2362,16 @@ impl TcpSocket {
             self.accecn_ack_sent();
         }
     }
+}
+
+/// Whether congestion control `cc` keeps state of its own in the socket's `cc_state` (CUBIC,
+/// DCTCP, BBR and Prague). The classic algorithms are called with an empty one instead: the
+/// state's pointer sits in the socket's last line, and the compiler loads it ahead of the
+/// algorithm's dispatch when it is passed, so that every ACK and timeout of a Reno-family sender
+/// read that line for nothing (with thousands of connections, a cache miss).
+#[inline]
+fn keeps_state(cc: &AnyCc) -> bool {
+    matches!(cc, AnyCc::Cubic(_) | AnyCc::Dctcp(_) | AnyCc::Bbr(_) | AnyCc::Prague(_))
 }
 
 /// Add `[start, end)` to the sorted, disjoint ranges `v`, merged with every range it
