@@ -127,22 +127,27 @@ impl RttEstimator {
 }
 
 /// SRTT / RTTVAR / RTO state of one connection, per RFC 6298.
+///
+/// In declaration order (`repr(C)`): what a timeout reads (the backoffs, `rto()`'s terms) first,
+/// the clock granularity, which only a sample reads, last: inside [`RttEstimator`] (after the
+/// 8 bytes that hold its tag) a timeout then reads one cache line of it.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Rfc6298Estimator {
+    /// Number of consecutive backoffs applied (RFC 6298 §5.5).
+    backoffs: u32,
+    /// Linux `tcp_set_rto()`: `min_rto` bounds the variance term (`rto_estimator = "linux"`).
+    min_on_variance: bool,
+    /// The RTO before backoff, already clamped to `[min_rto, max_rto]`.
+    base_rto: SimDuration,
+    max_rto: SimDuration,
+    min_rto: SimDuration,
     /// Smoothed round-trip time (SRTT); `None` until the first sample.
     srtt: Option<SimDuration>,
     /// Round-trip time variation (RTTVAR).
     rttvar: SimDuration,
-    /// The RTO before backoff, already clamped to `[min_rto, max_rto]`.
-    base_rto: SimDuration,
-    /// Number of consecutive backoffs applied (RFC 6298 §5.5).
-    backoffs: u32,
-    min_rto: SimDuration,
-    max_rto: SimDuration,
     /// Clock granularity G.
     granularity: SimDuration,
-    /// Linux `tcp_set_rto()`: `min_rto` bounds the variance term (`rto_estimator = "linux"`).
-    min_on_variance: bool,
 }
 
 impl Rfc6298Estimator {
@@ -247,6 +252,28 @@ mod tests {
 
     fn est() -> Rfc6298Estimator {
         Rfc6298Estimator::new(ms(1000), ms(200), ms(60_000), ms(1))
+    }
+
+    /// A timeout reads one cache line of the estimator: the enum keeps its tag in the first 8
+    /// bytes (in the spare values of the ns-2 estimator's first flag) and each variant's fields
+    /// start there, what `on_backoff`, `is_backed_off` and `rto` read inside the first 64 bytes;
+    /// the 72-byte estimator's last 8 hold what only a sample reads (see `TcpSocket`'s lines).
+    #[test]
+    fn a_timeout_reads_the_estimators_first_line_only() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<RttEstimator>(), 72);
+        let start = |e: &RttEstimator| match e {
+            RttEstimator::Rfc6298(v) => std::ptr::from_ref(v).addr() - std::ptr::from_ref(e).addr(),
+            RttEstimator::Ns2(v) => std::ptr::from_ref(v).addr() - std::ptr::from_ref(e).addr(),
+        };
+        let rfc = RttEstimator::Rfc6298(est());
+        let ns2 = RttEstimator::Ns2(Ns2Estimator::new(ms(6000), ms(0), ms(100_000), ms(100), ms(0), false));
+        assert_eq!((start(&rfc), start(&ns2)), (8, 0));
+        // RFC 6298's: backoffs, base_rto, max_rto (and min_rto) before byte 64; granularity after.
+        let last_read = offset_of!(Rfc6298Estimator, min_rto) + 8;
+        assert!(8 + last_read <= 64 && 8 + offset_of!(Rfc6298Estimator, granularity) == 64);
+        // The ns-2 one's layout is checked in its module; its tag is in `sampled` or `rfc2988`.
+        assert_eq!(size_of::<Ns2Estimator>(), 72);
     }
 
     #[test]

@@ -29,8 +29,18 @@ const MAX_BACKOFF: u64 = 64;
 const CLOBBER_BACKOFF: u64 = 8;
 
 /// The tick-based SRTT / RTTVAR / RTO state of one connection.
+///
+/// In declaration order (`repr(C)`): the flags first, so that [`crate::tcp::RttEstimator`] keeps
+/// its variant tag in their spare values at its byte 0, then everything a timeout reads (the
+/// backoff, `rto()`'s terms) in the first 64 bytes; `phase`, which only a sample reads, last. A
+/// socket's timeout then reads one line of the estimator, not two (`tests::layout`).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Ns2Estimator {
+    /// A sample has been taken.
+    sampled: bool,
+    /// `rfc2988_`: ns-2.35's ordering of the bounds and its uncapped backoff.
+    rfc2988: bool,
     /// `t_srtt_`: smoothed RTT in ticks, scaled by 2^`T_SRTT_BITS`; 0 = no estimate.
     t_srtt: i64,
     /// `t_rttvar_`: RTT variation in ticks, scaled by 2^`T_RTTVAR_BITS`.
@@ -39,18 +49,14 @@ pub struct Ns2Estimator {
     rtxcur: SimDuration,
     /// `t_backoff_`: the backoff multiplier, 1 after a sample.
     backoff: u64,
-    /// A sample has been taken.
-    sampled: bool,
     /// `tcpTick_`, > 0.
     tick: u64,
-    /// `boot_time_`: where this connection's tick counter stands at time 0, in [0, tick).
-    phase: u64,
     /// `minrto_`.
     min_rto: SimDuration,
     /// `maxrto_`.
     max_rto: SimDuration,
-    /// `rfc2988_`: ns-2.35's ordering of the bounds and its uncapped backoff.
-    rfc2988: bool,
+    /// `boot_time_`: where this connection's tick counter stands at time 0, in [0, tick).
+    phase: u64,
 }
 
 impl Ns2Estimator {
@@ -188,6 +194,26 @@ mod tests {
 
     fn ms(v: u64) -> SimDuration {
         SimDuration::from_millis(v)
+    }
+
+    /// What a timeout reads (`on_backoff`, `rto`, the backoff) sits in the first 64 bytes, the
+    /// flags (whose spare values hold `RttEstimator`'s tag) first; `phase`, read by samples only, last.
+    #[test]
+    fn layout() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!((offset_of!(Ns2Estimator, sampled), offset_of!(Ns2Estimator, rfc2988)), (0, 1));
+        for end in [
+            offset_of!(Ns2Estimator, t_srtt),
+            offset_of!(Ns2Estimator, t_rttvar),
+            offset_of!(Ns2Estimator, rtxcur),
+            offset_of!(Ns2Estimator, backoff),
+            offset_of!(Ns2Estimator, tick),
+            offset_of!(Ns2Estimator, min_rto),
+            offset_of!(Ns2Estimator, max_rto),
+        ] {
+            assert!(end + 8 <= 64);
+        }
+        assert_eq!((offset_of!(Ns2Estimator, phase), size_of::<Ns2Estimator>()), (64, 72));
     }
 
     /// The ns2-2001 profile's estimator: tick 0.1 s, minrto_ 0, maxrto_ 100000 s, rtxcur_init_ 6 s.

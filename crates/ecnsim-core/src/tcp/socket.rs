@@ -202,7 +202,7 @@ impl RttProbe {
 /// | 128-191 | `app_end` and the per-segment counters | every segment |
 /// | 192-255 | the other counters | retransmissions, timeouts, ECN responses |
 /// | 256-383 | the congestion window, the timed segment, the sender's loss and ECN state, the current RTO | an ACK at the sender, a data segment sent |
-/// | 384-455 | the RTT estimator | an RTT sample, a backoff |
+/// | 384-455 | the RTT estimator: its tag, backoff and the RTO's terms in 384-447 | an RTT sample; a backoff (line 384-447 only) |
 /// | 456-511 | the handshake, the base RTT, and pointers to the SACK scoreboard and its receiver's block order (allocated on first use) | the handshake, SACK, RTT samples |
 ///
 /// Eight lines in all (512 bytes): what an ESTABLISHED connection with nothing in
@@ -738,9 +738,17 @@ impl TcpSocket {
                 self.counters.rto_after_ecn += u64::from(after_ecn);
                 let first = first && !after_ecn;
                 let (first, flight) = self.timeout_reduction(first);
-                self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
-                if let Some(s) = self.cc_state.ss_exit() {
-                    s.on_rto(now, self.snd_max);
+                if keeps_state(&self.cc) {
+                    self.cc.on_rto(&mut self.cc_state, &mut self.win, flight, first, self.snd_max);
+                } else {
+                    // (See `keeps_state`: the classic algorithms' timeout leaves `cc_state`'s line unread.)
+                    self.cc.on_rto(&mut CcState::default(), &mut self.win, flight, first, self.snd_max);
+                }
+                // The configuration first, as on an ACK: other connections leave `cc_state`'s line alone.
+                if self.cfg.slow_start_exit != SlowStartExit::None {
+                    if let Some(s) = self.cc_state.ss_exit() {
+                        s.on_rto(now, self.snd_max);
+                    }
                 }
                 self.win.acc = 0;
                 self.ecn_reduction.ecn_cut_until = Opt::NONE;
@@ -749,7 +757,12 @@ impl TcpSocket {
                 self.in_recovery = false;
                 self.retransmit_due = false;
                 self.dupacks = 0;
-                if self.cfg.sack_after_timeout == SackAfterTimeout::Keep && !self.scoreboard.sacked_at(self.snd_una) {
+                if !self.sack_ok && self.cfg.sack_after_timeout != SackAfterTimeout::Keep {
+                    // Without SACK the scoreboard is only allocated by the `Keep` branch below, so
+                    // there is nothing to clear (and its line, the socket's last, stays unread).
+                } else if self.cfg.sack_after_timeout == SackAfterTimeout::Keep
+                    && !self.scoreboard.sacked_at(self.snd_una)
+                {
                     // RFC 6675 §5.1 (Errata 1610) / Linux tcp_timeout_mark_lost(): the SACKed ranges stay
                     // (unless SND.UNA itself is SACKed: reneging); every other octet outstanding is lost and
                     // is resent from SND.UNA (HighRxt).
@@ -1158,14 +1171,17 @@ impl TcpSocket {
             acked
         };
         // RFC 8257 §3.3: DCTCP counts what every ACK acknowledges, and with ECE, before the window reacts.
-        self.cc.on_ack_event(
-            &mut self.cc_state,
-            acked,
-            h.flags.contains(TcpFlags::ECE) && self.ecn.ok,
-            self.win.mss,
-            ack,
-            self.snd_nxt.max(ack),
-        );
+        // (A test before the call: see `keeps_state`.)
+        if matches!(self.cc, AnyCc::Dctcp(_)) {
+            self.cc.on_ack_event(
+                &mut self.cc_state,
+                acked,
+                h.flags.contains(TcpFlags::ECE) && self.ecn.ok,
+                self.win.mss,
+                ack,
+                self.snd_nxt.max(ack),
+            );
+        }
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.snd_wnd = u64::from(h.window);
@@ -1226,7 +1242,12 @@ impl TcpSocket {
                 self.in_recovery = false;
             }
         } else if self.may_grow_on(h) && !(ss_exit && self.slow_start_exit(now, acked, ss_rtt)) {
-            self.cc.on_ack(&mut self.cc_state, &mut self.win, grow_by, now, &self.rtt, self.snd_una);
+            if keeps_state(&self.cc) {
+                self.cc.on_ack(&mut self.cc_state, &mut self.win, grow_by, now, &self.rtt, self.snd_una);
+            } else {
+                // (See `keeps_state`: the classic algorithms' growth leaves `cc_state`'s line unread.)
+                self.cc.on_ack(&mut CcState::default(), &mut self.win, grow_by, now, &self.rtt, self.snd_una);
+            }
         }
         if self.snd_una == self.snd_max {
             // RFC 6298 §5.2: all outstanding data acknowledged: turn off the timer.
@@ -2195,7 +2216,10 @@ impl TcpSocket {
         if !self.can_send() {
             return None;
         }
-        let pacing_blocks = self.cc_state.pacing_blocks(now);
+        // Only BBR and Prague pace; the others' sends leave `cc_state`'s line (the socket's last) alone.
+        let paces = matches!(self.cc, AnyCc::Bbr(_) | AnyCc::Prague(_));
+        let pacing_blocks = if paces { self.cc_state.pacing_blocks(now) } else { None };
+        debug_assert!(paces || self.cc_state.pacing_blocks(now).is_none(), "only BBR and Prague pace");
         if let Some(at) = pacing_blocks {
             if self.wake_at.get().is_some_and(|w| w <= at) {
                 // A paced sender already woken at or before its departure time: nothing may leave
@@ -2287,8 +2311,11 @@ impl TcpSocket {
                     s.on_sent(seq, seq + len, now, is_retransmit);
                 }
             }
-            self.cc_state.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
-            if self.snd_una == self.snd_max && !is_retransmit {
+            if paces {
+                // (`CcState::on_data_sent` serves BBR and Prague only.)
+                self.cc_state.on_data_sent(now, seq, seq + len, self.snd_una < self.snd_max);
+            }
+            if self.snd_una == self.snd_max && !is_retransmit && matches!(self.cc, AnyCc::Cubic(_)) {
                 // Linux tcp_transmit_skb(): data sent with nothing in flight is CA_EVENT_TX_START.
                 if let (Some(c), Some(last)) = (self.cc_state.cubic_mut(), self.last_data_sent.get()) {
                     c.on_tx_start(now, last);
@@ -2350,6 +2377,16 @@ impl TcpSocket {
             self.accecn_ack_sent();
         }
     }
+}
+
+/// Whether congestion control `cc` keeps state of its own in the socket's `cc_state` (CUBIC,
+/// DCTCP, BBR and Prague). The classic algorithms are called with an empty one instead: the
+/// state's pointer sits in the socket's last line, and the compiler loads it ahead of the
+/// algorithm's dispatch when it is passed, so that every ACK and timeout of a Reno-family sender
+/// read that line for nothing (with thousands of connections, a cache miss).
+#[inline]
+fn keeps_state(cc: &AnyCc) -> bool {
+    matches!(cc, AnyCc::Cubic(_) | AnyCc::Dctcp(_) | AnyCc::Bbr(_) | AnyCc::Prague(_))
 }
 
 /// Add `[start, end)` to the sorted, disjoint ranges `v`, merged with every range it
