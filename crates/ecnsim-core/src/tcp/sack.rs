@@ -11,6 +11,7 @@
 
 use crate::packet::SackBlock;
 use crate::spec::RecoveryRate;
+use crate::tcp::ooo::OooQueue;
 use crate::tcp::prr::Prr;
 
 /// SACKed ranges above SND.UNA, and the highest retransmitted octet.
@@ -268,7 +269,7 @@ impl SackRecency {
     /// range holding the most recent arrival, then those of earlier arrivals,
     /// then the highest others (RFC 2018 §4: the first block reports the
     /// segment that triggered the ACK; later blocks repeat recent ones).
-    pub(crate) fn blocks(&self, ooo: &[(u64, u64)], out: &mut [SackBlock]) -> usize {
+    pub(crate) fn blocks(&self, ooo: &OooQueue, out: &mut [SackBlock]) -> usize {
         let mut n = 0;
         let contains = |out: &[SackBlock], n: usize, l: u64| out[..n].iter().any(|b| b.left == l);
         let recent = self.recent.as_deref().map_or(&[][..], |r| &r.seqs[..r.len]);
@@ -276,14 +277,14 @@ impl SackRecency {
             if n == out.len() {
                 return n;
             }
-            if let Some(&(l, r)) = ooo.iter().find(|&&(l, r)| l <= seq && seq < r) {
+            if let Some((l, r)) = ooo.containing(seq) {
                 if !contains(out, n, l) {
                     out[n] = SackBlock { left: l, right: r };
                     n += 1;
                 }
             }
         }
-        for &(l, r) in ooo.iter().rev() {
+        for (l, r) in ooo.iter_rev() {
             if n == out.len() {
                 break;
             }
@@ -366,7 +367,10 @@ mod tests {
 
     #[test]
     fn receiver_reports_the_most_recent_block_first() {
-        let ooo = [(2001, 3001), (4001, 5001), (6001, 8001)];
+        let mut ooo = OooQueue::default();
+        for (l, r) in [(2001, 3001), (4001, 5001), (6001, 8001)] {
+            ooo.insert(l, r);
+        }
         let mut r = SackRecency::default();
         r.on_arrival(2001);
         r.on_arrival(6001);
