@@ -2335,7 +2335,7 @@ impl TcpSocket {
 }
 
 /// Add `[start, end)` to the sorted, disjoint ranges `v`, merged with every range it
-/// overlaps or touches (the receiver's out-of-order data, the sender's SACK scoreboard).
+/// overlaps or touches (the sender's SACK scoreboard; the reference for `tcp/ooo.rs`'s tests).
 pub(crate) fn merge_range(v: &mut Vec<(u64, u64)>, start: u64, end: u64) {
     let i = v.partition_point(|&(_, e)| e < start);
     let (mut s, mut e) = (start, end);
