@@ -128,6 +128,13 @@ impl OooQueue {
     /// The range holding octet `seq`, if one does.
     pub(crate) fn containing(&self, seq: u64) -> Option<(u64, u64)> {
         let q = self.ranges()?;
+        // The most recent arrival is usually in the highest range: the only one that can hold an
+        // octet at or above its start.
+        if let Some(&(s, e)) = q.back() {
+            if seq >= s {
+                return (seq < e).then_some((s, e));
+            }
+        }
         // Sorted and disjoint: the first range ending after `seq` is the only one that can hold it.
         let i = q.partition_point(|&(_, e)| e <= seq);
         q.get(i).copied().filter(|&(s, _)| s <= seq)
