@@ -14,6 +14,7 @@ mod hystart;
 mod hystart_dialogues;
 #[cfg(test)]
 mod linux6_dialogues;
+mod ooo;
 mod opt;
 #[cfg(test)]
 mod prague_dialogues;

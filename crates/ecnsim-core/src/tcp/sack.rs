@@ -11,6 +11,7 @@
 
 use crate::packet::SackBlock;
 use crate::spec::RecoveryRate;
+use crate::tcp::ooo::OooQueue;
 use crate::tcp::prr::Prr;
 
 /// SACKed ranges above SND.UNA, and the highest retransmitted octet.
@@ -169,7 +170,11 @@ impl Scoreboard {
 
     /// SACKed octets in `[a, b)`.
     fn sacked_in(&self, a: u64, b: u64) -> u64 {
-        self.blocks().iter().map(|&(l, r)| r.min(b).saturating_sub(l.max(a))).sum()
+        // The blocks are sorted and their ends increase: those ending at or before `a`, and those
+        // starting at or after `b`, add nothing; the others are found by a binary search.
+        let blocks = self.blocks();
+        let first = blocks.partition_point(|&(_, r)| r <= a);
+        blocks[first..].iter().take_while(|&&(l, _)| l < b).map(|&(l, r)| r.min(b).saturating_sub(l.max(a))).sum()
     }
 
     /// The loss threshold `T`: RFC 6675 §4 IsLost(s) holds for an unSACKed
@@ -204,7 +209,10 @@ impl Scoreboard {
     /// The first unSACKed octet in `[from, to)`, if any.
     pub(crate) fn first_unsacked(&self, from: u64, to: u64) -> Option<u64> {
         let mut s = from;
-        for &(l, r) in self.blocks() {
+        // The blocks ending at or before `from` are skipped by the loop; a binary search skips them.
+        let blocks = self.blocks();
+        let first = blocks.partition_point(|&(_, r)| r <= from);
+        for &(l, r) in &blocks[first..] {
             if r <= s {
                 continue;
             }
@@ -219,7 +227,9 @@ impl Scoreboard {
     /// Where the SACKed range at or after `s` begins (or `u64::MAX`): a
     /// retransmission starting at `s` must stop there.
     pub(crate) fn next_sacked_after(&self, s: u64) -> u64 {
-        self.blocks().iter().find(|&&(l, _)| l > s).map_or(u64::MAX, |&(l, _)| l)
+        // The blocks' starts increase: the first one starting after `s`, by binary search.
+        let blocks = self.blocks();
+        blocks.get(blocks.partition_point(|&(l, _)| l <= s)).map_or(u64::MAX, |&(l, _)| l)
     }
 }
 
@@ -268,7 +278,7 @@ impl SackRecency {
     /// range holding the most recent arrival, then those of earlier arrivals,
     /// then the highest others (RFC 2018 §4: the first block reports the
     /// segment that triggered the ACK; later blocks repeat recent ones).
-    pub(crate) fn blocks(&self, ooo: &[(u64, u64)], out: &mut [SackBlock]) -> usize {
+    pub(crate) fn blocks(&self, ooo: &OooQueue, out: &mut [SackBlock]) -> usize {
         let mut n = 0;
         let contains = |out: &[SackBlock], n: usize, l: u64| out[..n].iter().any(|b| b.left == l);
         let recent = self.recent.as_deref().map_or(&[][..], |r| &r.seqs[..r.len]);
@@ -276,14 +286,14 @@ impl SackRecency {
             if n == out.len() {
                 return n;
             }
-            if let Some(&(l, r)) = ooo.iter().find(|&&(l, r)| l <= seq && seq < r) {
+            if let Some((l, r)) = ooo.containing(seq) {
                 if !contains(out, n, l) {
                     out[n] = SackBlock { left: l, right: r };
                     n += 1;
                 }
             }
         }
-        for &(l, r) in ooo.iter().rev() {
+        for (l, r) in ooo.iter_rev() {
             if n == out.len() {
                 break;
             }
@@ -364,9 +374,45 @@ mod tests {
         assert_eq!(s.next_sacked_after(2001), 3001);
     }
 
+    /// The binary searches give what the linear scans they replaced gave.
+    #[test]
+    fn searches_agree_with_linear_scans() {
+        let mut rng = crate::rng::SimRng::for_component(5, "sack-scans");
+        for _ in 0..300 {
+            let mut sack = Vec::new();
+            for _ in 0..rng.below(40) {
+                let left = 1 + rng.below(200) * 100;
+                sack.push(SackBlock { left, right: left + (1 + rng.below(5)) * 100 });
+            }
+            let s = sb(&sack.iter().map(|b| (b.left, b.right)).collect::<Vec<_>>());
+            let blocks = s.blocks().to_vec();
+            for _ in 0..50 {
+                let (a, b) = (rng.below(21_000), rng.below(21_000));
+                let linear: u64 = blocks.iter().map(|&(l, r)| r.min(b).saturating_sub(l.max(a))).sum();
+                assert_eq!(s.sacked_in(a, b), linear, "sacked_in({a}, {b}) of {blocks:?}");
+                let mut x = a;
+                for &(l, r) in &blocks {
+                    if r <= x {
+                        continue;
+                    }
+                    if l > x {
+                        break;
+                    }
+                    x = r;
+                }
+                assert_eq!(s.first_unsacked(a, b), (x < b).then_some(x), "first_unsacked({a}, {b})");
+                let next = blocks.iter().find(|&&(l, _)| l > a).map_or(u64::MAX, |&(l, _)| l);
+                assert_eq!(s.next_sacked_after(a), next, "next_sacked_after({a})");
+            }
+        }
+    }
+
     #[test]
     fn receiver_reports_the_most_recent_block_first() {
-        let ooo = [(2001, 3001), (4001, 5001), (6001, 8001)];
+        let mut ooo = OooQueue::default();
+        for (l, r) in [(2001, 3001), (4001, 5001), (6001, 8001)] {
+            ooo.insert(l, r);
+        }
         let mut r = SackRecency::default();
         r.on_arrival(2001);
         r.on_arrival(6001);

@@ -27,6 +27,7 @@ use crate::spec::{
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
 use crate::tcp::hystart::SsAck;
+use crate::tcp::ooo::OooQueue;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
@@ -255,8 +256,9 @@ pub struct TcpSocket {
     wake_at: Opt<SimTime>,
     /// Sequence number of the peer's FIN, once seen.
     peer_fin: Opt<u64>,
-    /// Out-of-order data held, as sorted disjoint `[start, end)` ranges.
-    ooo: Vec<(u64, u64)>,
+    /// Out-of-order data held, as sorted disjoint `[start, end)` ranges (out of line; the count
+    /// here).
+    ooo: OooQueue,
     /// Full segments received since our last ACK (delayed ACKs; at most 2).
     unacked_segments: u16,
     /// ACKs still to send at once in Linux's quick-ACK mode (`tcp.quickack = "linux"`);
@@ -380,7 +382,7 @@ impl TcpSocket {
             ecn_reduction: EcnReduction::default(),
             ecn_setup: EcnSetup::default(),
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: OooQueue::default(),
             recency: SackRecency::default(),
             peer_fin: Opt::NONE,
             ack_now: false,
@@ -1639,11 +1641,7 @@ impl TcpSocket {
                 self.counters.bytes_received += end - self.rcv_nxt - self.held_within(self.rcv_nxt, end);
                 self.rcv_nxt = end;
                 // Pull in what the out-of-order queue now makes contiguous.
-                let merged = self.ooo.partition_point(|&(s, _)| s <= self.rcv_nxt);
-                if merged > 0 {
-                    self.rcv_nxt = self.rcv_nxt.max(self.ooo[merged - 1].1);
-                    self.ooo.drain(..merged);
-                }
+                self.rcv_nxt = self.ooo.pull(self.rcv_nxt);
                 if had_hole {
                     // RFC 5681 §4.2: a segment that fills (part of) a gap is ACKed immediately.
                     self.ack_now = true;
@@ -1696,12 +1694,11 @@ impl TcpSocket {
 
     /// Bytes of `[start, end)` already held out of order.
     fn held_within(&self, start: u64, end: u64) -> u64 {
-        let first = self.ooo.partition_point(|&(_, e)| e <= start);
-        self.ooo[first..].iter().take_while(|&&(s, _)| s < end).map(|&(s, e)| e.min(end) - s.max(start)).sum()
+        self.ooo.held_within(start, end)
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
-        merge_range(&mut self.ooo, start, end);
+        self.ooo.insert(start, end);
     }
 
     #[inline]
@@ -2390,7 +2387,7 @@ fn keeps_state(cc: &AnyCc) -> bool {
 }
 
 /// Add `[start, end)` to the sorted, disjoint ranges `v`, merged with every range it
-/// overlaps or touches (the receiver's out-of-order data, the sender's SACK scoreboard).
+/// overlaps or touches (the sender's SACK scoreboard; the reference for `tcp/ooo.rs`'s tests).
 pub(crate) fn merge_range(v: &mut Vec<(u64, u64)>, start: u64, end: u64) {
     let i = v.partition_point(|&(_, e)| e < start);
     let (mut s, mut e) = (start, end);

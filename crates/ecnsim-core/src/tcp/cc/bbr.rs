@@ -235,6 +235,11 @@ pub struct Bbr {
     app_limited: u64,
     /// The data segments in flight, in sequence order (their send-time state).
     sent: VecDeque<Sent>,
+    /// Records taken from the front of `sent` so far: `sent[i]` is record `sent_popped + i`.
+    sent_popped: u64,
+    /// The number of the record after the one last retransmitted (a go-back-N after a timeout
+    /// resends the records in order).
+    rtx_next: u64,
     /// Bytes reported by duplicate ACKs and not yet acknowledged cumulatively (Linux's Reno
     /// `sacked_out`, `tcp_add_reno_sack()` / `tcp_remove_reno_sacks()`).
     dup_credit: u64,
@@ -303,6 +308,8 @@ impl Bbr {
             first_sent: SimTime::ZERO,
             app_limited: 0,
             sent: VecDeque::with_capacity(64),
+            sent_popped: 0,
+            rtx_next: 0,
             dup_credit: 0,
             segs_out: 0,
             conn_min_rtt: None,
@@ -433,13 +440,32 @@ impl Bbr {
             self.sent.push_back(rec);
         } else {
             // A retransmission: Linux tcp_rate_skb_sent() stamps the segment again.
-            let i = self.sent.partition_point(|s| s.end <= seq);
+            let i = self.record_of(seq);
             if let Some(s) = self.sent.get_mut(i) {
                 *s = Sent { end: s.end, retransmitted: true, ..rec };
             }
+            self.rtx_next = self.sent_popped + i as u64 + 1;
         }
         self.segs_out += 1;
         self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
+    }
+
+    /// The index in `sent` of the first record ending after `seq` (`sent.len()` if none): the
+    /// binary search's answer, tried first where a retransmission usually is: the first record
+    /// (a fast retransmission resends SND.UNA) or the one after the last retransmitted (a
+    /// go-back-N after a timeout). The records' ends increase, so record `h` is the answer
+    /// exactly when it ends after `seq` and the one before it does not.
+    fn record_of(&self, seq: u64) -> usize {
+        let ends_after = |h: usize| self.sent.get(h).is_some_and(|s| s.end > seq);
+        if ends_after(0) {
+            return 0;
+        }
+        if let Ok(h) = usize::try_from(self.rtx_next.wrapping_sub(self.sent_popped)) {
+            if h > 0 && ends_after(h) && !ends_after(h - 1) {
+                return h;
+            }
+        }
+        self.sent.partition_point(|s| s.end <= seq)
     }
 
     // ------------------------------------------------------------------
@@ -455,6 +481,7 @@ impl Bbr {
                 break;
             }
             self.sent.pop_front();
+            self.sent_popped += 1;
             // Linux tcp_rate_skb_delivered(): the most recently sent segment delivered gives the sample.
             if newest.is_none_or(|n| (front.sent, front.end) > (n.sent, n.end)) {
                 newest = Some(front);
@@ -1236,6 +1263,55 @@ mod tests {
         a.acked = p.snd_nxt - p.snd_una - MSS;
         let restored = b.on_ack(&a);
         assert!(restored + 4 * MSS >= cwnd, "restored {restored}, before the timeout {cwnd}");
+    }
+
+    /// A retransmission's record is the binary search's answer whichever way it is found (the
+    /// first record, the one after the last retransmitted, or the search), through fast
+    /// retransmissions, go-back-N runs, ACKs that take records off the front, and jumps.
+    #[test]
+    fn a_retransmission_finds_the_record_the_binary_search_finds() {
+        let mut rng = SimRng::for_component(3, "records");
+        let mut b = bbr(1);
+        let (mut snd_una, mut snd_max, mut now) = (1_u64, 1_u64, 0_u64);
+        let (mut hinted, mut searched) = (0, 0);
+        for _ in 0..3000 {
+            now += 1;
+            let outstanding = snd_max > snd_una;
+            match rng.below(6) {
+                0 | 1 => {
+                    b.on_data_sent(t_ms(now), snd_max, snd_max + MSS, outstanding);
+                    snd_max += MSS;
+                }
+                2 if outstanding => {
+                    let acked = MSS * (1 + rng.below(3)).min((snd_max - snd_una) / MSS);
+                    snd_una += acked;
+                    b.on_ack(&ack(t_ms(now), snd_una, acked, snd_max - snd_una));
+                }
+                _ if outstanding => {
+                    // A retransmission: SND.UNA, the segment after the last resent, or any.
+                    let last =
+                        b.rtx_next.checked_sub(b.sent_popped + 1).and_then(|i| b.sent.get(usize::try_from(i).ok()?));
+                    let seq = match (rng.below(3), last) {
+                        (0, _) => snd_una,
+                        (1, Some(r)) if r.end < snd_max => r.end,
+                        _ => snd_una + MSS * rng.below((snd_max - snd_una) / MSS),
+                    };
+                    let want = b.sent.partition_point(|s| s.end <= seq);
+                    let got = b.record_of(seq);
+                    assert_eq!(got, want, "seq {seq}");
+                    if got > 0 {
+                        if usize::try_from(b.rtx_next.wrapping_sub(b.sent_popped)).ok() == Some(got) {
+                            hinted += 1;
+                        } else {
+                            searched += 1;
+                        }
+                    }
+                    b.on_data_sent(t_ms(now), seq, seq + MSS, true);
+                }
+                _ => {}
+            }
+        }
+        assert!(hinted > 100 && searched > 100, "both ways taken: {hinted} by the hint, {searched} searched");
     }
 
     #[test]

@@ -235,8 +235,28 @@ impl Cubic {
         // pass i128 only far outside [cwnd, 1.5 cwnd], where saturating changes no decision.
         let cube = d * d * d;
         let scaled = cube.saturating_mul(i128::from(self.c) * i128::from(mss));
-        let delta = scaled / (i128::from(FRACTION_SCALE) * US_PER_S_CUBED as i128);
-        i128::from(self.origin) + delta
+        i128::from(self.origin) + div_by_scale(scaled)
+    }
+}
+
+/// FRACTION_SCALE * 10^18 (`w_cubic`'s divisor) = 2^34 * 5^24.
+const SCALE_TWOS: u32 = 34;
+/// 5^24: the odd part of `w_cubic`'s divisor.
+const SCALE_FIVES: u128 = 59_604_644_775_390_625;
+const _: () = assert!((SCALE_FIVES << SCALE_TWOS) == FRACTION_SCALE as u128 * US_PER_S_CUBED);
+
+/// `x / (FRACTION_SCALE * 10^18)`, truncated toward zero as `/` is: floor(floor(|x| / 2^34) / 5^24)
+/// (nested floor divisions are exact) with x's sign. The same quotient as the 128-bit division by
+/// the whole divisor, which exceeds 64 bits and takes the slow path of the division routine; this
+/// one divides by a 64-bit number (twice per ACK in congestion avoidance).
+fn div_by_scale(x: i128) -> i128 {
+    let q = (x.unsigned_abs() >> SCALE_TWOS) / SCALE_FIVES;
+    // |x| < 2^128, so q < 2^94 / 5^24 < 2^39: it fits i128 either way.
+    let q = i128::try_from(q).expect("below 2^39");
+    if x < 0 {
+        -q
+    } else {
+        q
     }
 }
 
@@ -361,6 +381,23 @@ mod tests {
         let mut w = win(10, 100);
         c.on_ack(&mut w, 2 * MSS, SimTime::ZERO, &r);
         assert_eq!(w.cwnd, 11 * MSS);
+    }
+
+    #[test]
+    fn the_scale_division_is_the_128_bit_quotient() {
+        let whole = i128::from(FRACTION_SCALE) * US_PER_S_CUBED as i128;
+        let mut rng = crate::rng::SimRng::for_component(9, "cubic-scale");
+        let mut xs =
+            vec![0, 1, -1, whole, -whole, whole - 1, 1 - whole, whole + 1, i128::MAX, i128::MIN + 1, i128::MIN];
+        for _ in 0..20_000 {
+            let bits = rng.below(127);
+            let hi = i128::from(rng.next_u64() >> 1) << 63;
+            let x = (hi | i128::from(rng.next_u64() >> 1)) >> (126 - bits);
+            xs.push(if rng.below(2) == 0 { x } else { -x });
+        }
+        for x in xs {
+            assert_eq!(div_by_scale(x), x / whole, "x = {x}");
+        }
     }
 
     #[test]
