@@ -9,8 +9,9 @@
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy,
-    EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec, Quickack, Recovery,
-    RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit, TimeoutAfterEcn,
+    EcnSynAck, EctCodepoint, LossDetection, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec, Quickack,
+    Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackVariant, SlowStartExit,
+    TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -175,6 +176,8 @@ impl Profile {
             // RFC 2018 §8: after a timeout the sender SHOULD turn off all SACKed bits; RFC 6675 §5.1 notes
             // Errata 1610 but does not change it.
             sack_after_timeout: SackAfterTimeout::Clear,
+            // RFC 5681 §3.2 / RFC 6675 §5: losses detected by duplicate ACKs and IsLost().
+            loss_detection: LossDetection::Dupack,
             // RFC 5681 §4.2: every second full-sized segment, or the timer; no quick-ACK mode.
             quickack: Quickack::Off,
             // RFC 9438 §4.6: beta_cubic SHOULD be set to 0.7.
@@ -390,6 +393,8 @@ impl Profile {
                 cubic_timeout: CubicTimeout::Linux,
                 // Linux tcp_cubic.c: hystart = 1, hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY.
                 slow_start_exit: SlowStartExit::Hystart,
+                // Linux net.ipv4.tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP): RFC 8985.
+                loss_detection: LossDetection::Rack,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of
