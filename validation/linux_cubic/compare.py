@@ -27,6 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import scenarios  # noqa: E402
 
+#: The simulated side's profile (``--profile``): ``linux``, or ``linux-6.x`` for the RACK-TLP check.
+PROFILE = ["linux"]
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
 ECNSIM_TCP: dict[str, Any] = {}
 
@@ -41,7 +43,7 @@ def scenario_dict(sc: dict[str, Any]) -> dict[str, Any]:
         warmup=scenarios.WARMUP,
         seed=scenarios.SEED,
         sample_interval=scenarios.SAMPLE,
-        profile="linux",
+        profile=PROFILE[0],
     )
     s.router("r1", "r2")
     if sc["queue"] == "droptail":
@@ -142,6 +144,9 @@ def metrics(sc: dict[str, Any], m: dict[str, Any]) -> dict[str, float]:
         "retx_per_s": m["retx"] / span,
         "signals_per_s": (m["drops"] + m["marks"]) / span,
     }
+    if PROFILE[0] != "linux":
+        # The RACK-TLP check (scenarios.RACK_BANDS): timeouts per second, all flows.
+        out["rto_per_s"] = float(sum(m["rto"])) / span
     if sc["n"] > 1:
         out["jain"] = float(g.sum() ** 2 / (len(g) * (g**2).sum()))
     qv = [v for t, v in m["queue_series"].items() if t >= w]
@@ -187,6 +192,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--only", action="append", help="scenario id prefix (repeatable)")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
     ap.add_argument(
+        "--profile",
+        default="linux",
+        choices=["linux", "linux-6.x"],
+        help="the simulated side's profile (linux-6.x: the RACK-TLP check, scenarios.RACK_BANDS)",
+    )
+    ap.add_argument(
         "--ecnsim-tcp",
         action="append",
         default=[],
@@ -195,6 +206,7 @@ def main(argv: list[str]) -> int:
         "reduction_basis='\"ns2_window\"'; the table is then not a verdict",
     )
     a = ap.parse_args(argv[1:])
+    PROFILE[0] = a.profile
     for kv in a.ecnsim_tcp:
         key, _, value = kv.partition("=")
         ECNSIM_TCP[key] = json.loads(value)
@@ -229,7 +241,12 @@ def main(argv: list[str]) -> int:
     for sc in scs:
         e = metrics(sc, run_sim(sc))
         n = metrics(sc, linux[sc["id"]])
-        for name, band in scenarios.BANDS.items():
+        bands = (
+            scenarios.BANDS
+            if PROFILE[0] == "linux"
+            else {**scenarios.BANDS, **scenarios.RACK_BANDS}
+        )
+        for name, band in bands.items():
             if name not in e:
                 continue
             ok = scenarios.within(band, e[name], n[name])
