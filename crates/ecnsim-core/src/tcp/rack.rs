@@ -318,6 +318,11 @@ impl Rack {
         let now_ns = now.as_nanos();
         let mut k = 0;
         while let Some(&(end, ts)) = self.tsorted.get(k) {
+            if k == 0 && self.segs.front().is_none_or(|f| end <= f.start) {
+                // Cumulatively acknowledged: gone from the record (no search needed).
+                self.tsorted.pop_front();
+                continue;
+            }
             let idx = self.segs.partition_point(|s| s.end < end);
             let live = self.segs.get(idx).filter(|s| s.end == end && s.ts == ts && s.judged()).is_some();
             if !live {

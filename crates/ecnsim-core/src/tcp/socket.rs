@@ -756,7 +756,9 @@ impl TcpSocket {
                 self.in_recovery = false;
                 self.retransmit_due = false;
                 self.dupacks = 0;
-                if self.cfg.sack_after_timeout == SackAfterTimeout::Keep && !self.scoreboard.sacked_at(self.snd_una) {
+                let keep =
+                    self.cfg.sack_after_timeout == SackAfterTimeout::Keep && !self.scoreboard.sacked_at(self.snd_una);
+                if keep {
                     // RFC 6675 §5.1 (Errata 1610) / Linux tcp_timeout_mark_lost(): the SACKed ranges stay
                     // (unless SND.UNA itself is SACKed: reneging); every other octet outstanding is lost and
                     // is resent from SND.UNA (HighRxt).
@@ -765,13 +767,18 @@ impl TcpSocket {
                     // RFC 2018 §8: after a timeout the sender turns off all SACKed bits.
                     self.scoreboard.clear();
                 }
-                if self.rack_on() {
-                    self.rack_on_rto(now);
+                let rack = self.rack_on();
+                if rack {
+                    self.rack_on_rto(now, keep);
                 }
                 self.note_window_reduced();
-                // RFC 6298 §5.4: retransmit the earliest segment not acknowledged;
-                // everything after it is resent as the window reopens (go-back-N).
-                self.snd_nxt = self.snd_una;
+                if !(rack && keep) {
+                    // RFC 6298 §5.4: retransmit the earliest segment not acknowledged;
+                    // everything after it is resent as the window reopens (go-back-N).
+                    self.snd_nxt = self.snd_una;
+                }
+                // (RACK with the scoreboard kept resends what its marks say is lost, and SND.NXT stays:
+                // Linux tcp_enter_loss() does not move snd_nxt back.)
                 // RFC 6298 §3 (Karn): a retransmitted segment gives no RTT sample.
                 self.rtt_probe = RttProbe::NONE;
                 // RFC 6298 §5.5: RTO <- RTO * 2 (bounded by the maximum).

@@ -4,7 +4,7 @@
 
 use super::TcpSocket;
 use crate::packet::TcpHeader;
-use crate::spec::{LossDetection, SackAfterTimeout};
+use crate::spec::LossDetection;
 use crate::tcp::rack::TlpOutcome;
 use crate::time::SimTime;
 
@@ -182,9 +182,8 @@ impl TcpSocket {
     }
 
     /// A retransmission timeout under RACK (RFC 8985 §6.3): the marks, and the first retransmission.
-    pub(super) fn rack_on_rto(&mut self, now: SimTime) {
-        let keep =
-            self.cfg.sack_after_timeout == SackAfterTimeout::Keep && self.scoreboard.highest_sacked() > self.snd_una;
+    /// `keep`: the SACKs are kept (`sack_after_timeout = "keep"`, and the receiver has not reneged).
+    pub(super) fn rack_on_rto(&mut self, now: SimTime, keep: bool) {
         let min_rtt = self.rack_min_rtt();
         let srtt = self.rtt.srtt().map(|d| d.as_nanos());
         let dupthresh = self.cfg.dupack_threshold;
