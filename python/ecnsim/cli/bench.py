@@ -85,7 +85,7 @@ def _dumbbell_bench(
         tcp=tcp or {"cc": "reno", "rcv_window": 2**30},
         name=name or f"dumbbell-{n_flows}",
         seed=1,
-        **({"profile": profile} if profile else {}),
+        profile=profile,
     )
 
 
@@ -292,8 +292,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         Benchmark(
             "dumbbell-100-linux6-dupack",
-            "dumbbell-100-linux6 with duplicate-ACK loss detection (`loss_detection = \"dupack\"`): "
-            "RACK-TLP's cost is the difference",
+            "dumbbell-100-linux6 with duplicate-ACK loss detection "
+            '(`loss_detection = "dupack"`): RACK-TLP\'s cost is the difference',
             100,
             lambda: _dumbbell_bench(
                 100,

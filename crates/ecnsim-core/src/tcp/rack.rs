@@ -502,12 +502,6 @@ impl Rack {
         TlpOutcome::None
     }
 
-    /// Segments recorded (for tests).
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.segs.len()
-    }
-
     /// The PTO, if armed (for tests).
     #[cfg(test)]
     pub(crate) fn pto_deadline(&self) -> Option<SimTime> {

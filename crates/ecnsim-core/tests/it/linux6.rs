@@ -82,6 +82,6 @@ fn rack_repairs_losses_with_fewer_timeouts_than_duplicate_acks() {
         rack_rtos += sum(&rack, "rto_count");
         dupack_rtos += sum(&dupack, "rto_count");
     }
-    println!("RTOs over three seeds: rack {rack_rtos}, dupack {dupack_rtos}");
+    eprintln!("RTOs over three seeds: rack {rack_rtos}, dupack {dupack_rtos}");
     assert!(rack_rtos < dupack_rtos, "RTOs: rack {rack_rtos}, dupack {dupack_rtos}");
 }
