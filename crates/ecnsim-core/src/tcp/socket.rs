@@ -855,9 +855,11 @@ impl TcpSocket {
             if self.sack_ok {
                 self.scoreboard.update(h.ack, &[]);
             }
+            let rack = self.rack_on();
+            let fack_before = if rack { Some(self.rack_cum_ack(now, h.ack, None)) } else { None };
             self.on_new_ack(now, h);
-            if self.rack_on() {
-                self.rack_after_ack(now, h, true, false, None);
+            if rack {
+                self.rack_after_ack(now, h, true, false, fack_before);
             }
             return true;
         }
@@ -1130,6 +1132,10 @@ impl TcpSocket {
         let advanced = ack > self.snd_una;
         let ece = h.flags.contains(TcpFlags::ECE) && self.ecn.ok;
         if advanced {
+            if rack {
+                // RACK's record leaves the acknowledged segments before anything reads its pipe.
+                self.rack_cum_ack(now, ack, fack_before);
+            }
             self.on_new_ack(now, h);
             if rack {
                 self.rack_after_ack(now, h, true, new_sack, fack_before);

@@ -76,6 +76,18 @@ impl TcpSocket {
         fack_before
     }
 
+    /// A cumulative ACK up to `ack`, before the socket processes it (so that RACK's pipe, read by
+    /// BBR and PRR on this ACK, no longer counts what it acknowledges). Returns RACK.fack as it was
+    /// before this ACK (`fack_before` if the SACK blocks were taken first).
+    #[inline(never)]
+    pub(super) fn rack_cum_ack(&mut self, now: SimTime, ack: u64, fack_before: Option<u64>) -> u64 {
+        let min_rtt = self.rack_min_rtt();
+        let rack = self.scoreboard.rack_mut();
+        let fack_before = fack_before.unwrap_or_else(|| rack.fack());
+        rack.on_cum_ack(ack, now, min_rtt, fack_before);
+        fack_before
+    }
+
     /// RFC 8985 §6.2 and §7.2-§7.4 once the ACK has been processed: the cumulative deliveries, the
     /// TLP episode, loss detection (entering recovery on a new loss) and the timers.
     #[inline(never)]
