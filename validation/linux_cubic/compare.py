@@ -29,6 +29,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 import common  # noqa: E402  (what the harnesses share)
 import scenarios  # noqa: E402
 
+#: The simulated side's profile (``--profile``): ``linux``, or ``linux-6.x`` for the RACK-TLP check.
+PROFILE = ["linux"]
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
 ECNSIM_TCP: dict[str, Any] = {}
 
@@ -43,7 +45,7 @@ def scenario_dict(sc: dict[str, Any]) -> dict[str, Any]:
         warmup=scenarios.WARMUP,
         seed=scenarios.SEED,
         sample_interval=scenarios.SAMPLE,
-        profile="linux",
+        profile=PROFILE[0],
     )
     s.router("r1", "r2")
     if sc["queue"] == "droptail":
@@ -144,6 +146,9 @@ def metrics(sc: dict[str, Any], m: dict[str, Any]) -> dict[str, float]:
         "retx_per_s": m["retx"] / span,
         "signals_per_s": (m["drops"] + m["marks"]) / span,
     }
+    if PROFILE[0] != "linux":
+        # The RACK-TLP check (scenarios.RACK_BANDS): timeouts per second, all flows.
+        out["rto_per_s"] = float(sum(m["rto"])) / span
     if sc["n"] > 1:
         out["jain"] = float(g.sum() ** 2 / (len(g) * (g**2).sum()))
     qv = [v for t, v in m["queue_series"].items() if t >= w]
@@ -180,8 +185,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-linux", help="write Linux's side here (after each scenario)")
     ap.add_argument("--only", action="append", help="scenario id prefix (repeatable)")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
+    ap.add_argument(
+        "--profile",
+        default="linux",
+        choices=["linux", "linux-6.x"],
+        help="the simulated side's profile (linux-6.x: the RACK-TLP check, scenarios.RACK_BANDS)",
+    )
     common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
     a = ap.parse_args(argv[1:])
+    PROFILE[0] = a.profile
     ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
     if a.only:
@@ -213,7 +225,12 @@ def main(argv: list[str]) -> int:
     for sc in scs:
         e = metrics(sc, run_sim(sc))
         n = metrics(sc, linux[sc["id"]])
-        t, f = common.banded_rows([sc["id"]], e, n, scenarios.BANDS)
+        bands = (
+            scenarios.BANDS
+            if PROFILE[0] == "linux"
+            else {**scenarios.BANDS, **scenarios.RACK_BANDS}
+        )
+        t, f = common.banded_rows([sc["id"]], e, n, bands)
         total, failed = total + t, failed + f
     common.print_summary(total, failed)
     return 1 if failed else 0

@@ -26,9 +26,9 @@ use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
-    AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, ModelSpec, NodeKind,
-    PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackAfterTimeout, SackVariant, ScenarioSpec, ScriptAction,
-    ScriptMatch, SlowStartExit, SlowStartIncrease, TcpOverrides, TimeValue,
+    AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, LossDetection,
+    ModelSpec, NodeKind, PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackAfterTimeout, SackVariant,
+    ScenarioSpec, ScriptAction, ScriptMatch, SlowStartExit, SlowStartIncrease, TcpOverrides, TimeValue,
 };
 use crate::spec::{CubicInitialGrowth, SackRecoveryGuard};
 use crate::stats::{FlowExtra, Series};
@@ -604,6 +604,10 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
             && (c.sack_after_timeout != SackAfterTimeout::Clear
                 || profile.tcp().sack_after_timeout != SackAfterTimeout::Clear))
             .then_some(c.sack_after_timeout),
+        // Shown where it, or the profile's default, is RACK, so every other resolved spec is unchanged.
+        loss_detection: (c.offers_sack()
+            && (c.loss_detection != LossDetection::Dupack || profile.tcp().loss_detection != LossDetection::Dupack))
+            .then_some(c.loss_detection),
         quickack: (c.quickack != Quickack::Off || profile.tcp().quickack != Quickack::Off).then_some(c.quickack),
         cubic_beta: cubic.then(|| unfraction(c.cubic_beta)),
         cubic_c: cubic.then(|| unfraction(c.cubic_c)),

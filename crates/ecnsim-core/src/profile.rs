@@ -9,9 +9,9 @@
 use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
-    EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, QueueSpec,
-    Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackRecoveryGuard, SackVariant,
-    SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
+    EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, LossDetection, NewrenoCareful, NewrenoPartialAck,
+    PragueEcnFallback, QueueSpec, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout,
+    SackRecoveryGuard, SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -176,6 +176,8 @@ impl Profile {
             // RFC 2018 §8: after a timeout the sender SHOULD turn off all SACKed bits; RFC 6675 §5.1 notes
             // Errata 1610 but does not change it.
             sack_after_timeout: SackAfterTimeout::Clear,
+            // RFC 5681 §3.2 / RFC 6675 §5: losses detected by duplicate ACKs and IsLost().
+            loss_detection: LossDetection::Dupack,
             // RFC 5681 §4.2: every second full-sized segment, or the timer; no quick-ACK mode.
             quickack: Quickack::Off,
             // RFC 9438 §4.6: beta_cubic SHOULD be set to 0.7.
@@ -403,6 +405,8 @@ impl Profile {
                 slow_start_increase: SlowStartIncrease::Linux,
                 // Linux tcp_cubic.c bictcp_update(): cnt <= 20 while last_max_cwnd == 0 (5 % per RTT).
                 cubic_initial_growth: CubicInitialGrowth::Linux,
+                // Linux net.ipv4.tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP): RFC 8985.
+                loss_detection: LossDetection::Rack,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of

@@ -1876,6 +1876,18 @@ pub enum RecoveryRate {
     Rfc6937Crb,
 }
 
+/// How a SACK sender detects losses (`tcp.loss_detection`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// Duplicate ACKs and RFC 6675's IsLost() (RFC 5681 §3.2, RFC 6675 §4-§5).
+    Dupack,
+    /// RACK-TLP (RFC 8985): per-segment transmit times, a time-based reordering window and the
+    /// Tail Loss Probe (Linux `net.ipv4.tcp_recovery = 1`, its default). On SACK connections only;
+    /// a connection without SACK detects losses by duplicate ACKs.
+    Rack,
+}
+
 /// What a SACK sender does with its scoreboard at a retransmission timeout (`tcp.sack_after_timeout`).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -2452,6 +2464,9 @@ pub struct TcpOverrides {
     /// A SACK sender's scoreboard at a retransmission timeout: `"clear"` or `"keep"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack_after_timeout: Option<SackAfterTimeout>,
+    /// How a SACK sender detects losses: `"dupack"` or `"rack"` (RFC 8985 RACK-TLP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_detection: Option<LossDetection>,
     /// The receiver's quick-ACK mode: `"off"` or `"linux"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quickack: Option<Quickack>,

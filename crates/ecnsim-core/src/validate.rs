@@ -493,6 +493,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             sack_variant,
             recovery_rate,
             sack_after_timeout,
+            loss_detection,
             quickack,
             cubic_beta,
             cubic_c,
@@ -556,6 +557,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.sack_variant, sack_variant, Some);
         set(&mut c.recovery_rate, recovery_rate, Some);
         set(&mut c.sack_after_timeout, sack_after_timeout, Some);
+        set(&mut c.loss_detection, loss_detection, Some);
         set(&mut c.quickack, quickack, Some);
         set(&mut c.cubic_beta, cubic_beta, fraction);
         set(&mut c.cubic_c, cubic_c, fraction);

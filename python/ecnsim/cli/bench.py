@@ -61,6 +61,8 @@ def _dumbbell_bench(
     bottleneck_rate: str = "100Mbps",
     limit_packets: int = 833,
     name: str | None = None,
+    tcp: dict[str, Any] | None = None,
+    profile: str | None = None,
 ) -> Scenario:
     from ecnsim.scenario.spec import droptail
     from ecnsim.scenario.topology import dumbbell
@@ -80,9 +82,10 @@ def _dumbbell_bench(
         start=[f"{i * 1_000_000 // n_flows}us" for i in range(n_flows)],
         # The receive window these benchmarks were defined with (the `rfc` default until issue 13
         # bounded it to 64 KiB), so that their event counts stay comparable across versions.
-        tcp={"cc": "reno", "rcv_window": 2**30},
+        tcp=tcp or {"cc": "reno", "rcv_window": 2**30},
         name=name or f"dumbbell-{n_flows}",
         seed=1,
+        profile=profile,
     )
 
 
@@ -275,6 +278,30 @@ BENCHMARKS: dict[str, Benchmark] = {
             100,
             lambda: _dumbbell_bench(100, 60),
             # Past the starts and the first slow start: the steady state.
+            instructions_window=(10.0, 20.0),
+        ),
+        Benchmark(
+            "dumbbell-100-linux6",
+            "dumbbell-100 with 100 CUBIC flows under the linux-6.x profile (RACK-TLP, PRR, "
+            "HyStart), 60 s",
+            100,
+            lambda: _dumbbell_bench(
+                100, 60, profile="linux-6.x", tcp={"cc": "cubic"}, name="dumbbell-100-linux6"
+            ),
+            instructions_window=(10.0, 20.0),
+        ),
+        Benchmark(
+            "dumbbell-100-linux6-dupack",
+            "dumbbell-100-linux6 with duplicate-ACK loss detection "
+            '(`loss_detection = "dupack"`): RACK-TLP\'s cost is the difference',
+            100,
+            lambda: _dumbbell_bench(
+                100,
+                60,
+                profile="linux-6.x",
+                tcp={"cc": "cubic", "loss_detection": "dupack"},
+                name="dumbbell-100-linux6-dupack",
+            ),
             instructions_window=(10.0, 20.0),
         ),
         Benchmark(

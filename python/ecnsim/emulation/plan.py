@@ -271,6 +271,7 @@ UNMAPPED = {
     "sack_recovery_guard": "Linux's Loss state lasts until snd_una passes high_seq",
     "recovery_rate": "Linux's fast recovery sends at PRR's rate (tcp_cwnd_reduction, RFC 6937)",
     "sack_after_timeout": "Linux keeps the SACKed marks at a timeout unless it detects reneging",
+    "loss_detection": "Linux detects losses with RACK-TLP (net.ipv4.tcp_recovery = 1, the default)",
     "quickack": "Linux's quick-ACK mode is its own (TCP_QUICKACK only pauses delayed ACKs briefly)",
     "handshake": "real TCP always opens with a three-way handshake",
     "limited_transmit": "Linux always uses Limited Transmit (RFC 3042)",

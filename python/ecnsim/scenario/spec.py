@@ -441,6 +441,7 @@ def tcp(
     sack_variant: str | None = None,
     recovery_rate: str | None = None,
     sack_after_timeout: str | None = None,
+    loss_detection: str | None = None,
     quickack: str | None = None,
     cubic_beta: float | None = None,
     cubic_c: float | None = None,
@@ -471,7 +472,8 @@ def tcp(
     ``"ns2_sack1"`` (ns-2's ``Agent/TCP/Sack1``); ``recovery_rate`` (RFC 6675 SACK recovery)
     ``"rfc6675"``, ``"rfc6937_ssrb"`` or ``"rfc6937_crb"`` (Proportional Rate Reduction);
     ``sack_after_timeout`` (a SACK sender's scoreboard at a timeout) ``"clear"`` (RFC 2018 §8)
-    or ``"keep"`` (RFC 6675 §5.1, Linux);
+    or ``"keep"`` (RFC 6675 §5.1, Linux); ``loss_detection`` (a SACK sender) ``"dupack"``
+    (RFC 5681 / RFC 6675) or ``"rack"`` (RFC 8985 RACK-TLP, Linux);
     ``quickack`` ``"off"`` or ``"linux"`` (Linux's quick-ACK mode); ``dctcp_fraction``
     ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
@@ -547,6 +549,7 @@ def tcp(
             "sack_variant": sack_variant,
             "recovery_rate": recovery_rate,
             "sack_after_timeout": sack_after_timeout,
+            "loss_detection": loss_detection,
             "quickack": quickack,
             "cubic_beta": cubic_beta,
             "cubic_c": cubic_c,

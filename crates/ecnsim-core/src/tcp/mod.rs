@@ -19,6 +19,9 @@ mod opt;
 #[cfg(test)]
 mod prague_dialogues;
 mod prr;
+mod rack;
+#[cfg(test)]
+mod rack_dialogues;
 mod rtt;
 mod rtt_ns2;
 mod sack;
@@ -38,9 +41,9 @@ pub(crate) use opt::Opt;
 
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
-    EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, NewrenoCareful, NewrenoPartialAck, PragueEcnFallback, Quickack,
-    Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout, SackRecoveryGuard, SackVariant,
-    SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
+    EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, LossDetection, NewrenoCareful, NewrenoPartialAck,
+    PragueEcnFallback, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout,
+    SackRecoveryGuard, SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
 
@@ -134,6 +137,8 @@ pub struct TcpConfig {
     pub recovery_rate: RecoveryRate,
     /// A SACK sender's scoreboard at a retransmission timeout (RFC 2018 §8, or RFC 6675 §5.1 / Linux).
     pub sack_after_timeout: SackAfterTimeout,
+    /// How a SACK sender detects losses (duplicate ACKs, or RFC 8985 RACK-TLP).
+    pub loss_detection: LossDetection,
     /// The receiver's quick-ACK mode (Linux's, or none).
     pub quickack: Quickack,
     /// CUBIC's beta_cubic, in units of 1/[`FRACTION_SCALE`].

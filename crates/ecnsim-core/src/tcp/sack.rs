@@ -13,6 +13,7 @@ use crate::packet::SackBlock;
 use crate::spec::RecoveryRate;
 use crate::tcp::ooo::OooQueue;
 use crate::tcp::prr::Prr;
+use crate::tcp::rack::Rack;
 
 /// SACKed ranges above SND.UNA, and the highest retransmitted octet.
 ///
@@ -37,6 +38,8 @@ struct Board {
     ns2_hold: bool,
     /// RFC 6937's state for the current recovery (`tcp.recovery_rate` = PRR only).
     prr: Prr,
+    /// RACK-TLP's record and state (`tcp.loss_detection = "rack"` only).
+    rack: Rack,
 }
 
 impl Scoreboard {
@@ -123,6 +126,37 @@ impl Scoreboard {
     pub(crate) fn prr_sent(&mut self, len: u64) {
         if let Some(b) = &mut self.board {
             b.prr.on_sent(len);
+        }
+    }
+
+    /// RACK-TLP's state (allocating the scoreboard: RACK records every segment from the first).
+    pub(crate) fn rack_mut(&mut self) -> &mut Rack {
+        &mut self.board.get_or_insert_with(Box::default).rack
+    }
+
+    /// RACK-TLP's state, if the scoreboard exists.
+    pub(crate) fn rack(&self) -> Option<&Rack> {
+        self.board.as_deref().map(|b| &b.rack)
+    }
+
+    /// Call `f` on each part of `[left, right)` not SACKed yet, in sequence order (before
+    /// [`Scoreboard::update`] adds it).
+    pub(crate) fn for_each_unsacked(&self, left: u64, right: u64, mut f: impl FnMut(u64, u64)) {
+        let mut s = left;
+        for &(l, r) in self.blocks() {
+            if s >= right {
+                return;
+            }
+            if r <= s {
+                continue;
+            }
+            if l > s {
+                f(s, l.min(right));
+            }
+            s = s.max(r);
+        }
+        if s < right {
+            f(s, right);
         }
     }
 

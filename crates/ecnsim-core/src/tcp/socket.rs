@@ -35,6 +35,7 @@ use crate::tcp::{Opt, TcpConfig};
 use crate::time::{SimDuration, SimTime};
 
 mod accecn;
+mod rack;
 
 /// Initial send sequence number: absolute sequence space starts at 0.
 const ISS: u64 = 0;
@@ -636,6 +637,9 @@ impl TcpSocket {
     /// RFC 6675 §4 SetPipe() for the sender's state: in SACK recovery with IsLost's threshold, after
     /// a timeout that kept the scoreboard with every unSACKed octet below the recovery point lost.
     fn sack_pipe(&self) -> Option<u64> {
+        if self.rack_on() && (self.sack_recovery() || self.sack_timeout_recovery()) {
+            return Some(self.rack_pipe());
+        }
         let t = if self.sack_recovery() {
             self.scoreboard.lost_threshold(self.win.mss, self.cfg.dupack_threshold)
         } else if self.sack_timeout_recovery() {
@@ -686,6 +690,9 @@ impl TcpSocket {
             // RFC 5681 §4.2: the delayed-ACK timer expired: ACK now.
             self.delack_deadline = Opt::NONE;
             self.ack_now = true;
+        }
+        if self.rack_on() {
+            self.on_rack_timer(now);
         }
         if self.rto_deadline.get().is_some_and(|d| d <= now) {
             self.rto_deadline = Opt::NONE;
@@ -759,12 +766,12 @@ impl TcpSocket {
                 self.in_recovery = false;
                 self.retransmit_due = false;
                 self.dupacks = 0;
+                let keep =
+                    self.cfg.sack_after_timeout == SackAfterTimeout::Keep && !self.scoreboard.sacked_at(self.snd_una);
                 if !self.sack_ok && self.cfg.sack_after_timeout != SackAfterTimeout::Keep {
                     // Without SACK the scoreboard is only allocated by the `Keep` branch below, so
                     // there is nothing to clear (and its line, the socket's last, stays unread).
-                } else if self.cfg.sack_after_timeout == SackAfterTimeout::Keep
-                    && !self.scoreboard.sacked_at(self.snd_una)
-                {
+                } else if keep {
                     // RFC 6675 §5.1 (Errata 1610) / Linux tcp_timeout_mark_lost(): the SACKed ranges stay
                     // (unless SND.UNA itself is SACKed: reneging); every other octet outstanding is lost and
                     // is resent from SND.UNA (HighRxt).
@@ -773,10 +780,18 @@ impl TcpSocket {
                     // RFC 2018 §8: after a timeout the sender turns off all SACKed bits.
                     self.scoreboard.clear();
                 }
+                let rack = self.rack_on();
+                if rack {
+                    self.rack_on_rto(now, keep);
+                }
                 self.note_window_reduced();
-                // RFC 6298 §5.4: retransmit the earliest segment not acknowledged;
-                // everything after it is resent as the window reopens (go-back-N).
-                self.snd_nxt = self.snd_una;
+                if !(rack && keep) {
+                    // RFC 6298 §5.4: retransmit the earliest segment not acknowledged;
+                    // everything after it is resent as the window reopens (go-back-N).
+                    self.snd_nxt = self.snd_una;
+                }
+                // (RACK with the scoreboard kept resends what its marks say is lost, and SND.NXT stays:
+                // Linux tcp_enter_loss() does not move snd_nxt back.)
                 // RFC 6298 §3 (Karn): a retransmitted segment gives no RTT sample.
                 self.rtt_probe = RttProbe::NONE;
                 // RFC 6298 §5.5: RTO <- RTO * 2 (bounded by the maximum).
@@ -853,7 +868,12 @@ impl TcpSocket {
             if self.sack_ok {
                 self.scoreboard.update(h.ack, &[]);
             }
+            let rack = self.rack_on();
+            let fack_before = if rack { Some(self.rack_cum_ack(now, h.ack, None)) } else { None };
             self.on_new_ack(now, h);
+            if rack {
+                self.rack_after_ack(now, h, true, false, fack_before);
+            }
             return true;
         }
         if h.ack != self.snd_una || h.seq != self.rcv_nxt || !self.ooo.is_empty() {
@@ -1118,12 +1138,21 @@ impl TcpSocket {
         // RFC 6937 §2: DeliveredData counts the change in SACKed octets too.
         let prr = self.prr_configured();
         let before = if prr { self.snd_una + self.scoreboard.sacked_bytes() } else { 0 };
+        let rack = self.rack_on();
+        let fack_before = if rack { Some(self.rack_sacks(now, h)) } else { None };
         // RFC 6675 §5: every ACK updates the scoreboard.
         let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), &h.sack_blocks());
         let advanced = ack > self.snd_una;
         let ece = h.flags.contains(TcpFlags::ECE) && self.ecn.ok;
         if advanced {
+            if rack {
+                // RACK's record leaves the acknowledged segments before anything reads its pipe.
+                self.rack_cum_ack(now, ack, fack_before);
+            }
             self.on_new_ack(now, h);
+            if rack {
+                self.rack_after_ack(now, h, true, new_sack, fack_before);
+            }
             if prr {
                 self.prr_after_ack(before);
             }
@@ -1143,6 +1172,9 @@ impl TcpSocket {
             }
             let (dupacks, was_in_recovery) = (self.dupacks, self.in_recovery);
             self.on_old_ack(now, h, new_sack);
+            if rack {
+                self.rack_after_ack(now, h, false, new_sack, fack_before);
+            }
             if prr {
                 self.prr_after_ack(before);
             }
@@ -1299,8 +1331,7 @@ impl TcpSocket {
         let delivered = (self.snd_una + self.scoreboard.sacked_bytes()).saturating_sub(before);
         // RFC 6937 §3: pipe = (RFC 6675 pipe algorithm).
         let mss = self.win.mss;
-        let t = self.scoreboard.lost_threshold(mss, self.cfg.dupack_threshold);
-        let pipe = self.scoreboard.pipe(self.snd_una, self.snd_max, t);
+        let pipe = self.recovery_pipe();
         self.scoreboard.prr_on_ack(delivered, pipe, self.win.ssthresh, mss, self.cfg.recovery_rate);
     }
 
@@ -1359,6 +1390,12 @@ impl TcpSocket {
             // (Linux tcp_fastretrans_alert(): the Loss state lasts until snd_una passes high_seq).
             return;
         }
+        if self.rack_on() {
+            // RFC 8985 §6.2: recovery starts when RACK marks a segment lost (`rack_after_ack`), not on
+            // DupThresh duplicate ACKs (Linux tcp_time_to_recover(): `lost_out`, the classic rule only
+            // without RACK).
+            return;
+        }
         let threshold = self.dupacks == self.cfg.dupack_threshold;
         // RFC 6675 §5: with SACK, also enter recovery once IsLost(HighACK + 1).
         let sack_lost =
@@ -1366,6 +1403,12 @@ impl TcpSocket {
         if !(threshold || sack_lost) {
             return;
         }
+        self.loss_detected(now);
+    }
+
+    /// A loss was detected (DupThresh duplicate ACKs, RFC 6675's IsLost(), or RACK's marks): enter
+    /// fast recovery, unless the `recover` guard or an ECN reduction of this window says no.
+    fn loss_detected(&mut self, now: SimTime) {
         // `recover` is kept as one past the highest sequence number sent when the last recovery or
         // timeout began.
         let guarded = if self.sack_ok && self.cfg.sack_recovery_guard == SackRecoveryGuard::Rfc6675 {
@@ -1963,6 +2006,9 @@ impl TcpSocket {
             // RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 5 / RFC 6675 §5 step 4.3:
             // retransmit the segment at SND.UNA.
             self.retransmit_due = false;
+            if self.rack_on() {
+                return Some(self.rack_retransmit_seq(data_end));
+            }
             return Some(self.snd_una);
         }
         if self.ecn.wait_for_timer {
@@ -1973,10 +2019,13 @@ impl TcpSocket {
         if self.ns2_sack1_recovery() {
             return self.next_seg_ns2_sack1(data_end);
         }
-        if self.sack_recovery() {
-            return self.next_seg_sack(data_end);
-        }
-        if self.sack_timeout_recovery() {
+        if self.sack_recovery() || self.sack_timeout_recovery() {
+            if self.rack_on() {
+                return self.next_seg_rack(data_end);
+            }
+            if self.sack_recovery() {
+                return self.next_seg_sack(data_end);
+            }
             return self.next_seg_after_timeout(data_end);
         }
         let seq = self.snd_nxt;
@@ -2339,6 +2388,9 @@ impl TcpSocket {
         // RFC 6298 §5.1: each time a segment with data is sent, start the timer if not running.
         if self.rto_deadline.is_none() {
             self.arm_rto(now);
+        }
+        if len > 0 && self.rack_on() {
+            self.rack_after_send(now, seq, seq + len, is_retransmit);
         }
         self.ack_sent();
         Some(ecn)

@@ -1,12 +1,17 @@
 //! The `linux-6.x` profile on a dumbbell: runs conserve packets and repeat bit for bit, and
-//! each of its behaviours (PRR, quick-ACK mode, Linux's RTO) is in force and changes the run.
+//! each of its behaviours (PRR, quick-ACK mode, Linux's RTO, RACK-TLP) is in force and changes the run.
 
 use crate::common::{dumbbell, run, u64s};
 
 /// Four CUBIC flows over a 20-packet DropTail queue (losses every few round trips), with or
 /// without ECN marking at a RED queue, under `linux-6.x`, `tcp` set on top.
 fn scenario(queue: &str, tcp: &str) -> String {
-    dumbbell(4, "10Mbps", "20ms", queue, "15s", "start_jitter = \"1s\"")
+    scenario_n(4, queue, tcp)
+}
+
+/// [`scenario`] with `n` flows.
+fn scenario_n(n: usize, queue: &str, tcp: &str) -> String {
+    dumbbell(n, "10Mbps", "20ms", queue, "15s", "start_jitter = \"1s\"")
         .replace(
             "duration = \"15s\"",
             "duration = \"15s\", profile = \"linux-6.x\", warmup = \"3s\", sample_interval = \"250ms\"",
@@ -45,6 +50,7 @@ fn each_linux6_behaviour_changes_the_run() {
         ("rto_estimator", r#"rto_estimator = "rfc6298""#),
         ("slow_start_increase", r#"slow_start_increase = "rfc5681""#),
         ("cubic_initial_growth", r#"cubic_initial_growth = "rfc9438""#),
+        ("loss_detection", r#"loss_detection = "dupack""#),
     ] {
         let other = run(&scenario(DROPTAIL, old), 5).1;
         assert_ne!(base.digest(), other.digest(), "{field} makes no difference");
@@ -62,4 +68,28 @@ fn each_linux6_behaviour_changes_the_run() {
     };
     let (on, off) = (run(&whole(""), 5).1, run(&whole(r#"quickack = "off""#), 5).1);
     assert!(per_segment(&on) > per_segment(&off), "{} vs {}", per_segment(&on), per_segment(&off));
+}
+
+/// RACK-TLP (RFC 8985) against duplicate ACKs on the lossy dumbbell, same seeds: runs conserve and
+/// repeat, losses are repaired with fewer retransmission timeouts (TLP probes a tail loss at
+/// 2·SRTT, RACK finds lost retransmissions by time; a timeout remains the last resort).
+#[test]
+fn rack_repairs_losses_with_fewer_timeouts_than_duplicate_acks() {
+    let sum = |r: &ecnsim_core::Results, col: &str| u64s(r, "flows", col).iter().sum::<u64>();
+    let (mut rack_rtos, mut dupack_rtos) = (0, 0);
+    // 16 flows over a 6-packet queue: windows of a few segments, where losses end in timeouts
+    // under the duplicate-ACK rules.
+    let shallow = r#"{ type = "droptail", limit_packets = 6 }"#;
+    for seed in [1, 2, 3] {
+        let t = scenario_n(16, shallow, "");
+        let (_, rack) = run(&t, seed);
+        let (_, again) = run(&t, seed);
+        assert_eq!(rack.digest(), again.digest());
+        let (_, dupack) = run(&scenario_n(16, shallow, r#"loss_detection = "dupack""#), seed);
+        assert!(sum(&rack, "fast_retransmits") > 0);
+        rack_rtos += sum(&rack, "rto_count");
+        dupack_rtos += sum(&dupack, "rto_count");
+    }
+    eprintln!("RTOs over three seeds: rack {rack_rtos}, dupack {dupack_rtos}");
+    assert!(rack_rtos < dupack_rtos, "RTOs: rack {rack_rtos}, dupack {dupack_rtos}");
 }
