@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from ecnsim.studies.findings import Alternative, Finding, Reading
+    from ecnsim.studies.render import Deferred
     from ecnsim.sweep.execute import ProgressCallback, SweepResult
     from ecnsim.sweep.store import Store
 
@@ -142,8 +143,9 @@ class StudyTable:
     digits: int = 4
 
 
-#: ``{name: (figure, caption)}``.
-Figures = dict[str, tuple["Figure", str]]
+#: ``{name: (figure, caption)}``; a figure may be a
+#: :class:`~ecnsim.studies.render.Deferred`, built where it is drawn.
+Figures = dict[str, tuple["Figure | Deferred", str]]
 
 
 class Study(ABC):

@@ -183,11 +183,30 @@ def _figure_png(fig: Any) -> bytes:
 Drawing = tuple[bytes, bytes, bytes | None]
 
 
+@dataclasses.dataclass(frozen=True)
+class Deferred:
+    """A figure built where it is drawn: ``build(*args)``, a module-level function and
+    arguments that pickle (the study's parameters, the aggregated frames). A study's
+    ``figures`` may return one in place of a figure, so that the report's process only
+    prepares the data and the ``--jobs`` drawing processes build the figure as well as draw
+    it (building matplotlib's artists was most of a cheap study's render in that process).
+    Built in this process where there are no drawing processes: the same figure either way.
+    """
+
+    build: Callable[..., Any]
+    args: tuple[Any, ...]
+
+    def figure(self) -> Any:
+        return self.build(*self.args)
+
+
 def _draw(fig: Any, svg: bool) -> tuple[Drawing, float]:
     """One figure's PNG (full and as the report embeds it) and, with ``svg``, its SVG, its
     titles fitted first (:func:`fit_titles`, :func:`thin_log_ticks`); and the CPU seconds the
-    drawing took."""
+    drawing (and, for a :class:`Deferred`, the building) took."""
     cpu = time.process_time()
+    if isinstance(fig, Deferred):
+        fig = fig.figure()
     fit_titles(fig)
     thin_log_ticks(fig)
     png = _figure_png(fig)

@@ -1378,6 +1378,12 @@ class Rfc2415Study(Study):
         return out
 
     def figures(self, p: Rfc2415Params, data: StudyData) -> Figures:
+        # Built in the drawing processes (Deferred); without matplotlib, no figures (the
+        # report says so), found here rather than there.
+        import matplotlib  # noqa: F401
+
+        from ecnsim.studies.render import Deferred
+
         frame = data.frame("metrics")
         out: Figures = {}
         if frame.empty:
@@ -1397,15 +1403,18 @@ class Rfc2415Study(Study):
             )
             agg = _agg(sub, ["web_power", "web_power_ratio"], ["webs", "ftps", "iw"])
             out[f"figure{f_abs}_network_power_{exp}"] = (
-                self._power_figure(p, agg, "web_power", f"web network power ({p.power_units})"),
+                Deferred(
+                    _power_figure, (p, agg, "web_power", f"web network power ({p.power_units})")
+                ),
                 f"Figure {f_abs}: web network power (goodput / median page delay) against IW, "
                 f"{model}; one panel per number of web clients, one line per number of FTP "
                 "clients (dashed: the scenarios taken as pathological); mean and 95% CI over "
                 "seeds.",
             )
             out[f"figure{f_norm}_network_power_normalized_{exp}"] = (
-                self._power_figure(
-                    p, agg, "web_power_ratio", f"network power / network power at IW={base_iw}"
+                Deferred(
+                    _power_figure,
+                    (p, agg, "web_power_ratio", f"network power / network power at IW={base_iw}"),
                 ),
                 f"Figure {f_norm}: web network power normalized to IW={base_iw} (per seed), "
                 f"{model}. Dashed: the scenarios taken as pathological "
@@ -1414,87 +1423,91 @@ class Rfc2415Study(Study):
         pages = data.frame("pages")
         if not pages.empty:
             out["page_delay_cdf"] = (
-                self._cdf_figure(p, pages),
+                Deferred(_cdf_figure, (p, pages)),
                 f"CDF of page delays with {p.cdf_webs} web clients, every IW, all seeds pooled "
                 "(Kaplan-Meier: pages unfinished at the end are censored).",
             )
         return out
 
-    def _power_figure(self, p: Rfc2415Params, agg: pd.DataFrame, metric: str, ylabel: str) -> Any:
-        from ecnsim.output.plot import _figure
 
-        part = agg[agg["metric"] == metric]
-        webs = [w for w in p.webs_values if w in set(part["webs"].astype(int))]
-        ncols = max(1, len(webs))
-        fig = _figure(3.6 * ncols + 0.8, 3.4)
-        axes = np.atleast_1d(fig.subplots(1, ncols, squeeze=False)).ravel()
-        patho = {_parse_scenario_label(s, "pathological") for s in p.pathological}
-        for ax, w in zip(axes, webs, strict=False):
-            for k, f in enumerate(p.ftps_values):
-                s = part[(part["webs"].astype(int) == w) & (part["ftps"].astype(int) == f)]
-                if s.empty:
+def _power_figure(p: Rfc2415Params, agg: pd.DataFrame, metric: str, ylabel: str) -> Any:
+    """Figures 1-4: ``metric`` against IW, a panel per number of web clients (built in a
+    drawing process: :class:`~ecnsim.studies.render.Deferred`)."""
+    from ecnsim.output.plot import _figure
+
+    part = agg[agg["metric"] == metric]
+    webs = [w for w in p.webs_values if w in set(part["webs"].astype(int))]
+    ncols = max(1, len(webs))
+    fig = _figure(3.6 * ncols + 0.8, 3.4)
+    axes = np.atleast_1d(fig.subplots(1, ncols, squeeze=False)).ravel()
+    patho = {_parse_scenario_label(s, "pathological") for s in p.pathological}
+    for ax, w in zip(axes, webs, strict=False):
+        for k, f in enumerate(p.ftps_values):
+            s = part[(part["webs"].astype(int) == w) & (part["ftps"].astype(int) == f)]
+            if s.empty:
+                continue
+            # Lines side by side around each IW, so their intervals do not hide each other.
+            shift = 0.04 * (k - (len(p.ftps_values) - 1) / 2)
+            s = s.assign(x=s["iw"].astype(int) + shift).sort_values("x")
+            ax.errorbar(
+                s["x"],
+                s["mean"],
+                yerr=s["ci"].fillna(0.0),
+                marker="o",
+                ms=3,
+                capsize=2,
+                color=f"C{k}",
+                ls="--" if (w, f) in patho else "-",
+                label=f"{f} FTP",
+            )
+        ax.set_title(f"{w} web clients", fontsize="medium")
+        ax.set_xlabel("initial window (segments)")
+        ax.set_xticks(list(p.iw_values))
+        ax.grid(True, alpha=0.3)
+    # One legend beside the panels (the same lines in each): a legend inside a panel sat
+    # on its top line in the full study's figures.
+    handles, labels = max((ax.get_legend_handles_labels() for ax in axes), key=lambda h: len(h[1]))
+    if labels:
+        fig.legend(handles, labels, loc="outside right upper", fontsize="small")
+    axes[0].set_ylabel(ylabel)
+    return fig
+
+
+def _cdf_figure(p: Rfc2415Params, pages: pd.DataFrame) -> Any:
+    """The page delays' CDFs (Kaplan-Meier), a panel per HTTP version and FTP load (built
+    in a drawing process)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    from ecnsim.output.plot import _figure
+
+    exps = [e for e in ("http10", "http11") if not _select(pages, experiment=e).empty]
+    ftps = [f for f in p.cdf_ftps if not _select(pages, ftps=f).empty]
+    nrows, ncols = max(1, len(exps)), max(1, len(ftps))
+    fig = _figure(3.6 * ncols + 0.8, 2.8 * nrows + 0.6)
+    axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    for i, exp in enumerate(exps):
+        for j, f in enumerate(ftps):
+            ax = axes[i][j]
+            part = _select(pages, experiment=exp, ftps=f)
+            for k, iw in enumerate(sorted(set(part["iw"].astype(str)), key=_iw_key)):
+                recs = _select(part, iw=iw).assign(kind="page")
+                km = analysis.response_time_cdf(recs, kind="page")
+                if km.empty:
                     continue
-                # Lines side by side around each IW, so their intervals do not hide each other.
-                shift = 0.04 * (k - (len(p.ftps_values) - 1) / 2)
-                s = s.assign(x=s["iw"].astype(int) + shift).sort_values("x")
-                ax.errorbar(
-                    s["x"],
-                    s["mean"],
-                    yerr=s["ci"].fillna(0.0),
-                    marker="o",
-                    ms=3,
-                    capsize=2,
-                    color=f"C{k}",
-                    ls="--" if (w, f) in patho else "-",
-                    label=f"{f} FTP",
-                )
-            ax.set_title(f"{w} web clients", fontsize="medium")
-            ax.set_xlabel("initial window (segments)")
-            ax.set_xticks(list(p.iw_values))
+                ax.step(km["x"], km["cdf"], where="post", color=f"C{k}", label=f"IW={iw}")
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50]))
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_title(f"{HTTP_VERSION[exp]}, {f} FTP", fontsize="medium")
             ax.grid(True, alpha=0.3)
-        # One legend beside the panels (the same lines in each): a legend inside a panel sat
-        # on its top line in the full study's figures.
-        handles, labels = max(
-            (ax.get_legend_handles_labels() for ax in axes), key=lambda h: len(h[1])
-        )
-        if labels:
-            fig.legend(handles, labels, loc="outside right upper", fontsize="small")
-        axes[0].set_ylabel(ylabel)
-        return fig
-
-    def _cdf_figure(self, p: Rfc2415Params, pages: pd.DataFrame) -> Any:
-        from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
-
-        from ecnsim.output.plot import _figure
-
-        exps = [e for e in ("http10", "http11") if not _select(pages, experiment=e).empty]
-        ftps = [f for f in p.cdf_ftps if not _select(pages, ftps=f).empty]
-        nrows, ncols = max(1, len(exps)), max(1, len(ftps))
-        fig = _figure(3.6 * ncols + 0.8, 2.8 * nrows + 0.6)
-        axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
-        for i, exp in enumerate(exps):
-            for j, f in enumerate(ftps):
-                ax = axes[i][j]
-                part = _select(pages, experiment=exp, ftps=f)
-                for k, iw in enumerate(sorted(set(part["iw"].astype(str)), key=_iw_key)):
-                    recs = _select(part, iw=iw).assign(kind="page")
-                    km = analysis.response_time_cdf(recs, kind="page")
-                    if km.empty:
-                        continue
-                    ax.step(km["x"], km["cdf"], where="post", color=f"C{k}", label=f"IW={iw}")
-                ax.set_xscale("log")
-                ax.xaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50]))
-                ax.xaxis.set_major_formatter(ScalarFormatter())
-                ax.xaxis.set_minor_formatter(NullFormatter())
-                ax.set_title(f"{HTTP_VERSION[exp]}, {f} FTP", fontsize="medium")
-                ax.grid(True, alpha=0.3)
-                if i == nrows - 1:
-                    ax.set_xlabel("page delay (s)")
-                if j == 0:
-                    ax.set_ylabel("P(delay <= x)")
-        axes[0][0].legend(fontsize="small")
-        fig.suptitle(f"page delays, {p.cdf_webs} web clients")
-        return fig
+            if i == nrows - 1:
+                ax.set_xlabel("page delay (s)")
+            if j == 0:
+                ax.set_ylabel("P(delay <= x)")
+    axes[0][0].legend(fontsize="small")
+    fig.suptitle(f"page delays, {p.cdf_webs} web clients")
+    return fig
 
 
 def _iw_key(label: str) -> tuple[int, ...]:
