@@ -203,6 +203,7 @@ def _output(
         rows[name] = table.num_rows
     derived: dict[str, dict[str, bytes]] = {}
     derived_rows: dict[str, dict[str, int]] = {}
+    derived_arrow: dict[str, dict[str, bytes]] = {}
     if job is not None:
         import pyarrow as pa
 
@@ -210,6 +211,7 @@ def _output(
         out = hook(results, trace, job.context)
         derived[job.tag] = {}
         derived_rows[job.tag] = {}
+        derived_arrow[job.tag] = {}
         for name, frame in out.items():
             arrow = (
                 frame
@@ -218,6 +220,7 @@ def _output(
             )
             derived[job.tag][name] = _parquet_bytes(arrow)
             derived_rows[job.tag][name] = arrow.num_rows
+            derived_arrow[job.tag][name] = _ipc_bytes(arrow)
     from ecnsim.analysis.aggregate import SUMMARY_VERSION, summary_metrics
 
     metrics = {"version": SUMMARY_VERSION, "values": summary_metrics(results)}
@@ -237,6 +240,7 @@ def _output(
         derived=derived,
         metrics=metrics,
         derived_rows=derived_rows,
+        derived_arrow=derived_arrow,
     )
 
 
@@ -277,6 +281,17 @@ def _parquet_bytes(table: Any) -> bytes:
 
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
+
+
+def _ipc_bytes(table: Any) -> bytes:
+    """An Arrow table as an Arrow IPC stream (what :func:`_decode_derived` reads back)."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
     data: bytes = sink.getvalue().to_pybytes()
     return data
 
@@ -739,15 +754,22 @@ class SweepResult:
 
 
 def _decode_derived(out: RunOutput, into: MutableMapping[tuple[str, str, str], Any]) -> None:
-    """``out``'s derived tables, decoded from their Parquet bytes, into ``into`` by
-    ``(key, tag, name)``: the bytes the store has just written, read as a read of the file
-    reads them."""
+    """``out``'s derived tables into ``into`` by ``(key, tag, name)``, as Arrow tables: read
+    from their IPC streams (the table the Parquet file was written from: pyarrow stores its
+    Arrow schema in the file, so a read of the file gives the same table, which a test checks
+    for each study), else decoded from the Parquet bytes the store has just written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     for tag, named in out.derived.items():
+        streams = out.derived_arrow.get(tag, {})
         for name, data in named.items():
-            into[(out.key, tag, name)] = pq.ParquetFile(pa.BufferReader(data)).read()
+            stream = streams.get(name)
+            into[(out.key, tag, name)] = (
+                pa.ipc.open_stream(stream).read_all()
+                if stream is not None
+                else pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
+            )
 
 
 def _has_tables(store: Store, task: RunTask) -> bool:

@@ -188,6 +188,10 @@ class RunOutput:
     derived: dict[str, dict[str, bytes]] = field(default_factory=dict)
     #: Their row counts, ``{tag: {name: rows}}``.
     derived_rows: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The same tables as Arrow IPC streams, ``{tag: {name: bytes}}``: not stored; a caller
+    #: that wants the tables in memory (``run_sweep(derived_into=...)``) reads these, a
+    #: fraction of a Parquet file's decoding (absent: it decodes ``derived``).
+    derived_arrow: dict[str, dict[str, bytes]] = field(default_factory=dict)
     #: The run's summary metrics, computed when it finished
     #: (:func:`ecnsim.analysis.aggregate.summary_metrics`): ``{"version": v, "values": {...}}``.
     metrics: dict[str, Any] = field(default_factory=dict)
