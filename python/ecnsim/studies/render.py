@@ -299,11 +299,18 @@ class _Drawer:
             return
         from concurrent.futures.process import BrokenProcessPool
 
+        blobs: list[tuple[str, bytes]] = []
         for name, fig in figures.items():
             try:
-                blob = pickle.dumps(fig)
+                blobs.append((name, pickle.dumps(fig)))
             except Exception:  # e.g. a formatter that is a local function
                 continue
+        # The figures with the most data first (a stable sort: ties in the figures' order): they
+        # take longest to build and draw, and one left to the end would keep one process busy
+        # while the other waits (rfc2415's page-delay CDFs, 9.5 MB of pages, took 0.7 s after
+        # three 0.3-s figures on one process). The drawings are collected in the figures' order.
+        blobs.sort(key=lambda item: -len(item[1]))
+        for name, blob in blobs:
             try:
                 self.futures[name] = self.pool.submit(_draw_pickled, blob, svg)
             except (OSError, RuntimeError, BrokenProcessPool):
