@@ -754,22 +754,15 @@ class SweepResult:
 
 
 def _decode_derived(out: RunOutput, into: MutableMapping[tuple[str, str, str], Any]) -> None:
-    """``out``'s derived tables into ``into`` by ``(key, tag, name)``, as Arrow tables: read
-    from their IPC streams (the table the Parquet file was written from: pyarrow stores its
-    Arrow schema in the file, so a read of the file gives the same table, which a test checks
-    for each study), else decoded from the Parquet bytes the store has just written."""
+    """``out``'s derived tables into ``into`` by ``(key, tag, name)``, read from their Arrow IPC
+    streams (:func:`_output` writes one beside each Parquet file): the table the file was
+    written from, which a read of the file gives again (pyarrow stores the Arrow schema in
+    it; a test checks this for each study)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    for tag, named in out.derived.items():
-        streams = out.derived_arrow.get(tag, {})
-        for name, data in named.items():
-            stream = streams.get(name)
-            into[(out.key, tag, name)] = (
-                pa.ipc.open_stream(stream).read_all()
-                if stream is not None
-                else pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
-            )
+    for tag, named in out.derived_arrow.items():
+        for name, stream in named.items():
+            into[(out.key, tag, name)] = pa.ipc.open_stream(stream).read_all()
 
 
 def _has_tables(store: Store, task: RunTask) -> bool:

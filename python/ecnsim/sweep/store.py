@@ -190,7 +190,7 @@ class RunOutput:
     derived_rows: dict[str, dict[str, int]] = field(default_factory=dict)
     #: The same tables as Arrow IPC streams, ``{tag: {name: bytes}}``: not stored; a caller
     #: that wants the tables in memory (``run_sweep(derived_into=...)``) reads these, a
-    #: fraction of a Parquet file's decoding (absent: it decodes ``derived``).
+    #: fraction of a Parquet file's decoding.
     derived_arrow: dict[str, dict[str, bytes]] = field(default_factory=dict)
     #: The run's summary metrics, computed when it finished
     #: (:func:`ecnsim.analysis.aggregate.summary_metrics`): ``{"version": v, "values": {...}}``.
