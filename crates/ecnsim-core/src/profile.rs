@@ -35,9 +35,9 @@ pub enum Profile {
     /// ECN per RFC 2481 when a host turns it on). Sources in `docs/profiles.md`.
     Linux24,
     /// Linux 6.x as it runs today (6.18 on these machines): CUBIC, IW 10, SACK with PRR
-    /// (RFC 6937), quick-ACK mode, minimum RTO 200 ms, the receive window autotuning grows to.
-    /// RACK-TLP (RFC 8985) is not modelled yet: loss detection is RFC 6675's. Sources in
-    /// `docs/profiles.md`.
+    /// (RFC 6937), RACK-TLP (RFC 8985) loss detection, quick-ACK mode, minimum RTO 200 ms, the
+    /// receive window autotuning grows to. Provisional: what still differs from Linux is listed
+    /// in `docs/profiles.md`, with the sources.
     Linux6,
 }
 
