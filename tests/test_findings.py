@@ -600,3 +600,14 @@ def test_interval_jain_is_the_mean_of_per_interval_indices() -> None:
     assert interval_jain(fs, bin_s=1.0, warmup_s=1.0) == pytest.approx((0.5 + 0.8) / 2)
     # One index over [1, 3) is another number: 20 kB and 30 kB, (20+30)^2 / (2 (20^2+30^2)).
     assert interval_jain(fs, bin_s=2.0, warmup_s=1.0) == pytest.approx(2500 / 2600)
+
+
+def test_a_label_with_no_shared_axes_starts_with_the_metric() -> None:
+    # Seen in robustness.csv: cells whose sides share no axis were labelled ": metric ...".
+    assert Cell("jain", {}, 0.5).label() == "jain > 0.5"
+    assert Cell("jain", {"mode": "ECN"}, {"mode": "RED"}).label() == "jain mode=ECN > mode=RED"
+    assert Cell("jain", {}, 0.5, where={"role": "web"}).label() == "role=web: jain > 0.5"
+    cell = Cell("jain", {"n": 30}, 0.5, where={"role": "web"})
+    assert cell.label() == "n=30 role=web: jain > 0.5"
+    d = Delta({"mode": "ECN"}, {"mode": "RED"})
+    assert not Cell("jain", d, d, higher=False).label().startswith(":")

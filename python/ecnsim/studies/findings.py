@@ -190,7 +190,7 @@ class Cell:
             common = " ".join(f"{k}={_fmt(points[0][k])}" for k in shown)
             a = self.point.label(self.where, shown)
             b = self.ref.label(self.where, shown) if isinstance(self.ref, Delta) else _fmt(self.ref)
-            return f"{common}: {self.metric} {a} {op} {scale}{b}".strip(" :")
+            return _headed(common, f"{self.metric} {a} {op} {scale}{b}")
         if self.ref_where is not None and isinstance(self.ref, Mapping):
             # Two groups: the point's axes, then the groups compared.
             point = " ".join(f"{k}={_fmt(v)}" for k, v in self.point.items())
@@ -198,24 +198,30 @@ class Cell:
                 point += " vs " + " ".join(f"{k}={_fmt(v)}" for k, v in self.ref.items())
             a = " ".join(f"{k}={_fmt(v)}" for k, v in self.where.items())
             b = " ".join(f"{k}={_fmt(v)}" for k, v in self.ref_where.items())
-            return f"{point}: {self.metric} {a} {op} {scale}{b}"
-        where = "".join(f" {k}={_fmt(v)}" for k, v in self.where.items())
+            return _headed(point, f"{self.metric} {a} {op} {scale}{b}")
+        where = " ".join(f"{k}={_fmt(v)}" for k, v in self.where.items())
         if not isinstance(self.ref, Mapping):
             common = " ".join(f"{k}={_fmt(v)}" for k, v in self.point.items())
-            return f"{common}{where}: {self.metric} {op} {_fmt(self.ref)}"
+            return _headed(f"{common} {where}", f"{self.metric} {op} {_fmt(self.ref)}")
         keys = list(dict.fromkeys([*self.point, *self.ref]))
         same = [k for k in keys if _same(self.point.get(k), self.ref.get(k))]
         diff = [k for k in keys if k not in same]
         common = " ".join(f"{k}={_fmt(self.point[k])}" for k in same)
         a = " ".join(f"{k}={_fmt(self.point.get(k))}" for k in diff)
         b = " ".join(f"{k}={_fmt(self.ref.get(k))}" for k in diff)
-        return f"{common}{where}: {self.metric} {a} {op} {scale}{b}".strip()
+        return _headed(f"{common} {where}", f"{self.metric} {a} {op} {scale}{b}")
 
     def point_pair(self) -> list[Mapping[str, Any]]:
         return [self.point.point, self.point.ref] if isinstance(self.point, Delta) else []
 
     def ref_pair(self) -> list[Mapping[str, Any]]:
         return [self.ref.point, self.ref.ref] if isinstance(self.ref, Delta) else []
+
+
+def _headed(head: str, claim: str) -> str:
+    """``head: claim``, or the claim alone when no axis is shared (no label starts with ": ")."""
+    head, claim = head.strip(), claim.strip()
+    return f"{head}: {claim}" if head else claim
 
 
 def _common_keys(points: Sequence[Mapping[str, Any]]) -> list[str]:
