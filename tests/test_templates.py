@@ -284,3 +284,28 @@ def test_print_resolved_as_json_and_its_bad_arguments(
     code, _, err = _run_main(capsys, "run", str(bad), "--print-resolved")
     assert code == 2
     assert err.startswith('error: flow_groups[0].dst: "x{i}" gives "x0"'), err
+
+
+def test_a_flow_groups_stop_reaches_every_flow_and_stops_its_sender() -> None:
+    sc = (
+        Scenario(duration="4s", seed=1)
+        .topology(
+            "dumbbell",
+            senders=2,
+            bottleneck_rate="10Mbps",
+            bottleneck_delay="10ms",
+            access_rate="100Mbps",
+            access_delay="1ms",
+        )
+        .flow_group("bulk", 2, "s{i}", "c{i}", stop="1s")
+    )
+    assert [f["stop"] for f in sc.expanded().to_dict()["flows"]] == ["1s", "1s"]
+    delivered = Simulation(sc).run().flows["bytes_delivered"]
+    # Written until 1 s only: at most the whole bottleneck for 1 s each (without the stop,
+    # each flow delivers about 2.4 MB in the 4 s).
+    assert (delivered > 0).all(), delivered
+    assert (delivered < 10e6 / 8).all(), delivered
+    group = {**sc.to_dict()["flow_groups"][0], "stop": "9s"}
+    late = Scenario.from_dict({**sc.to_dict(), "flow_groups": [group]})
+    with pytest.raises(SpecError, match=r"flow_groups\[0\]\.stop"):
+        Simulation(late)

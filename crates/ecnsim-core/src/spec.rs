@@ -1342,6 +1342,9 @@ pub struct FlowGroupSpec {
     /// Each flow's own random extra delay `U[0, start_jitter)`, as in `[[flows]]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_jitter: Option<TimeValue>,
+    /// When every flow's sender stops writing, as a flow's `stop` (default: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<TimeValue>,
     /// Every flow's application (default: unlimited bulk transfer).
     #[serde(default)]
     pub app: AppSpec,

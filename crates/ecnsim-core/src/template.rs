@@ -630,7 +630,7 @@ fn flow_group(
             start: (g.start.is_some() || spacing.0 > 0)
                 .then(|| TimeValue(start.0.saturating_add(spacing.0.saturating_mul(k128)))),
             start_jitter: g.start_jitter,
-            stop: None,
+            stop: g.stop,
             app: g.app.clone(),
             tcp: g.tcp.clone(),
         });
@@ -691,6 +691,15 @@ start_spacing = "1s"
         });
         assert_eq!(f, ["bulk0/bulk:s0>c0@0ns", "bulk1/bulk:s1>c1@1s", "bulk2/bulk:s2>c2@2s"]);
         x.validate().unwrap();
+    }
+
+    #[test]
+    fn a_groups_stop_is_every_flows() {
+        let x = parse(&DUMBBELL.replace("#G", "stop = \"5s\"")).expanded().unwrap();
+        let stops: Vec<String> = x.flows.iter().map(|f| f.stop.unwrap().to_string()).collect();
+        assert_eq!(stops, ["5s", "5s", "5s"]);
+        x.validate().unwrap();
+        assert!(parse(DUMBBELL).expanded().unwrap().flows.iter().all(|f| f.stop.is_none()));
     }
 
     #[test]
@@ -836,6 +845,7 @@ dst = "xc{i}"
         ("access_rate = \"100Mbps\"", "access_rate = \"0bps\"", "topology.access_rate", "must be > 0"),
         ("start_spacing = \"1s\"", "start_spacing = \"6s\"", "flow_groups[0].start", "(in flow \"bulk2\", flows[2])"),
         ("#G", "tcp = { mss = 0 }", "flow_groups[0].tcp.mss", "(in flow \"bulk0\", flows[0])"),
+        ("#G", "stop = \"1500ms\"", "flow_groups[0].stop", "(in flow \"bulk2\", flows[2])"),
         ("dst = \"c{i}\"", "dst = \"r1\"", "flow_groups[0].dst", "\"r1\" is a router"),
         ("#G", "[[flows]]\nname = \"bulk1\"\nsrc = \"s0\"\ndst = \"c0\"", "flows[0].name", "duplicate flow name \"bulk1\""),
     ];

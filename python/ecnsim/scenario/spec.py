@@ -810,6 +810,7 @@ class Scenario:
         start: Quantity | None = None,
         start_spacing: Quantity | None = None,
         start_jitter: Quantity | None = None,
+        stop: Quantity | None = None,
         app: Mapping[str, Any] | None = None,
         tcp: Mapping[str, Any] | None = None,
     ) -> Scenario:
@@ -818,7 +819,8 @@ class Scenario:
         (``src="s{i}"``, ``dst="sink"``).
 
         Flow ``first + k`` opens at ``start + k * start_spacing``, plus its own random
-        delay in ``[0, start_jitter)``. The flows are in group ``group`` (default
+        delay in ``[0, start_jitter)``; at ``stop`` (if given) every flow's sender stops
+        writing, as in :meth:`flow`. The flows are in group ``group`` (default
         ``name``: ``flows[group=NAME]`` selects them, the results show it); ``app``
         and ``tcp`` are every flow's, as in :meth:`flow`. The core expands groups
         into flows placed before the ones added with :meth:`flow`.
@@ -834,6 +836,7 @@ class Scenario:
                 "start": start,
                 "start_spacing": start_spacing,
                 "start_jitter": start_jitter,
+                "stop": stop,
             }
         )
         if app is not None:
