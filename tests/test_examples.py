@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ecnsim import Simulation, load_toml
+from ecnsim import Scenario, Simulation, load_toml
 
 from .conftest import EXAMPLES
 
@@ -42,16 +42,18 @@ def test_example_runs(path: Path) -> None:
 RESOLVED_UNTIL_S = 2.0
 
 
-@pytest.mark.parametrize("fmt", ["toml", "json"])
+@pytest.mark.parametrize("fmt", ["toml", "json", "toml --defaults"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_print_resolved_reruns_to_the_same_digest(
     path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``ecnsim run EXAMPLE --print-resolved`` prints a scenario that runs as the example
-    does (issue 35 item 1: crr.toml's printout was refused)."""
+    does (issue 35 item 1: crr.toml's printout was refused); with ``--defaults`` too, every
+    value the profile supplies written out."""
     from ecnsim.cli import main
 
-    code = main(["run", str(path), "--print-resolved", "--format", fmt])
+    fmt, *extra = fmt.split()
+    code = main(["run", str(path), "--print-resolved", "--format", fmt, *extra])
     printed, err = capsys.readouterr()
     assert code == 0, err
     direct = Simulation.from_toml(path)
@@ -59,3 +61,7 @@ def test_print_resolved_reruns_to_the_same_digest(
     for sim in (direct, again):
         sim.run_until(min(RESOLVED_UNTIL_S, sim.duration))
     assert again.results.digest == direct.results.digest
+    if extra:
+        # Nothing left to the profile: each flow's TCP parameters are all written out.
+        flows = Scenario.from_toml(printed).to_dict().get("flows", [])
+        assert all("min_rto" in f["tcp"] and "cc" in f["tcp"] for f in flows)

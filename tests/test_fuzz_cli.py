@@ -253,6 +253,7 @@ SEEDS = ["1-3", "3-1", "1,1", "", "-", "1-", "0-20000", "x", "1,,2", "2**64", "1
 RUN_OPTIONS: dict[str, list[str] | None] = {
     "--seed": NUMBERS,
     "--print-resolved": None,
+    "--defaults": None,
     "--format": ["toml", "json", "yaml", ""],
     "--quiet": None,
     "--trace-links": ["0", "0,1", "-1", "x", "", "99", "bottleneck", "0,,1"],

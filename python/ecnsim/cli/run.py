@@ -430,6 +430,18 @@ def resolved_scenario(
     return Scenario.from_dict(data).check().expanded().to_dict()
 
 
+def with_defaults(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (an expanded scenario) with every value the core would take written out: the
+    profile's TCP and queue defaults per flow and per link direction, as a run's ``meta.json``
+    has them (``resolved_spec``). The core builds the simulation (nothing runs) and says."""
+    from ecnsim.scenario.spec import Scenario
+    from ecnsim.simulation import Simulation
+
+    sim = Simulation(Scenario.from_dict(data))
+    resolved: dict[str, Any] = _without_nulls(json.loads(sim.results.meta["resolved_spec"]))
+    return resolved
+
+
 def print_resolved(args: argparse.Namespace, path: Path, text: str) -> int:
     """``ecnsim run --print-resolved``: the expanded scenario on stdout, nothing run."""
     for option, given in (
@@ -443,6 +455,8 @@ def print_resolved(args: argparse.Namespace, path: Path, text: str) -> int:
     data = resolved_scenario(path, text, seed=args.seed, sets=args.set or ())
     from ecnsim.scenario.spec import Scenario
 
+    if args.defaults:
+        data = with_defaults(data)
     if args.format == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
@@ -455,6 +469,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     text = read_text_file(path)
     if args.format is not None and not args.print_resolved:
         raise UsageError("--format: chooses the output of --print-resolved; give that too")
+    if args.defaults and not args.print_resolved:
+        raise UsageError(
+            "--defaults: writes out the defaults in --print-resolved's output; give that too"
+        )
     if args.print_resolved:
         return print_resolved(args, path, text)
     if args.seeds is not None:
@@ -739,6 +757,12 @@ def add_parsers(sub: Any) -> None:
         "--format",
         choices=("toml", "json"),
         help="with --print-resolved: TOML (the default) or JSON",
+    )
+    run.add_argument(
+        "--defaults",
+        action="store_true",
+        help="with --print-resolved: write out every value the profile supplies (each flow's "
+        "TCP parameters, each link direction's queue), as a run's meta.json resolved_spec",
     )
     run.add_argument(
         "--quiet",
