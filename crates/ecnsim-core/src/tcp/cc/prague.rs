@@ -274,7 +274,8 @@ impl Prague {
             // tcp_prague.c prague_update_cwnd(): frac_cwnd += acked * ai_ack_increase / cwnd, with
             // the quotient rounded to nearest and at least `acked` units (RFC 5681's 1/cwnd per
             // segment when ai_ack_increase is one).
-            let cwnd = self.snd_cwnd_target(w).max(1);
+            // tcp_prague.c 0.6 prague_update_cwnd(): the divisor is prague_frac_cwnd_to_snd_cwnd(), max(ceil(frac_cwnd), 1), not floored at MIN_CWND.
+            let cwnd = ((self.frac_cwnd + ONE_CWND - 1) >> CWND_UNIT).max(1);
             let increase = (acked * self.ai_ack_increase + cwnd / 2) / cwnd;
             self.frac_cwnd += increase.max(acked);
         }
@@ -959,6 +960,23 @@ mod tests {
             p.on_ack(&mut w, &ack(i, 1, (i + 1) * MSS, 10 * MSS, 50));
         }
         assert_eq!(w.cwnd, 2 * MSS);
+    }
+
+    /// tcp_prague.c 0.6 prague_update_cwnd(): below two segments the additive increase divides by
+    /// the fractional window rounded up, at least one (`prague_frac_cwnd_to_snd_cwnd()`), not by
+    /// the 2-segment floor of the socket's window: at frac_cwnd 0.5 an unmarked segment adds a
+    /// whole `ai_ack_increase`, at 1.5 half of it, so a flow paced below two segments per round
+    /// trip still grows by about one segment per round trip (RFC 5681 §3.1's 1/cwnd per ACK).
+    #[test]
+    fn below_two_segments_the_increase_divides_by_the_fractional_window_rounded_up() {
+        let (mut p, mut w) = at(2);
+        p.frac_cwnd = ONE_CWND / 2;
+        p.on_ack(&mut w, &ack(10, 1, MSS, 4 * MSS, 50));
+        assert_eq!(p.frac_cwnd(), ONE_CWND / 2 + ONE_CWND, "0.5 rounds up to 1");
+        assert_eq!(w.cwnd, 2 * MSS, "the window stays at its floor");
+        p.frac_cwnd = ONE_CWND + ONE_CWND / 2;
+        p.on_ack(&mut w, &ack(11, 1, 2 * MSS, 4 * MSS, 50));
+        assert_eq!(p.frac_cwnd(), ONE_CWND + ONE_CWND / 2 + ONE_CWND / 2, "1.5 rounds up to 2");
     }
 
     /// tcp_prague.c prague_update_pacing_rate(): MTU * frac_cwnd / SRTT (twice that below half of
