@@ -189,7 +189,6 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         sampled_ports: None,
         series: Series::default(),
         warm: None,
-        warm_pending: false,
         resolved_spec: String::new(),
         profile: profile.name(),
         tap: None,

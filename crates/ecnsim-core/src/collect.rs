@@ -16,7 +16,7 @@ use crate::ids::{FlowId, NodeId};
 use crate::qdisc::{DropReason, MarkReason, MarkedCodepoint, QueueCounters};
 use crate::results::{Column, ColumnData, Results, Table};
 use crate::sim::Simulation;
-use crate::stats::{ConnTotals, FlowExtra, Snapshot, WarmBase};
+use crate::stats::{ConnTotals, FlowExtra, WarmBase};
 use crate::stats::{Series, SeriesTable, SeriesValues};
 use crate::tcp::{TcpCounters, TcpState};
 use crate::time::{ns_to_secs, SimDuration, SimTime};
@@ -152,13 +152,12 @@ fn app_bytes(sim: &Simulation, flow: &crate::flow::Flow) -> f64 {
 #[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
 fn collect(sim: &Simulation, with_series: bool) -> Results {
     let now = sim.now();
-    let warm_snapshot = sim.warm_snapshot();
-    let warm = warm_snapshot.as_ref();
+    let warm = sim.warm.as_ref();
     let since = warm.map_or(SimTime::ZERO, |w| w.time);
 
     // --- flows ---
     let mut t = Table::new("flows");
-    let rows = flow_rows(sim, warm);
+    let rows = flow_rows(sim);
     let n = rows.len();
     let mut cols_u: Vec<(&str, Vec<u64>)> = [
         "packets_sent",
@@ -370,17 +369,8 @@ fn collect(sim: &Simulation, with_series: bool) -> Results {
     q.push_u64("aqm_idle_periods", deltas.iter().map(|c| c.aqm_idle.periods).collect());
     q.push_u64("aqm_idle_decays", deltas.iter().map(|c| c.aqm_idle.decays).collect());
     q.push_f64("aqm_idle_s", deltas.iter().map(|c| ns_to_secs(c.aqm_idle.idle_ns)).collect());
-    // A port still waiting for its warm-up copy has not changed since: its maxima restart
-    // from its occupancy then, which is its occupancy now.
-    let max_of = |i: usize, p: &crate::link::Port| {
-        if sim.warm_port_pending(i) {
-            (p.queue.len_packets(), p.queue.len_bytes())
-        } else {
-            (p.max_packets(), p.max_bytes())
-        }
-    };
-    q.push_u64("max_packets", sim.ports.iter().enumerate().map(|(i, p)| max_of(i, p).0).collect());
-    q.push_u64("max_bytes", sim.ports.iter().enumerate().map(|(i, p)| max_of(i, p).1).collect());
+    q.push_u64("max_packets", sim.ports.iter().map(|p| p.max_packets()).collect());
+    q.push_u64("max_bytes", sim.ports.iter().map(|p| p.max_bytes()).collect());
     // arrivals + backlog_start = departures + drops + backlog_end, exactly.
     q.push_u64("backlog_start_packets", (0..sim.ports.len()).map(|i| warm.map_or(0, |w| w.backlog[i])).collect());
     q.push_u64("backlog_end_packets", sim.ports.iter().map(|p| p.queue.len_packets()).collect());
@@ -498,7 +488,7 @@ struct FlowRow<'a> {
 
 /// The `flows` table's rows: every `[[flows]]` connection, then (with `connection_rows`)
 /// every workload connection, ended or alive, in order of opening.
-fn flow_rows<'a>(sim: &'a Simulation, warm: Option<&Snapshot>) -> Vec<FlowRow<'a>> {
+fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
     let fin_of = |f: &Flow, i: Option<usize>| match (&f.last, i.and_then(|i| sim.initiator(i))) {
         (Some(l), _) => (l.cwnd, l.srtt, l.state, l.ecn, l.sack),
         (None, Some(s)) => (s.cwnd(), s.rtt().srtt(), s.state(), s.ecn_negotiated(), s.sack_negotiated()),
@@ -509,7 +499,7 @@ fn flow_rows<'a>(sim: &'a Simulation, warm: Option<&Snapshot>) -> Vec<FlowRow<'a
         (None, Some(s)) => s.prague().map(crate::tcp::cc::Prague::classic_ecn),
         (None, None) => None,
     };
-    let warm_of = |i: usize, serial: u64| warm.and_then(|w| w.flow(i, serial)).unwrap_or(WarmBase::Zero);
+    let warm_of = |i: usize, serial: u64| sim.warm.as_ref().and_then(|w| w.flow(i, serial)).unwrap_or(WarmBase::Zero);
     let live = |i: usize| {
         let (a, b) = sim.flow_counters(FlowId::from_index(i));
         [a, b]

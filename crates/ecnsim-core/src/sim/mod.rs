@@ -29,7 +29,7 @@ use crate::results::Table;
 use crate::rng::SimRng;
 use crate::sched::{Event, Scheduler};
 use crate::spec::{CcKind, EcnPolicy, RtoEstimator};
-use crate::stats::{FlowExtra, LazyWarm, Series, WARM_PENDING};
+use crate::stats::{FlowExtra, Series, Snapshot};
 use crate::tcp::{Opt, SocketEvents, TcpConfig, TcpCounters, TcpSocket, TcpState};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{TraceEvent, TraceFilter, Tracer};
@@ -191,10 +191,7 @@ pub struct Simulation {
     /// `sampled_ports[port]`: the queue series samples this port's queue (`None`: every port's).
     pub(crate) sampled_ports: Option<Vec<bool>>,
     pub(crate) series: Series,
-    /// The warm-up snapshot, taken lazily ([`LazyWarm`]).
-    pub(crate) warm: Option<Box<LazyWarm>>,
-    /// Connections or ports are still to be copied into `warm` before their first change.
-    pub(crate) warm_pending: bool,
+    pub(crate) warm: Option<Snapshot>,
     pub(crate) resolved_spec: String,
     pub(crate) profile: &'static str,
     /// Every packet hosts send, if recording was asked for (tests, traces).
@@ -575,9 +572,7 @@ impl Simulation {
                     self.schedule_endpoint_timer(e);
                     return;
                 }
-                let flow = ep.flow;
-                self.warm_flow(flow);
-                self.endpoints[e].sock.on_timer(now);
+                ep.sock.on_timer(now);
                 self.service_endpoint::<TRACE>(e);
             }
             Event::AppStart(a) => self.call_app(a, Call::Start),
@@ -589,7 +584,17 @@ impl Simulation {
                 slot.timer_at = None;
                 self.call_app(app, Call::Timer);
             }
-            Event::WarmupEnd => self.begin_warm(),
+            Event::WarmupEnd => {
+                let now = self.sched.now();
+                for p in &mut self.ports {
+                    p.queue.integrate(now);
+                    p.reset_max();
+                }
+                for b in &mut self.buffers {
+                    b.reset_max();
+                }
+                self.warm = Some(self.snapshot());
+            }
             Event::Sample => {
                 self.sample();
                 if let Some(dt) = self.sample_interval {
@@ -598,29 +603,6 @@ impl Simulation {
                         self.sched.schedule(next, Event::Sample);
                     }
                 }
-            }
-        }
-    }
-
-    /// Before connection `f`'s first change after the end of warm-up: its warm-up copy
-    /// ([`LazyWarm`]). One test of a flag once every copy is taken.
-    #[inline(always)]
-    fn warm_flow(&mut self, f: FlowId) {
-        if self.warm_pending {
-            let i = f.index();
-            if self.warm.as_deref().is_some_and(|w| w.flow_at.get(i) == Some(&WARM_PENDING)) {
-                self.capture_flow(i);
-            }
-        }
-    }
-
-    /// Before port `p`'s first change after the end of warm-up: its warm-up copy ([`LazyWarm`]).
-    #[inline(always)]
-    fn warm_port(&mut self, p: PortId) {
-        if self.warm_pending {
-            let i = p.index();
-            if self.warm.as_deref().is_some_and(|w| w.port_at[i] == WARM_PENDING) {
-                self.capture_port(i);
             }
         }
     }
@@ -683,8 +665,6 @@ impl Simulation {
                 return;
             }
         }
-        self.warm_flow(flow);
-        let pkt = &self.packets[id];
         // The endpoint the packet was sent to, straight from the packet: its address does not
         // wait for the connection's row. Its pair still serves this connection if it is live
         // and names it (a connection's id is not reused while a packet of it is in the network).
@@ -793,7 +773,6 @@ impl Simulation {
     // call's prologue, spills and argument passing cost about 30 instructions.
     #[inline(always)]
     pub(crate) fn send_on<const TRACE: bool>(&mut self, p: PortId, id: PacketId) {
-        self.warm_port(p);
         let now = self.sched.now();
         let pkt = &self.packets[id];
         trace::<TRACE>(&mut self.tracer, &self.flows, now, TraceEvent::Enqueue, p, pkt);
@@ -891,9 +870,6 @@ impl Simulation {
             // The endpoint that sent it (a TCP packet names its receiver; the pair is `e ^ 1`).
             let sender = self.packets[d.id].to_endpoint ^ 1;
             self.packets.remove(d.id);
-            if d.proto == Transport::Tcp {
-                self.warm_flow(d.flow);
-            }
             if d.proto == Transport::Tcp && self.charge_sender(d.flow, sender as usize) {
                 continue;
             }
@@ -901,9 +877,6 @@ impl Simulation {
         }
         for i in 0..n_marks {
             let (f, proto, _, _, _) = self.ports[p.index()].queue.outcome().marks[i];
-            if proto == Transport::Tcp {
-                self.warm_flow(f);
-            }
             self.charge(f, proto, false);
         }
     }
@@ -911,7 +884,6 @@ impl Simulation {
     /// If port `p`'s transmitter is free, start the next packet; otherwise make
     /// sure a `TxDone` event is pending.
     fn try_transmit<const TRACE: bool>(&mut self, p: PortId) {
-        self.warm_port(p);
         let now = self.sched.now();
         let port = &mut self.ports[p.index()];
         if port.busy_until > now {
@@ -1011,15 +983,6 @@ impl Simulation {
 
     fn execute(&mut self, a: AppId, c: Command) {
         let now = self.sched.now();
-        match c {
-            Command::Connect { flow }
-            | Command::Send { flow, .. }
-            | Command::SendUnlimited { flow }
-            | Command::StopWriting { flow }
-            | Command::Close { flow, .. }
-            | Command::Completed { flow } => self.warm_flow(flow),
-            _ => {}
-        }
         match c {
             Command::Open { flow, client, server, rcv_window, tag } => {
                 let f = self.open_flow(flow, a, client, server, rcv_window, tag, now);
@@ -1465,12 +1428,10 @@ impl Simulation {
         if i < self.n_static || flow.free || flow.in_flight > 0 || flow.slot != NO_SLOT {
             return;
         }
-        self.warm_flow(f);
-        let flow = &self.flows[i];
         flow.add_to(&mut self.app_totals[flow.app.index()], self.warmup);
         let ended = std::mem::replace(&mut self.flows[i], Flow::vacant());
         if self.connection_rows {
-            let warm = match self.warm.as_deref() {
+            let warm = match &self.warm {
                 Some(w) => w.flow(i, ended.serial).unwrap_or(crate::stats::WarmBase::Zero),
                 None if self.warmup > SimTime::ZERO => crate::stats::WarmBase::EndedBefore,
                 None => crate::stats::WarmBase::Zero,

@@ -34,7 +34,7 @@ pub struct FlowExtra {
 }
 
 /// A connection's counters at the end of warm-up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct WarmFlow {
     /// The connection (slots are reused: the serial tells whose counters these are).
     pub(crate) serial: u64,
@@ -140,7 +140,7 @@ impl ConnTotals {
 }
 
 /// Counters at the end of warm-up.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Snapshot {
     pub(crate) time: SimTime,
     /// Per connection slot: the connection in it then, if any.
@@ -159,58 +159,6 @@ impl Snapshot {
     pub(crate) fn flow(&self, slot: usize, serial: u64) -> Option<WarmBase> {
         match self.flows.get(slot) {
             Some(Some(w)) if w.serial == serial => Some(WarmBase::At(Box::new(*w))),
-            _ => None,
-        }
-    }
-}
-
-/// [`LazyWarm`]'s mark of a connection slot or port not copied yet.
-pub(crate) const WARM_PENDING: u32 = u32::MAX - 1;
-/// [`LazyWarm`]'s mark of a connection slot that was free at the end of warm-up.
-pub(crate) const WARM_ABSENT: u32 = u32::MAX;
-
-/// A port's counters at the end of warm-up.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct WarmPort {
-    pub(crate) counters: QueueCounters,
-    /// Transmitter busy time up to the end of warm-up, ns.
-    pub(crate) busy: u64,
-    /// Packets queued then.
-    pub(crate) backlog: u64,
-}
-
-/// The warm-up [`Snapshot`], taken lazily: at the end of warm-up every connection
-/// alive then and every port is marked pending, and each is copied just before its
-/// first change after it (`Simulation::warm_flow`, `Simulation::warm_port`), with the
-/// warm-up's own changes to a port (the occupancy integral brought to the end of
-/// warm-up, the maxima restarted) made then. Nothing changed it in between, so the
-/// copy holds what one sweep at the end of warm-up would have read; those never
-/// changed are read when the results are collected ([`Simulation::warm_snapshot`]).
-/// One sweep read every connection's and port's counters, several MB at thousands of
-/// connections, evicting the caches the run loop works from.
-#[derive(Clone, Debug)]
-pub(crate) struct LazyWarm {
-    pub(crate) time: SimTime,
-    /// Per connection slot then: [`WARM_ABSENT`], [`WARM_PENDING`] or its copy's index in `flows`.
-    pub(crate) flow_at: Vec<u32>,
-    pub(crate) flows: Vec<WarmFlow>,
-    /// Per port: [`WARM_PENDING`] or its copy's index in `ports`.
-    pub(crate) port_at: Vec<u32>,
-    pub(crate) ports: Vec<WarmPort>,
-    /// Connections and ports still to copy.
-    pub(crate) pending: usize,
-    /// Per app: its freed connections' totals then, plus the live ones' copied since.
-    pub(crate) apps: Vec<ConnTotals>,
-}
-
-impl LazyWarm {
-    /// The warm-up counters of connection `serial` in slot `slot`, if it was alive then
-    /// and has been copied.
-    pub(crate) fn flow(&self, slot: usize, serial: u64) -> Option<WarmBase> {
-        match self.flow_at.get(slot) {
-            Some(&k) if k < WARM_PENDING && self.flows[k as usize].serial == serial => {
-                Some(WarmBase::At(Box::new(self.flows[k as usize])))
-            }
             _ => None,
         }
     }
