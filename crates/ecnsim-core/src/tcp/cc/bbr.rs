@@ -482,6 +482,8 @@ impl Bbr {
                 break;
             }
             let start = if i == 0 { self.popped_end } else { self.sent[i - 1].end };
+            // DEVIATION(Linux): only a segment a block covers whole is SACKed (Linux splits a partly SACKed
+            // one), and the mark stays at a timeout that clears the scoreboard (Linux clears it on reneging).
             if !s.sacked && start >= left {
                 let len = s.end - start;
                 self.sent[i].sacked = true;
