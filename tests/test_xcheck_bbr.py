@@ -137,6 +137,24 @@ def test_ns3_descriptions_ask_for_tcpbbr_with_known_keys() -> None:
         assert cfg["n_flows"] == len(cfg["start"]) == sc["n"]
 
 
+def test_a_row_missing_from_the_recorded_ns3_runs_is_named_with_how_to_record_it(
+    tmp_path: Path,
+) -> None:
+    """`--ns3-json` without a selected row: an error naming the row and the command that records
+    it, before any simulation runs (not a KeyError)."""
+    import json
+
+    saved = json.loads((VALIDATION / "ns3_bbr" / "results" / "ns3_10M.json").read_text())
+    f = tmp_path / "ns3.json"
+    f.write_text(json.dumps([o for o in saved if o["config"]["name"] == "bbr-10M-20ms-1"]))
+    with pytest.raises(SystemExit) as e:
+        NS3.base.main(["compare.py", "--only", "bbr-10M-20ms", "--ns3-json", str(f)])
+    msg = str(e.value)
+    assert "no recorded ns-3 run for bbr-10M-20ms-2, bbr-10M-20ms-4" in msg
+    assert "(it has bbr-10M-20ms-1)" in msg
+    assert "--only bbr-10M-20ms-2 --only bbr-10M-20ms-4 --save-ns3 NEW.json" in msg
+
+
 def _ns3_python() -> str | None:
     exe = os.environ.get("NS3_PYTHON")
     if exe and shutil.which(exe):

@@ -281,18 +281,31 @@ def main(argv: list[str]) -> int:
     if a.only:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
     if a.ecnsim_only:
-        print("| scenario | " + " | ".join(scenarios.BANDS["dctcp"]) + " |")
+        # DCTCP's metrics are all of them; a grid without DCTCP (ns3_bbr) has its own.
+        names = scenarios.BANDS.get("dctcp") or next(iter(scenarios.BANDS.values()))
+        print("| scenario | " + " | ".join(names) + " |")
         for sc in scs:
             e = metrics(sc, run_ecnsim(sc))
-            print(
-                f"| {sc['id']} | "
-                + " | ".join(f"{e.get(k, float('nan')):.4g}" for k in scenarios.BANDS["dctcp"])
-                + " |"
-            )
+            cells = [f"{e.get(k, float('nan')):.4g}" for k in names]
+            print(f"| {sc['id']} | " + " | ".join(cells) + " |")
         return 0
     if a.ns3_json:
         with open(a.ns3_json) as fh:
             saved = {o["config"]["name"]: o for o in json.load(fh)}
+        missing = [s["id"] for s in scs if s["id"] not in saved]
+        if missing:
+            script = os.path.relpath(os.path.abspath(argv[0]))
+            them = "it" if len(missing) == 1 else "them"
+            raise SystemExit(
+                f"{a.ns3_json} has no recorded ns-3 run for {', '.join(missing)} "
+                f"(it has {', '.join(sorted(saved)) or 'none'}). "
+                f"Record {them} with the ns-3 wheel:\n"
+                f"    NS3_PYTHON=/path/to/ns3-venv/bin/python {sys.executable} {script} "
+                + " ".join(f"--only {m}" for m in missing)
+                + " --save-ns3 NEW.json\n"
+                f"then add NEW.json's entries to {a.ns3_json} (a JSON list, one object per row), "
+                "or leave those rows out with --only."
+            )
         ns3_out = [saved[s["id"]] for s in scs]
     else:
         ns3_out = run_ns3([ns3_config(s, a.variant) for s in scs], a.jobs)

@@ -386,11 +386,9 @@ impl Profile {
                 ca_increase: CaIncrease::ByteCounting,
                 // Linux: net.ipv4.tcp_sack = 1, SACK recovery under every congestion control.
                 recovery: Recovery::Sack,
-                // DEVIATION(Linux): tcp_timeout_mark_lost() keeps the SACKed marks at a timeout, but Linux finds
-                // a lost retransmission with RACK (RFC 8985 §6.2), which ecnsim lacks; keeping them without
-                // it leaves a flow whose retransmission of SND.UNA is lost again sending new data until the
-                // backed-off timer fires (docs/models/bbr.md), so the scoreboard is cleared (RFC 2018 §8).
-                sack_after_timeout: SackAfterTimeout::Clear,
+                // Linux tcp_timeout_mark_lost(): the SACKed marks stay at a timeout (unless SND.UNA is SACKed:
+                // reneging); RACK (RFC 8985 §6.2) finds a lost retransmission in the Loss state.
+                sack_after_timeout: SackAfterTimeout::Keep,
                 // Linux tcp_cwnd_reduction() (3.2+): PRR with the slow-start reduction bound (RFC 6937).
                 recovery_rate: RecoveryRate::Rfc6937Ssrb,
                 // Linux tcp_cubic.c: beta = 717 (/1024, BICTCP_BETA_SCALE).

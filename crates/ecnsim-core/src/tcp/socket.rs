@@ -1140,6 +1140,9 @@ impl TcpSocket {
         let before = if prr { self.snd_una + self.scoreboard.sacked_bytes() } else { 0 };
         let rack = self.rack_on();
         let fack_before = if rack { Some(self.rack_sacks(now, h)) } else { None };
+        if self.sack_ok && h.sack_len != 0 && matches!(self.cc, AnyCc::Bbr(_)) {
+            self.bbr_sacks(h);
+        }
         // RFC 6675 §5: every ACK updates the scoreboard.
         let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), &h.sack_blocks());
         let advanced = ack > self.snd_una;
@@ -1346,6 +1349,8 @@ impl TcpSocket {
             snd_una: self.snd_una,
             acked,
             dupack,
+            sack: self.sack_ok,
+            sacked: if self.sack_ok { self.scoreboard.sacked_bytes() } else { 0 },
             entered_recovery,
             in_recovery: self.in_recovery,
             sack_pipe,
@@ -1360,6 +1365,40 @@ impl TcpSocket {
         if let Some(b) = self.cc_state.bbr() {
             self.win.cwnd = b.on_ack(&info);
         }
+    }
+
+    /// BBR's delivery-rate estimator on a SACK connection: the octets this ACK's blocks newly SACK,
+    /// before the scoreboard takes them (Linux tcp_sacktag_one(): each newly SACKed segment is
+    /// delivered, tcp_count_delivered() and tcp_rate_skb_delivered()).
+    #[inline(never)]
+    fn bbr_sacks(&mut self, h: &TcpHeader) {
+        let (pieces, n) = self.newly_sacked(h);
+        if let Some(b) = self.cc_state.bbr() {
+            for &(l, r) in &pieces[..n] {
+                b.on_sacked(l, r);
+            }
+        }
+    }
+
+    /// The octet ranges an ACK's SACK blocks newly cover (not SACKed before, above SND.UNA and the
+    /// ACK), at most 16, in sequence order; read before the scoreboard takes the blocks.
+    pub(super) fn newly_sacked(&self, h: &TcpHeader) -> ([(u64, u64); 16], usize) {
+        let floor = h.ack.max(self.snd_una);
+        let mut pieces = [(0u64, 0u64); 16];
+        let mut n = 0;
+        for b in h.sack_blocks().iter() {
+            let left = b.left.max(floor);
+            if b.right > left {
+                self.scoreboard.for_each_unsacked(left, b.right, |l, r| {
+                    if n < pieces.len() {
+                        pieces[n] = (l, r);
+                        n += 1;
+                    }
+                });
+            }
+        }
+        pieces[..n].sort_unstable();
+        (pieces, n)
     }
 
     /// An ACK that does not advance SND.UNA; `new_sack`: it SACKed octets not SACKed before.

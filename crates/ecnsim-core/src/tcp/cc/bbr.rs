@@ -119,6 +119,9 @@ struct Sent {
     app_limited: bool,
     /// It was retransmitted (no RTT sample from it: Karn, Linux `FLAG_RETRANS_DATA_ACKED`).
     retransmitted: bool,
+    /// Delivered by SACK already (Linux `TCPCB_SACKED_ACKED`, and `tx.delivered_mstamp` cleared:
+    /// its cumulative ACK neither counts it again nor samples it again).
+    sacked: bool,
 }
 
 /// One delivery-rate sample (draft-cheng §3.3, Linux `struct rate_sample`).
@@ -153,6 +156,11 @@ pub struct AckInfo {
     pub(crate) acked: u64,
     /// It was a duplicate ACK (RFC 5681 §2 / RFC 6675 §2).
     pub dupack: bool,
+    /// The connection uses SACK: deliveries are counted by [`Bbr::on_sacked`] and the cumulative
+    /// ACK, not one segment per duplicate ACK (Linux counts Reno "SACKs" only without SACK).
+    pub sack: bool,
+    /// Octets the scoreboard holds SACKed above SND.UNA (Linux `sacked_out`); 0 without SACK.
+    pub sacked: u64,
     /// It started fast recovery (one segment found lost).
     pub entered_recovery: bool,
     /// The socket is in fast recovery after it.
@@ -243,6 +251,14 @@ pub struct Bbr {
     /// Bytes reported by duplicate ACKs and not yet acknowledged cumulatively (Linux's Reno
     /// `sacked_out`, `tcp_add_reno_sack()` / `tcp_remove_reno_sacks()`).
     dup_credit: u64,
+    /// On a SACK connection: bytes newly SACKed by the ACK being processed (Linux
+    /// `tcp_sacktag_one()`: `tp->delivered` counts them as they are SACKed).
+    sack_delivered: u64,
+    /// The most recently sent record newly SACKed by the ACK being processed (Linux
+    /// `tcp_rate_skb_delivered()` is called for each SACKed segment too).
+    sack_newest: Option<Sent>,
+    /// One past the last record taken from the front of `sent` (where the front record starts).
+    popped_end: u64,
     /// Data segments sent (Linux `data_segs_out`).
     segs_out: u64,
     /// The smallest RTT of the connection (Linux `tcp_min_rtt()`, a 5-minute window).
@@ -311,6 +327,9 @@ impl Bbr {
             sent_popped: 0,
             rtx_next: 0,
             dup_credit: 0,
+            sack_delivered: 0,
+            sack_newest: None,
+            popped_end: 0,
             segs_out: 0,
             conn_min_rtt: None,
             mode: Mode::Startup,
@@ -408,6 +427,7 @@ impl Bbr {
             // aggregation epoch start now.
             self.min_rtt_stamp = now;
             self.ack_epoch_start = now;
+            self.popped_end = seq;
         }
         if !outstanding {
             // draft-cheng §3.2 / Linux tcp_rate_skb_sent(): with nothing in flight, the sending and
@@ -435,6 +455,7 @@ impl Bbr {
             delivered_time: self.delivered_time,
             app_limited: self.app_limited != 0,
             retransmitted: false,
+            sacked: false,
         };
         if self.sent.back().is_none_or(|b| b.end < end) && seq >= self.sent.back().map_or(0, |b| b.end) {
             self.sent.push_back(rec);
@@ -442,12 +463,38 @@ impl Bbr {
             // A retransmission: Linux tcp_rate_skb_sent() stamps the segment again.
             let i = self.record_of(seq);
             if let Some(s) = self.sent.get_mut(i) {
-                *s = Sent { end: s.end, retransmitted: true, ..rec };
+                *s = Sent { end: s.end, retransmitted: true, sacked: s.sacked, ..rec };
             }
             self.rtx_next = self.sent_popped + i as u64 + 1;
         }
         self.segs_out += 1;
         self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
+    }
+
+    /// On a SACK connection, before [`Bbr::on_ack`]: `[left, right)` was newly SACKed. Each record
+    /// wholly inside is delivered now (Linux `tcp_sacktag_one()`: `tcp_count_delivered()` and
+    /// `tcp_rate_skb_delivered()` for each newly SACKed segment), once: its cumulative ACK later
+    /// counts and samples nothing.
+    pub(crate) fn on_sacked(&mut self, left: u64, right: u64) {
+        let mut i = self.sent.partition_point(|s| s.end <= left);
+        while let Some(s) = self.sent.get(i).copied() {
+            if s.end > right {
+                break;
+            }
+            let start = if i == 0 { self.popped_end } else { self.sent[i - 1].end };
+            // DEVIATION(Linux): only a segment a block covers whole is SACKed (Linux splits a partly SACKed
+            // one), and the mark stays at a timeout that clears the scoreboard (Linux clears it on reneging).
+            if !s.sacked && start >= left {
+                let len = s.end - start;
+                self.sent[i].sacked = true;
+                self.sack_delivered += len;
+                // Linux tcp_rate_skb_delivered(): the most recently sent segment delivered gives the sample.
+                if self.sack_newest.is_none_or(|n| (s.sent, s.end) > (n.sent, n.end)) {
+                    self.sack_newest = Some(s);
+                }
+            }
+            i += 1;
+        }
     }
 
     /// The index in `sent` of the first record ending after `seq` (`sent.len()` if none): the
@@ -475,13 +522,20 @@ impl Bbr {
     /// Linux `tcp_rate_skb_delivered()` over the segments this ACK acknowledges, then
     /// `tcp_rate_gen()`: the rate sample of the ACK. Updates C.delivered.
     fn rate_sample(&mut self, a: &AckInfo, prior_in_flight: u64, losses: u64) -> RateSample {
-        let mut newest: Option<Sent> = None;
+        let mut newest: Option<Sent> = self.sack_newest.take();
+        let mut sacked_acked = 0;
         while let Some(front) = self.sent.front().copied() {
             if front.end > a.snd_una {
                 break;
             }
             self.sent.pop_front();
             self.sent_popped += 1;
+            let start = std::mem::replace(&mut self.popped_end, front.end);
+            if front.sacked {
+                // Linux tcp_clean_rtx_queue(): a SACKed segment was counted delivered when SACKed.
+                sacked_acked += front.end.saturating_sub(start);
+                continue;
+            }
             // Linux tcp_rate_skb_delivered(): the most recently sent segment delivered gives the sample.
             if newest.is_none_or(|n| (front.sent, front.end) > (n.sent, n.end)) {
                 newest = Some(front);
@@ -489,7 +543,11 @@ impl Bbr {
         }
         // Linux tcp_remove_reno_sacks() / tcp_add_reno_sack(): a duplicate ACK reports one segment;
         // a cumulative ACK delivers what was not reported so (at least one segment: the hole).
-        let delivered = if a.dupack {
+        let delivered = if a.sack {
+            // Linux tcp_count_delivered() on a SACK connection: what was newly SACKed, and what the
+            // cumulative ACK covered that had not been SACKed (RFC 6937 §2's DeliveredData).
+            a.acked.saturating_sub(sacked_acked) + std::mem::take(&mut self.sack_delivered)
+        } else if a.dupack {
             self.dup_credit += a.mss;
             a.mss
         } else if a.acked > 0 {
@@ -547,7 +605,11 @@ impl Bbr {
         let losses = if a.entered_recovery { a.mss } else { 0 };
         let inflight_after = self.inflight(a);
         let delivered_now = if a.dupack { a.mss } else { a.acked };
-        let rs = self.rate_sample(a, inflight_after + delivered_now, losses);
+        let mut rs = self.rate_sample(a, inflight_after + delivered_now, losses);
+        if a.sack {
+            // Linux tcp_ack(): prior_in_flight, before this ACK's deliveries (SACKed ones included).
+            rs.prior_in_flight = inflight_after + rs.acked;
+        }
         if ca_state == CaState::Open && (self.prev_ca_state != CaState::Open || a.acked > 0) {
             // Linux tcp_reset_reno_sack() as recovery or the loss state ends: no segment is counted
             // as reported any more.
@@ -582,7 +644,8 @@ impl Bbr {
             return pipe;
         }
         let lost = if a.retransmit_due { a.mss } else { 0 };
-        a.flight.saturating_sub(self.dup_credit + lost)
+        // Linux tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out.
+        a.flight.saturating_sub(self.dup_credit + a.sacked + lost)
     }
 
     /// Linux `bbr_update_model()`.
@@ -966,6 +1029,8 @@ mod tests {
             snd_una,
             acked,
             dupack: false,
+            sack: false,
+            sacked: 0,
             entered_recovery: false,
             in_recovery: false,
             sack_pipe: None,
@@ -1243,6 +1308,37 @@ mod tests {
         done.in_recovery = false;
         b.on_ack(&done);
         assert!(b.cwnd >= cwnd, "restored to {} from {cwnd}", b.cwnd);
+    }
+
+    #[test]
+    fn on_sack_a_segment_is_delivered_once_when_sacked_and_not_again_when_the_hole_fills() {
+        // Linux tcp_sacktag_one() / tcp_clean_rtx_queue(): on a SACK connection a segment counts
+        // toward C.delivered when it is SACKed, and its cumulative ACK counts only what was not.
+        // Segments 0..10 sent; 0 and 5 lost; 1-4 and 6-9 SACKed in recovery (recovery point: the
+        // end of segment 4); the retransmission of 0 ends recovery, that of 5 fills the last hole.
+        let mut b = bbr(3);
+        let seg = |i: u64| (1 + i * MSS, 1 + (i + 1) * MSS);
+        for i in 0..10 {
+            b.on_data_sent(t_ms(0), seg(i).0, seg(i).1, i > 0);
+        }
+        for (k, i) in [1, 2, 3, 4, 6, 7, 8, 9].into_iter().enumerate() {
+            b.on_sacked(seg(i).0, seg(i).1);
+            let mut a = ack(t_ms(25 + k as u64), 1, 0, 10 * MSS);
+            (a.sack, a.dupack, a.in_recovery) = (true, true, true);
+            b.on_ack(&a);
+        }
+        assert_eq!(b.delivered, 8 * MSS);
+        // The sample of the last SACK: the most recently sent segment SACKed (segment 9).
+        b.on_data_sent(t_ms(33), seg(0).0, seg(0).1, true);
+        b.on_data_sent(t_ms(34), seg(5).0, seg(5).1, true);
+        let mut a = ack(t_ms(60), seg(5).0, 5 * MSS, 5 * MSS);
+        a.sack = true;
+        b.on_ack(&a);
+        assert_eq!(b.delivered, 9 * MSS, "segments 1-4 were counted when SACKed");
+        let mut a = ack(t_ms(61), seg(9).1, 5 * MSS, 0);
+        a.sack = true;
+        b.on_ack(&a);
+        assert_eq!(b.delivered, 10 * MSS, "segments 6-9 were counted when SACKed");
     }
 
     #[test]

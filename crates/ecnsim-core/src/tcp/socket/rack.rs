@@ -47,28 +47,13 @@ impl TcpSocket {
     #[inline(never)]
     pub(super) fn rack_sacks(&mut self, now: SimTime, h: &TcpHeader) -> u64 {
         let min_rtt = self.rack_min_rtt();
-        let floor = h.ack.max(self.snd_una);
-        let blocks = h.sack_blocks();
         let fack_before = self.scoreboard.rack_mut().fack();
-        if blocks.is_empty() {
+        if h.sack_blocks().is_empty() {
             return fack_before;
         }
         // Newly SACKed pieces, at most 2 per block and block: collected first (the scoreboard is read),
         // then given to RACK in sequence order (RFC 8985 §6.2 step 3 takes them in ascending end_seq).
-        let mut pieces = [(0u64, 0u64); 16];
-        let mut n = 0;
-        for b in blocks.iter() {
-            let left = b.left.max(floor);
-            if b.right > left {
-                self.scoreboard.for_each_unsacked(left, b.right, |l, r| {
-                    if n < pieces.len() {
-                        pieces[n] = (l, r);
-                        n += 1;
-                    }
-                });
-            }
-        }
-        pieces[..n].sort_unstable();
+        let (pieces, n) = self.newly_sacked(h);
         let rack = self.scoreboard.rack_mut();
         for &(l, r) in &pieces[..n] {
             rack.on_sacked(l, r, now, min_rtt, fack_before);
