@@ -405,6 +405,8 @@ impl Profile {
                 cubic_initial_growth: CubicInitialGrowth::Linux,
                 // Linux net.ipv4.tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP): RFC 8985.
                 loss_detection: LossDetection::Rack,
+                // Linux bictcp_recalc_ssthresh() / tcp_reno_ssthresh(): ssthresh from tcp_snd_cwnd(), not FlightSize.
+                reduction_basis: ReductionBasis::Cwnd,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of

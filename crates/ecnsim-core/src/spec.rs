@@ -2189,6 +2189,10 @@ pub enum ReductionBasis {
     /// (`int(window() / 2)`, window() = min(cwnd, window_) in packets), at least 2 for
     /// ssthresh, recomputed on every timeout.
     Ns2Window,
+    /// Linux: every `ssthresh()` hook reduces from `tcp_snd_cwnd()`, the window in whole
+    /// segments, not FlightSize (`tcp_reno_ssthresh()`, CUBIC's `bictcp_recalc_ssthresh()`,
+    /// `dctcp_ssthresh()`); held on a repeated timeout as FlightSize is.
+    Cwnd,
 }
 
 /// What a retransmission timeout does to CUBIC's ssthresh (`tcp.cubic_timeout`).
@@ -2941,7 +2945,7 @@ tcp = { initial_window = 10 }
         (&[("#TCP", "ecn_ece_growth = \"always\"")], "tcp.ecn_ece_growth", "expected one of `never`, `slow_start`, `after_loss`"),
         (&[("#TCP", "slow_start_exit = \"hystart+\"")], "tcp.slow_start_exit", "unknown variant `hystart+`, expected one of `none`, `hystart`, `hystart++`"),
         (&[("#TCP", "ca_increase = \"abc\"")], "tcp.ca_increase", "expected one of `per_ack`, `byte_counting`, `per_ack_truncated`"),
-        (&[("#TCP", "reduction_basis = \"cwnd\"")], "tcp.reduction_basis", "expected `flight_size` or `ns2_window`"),
+        (&[("#TCP", "reduction_basis = \"window\"")], "tcp.reduction_basis", "expected one of `flight_size`, `ns2_window`, `cwnd`"),
         (&[("#TCP", "newreno_partial_ack = \"rfc2582\"")], "tcp.newreno_partial_ack", "expected `rfc6582` or `ns2`"),
         (&[("#TCP", "ecn_one_segment = \"wait\"")], "tcp.ecn_one_segment", "expected one of `rfc3168`, `ns2`, `linux`"),
         (&[("#TCP", "newreno_careful = \"strict\"")], "tcp.newreno_careful", "unknown variant `strict`, expected one of `off`, `careful`, `less_careful`, `careful_ack_heuristic`"),

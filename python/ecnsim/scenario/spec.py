@@ -491,7 +491,7 @@ def tcp(
     ``"less_careful"`` or ``"careful_ack_heuristic"`` (``True`` means
     ``"less_careful"``); ``newreno_partial_ack`` ``"rfc6582"`` or ``"ns2"``;
     ``ca_increase`` ``"per_ack"``, ``"byte_counting"`` or ``"per_ack_truncated"``;
-    ``reduction_basis`` ``"flight_size"`` or ``"ns2_window"``; ``cubic_timeout``
+    ``reduction_basis`` ``"flight_size"``, ``"ns2_window"`` or ``"cwnd"``; ``cubic_timeout``
     ``"flight_size"`` (RFC 9438 §4.8) or ``"linux"`` (``tcp_enter_loss()``);
     ``slow_start_exit`` ``"none"``, ``"hystart"`` (Linux's, CUBIC only) or
     ``"hystart++"`` (RFC 9406); ``slow_start_increase`` ``"rfc5681"`` (min(N, SMSS) per ACK)

@@ -1544,6 +1544,8 @@ impl TcpSocket {
         match self.cfg.reduction_basis {
             ReductionBasis::FlightSize => self.flight_size(),
             ReductionBasis::Ns2Window => self.ns2_window_basis(),
+            // Linux tcp_snd_cwnd(): the window in whole segments (snd_cwnd counts packets).
+            ReductionBasis::Cwnd => self.win.cwnd.min(self.win.max_cwnd) / self.win.mss.max(1) * self.win.mss,
         }
     }
 
@@ -1644,7 +1646,7 @@ impl TcpSocket {
         let one_segment = self.win.cwnd <= self.win.mss;
         let basis = match self.cfg.reduction_basis {
             // RFC 3168 §6.1.2: halve cwnd.
-            ReductionBasis::FlightSize => self.win.cwnd,
+            ReductionBasis::FlightSize | ReductionBasis::Cwnd => self.win.cwnd,
             ReductionBasis::Ns2Window => self.ns2_window_basis(),
         };
         let at_minimum = self.cc.on_ecn_echo(&mut self.cc_state, &mut self.win, basis, self.snd_max, now);
