@@ -1746,7 +1746,7 @@ flows = [ {} ]
         let (mut purges, mut counted) = (0, 0);
         let mut t = SimTime::ZERO;
         while t < SimTime::from_secs(10) {
-            t = t + SimDuration::from_millis(50);
+            t += SimDuration::from_millis(50);
             let before = sim.stale_timers;
             sim.run_until(t).unwrap();
             purges += usize::from(sim.stale_timers < before);
