@@ -201,6 +201,7 @@ pub(crate) fn build(spec: &ScenarioSpec, options: &SimOptions) -> Result<Simulat
         until_check: 0,
         instant: SimTime::ZERO,
         instant_events: 0,
+        stale_timers: 0,
         memory_limit: options.max_memory,
         cancel: options.cancel.clone(),
     };

@@ -100,6 +100,9 @@ pub struct SimOptions {
     pub cancel: Option<Arc<AtomicBool>>,
 }
 
+/// Fewest stale timer events dropped in one pass ([`Simulation::maybe_drop_stale_timers`]):
+/// a small heap is not worth a pass.
+const STALE_TIMERS_MIN: usize = 64;
 /// Events between two looks at the cancellation flag and the memory limit.
 const CHECK_EVERY: u32 = 4096;
 /// Events between two passes that give back the memory of queues that have
@@ -216,6 +219,12 @@ pub struct Simulation {
     /// The instant of the last event run, and how many events ran at it.
     pub(crate) instant: SimTime,
     pub(crate) instant_events: u64,
+    /// Endpoint timer events this simulation made stale (displaced by an earlier deadline,
+    /// or of a released connection) since the timers' heap was last rid of its stale events:
+    /// an upper bound on those still there (some have popped since, not counted here so that
+    /// the event loop's code is left as it was). Once they may be half the heap, they are
+    /// dropped (see `drop_stale_timers`).
+    pub(crate) stale_timers: u32,
     /// [`SimOptions::max_memory`].
     pub(crate) memory_limit: Option<u64>,
     /// [`SimOptions::cancel`].
@@ -1363,11 +1372,48 @@ impl Simulation {
         let ep = &mut self.endpoints[e];
         if let Some(d) = ep.deadline.get().filter(|&d| d <= self.end) {
             debug_assert!(ep.timer_at.get().is_none_or(|t| t > d));
+            // The pending event, if any, is displaced: stale from here on.
+            let displaced = ep.timer_at.is_some();
             ep.timer_gen = ep.timer_gen.wrapping_add(1);
             ep.timer_at = Opt::some(d);
             let endpoint = u32::try_from(e).expect("endpoints fit in u32");
             self.sched.schedule(d.max(now), Event::Timer { endpoint, gen: ep.timer_gen });
+            if displaced {
+                self.stale_timers += 1;
+                self.maybe_drop_stale_timers();
+            }
         }
+    }
+
+    /// Drop the stale events from the timers' heap once they may be half of it (and at least
+    /// [`STALE_TIMERS_MIN`]): a displaced event would otherwise wait there until its time
+    /// (seconds, for a retransmission timer's), deepening every pop (sched, "Stale timer
+    /// events"). Each pass is O(heap) and comes after as many displacements as it removes.
+    #[inline]
+    fn maybe_drop_stale_timers(&mut self) {
+        let stale = self.stale_timers as usize;
+        if stale >= STALE_TIMERS_MIN && 2 * stale >= self.sched.pending_timers() {
+            self.drop_stale_timers();
+        }
+    }
+
+    /// Remove every stale endpoint and application timer event from the timers' heap: those
+    /// [`Simulation::dispatch`] would skip when popped, by the same tests (a generation only
+    /// moves forward and a released endpoint's slot comes back with a new one, so an event
+    /// stale now is stale when its time comes). The events kept pop in the same order.
+    #[cold]
+    #[inline(never)]
+    fn drop_stale_timers(&mut self) {
+        let (endpoints, apps) = (&self.endpoints, &self.apps);
+        self.sched.retain_timers(&mut |ev: &Event| match *ev {
+            Event::Timer { endpoint, gen } => {
+                let ep = &endpoints[endpoint as usize];
+                ep.live && ep.timer_gen == gen
+            }
+            Event::AppTimer { app, gen } => apps[app.index()].timer_gen == gen,
+            _ => true,
+        });
+        self.stale_timers = 0;
     }
 
     /// Release flow `f`'s endpoint pair, after input to its endpoint `e`, if both
@@ -1410,6 +1456,9 @@ impl Simulation {
             accecn: a.accecn_counts(),
             classic_ecn: a.prague().map(crate::tcp::cc::Prague::classic_ecn),
         }));
+        // A pending timer event of either end is stale from here on.
+        self.stale_timers += u32::from(self.endpoints[i].timer_at.is_some());
+        self.stale_timers += u32::from(self.endpoints[i + 1].timer_at.is_some());
         self.endpoints[i].live = false;
         self.endpoints[i + 1].live = false;
         let flow = &mut self.flows[f.index()];
@@ -1670,6 +1719,47 @@ flows = [ { src = "a", dst = "b", app = { type = "bulk", bytes = 3000000 } } ]
         let in_flight = sim.conservation().in_flight;
         assert_eq!(sim.packets.len() as u64, in_flight);
         assert!(sim.packets.slots() >= widest, "pool {} slots, wire {widest}", sim.packets.slots());
+        let mut plain = Simulation::new(&spec, Some(1)).unwrap();
+        plain.run().unwrap();
+        assert_eq!(sim.results().digest(), plain.results().digest());
+    }
+
+    /// Paced senders (BBR) displace their pending retransmission-timer events with departures
+    /// over and over; the stale events are dropped from the timers' heap once they may be half
+    /// of it, so that it holds at most about twice the live timer events (plus
+    /// `STALE_TIMERS_MIN`), and the results are those of a run in one go.
+    #[test]
+    fn stale_timer_events_are_dropped_from_the_timers_heap() {
+        let flows: Vec<String> = (0..30).map(|_| r#"{ src = "a", dst = "b" }"#.to_owned()).collect();
+        let text = format!(
+            r#"
+simulation = {{ duration = "10s" }}
+tcp = {{ cc = "bbr", rcv_window = "16MiB" }}
+nodes = [ {{ name = "a", kind = "host" }}, {{ name = "b", kind = "host" }} ]
+links = [ {{ a = "a", b = "b", rate = "10Mbps", delay = "10ms", queue = {{ type = "droptail", limit_packets = 30 }} }} ]
+flows = [ {} ]
+"#,
+            flows.join(", ")
+        );
+        let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+        let mut sim = Simulation::new(&spec, Some(1)).unwrap();
+        let (mut purges, mut counted) = (0, 0);
+        let mut t = SimTime::ZERO;
+        while t < SimTime::from_secs(10) {
+            t += SimDuration::from_millis(50);
+            let before = sim.stale_timers;
+            sim.run_until(t).unwrap();
+            purges += usize::from(sim.stale_timers < before);
+            counted = counted.max(sim.stale_timers);
+            // One live event per endpoint with a pending timer, and the run's own (samples, ...).
+            let live = sim.endpoints.iter().filter(|ep| ep.live && ep.timer_at.is_some()).count() + 2;
+            let timers = sim.sched.pending_by_heap().1;
+            assert!(
+                timers <= (2 * live).max(live + STALE_TIMERS_MIN) + live / 2,
+                "at {t:?}: {timers} timer events, {live} live"
+            );
+        }
+        assert!(purges >= 3 && counted > 0, "{purges} passes, at most {counted} stale counted");
         let mut plain = Simulation::new(&spec, Some(1)).unwrap();
         plain.run().unwrap();
         assert_eq!(sim.results().digest(), plain.results().digest());
