@@ -128,15 +128,6 @@ impl Event {
     }
 }
 
-/// Which heap's top is a spent event (see "Replacing the top"); at most one is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Spent {
-    #[default]
-    None,
-    Links,
-    Timers,
-}
-
 /// Owns the clock, the sequence counter and the two queues (see "Two heaps").
 #[derive(Debug, Default)]
 pub struct Scheduler {
@@ -146,9 +137,10 @@ pub struct Scheduler {
     links: HeapQueue,
     /// Every other event: timers, application starts, warm-up, samples.
     timers: HeapQueue,
-    /// Which heap's top is the event popped last, spent (see "Replacing the top"): one
-    /// field, so that the test before every pop is one comparison.
-    spent: Spent,
+    /// The top of `links` is the event popped last, spent (see "Replacing the top").
+    links_top_spent: bool,
+    /// The top of `timers` is the event popped last, spent (see "Replacing the top").
+    timers_top_spent: bool,
 }
 
 impl Scheduler {
@@ -174,14 +166,14 @@ impl Scheduler {
         let key = EventKey { time, seq: self.next_seq };
         self.next_seq += 1;
         if event.is_link_event() {
-            if self.spent == Spent::Links {
-                self.spent = Spent::None;
+            if self.links_top_spent {
+                self.links_top_spent = false;
                 self.links.replace_top(key, event);
             } else {
                 self.links.push(key, event);
             }
-        } else if self.spent == Spent::Timers {
-            self.spent = Spent::None;
+        } else if self.timers_top_spent {
+            self.timers_top_spent = false;
             self.timers.replace_top(key, event);
         } else {
             self.timers.push(key, event);
@@ -191,15 +183,16 @@ impl Scheduler {
     /// "Replacing the top"). The other accessors assume it was called after the last pop.
     #[inline]
     pub fn settle(&mut self) {
-        if self.spent != Spent::None {
+        // One test for both flags (`|`, not `||`): this runs before every pop.
+        if self.links_top_spent | self.timers_top_spent {
             self.settle_spent();
         }
     }
     /// [`Scheduler::settle`]'s removals.
     #[inline]
     fn settle_spent(&mut self) {
-        if self.spent == Spent::Links {
-            self.spent = Spent::None;
+        if self.links_top_spent {
+            self.links_top_spent = false;
             self.links.remove_top();
         }
         self.settle_timers();
@@ -207,8 +200,8 @@ impl Scheduler {
     /// Remove the spent top of the timers' heap, if nothing replaced it.
     #[inline]
     fn settle_timers(&mut self) {
-        if self.spent == Spent::Timers {
-            self.spent = Spent::None;
+        if self.timers_top_spent {
+            self.timers_top_spent = false;
             self.timers.remove_top();
         }
     }
@@ -222,14 +215,14 @@ impl Scheduler {
                     return None;
                 }
                 // Left in place, spent: the next link event scheduled replaces it.
-                self.spent = Spent::Links;
+                self.links_top_spent = true;
                 self.now = l.time;
                 Some(ev)
             }
             (_, Some(t)) if t.time <= limit => {
                 let (_, ev) = self.timers.peek().expect("peeked");
                 // Left in place, spent: the next timer scheduled replaces it.
-                self.spent = Spent::Timers;
+                self.timers_top_spent = true;
                 self.now = t.time;
                 Some(ev)
             }
@@ -264,12 +257,12 @@ impl Scheduler {
     #[must_use]
     #[inline]
     pub fn pending_timers(&self) -> usize {
-        self.timers.len() - usize::from(self.spent == Spent::Timers)
+        self.timers.len() - usize::from(self.timers_top_spent)
     }
     /// Number of queued events (link events, other events).
     #[must_use]
     pub fn pending_by_heap(&self) -> (usize, usize) {
-        (self.links.len() - usize::from(self.spent == Spent::Links), self.pending_timers())
+        (self.links.len() - usize::from(self.links_top_spent), self.pending_timers())
     }
     /// Number of queued events.
     #[must_use]
