@@ -34,11 +34,6 @@
 //! the next pop ([`Scheduler::settle`]). The queue holds the same keys either
 //! way, so the order is unchanged.
 //!
-//! The timers' heap does the same: a paced sender's departure event arms the
-//! next departure while it runs (BBR on `dumbbell-100`: 170,000 in 20 s), and
-//! that key, due soon, takes the spent top's place with a short sift down,
-//! where a pop sifts to the bottom and a push up again.
-//!
 //! ## Stale timer events
 //! A cancelled timer's event stays in the timers' heap until its time, as the
 //! lazy cancellation above has it. An endpoint's timer event displaced by an
@@ -139,8 +134,6 @@ pub struct Scheduler {
     timers: HeapQueue,
     /// The top of `links` is the event popped last, spent (see "Replacing the top").
     links_top_spent: bool,
-    /// The top of `timers` is the event popped last, spent (see "Replacing the top").
-    timers_top_spent: bool,
 }
 
 impl Scheduler {
@@ -172,9 +165,6 @@ impl Scheduler {
             } else {
                 self.links.push(key, event);
             }
-        } else if self.timers_top_spent {
-            self.timers_top_spent = false;
-            self.timers.replace_top(key, event);
         } else {
             self.timers.push(key, event);
         }
@@ -183,26 +173,9 @@ impl Scheduler {
     /// "Replacing the top"). The other accessors assume it was called after the last pop.
     #[inline]
     pub fn settle(&mut self) {
-        // One test for both flags (`|`, not `||`): this runs before every pop.
-        if self.links_top_spent | self.timers_top_spent {
-            self.settle_spent();
-        }
-    }
-    /// [`Scheduler::settle`]'s removals.
-    #[inline]
-    fn settle_spent(&mut self) {
         if self.links_top_spent {
             self.links_top_spent = false;
             self.links.remove_top();
-        }
-        self.settle_timers();
-    }
-    /// Remove the spent top of the timers' heap, if nothing replaced it.
-    #[inline]
-    fn settle_timers(&mut self) {
-        if self.timers_top_spent {
-            self.timers_top_spent = false;
-            self.timers.remove_top();
         }
     }
     /// Pop the next event due at or before `limit`, advancing the clock to it.
@@ -220,10 +193,8 @@ impl Scheduler {
                 Some(ev)
             }
             (_, Some(t)) if t.time <= limit => {
-                let (_, ev) = self.timers.peek().expect("peeked");
-                // Left in place, spent: the next timer scheduled replaces it.
-                self.timers_top_spent = true;
-                self.now = t.time;
+                let (key, ev) = self.timers.pop().expect("peeked");
+                self.now = key.time;
                 Some(ev)
             }
             _ => None,
@@ -238,7 +209,7 @@ impl Scheduler {
         }
     }
     /// The time of the earliest queued event (stale ones included), if any.
-    /// While a popped event runs (until the next event of its heap is scheduled, or
+    /// While a popped link event runs (until the next link event is scheduled, or
     /// [`Scheduler::settle`]), that spent event's time: a lower bound.
     #[must_use]
     pub fn next_time(&self) -> Option<SimTime> {
@@ -250,19 +221,18 @@ impl Scheduler {
     /// Drop the timers' heap's events for which `keep` is false (stale ones, see "Stale timer
     /// events"); the others pop in the same order as before.
     pub fn retain_timers(&mut self, keep: &mut dyn FnMut(&Event) -> bool) {
-        self.settle_timers();
         self.timers.retain(keep);
     }
     /// Number of events in the timers' heap (stale ones included).
     #[must_use]
     #[inline]
     pub fn pending_timers(&self) -> usize {
-        self.timers.len() - usize::from(self.timers_top_spent)
+        self.timers.len()
     }
     /// Number of queued events (link events, other events).
     #[must_use]
     pub fn pending_by_heap(&self) -> (usize, usize) {
-        (self.links.len() - usize::from(self.links_top_spent), self.pending_timers())
+        (self.links.len() - usize::from(self.links_top_spent), self.timers.len())
     }
     /// Number of queued events.
     #[must_use]
