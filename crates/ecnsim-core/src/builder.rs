@@ -27,7 +27,7 @@ use crate::sched::{Event, Scheduler};
 use crate::sim::{AppSlot, Conservation, Node, PerfCounters, SimOptions, Simulation};
 use crate::spec::{
     AppSpec, ByteSize, CcKind, DistSpec, EcnFeedback, HttpVersion, InitialWindowSpec, IwFormula, LossDetection,
-    ModelSpec, NodeKind, PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, SackAfterTimeout, SackVariant,
+    ModelSpec, NodeKind, PragueEcnFallback, QueueSpec, Quickack, RecoveryRate, RtoRearm, SackAfterTimeout, SackVariant,
     ScenarioSpec, ScriptAction, ScriptMatch, SlowStartExit, SlowStartIncrease, TcpOverrides, TimeValue,
 };
 use crate::spec::{CubicInitialGrowth, SackRecoveryGuard};
@@ -610,6 +610,9 @@ pub(crate) fn overrides_from(c: &TcpConfig, profile: Profile) -> TcpOverrides {
             && (c.loss_detection != LossDetection::Dupack || profile.tcp().loss_detection != LossDetection::Dupack))
             .then_some(c.loss_detection),
         quickack: (c.quickack != Quickack::Off || profile.tcp().quickack != Quickack::Off).then_some(c.quickack),
+        // Shown where it, or the profile's default, is Linux's, so every other resolved spec is unchanged.
+        rto_rearm: (c.rto_rearm != RtoRearm::Rfc6298 || profile.tcp().rto_rearm != RtoRearm::Rfc6298)
+            .then_some(c.rto_rearm),
         cubic_beta: cubic.then(|| unfraction(c.cubic_beta)),
         cubic_c: cubic.then(|| unfraction(c.cubic_c)),
         cubic_fast_convergence: cubic.then_some(c.cubic_fast_convergence),

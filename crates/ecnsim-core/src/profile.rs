@@ -10,8 +10,8 @@ use crate::qdisc::droptail::LimitRule;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
     EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, LossDetection, NewrenoCareful, NewrenoPartialAck,
-    PragueEcnFallback, QueueSpec, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout,
-    SackRecoveryGuard, SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
+    PragueEcnFallback, QueueSpec, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, RtoRearm,
+    SackAfterTimeout, SackRecoveryGuard, SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::tcp::{InitialWindow, TcpConfig};
 use crate::time::SimDuration;
@@ -180,6 +180,8 @@ impl Profile {
             loss_detection: LossDetection::Dupack,
             // RFC 5681 §4.2: every second full-sized segment, or the timer; no quick-ACK mode.
             quickack: Quickack::Off,
+            // RFC 6298 §5.1-5.3: the timer restarts on an ACK of new data only.
+            rto_rearm: RtoRearm::Rfc6298,
             // RFC 9438 §4.6: beta_cubic SHOULD be set to 0.7.
             cubic_beta: 716_800_000,
             // RFC 9438 §5: C SHOULD be set to 0.4.
@@ -407,6 +409,8 @@ impl Profile {
                 loss_detection: LossDetection::Rack,
                 // Linux bictcp_recalc_ssthresh() / tcp_reno_ssthresh(): ssthresh from tcp_snd_cwnd(), not FlightSize.
                 reduction_basis: ReductionBasis::Cwnd,
+                // Linux tcp_xmit_retransmit_queue(): retransmitting the head re-arms the RTO timer.
+                rto_rearm: RtoRearm::Linux,
                 ..rfc
             },
             // Linux 2.4 (include/net/tcp.h, net/ipv4/tcp*.c of 2.4.x; the timer constants are those of

@@ -1913,8 +1913,22 @@ pub enum Quickack {
     /// None: with `delayed_ack`, every second full segment or the timer (RFC 5681 §4.2).
     Off,
     /// Linux's quick-ACK mode (`tcp_incr_quickack()`, `tcp_enter_quickack_mode()`): 16 ACKs
-    /// at the first data and after an idle gap longer than the RTO, 16 after duplicate data,
-    /// 2 after a CE mark that starts an ECN-Echo episode; each ACK sent uses one.
+    /// at the first data, 16 after duplicate or out-of-window data, 2 after a CE mark that
+    /// starts an ECN-Echo episode; each ACK sent uses one (the refill after an idle gap longer
+    /// than the RTO is not modelled: docs/profiles.md).
+    Linux,
+}
+
+/// When the retransmission timer restarts (`tcp.rto_rearm`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoRearm {
+    /// RFC 6298 §5.1-5.3: started when data is sent with the timer off, restarted by an ACK of
+    /// new data, stopped when everything is acknowledged.
+    Rfc6298,
+    /// Also when recovery retransmits the segment at SND.UNA (Linux tcp_xmit_retransmit_queue():
+    /// `skb == rtx_head` re-arms ICSK_TIME_RETRANS): a retransmission lost again is left to RACK
+    /// for a full RTO, not to a timer started before it was sent.
     Linux,
 }
 
@@ -2477,6 +2491,9 @@ pub struct TcpOverrides {
     /// The receiver's quick-ACK mode: `"off"` or `"linux"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quickack: Option<Quickack>,
+    /// When the retransmission timer restarts: `"rfc6298"` or `"linux"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_rearm: Option<RtoRearm>,
     /// CUBIC's multiplicative decrease factor beta_cubic, 0 < beta < 1 (RFC 9438 §4.6: 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_beta: Option<f64>,

@@ -495,6 +495,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
             sack_after_timeout,
             loss_detection,
             quickack,
+            rto_rearm,
             cubic_beta,
             cubic_c,
             cubic_fast_convergence,
@@ -559,6 +560,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.sack_after_timeout, sack_after_timeout, Some);
         set(&mut c.loss_detection, loss_detection, Some);
         set(&mut c.quickack, quickack, Some);
+        set(&mut c.rto_rearm, rto_rearm, Some);
         set(&mut c.cubic_beta, cubic_beta, fraction);
         set(&mut c.cubic_c, cubic_c, fraction);
         set(&mut c.cubic_fast_convergence, cubic_fast_convergence, Some);

@@ -42,7 +42,7 @@ pub(crate) use opt::Opt;
 use crate::spec::{
     CaIncrease, CarryRtt, CcKind, CubicInitialGrowth, CubicTimeout, DctcpFraction, EceGrowth, EcnFeedback,
     EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint, LossDetection, NewrenoCareful, NewrenoPartialAck,
-    PragueEcnFallback, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, SackAfterTimeout,
+    PragueEcnFallback, Quickack, Recovery, RecoveryRate, ReductionBasis, RtoEstimator, RtoRearm, SackAfterTimeout,
     SackRecoveryGuard, SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::time::SimDuration;
@@ -141,6 +141,8 @@ pub struct TcpConfig {
     pub loss_detection: LossDetection,
     /// The receiver's quick-ACK mode (Linux's, or none).
     pub quickack: Quickack,
+    /// When the retransmission timer restarts (RFC 6298's events, or Linux's too).
+    pub rto_rearm: RtoRearm,
     /// CUBIC's beta_cubic, in units of 1/[`FRACTION_SCALE`].
     pub cubic_beta: u32,
     /// CUBIC's C (segments per second cubed), in units of 1/[`FRACTION_SCALE`].

@@ -22,8 +22,8 @@ use crate::packet::{Ecn, SackBlock, TcpFlags, TcpHeader, MAX_SACK_BLOCKS};
 use crate::rng::SimRng;
 use crate::spec::{
     CarryRtt, CcKind, CubicTimeout, EceGrowth, EcnFeedback, EcnOneSegment, EcnPolicy, EcnSynAck, EctCodepoint,
-    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, SackAfterTimeout, SackRecoveryGuard,
-    SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
+    NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, RtoRearm, SackAfterTimeout,
+    SackRecoveryGuard, SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
 use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
 use crate::tcp::hystart::SsAck;
@@ -2380,6 +2380,10 @@ impl TcpSocket {
         if seq >= self.snd_max && self.limited_transmit_active() && end > self.snd_una + self.win.cwnd {
             // RFC 5681 §3.2 step 2: remember what Limited Transmit sent beyond cwnd.
             self.limited_transmit_bytes += len;
+        }
+        if is_retransmit && seq == self.snd_una && self.in_recovery && self.cfg.rto_rearm == RtoRearm::Linux {
+            // Linux tcp_xmit_retransmit_queue(): resending the head of the retransmission queue re-arms the RTO.
+            self.arm_rto(now);
         }
         if is_retransmit && (self.sack_recovery() || self.sack_timeout_recovery()) {
             self.scoreboard.set_high_rxt(self.scoreboard.high_rxt().max(end));

@@ -52,6 +52,7 @@ fn each_linux6_behaviour_changes_the_run() {
         ("cubic_initial_growth", r#"cubic_initial_growth = "rfc9438""#),
         ("loss_detection", r#"loss_detection = "dupack""#),
         ("reduction_basis", r#"reduction_basis = "flight_size""#),
+        ("rto_rearm", r#"rto_rearm = "rfc6298""#),
     ] {
         let other = run(&scenario(DROPTAIL, old), 5).1;
         assert_ne!(base.digest(), other.digest(), "{field} makes no difference");
