@@ -273,6 +273,7 @@ UNMAPPED = {
     "sack_after_timeout": "Linux keeps the SACKed marks at a timeout unless it detects reneging",
     "loss_detection": "Linux detects losses with RACK-TLP (net.ipv4.tcp_recovery = 1, the default)",
     "quickack": "Linux's quick-ACK mode is its own (TCP_QUICKACK only pauses delayed ACKs briefly)",
+    "rto_rearm": 'Linux re-arms its RTO as it does (the "linux" rule)',
     "handshake": "real TCP always opens with a three-way handshake",
     "limited_transmit": "Linux always uses Limited Transmit (RFC 3042)",
     "rto_estimator": "Linux's RTO estimator is its own (RFC 6298 with a 200 ms RTTVAR floor)",

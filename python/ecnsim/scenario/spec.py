@@ -443,6 +443,7 @@ def tcp(
     sack_after_timeout: str | None = None,
     loss_detection: str | None = None,
     quickack: str | None = None,
+    rto_rearm: str | None = None,
     cubic_beta: float | None = None,
     cubic_c: float | None = None,
     cubic_fast_convergence: bool | None = None,
@@ -474,8 +475,9 @@ def tcp(
     ``sack_after_timeout`` (a SACK sender's scoreboard at a timeout) ``"clear"`` (RFC 2018 §8)
     or ``"keep"`` (RFC 6675 §5.1, Linux); ``loss_detection`` (a SACK sender) ``"dupack"``
     (RFC 5681 / RFC 6675) or ``"rack"`` (RFC 8985 RACK-TLP, Linux);
-    ``quickack`` ``"off"`` or ``"linux"`` (Linux's quick-ACK mode); ``dctcp_fraction``
-    ``"packets"`` or ``"bytes"``;
+    ``quickack`` ``"off"`` or ``"linux"`` (Linux's quick-ACK mode); ``rto_rearm``
+    ``"rfc6298"`` or ``"linux"`` (the RTO also re-armed when recovery resends SND.UNA);
+    ``dctcp_fraction`` ``"packets"`` or ``"bytes"``;
     ``mss`` and ``header_bytes`` are bytes; ``initial_window`` and
     ``max_cwnd`` are segments; times are seconds or strings with units;
     ``ecn`` is ``"off"``, ``"request"`` or ``"accept"``; ``ect_codepoint`` (the ECT
@@ -551,6 +553,7 @@ def tcp(
             "sack_after_timeout": sack_after_timeout,
             "loss_detection": loss_detection,
             "quickack": quickack,
+            "rto_rearm": rto_rearm,
             "cubic_beta": cubic_beta,
             "cubic_c": cubic_c,
             "cubic_fast_convergence": cubic_fast_convergence,
