@@ -1139,9 +1139,13 @@ impl TcpSocket {
         let prr = self.prr_configured();
         let before = if prr { self.snd_una + self.scoreboard.sacked_bytes() } else { 0 };
         let rack = self.rack_on();
-        let fack_before = if rack { Some(self.rack_sacks(now, h)) } else { None };
-        if self.sack_ok && h.sack_len != 0 && matches!(self.cc, AnyCc::Bbr(_)) {
-            self.bbr_sacks(h);
+        let bbr_sacks = self.sack_ok && matches!(self.cc, AnyCc::Bbr(_));
+        // What the SACK blocks newly cover, read once for RACK and BBR before the scoreboard takes them.
+        let newly = ((rack || bbr_sacks) && h.sack_len != 0).then(|| self.newly_sacked(h));
+        let pieces = newly.as_ref().map_or(&[][..], |(p, n)| &p[..*n]);
+        let fack_before = if rack { Some(self.rack_sacks(now, pieces)) } else { None };
+        if bbr_sacks && !pieces.is_empty() {
+            self.bbr_sacks(pieces);
         }
         // RFC 6675 §5: every ACK updates the scoreboard.
         let new_sack = self.sack_ok && self.scoreboard.update(ack.max(self.snd_una), &h.sack_blocks());
@@ -1367,14 +1371,13 @@ impl TcpSocket {
         }
     }
 
-    /// BBR's delivery-rate estimator on a SACK connection: the octets this ACK's blocks newly SACK,
-    /// before the scoreboard takes them (Linux tcp_sacktag_one(): each newly SACKed segment is
-    /// delivered, tcp_count_delivered() and tcp_rate_skb_delivered()).
+    /// BBR's delivery-rate estimator on a SACK connection: `pieces`, the octets this ACK's blocks
+    /// newly SACK (Linux tcp_sacktag_one(): each newly SACKed segment is delivered,
+    /// tcp_count_delivered() and tcp_rate_skb_delivered()).
     #[inline(never)]
-    fn bbr_sacks(&mut self, h: &TcpHeader) {
-        let (pieces, n) = self.newly_sacked(h);
+    fn bbr_sacks(&mut self, pieces: &[(u64, u64)]) {
         if let Some(b) = self.cc_state.bbr() {
-            for &(l, r) in &pieces[..n] {
+            for &(l, r) in pieces {
                 b.on_sacked(l, r);
             }
         }

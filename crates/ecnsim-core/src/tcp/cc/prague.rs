@@ -275,7 +275,7 @@ impl Prague {
             // the quotient rounded to nearest and at least `acked` units (RFC 5681's 1/cwnd per
             // segment when ai_ack_increase is one).
             // tcp_prague.c 0.6 prague_update_cwnd(): the divisor is prague_frac_cwnd_to_snd_cwnd(), max(ceil(frac_cwnd), 1), not floored at MIN_CWND.
-            let cwnd = ((self.frac_cwnd + ONE_CWND - 1) >> CWND_UNIT).max(1);
+            let cwnd = self.frac_cwnd_segments().max(1);
             let increase = (acked * self.ai_ack_increase + cwnd / 2) / cwnd;
             self.frac_cwnd += increase.max(acked);
         }
@@ -294,11 +294,16 @@ impl Prague {
         }
     }
 
+    /// tcp_prague.c prague_frac_cwnd_to_snd_cwnd()'s rounding: the fractional window in whole
+    /// segments, rounded up (before any floor).
+    fn frac_cwnd_segments(&self) -> u64 {
+        (self.frac_cwnd + ONE_CWND - 1) >> CWND_UNIT
+    }
+
     /// Linux `prague_frac_cwnd_to_snd_cwnd()`: the fractional window rounded up, at least
     /// `MIN_CWND` (0.7) and at most the largest window, in segments.
     fn snd_cwnd_target(&self, w: &Window) -> u64 {
-        let up = (self.frac_cwnd + ONE_CWND - 1) >> CWND_UNIT;
-        up.max(MIN_CWND).min((w.max_cwnd / w.mss.max(1)).max(MIN_CWND))
+        self.frac_cwnd_segments().max(MIN_CWND).min((w.max_cwnd / w.mss.max(1)).max(MIN_CWND))
     }
 
     /// Linux `prague_should_update_ewma()`: once a round; with RTT independence, also not before

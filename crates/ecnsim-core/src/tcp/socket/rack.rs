@@ -42,20 +42,15 @@ impl TcpSocket {
         self.min_rtt.get().map_or(0, |d| d.as_nanos())
     }
 
-    /// An ACK's SACK blocks, before the scoreboard takes them: the segments they newly cover are
-    /// delivered (RFC 8985 §6.2 steps 2-3). Returns RACK.fack as it was before this ACK.
+    /// An ACK's SACK blocks, before the scoreboard takes them: the segments `pieces` newly covers
+    /// (`newly_sacked`, in sequence order, as RFC 8985 §6.2 step 3 takes them in ascending end_seq)
+    /// are delivered (RFC 8985 §6.2 steps 2-3). Returns RACK.fack as it was before this ACK.
     #[inline(never)]
-    pub(super) fn rack_sacks(&mut self, now: SimTime, h: &TcpHeader) -> u64 {
+    pub(super) fn rack_sacks(&mut self, now: SimTime, pieces: &[(u64, u64)]) -> u64 {
         let min_rtt = self.rack_min_rtt();
-        let fack_before = self.scoreboard.rack_mut().fack();
-        if h.sack_blocks().is_empty() {
-            return fack_before;
-        }
-        // Newly SACKed pieces, at most 2 per block and block: collected first (the scoreboard is read),
-        // then given to RACK in sequence order (RFC 8985 §6.2 step 3 takes them in ascending end_seq).
-        let (pieces, n) = self.newly_sacked(h);
         let rack = self.scoreboard.rack_mut();
-        for &(l, r) in &pieces[..n] {
+        let fack_before = rack.fack();
+        for &(l, r) in pieces {
             rack.on_sacked(l, r, now, min_rtt, fack_before);
         }
         fack_before
