@@ -437,8 +437,7 @@ def with_defaults(data: dict[str, Any]) -> dict[str, Any]:
     from ecnsim.scenario.spec import Scenario
     from ecnsim.simulation import Simulation
 
-    sim = Simulation(Scenario.from_dict(data))
-    resolved: dict[str, Any] = _without_nulls(json.loads(sim.results.meta["resolved_spec"]))
+    resolved: dict[str, Any] = _without_nulls(Simulation(Scenario.from_dict(data)).results.spec)
     return resolved
 
 
