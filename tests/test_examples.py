@@ -62,6 +62,33 @@ def test_print_resolved_reruns_to_the_same_digest(
         sim.run_until(min(RESOLVED_UNTIL_S, sim.duration))
     assert again.results.digest == direct.results.digest
     if extra:
-        # Nothing left to the profile: each flow's TCP parameters are all written out.
-        flows = Scenario.from_toml(printed).to_dict().get("flows", [])
-        assert all("min_rto" in f["tcp"] and "cc" in f["tcp"] for f in flows)
+        # Nothing left to the profile: each flow's TCP parameters are all written out, those
+        # every connection shares once in [tcp], the rest in the flow's own table.
+        spec = Scenario.from_toml(printed).to_dict()
+        for f in spec.get("flows", []):
+            tcp = {**spec.get("tcp", {}), **f.get("tcp", {})}
+            assert "min_rto" in tcp, f
+            assert "cc" in tcp, f
+
+
+def test_defaults_write_what_every_connection_shares_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--print-resolved --defaults``: a TCP value every flow shares goes to ``[tcp]`` once;
+    what sets a flow apart (its ``cc`` here) stays in its own table; nothing changes how a
+    flow resolves (the printout reruns to the example's digest, above)."""
+    import json
+
+    from ecnsim.cli import main
+
+    path = next(p for p in EXAMPLES if p.name == "dctcp_cubic_fq_codel.toml")
+    assert main(["run", str(path), "--print-resolved", "--format", "json", "--defaults"]) == 0
+    spec = json.loads(capsys.readouterr().out)
+    assert spec["tcp"]["min_rto"]
+    assert spec["tcp"]["mss"]
+    ccs = {f["name"]: f["tcp"]["cc"] for f in spec["flows"]}
+    assert set(ccs.values()) == {"dctcp", "cubic"}, ccs
+    for f in spec["flows"]:
+        # Only the differences remain per flow.
+        assert not set(f["tcp"]) & {k for k in spec["tcp"] if k != "cc"}, f["tcp"]
+        assert "min_rto" not in f["tcp"]

@@ -438,7 +438,31 @@ def with_defaults(data: dict[str, Any]) -> dict[str, Any]:
     from ecnsim.simulation import Simulation
 
     resolved: dict[str, Any] = _without_nulls(Simulation(Scenario.from_dict(data)).results.spec)
-    return resolved
+    return _common_tcp_hoisted(resolved)
+
+
+def _common_tcp_hoisted(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with each TCP value that every connection's table shares moved to the
+    scenario's ``[tcp]`` table (which gives each flow and app its defaults), so that a flow's
+    or app's own table keeps only what sets it apart. Every connection resolves as before:
+    a value is moved only when every ``tcp`` table of a flow or app has it, equal, and the
+    scenario's table has no other value for it."""
+    owners = [e for key in ("flows", "apps") for e in spec.get(key, []) if "tcp" in e]
+    if not owners:
+        return spec
+    top = spec.setdefault("tcp", {})
+    first = owners[0]["tcp"]
+    common = {
+        k: v
+        for k, v in first.items()
+        if all(k in o["tcp"] and o["tcp"][k] == v for o in owners[1:]) and top.get(k, v) == v
+    }
+    top.update(common)
+    for o in owners:
+        o["tcp"] = {k: v for k, v in o["tcp"].items() if k not in common}
+        if not o["tcp"]:
+            del o["tcp"]
+    return spec
 
 
 def print_resolved(args: argparse.Namespace, path: Path, text: str) -> int:
