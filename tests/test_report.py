@@ -60,6 +60,23 @@ def test_load_results_rejects_other_directories(tmp_path: Path) -> None:
         load_results(tmp_path)
 
 
+def test_a_study_folder_is_named_with_how_to_render_it_again(tmp_path: Path) -> None:
+    """``ecnsim report`` on a ``study run --out`` folder names the study, its report and the
+    command that renders it again (it once said only "not a results directory")."""
+    (tmp_path / "study.json").write_text(json.dumps({"study": "hetero"}), encoding="utf-8")
+    (tmp_path / "store" / "runs").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError) as e:
+        load_results(tmp_path)
+    text = str(e.value)
+    assert "ecnsim study run hetero" in text
+    assert str(tmp_path / "report.html") in text
+    assert f"--out {tmp_path}" in text
+    # The listing command it names is one the CLI takes.
+    assert f"ecnsim runs --out {tmp_path / 'store'}" in text
+    with pytest.raises(FileNotFoundError, match=r"`ecnsim runs --out "):
+        load_results(tmp_path / "store", run="nope")
+
+
 # ---------------------------------------------------------------------------
 # The page
 # ---------------------------------------------------------------------------

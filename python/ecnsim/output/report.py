@@ -89,7 +89,8 @@ def load_results(directory: str | os.PathLike[str], *, run: str | None = None) -
         if len(keys) != 1:
             what = "no run" if not keys else f"{len(keys)} runs"
             raise FileNotFoundError(
-                f"{what} in {root} with a key starting {run!r} (`ecnsim runs {root}` lists them)"
+                f"{what} in {root} with a key starting {run!r} "
+                f"(`ecnsim runs --out {root}` lists them)"
             )
         return store.results(keys[0])
     meta_path = root / "meta.json"
@@ -97,6 +98,15 @@ def load_results(directory: str | os.PathLike[str], *, run: str | None = None) -
         hint = "ecnsim run --out DIR writes one"
         if (root / "runs").is_dir():
             hint = "it is a results store: give a run (--run KEY) or a sweep (--sweep NAME)"
+        study = _study_name(root)
+        if study is not None:
+            hint = (
+                f"it is the output of `ecnsim study run {study}`, whose report is "
+                f"{root / 'report.html'}; to render it again run the same `ecnsim study run` "
+                f"command with `--out {root}` (it runs only what its store lacks); one run of "
+                f"it: `ecnsim report {root / 'store'} --run KEY`, KEY from `ecnsim runs --out "
+                f"{root / 'store'}`"
+            )
         raise FileNotFoundError(f"{root} has no meta.json: not a results directory ({hint})")
     raw: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
     names = raw.get("tables") or sorted(p.stem for p in root.glob("*.parquet"))
@@ -789,3 +799,13 @@ def write_sweep_report(
     )
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def _study_name(root: Path) -> str | None:
+    """The study whose ``ecnsim study run --out`` folder ``root`` is (its ``study.json``)."""
+    try:
+        info = json.loads((root / "study.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = info.get("study") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else None
