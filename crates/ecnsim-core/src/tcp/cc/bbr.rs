@@ -816,7 +816,9 @@ impl Bbr {
         // DEVIATION(Linux): Linux keeps an expired filter's value for a sample from a delayed ACK
         // (`is_ack_delayed`); ecnsim takes any sample once the filter has expired.
         if let Some(r) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| r < m) || expired {
+            // Linux bbr_update_min_rtt(): `rs->rtt_us <= bbr->min_rtt_us`: a sample equal to the minimum
+            // renews its stamp (and puts ProbeRTT off).
+            if self.min_rtt.is_none_or(|m| r <= m) || expired {
                 self.min_rtt = Some(r);
                 self.min_rtt_stamp = now;
             }
@@ -1417,6 +1419,23 @@ mod tests {
         // The next ACK finds nothing lost: the losses were this ACK's only.
         b.on_ack(&ack(at(9), una + 10 * MSS, MSS, nxt - una - 10 * MSS));
         assert_eq!(b.cwnd, 10 * MSS);
+    }
+
+    #[test]
+    fn an_rtt_sample_equal_to_the_min_rtt_renews_its_stamp() {
+        // Linux bbr_update_min_rtt(): `if (rs->rtt_us >= 0 && (rs->rtt_us <= bbr->min_rtt_us || ...))`
+        // min_rtt_stamp = now: a path whose RTT stays at its minimum never needs ProbeRTT.
+        let mut b = bbr(2);
+        b.on_data_sent(t_ms(0), 1, 1 + MSS, false);
+        b.on_ack(&ack(t_ms(40), 1 + MSS, MSS, 0));
+        assert_eq!((b.min_rtt(), b.min_rtt_stamp), (Some(SimDuration::from_millis(40)), t_ms(40)));
+        b.on_data_sent(t_ms(100), 1 + MSS, 1 + 2 * MSS, false);
+        b.on_ack(&ack(t_ms(140), 1 + 2 * MSS, MSS, 0));
+        assert_eq!((b.min_rtt(), b.min_rtt_stamp), (Some(SimDuration::from_millis(40)), t_ms(140)));
+        // A longer sample leaves both.
+        b.on_data_sent(t_ms(200), 1 + 2 * MSS, 1 + 3 * MSS, false);
+        b.on_ack(&ack(t_ms(241), 1 + 3 * MSS, MSS, 0));
+        assert_eq!((b.min_rtt(), b.min_rtt_stamp), (Some(SimDuration::from_millis(40)), t_ms(140)));
     }
 
     #[test]
