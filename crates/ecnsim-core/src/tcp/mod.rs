@@ -6,6 +6,8 @@
 mod accecn;
 #[cfg(test)]
 mod accecn_dialogues;
+#[cfg(test)]
+mod bbr_dialogues;
 pub mod cc;
 #[cfg(test)]
 mod dialogues;

@@ -75,6 +75,8 @@ fn sent_after(t1: u64, seq1: u64, t2: u64, seq2: u64) -> bool {
 pub(crate) struct Detected {
     /// Segments newly marked lost.
     pub lost: u64,
+    /// Their bytes.
+    pub bytes: u64,
 }
 
 /// The outcome of an ACK for a TLP episode (RFC 8985 §7.4).
@@ -340,6 +342,7 @@ impl Rack {
             // RFC 8985 §6.2 step 5: remaining = Segment.xmit_ts + RACK.rtt + RACK.reo_wnd - Now().
             let due = ts + self.rtt + reo_wnd;
             if due <= now_ns {
+                out.bytes += self.segs[idx].len();
                 self.mark_lost(idx);
                 out.lost += 1;
                 if k == 0 {

@@ -211,6 +211,11 @@ impl Scoreboard {
         blocks[first..].iter().take_while(|&&(l, _)| l < b).map(|&(l, r)| r.min(b).saturating_sub(l.max(a))).sum()
     }
 
+    /// UnSACKed octets in `[a, b)`.
+    pub(crate) fn unsacked_in(&self, a: u64, b: u64) -> u64 {
+        b.saturating_sub(a) - self.sacked_in(a, b.max(a))
+    }
+
     /// The loss threshold `T`: RFC 6675 §4 IsLost(s) holds for an unSACKed
     /// octet `s` exactly when `s < T`, i.e. more than `(dupthresh - 1) * mss`
     /// octets above `s` are SACKed. 0 if no octet is lost.

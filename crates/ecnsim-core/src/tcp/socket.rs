@@ -870,9 +870,14 @@ impl TcpSocket {
             }
             let rack = self.rack_on();
             let fack_before = if rack { Some(self.rack_cum_ack(now, h.ack, None)) } else { None };
+            let snd_una = self.snd_una;
             self.on_new_ack(now, h);
             if rack {
                 self.rack_after_ack(now, h, true, false, fack_before);
+            }
+            if let AnyCc::Bbr(_) = self.cc {
+                // Linux tcp_ack(): tcp_fastretrans_alert() (loss marks, recovery) before tcp_cong_control().
+                self.bbr_after_ack(now, self.snd_una - snd_una, false);
             }
             return true;
         }
@@ -1156,12 +1161,17 @@ impl TcpSocket {
                 // RACK's record leaves the acknowledged segments before anything reads its pipe.
                 self.rack_cum_ack(now, ack, fack_before);
             }
+            let snd_una = self.snd_una;
             self.on_new_ack(now, h);
             if rack {
                 self.rack_after_ack(now, h, true, new_sack, fack_before);
             }
             if prr {
                 self.prr_after_ack(before);
+            }
+            if let AnyCc::Bbr(_) = self.cc {
+                // Linux tcp_ack(): tcp_fastretrans_alert() (loss marks, recovery) before tcp_cong_control().
+                self.bbr_after_ack(now, self.snd_una - snd_una, false);
             }
         } else {
             if self.ns2_sack1_recovery() {
@@ -1177,7 +1187,7 @@ impl TcpSocket {
                 // starts on the third duplicate ACK makes dupack_action() retransmit at once.
                 self.on_ecn_echo(now, false);
             }
-            let (dupacks, was_in_recovery) = (self.dupacks, self.in_recovery);
+            let dupacks = self.dupacks;
             self.on_old_ack(now, h, new_sack);
             if rack {
                 self.rack_after_ack(now, h, false, new_sack, fack_before);
@@ -1186,7 +1196,7 @@ impl TcpSocket {
                 self.prr_after_ack(before);
             }
             if self.dupacks != dupacks && matches!(self.cc, AnyCc::Bbr(_)) {
-                self.bbr_after_ack(now, 0, true, !was_in_recovery && self.in_recovery);
+                self.bbr_after_ack(now, 0, true);
             }
             if self.cfg.ecn_echo_before_dupack {
                 return;
@@ -1271,6 +1281,10 @@ impl TcpSocket {
                 RecoveryAck::RetransmitAndStay => {
                     // RFC 6582 §3.2 step 5: retransmit the first unacknowledged segment ...
                     self.retransmit_due = true;
+                    if let Some(b) = self.cc_state.bbr() {
+                        // Linux tcp_newreno_mark_lost(): a partial ACK marks the new head lost (rs->losses).
+                        b.on_lost(self.win.mss);
+                    }
                     self.partial_acks += 1;
                     // ... and reset the retransmit timer for the first partial ACK only ("Impatient");
                     // ns-2 partialnewack_helper() with newreno_changes1_ 0 resets it on every partial
@@ -1305,9 +1319,6 @@ impl TcpSocket {
         self.on_fin_acked();
         if !self.unlimited && self.snd_una >= self.data_end() + u64::from(self.fin_requested) {
             self.events.all_acked = true;
-        }
-        if let AnyCc::Bbr(_) = self.cc {
-            self.bbr_after_ack(now, acked, false, false);
         }
     }
 
@@ -1345,8 +1356,11 @@ impl TcpSocket {
     /// BBR (Linux `tcp_cong_control()` -> `bbr_main()`): the model and the window, once the ACK
     /// has been processed.
     #[inline(never)]
-    fn bbr_after_ack(&mut self, now: SimTime, acked: u64, dupack: bool, entered_recovery: bool) {
+    fn bbr_after_ack(&mut self, now: SimTime, acked: u64, dupack: bool) {
         let mss = self.win.mss;
+        if self.sack_recovery() && !self.rack_on() {
+            self.bbr_rfc6675_losses();
+        }
         let sack_pipe = self.sack_pipe();
         let info = AckInfo {
             now,
@@ -1355,7 +1369,6 @@ impl TcpSocket {
             dupack,
             sack: self.sack_ok,
             sacked: if self.sack_ok { self.scoreboard.sacked_bytes() } else { 0 },
-            entered_recovery,
             in_recovery: self.in_recovery,
             sack_pipe,
             flight: self.flight_size(),
@@ -1368,6 +1381,19 @@ impl TcpSocket {
         };
         if let Some(b) = self.cc_state.bbr() {
             self.win.cwnd = b.on_ack(&info);
+        }
+    }
+
+    /// RFC 6675 recovery without RACK: the unSACKed octets IsLost() newly covers on this ACK are
+    /// marked lost for BBR's rate sample, each once (RFC 6675 §4 IsLost(); Linux tcp_update_scoreboard()
+    /// -> tcp_mark_head_lost() marks the unSACKed head below the DupThresh-th SACKed segment).
+    fn bbr_rfc6675_losses(&mut self) {
+        let threshold = self.scoreboard.lost_threshold(self.win.mss, self.cfg.dupack_threshold);
+        let Some(b) = self.cc_state.bbr() else { return };
+        let from = b.lost_mark().max(self.snd_una);
+        if threshold > from {
+            b.on_lost(self.scoreboard.unsacked_in(from, threshold));
+            b.set_lost_mark(threshold);
         }
     }
 
@@ -1516,6 +1542,13 @@ impl TcpSocket {
                 self.in_recovery = true;
                 self.partial_acks = 0;
                 self.recover = recover;
+                let (rack, snd_una, mss) = (self.rack_on(), self.snd_una, self.win.mss);
+                if let (false, Some(b)) = (rack, self.cc_state.bbr()) {
+                    // Linux tcp_newreno_mark_lost() / tcp_mark_head_lost(sk, 1, 1): the head segment is
+                    // marked lost as recovery starts (rs->losses); RACK counts its own marks.
+                    b.on_lost(mss);
+                    b.set_lost_mark(snd_una + mss);
+                }
                 // RFC 6675 §5 step 4.3 / RFC 5681 §3.2 step 2: retransmit the first segment.
                 self.retransmit_due = true;
                 if self.sack_ok {

@@ -161,8 +161,6 @@ pub struct AckInfo {
     pub sack: bool,
     /// Octets the scoreboard holds SACKed above SND.UNA (Linux `sacked_out`); 0 without SACK.
     pub sacked: u64,
-    /// It started fast recovery (one segment found lost).
-    pub entered_recovery: bool,
     /// The socket is in fast recovery after it.
     pub in_recovery: bool,
     /// RFC 6675's pipe, in SACK recovery (the socket's in-flight estimate there).
@@ -261,6 +259,13 @@ pub struct Bbr {
     popped_end: u64,
     /// Data segments sent (Linux `data_segs_out`).
     segs_out: u64,
+    /// Bytes marked lost so far on ACKs (Linux `tp->lost`).
+    lost: u64,
+    /// Bytes marked lost while the socket processes the current ACK, for its rate sample (Linux
+    /// tcp_ack(): `lost = tp->lost - lost`, `rs->losses`).
+    lost_on_ack: u64,
+    /// RFC 6675 recovery without RACK: octets below this were counted lost in this recovery.
+    lost_mark: u64,
     /// The smallest RTT of the connection (Linux `tcp_min_rtt()`, a 5-minute window).
     conn_min_rtt: Option<SimDuration>,
 
@@ -331,6 +336,9 @@ impl Bbr {
             sack_newest: None,
             popped_end: 0,
             segs_out: 0,
+            lost: 0,
+            lost_on_ack: 0,
+            lost_mark: 0,
             conn_min_rtt: None,
             mode: Mode::Startup,
             bw: MaxFilter::default(),
@@ -407,6 +415,11 @@ impl Bbr {
     #[must_use]
     pub fn full_bw_reached(&self) -> bool {
         self.full_bw_reached
+    }
+    /// Bytes marked lost on ACKs so far (Linux `tp->lost`; not those a timer marked).
+    #[must_use]
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost
     }
 
     // ------------------------------------------------------------------
@@ -495,6 +508,24 @@ impl Bbr {
             }
             i += 1;
         }
+    }
+
+    /// While the socket processes an ACK, before [`Bbr::on_ack`]: `bytes` were newly marked lost (Linux
+    /// tcp_mark_skb_lost() -> tcp_sum_lost(): `tp->lost`, a lost retransmission again), by RACK, RFC
+    /// 6675's IsLost, or NewReno's head on entering recovery and on each partial ACK.
+    pub(crate) fn on_lost(&mut self, bytes: u64) {
+        self.lost += bytes;
+        self.lost_on_ack += bytes;
+    }
+
+    /// RFC 6675 recovery without RACK: the octets below which losses were counted (the socket counts
+    /// the unSACKed octets IsLost() newly covers above it).
+    pub(crate) fn lost_mark(&self) -> u64 {
+        self.lost_mark
+    }
+    /// See [`Bbr::lost_mark`].
+    pub(crate) fn set_lost_mark(&mut self, mark: u64) {
+        self.lost_mark = mark;
     }
 
     /// The index in `sent` of the first record ending after `seq` (`sent.len()` if none): the
@@ -602,7 +633,8 @@ impl Bbr {
         } else {
             CaState::Open
         };
-        let losses = if a.entered_recovery { a.mss } else { 0 };
+        // Linux tcp_ack(): `lost = tp->lost - lost`, what this ACK's processing marked lost (rs->losses).
+        let losses = std::mem::take(&mut self.lost_on_ack);
         let inflight_after = self.inflight(a);
         let delivered_now = if a.dupack { a.mss } else { a.acked };
         let mut rs = self.rate_sample(a, inflight_after + delivered_now, losses);
@@ -784,7 +816,9 @@ impl Bbr {
         // DEVIATION(Linux): Linux keeps an expired filter's value for a sample from a delayed ACK
         // (`is_ack_delayed`); ecnsim takes any sample once the filter has expired.
         if let Some(r) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| r < m) || expired {
+            // Linux bbr_update_min_rtt(): `rs->rtt_us <= bbr->min_rtt_us`: a sample equal to the minimum
+            // renews its stamp (and puts ProbeRTT off).
+            if self.min_rtt.is_none_or(|m| r <= m) || expired {
                 self.min_rtt = Some(r);
                 self.min_rtt_stamp = now;
             }
@@ -1031,7 +1065,6 @@ mod tests {
             dupack: false,
             sack: false,
             sacked: 0,
-            entered_recovery: false,
             in_recovery: false,
             sack_pipe: None,
             flight,
@@ -1289,9 +1322,10 @@ mod tests {
         for _ in 0..2 {
             b.on_ack(&a);
         }
-        a.entered_recovery = true;
         a.in_recovery = true;
         a.retransmit_due = true;
+        // (The socket marks the first segment lost as recovery starts.)
+        b.on_lost(MSS);
         let socket_cwnd = b.on_ack(&a);
         // Linux: in_flight = flight - 3 reported - 1 lost; cwnd = in_flight + 1 acked.
         assert_eq!(b.cwnd, flight - 4 * MSS + MSS);
@@ -1299,7 +1333,6 @@ mod tests {
         // nothing new may go until the next duplicate ACK.
         assert_eq!(socket_cwnd, flight);
         // A fourth duplicate ACK releases one segment.
-        a.entered_recovery = false;
         a.retransmit_due = false;
         let socket_cwnd = b.on_ack(&a);
         assert_eq!(socket_cwnd, flight + MSS);
@@ -1359,6 +1392,74 @@ mod tests {
         a.acked = p.snd_nxt - p.snd_una - MSS;
         let restored = b.on_ack(&a);
         assert!(restored + 4 * MSS >= cwnd, "restored {restored}, before the timeout {cwnd}");
+    }
+
+    #[test]
+    fn an_ack_that_marks_segments_lost_takes_them_off_the_window() {
+        // Linux bbr_set_cwnd_to_recover_or_restore(): "An ACK for P pkts should release at most 2*P
+        // packets": cwnd = max(cwnd - rs->losses, 1), then bbr_set_cwnd() adds what was acked; outside
+        // packet conservation (here the loss state after a timeout) every ACK's losses count, not only
+        // the one that starts recovery (rs->losses = tp->lost - lost over tcp_ack()).
+        let mut b = bbr(11);
+        let mut p = Path::new(1_250_000, 40);
+        p.run(&mut b, t_ms(3_000));
+        let (una, nxt) = (p.snd_una, p.snd_nxt);
+        assert_eq!(b.on_rto(true, MSS, nxt), MSS);
+        let at = |k: u64| p.now + SimDuration::from_millis(45 + k);
+        // (The first ACK lifts the window to bbr_cwnd_min_target, 4 packets.)
+        for k in 1..=7 {
+            b.on_ack(&ack(at(k), una + k * MSS, MSS, nxt - una - k * MSS));
+        }
+        assert_eq!(b.cwnd, 10 * MSS, "slow start in the loss state");
+        // An ACK of 2 segments on which 3 are found lost (RACK, a lost retransmission).
+        b.on_lost(3 * MSS);
+        b.on_ack(&ack(at(8), una + 9 * MSS, 2 * MSS, nxt - una - 9 * MSS));
+        assert_eq!(b.cwnd, (10 - 3 + 2) * MSS);
+        assert_eq!(b.lost_bytes(), 3 * MSS);
+        // The next ACK finds nothing lost: the losses were this ACK's only.
+        b.on_ack(&ack(at(9), una + 10 * MSS, MSS, nxt - una - 10 * MSS));
+        assert_eq!(b.cwnd, 10 * MSS);
+    }
+
+    #[test]
+    fn an_rtt_sample_equal_to_the_min_rtt_renews_its_stamp() {
+        // Linux bbr_update_min_rtt(): `if (rs->rtt_us >= 0 && (rs->rtt_us <= bbr->min_rtt_us || ...))`
+        // min_rtt_stamp = now: a path whose RTT stays at its minimum never needs ProbeRTT.
+        let mut b = bbr(2);
+        b.on_data_sent(t_ms(0), 1, 1 + MSS, false);
+        b.on_ack(&ack(t_ms(40), 1 + MSS, MSS, 0));
+        assert_eq!((b.min_rtt(), b.min_rtt_stamp), (Some(SimDuration::from_millis(40)), t_ms(40)));
+        b.on_data_sent(t_ms(100), 1 + MSS, 1 + 2 * MSS, false);
+        b.on_ack(&ack(t_ms(140), 1 + 2 * MSS, MSS, 0));
+        assert_eq!((b.min_rtt(), b.min_rtt_stamp), (Some(SimDuration::from_millis(40)), t_ms(140)));
+        // A longer sample leaves both.
+        b.on_data_sent(t_ms(200), 1 + 2 * MSS, 1 + 3 * MSS, false);
+        b.on_ack(&ack(t_ms(241), 1 + 3 * MSS, MSS, 0));
+        assert_eq!((b.min_rtt(), b.min_rtt_stamp), (Some(SimDuration::from_millis(40)), t_ms(140)));
+    }
+
+    #[test]
+    fn a_loss_ends_the_probing_phase_once_it_has_lasted_a_min_rtt() {
+        // Linux bbr_is_next_cycle_phase(): the 5/4 phase ends once it has lasted min_rtt and either
+        // pacing_gain * BDP is in flight or `rs->losses` ("perhaps pacing_gain*BDP won't fit").
+        let mut b = bbr(5);
+        let mut p = Path::new(1_250_000, 40);
+        p.run(&mut b, t_ms(2_000));
+        let mut ms = 2_000;
+        while b.cycle_index() != 0 {
+            ms += 1;
+            p.run(&mut b, t_ms(ms));
+        }
+        let min_rtt = b.min_rtt().expect("an RTT sample");
+        // One segment acknowledged a min RTT into the phase, with 10 segments in flight (well below
+        // 5/4 BDP, 63 segments).
+        let a = ack(p.now + min_rtt + SimDuration::from_millis(1), p.snd_una + MSS, MSS, 10 * MSS);
+        let mut no_loss = b.clone();
+        no_loss.on_ack(&a);
+        assert_eq!(no_loss.cycle_index(), 0, "without a loss the phase waits for 5/4 BDP in flight");
+        b.on_lost(MSS);
+        b.on_ack(&a);
+        assert_eq!(b.cycle_index(), 1, "a loss ends the probing phase");
     }
 
     /// A retransmission's record is the binary search's answer whichever way it is found (the

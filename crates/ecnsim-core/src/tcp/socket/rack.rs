@@ -92,6 +92,13 @@ impl TcpSocket {
         // RFC 8985 §6.2 steps 4-5.
         let reo_wnd = rack.reo_wnd(in_recovery, dupthresh, min_rtt, srtt);
         let detected = rack.detect_loss(now, reo_wnd);
+        if detected.bytes > 0 {
+            if let Some(b) = self.cc_state.bbr() {
+                // Linux tcp_ack(): what tcp_rack_detect_loss() marks on an ACK is its rs->losses (the
+                // reordering timer's marks, between ACKs, are in no ACK's sample).
+                b.on_lost(detected.bytes);
+            }
+        }
         if outcome == TlpOutcome::Repaired {
             self.tlp_reduction(now);
         }
