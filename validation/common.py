@@ -112,7 +112,10 @@ def banded_rows(
 
 
 def info_rows(
-    lead: Sequence[str], ecnsim: Mapping[str, float], peer: Mapping[str, float], names: Sequence[str]
+    lead: Sequence[str],
+    ecnsim: Mapping[str, float],
+    peer: Mapping[str, float],
+    names: Sequence[str],
 ) -> None:
     """Print a row per metric in ``names`` with both values, no band and ``(info)``: shown
     beside the banded rows, never judged."""
