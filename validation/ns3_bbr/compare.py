@@ -66,6 +66,8 @@ def ns3_config(sc: dict[str, Any], variant: str | None = None) -> dict[str, Any]
     recovery on duplicate ACKs alone."""
     cfg = _ns3_config({**sc, "algo": "cubic"}, None)
     cfg["tcp"]["cc"] = "Bbr"
+    if "ns3_snd_buf" in sc:  # the many-flow rows (scenarios.MANY_NS3_SND_BUF)
+        cfg["tcp"]["snd_buf"] = sc["ns3_snd_buf"]
     if variant == "nosack":
         cfg["tcp"]["sack"] = False
     cfg["ns3_defaults"] = {

@@ -38,6 +38,9 @@ NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 MSS = 1460
 #: --ecnsim-tcp overrides (explanatory variants only).
 ECNSIM_TCP: dict[str, Any] = {}
+#: --profile: the ecnsim side's profile (an explanatory variant; None: the Scenario's default,
+#: the checked setting). The harness's explicit TCP settings still apply under it.
+PROFILE: list[str | None] = [None]
 #: --variant's choices: explanatory ns-3 variants that ``ns3_config`` knows (a harness that
 #: loads this one with its own ``ns3_config`` replaces them).
 VARIANTS = ["hystart"]
@@ -53,6 +56,7 @@ def ecnsim_scenario(sc: dict[str, Any]) -> Any:
         warmup=scenarios.WARMUP,
         seed=scenarios.SEED,
         sample_interval=scenarios.SAMPLE,
+        profile=PROFILE[0],
     )
     s.router("r1", "r2")
     if sc["algo"] == "cubic":
@@ -277,8 +281,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ecnsim-only", action="store_true", help="ecnsim's metrics alone")
     ap.add_argument("--variant", choices=VARIANTS, help="explanatory ns-3 variant, no bands")
     ap.add_argument("--jobs", type=int, default=2, help="parallel ns-3 processes")
+    ap.add_argument(
+        "--profile",
+        choices=["rfc", "linux", "linux-6.x"],
+        help="explanatory variant: the ecnsim side under this profile (the harness's explicit "
+        "TCP settings, e.g. recovery, MSS, delayed ACKs, still apply); the table is then not a "
+        "verdict",
+    )
     common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
     a = ap.parse_args(argv[1:])
+    PROFILE[0] = a.profile
     ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
     if a.only:
@@ -316,7 +328,11 @@ def main(argv: list[str]) -> int:
         with open(a.save_ns3, "w") as fh:
             json.dump(ns3_out, fh)
     failed = total = 0
-    variant = a.variant or (", ".join(a.ecnsim_tcp) if a.ecnsim_tcp else None)
+    variant = (
+        a.variant
+        or (", ".join(a.ecnsim_tcp) if a.ecnsim_tcp else None)
+        or (f"profile {a.profile}" if a.profile else None)
+    )
     common.table_header(["scenario"], "ns-3")
     for sc, out in zip(scs, ns3_out, strict=True):
         e = metrics(sc, run_ecnsim(sc))
