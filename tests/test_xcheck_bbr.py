@@ -94,6 +94,8 @@ def test_ns3_many_flow_rows_are_the_dumbbell_100_benchmarks_network() -> None:
         assert cfg["access_delay"] == sc["access_delay"]
         assert cfg["bottleneck_delay"] == sc["bottleneck_delay"]
         assert cfg["start"] == sc["starts"]
+        # ns-3's send buffer bounded (scenarios.MANY_NS3_SND_BUF: 1 GiB x 100 sockets)
+        assert cfg["tcp"]["snd_buf"] == scen.MANY_NS3_SND_BUF
     sc = many["bbr-many-100M-100ms-100"]
     assert sc["n"] == len(bench["flows"]) == 100
     assert sc["rate"] == rate_bps(bn["rate"])
@@ -103,10 +105,11 @@ def test_ns3_many_flow_rows_are_the_dumbbell_100_benchmarks_network() -> None:
     assert rate_bps(links["s0"]["rate"]) == scen.ACCESS_RATE
     for prefix in ("bbr-100M", "bbr-10M", "bbr-100M-100ms-1"):
         assert not [i for i in many if i.startswith(prefix)], prefix
-    # the grid's rows keep the grid's access delay
+    # the grid's rows keep the grid's access delay and ns3_dumbbell.py's send buffer
     for s in scen.scenarios():
         if not s.get("many"):
             assert NS3.ns3_config(s)["access_delay"] == scen.ACCESS_DELAY
+            assert "snd_buf" not in NS3.ns3_config(s)["tcp"]
 
 
 def test_ns3_nosack_variant_turns_ns3s_sack_off_only() -> None:
@@ -116,7 +119,10 @@ def test_ns3_nosack_variant_turns_ns3s_sack_off_only() -> None:
     assert v["tcp"]["sack"] is False
     # Limited Transmit too: ns-3 3.44 aborts without SACK and without it (compare.py)
     assert v["tcp"]["limited_transmit"] is True
-    assert {**v["tcp"], "sack": True, "limited_transmit": False} == NS3.ns3_config(sc)["tcp"]
+    assert NS3.ns3_config(sc)["tcp"].get("limited_transmit", False) is False
+    changed = ("sack", "limited_transmit")
+    same = {k: x for k, x in v["tcp"].items() if k not in changed}
+    assert same == {k: x for k, x in NS3.ns3_config(sc)["tcp"].items() if k not in changed}
     assert NS3.base.VARIANTS == ["nosack"]
 
 
@@ -283,3 +289,35 @@ def test_every_profile_the_linux_harness_offers_runs_against_the_recorded_runs(
     assert code in (0, 1), out
     assert "banded checks" in out
     assert ("rto_per_s" in out) == (profile == "linux-6.x"), out
+
+
+@pytest.mark.parametrize(
+    ("recorded", "extra"),
+    [
+        ("ns3_many.json", []),
+        ("ns3_many.json", ["--profile", "linux-6.x"]),
+        ("ns3_many_nosack.json", ["--variant", "nosack", "--ecnsim-tcp", 'recovery="newreno"']),
+    ],
+    ids=["verdict", "profile-linux-6.x", "variant-nosack"],
+)
+def test_the_many_flow_row_runs_against_the_recorded_ns3_runs(
+    recorded: str, extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bbr-many-20M-100ms-20`` (2 s of ecnsim) against its recorded ns-3 run, as checked, under
+    ``--profile linux-6.x`` and as the ``nosack`` variant: banded rows, a verdict only for the
+    checked setting, and the unbanded ``INFO`` rows."""
+    path = VALIDATION / "ns3_bbr" / "results" / recorded
+    argv = ["compare.py", "--only", "bbr-many-20M", "--ns3-json", str(path), *extra]
+    saved = dict(NS3.base.ECNSIM_TCP)
+    try:
+        code = NS3.base.main(argv)
+    finally:
+        NS3.base.ECNSIM_TCP.clear()
+        NS3.base.ECNSIM_TCP.update(saved)
+        NS3.base.PROFILE[0] = None
+    out = capsys.readouterr().out
+    assert code in (0, 1), out
+    assert ("banded checks" in out) == (not extra), out
+    assert ("(variant)" in out) == bool(extra), out
+    for name in NS3.scenarios.INFO:
+        assert f"| bbr-many-20M-100ms-20 | {name} |" in out, out

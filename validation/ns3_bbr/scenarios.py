@@ -68,13 +68,16 @@ MANY = [(20e6, 20), (100e6, 100)]
 MANY_ACCESS_DELAY = 0.005  # s, each access link (sender - r1 and r2 - receiver)
 MANY_BOTTLENECK_DELAY = 0.040  # s
 MANY_SPACING = 0.010  # s between consecutive flows' starts (dumbbell-100: 1 s / 100)
-#: ns-3's send buffer per socket (``TcpSocket::SndBufSize``) in the many-flow rows: 16 MiB.
-#: ns3_dumbbell.py's default, 1 GiB, is filled by BulkSendApplication at once, ~0.2 GB of
-#: packet objects per socket: 100 sockets passed this machine's 23 GB (the first run of
-#: bbr-many-100M-100ms-100 was stopped at 19 GB and growing). 16 MiB (11,491 segments) never
-#: binds: the whole path holds one BDP + the buffer, 1,666 segments at 100 Mb/s, and BBR's
-#: window is at most 2 x BDP estimate + quanta + ACK aggregation.
-MANY_NS3_SND_BUF = 2**24
+#: ns-3's send buffer per socket (``TcpSocket::SndBufSize``) in the many-flow rows: 4 MiB
+#: (2,873 segments). ns3_dumbbell.py's default, 1 GiB, is filled by BulkSendApplication at
+#: once, ~0.2 GB of packet objects per socket: 100 sockets passed this machine's 23 GB (the
+#: first run of bbr-many-100M-100ms-100 was stopped at 19 GB and growing). With 16 MiB that
+#: run crawled (6.3 simulated seconds after 20 min of CPU, in TcpTxBuffer's list walks):
+#: ns-3 3.44's TcpBbr sets cwnd to 4294967295 (its never-set ssthresh) for up to seconds
+#: after some recoveries, and the send buffer alone then bounds what is in flight. 4 MiB
+#: binds only then: a sane BBR window here is at most 2 x BDP + quanta + ACK aggregation
+#: (the grid's largest ns-3 window at 100 Mb/s, 100 ms: 2,411 segments, bbr-100M-100ms-1).
+MANY_NS3_SND_BUF = 2**22
 #: Metrics printed for the many-flow rows beside the banded ones, with no band and no
 #: verdict (information): drops at the bottleneck per second, and the per-flow spread of
 #: goodput (smallest, median, largest flow, bit/s).

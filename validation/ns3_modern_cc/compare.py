@@ -297,7 +297,8 @@ def main(argv: list[str]) -> int:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
     if a.ecnsim_only:
         # DCTCP's metrics are all of them; a grid without DCTCP (ns3_bbr) has its own.
-        names = scenarios.BANDS.get("dctcp") or next(iter(scenarios.BANDS.values()))
+        bands = scenarios.BANDS.get("dctcp") or next(iter(scenarios.BANDS.values()))
+        names = [*bands, *getattr(scenarios, "INFO", ())]
         print("| scenario | " + " | ".join(names) + " |")
         for sc in scs:
             e = metrics(sc, run_ecnsim(sc))
