@@ -51,7 +51,8 @@ def _bands(scen: ModuleType) -> dict[str, tuple[Any, ...]]:
 @pytest.mark.parametrize("cmp", [LNX, NS3], ids=["linux", "ns3"])
 def test_grid_is_the_issues(cmp: ModuleType) -> None:
     scen = cmp.scenarios
-    scs = scen.scenarios()
+    # ns3_bbr's many-flow rows come after the issue's grid (the next test)
+    scs = [s for s in scen.scenarios() if not s.get("many")]
     assert len(scs) == 12
     assert len({s["id"] for s in scs}) == 12
     assert {s["n"] for s in scs} == {1, 2, 4}
@@ -62,6 +63,67 @@ def test_grid_is_the_issues(cmp: ModuleType) -> None:
         # DropTail of one BDP
         assert s["buffer"] == scen.bdp_packets(s["rate"], s["rtt"])
     assert 0 < scen.WARMUP < scen.DURATION
+
+
+def test_ns3_many_flow_rows_are_the_dumbbell_100_benchmarks_network() -> None:
+    """``bbr-many-100M-100ms-100`` is ``ecnsim bench dumbbell-100``'s network (rates, delays,
+    DropTail limit, starts) in the harness; ``bbr-many-20M-100ms-20`` the same at 20 Mb/s and
+    20 flows. Both take the grid's bands (``BANDS["bbr"]``), and their ids select neither
+    each other nor a grid row by prefix (``--only bbr-100M`` stays the grid's six)."""
+    from ecnsim.cli.bench import BENCHMARKS
+    from ecnsim.emulation.plan import parse_seconds
+    from ecnsim.scenario.topology import rate_bps
+
+    scen = NS3.scenarios
+    many = {s["id"]: s for s in scen.scenarios() if s.get("many")}
+    assert set(many) == {"bbr-many-20M-100ms-20", "bbr-many-100M-100ms-100"}
+    bench = BENCHMARKS["dumbbell-100"].build().to_dict()
+    links = {lk["name"]: lk for lk in bench["links"]}
+    bn = links["bottleneck"]
+    for sc in many.values():
+        assert sc["algo"] == "bbr"
+        assert sc["access_delay"] == parse_seconds(links["s0"]["delay"], "s0")
+        assert sc["bottleneck_delay"] == parse_seconds(bn["delay"], "bottleneck")
+        assert math.isclose(2 * sc["bottleneck_delay"] + 4 * sc["access_delay"], sc["rtt"])
+        # one BDP by the benchmark's rule (1500-byte packets)
+        assert sc["buffer"] == round(sc["rate"] * sc["rtt"] / (8 * 1500))
+        assert sc["starts"] == [round(0.01 * i, 6) for i in range(sc["n"])]
+        d = NS3.ecnsim_scenario(sc).to_dict()
+        assert {lk["delay"] for lk in d["links"][1:]} == {sc["access_delay"]}
+        cfg = NS3.ns3_config(sc)
+        assert cfg["access_delay"] == sc["access_delay"]
+        assert cfg["bottleneck_delay"] == sc["bottleneck_delay"]
+        assert cfg["start"] == sc["starts"]
+        # ns-3's send buffer bounded (scenarios.MANY_NS3_SND_BUF: 1 GiB x 100 sockets)
+        assert cfg["tcp"]["snd_buf"] == scen.MANY_NS3_SND_BUF
+    sc = many["bbr-many-100M-100ms-100"]
+    assert sc["n"] == len(bench["flows"]) == 100
+    assert sc["rate"] == rate_bps(bn["rate"])
+    assert sc["buffer"] == bn["queue"]["limit_packets"] == 833
+    bench_starts = [parse_seconds(f["start"], "start") for f in bench["flows"]]
+    assert sc["starts"] == pytest.approx(bench_starts, abs=1e-9)
+    assert rate_bps(links["s0"]["rate"]) == scen.ACCESS_RATE
+    for prefix in ("bbr-100M", "bbr-10M", "bbr-100M-100ms-1"):
+        assert not [i for i in many if i.startswith(prefix)], prefix
+    # the grid's rows keep the grid's access delay and ns3_dumbbell.py's send buffer
+    for s in scen.scenarios():
+        if not s.get("many"):
+            assert NS3.ns3_config(s)["access_delay"] == scen.ACCESS_DELAY
+            assert "snd_buf" not in NS3.ns3_config(s)["tcp"]
+
+
+def test_ns3_nosack_variant_turns_ns3s_sack_off_only() -> None:
+    sc = next(s for s in NS3.scenarios.scenarios() if s.get("many"))
+    assert NS3.ns3_config(sc)["tcp"]["sack"] is True
+    v = NS3.ns3_config(sc, "nosack")
+    assert v["tcp"]["sack"] is False
+    # Limited Transmit too: ns-3 3.44 aborts without SACK and without it (compare.py)
+    assert v["tcp"]["limited_transmit"] is True
+    assert NS3.ns3_config(sc)["tcp"].get("limited_transmit", False) is False
+    changed = ("sack", "limited_transmit")
+    same = {k: x for k, x in v["tcp"].items() if k not in changed}
+    assert same == {k: x for k, x in NS3.ns3_config(sc)["tcp"].items() if k not in changed}
+    assert NS3.base.VARIANTS == ["nosack"]
 
 
 @pytest.mark.parametrize("cmp", [LNX, NS3], ids=["linux", "ns3"])
@@ -102,6 +164,14 @@ def test_every_banded_metric_is_computed(cmp: ModuleType) -> None:
     if cmp is NS3:
         # BBR's congestion events are fast recoveries + timeouts
         assert m["events_per_s"] == pytest.approx(12 / (scen.DURATION - scen.WARMUP))
+        assert not set(scen.INFO) & set(m)  # the grid's rows print no unbanded metrics
+        many = next(s for s in scen.scenarios() if s.get("many"))
+        side = _fake_side(many["n"], scen.DURATION, scen.SAMPLE)
+        side["goodput"] = [1e6 * (i + 1) for i in range(many["n"])]
+        m = cmp.base.metrics(many, side)
+        assert set(_bands(scen)) | set(scen.INFO) <= set(m)
+        assert (m["flow_min"], m["flow_max"]) == (1e6, 1e6 * many["n"])
+        assert m["drops_per_s"] == pytest.approx(30 / (scen.DURATION - scen.WARMUP))
 
 
 def test_ecnsim_scenarios_validate_and_run_bbr() -> None:
@@ -219,3 +289,35 @@ def test_every_profile_the_linux_harness_offers_runs_against_the_recorded_runs(
     assert code in (0, 1), out
     assert "banded checks" in out
     assert ("rto_per_s" in out) == (profile == "linux-6.x"), out
+
+
+@pytest.mark.parametrize(
+    ("recorded", "extra"),
+    [
+        ("ns3_many.json", []),
+        ("ns3_many.json", ["--profile", "linux-6.x"]),
+        ("ns3_many_nosack.json", ["--variant", "nosack", "--ecnsim-tcp", 'recovery="newreno"']),
+    ],
+    ids=["verdict", "profile-linux-6.x", "variant-nosack"],
+)
+def test_the_many_flow_row_runs_against_the_recorded_ns3_runs(
+    recorded: str, extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bbr-many-20M-100ms-20`` (2 s of ecnsim) against its recorded ns-3 run, as checked, under
+    ``--profile linux-6.x`` and as the ``nosack`` variant: banded rows, a verdict only for the
+    checked setting, and the unbanded ``INFO`` rows."""
+    path = VALIDATION / "ns3_bbr" / "results" / recorded
+    argv = ["compare.py", "--only", "bbr-many-20M", "--ns3-json", str(path), *extra]
+    saved = dict(NS3.base.ECNSIM_TCP)
+    try:
+        code = NS3.base.main(argv)
+    finally:
+        NS3.base.ECNSIM_TCP.clear()
+        NS3.base.ECNSIM_TCP.update(saved)
+        NS3.base.PROFILE[0] = None
+    out = capsys.readouterr().out
+    assert code in (0, 1), out
+    assert ("banded checks" in out) == (not extra), out
+    assert ("(variant)" in out) == bool(extra), out
+    for name in NS3.scenarios.INFO:
+        assert f"| bbr-many-20M-100ms-20 | {name} |" in out, out

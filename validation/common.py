@@ -111,6 +111,19 @@ def banded_rows(
     return total, failed
 
 
+def info_rows(
+    lead: Sequence[str],
+    ecnsim: Mapping[str, float],
+    peer: Mapping[str, float],
+    names: Sequence[str],
+) -> None:
+    """Print a row per metric in ``names`` with both values, no band and ``(info)``: shown
+    beside the banded rows, never judged."""
+    for name in names:
+        cells = [*lead, name, f"{ecnsim[name]:.4g}", f"{peer[name]:.4g}", "none", "(info)"]
+        print("| " + " | ".join(cells) + " |")
+
+
 def print_summary(total: int, failed: int) -> None:
     """The line under a banded table."""
     print(f"\n{total} banded checks: {total - failed} pass, {failed} FAIL")

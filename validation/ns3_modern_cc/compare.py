@@ -38,6 +38,12 @@ NS3_PYTHON = os.environ.get("NS3_PYTHON", "python3")
 MSS = 1460
 #: --ecnsim-tcp overrides (explanatory variants only).
 ECNSIM_TCP: dict[str, Any] = {}
+#: --profile: the ecnsim side's profile (an explanatory variant; None: the Scenario's default,
+#: the checked setting). The harness's explicit TCP settings still apply under it.
+PROFILE: list[str | None] = [None]
+#: --variant's choices: explanatory ns-3 variants that ``ns3_config`` knows (a harness that
+#: loads this one with its own ``ns3_config`` replaces them).
+VARIANTS = ["hystart"]
 
 
 def ecnsim_scenario(sc: dict[str, Any]) -> Any:
@@ -50,6 +56,7 @@ def ecnsim_scenario(sc: dict[str, Any]) -> Any:
         warmup=scenarios.WARMUP,
         seed=scenarios.SEED,
         sample_interval=scenarios.SAMPLE,
+        profile=PROFILE[0],
     )
     s.router("r1", "r2")
     if sc["algo"] == "cubic":
@@ -100,14 +107,14 @@ def ecnsim_scenario(sc: dict[str, Any]) -> Any:
             f"s{i}",
             "r1",
             rate=round(scenarios.ACCESS_RATE),
-            delay=scenarios.ACCESS_DELAY,
+            delay=sc.get("access_delay", scenarios.ACCESS_DELAY),
             queue=droptail(limit_packets=100000),
         )
         s.link(
             "r2",
             f"c{i}",
             rate=round(scenarios.ACCESS_RATE),
-            delay=scenarios.ACCESS_DELAY,
+            delay=sc.get("access_delay", scenarios.ACCESS_DELAY),
             queue=droptail(limit_packets=100000),
         )
         s.flow(f"s{i}", f"c{i}", app=bulk(), start=start, name=f"f{i}")
@@ -152,7 +159,7 @@ def ns3_config(sc: dict[str, Any], variant: str | None = None) -> dict[str, Any]
         "bottleneck_rate": sc["rate"],
         "bottleneck_delay": sc["bottleneck_delay"],
         "access_rate": scenarios.ACCESS_RATE,
-        "access_delay": scenarios.ACCESS_DELAY,
+        "access_delay": sc.get("access_delay", scenarios.ACCESS_DELAY),
         "queue_packets": sc["buffer"],
         "access_queue_packets": 100000,
         "duration": scenarios.DURATION,
@@ -272,17 +279,26 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-ns3", help="write ns-3's output here")
     ap.add_argument("--only", action="append", help="scenario id (repeatable) or prefix")
     ap.add_argument("--ecnsim-only", action="store_true", help="ecnsim's metrics alone")
-    ap.add_argument("--variant", choices=["hystart"], help="explanatory ns-3 variant, no bands")
+    ap.add_argument("--variant", choices=VARIANTS, help="explanatory ns-3 variant, no bands")
     ap.add_argument("--jobs", type=int, default=2, help="parallel ns-3 processes")
+    ap.add_argument(
+        "--profile",
+        choices=["rfc", "linux", "linux-6.x"],
+        help="explanatory variant: the ecnsim side under this profile (the harness's explicit "
+        "TCP settings, e.g. recovery, MSS, delayed ACKs, still apply); the table is then not a "
+        "verdict",
+    )
     common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
     a = ap.parse_args(argv[1:])
+    PROFILE[0] = a.profile
     ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
     if a.only:
         scs = [s for s in scs if any(s["id"].startswith(o) for o in a.only)]
     if a.ecnsim_only:
         # DCTCP's metrics are all of them; a grid without DCTCP (ns3_bbr) has its own.
-        names = scenarios.BANDS.get("dctcp") or next(iter(scenarios.BANDS.values()))
+        bands = scenarios.BANDS.get("dctcp") or next(iter(scenarios.BANDS.values()))
+        names = [*bands, *getattr(scenarios, "INFO", ())]
         print("| scenario | " + " | ".join(names) + " |")
         for sc in scs:
             e = metrics(sc, run_ecnsim(sc))
@@ -313,7 +329,11 @@ def main(argv: list[str]) -> int:
         with open(a.save_ns3, "w") as fh:
             json.dump(ns3_out, fh)
     failed = total = 0
-    variant = a.variant or (", ".join(a.ecnsim_tcp) if a.ecnsim_tcp else None)
+    variant = (
+        a.variant
+        or (", ".join(a.ecnsim_tcp) if a.ecnsim_tcp else None)
+        or (f"profile {a.profile}" if a.profile else None)
+    )
     common.table_header(["scenario"], "ns-3")
     for sc, out in zip(scs, ns3_out, strict=True):
         e = metrics(sc, run_ecnsim(sc))
@@ -322,6 +342,9 @@ def main(argv: list[str]) -> int:
             [sc["id"]], e, n, scenarios.BANDS[sc["algo"]], verdict=variant is None
         )
         total, failed = total + t, failed + f
+        # metrics shown without a band (a grid's INFO; ns3_bbr's many-flow rows)
+        info = [k for k in getattr(scenarios, "INFO", ()) if k in e and k in n]
+        common.info_rows([sc["id"]], e, n, info)
     if variant is None:
         common.print_summary(total, failed)
     return 1 if failed else 0
