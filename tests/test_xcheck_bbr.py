@@ -12,6 +12,7 @@ ns3``) or Linux (root, ``pytest -m linux``) is deselected by default.
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import os
 import shutil
@@ -321,3 +322,19 @@ def test_the_many_flow_row_runs_against_the_recorded_ns3_runs(
     assert ("(variant)" in out) == bool(extra), out
     for name in NS3.scenarios.INFO:
         assert f"| bbr-many-20M-100ms-20 | {name} |" in out, out
+
+
+def test_linux_many_flow_rows_are_recorded_and_selected_alone() -> None:
+    """linux_bbr's many-flow rows (``MANY``): one BDP of DropTail like the grid's, Linux's side
+    recorded for every row of the harness, and no row's id a prefix of another's (``--only
+    bbr-10M-100ms-1`` once selected ``bbr-10M-100ms-10`` too)."""
+    scen = LNX.scenarios
+    rows = scen.scenarios()
+    many = [s for s in rows if s.get("many")]
+    assert {(s["rate"], s["rtt"], s["n"]) for s in many} == set(scen.MANY)
+    for s in many:
+        assert s["buffer"] == scen.bdp_packets(s["rate"], s["rtt"])
+    ids = [s["id"] for s in rows]
+    assert not [(a, b) for a in ids for b in ids if a != b and b.startswith(a)]
+    recorded = json.loads((VALIDATION / "linux_bbr" / "results" / "linux.json").read_text())
+    assert set(ids) <= set(recorded), set(ids) - set(recorded)

@@ -55,9 +55,10 @@ retransmits too much against ns-3 (docs/validation.md, "RACK-TLP"), so the count
 checks passing may also fall. A result either way is recorded, not re-banded.
 
 Many-flow rows (written and committed 2026-12-02, fifteenth session, before either side
-ran): ``bbr-10M-100ms-10`` (10 flows at 10 Mb/s, base RTT 100 ms, one BDP = 83 packets:
+ran; ids renamed ``bbr-many-*`` after the first runs, so that a grid row's id is no prefix of
+theirs): ``bbr-many-10M-100ms-10`` (10 flows at 10 Mb/s, base RTT 100 ms, one BDP = 83 packets:
 the per-flow operating point of the ``dumbbell-100`` benchmark, 1 Mb/s and 8.3 packets of
-BDP a flow) and ``bbr-100M-100ms-20`` (20 flows at 100 Mb/s, 5 Mb/s a flow), the same
+BDP a flow) and ``bbr-many-100M-100ms-20`` (20 flows at 100 Mb/s, 5 Mb/s a flow), the same
 network, metrics and ``BANDS`` as the grid (no band of their own), starts 0.2 s apart as
 the grid's. What was known when they were written: ecnsim's BBR on ``dumbbell-100`` (100
 flows, 20 s) under ``linux-6.x`` gives Jain 0.07 and drops 45 % of what it sends (one flow
@@ -103,9 +104,12 @@ def bdp_packets(rate: float, rtt: float) -> int:
 MANY = [(10e6, 0.100, 10), (100e6, 0.100, 20)]
 
 
-def _row(rate: float, rtt: float, n: int) -> dict[str, Any]:
+def _row(rate: float, rtt: float, n: int, many: bool = False) -> dict[str, Any]:
+    # The many-flow rows' ids start "bbr-many-": `--only bbr-10M-100ms-1` selects no other row.
+    kind = "bbr-many" if many else "bbr"
     return {
-        "id": f"bbr-{round(rate / 1e6)}M-{round(rtt * 1e3)}ms-{n}",
+        "id": f"{kind}-{round(rate / 1e6)}M-{round(rtt * 1e3)}ms-{n}",
+        "many": many,
         "queue": "droptail",
         "rate": rate,
         "rtt": rtt,
@@ -118,7 +122,7 @@ def _row(rate: float, rtt: float, n: int) -> dict[str, Any]:
 
 def scenarios() -> list[dict[str, Any]]:
     out = [_row(rate, rtt, n) for rate in RATES for rtt in RTTS for n in FLOWS]
-    return out + [_row(rate, rtt, n) for rate, rtt, n in MANY]
+    return out + [_row(rate, rtt, n, many=True) for rate, rtt, n in MANY]
 
 
 # --- tolerance bands (fixed before any comparison was run) -------------------------
