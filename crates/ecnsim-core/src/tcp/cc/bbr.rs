@@ -249,6 +249,9 @@ pub struct Bbr {
     /// Bytes reported by duplicate ACKs and not yet acknowledged cumulatively (Linux's Reno
     /// `sacked_out`, `tcp_add_reno_sack()` / `tcp_remove_reno_sacks()`).
     dup_credit: u64,
+    /// Bytes duplicate ACKs reported before a timeout and not yet acknowledged cumulatively: no
+    /// longer in `dup_credit` (the window's count), still counted delivered (see [`Bbr::on_rto`]).
+    rto_credit: u64,
     /// On a SACK connection: bytes newly SACKed by the ACK being processed (Linux
     /// `tcp_sacktag_one()`: `tp->delivered` counts them as they are SACKed).
     sack_delivered: u64,
@@ -332,6 +335,7 @@ impl Bbr {
             sent_popped: 0,
             rtx_next: 0,
             dup_credit: 0,
+            rto_credit: 0,
             sack_delivered: 0,
             sack_newest: None,
             popped_end: 0,
@@ -583,8 +587,13 @@ impl Bbr {
             a.mss
         } else if a.acked > 0 {
             let hole = a.acked.min(a.mss);
-            let fresh = a.acked.saturating_sub(self.dup_credit).max(hole);
-            self.dup_credit -= self.dup_credit.min(a.acked - hole);
+            let fresh = a.acked.saturating_sub(self.dup_credit + self.rto_credit).max(hole);
+            // What was reported before the last timeout is the older data: it is acknowledged first.
+            let mut covered = a.acked - hole;
+            let old = covered.min(self.rto_credit);
+            self.rto_credit -= old;
+            covered -= old;
+            self.dup_credit -= self.dup_credit.min(covered);
             fresh
         } else {
             0
@@ -635,6 +644,17 @@ impl Bbr {
         };
         // Linux tcp_ack(): `lost = tp->lost - lost`, what this ACK's processing marked lost (rs->losses).
         let losses = std::mem::take(&mut self.lost_on_ack);
+        // Linux tcp_timeout_mark_lost(): what was outstanding at a timeout stays marked lost until
+        // acknowledged (lost_out), also through a fast recovery the socket's RFC 6582 rules begin then.
+        let lost_marks = a.snd_una < self.loss_until;
+        let snd_nxt = a.snd_una + a.flight;
+        // Linux tcp_process_loss(): in the loss state a Reno duplicate ACK counts (tcp_add_reno_sack())
+        // only once snd_nxt has passed high_seq; before, it reports a segment sent before the timeout.
+        let mut a = *a;
+        if lost_marks && snd_nxt <= self.loss_until {
+            a.dupack = false;
+        }
+        let a = &a;
         let inflight_after = self.inflight(a);
         let delivered_now = if a.dupack { a.mss } else { a.acked };
         let mut rs = self.rate_sample(a, inflight_after + delivered_now, losses);
@@ -648,9 +668,13 @@ impl Bbr {
             // DEVIATION(Linux): also on any ACK of new data outside recovery (duplicate ACKs below the
             // threshold, from reordering or duplicated segments, are forgotten once SND.UNA moves).
             self.dup_credit = 0;
+            self.rto_credit = 0;
         }
-        // Linux tcp_limit_reno_sacked(): never more reported than outstanding.
-        self.dup_credit = self.dup_credit.min(a.outstanding);
+        // Linux tcp_limit_reno_sacked(): never more reported than outstanding and not marked lost (after a
+        // timeout, what was sent beyond high_seq).
+        let reportable = if lost_marks { snd_nxt.saturating_sub(self.loss_until) } else { a.outstanding };
+        self.dup_credit = self.dup_credit.min(reportable);
+        self.rto_credit = self.rto_credit.min(a.outstanding - self.dup_credit);
         let inflight = self.inflight(a);
         self.update_model(a, &rs, inflight);
         let bw = self.bw.get();
@@ -891,10 +915,12 @@ impl Bbr {
             self.save_cwnd();
         }
         self.cwnd = mss;
-        // DEVIATION(Linux): Linux forgets its Reno "sacked" count at a timeout (tcp_reset_reno_sack());
-        // ecnsim keeps the segments duplicate ACKs reported as delivered, so that the ACK filling the
-        // hole after the timeout does not deliver them a second time (which, without SACK, makes a
-        // rate sample of hundreds of segments over one round trip).
+        // Linux tcp_enter_loss() -> tcp_timeout_mark_lost() -> tcp_reset_reno_sack(): sacked_out = 0, so
+        // neither the in-flight estimate nor the socket's window (NewReno's inflation) counts them any more.
+        // DEVIATION(Linux): Linux then counts those segments delivered a second time when the hole fills
+        // (tcp_remove_reno_sacks(): `acked - sacked_out`); ecnsim keeps them as delivered (`rto_credit`),
+        // which without SACK would otherwise make a rate sample of hundreds of segments over one round trip.
+        self.rto_credit += std::mem::take(&mut self.dup_credit);
         self.loss_until = snd_max;
         self.prev_ca_state = CaState::Loss;
         self.full_bw = 0;
@@ -1392,6 +1418,55 @@ mod tests {
         a.acked = p.snd_nxt - p.snd_una - MSS;
         let restored = b.on_ack(&a);
         assert!(restored + 4 * MSS >= cwnd, "restored {restored}, before the timeout {cwnd}");
+    }
+
+    #[test]
+    fn without_sack_a_timeout_forgets_the_duplicate_acks_for_the_window_but_not_for_delivery() {
+        // Linux tcp_timeout_mark_lost() -> tcp_reset_reno_sack(): the Reno "sacked" count is 0 after a
+        // timeout; tcp_process_loss(): a duplicate ACK in the loss state counts only once snd_nxt has
+        // passed high_seq. A fast recovery begun after the timeout (RFC 6582 §4.1's heuristic) inflates
+        // the socket's window only by the duplicate ACKs counted since.
+        let mut b = bbr(11);
+        let mut p = Path::new(1_250_000, 40);
+        p.run(&mut b, t_ms(3_000));
+        let (una, nxt) = (p.snd_una, p.snd_nxt);
+        let flight = nxt - una;
+        assert!(flight > 30 * MSS, "flight {flight}");
+        b.on_enter_recovery();
+        let mut a = ack(p.now, una, 0, flight);
+        a.dupack = true;
+        a.in_recovery = true;
+        for _ in 0..20 {
+            b.on_ack(&a);
+        }
+        assert_eq!(b.dup_credit, 20 * MSS);
+        b.on_rto(true, MSS, nxt);
+        assert_eq!(b.dup_credit, 0);
+        let delivered = b.delivered;
+        // Go-back-N from SND.UNA: duplicate ACKs of segments sent before the timeout, SND.NXT below
+        // high_seq: not counted, delivered or in the window.
+        let mut d = ack(p.now + SimDuration::from_millis(10), una, 0, MSS);
+        d.outstanding = flight;
+        d.dupack = true;
+        for _ in 0..10 {
+            b.on_ack(&d);
+        }
+        assert_eq!((b.dup_credit, b.delivered), (0, delivered));
+        // The socket starts a fast recovery (RFC 6582 §4.1's heuristic) while it resends: its window is
+        // BBR's, not inflated by segments sent before the timeout.
+        d.in_recovery = true;
+        let w = b.on_ack(&d);
+        assert_eq!(w, b.cwnd, "socket window {w}, BBR's cwnd {}", b.cwnd);
+        // Once new data went beyond high_seq, a duplicate ACK reports one segment again.
+        d.flight = flight + 2 * MSS;
+        d.outstanding = flight + 2 * MSS;
+        let w = b.on_ack(&d);
+        assert_eq!(w, b.cwnd + MSS, "socket window {w}, BBR's cwnd {}", b.cwnd);
+        // The hole fills: the 20 segments reported before the timeout were delivered then, not again.
+        let mut done = ack(p.now + SimDuration::from_millis(60), nxt, flight, 0);
+        done.outstanding = 0;
+        b.on_ack(&done);
+        assert_eq!(b.delivered, delivered + MSS + (flight - 21 * MSS));
     }
 
     #[test]
