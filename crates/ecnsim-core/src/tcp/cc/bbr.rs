@@ -327,6 +327,9 @@ pub struct Bbr {
     frame_left: u64,
     /// The sender's MSS (Linux `tp->mss_cache`), from the last ACK; 0 before one.
     mss: u64,
+    /// `tcp.tso_segments`: the largest offload frame (Linux `sk_gso_max_size` / MSS); 1, no
+    /// offload, sends one segment per departure.
+    max_frame_segs: u64,
     rng: SimRng,
 }
 
@@ -384,6 +387,7 @@ impl Bbr {
             frame_at: SimTime::ZERO,
             frame_left: 0,
             mss: 0,
+            max_frame_segs: 1,
             rng,
         };
         b.init_pacing_rate(None);
@@ -451,9 +455,18 @@ impl Bbr {
         self.pacer.blocks(now)
     }
 
+    /// With segmentation offload (`tcp.tso_segments` = M > 1), each paced departure is a frame of
+    /// up to M segments, autosized from the pacing rate; with M = 1 (the default) one segment.
+    pub(crate) fn set_max_frame_segs(&mut self, m: u64) {
+        self.max_frame_segs = m.max(1);
+    }
+
     /// Linux `tcp_tso_segs()` -> `tcp_tso_autosize(sk, mss, bbr_min_tso_segs())`, capped by
     /// `tcp_cwnd_test()`'s half window: the segments of one departure (offload frame).
     fn frame_segs(&self, mss: u64) -> u64 {
+        if self.max_frame_segs <= 1 {
+            return 1;
+        }
         let mut bytes = self.pacing_rate >> PACING_SHIFT;
         // Linux tcp_tso_autosize(): + gso_max_size >> (tcp_min_rtt() >> tcp_tso_rtt_log) on short paths.
         if let Some(r) = self.conn_min_rtt.map(|r| (r.as_nanos() / 1000) >> TSO_RTT_LOG) {
@@ -461,7 +474,8 @@ impl Bbr {
                 bytes += GSO_MAX_SIZE >> r;
             }
         }
-        let bytes = bytes.min(GSO_MAX_SIZE);
+        // Linux tcp_tso_autosize(): at most sk_gso_max_size (here M segments).
+        let bytes = bytes.min(GSO_MAX_SIZE).min(self.max_frame_segs * mss.max(1));
         // Linux bbr_min_tso_segs(): 1 below bbr_min_tso_rate, else 2.
         let min_segs = if self.pacing_rate < MIN_TSO_RATE_BYTES { 1 } else { 2 };
         let segs = (bytes / mss.max(1)).max(min_segs);
@@ -1594,6 +1608,7 @@ mod tests {
         let mut b = bbr(1);
         b.mss = MSS;
         b.cwnd = 100 * MSS;
+        b.set_max_frame_segs(44);
         b.conn_min_rtt = Some(SimDuration::from_millis(100)); // 100000 µs >> 9 = 195: no extra bytes
         b.pacing_rate = 4_096_000; // 4000 B per ms: 4 segments of 1000 B per frame
         assert_eq!(b.frame_segs(MSS), 4);
@@ -1618,6 +1633,11 @@ mod tests {
         // A short path adds gso_max_size >> (min_rtt_us >> 9): 1 ms -> 65536 >> 1.
         b.conn_min_rtt = Some(SimDuration::from_millis(1));
         assert_eq!(b.frame_segs(MSS), (32_768 + 976) / 1000);
+        // At most M segments (the device's gso_max_size); without offload (M = 1) one segment.
+        b.set_max_frame_segs(20);
+        assert_eq!(b.frame_segs(MSS), 20);
+        b.set_max_frame_segs(1);
+        assert_eq!(b.frame_segs(MSS), 1);
     }
 
     #[test]
