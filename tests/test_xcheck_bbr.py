@@ -219,3 +219,12 @@ def test_every_profile_the_linux_harness_offers_runs_against_the_recorded_runs(
     assert code in (0, 1), out
     assert "banded checks" in out
     assert ("rto_per_s" in out) == (profile == "linux-6.x"), out
+
+
+def test_linux_sim_side_models_the_emulated_hosts_gso() -> None:
+    # The emulated Linux hosts send GSO frames (TUN devices, gso_max_size 64 KB): the simulated
+    # side gets tso_segments = 65536 // 1448 (docs/models/bbr.md, "Offload frames"); the Linux
+    # side's scenario does not carry it.
+    sc = LNX.scenarios.scenarios()[0]
+    assert LNX.scenario_dict(sc, variant=True)["tcp"]["tso_segments"] == 65536 // 1448
+    assert "tso_segments" not in LNX.scenario_dict(sc)["tcp"]
