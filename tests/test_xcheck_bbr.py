@@ -338,3 +338,12 @@ def test_linux_many_flow_rows_are_recorded_and_selected_alone() -> None:
     assert not [(a, b) for a in ids for b in ids if a != b and b.startswith(a)]
     recorded = json.loads((VALIDATION / "linux_bbr" / "results" / "linux.json").read_text())
     assert set(ids) <= set(recorded), set(ids) - set(recorded)
+
+
+def test_linux_sim_side_models_the_emulated_hosts_gso() -> None:
+    # The emulated Linux hosts send GSO frames (TUN devices, gso_max_size 64 KB): the simulated
+    # side gets tso_segments = 65536 // 1448 (docs/models/bbr.md, "Offload frames"); the Linux
+    # side's scenario does not carry it.
+    sc = LNX.scenarios.scenarios()[0]
+    assert LNX.scenario_dict(sc, variant=True)["tcp"]["tso_segments"] == 65536 // 1448
+    assert "tso_segments" not in LNX.scenario_dict(sc)["tcp"]

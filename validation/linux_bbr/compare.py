@@ -50,6 +50,10 @@ def scenario_dict(sc: dict[str, Any], variant: bool = False) -> dict[str, Any]:
     base.ECNSIM_TCP.clear()
     base.ECNSIM_TCP["cc"] = "bbr"
     if variant:
+        # The emulated Linux hosts send through veth devices with GSO (gso_max_size 64 KB): each
+        # paced departure of tcp_bbr is an skb of tcp_tso_autosize() segments, at most
+        # 65536 // 1448 = 45; the simulated side models that (docs/models/bbr.md, "Offload frames").
+        base.ECNSIM_TCP["tso_segments"] = SIM_TSO_SEGMENTS
         base.ECNSIM_TCP.update(VARIANT)
     try:
         return _scenario_dict(sc)
@@ -59,6 +63,8 @@ def scenario_dict(sc: dict[str, Any], variant: bool = False) -> dict[str, Any]:
 
 
 VARIANT: dict[str, Any] = {}
+#: The simulated senders' offload frame limit (``tcp.tso_segments``): Linux's 64 KB GSO frames.
+SIM_TSO_SEGMENTS = 65536 // 1448
 
 
 def run_sim(sc: dict[str, Any]) -> dict[str, Any]:

@@ -503,7 +503,8 @@ def tcp(
     SACK sender's new recovery after a timeout is guarded by ``newreno_careful``'s rule) or
     ``"rfc6675"`` (RFC 6675 §5.1: none until SND.UNA reaches the recovery point).
     ``tso_segments`` (segmentation offload: the largest burst of new data, 1..256 segments,
-    smaller ones deferred as Linux's ``tcp_tso_should_defer()`` does; 1, the default, is off).
+    smaller ones deferred as Linux's ``tcp_tso_should_defer()`` does; a BBR sender autosizes
+    each paced frame from its pacing rate, ``tcp_tso_autosize()``; 1, the default, is off).
     Each option's value per profile and its source: ``docs/models/tcp.md``.
     """
     return _compact(

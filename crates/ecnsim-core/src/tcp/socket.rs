@@ -2361,7 +2361,12 @@ impl TcpSocket {
         let data_end = self.data_end();
         let mut len = self.win.mss.min(data_end.saturating_sub(seq));
         let is_retransmit = seq < self.snd_max;
-        if !is_retransmit && len > 0 && self.cfg.tso_segments > 1 && self.tso_defers(now, seq, data_end) {
+        // BBR sizes its own offload frames at each departure (Linux tcp_tso_autosize() from the pacing
+        // rate, `Bbr::pacing_blocks`). DEVIATION(Linux): without tcp_tso_should_defer()'s wait for an
+        // ACK when less than a frame fits the window.
+        let bbr_frames = matches!(self.cc, AnyCc::Bbr(_));
+        if !is_retransmit && len > 0 && self.cfg.tso_segments > 1 && !bbr_frames && self.tso_defers(now, seq, data_end)
+        {
             return None;
         }
         if is_retransmit && self.sack_ok {

@@ -63,6 +63,11 @@ const PACING_SHIFT: u32 = 10;
 const MAX_TSO_SEGS: u64 = 0x7F;
 /// Linux `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (65536 - 1 - 320 on x86-64): a quantum's bytes.
 const MAX_QUANTUM_BYTES: u64 = 65_536 - 1 - 320;
+/// Linux `GSO_LEGACY_MAX_SIZE` 65536: the sending device's `sk_gso_max_size` (veth's default, the
+/// emulated hosts' device), bytes.
+const GSO_MAX_SIZE: u64 = 65_536;
+/// Linux `sysctl_tcp_tso_rtt_log` default 9: short paths (min RTT below 2^(9+5) µs) get larger frames.
+const TSO_RTT_LOG: u32 = 9;
 /// Linux `TCP_INIT_CWND` 10: the window before any RTT sample, and the slow start allowance.
 const INIT_CWND: u64 = 10;
 /// Linux tcp_bbr.c `bbr_extra_acked_gain` = BBR_UNIT: the ACK-aggregation allowance's gain.
@@ -319,6 +324,15 @@ pub struct Bbr {
     has_seen_rtt: bool,
     /// The departure clock of the next data segment.
     pacer: Pacer,
+    /// When the current offload frame's segments leave (they all leave at one instant).
+    frame_at: SimTime,
+    /// Segments that may still join the current frame at `frame_at`.
+    frame_left: u64,
+    /// The sender's MSS (Linux `tp->mss_cache`), from the last ACK; 0 before one.
+    mss: u64,
+    /// `tcp.tso_segments`: the largest offload frame (Linux `sk_gso_max_size` / MSS); 1, no
+    /// offload, sends one segment per departure.
+    max_frame_segs: u64,
     rng: SimRng,
 }
 
@@ -374,6 +388,10 @@ impl Bbr {
             pacing_rate: 0,
             has_seen_rtt: false,
             pacer: Pacer::default(),
+            frame_at: SimTime::ZERO,
+            frame_left: 0,
+            mss: 0,
+            max_frame_segs: 1,
             rng,
         };
         b.init_pacing_rate(None);
@@ -433,7 +451,40 @@ impl Bbr {
     /// If a data segment may not leave before a later instant, that instant.
     #[inline]
     pub(crate) fn pacing_blocks(&self, now: SimTime) -> Option<SimTime> {
+        // Linux tcp_write_xmit(): one pacing check per skb; the segments of an skb of up to
+        // tcp_tso_segs() leave together (GSO splits it at the device, back to back).
+        if self.frame_left > 0 && self.frame_at == now {
+            return None;
+        }
         self.pacer.blocks(now)
+    }
+
+    /// With segmentation offload (`tcp.tso_segments` = M > 1), each paced departure is a frame of
+    /// up to M segments, autosized from the pacing rate; with M = 1 (the default) one segment.
+    pub(crate) fn set_max_frame_segs(&mut self, m: u64) {
+        self.max_frame_segs = m.max(1);
+    }
+
+    /// Linux `tcp_tso_segs()` -> `tcp_tso_autosize(sk, mss, bbr_min_tso_segs())`, capped by
+    /// `tcp_cwnd_test()`'s half window: the segments of one departure (offload frame).
+    fn frame_segs(&self, mss: u64) -> u64 {
+        if self.max_frame_segs <= 1 {
+            return 1;
+        }
+        let mut bytes = self.pacing_rate >> PACING_SHIFT;
+        // Linux tcp_tso_autosize(): + gso_max_size >> (tcp_min_rtt() >> tcp_tso_rtt_log) on short paths.
+        if let Some(r) = self.conn_min_rtt.map(|r| (r.as_nanos() / 1000) >> TSO_RTT_LOG) {
+            if r < 32 {
+                bytes += GSO_MAX_SIZE >> r;
+            }
+        }
+        // Linux tcp_tso_autosize(): at most sk_gso_max_size (here M segments).
+        let bytes = bytes.min(GSO_MAX_SIZE).min(self.max_frame_segs * mss.max(1));
+        // Linux bbr_min_tso_segs(): 1 below bbr_min_tso_rate, else 2.
+        let min_segs = if self.pacing_rate < MIN_TSO_RATE_BYTES { 1 } else { 2 };
+        let segs = (bytes / mss.max(1)).max(min_segs);
+        // Linux tcp_cwnd_test(): at most half the window in one skb ("at least 2 GSO packets in flight").
+        segs.min((self.cwnd / mss.max(1) / 2).max(1))
     }
 
     /// A data segment `[seq, end)` left at `now`; `outstanding` is false if nothing was
@@ -485,6 +536,19 @@ impl Bbr {
             self.rtx_next = self.sent_popped + i as u64 + 1;
         }
         self.segs_out += 1;
+        if self.frame_left > 0 && self.frame_at == now {
+            self.frame_left -= 1;
+        } else {
+            // Linux tcp_write_xmit(): a new skb of up to tcp_tso_segs() segments leaves now.
+            // DEVIATION(Linux): a frame ends where the socket stops sending at this instant (window,
+            // data); Linux builds the skb to that size first. Without tcp_tso_should_defer().
+            let mss = if self.mss > 0 { self.mss } else { end - seq };
+            self.frame_at = now;
+            self.frame_left = self.frame_segs(mss) - 1;
+        }
+        // Linux tcp_update_skb_after_send(): the frame's length over the pacing rate, segment by
+        // segment (the sum is the skb's). DEVIATION(Linux): the lateness credit is capped at half
+        // the frame's first segment's time, not half the frame's.
         self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
     }
 
@@ -635,6 +699,7 @@ impl Bbr {
     /// Everything BBR does on an ACK, after the socket processed it (Linux `tcp_cong_control()` ->
     /// `bbr_main()`); returns the window for the socket (`tcp_snd_cwnd`), in its terms.
     pub(crate) fn on_ack(&mut self, a: &AckInfo) -> u64 {
+        self.mss = a.mss;
         let ca_state = if a.in_recovery {
             CaState::Recovery
         } else if a.snd_una < self.loss_until {
@@ -1590,22 +1655,64 @@ mod tests {
     fn pacing_spaces_segments_by_their_length_over_the_rate_after_the_first_ten() {
         // Linux tcp_update_skb_after_send(): no pacing for the first 10 data segments, then
         // len * NSEC_PER_SEC / sk_pacing_rate between departures.
+        // 100 kB/s (below bbr_min_tso_rate: one segment per departure): 10 ms per 1000-byte segment.
         let mut b = bbr(1);
-        b.pacing_rate = 1_000_000; // 1 MB/s: 1 ms per 1000-byte segment
+        b.pacing_rate = 100_000;
         for i in 0..9 {
             b.on_data_sent(SimTime::ZERO, 1 + i * MSS, 1 + (i + 1) * MSS, i > 0);
             assert_eq!(b.pacing_blocks(SimTime::ZERO), None, "segment {i} is not paced");
         }
         b.on_data_sent(SimTime::ZERO, 1 + 9 * MSS, 1 + 10 * MSS, true);
-        assert_eq!(b.pacing_blocks(SimTime::ZERO), Some(t_ms(1)));
-        b.on_data_sent(t_ms(1), 1 + 10 * MSS, 1 + 11 * MSS, true);
-        assert_eq!(b.pacing_blocks(t_ms(1)), Some(t_ms(2)));
-        // A sender late by 0.3 ms gets that much back (at most half a segment's time).
-        let late = SimTime::from_nanos(2_300_000);
+        assert_eq!(b.pacing_blocks(SimTime::ZERO), Some(t_ms(10)));
+        b.on_data_sent(t_ms(10), 1 + 10 * MSS, 1 + 11 * MSS, true);
+        assert_eq!(b.pacing_blocks(t_ms(10)), Some(t_ms(20)));
+        // A sender late by 3 ms gets that much back (at most half a segment's time).
+        let late = t_ms(23);
         b.on_data_sent(late, 1 + 11 * MSS, 1 + 12 * MSS, true);
-        assert_eq!(b.pacing_blocks(late), Some(SimTime::from_nanos(3_000_000)));
+        assert_eq!(b.pacing_blocks(late), Some(t_ms(30)));
         // Pacing rate: gain * bw less Linux's 1 % margin.
         assert_eq!(Bbr::rate(1_000_000, BBR_UNIT * 5 / 4), 1_237_500);
+    }
+
+    #[test]
+    fn a_paced_departure_is_an_offload_frame_of_the_autosized_segment_count() {
+        // Linux tcp_write_xmit(): one pacing check per skb of tcp_tso_segs() =
+        // tcp_tso_autosize(sk, mss, bbr_min_tso_segs()) segments: 1 ms of the pacing rate
+        // (sk_pacing_shift 10), at least 2; they leave together, and the next skb waits for
+        // the frame's length over the rate (tcp_update_skb_after_send()).
+        let mut b = bbr(1);
+        b.mss = MSS;
+        b.cwnd = 100 * MSS;
+        b.set_max_frame_segs(44);
+        b.conn_min_rtt = Some(SimDuration::from_millis(100)); // 100000 µs >> 9 = 195: no extra bytes
+        b.pacing_rate = 4_096_000; // 4000 B per ms: 4 segments of 1000 B per frame
+        assert_eq!(b.frame_segs(MSS), 4);
+        for i in 0..10 {
+            b.on_data_sent(SimTime::ZERO, 1 + i * MSS, 1 + (i + 1) * MSS, i > 0);
+        }
+        let t0 = t_ms(5);
+        for i in 10..14 {
+            assert_eq!(b.pacing_blocks(t0), None, "segment {i} joins the frame");
+            b.on_data_sent(t0, 1 + i * MSS, 1 + (i + 1) * MSS, true);
+        }
+        // 4000 B at 4,096,000 B/s (244,140 ns a segment) after t0, less the lateness credit (the
+        // sender is 5 ms late: half a segment's time back, ecnsim's per-segment cap).
+        assert_eq!(b.pacing_blocks(t0), Some(t0 + SimDuration::from_nanos(4 * 244_140 - 122_070)));
+        assert!(b.pacing_blocks(t0 + SimDuration::from_nanos(800_000)).is_some(), "the next frame waits");
+        // A frame is at most half the window (tcp_cwnd_test()), and 2 segments at least.
+        b.cwnd = 6 * MSS;
+        assert_eq!(b.frame_segs(MSS), 3);
+        b.cwnd = 100 * MSS;
+        b.pacing_rate = 1_000_000;
+        assert_eq!(b.frame_segs(MSS), 2);
+        // A short path adds gso_max_size >> (min_rtt_us >> 9): 1 ms -> 65536 >> 1.
+        b.conn_min_rtt = Some(SimDuration::from_millis(1));
+        assert_eq!(b.frame_segs(MSS), (32_768 + 976) / 1000);
+        // At most M segments (the device's gso_max_size); without offload (M = 1) one segment.
+        b.set_max_frame_segs(20);
+        assert_eq!(b.frame_segs(MSS), 20);
+        b.set_max_frame_segs(1);
+        assert_eq!(b.frame_segs(MSS), 1);
     }
 
     #[test]

@@ -386,7 +386,8 @@ impl AnyCc {
                 // The gain cycle's random phase is drawn from the connection's own stream, which the
                 // simulation sets ([`CcState::set_rng`]); this one serves sockets built alone.
                 let rng = SimRng::for_component(0, "tcp/bbr");
-                let b = Bbr::new(cfg.initial_window.bytes(cfg.mss), rng);
+                let mut b = Bbr::new(cfg.initial_window.bytes(cfg.mss), rng);
+                b.set_max_frame_segs(u64::from(cfg.tso_segments));
                 (AnyCc::Bbr(recovery), Some(Modern::Bbr(b)))
             }
             CcKind::Prague => {
