@@ -7,16 +7,21 @@ use crate::common::{dumbbell, f64s, run, u64s};
 const BOTTLENECK: usize = 0;
 
 /// Four DCTCP flows through a step-marking queue at 1 Gb/s (1 Gb/s access links, 4.2 ms round trips).
+/// Four flows over `dumbbell`'s bottleneck (`rate`, `delay`, queue `q`) for `duration`, with
+/// `sim` added to the simulation table and `tcp` as the scenario's TCP table.
+fn four_flows(rate: &str, delay: &str, q: &str, duration: &str, sim: &str, tcp: &str) -> String {
+    let t = dumbbell(4, rate, delay, q, duration, r#"start_jitter = "10ms""#);
+    t.replace(
+        &format!("simulation = {{ duration = \"{duration}\" }}"),
+        &format!("simulation = {{ duration = \"{duration}\", {sim} }}\ntcp = {{ {tcp} }}"),
+    )
+}
+
 fn scenario(tso: u32) -> String {
     let q = r#"{ type = "threshold", limit_packets = 1000, k = 20 }"#;
-    let t = dumbbell(4, "1Gbps", "100us", q, "1s", r#"start_jitter = "10ms""#);
-    t.replace(
-        "simulation = { duration = \"1s\" }",
-        &format!(
-            "simulation = {{ duration = \"1s\", warmup = \"0.3s\" }}\n\
-             tcp = {{ cc = \"dctcp\", ecn = \"request\", delayed_ack = true, rcv_window = \"16MiB\", tso_segments = {tso} }}"
-        ),
-    )
+    let tcp =
+        format!(r#"cc = "dctcp", ecn = "request", delayed_ack = true, rcv_window = "16MiB", tso_segments = {tso}"#);
+    four_flows("1Gbps", "100us", q, "1s", r#"warmup = "0.3s""#, &tcp)
 }
 
 /// Conservation holds (`run` asserts it), the same seed gives the same results, and the
@@ -41,14 +46,8 @@ fn offload_bursts_raise_the_peak_queue_deterministically() {
 /// Four BBR flows over a DropTail bottleneck at 100 Mb/s, with or without offload frames.
 fn bbr_scenario(tso: u32) -> String {
     let q = r#"{ type = "droptail", limit_packets = 100 }"#;
-    let t = dumbbell(4, "100Mbps", "5ms", q, "2s", r#"start_jitter = "10ms""#);
-    t.replace(
-        "simulation = { duration = \"2s\" }",
-        &format!(
-            "simulation = {{ duration = \"2s\", warmup = \"0.5s\", profile = \"linux-6.x\" }}\n\
-             tcp = {{ cc = \"bbr\", tso_segments = {tso} }}"
-        ),
-    )
+    let sim = r#"warmup = "0.5s", profile = "linux-6.x""#;
+    four_flows("100Mbps", "5ms", q, "2s", sim, &format!(r#"cc = "bbr", tso_segments = {tso}"#))
 }
 
 /// BBR's paced offload frames (Linux tcp_tso_autosize(), docs/models/bbr.md): conservation holds
