@@ -316,40 +316,43 @@ def _write_partial(sim: Simulation, out: Path, stopped: str = "interrupted") -> 
         results.meta["stopped"] = stopped
         written = [n for n in results.tables if n not in SERIES_TABLES]
         results.write_parquet(out, tables=written)
-    series, left = [], []
-    budget = PARTIAL_SERIES_MAX_BYTES
-    for name in (n for n in results.tables if n in SERIES_TABLES):
-        size = _column_bytes(results.tables[name])
-        if size <= budget:
-            series.append(name)
-            budget -= size
-        else:
-            left.append(name)
+        all_series = [n for n in results.tables if n in SERIES_TABLES]
+    announced = False
+    # From here a second Ctrl-C may land anywhere (between two prints as well as inside a
+    # write): whatever series it leaves unwritten are named below, always.
+    try:
+        series = []
+        budget = PARTIAL_SERIES_MAX_BYTES
+        for name in all_series:
+            size = _column_bytes(results.tables[name])
+            if size <= budget:
+                series.append(name)
+                budget -= size
+            else:
+                print(
+                    f"{name}: {size / 2**20:.0f} MiB, over the "
+                    f"{PARTIAL_SERIES_MAX_BYTES // 2**20} MiB of time series written after "
+                    "Ctrl-C; run to the end for it, or sample less (simulation.sample_interval, "
+                    "sample_queues)",
+                    file=sys.stderr,
+                )
+        if series and not again:
             print(
-                f"{name}: {size / 2**20:.0f} MiB, over the {PARTIAL_SERIES_MAX_BYTES // 2**20} "
-                "MiB of time series written after Ctrl-C; run to the end for it, or sample "
-                "less (simulation.sample_interval, sample_queues)",
+                f"partial results (finished=false) written to {out}; writing its time series "
+                f"({', '.join(series)}; Ctrl-C again leaves them out)",
                 file=sys.stderr,
             )
-    if not series or again:
-        print(f"partial results (finished=false) written to {out}", file=sys.stderr)
-        left += series
-        if left:
-            print(f"time series left out: {', '.join(left)}", file=sys.stderr)
-        return
-    print(
-        f"partial results (finished=false) written to {out}; writing its time series "
-        f"({', '.join(series)}; Ctrl-C again leaves them out)",
-        file=sys.stderr,
-    )
-    try:
-        for name in series:
-            # The file first, then meta.json listing it: a Ctrl-C between them leaves a
-            # file that meta.json does not list, never a listed one that is missing.
-            results.write_parquet(out, tables=[name], meta_tables=[*written, name])
-            written.append(name)
+            announced = True
+            for name in series:
+                # The file first, then meta.json listing it: a Ctrl-C between them leaves a
+                # file that meta.json does not list, never a listed one that is missing.
+                results.write_parquet(out, tables=[name], meta_tables=[*written, name])
+                written.append(name)
     except KeyboardInterrupt:
-        left += [n for n in series if n not in written]
+        pass
+    if not announced:
+        print(f"partial results (finished=false) written to {out}", file=sys.stderr)
+    left = [n for n in all_series if n not in written]
     if left:
         print(f"time series left out: {', '.join(left)}", file=sys.stderr)
 
