@@ -352,7 +352,13 @@ def _write_partial(sim: Simulation, out: Path, stopped: str = "interrupted") -> 
         pass
     if not announced:
         print(f"partial results (finished=false) written to {out}", file=sys.stderr)
-    left = [n for n in all_series if n not in written]
+    # What meta.json lists is what was written: a Ctrl-C inside a write, after meta.json took
+    # the series but before the loop noted it, must not name a written series as left out.
+    try:
+        listed = set(json.loads((out / "meta.json").read_text(encoding="utf-8"))["tables"])
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = set(written)
+    left = [n for n in all_series if n not in listed]
     if left:
         print(f"time series left out: {', '.join(left)}", file=sys.stderr)
 
