@@ -102,6 +102,53 @@ impl Tree {
         Some(node)
     }
 
+    /// The document as a JSON value (an integer beyond 64 bits as a float; what the
+    /// reader could not hold as null), for parsing it again with one value changed.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Tree::Table(items) => Value::Object(items.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Tree::Array(items) => Value::Array(items.iter().map(Tree::to_json).collect()),
+            Tree::Str(s) => Value::String(s.clone()),
+            Tree::Int(v) => i64::try_from(*v)
+                .map(Value::from)
+                .or_else(|_| u64::try_from(*v).map(Value::from))
+                .unwrap_or_else(|_| Value::from(*v as f64)),
+            Tree::Float(v) => serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
+            Tree::Bool(v) => Value::Bool(*v),
+            Tree::Other => Value::Null,
+        }
+    }
+
+    /// The document as a JSON value with the value at `path` replaced by the string `s`;
+    /// `None` if `path` names no value.
+    pub(crate) fn to_json_with_string_at(&self, path: &str, s: &str) -> Option<serde_json::Value> {
+        let mut doc = self.to_json();
+        let mut node = &mut doc;
+        for seg in segments(path)? {
+            node = match seg {
+                Seg::Key(k) => node.as_object_mut()?.get_mut(k)?,
+                Seg::Index(i) => node.as_array_mut()?.get_mut(i)?,
+            };
+        }
+        *node = serde_json::Value::String(s.to_owned());
+        Some(doc)
+    }
+
+    /// The value at `path` as serde's messages describe a value ("boolean `true`",
+    /// "integer `1`", "an array"); `None` if `path` names no value.
+    pub(crate) fn describe_at(&self, path: &str) -> Option<String> {
+        Some(match self.at(path)? {
+            Tree::Table(_) => "a table".to_owned(),
+            Tree::Array(_) => "an array".to_owned(),
+            Tree::Str(s) => format!("string {s:?}"),
+            Tree::Int(v) => format!("integer `{v}`"),
+            Tree::Float(v) => format!("floating point `{v}`"),
+            Tree::Bool(v) => format!("boolean `{v}`"),
+            Tree::Other => "a value of no known kind".to_owned(),
+        })
+    }
+
     /// `(relative path, how a message would quote it)` of every value and key below.
     fn quotable(&self, prefix: &str, out: &mut Vec<(String, Vec<String>)>) {
         match self {

@@ -2675,7 +2675,32 @@ fn refined_error(tree: Option<&parse::Tree>, path: &str, msg: &str, position: &s
     if let Some(list) = parse::missing_field(&msg).and_then(|field| allowed_tags(&path, field)) {
         let _ = fmt::Write::write_fmt(&mut msg, format_args!("; allowed: {list}"));
     }
+    if is_enum_type_error(&msg) {
+        // serde names no variant when a word is expected and a boolean, number or table came
+        // ("expected value" from JSON text, "wanted string or table" from TOML, "expected
+        // string or map" from a parsed value): name them.
+        if let Some((what, list)) = tree.and_then(|t| Some((t.describe_at(&path)?, allowed_words(t, &path)?))) {
+            msg = format!("invalid type: {what}, expected {list}");
+        }
+    }
     SimError::spec(path, format!("{msg}{position}"))
+}
+
+/// True for serde's messages when a value of an enum of words is not a string.
+fn is_enum_type_error(msg: &str) -> bool {
+    msg == "expected value" || msg.ends_with("expected string or map") || msg == "wanted string or table"
+}
+
+/// The words allowed at `path`: the list serde gives when the document is read again with
+/// an unknown word there; `None` if the field takes no word (then the message stands).
+fn allowed_words(tree: &parse::Tree, path: &str) -> Option<String> {
+    const UNKNOWN: &str = "\u{0}";
+    let doc = tree.to_json_with_string_at(path, UNKNOWN)?;
+    // No other value holds the word, so a message quoting it is about this value, whatever
+    // path serde could follow (none inside a queue's table, which is read by its `type`).
+    let msg = serde_json::from_value::<ScenarioSpec>(doc).err()?.to_string();
+    let list = msg.strip_prefix(&format!("unknown variant `{UNKNOWN}`, expected "))?;
+    Some(list.to_owned())
 }
 
 /// The allowed values of a `type` or `kind` key missing at `path`.
@@ -2993,6 +3018,11 @@ tcp = { initial_window = 10 }
         (&[("duration = \"10s\"", "duration = nan")], "simulation.duration", "must be a finite number, got NaN"),
         (&[("duration = \"10s\"", "duration = inf")], "simulation.duration", "must be a finite number, got inf"),
         (&[("#F0", "stop = nan")], "flows[0].stop", "must be a finite number, got NaN"),
+        // A word expected, something else given: the words are named (serde names none).
+        (&[("#TCP", "ecn = true")], "tcp.ecn", "invalid type: boolean `true`, expected one of `off`, `request`, `accept`"),
+        (&[("#TCP", "ecn_feedback = 1")], "tcp.ecn_feedback", "invalid type: integer `1`, expected `classic` or `accecn`"),
+        (&[("#TCP", "cc = [\"bbr\"]")], "tcp.cc", "invalid type: an array, expected one of `tahoe`, `reno`"),
+        (&[("type = \"droptail\", limit_packets = 50", "type = \"red\", ecn = true")], "links[2].queue.ecn", "invalid type: boolean `true`, expected one of `none`, `rfc3168`, `ns2_mark_p`, `mark_above_max`"),
         (&[("mss = 1000", "mss = 1.5")], "tcp.mss", "invalid type: floating point `1.5`, expected an integer"),
         (&[("mss = 1000", "mss = \"1000\"")], "tcp.mss", "invalid type: string \"1000\", expected an integer"),
         (&[("seed = 7", "seed = -7")], "simulation.seed", "invalid value: integer `-7`, expected an integer from 0 to 18446744073709551615"),
@@ -3199,6 +3229,19 @@ tcp = { initial_window = 10 }
             (r#""kind":"router""#, r#""kind":"switch""#, "nodes[2].kind", "expected `host` or `router`"),
             (r#""mss":1000"#, r#""mss":1000,"colour":1"#, "tcp.colour", "unknown field `colour`"),
             (r#""duration":"10s""#, r#""duration":0.1,"colour":1"#, "simulation.colour", "unknown field"),
+            // serde_json says only "expected value" when a word is expected and a boolean came.
+            (
+                r#""mss":1000"#,
+                r#""mss":1000,"ecn":true"#,
+                "tcp.ecn",
+                "invalid type: boolean `true`, expected one of `off`, `request`, `accept`",
+            ),
+            (
+                r#""limit_packets":50"#,
+                r#""limit_packets":50,"ecn_synack":2"#,
+                "links[2].queue.ecn_synack",
+                "unknown field `ecn_synack`",
+            ),
         ];
         for &(old, new, path, fragment) in cases {
             assert_eq!(base.matches(old).count(), 1, "{old}");
