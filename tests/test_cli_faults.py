@@ -350,3 +350,44 @@ def test_a_second_ctrl_c_anywhere_after_the_tables_names_the_series_left_out(
     line = next(x for x in err.splitlines() if x.startswith("time series left out: "))
     left = set(cli_run.SERIES_TABLES) - set(written)
     assert set(line.removeprefix("time series left out: ").split(", ")) == left, err
+
+
+def test_a_second_ctrl_c_before_the_partial_write_is_held(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second Ctrl-C right after the first, before the partial results' writer has taken
+    Ctrl-C over (while the first is caught, the progress bar closed, the stop reported), is
+    held, not raised: the tables and meta.json are written and the series are left out and
+    named, as for any second Ctrl-C (it used to escape and leave ``--out`` empty)."""
+    import json
+    import signal
+
+    from ecnsim._system import hold_sigint_after_first
+    from ecnsim.cli import run as cli_run
+
+    path = ROOT / "examples" / "dumbbell.toml"
+    sim = cli_run.build_simulation(
+        path, path.read_text(), seed=1, max_memory=None,
+        sets=[("simulation.sample_interval", "10ms")],
+    )  # fmt: skip
+    sim.run_until(3.0)
+    before = signal.getsignal(signal.SIGINT)
+    with hold_sigint_after_first() as held:
+        handler = signal.getsignal(signal.SIGINT)
+        assert callable(handler)
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, None)  # the first Ctrl-C stops the run
+        handler(signal.SIGINT, None)  # the second, at once: held
+        assert held.again
+        cli_run._write_partial(sim, tmp_path, "interrupted", held)
+        # Released once the tables are written: a Ctrl-C now would stop a series' write.
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, None)
+    assert signal.getsignal(signal.SIGINT) is before
+    err = capsys.readouterr().err
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["finished"] is False
+    assert meta["tables"] == ["flows", "apps", "queues", "records"]
+    line = next(x for x in err.splitlines() if x.startswith("time series left out: "))
+    left = set(line.removeprefix("time series left out: ").split(", "))
+    assert left == set(cli_run.SERIES_TABLES)

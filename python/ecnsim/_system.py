@@ -165,6 +165,56 @@ def deferred_sigint(message: str | None = None, *, reraise: bool = True) -> Iter
             raise KeyboardInterrupt
 
 
+class HeldInterrupts:
+    """Ctrl-C (SIGINT) during a run whose partial results are written after it: the first
+    raises :class:`KeyboardInterrupt` as usual; from then on each is counted and held, not
+    raised, until :meth:`release`, so that none lands between catching the first and
+    writing what finished (there a second one would have left no results at all)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.holding = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.count += 1
+        if self.holding:
+            return
+        self.holding = True
+        raise KeyboardInterrupt
+
+    @property
+    def again(self) -> bool:
+        """A Ctrl-C came after the first."""
+        return self.count > 1
+
+    def release(self) -> None:
+        """The next Ctrl-C raises again (the writer can now be stopped part-way)."""
+        self.holding = False
+
+
+@contextlib.contextmanager
+def hold_sigint_after_first() -> Iterator[HeldInterrupts]:
+    """The block with SIGINT handled by a :class:`HeldInterrupts` (only in the main thread,
+    and not where SIGINT is ignored); the previous handler comes back when it ends."""
+    held = HeldInterrupts()
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    try:
+        previous = signal.signal(signal.SIGINT, held)
+    except ValueError:  # pragma: no cover - not the main interpreter
+        yield held
+        return
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, previous)
+        yield held
+        return
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def default_max_memory() -> int | None:
     """The memory limit a simulation gets by default: 90% of :func:`available_memory`.
 

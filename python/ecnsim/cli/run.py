@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecnsim import _core
-from ecnsim._system import deferred_sigint, parse_bytes
+from ecnsim._system import HeldInterrupts, deferred_sigint, hold_sigint_after_first, parse_bytes
 from ecnsim.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -304,19 +304,25 @@ def _write_results(results: Results, out: Path) -> None:
         results.write_parquet(out)
 
 
-def _write_partial(sim: Simulation, out: Path, stopped: str = "interrupted") -> None:
+def _write_partial(
+    sim: Simulation, out: Path, stopped: str = "interrupted", held: HeldInterrupts | None = None
+) -> None:
     """After Ctrl-C (or an error part-way): the results so far into ``out``; first every
     table but the time series and ``meta.json`` (with ``stopped``: why the run ended early),
     with Ctrl-C held off (what finished is never lost to a second Ctrl-C), then each series,
     within ``PARTIAL_SERIES_MAX_BYTES`` together; a second Ctrl-C leaves the rest out. Every
-    series left out is named."""
+    series left out is named. ``held``: the run's Ctrl-C handler, which has held any Ctrl-C
+    after the first until now (such a one counts as a second)."""
     message = f"still writing partial results to {out}; the time series will be left out"
-    with deferred_sigint(message, reraise=False) as again:
+    with deferred_sigint(message, reraise=False) as received:
         results = sim.results
         results.meta["stopped"] = stopped
         written = [n for n in results.tables if n not in SERIES_TABLES]
         results.write_parquet(out, tables=written)
         all_series = [n for n in results.tables if n in SERIES_TABLES]
+    again = bool(received) or (held is not None and held.again)
+    if held is not None:
+        held.release()  # a Ctrl-C from here stops the series' writes
     announced = False
     # From here a second Ctrl-C may land anywhere (between two prints as well as inside a
     # write): whatever series it leaves unwritten are named below, always.
@@ -543,25 +549,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     stopped: str | None = None
     code = EXIT_OK
-    try:
-        sim.run(progress=progress)
-    except KeyboardInterrupt:
-        stopped, code = "interrupted", EXIT_INTERRUPTED
-    except (SimulationError, ResourceError) as e:
-        stopped, code = f"error: {e}", EXIT_USAGE
-    finally:
-        if progress is not None:
-            progress.close()
-    wall = time.perf_counter() - started
-    if stopped is not None:
-        print(
-            f"{stopped}\nstopped at {sim.now:g} s of {sim.duration:g} s simulated "
-            f"(after {wall:.1f} s)",
-            file=sys.stderr,
-        )
-        if out is not None:
-            _write_partial(sim, out, stopped)
-        return code
+    # After the first Ctrl-C, later ones are held until the partial results' tables are
+    # written: one landing before `_write_partial` takes over would leave `--out` empty.
+    with hold_sigint_after_first() as interrupts:
+        try:
+            sim.run(progress=progress)
+        except KeyboardInterrupt:
+            stopped, code = "interrupted", EXIT_INTERRUPTED
+        except (SimulationError, ResourceError) as e:
+            stopped, code = f"error: {e}", EXIT_USAGE
+        finally:
+            if progress is not None:
+                progress.close()
+        wall = time.perf_counter() - started
+        if stopped is not None:
+            print(
+                f"{stopped}\nstopped at {sim.now:g} s of {sim.duration:g} s simulated "
+                f"(after {wall:.1f} s)",
+                file=sys.stderr,
+            )
+            if out is not None:
+                _write_partial(sim, out, stopped, interrupts)
+            return code
     results = sim.results
     # Results first: printing may fail (a closed pipe), writing must not be skipped.
     if out is not None:
