@@ -183,6 +183,36 @@ def test_bench_no_series_leaves_out_the_time_series(cli: Cli, tmp_path: Path) ->
     assert r["packet_hops"] > 0
 
 
+def test_bench_set_changes_the_scenario_in_every_process(cli: Cli, tmp_path: Path) -> None:
+    """``ecnsim bench NAME --set PATH=VALUE`` runs the benchmark with that change (issue 32
+    item 9 measures BBR's and CUBIC's cost on dumbbell-100 this way), as ``ecnsim run --set``
+    does; the record lists the change, and the child processes (several benchmarks, the
+    callgrind runs) get it too."""
+    out = tmp_path / "bbr.json"
+    proc = cli("bench", "dumbbell-10", "--set", "tcp.cc=bbr", "--write-scenario", out)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["tcp"]["cc"] == "bbr"
+    # Two benchmarks: each runs in a child process, which must get the --set too.
+    args = ("--json", "--no-instructions", "--until", "2", "--set", "tcp.cc=bbr")
+    proc = cli("bench", "dumbbell-10", "dumbbell-10", *args)
+    assert proc.returncode == 0, proc.stderr
+    changed = json.loads(proc.stdout)
+    plain = json.loads(cli("bench", "dumbbell-10", *args[:4]).stdout)[0]
+    assert [r["set"] for r in changed] == [['tcp.cc="bbr"']] * 2
+    assert plain["set"] == []
+    assert changed[0]["packet_hops"] == changed[1]["packet_hops"] != plain["packet_hops"]
+    proc = cli("bench", "dumbbell-10", "--until", "1", "--set", "tcp.cc=bbr")
+    assert proc.returncode == 0, proc.stderr
+    assert '--set          tcp.cc="bbr"' in proc.stdout
+    # A path or value the scenario does not take: one error line naming it, exit 2.
+    proc = cli("bench", "dumbbell-10", "--until", "1", "--set", "tcp.cc=vegas")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: tcp.cc: unknown variant `vegas`"), proc.stderr
+    proc = cli("bench", "dumbbell-10", "--until", "1", "--set", "links[99].rate=1Mbps")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: --set links[99].rate"), proc.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_bench_instructions_per_hop_by_callgrind() -> None:

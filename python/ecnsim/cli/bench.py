@@ -15,12 +15,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ecnsim import __version__, _core
 from ecnsim.cli._common import EXIT_OK, EXIT_USAGE
+from ecnsim.cli.run import apply_sets, set_arg
 
 if TYPE_CHECKING:
     # Imported where used: `ecnsim --help` and `ecnsim run` do not load the builders.
@@ -424,22 +425,37 @@ def _rss_bytes() -> int | None:
         return None
 
 
-def _scenario(bench: Benchmark, series: bool = True) -> Scenario:
-    """The benchmark's scenario; without its time series if ``series`` is false."""
+def _scenario(
+    bench: Benchmark, series: bool = True, sets: Sequence[tuple[str, Any]] = ()
+) -> Scenario:
+    """The benchmark's scenario; without its time series if ``series`` is false; with each
+    ``--set`` of ``sets`` applied in order (``ecnsim run``'s rules)."""
     scenario = bench.build()
-    if series:
+    if series and not sets:
         return scenario
     d = scenario.to_dict()
-    d.get("simulation", {}).pop("sample_interval", None)
+    if not series:
+        d.get("simulation", {}).pop("sample_interval", None)
+    if sets:
+        d = apply_sets(d, sets)
     return type(scenario).from_dict(d)
 
 
+def _set_texts(sets: Sequence[tuple[str, Any]]) -> list[str]:
+    """``sets`` as ``PATH=VALUE`` texts that parse back to them (the value as JSON)."""
+    return [f"{path}={json.dumps(value)}" for path, value in sets]
+
+
 def run_benchmark(
-    bench: Benchmark, until: float | None = None, series: bool = True, chunk: float | None = None
+    bench: Benchmark,
+    until: float | None = None,
+    series: bool = True,
+    chunk: float | None = None,
+    sets: Sequence[tuple[str, Any]] = (),
 ) -> dict[str, Any]:
     """Build and run ``bench`` in this process (to ``until`` seconds simulated if given;
     without its time series if ``series`` is false; in run chunks of ``chunk`` simulated
-    seconds if given, see :meth:`Simulation.run_until`).
+    seconds if given, see :meth:`Simulation.run_until`; with the ``--set`` changes ``sets``).
 
     ``build_s`` is the core's model build (the scenario is written first);
     ``wall_s`` counts the run only. Memory per flow is the peak RSS growth
@@ -447,7 +463,7 @@ def run_benchmark(
     """
     from ecnsim.simulation import Simulation
 
-    scenario = _scenario(bench, series)
+    scenario = _scenario(bench, series, sets)
     rss_before, held_before = _maxrss_bytes(), _rss_bytes()
     t0, c0 = time.perf_counter(), time.process_time()
     sim = Simulation(scenario)
@@ -488,6 +504,8 @@ def run_benchmark(
     return {
         "name": bench.name,
         "description": bench.description,
+        # The benchmark's scenario as changed by `--set` (empty: as defined).
+        "set": _set_texts(sets),
         "series": series,
         "flows": conns,
         "simulated_s": sim.now,
@@ -522,9 +540,15 @@ def _load_average() -> list[float] | None:
 
 
 def _child_command(
-    name: str, until: float | None, series: bool = True, chunk: float | None = None
+    name: str,
+    until: float | None,
+    series: bool = True,
+    chunk: float | None = None,
+    sets: Sequence[tuple[str, Any]] = (),
 ) -> list[str]:
     cmd = [sys.executable, "-m", "ecnsim", "bench", name, "--json", "--no-instructions"]
+    for text in _set_texts(sets):
+        cmd += ["--set", text]
     if not series:
         cmd.append("--no-series")
     if chunk is not None:
@@ -552,10 +576,14 @@ def _run_child(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str
 
 
 def _run_benchmark_in_child(
-    name: str, until: float | None = None, series: bool = True, chunk: float | None = None
+    name: str,
+    until: float | None = None,
+    series: bool = True,
+    chunk: float | None = None,
+    sets: Sequence[tuple[str, Any]] = (),
 ) -> dict[str, Any]:
     """Run one benchmark in a fresh interpreter, so peak memory is its own."""
-    proc = _run_child(_child_command(name, until, series, chunk))
+    proc = _run_child(_child_command(name, until, series, chunk, sets))
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {name} failed (exit {proc.returncode}):\n{proc.stderr}")
     record: dict[str, Any] = json.loads(proc.stdout)[0]
@@ -570,7 +598,9 @@ RUN_LOOP_SYMBOL = "*PySimulation::run_chunks*"
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
-def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -> dict[str, Any]:
+def instructions_per_hop(
+    bench: Benchmark, valgrind: str, series: bool = True, sets: Sequence[tuple[str, Any]] = ()
+) -> dict[str, Any]:
     """Instructions per packet-hop by callgrind, as the difference of two run lengths.
 
     The benchmark runs twice under ``valgrind --tool=callgrind``, to each time
@@ -596,7 +626,8 @@ def instructions_per_hop(bench: Benchmark, valgrind: str, series: bool = True) -
             f"--toggle-collect={RUN_LOOP_SYMBOL}",
         ]
         proc = _run_child(
-            [*cmd, *_child_command(bench.name, until, series, INSTRUCTIONS_CHUNK_S)], env=env
+            [*cmd, *_child_command(bench.name, until, series, INSTRUCTIONS_CHUNK_S, sets)],
+            env=env,
         )
         found = _COLLECTED.findall(proc.stderr)
         if proc.returncode != 0 or not found:
@@ -642,6 +673,7 @@ def _format_benchmark(r: dict[str, Any]) -> str:
         return "\n".join(
             [
                 f"{r['name']}: {r['description']}",
+                *([f"  --set          {', '.join(r['set'])}"] if r.get("set") else []),
                 f"  connections/s  {_si(r['connections_per_s'])}connections/s "
                 f"({r['connections']} connections)",
                 f"  packet-hops/s  {_si(r['packet_hops_per_s'])}hops/s ({r['packet_hops']} hops)",
@@ -656,24 +688,21 @@ def _format_benchmark(r: dict[str, Any]) -> str:
                 f"{r['live_connections']} connections live at the end)",
             ]
         )
-    return "\n".join(
-        [
-            f"{r['name']}: {r['description']}",
-            f"  packet-hops/s  {_si(r['packet_hops_per_s'])}hops/s ({r['packet_hops']} hops)",
-            f"  events/s       {_si(r['events_per_s'])}events/s ({r['events']} events)",
-            f"  wall time      {r['wall_s']:.3f} s run, {r['build_s']:.3f} s build "
-            f"({speed:.1f}x real time)",
-            f"  CPU time       {r['cpu_s']:.3f} s run, {r['build_cpu_s']:.3f} s build "
-            f"({r['ns_per_hop']:.0f} ns per packet-hop)",
-            f"  peak memory    {r['peak_rss_bytes'] / 2**20:.1f} MiB RSS, "
-            f"{r['bytes_per_flow'] / 2**10:.1f} KiB per flow",
-            *(
-                [f"  instructions   {r['instructions_per_hop']:.0f} per packet-hop (callgrind)"]
-                if "instructions_per_hop" in r
-                else []
-            ),
-        ]
-    )
+    lines = [
+        f"{r['name']}: {r['description']}",
+        *([f"  --set          {', '.join(r['set'])}"] if r.get("set") else []),
+        f"  packet-hops/s  {_si(r['packet_hops_per_s'])}hops/s ({r['packet_hops']} hops)",
+        f"  events/s       {_si(r['events_per_s'])}events/s ({r['events']} events)",
+        f"  wall time      {r['wall_s']:.3f} s run, {r['build_s']:.3f} s build "
+        f"({speed:.1f}x real time)",
+        f"  CPU time       {r['cpu_s']:.3f} s run, {r['build_cpu_s']:.3f} s build "
+        f"({r['ns_per_hop']:.0f} ns per packet-hop)",
+        f"  peak memory    {r['peak_rss_bytes'] / 2**20:.1f} MiB RSS, "
+        f"{r['bytes_per_flow'] / 2**10:.1f} KiB per flow",
+    ]
+    if "instructions_per_hop" in r:
+        lines.append(f"  instructions   {r['instructions_per_hop']:.0f} per packet-hop (callgrind)")
+    return "\n".join(lines)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -690,12 +719,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    sets = args.set or []
     if args.write_scenario is not None:
         if len(names) != 1:
             print("error: --write-scenario takes one benchmark name", file=sys.stderr)
             return EXIT_USAGE
         with open(args.write_scenario, "w", encoding="utf-8") as f:
-            json.dump(_scenario(BENCHMARKS[names[0]], not args.no_series).to_dict(), f, indent=1)
+            scenario = _scenario(BENCHMARKS[names[0]], not args.no_series, sets)
+            json.dump(scenario.to_dict(), f, indent=1)
             f.write("\n")
         print(f"wrote {args.write_scenario} (run it with: ecnsim run {args.write_scenario})")
         return EXIT_OK
@@ -704,11 +735,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     series = not args.no_series
     for name in names:
         if len(names) == 1:
-            record = run_benchmark(BENCHMARKS[name], args.until, series, args.chunk)
+            record = run_benchmark(BENCHMARKS[name], args.until, series, args.chunk, sets)
         else:
-            record = _run_benchmark_in_child(name, args.until, series, args.chunk)
+            record = _run_benchmark_in_child(name, args.until, series, args.chunk, sets)
         if valgrind is not None:
-            record.update(instructions_per_hop(BENCHMARKS[name], valgrind, series))
+            record.update(instructions_per_hop(BENCHMARKS[name], valgrind, series, sets))
         records.append(record)
         if not args.json:
             print(_format_benchmark(record), flush=True)
@@ -761,6 +792,15 @@ def add_parsers(sub: Any) -> None:
         metavar="FILE.json",
         help="write the benchmark's scenario as JSON (for ecnsim run, or another simulator) "
         "instead of running it",
+    )
+    bench.add_argument(
+        "--set",
+        action="append",
+        type=set_arg,
+        metavar="PATH=VALUE",
+        help="change one field of each benchmark's scenario, as ecnsim run --set does "
+        "(tcp.cc=bbr, links[name=bottleneck].queue.type=red); repeatable, applied in order; "
+        "the JSON record lists them under set",
     )
     bench.add_argument(
         "--no-series",
