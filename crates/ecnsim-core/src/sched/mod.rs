@@ -36,7 +36,7 @@
 //!
 //! An endpoint's timer event ([`Event::Timer`]) is left spent at the top of the
 //! timers' heap in the same way: a paced sender's departure event arms the next
-//! departure, due soon, whose sift down from the top ends after a level or two.
+//! departure, which takes its place with one sift down instead of a pop and a push.
 //! Unlike the link events' spent top, it is settled where the timer event runs
 //! ([`Scheduler::settle_timer`], called by the simulation at the end of that
 //! event), not before every pop: only the timers' own paths test for it, so
@@ -186,7 +186,7 @@ impl Scheduler {
         }
     }
     /// Remove the spent top of the timers' heap, if nothing replaced it: called once an
-    /// [`Event::Timer`] popped by [`Scheduler::pop_until`] has run (see "Replacing the top").
+    /// [`Event::Timer`] popped by [`Scheduler::pop_event`] has run (see "Replacing the top").
     #[inline]
     pub fn settle_timer(&mut self) {
         if self.timers_top_spent {
