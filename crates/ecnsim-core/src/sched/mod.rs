@@ -34,6 +34,16 @@
 //! the next pop ([`Scheduler::settle`]). The queue holds the same keys either
 //! way, so the order is unchanged.
 //!
+//! An endpoint's timer event ([`Event::Timer`]) is left spent at the top of the
+//! timers' heap in the same way: a paced sender's departure event arms the next
+//! departure, which takes its place with one sift down instead of a pop and a push.
+//! Unlike the link events' spent top, it is settled where the timer event runs
+//! ([`Scheduler::settle_timer`], called by the simulation at the end of that
+//! event), not before every pop: only the timers' own paths test for it, so
+//! senders that do not pace (a timer event per RTO or delayed ACK) pay nothing
+//! on the per-packet path (the same change with a test before every pop cost
+//! every run about 1 % and was reverted, docs/performance.md, "a fourth pass").
+//!
 //! ## Stale timer events
 //! A cancelled timer's event stays in the timers' heap until its time, as the
 //! lazy cancellation above has it. An endpoint's timer event displaced by an
@@ -134,6 +144,9 @@ pub struct Scheduler {
     timers: HeapQueue,
     /// The top of `links` is the event popped last, spent (see "Replacing the top").
     links_top_spent: bool,
+    /// The top of `timers` is the endpoint timer event running now, spent (see "Replacing the
+    /// top"); settled by [`Scheduler::settle_timer`].
+    timers_top_spent: bool,
 }
 
 impl Scheduler {
@@ -165,23 +178,51 @@ impl Scheduler {
             } else {
                 self.links.push(key, event);
             }
+        } else if self.timers_top_spent {
+            self.timers_top_spent = false;
+            self.timers.replace_top(key, event);
         } else {
             self.timers.push(key, event);
         }
     }
-    /// Remove the spent top of the link events' heap, if nothing replaced it (see
-    /// "Replacing the top"). The other accessors assume it was called after the last pop.
+    /// Remove the spent top of the timers' heap, if nothing replaced it: called once an
+    /// [`Event::Timer`] popped by [`Scheduler::pop_event`] has run (see "Replacing the top").
+    #[inline]
+    pub fn settle_timer(&mut self) {
+        if self.timers_top_spent {
+            self.timers_top_spent = false;
+            self.timers.remove_top();
+        }
+    }
+    /// Remove the spent tops of both heaps, if nothing replaced them (see "Replacing the
+    /// top"). The other accessors assume it was called after the last pop.
     #[inline]
     pub fn settle(&mut self) {
         if self.links_top_spent {
             self.links_top_spent = false;
             self.links.remove_top();
         }
+        self.settle_timer();
     }
     /// Pop the next event due at or before `limit`, advancing the clock to it.
     #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<Event> {
-        self.settle();
+        self.settle_timer();
+        let ev = self.pop_event(limit);
+        self.settle_timer();
+        ev
+    }
+    /// [`Scheduler::pop_until`] for the event loop: an [`Event::Timer`] it returns stays at the
+    /// top of the timers' heap, spent, until a timer event scheduled while it runs replaces it
+    /// or [`Scheduler::settle_timer`] removes it, which the caller must do before the next pop
+    /// (see "Replacing the top").
+    #[inline]
+    pub fn pop_event(&mut self, limit: SimTime) -> Option<Event> {
+        debug_assert!(!self.timers_top_spent, "settle_timer after a timer event");
+        if self.links_top_spent {
+            self.links_top_spent = false;
+            self.links.remove_top();
+        }
         match (self.links.peek(), self.timers.peek_key()) {
             (Some((l, ev)), t) if t.is_none_or(|t| l < t) => {
                 if l.time > limit {
@@ -193,7 +234,13 @@ impl Scheduler {
                 Some(ev)
             }
             (_, Some(t)) if t.time <= limit => {
-                let (key, ev) = self.timers.pop().expect("peeked");
+                let (key, ev) = self.timers.peek().expect("peeked");
+                if let Event::Timer { .. } = ev {
+                    // Left in place, spent, until `settle_timer`: the departure it arms replaces it.
+                    self.timers_top_spent = true;
+                } else {
+                    self.timers.remove_top();
+                }
                 self.now = key.time;
                 Some(ev)
             }
@@ -221,18 +268,19 @@ impl Scheduler {
     /// Drop the timers' heap's events for which `keep` is false (stale ones, see "Stale timer
     /// events"); the others pop in the same order as before.
     pub fn retain_timers(&mut self, keep: &mut dyn FnMut(&Event) -> bool) {
+        self.settle_timer();
         self.timers.retain(keep);
     }
     /// Number of events in the timers' heap (stale ones included).
     #[must_use]
     #[inline]
     pub fn pending_timers(&self) -> usize {
-        self.timers.len()
+        self.timers.len() - usize::from(self.timers_top_spent)
     }
     /// Number of queued events (link events, other events).
     #[must_use]
     pub fn pending_by_heap(&self) -> (usize, usize) {
-        (self.links.len() - usize::from(self.links_top_spent), self.timers.len())
+        (self.links.len() - usize::from(self.links_top_spent), self.pending_timers())
     }
     /// Number of queued events.
     #[must_use]
@@ -330,7 +378,10 @@ mod tests {
                         s.settle();
                         assert_eq!(s.next_time(), want.map(|(k, _)| k.time));
                     }
-                    assert_eq!(s.pop_until(SimTime::MAX), want.map(|(_, e)| e));
+                    // As the event loop pops: a timer event stays spent at the top of its heap
+                    // through the next operations (a schedule replaces it) until settled.
+                    s.settle_timer();
+                    assert_eq!(s.pop_event(SimTime::MAX), want.map(|(_, e)| e));
                     if let Some((k, _)) = want {
                         assert_eq!(s.now(), k.time);
                     }

@@ -294,7 +294,7 @@ impl Simulation {
         }
         let limit = t.min(self.end);
         self.until_check = CHECK_EVERY;
-        while let Some(ev) = self.sched.pop_until(limit) {
+        while let Some(ev) = self.sched.pop_event(limit) {
             self.perf.events += 1;
             let now = self.sched.now();
             if now == self.instant {
@@ -302,6 +302,7 @@ impl Simulation {
                 if self.instant_events > crate::app::TIMER_POPS_PER_INSTANT
                     && self.instant_events > self.instant_budget()
                 {
+                    self.sched.settle_timer();
                     return Err(self.stop(self.stalled_event(ev)));
                 }
             } else {
@@ -566,23 +567,9 @@ impl Simulation {
             }
             Event::WireArrival(p) => self.on_wire_arrival::<TRACE>(p),
             Event::Timer { endpoint, gen } => {
-                let e = endpoint as usize;
-                let ep = &mut self.endpoints[e];
-                if !ep.live || ep.timer_gen != gen {
-                    return; // stale: cancelled lazily, or the connection was released
-                }
-                ep.timer_at = Opt::NONE;
-                let now = self.sched.now();
-                if ep.deadline.get().is_none_or(|d| d > now) {
-                    // Early: the socket's deadline moved later since this event was scheduled.
-                    // The socket has not changed since it was last served (when nothing was
-                    // left to send), so serving it now would only reschedule: do just that,
-                    // without touching the socket.
-                    self.schedule_endpoint_timer(e);
-                    return;
-                }
-                ep.sock.on_timer(now);
-                self.service_endpoint::<TRACE>(e);
+                self.on_endpoint_timer::<TRACE>(endpoint, gen);
+                // The event's spent entry goes unless the timer it armed took its place.
+                self.sched.settle_timer();
             }
             Event::AppStart(a) => self.call_app(a, Call::Start),
             Event::AppTimer { app, gen } => {
@@ -1240,6 +1227,30 @@ impl Simulation {
             self.tcp_configs.push(Arc::clone(&c));
         }
         c
+    }
+
+    /// An endpoint's timer event (generation `gen`); its entry stays at the top of the timers'
+    /// heap, spent, while it runs, so that the timer it arms (a paced sender's next departure)
+    /// takes its place (sched, "Replacing the top").
+    #[inline(always)]
+    fn on_endpoint_timer<const TRACE: bool>(&mut self, endpoint: u32, gen: u32) {
+        let e = endpoint as usize;
+        let ep = &mut self.endpoints[e];
+        if !ep.live || ep.timer_gen != gen {
+            return; // stale: cancelled lazily, or the connection was released
+        }
+        ep.timer_at = Opt::NONE;
+        let now = self.sched.now();
+        if ep.deadline.get().is_none_or(|d| d > now) {
+            // Early: the socket's deadline moved later since this event was scheduled.
+            // The socket has not changed since it was last served (when nothing was
+            // left to send), so serving it now would only reschedule: do just that,
+            // without touching the socket.
+            self.schedule_endpoint_timer(e);
+            return;
+        }
+        ep.sock.on_timer(now);
+        self.service_endpoint::<TRACE>(e);
     }
 
     /// After any input to endpoint `e`: let the application react, send what

@@ -1907,7 +1907,7 @@ impl TcpSocket {
                         debug_assert!(again.poll_data(now, header).is_none(), "no data may be sent");
                     }
                 } else if let Some(ecn) = self.poll_data(now, header) {
-                    let last = self.window_full_after_send();
+                    let last = self.window_full_after_send() || self.pacer_holds_next(now);
                     #[cfg(debug_assertions)]
                     if last {
                         let mut again = self.clone();
@@ -2053,6 +2053,36 @@ impl TcpSocket {
         let seq = self.snd_nxt;
         let len = self.win.mss.min(self.data_end().saturating_sub(seq));
         seq + len.max(1) > self.send_limit()
+    }
+
+    /// After a data segment left and [`TcpSocket::window_full_after_send`] found room for the
+    /// next: if a paced sender's next segment must wait for its departure time, arm the wake-up
+    /// the next poll would arm and return true (that poll would return `None`), without that
+    /// poll. It is `next_seq`'s answer known here: no retransmission due and no ACK owed (the
+    /// send cleared both), no recovery with its own `NextSeg`, no ECN wait, data or a FIN at
+    /// SND.NXT, and room in the window (just tested); `restart_if_idle` does nothing for a
+    /// pacer. In every other case the next poll decides, as before.
+    #[inline]
+    fn pacer_holds_next(&mut self, now: SimTime) -> bool {
+        if !matches!(self.cc, AnyCc::Bbr(_) | AnyCc::Prague(_)) {
+            return false;
+        }
+        let Some(at) = self.cc_state.pacing_blocks(now) else { return false };
+        let seq = self.snd_nxt;
+        if self.retransmit_due
+            || self.ack_now
+            || self.ecn.wait_for_timer
+            || self.ns2_sack1_recovery()
+            || self.sack_recovery()
+            || self.sack_timeout_recovery()
+            || !self.can_send()
+            || (self.data_end() <= seq && self.fin_seq() != Some(seq))
+        {
+            return false;
+        }
+        // `poll_data`'s pacing branch, which the next poll would take.
+        self.wake_at = self.wake_at.earliest(Opt::some(at));
+        true
     }
 
     /// False only if [`TcpSocket::poll_data`] would return `None`, changing nothing: no

@@ -232,6 +232,20 @@ impl MaxFilter {
     }
 }
 
+/// What [`Bbr::set_cwnd`]'s window target is computed from (see [`Bbr::cwnd_target`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct TargetInputs {
+    bw: u64,
+    min_rtt: Option<SimDuration>,
+    cwnd_gain: u64,
+    mss: u64,
+    extra_acked: u64,
+    full_bw_reached: bool,
+    pacing_rate: u64,
+    /// ProbeBW's probing phase (`quantization_budget`'s 2 more packets).
+    probing: bool,
+}
+
 /// BBR's per-connection state (held behind a pointer by [`super::AnyCc`]).
 #[derive(Clone, Debug)]
 pub struct Bbr {
@@ -334,6 +348,8 @@ pub struct Bbr {
     /// offload, sends one segment per departure.
     max_frame_segs: u64,
     rng: SimRng,
+    /// The last window target and its inputs: most ACKs change none of them.
+    target_cache: (TargetInputs, u64),
 }
 
 impl Bbr {
@@ -393,6 +409,7 @@ impl Bbr {
             mss: 0,
             max_frame_segs: 1,
             rng,
+            target_cache: (TargetInputs::default(), 0),
         };
         b.init_pacing_rate(None);
         b
@@ -1108,13 +1125,46 @@ impl Bbr {
         false
     }
 
+    /// Linux `bbr_set_cwnd()`'s target: bbr_inflight(bw, cwnd_gain) + bbr_ack_aggregation_cwnd(),
+    /// quantized (`bbr_quantization_budget()`), bytes. A pure function of [`TargetInputs`], so the
+    /// last one is reused while they are unchanged (the same value, without its divisions).
+    fn cwnd_target(&mut self, mss: u64, bw: u64) -> u64 {
+        debug_assert_eq!(bw, self.bw.get(), "ack_aggregation_packets reads the filter's bw");
+        let inputs = TargetInputs {
+            bw,
+            min_rtt: self.min_rtt,
+            cwnd_gain: self.cwnd_gain,
+            mss,
+            extra_acked: self.extra_acked[0].max(self.extra_acked[1]),
+            full_bw_reached: self.full_bw_reached,
+            pacing_rate: self.pacing_rate,
+            probing: self.mode == Mode::ProbeBw && self.cycle_index == 0,
+        };
+        if inputs == self.target_cache.0 && self.target_cache.1 != 0 {
+            debug_assert_eq!(
+                self.target_cache.1,
+                self.fresh_cwnd_target(mss, bw),
+                "a cached target is the computed one"
+            );
+            return self.target_cache.1;
+        }
+        let target = self.fresh_cwnd_target(mss, bw);
+        self.target_cache = (inputs, target);
+        target
+    }
+
+    /// [`Bbr::cwnd_target`], computed.
+    fn fresh_cwnd_target(&self, mss: u64, bw: u64) -> u64 {
+        let target_packets = self.bdp_packets(mss, bw, self.cwnd_gain) + self.ack_aggregation_packets(mss);
+        self.quantization_budget(mss, target_packets) * mss
+    }
+
     /// Linux `bbr_set_cwnd()` (draft §4.2.3.5-6): slow start up to the target, or down to it once
     /// the pipe was full; at least 4 packets; 4 packets in ProbeRTT.
     fn set_cwnd(&mut self, a: &AckInfo, rs: &RateSample, state: CaState, inflight: u64, bw: u64) {
         let mss = a.mss;
         if rs.acked > 0 && !self.recover_or_restore(rs, state, inflight) {
-            let target_packets = self.bdp_packets(mss, bw, self.cwnd_gain) + self.ack_aggregation_packets(mss);
-            let target = self.quantization_budget(mss, target_packets) * mss;
+            let target = self.cwnd_target(mss, bw);
             if self.full_bw_reached {
                 self.cwnd = (self.cwnd + rs.acked).min(target);
             } else if self.cwnd < target || self.delivered < INIT_CWND * mss {
