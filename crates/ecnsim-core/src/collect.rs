@@ -16,7 +16,7 @@ use crate::ids::{FlowId, NodeId};
 use crate::qdisc::{DropReason, MarkReason, MarkedCodepoint, QueueCounters};
 use crate::results::{Column, ColumnData, Results, Table};
 use crate::sim::Simulation;
-use crate::stats::{ConnTotals, FlowExtra, Snapshot, WarmBase, WarmPort};
+use crate::stats::{ConnTotals, FlowExtra, WarmBase};
 use crate::stats::{Series, SeriesTable, SeriesValues};
 use crate::tcp::{TcpCounters, TcpState};
 use crate::time::{ns_to_secs, SimDuration, SimTime};
@@ -321,13 +321,12 @@ fn collect(sim: &Simulation, with_series: bool) -> Results {
         rows.iter().map(|r| r.classic_ecn.map_or(f64::NAN, |s| s as f64 / f64::from(1u32 << 20))).collect(),
     );
 
-    let apps = apps_table(sim, warm, since, now);
+    let apps = apps_table(sim, warm.map(|w| w.apps.as_slice()), since, now);
 
     // --- queues ---
     let mut q = Table::new("queues");
     let span_ns = now.saturating_since(since).as_nanos();
-    let warm_ports = warm.map(Snapshot::ports);
-    let warm_port = |i: usize| warm_ports.as_ref().map_or_else(WarmPort::default, |w| w[i]);
+    let zero = QueueCounters::default();
     let deltas: Vec<QueueCounters> = sim
         .ports
         .iter()
@@ -338,7 +337,7 @@ fn collect(sim: &Simulation, with_series: bool) -> Results {
             let dt = u128::from(now.saturating_since(p.queue.last_change()).as_nanos());
             c.area_packets += u128::from(p.queue.len_packets()) * dt;
             c.area_bytes += u128::from(p.queue.len_bytes()) * dt;
-            c.since(&warm_port(i).counters)
+            c.since(warm.map_or(&zero, |w| &w.queues[i]))
         })
         .collect();
     let avg = |area: u128| if span_ns > 0 { area as f64 / span_ns as f64 } else { f64::NAN };
@@ -373,7 +372,7 @@ fn collect(sim: &Simulation, with_series: bool) -> Results {
     q.push_u64("max_packets", sim.ports.iter().map(|p| p.max_packets()).collect());
     q.push_u64("max_bytes", sim.ports.iter().map(|p| p.max_bytes()).collect());
     // arrivals + backlog_start = departures + drops + backlog_end, exactly.
-    q.push_u64("backlog_start_packets", (0..sim.ports.len()).map(|i| warm_port(i).backlog).collect());
+    q.push_u64("backlog_start_packets", (0..sim.ports.len()).map(|i| warm.map_or(0, |w| w.backlog[i])).collect());
     q.push_u64("backlog_end_packets", sim.ports.iter().map(|p| p.queue.len_packets()).collect());
     // Utilization: the share of [warmup, now] the transmitter spent sending
     // (bits actually serialised in the interval, so never above 1).
@@ -383,7 +382,7 @@ fn collect(sim: &Simulation, with_series: bool) -> Results {
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let busy = p.busy_until_time(now) - warm_port(i).busy;
+                let busy = p.busy_until_time(now) - warm.map_or(0, |w| w.busy[i]);
                 if span_ns > 0 {
                     busy as f64 / span_ns as f64
                 } else {
@@ -554,18 +553,12 @@ fn flow_rows(sim: &Simulation) -> Vec<FlowRow<'_>> {
 /// The `apps` table: one row per workload, its connections' counters summed over
 /// `[warm-up, now]` (those opened before and still alive count from the warm-up).
 #[allow(clippy::cast_precision_loss)]
-fn apps_table(sim: &Simulation, warm: Option<&Snapshot>, since: SimTime, now: SimTime) -> Table {
+fn apps_table(sim: &Simulation, warm: Option<&[ConnTotals]>, since: SimTime, now: SimTime) -> Table {
     let mut t = Table::new("apps");
+    let totals = sim.app_totals_now();
     let first = sim.n_static; // `[[flows]]` entries are apps 0..n_static, one connection each
-    let totals = sim.app_totals_from(first);
     let idx: Vec<usize> = (first..sim.apps.len()).collect();
-    let d: Vec<ConnTotals> = idx
-        .iter()
-        .map(|&a| {
-            let t = totals[a - first];
-            warm.map_or(t, |w| t.since(w.app(a).expect("the snapshot holds every reported app's totals")))
-        })
-        .collect();
+    let d: Vec<ConnTotals> = idx.iter().map(|&a| warm.map_or(totals[a], |w| totals[a].since(&w[a]))).collect();
     let mut live = vec![0u64; sim.apps.len()];
     for f in sim.flows.iter().skip(sim.n_static).filter(|f| !f.free) {
         live[f.app.index()] += 1;

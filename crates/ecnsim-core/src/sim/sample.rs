@@ -3,51 +3,42 @@
 
 use super::Simulation;
 use crate::ids::FlowId;
-use crate::stats::{ConnTotals, FlowSample, Snapshot, WarmFlow, WarmPort};
+use crate::stats::{ConnTotals, FlowSample, Snapshot, WarmFlow};
 
 impl Simulation {
-    /// The counters at the end of warm-up: every connection's and port's, and the totals of
-    /// the apps whose totals are reported (`collect::apps_table`), written compactly
-    /// ([`Snapshot`]: a sweep that wrote full copies evicted the run's lines from the cache).
     pub(crate) fn snapshot(&self) -> Snapshot {
         let sim = self;
-        let now = sim.now();
-        let mut s = Snapshot::new(now, sim.n_static, sim.flows.len(), sim.ports.len());
-        for (i, f) in sim.flows.iter().enumerate() {
-            if f.free {
-                s.push_flow(None);
-            } else {
-                let (a, b) = sim.flow_counters(FlowId::from_index(i));
-                s.push_flow(Some(&WarmFlow { serial: f.serial, counters: [a, b], extra: sim.flow_extra(i) }));
-            }
+        Snapshot {
+            time: sim.now(),
+            flows: sim
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (!f.free).then(|| {
+                        let (a, b) = sim.flow_counters(FlowId::from_index(i));
+                        WarmFlow { serial: f.serial, counters: [a, b], extra: sim.flow_extra(i) }
+                    })
+                })
+                .collect(),
+            apps: sim.app_totals_now(),
+            queues: sim.ports.iter().map(|p| p.counters()).collect(),
+            busy: sim.ports.iter().map(|p| p.busy_until_time(sim.now())).collect(),
+            backlog: sim.ports.iter().map(|p| p.queue.len_packets()).collect(),
         }
-        for t in sim.app_totals_from(sim.n_static) {
-            s.push_app(t);
-        }
-        for p in &sim.ports {
-            s.push_port(&WarmPort {
-                counters: p.counters(),
-                busy: p.busy_until_time(now),
-                backlog: p.queue.len_packets(),
-            });
-        }
-        s
     }
 
-    /// The totals now of every app from `first` on (`[first, apps)`): those of its freed
-    /// connections plus its live ones'.
-    pub(crate) fn app_totals_from(&self, first: usize) -> Vec<ConnTotals> {
+    /// Every app's totals now: those of its freed connections plus its live ones'.
+    pub(crate) fn app_totals_now(&self) -> Vec<ConnTotals> {
         let sim = self;
-        let mut totals = sim.app_totals.get(first..).unwrap_or_default().to_vec();
+        let mut totals = sim.app_totals.clone();
         for (i, f) in sim.flows.iter().enumerate().skip(sim.n_static) {
             if f.free {
                 continue;
             }
-            // Workload connections belong to the apps after the `[[flows]]` ones.
-            let Some(t) = f.app.index().checked_sub(first).and_then(|k| totals.get_mut(k)) else { continue };
             let (a, b) = sim.flow_counters(FlowId::from_index(i));
             let ecn = f.last.as_ref().map_or_else(|| sim.initiator(i).is_some_and(|s| s.ecn_negotiated()), |l| l.ecn);
-            t.add([a, b], &sim.flow_extra(i), ecn, f.start >= sim.warmup);
+            totals[f.app.index()].add([a, b], &sim.flow_extra(i), ecn, f.start >= sim.warmup);
         }
         totals
     }

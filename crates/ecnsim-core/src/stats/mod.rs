@@ -5,6 +5,7 @@
 //! Counters always count from the start of the run; at the end of warm-up a
 //! [`Snapshot`] is taken and every reported counter is `now - snapshot`.
 
+use crate::qdisc::QueueCounters;
 use crate::tcp::Opt;
 use crate::tcp::TcpCounters;
 use crate::time::SimTime;
@@ -138,9 +139,31 @@ impl ConnTotals {
     }
 }
 
+/// Counters at the end of warm-up.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub(crate) time: SimTime,
+    /// Per connection slot: the connection in it then, if any.
+    pub(crate) flows: Vec<Option<WarmFlow>>,
+    /// Per app: its totals then.
+    pub(crate) apps: Vec<ConnTotals>,
+    pub(crate) queues: Vec<QueueCounters>,
+    /// Transmitter busy time of each port up to the snapshot, ns.
+    pub(crate) busy: Vec<u64>,
+    /// Packets queued at each port at the snapshot.
+    pub(crate) backlog: Vec<u64>,
+}
+
+impl Snapshot {
+    /// The warm-up counters of connection `serial` in slot `slot`, if it was alive then.
+    pub(crate) fn flow(&self, slot: usize, serial: u64) -> Option<WarmBase> {
+        match self.flows.get(slot) {
+            Some(Some(w)) if w.serial == serial => Some(WarmBase::At(Box::new(*w))),
+            _ => None,
+        }
+    }
+}
+
 mod series;
-mod warm;
 pub(crate) use series::FlowSample;
 pub use series::{Rows, Series, SeriesTable, SeriesValues};
-pub use warm::Snapshot;
-pub(crate) use warm::WarmPort;
