@@ -198,11 +198,16 @@ impl Scheduler {
     /// top"). The other accessors assume it was called after the last pop.
     #[inline]
     pub fn settle(&mut self) {
+        self.settle_links();
+        self.settle_timer();
+    }
+    /// Remove the spent top of the link events' heap, if nothing replaced it.
+    #[inline]
+    fn settle_links(&mut self) {
         if self.links_top_spent {
             self.links_top_spent = false;
             self.links.remove_top();
         }
-        self.settle_timer();
     }
     /// Pop the next event due at or before `limit`, advancing the clock to it.
     #[inline]
@@ -219,10 +224,7 @@ impl Scheduler {
     #[inline]
     pub fn pop_event(&mut self, limit: SimTime) -> Option<Event> {
         debug_assert!(!self.timers_top_spent, "settle_timer after a timer event");
-        if self.links_top_spent {
-            self.links_top_spent = false;
-            self.links.remove_top();
-        }
+        self.settle_links();
         match (self.links.peek(), self.timers.peek_key()) {
             (Some((l, ev)), t) if t.is_none_or(|t| l < t) => {
                 if l.time > limit {
