@@ -497,6 +497,41 @@ def test_run_seeds_prints_mean_and_ci_across_seeds(cli: Cli) -> None:
     assert set(runs[0]["metrics"]) >= set(DEFAULT_METRICS)
 
 
+def test_run_seeds_prints_a_mix_per_algorithm_across_seeds(cli: Cli) -> None:
+    """A mix of congestion controls run over seeds gets its table by ``tcp.cc`` too, each
+    algorithm's share and per-flow goodput as mean ± 95 % CI over the seeds (issue 32 item 8:
+    the mix's unfairness is what the seeds are run for)."""
+    from ecnsim.analysis.stats import interval
+    from ecnsim.cli.run import _run_one_seed
+    from ecnsim.scenario.paths import parse_assignment
+
+    path = ROOT / "examples" / "bbr_cubic.toml"
+    sets = ["simulation.duration=3s", "simulation.warmup=1s", "flows[*].start_jitter=200ms"]
+    options = [a for s in sets for a in ("--set", s)]
+    proc = cli("run", path, "--seeds", "1-3", "--jobs", "1", *options)
+    assert proc.returncode == 0, proc.stderr
+    title = "by congestion control (tcp.cc), mean ± 95% CI half-width over 3 seed(s):\n"
+    _, _, table = proc.stdout.partition(title)
+    assert table, proc.stdout
+    header, *rows = table.splitlines()
+    assert header.split()[:5] == ["cc", "flows", "n", "goodput_Mbps", "share"]
+    assert "marks" not in header.split()  # no ECN in this mix: no column of NaNs
+    assert [r.split()[:3] for r in rows[:2]] == [["bbr", "2", "3"], ["cubic", "2", "3"]]
+    text = path.read_text()
+    runs = [_run_one_seed(path, text, s, None, None, [parse_assignment(a) for a in sets])
+            for s in (1, 2, 3)]  # fmt: skip
+    for row, cc in zip(rows, ("bbr", "cubic"), strict=True):
+        share = interval(np.array([r["by_cc"][cc]["share"] for r in runs]), 0.95)
+        assert f"{share['mean']:.4g} ± {share['ci']:.4g}" in row
+    assert sum(r["by_cc"]["bbr"]["share"] + r["by_cc"]["cubic"]["share"] for r in runs) == (
+        pytest.approx(3.0)
+    )
+    # One algorithm: no table by tcp.cc.
+    proc = cli("run", ROOT / "examples" / "single_flow.toml", "--seeds", "1-2", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "by congestion control" not in proc.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -368,6 +368,38 @@ def cc_summary_columns(
     return out
 
 
+#: What :func:`cc_seed_metrics` keeps of each algorithm's row of :func:`cc_summary_columns`, for
+#: the table across seeds (``run --seeds``; with ``flows``, the algorithm's number of flows);
+#: counts summed over the algorithm's flows.
+CC_SEED_METRICS = (
+    "goodput_bps",
+    "share",
+    "per_flow_goodput_bps",
+    "packets_retransmitted",
+    "rto_count",
+    "drops",
+    "marks",
+)
+
+
+def cc_seed_metrics(results: Results) -> dict[str, dict[str, float]] | None:
+    """One run's flows grouped by ``tcp.cc`` as :func:`cc_summary_columns` groups them for the
+    summary, ``{cc: {"flows": n, metric: value, ...}}`` with the metrics of
+    :data:`CC_SEED_METRICS` (NaN for a count the flows table lacks); None unless the flows use
+    more than one algorithm."""
+    flows = _flow_summary_columns(results)
+    by_cc = None if flows is None else cc_summary_columns(flows)
+    if by_cc is None:
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for i, cc in enumerate(by_cc["cc"][0]):
+        out[str(cc)] = {
+            "flows": float(by_cc["flows"][0][i]),
+            **{m: float(by_cc[m][0][i]) if m in by_cc else math.nan for m in CC_SEED_METRICS},
+        }
+    return out
+
+
 def _link_names(results: Results, links: int) -> list[str]:
     """Each link's name, as the scenario names it (``link<i>`` for an unnamed one)."""
     spec = results.spec or {}

@@ -20,6 +20,7 @@ from ecnsim.cli._common import (
     EXIT_USAGE,
     ProgressBar,
     UsageError,
+    cc_seed_metrics,
     print_summary,
     printable,
 )
@@ -625,6 +626,8 @@ def _run_one_seed(
         "tables_checksum": tables_checksum(results),
         # As a sweep's worker keeps them: the summary metrics, for the table across seeds.
         "metrics": summary_metrics(results),
+        # A mix's flows grouped by tcp.cc (None for one algorithm), for the table across seeds.
+        "by_cc": cc_seed_metrics(results),
         "finished": results.finished,
         "error": error,
         "now": sim.now,
@@ -727,25 +730,47 @@ def _run_seeds(args: argparse.Namespace, path: Path, text: str) -> int:
 def print_seed_summary(runs: Sequence[dict[str, Any]]) -> None:
     """The summary metrics across the seeds' runs, mean ± 95 % CI half-width, as a sweep
     prints them per point (the same aggregation: :func:`ecnsim.analysis.aggregate.aggregate`
-    and :func:`~ecnsim.analysis.aggregate.summary_table`)."""
+    and :func:`~ecnsim.analysis.aggregate.summary_table`); for a mix of congestion controls,
+    the same across seeds per ``tcp.cc`` (as one run's summary groups its flows)."""
     import warnings
 
     import pandas as pd
 
     from ecnsim.analysis.aggregate import DEFAULT_METRICS, aggregate, summary_table
+    from ecnsim.cli._common import CC_SEED_METRICS
 
     if not runs:
         return
     per_run = pd.DataFrame(
         [{"key": str(r["seed"]), **{m: r["metrics"][m] for m in DEFAULT_METRICS}} for r in runs]
     )
+    by_cc = pd.DataFrame(
+        [
+            {"key": str(r["seed"]), "cc": cc, **values}
+            for r in runs
+            for cc, values in (r.get("by_cc") or {}).items()
+        ]
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = summary_table(aggregate(per_run, [], list(DEFAULT_METRICS)), [])
+        cc_table = None
+        if not by_cc.empty:
+            # Rows in the order of the flows' first appearance; a count no run has (marks
+            # without ECN) left out; the number of flows is the scenario's, not a statistic.
+            by_cc["flows"] = by_cc["flows"].astype(int)
+            metrics = [m for m in CC_SEED_METRICS if by_cc[m].notna().any()]
+            agg = aggregate(by_cc, ["cc", "flows"], metrics)
+            cc_table = summary_table(agg, ["cc", "flows"]).set_index("cc")
+            cc_table = cc_table.loc[list(dict.fromkeys(by_cc["cc"]))].reset_index()
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     print(f"\nmean ± 95% CI half-width over {len(runs)} seed(s):")
     print(table.to_string(index=False))
+    if cc_table is not None:
+        over = f"mean ± 95% CI half-width over {len(runs)} seed(s)"
+        print(f"\nby congestion control (tcp.cc), {over}:")
+        print(cc_table.to_string(index=False))
 
 
 def add_parsers(sub: Any) -> None:
