@@ -60,6 +60,27 @@ def test_training_list_leaves_out_the_benchmarks(backend: ModuleType) -> None:
     assert not any(n.startswith(("hetero-", "dumbbell-100", "web-")) for n in names)
 
 
+def test_training_list_has_every_example_or_says_why_not(backend: ModuleType) -> None:
+    # What users run first is what the profile should know: each scenario in examples/ is a
+    # training run, or is named on a "# not trained: FILE (why)" line of the list.
+    trained = {r.scenario.resolve() for r in backend.read_training()}
+    text = (ROOT / "build_backend" / "pgo_training.txt").read_text(encoding="utf-8")
+    prefix = "# not trained: "
+    excused = {}
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            name, _, why = line[len(prefix) :].partition(" ")
+            assert why.startswith("("), line
+            assert why.endswith(")"), line
+            excused[(ROOT / name).resolve()] = why
+    assert not trained & set(excused)
+    for path in excused:
+        assert path.is_file(), f"{path} is named as not trained but does not exist"
+    examples = {p.resolve() for p in (ROOT / "examples").glob("*.toml")}
+    missing = sorted(p.name for p in examples - trained - set(excused))
+    assert not missing, f"examples neither trained on nor excused in pgo_training.txt: {missing}"
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
