@@ -227,6 +227,39 @@ def test_report_of_a_seeds_folder(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert f"{goodput['mean'] / 1e6:.4g} ± {goodput['ci'] / 1e6:.4g}" in page
 
 
+def test_report_of_a_seeds_folder_of_a_mix_has_the_table_by_algorithm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mix's ``--seeds`` report groups the flows by ``tcp.cc`` across the seeds, as
+    ``run --seeds`` prints it; one algorithm's has no such table."""
+    from ecnsim.analysis.stats import interval
+    from ecnsim.cli import main
+    from ecnsim.cli.run import _run_one_seed
+    from ecnsim.scenario.paths import parse_assignment
+
+    path = Path(__file__).parent.parent / "examples" / "bbr_cubic.toml"
+    sets = [
+        parse_assignment(a)
+        for a in ("simulation.duration=2s", "simulation.warmup=0s", "flows[*].start_jitter=200ms")
+    ]
+    runs = [
+        _run_one_seed(path, path.read_text(), s, None, str(tmp_path / f"seed-{s}"), sets)
+        for s in (1, 2)
+    ]
+    assert main(["report", str(tmp_path)]) == 0, capsys.readouterr().err
+    page = (tmp_path / "report.html").read_text()
+    assert "<h2>By congestion control (tcp.cc)</h2>" in page
+    share = interval(np.array([r["by_cc"]["cubic"]["share"] for r in runs]), 0.95)
+    row = page[page.index("<td>cubic</td>") :]
+    row = row[: row.index("</tr>")]
+    assert f"{share['mean']:.4g} ± {share['ci']:.4g}" in row
+    single = tmp_path / "single"
+    one = Path(__file__).parent.parent / "examples" / "single_flow.toml"
+    _run_one_seed(one, one.read_text(), 1, None, str(single / "seed-1"), [])
+    assert main(["report", str(single)]) == 0, capsys.readouterr().err
+    assert "By congestion control" not in (single / "report.html").read_text()
+
+
 def test_report_of_an_emulated_run_says_so() -> None:
     """A report of ``ecnsim emulate --out DIR`` says the run was emulated (issue 35 item 1)."""
     results = Simulation(small_scenario()).run()

@@ -400,6 +400,32 @@ def cc_seed_metrics(results: Results) -> dict[str, dict[str, float]] | None:
     return out
 
 
+def cc_seed_table(runs: Sequence[tuple[str, dict[str, dict[str, float]] | None]]) -> Any:
+    """The table by ``tcp.cc`` across seeds: ``runs`` as ``(seed, cc_seed_metrics(results))``
+    pairs; one row per algorithm (in the order the flows first name them) with its number of
+    flows and each of :data:`CC_SEED_METRICS` as mean ± 95 % CI half-width
+    (:func:`ecnsim.analysis.aggregate.summary_table`), counts no run has (marks without ECN)
+    left out. None when no run is a mix."""
+    import pandas as pd
+
+    from ecnsim.analysis.aggregate import aggregate, summary_table
+
+    by_cc = pd.DataFrame(
+        [
+            {"key": seed, "cc": cc, **values}
+            for seed, groups in runs
+            for cc, values in (groups or {}).items()
+        ]
+    )
+    if by_cc.empty:
+        return None
+    # The number of flows is the scenario's, not a statistic: a column of the key.
+    by_cc["flows"] = by_cc["flows"].astype(int)
+    metrics = [m for m in CC_SEED_METRICS if by_cc[m].notna().any()]
+    table = summary_table(aggregate(by_cc, ["cc", "flows"], metrics), ["cc", "flows"])
+    return table.set_index("cc").loc[list(dict.fromkeys(by_cc["cc"]))].reset_index()
+
+
 def _link_names(results: Results, links: int) -> list[str]:
     """Each link's name, as the scenario names it (``link<i>`` for an unnamed one)."""
     spec = results.spec or {}

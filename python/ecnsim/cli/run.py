@@ -737,32 +737,17 @@ def print_seed_summary(runs: Sequence[dict[str, Any]]) -> None:
     import pandas as pd
 
     from ecnsim.analysis.aggregate import DEFAULT_METRICS, aggregate, summary_table
-    from ecnsim.cli._common import CC_SEED_METRICS
+    from ecnsim.cli._common import cc_seed_table
 
     if not runs:
         return
     per_run = pd.DataFrame(
         [{"key": str(r["seed"]), **{m: r["metrics"][m] for m in DEFAULT_METRICS}} for r in runs]
     )
-    by_cc = pd.DataFrame(
-        [
-            {"key": str(r["seed"]), "cc": cc, **values}
-            for r in runs
-            for cc, values in (r.get("by_cc") or {}).items()
-        ]
-    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = summary_table(aggregate(per_run, [], list(DEFAULT_METRICS)), [])
-        cc_table = None
-        if not by_cc.empty:
-            # Rows in the order of the flows' first appearance; a count no run has (marks
-            # without ECN) left out; the number of flows is the scenario's, not a statistic.
-            by_cc["flows"] = by_cc["flows"].astype(int)
-            metrics = [m for m in CC_SEED_METRICS if by_cc[m].notna().any()]
-            agg = aggregate(by_cc, ["cc", "flows"], metrics)
-            cc_table = summary_table(agg, ["cc", "flows"]).set_index("cc")
-            cc_table = cc_table.loc[list(dict.fromkeys(by_cc["cc"]))].reset_index()
+        cc_table = cc_seed_table([(str(r["seed"]), r.get("by_cc")) for r in runs])
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     print(f"\nmean ± 95% CI half-width over {len(runs)} seed(s):")

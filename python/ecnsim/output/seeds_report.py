@@ -61,6 +61,7 @@ def write_seeds_report(
     import pandas as pd
 
     from ecnsim.analysis.aggregate import DEFAULT_METRICS, aggregate, summary_metrics, summary_table
+    from ecnsim.cli._common import cc_seed_metrics, cc_seed_table
     from ecnsim.output.report import load_results, write_report
 
     root = Path(directory)
@@ -70,6 +71,7 @@ def write_seeds_report(
     path = Path(out) if out is not None else root / "report.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
+    by_cc: list[tuple[str, Any]] = []
     links: list[list[Any]] = []
     name = None
     for seed, seed_dir in seeds:
@@ -81,6 +83,7 @@ def write_seeds_report(
             seed_report = write_report(seed_dir, figures=False, lockout_s=lockout_s)
         metrics = summary_metrics(results)
         rows.append({"key": str(seed), **{m: metrics[m] for m in DEFAULT_METRICS}})
+        by_cc.append((str(seed), cc_seed_metrics(results)))
         link = os.path.relpath(seed_report, path.parent)
         finished = "yes" if results.finished else "no (interrupted)"
         links.append(
@@ -93,6 +96,19 @@ def write_seeds_report(
         )
     per_run = pd.DataFrame(rows)
     summary = summary_table(aggregate(per_run, [], list(DEFAULT_METRICS)), [])
+    cc_table = cc_seed_table(by_cc)
+    cc_part = []
+    if cc_table is not None:
+        # As `ecnsim run --seeds` prints it: a mix's algorithms across the seeds.
+        cc_part = [
+            "<h2>By congestion control (tcp.cc)</h2>",
+            "<p>The flows grouped by their algorithm in each seed's run (goodput, its share of "
+            "all flows', the mean per flow, summed loss counts), then mean ± 95 % CI half-width "
+            "across the seeds.</p>",
+            _table(
+                list(cc_table.columns), [[_cell(v) for v in r] for r in cc_table.values.tolist()]
+            ),
+        ]
     heading = title or f"{name or root.name}: {len(seeds)} seeds"
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
@@ -105,6 +121,7 @@ def write_seeds_report(
         "the half-width of its 95 % Student-t confidence interval across the seeds "
         "(goodput in Mbit/s).</p>",
         _table(list(summary.columns), [[_cell(v) for v in r] for r in summary.values.tolist()]),
+        *cc_part,
         "<h2>Seeds</h2>",
         _table(["seed", "digest", "finished", *DEFAULT_METRICS], links),
         "</body></html>",
