@@ -85,3 +85,33 @@ fn prague_rfc9331_4_3_marks_reduce_once_per_round_and_cwnd_steps_per_ack() {
     assert_eq!(d.a.prague().unwrap().alpha(), want);
     assert_eq!(d.a.counters.ecn_reductions, 1);
 }
+
+/// The bounds of the CWR round as L4STeam's kernel keeps them (tcp_input.c at 060bc82 and
+/// 01266553, the trees of tcp_prague.c 0.7 and 0.6): `tcp_enter_cwr()` sets high_seq = SND.NXT
+/// and does nothing while the state is CWR, so a new mark inside the round starts no reduction,
+/// not even on the ACK of exactly high_seq (`tcp_fastretrans_alert()` holds CWR until something
+/// above it is ACKed); the first ACK above high_seq ends the round and, if it reports a new mark,
+/// `tcp_try_to_open()` starts the next reduction on that same ACK.
+#[test]
+fn prague_linux_cwr_round_ends_above_high_seq_and_a_mark_there_starts_the_next() {
+    let mut d = Dialogue::established(prague(), prague());
+    d.a.send_unlimited();
+    let w1 = d.out_a();
+    assert_eq!(w1.len(), 10);
+    let high_seq = w1[9].header.seq + u64::from(w1[9].header.payload);
+    // Marks on the first segment (the reduction, high_seq = SND.NXT = the end of w1) and on the
+    // last, whose ACK acknowledges exactly high_seq.
+    let acks = d.deliver_to_b(&w1, &[0, 9]);
+    assert_eq!(acks.last().unwrap().header.ack, high_seq);
+    let w2 = d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.snd_una(), high_seq);
+    assert_eq!(d.a.counters.ecn_reductions, 1, "a mark on the ACK of exactly high_seq is inside the round");
+    assert!(!w2.is_empty() && w2[0].header.seq >= high_seq);
+    let frac = d.a.prague().unwrap().frac_cwnd();
+    // The first ACK above high_seq reports a new mark: the round ends and the next reduction starts.
+    let acks = d.deliver_to_b(&w2, &[0]);
+    assert!(acks[0].header.ack > high_seq);
+    d.deliver_to_a(&acks[..1], &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 2);
+    assert!(d.a.prague().unwrap().frac_cwnd() < frac);
+}
