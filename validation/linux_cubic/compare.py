@@ -33,6 +33,8 @@ import scenarios  # noqa: E402
 PROFILE = ["linux"]
 #: --ecnsim-tcp overrides (explanatory variants only; the simulated side).
 ECNSIM_TCP: dict[str, Any] = {}
+#: --linux-sysctl overrides (explanatory variants only; every emulated host's namespace).
+LINUX_SYSCTL: dict[str, str] = {}
 
 
 def scenario_dict(sc: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +178,9 @@ def run_sim(sc: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_linux(sc: dict[str, Any]) -> dict[str, Any]:
-    return common.linux_side(scenario_dict(sc), lambda res: side(res, sc["n"]))
+    return common.linux_side(
+        scenario_dict(sc), lambda res: side(res, sc["n"]), sysctls=LINUX_SYSCTL or None
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -192,7 +196,19 @@ def main(argv: list[str]) -> int:
         help="the simulated side's profile (linux-6.x: the RACK-TLP check, scenarios.RACK_BANDS)",
     )
     common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
+    ap.add_argument(
+        "--linux-sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="explanatory variant: a sysctl for every emulated host (e.g. net.ipv4.tcp_wmem back "
+        "at Linux's default, as the emulation had it before 348a391); the table is then not a "
+        "verdict",
+    )
     a = ap.parse_args(argv[1:])
+    for kv in a.linux_sysctl:
+        key, _, value = kv.partition("=")
+        LINUX_SYSCTL[key] = value
     PROFILE[0] = a.profile
     ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()
