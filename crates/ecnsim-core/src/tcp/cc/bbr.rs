@@ -591,6 +591,9 @@ impl Bbr {
     /// up to M segments, autosized from the pacing rate; with M = 1 (the default) one segment.
     pub(crate) fn set_max_frame_segs(&mut self, m: u64) {
         self.max_frame_segs = m.max(1);
+        if self.max_frame_segs == 1 {
+            self.frame_left = 0;
+        }
     }
 
     /// Linux `tcp_tso_segs()` -> `tcp_tso_autosize(sk, mss, bbr_min_tso_segs())`, capped by
@@ -618,30 +621,13 @@ impl Bbr {
     /// A data segment `[seq, end)` left at `now`; `outstanding` is false if nothing was
     /// outstanding before it (SND.UNA = SND.MAX).
     pub(crate) fn on_data_sent(&mut self, now: SimTime, seq: u64, end: u64, outstanding: bool) {
+        // (The rare cases are out of line, so that a bulk sender's segment, new data sent with data
+        // outstanding and without offload, runs only the record, the count and the pacer.)
         if self.segs_out == 0 {
-            // Linux bbr_init() at the start of the transfer: the min-RTT filter and the
-            // aggregation epoch start now.
-            self.min_rtt_stamp = now;
-            self.ack_epoch_start = now;
-            self.popped_end = seq;
+            self.on_first_sent(now, seq);
         }
         if !outstanding {
-            // draft-cheng §3.2 / Linux tcp_rate_skb_sent(): with nothing in flight, the sending and
-            // delivery clocks restart now.
-            self.first_sent = now;
-            self.delivered_time = now;
-            if self.app_limited != 0 {
-                // Linux bbr_cwnd_event(CA_EVENT_TX_START) while app-limited: restarting from idle.
-                self.idle_restart = true;
-                self.ack_epoch_start = now;
-                self.ack_epoch_acked = 0;
-                if self.mode == Mode::ProbeBw {
-                    // Pace at the estimated bandwidth: no need for more speed after idle.
-                    self.set_pacing_rate(self.bw.get(), BBR_UNIT, None);
-                } else if self.mode == Mode::ProbeRtt {
-                    self.check_probe_rtt_done(now);
-                }
-            }
+            self.on_sent_from_idle(now);
         }
         let rec = Sent {
             end,
@@ -657,14 +643,68 @@ impl Bbr {
         if back_end.is_none_or(|b| b < end) && seq >= back_end.unwrap_or(0) {
             self.sent.push_back(rec);
         } else {
-            // A retransmission: Linux tcp_rate_skb_sent() stamps the segment again.
-            let i = self.record_of(seq);
-            if let Some(s) = self.sent.get_mut(i) {
-                *s = Sent { end: s.end, retransmitted: true, sacked: s.sacked, ..rec };
-            }
-            self.rtx_next = self.sent.head + i as u64 + 1;
+            self.on_resent(seq, rec);
         }
         self.segs_out += 1;
+        if self.max_frame_segs > 1 {
+            self.on_frame_sent(now, seq, end);
+        } else {
+            // Without offload every departure is one segment (`frame_segs` 1): no frame is open.
+            debug_assert_eq!(self.frame_left, 0);
+        }
+        // Linux tcp_update_skb_after_send(): the frame's length over the pacing rate, segment by
+        // segment (the sum is the skb's). DEVIATION(Linux): the lateness credit is capped at half
+        // the frame's first segment's time, not half the frame's.
+        self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
+    }
+
+    /// The connection's first data segment left at `now` (see [`Bbr::on_data_sent`]).
+    #[cold]
+    #[inline(never)]
+    fn on_first_sent(&mut self, now: SimTime, seq: u64) {
+        // Linux bbr_init() at the start of the transfer: the min-RTT filter and the
+        // aggregation epoch start now.
+        self.min_rtt_stamp = now;
+        self.ack_epoch_start = now;
+        self.popped_end = seq;
+    }
+
+    /// A data segment left at `now` with nothing outstanding (see [`Bbr::on_data_sent`]).
+    #[inline(never)]
+    fn on_sent_from_idle(&mut self, now: SimTime) {
+        // draft-cheng §3.2 / Linux tcp_rate_skb_sent(): with nothing in flight, the sending and
+        // delivery clocks restart now.
+        self.first_sent = now;
+        self.delivered_time = now;
+        if self.app_limited != 0 {
+            // Linux bbr_cwnd_event(CA_EVENT_TX_START) while app-limited: restarting from idle.
+            self.idle_restart = true;
+            self.ack_epoch_start = now;
+            self.ack_epoch_acked = 0;
+            if self.mode == Mode::ProbeBw {
+                // Pace at the estimated bandwidth: no need for more speed after idle.
+                self.set_pacing_rate(self.bw.get(), BBR_UNIT, None);
+            } else if self.mode == Mode::ProbeRtt {
+                self.check_probe_rtt_done(now);
+            }
+        }
+    }
+
+    /// The segment at `seq` was sent again, `rec` its new stamps (see [`Bbr::on_data_sent`]).
+    #[inline(never)]
+    fn on_resent(&mut self, seq: u64, rec: Sent) {
+        // A retransmission: Linux tcp_rate_skb_sent() stamps the segment again.
+        let i = self.record_of(seq);
+        if let Some(s) = self.sent.get_mut(i) {
+            *s = Sent { end: s.end, retransmitted: true, sacked: s.sacked, ..rec };
+        }
+        self.rtx_next = self.sent.head + i as u64 + 1;
+    }
+
+    /// With offload (`tcp.tso_segments` > 1): `[seq, end)` joins the frame leaving at `now`, or
+    /// starts the next (see [`Bbr::on_data_sent`]).
+    #[inline(never)]
+    fn on_frame_sent(&mut self, now: SimTime, seq: u64, end: u64) {
         if self.frame_left > 0 && self.frame_at == now {
             self.frame_left -= 1;
         } else {
@@ -675,10 +715,6 @@ impl Bbr {
             self.frame_at = now;
             self.frame_left = self.frame_segs(mss) - 1;
         }
-        // Linux tcp_update_skb_after_send(): the frame's length over the pacing rate, segment by
-        // segment (the sum is the skb's). DEVIATION(Linux): the lateness credit is capped at half
-        // the frame's first segment's time, not half the frame's.
-        self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
     }
 
     /// On a SACK connection, before [`Bbr::on_ack`]: `[left, right)` was newly SACKed. Each record
