@@ -1360,17 +1360,24 @@ impl TcpSocket {
     #[inline(never)]
     fn bbr_after_ack(&mut self, now: SimTime, acked: u64, dupack: bool) {
         let mss = self.win.mss;
-        if self.sack_recovery() && !self.rack_on() {
-            self.bbr_rfc6675_losses();
-        }
-        let sack_pipe = self.sack_pipe();
+        // Without SACK there is no RFC 6675 loss mark, no pipe and nothing SACKed (`sack_recovery`,
+        // `sack_pipe` and the scoreboard answer so), and no need to ask.
+        let (sack_pipe, sacked) = if self.sack_ok {
+            if self.sack_recovery() && !self.rack_on() {
+                self.bbr_rfc6675_losses();
+            }
+            (self.sack_pipe(), self.scoreboard.sacked_bytes())
+        } else {
+            debug_assert!(self.sack_pipe().is_none());
+            (None, 0)
+        };
         let info = AckInfo {
             now,
             snd_una: self.snd_una,
             acked,
             dupack,
             sack: self.sack_ok,
-            sacked: if self.sack_ok { self.scoreboard.sacked_bytes() } else { 0 },
+            sacked,
             in_recovery: self.in_recovery,
             sack_pipe,
             flight: self.flight_size(),

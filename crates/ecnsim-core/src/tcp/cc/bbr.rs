@@ -20,7 +20,7 @@
 //! ignores ECN-Echo for its window (Linux `tcp_cong_control()` hands the window to BBR's
 //! `cong_control` hook, which never reads ECE).
 
-use std::collections::VecDeque;
+use std::ops::{Index, IndexMut};
 
 use super::pacing::{mul_div, Pacer};
 use crate::rng::SimRng;
@@ -127,6 +127,119 @@ struct Sent {
     /// Delivered by SACK already (Linux `TCPCB_SACKED_ACKED`, and `tx.delivered_mstamp` cleared:
     /// its cumulative ACK neither counts it again nor samples it again).
     sacked: bool,
+}
+
+impl Sent {
+    /// A free slot of [`Records`].
+    const EMPTY: Sent = Sent {
+        end: 0,
+        sent: SimTime::ZERO,
+        first_sent: SimTime::ZERO,
+        delivered: 0,
+        delivered_time: SimTime::ZERO,
+        app_limited: false,
+        retransmitted: false,
+        sacked: false,
+    };
+}
+
+/// The records of the data segments in flight, in sequence order: a ring of a power-of-two number
+/// of slots, each record at the slot of its number (records taken from the front keep counting), so
+/// that the front is taken by moving a counter and a record is found by a mask.
+#[derive(Clone, Debug)]
+struct Records {
+    slots: Vec<Sent>,
+    /// The number of the front record (the records taken from the front so far).
+    head: u64,
+    /// One past the number of the last record.
+    tail: u64,
+}
+
+impl Records {
+    fn with_capacity(n: usize) -> Self {
+        Records { slots: vec![Sent::EMPTY; n.next_power_of_two().max(1)], head: 0, tail: 0 }
+    }
+    /// The slot of record number `k`.
+    #[inline]
+    fn slot(&self, k: u64) -> usize {
+        // (The slot count is a power of two that fits a usize: the mask keeps the low bits.)
+        #[allow(clippy::cast_possible_truncation)]
+        let k = k as usize;
+        k & (self.slots.len() - 1)
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        usize::try_from(self.tail - self.head).expect("records fit in memory")
+    }
+    /// The `i`-th record from the front.
+    #[inline]
+    fn get(&self, i: usize) -> Option<&Sent> {
+        (i < self.len()).then(|| &self.slots[self.slot(self.head + i as u64)])
+    }
+    #[inline]
+    fn get_mut(&mut self, i: usize) -> Option<&mut Sent> {
+        if i < self.len() {
+            let k = self.slot(self.head + i as u64);
+            Some(&mut self.slots[k])
+        } else {
+            None
+        }
+    }
+    /// The record of number `k`, if it is held.
+    #[inline]
+    fn numbered(&self, k: u64) -> Option<&Sent> {
+        (self.head <= k && k < self.tail).then(|| &self.slots[self.slot(k)])
+    }
+    #[inline]
+    fn back(&self) -> Option<&Sent> {
+        (self.tail > self.head).then(|| &self.slots[self.slot(self.tail - 1)])
+    }
+    #[inline]
+    fn push_back(&mut self, s: Sent) {
+        if self.len() == self.slots.len() {
+            self.grow();
+        }
+        let k = self.slot(self.tail);
+        self.slots[k] = s;
+        self.tail += 1;
+    }
+    /// Twice the slots, each record moved to its slot there (as `VecDeque` grows: once the window
+    /// outgrows the ring, not per segment).
+    #[cold]
+    fn grow(&mut self) {
+        let mut bigger = Records { slots: vec![Sent::EMPTY; 2 * self.slots.len()], head: self.head, tail: self.tail };
+        for k in self.head..self.tail {
+            let to = bigger.slot(k);
+            bigger.slots[to] = self.slots[self.slot(k)];
+        }
+        *self = bigger;
+    }
+    /// The number of leading records for which `pred` holds (it holds for a prefix).
+    fn partition_point(&self, pred: impl Fn(&Sent) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(&self[mid]) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+impl Index<usize> for Records {
+    type Output = Sent;
+    fn index(&self, i: usize) -> &Sent {
+        self.get(i).expect("a record in flight")
+    }
+}
+
+impl IndexMut<usize> for Records {
+    fn index_mut(&mut self, i: usize) -> &mut Sent {
+        self.get_mut(i).expect("a record in flight")
+    }
 }
 
 /// One delivery-rate sample (draft-cheng §3.3, Linux `struct rate_sample`).
@@ -258,10 +371,9 @@ pub struct Bbr {
     first_sent: SimTime,
     /// C.app_limited: 0, or the C.delivered value past which samples are no longer app-limited.
     app_limited: u64,
-    /// The data segments in flight, in sequence order (their send-time state).
-    sent: VecDeque<Sent>,
-    /// Records taken from the front of `sent` so far: `sent[i]` is record `sent_popped + i`.
-    sent_popped: u64,
+    /// The data segments in flight, in sequence order (their send-time state); `sent[i]` is record
+    /// number `sent.head + i`.
+    sent: Records,
     /// The number of the record after the one last retransmitted (a go-back-N after a timeout
     /// resends the records in order).
     rtx_next: u64,
@@ -361,8 +473,7 @@ impl Bbr {
             delivered_time: SimTime::ZERO,
             first_sent: SimTime::ZERO,
             app_limited: 0,
-            sent: VecDeque::with_capacity(64),
-            sent_popped: 0,
+            sent: Records::with_capacity(64),
             rtx_next: 0,
             dup_credit: 0,
             rto_credit: 0,
@@ -480,6 +591,9 @@ impl Bbr {
     /// up to M segments, autosized from the pacing rate; with M = 1 (the default) one segment.
     pub(crate) fn set_max_frame_segs(&mut self, m: u64) {
         self.max_frame_segs = m.max(1);
+        if self.max_frame_segs == 1 {
+            self.frame_left = 0;
+        }
     }
 
     /// Linux `tcp_tso_segs()` -> `tcp_tso_autosize(sk, mss, bbr_min_tso_segs())`, capped by
@@ -507,30 +621,13 @@ impl Bbr {
     /// A data segment `[seq, end)` left at `now`; `outstanding` is false if nothing was
     /// outstanding before it (SND.UNA = SND.MAX).
     pub(crate) fn on_data_sent(&mut self, now: SimTime, seq: u64, end: u64, outstanding: bool) {
+        // (The rare cases are out of line, so that a bulk sender's segment, new data sent with data
+        // outstanding and without offload, runs only the record, the count and the pacer.)
         if self.segs_out == 0 {
-            // Linux bbr_init() at the start of the transfer: the min-RTT filter and the
-            // aggregation epoch start now.
-            self.min_rtt_stamp = now;
-            self.ack_epoch_start = now;
-            self.popped_end = seq;
+            self.on_first_sent(now, seq);
         }
         if !outstanding {
-            // draft-cheng §3.2 / Linux tcp_rate_skb_sent(): with nothing in flight, the sending and
-            // delivery clocks restart now.
-            self.first_sent = now;
-            self.delivered_time = now;
-            if self.app_limited != 0 {
-                // Linux bbr_cwnd_event(CA_EVENT_TX_START) while app-limited: restarting from idle.
-                self.idle_restart = true;
-                self.ack_epoch_start = now;
-                self.ack_epoch_acked = 0;
-                if self.mode == Mode::ProbeBw {
-                    // Pace at the estimated bandwidth: no need for more speed after idle.
-                    self.set_pacing_rate(self.bw.get(), BBR_UNIT, None);
-                } else if self.mode == Mode::ProbeRtt {
-                    self.check_probe_rtt_done(now);
-                }
-            }
+            self.on_sent_from_idle(now);
         }
         let rec = Sent {
             end,
@@ -542,17 +639,72 @@ impl Bbr {
             retransmitted: false,
             sacked: false,
         };
-        if self.sent.back().is_none_or(|b| b.end < end) && seq >= self.sent.back().map_or(0, |b| b.end) {
+        let back_end = self.sent.back().map(|b| b.end);
+        if back_end.is_none_or(|b| b < end) && seq >= back_end.unwrap_or(0) {
             self.sent.push_back(rec);
         } else {
-            // A retransmission: Linux tcp_rate_skb_sent() stamps the segment again.
-            let i = self.record_of(seq);
-            if let Some(s) = self.sent.get_mut(i) {
-                *s = Sent { end: s.end, retransmitted: true, sacked: s.sacked, ..rec };
-            }
-            self.rtx_next = self.sent_popped + i as u64 + 1;
+            self.on_resent(seq, rec);
         }
         self.segs_out += 1;
+        if self.max_frame_segs > 1 {
+            self.on_frame_sent(now, seq, end);
+        } else {
+            // Without offload every departure is one segment (`frame_segs` 1): no frame is open.
+            debug_assert_eq!(self.frame_left, 0);
+        }
+        // Linux tcp_update_skb_after_send(): the frame's length over the pacing rate, segment by
+        // segment (the sum is the skb's). DEVIATION(Linux): the lateness credit is capped at half
+        // the frame's first segment's time, not half the frame's.
+        self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
+    }
+
+    /// The connection's first data segment left at `now` (see [`Bbr::on_data_sent`]).
+    #[cold]
+    #[inline(never)]
+    fn on_first_sent(&mut self, now: SimTime, seq: u64) {
+        // Linux bbr_init() at the start of the transfer: the min-RTT filter and the
+        // aggregation epoch start now.
+        self.min_rtt_stamp = now;
+        self.ack_epoch_start = now;
+        self.popped_end = seq;
+    }
+
+    /// A data segment left at `now` with nothing outstanding (see [`Bbr::on_data_sent`]).
+    #[inline(never)]
+    fn on_sent_from_idle(&mut self, now: SimTime) {
+        // draft-cheng §3.2 / Linux tcp_rate_skb_sent(): with nothing in flight, the sending and
+        // delivery clocks restart now.
+        self.first_sent = now;
+        self.delivered_time = now;
+        if self.app_limited != 0 {
+            // Linux bbr_cwnd_event(CA_EVENT_TX_START) while app-limited: restarting from idle.
+            self.idle_restart = true;
+            self.ack_epoch_start = now;
+            self.ack_epoch_acked = 0;
+            if self.mode == Mode::ProbeBw {
+                // Pace at the estimated bandwidth: no need for more speed after idle.
+                self.set_pacing_rate(self.bw.get(), BBR_UNIT, None);
+            } else if self.mode == Mode::ProbeRtt {
+                self.check_probe_rtt_done(now);
+            }
+        }
+    }
+
+    /// The segment at `seq` was sent again, `rec` its new stamps (see [`Bbr::on_data_sent`]).
+    #[inline(never)]
+    fn on_resent(&mut self, seq: u64, rec: Sent) {
+        // A retransmission: Linux tcp_rate_skb_sent() stamps the segment again.
+        let i = self.record_of(seq);
+        if let Some(s) = self.sent.get_mut(i) {
+            *s = Sent { end: s.end, retransmitted: true, sacked: s.sacked, ..rec };
+        }
+        self.rtx_next = self.sent.head + i as u64 + 1;
+    }
+
+    /// With offload (`tcp.tso_segments` > 1): `[seq, end)` joins the frame leaving at `now`, or
+    /// starts the next (see [`Bbr::on_data_sent`]).
+    #[inline(never)]
+    fn on_frame_sent(&mut self, now: SimTime, seq: u64, end: u64) {
         if self.frame_left > 0 && self.frame_at == now {
             self.frame_left -= 1;
         } else {
@@ -563,10 +715,6 @@ impl Bbr {
             self.frame_at = now;
             self.frame_left = self.frame_segs(mss) - 1;
         }
-        // Linux tcp_update_skb_after_send(): the frame's length over the pacing rate, segment by
-        // segment (the sum is the skb's). DEVIATION(Linux): the lateness credit is capped at half
-        // the frame's first segment's time, not half the frame's.
-        self.pacer.on_sent(now, end - seq, self.pacing_rate, self.segs_out);
     }
 
     /// On a SACK connection, before [`Bbr::on_ack`]: `[left, right)` was newly SACKed. Each record
@@ -623,7 +771,7 @@ impl Bbr {
         if ends_after(0) {
             return 0;
         }
-        if let Ok(h) = usize::try_from(self.rtx_next.wrapping_sub(self.sent_popped)) {
+        if let Ok(h) = usize::try_from(self.rtx_next.wrapping_sub(self.sent.head)) {
             if h > 0 && ends_after(h) && !ends_after(h - 1) {
                 return h;
             }
@@ -638,25 +786,36 @@ impl Bbr {
     /// Linux `tcp_rate_skb_delivered()` over the segments this ACK acknowledges, then
     /// `tcp_rate_gen()`: the rate sample of the ACK. Updates C.delivered.
     fn rate_sample(&mut self, a: &AckInfo, prior_in_flight: u64, losses: u64) -> RateSample {
-        let mut newest: Option<Sent> = self.sack_newest.take();
+        // (Only `on_sacked` sets `sack_newest`, on a SACK connection.)
+        debug_assert!(a.sack || self.sack_newest.is_none());
+        let mut newest: Option<Sent> = if a.sack { self.sack_newest.take() } else { None };
         let mut sacked_acked = 0;
-        while let Some(front) = self.sent.front().copied() {
+        // The acknowledged records are read where they are, the newest one copied out, then taken
+        // from the front together.
+        let mut newest_key = newest.map(|n| (n.sent, n.end));
+        let mut newest_at = None;
+        let mut start = self.popped_end;
+        let mut k = self.sent.head;
+        while let Some(front) = self.sent.numbered(k) {
             if front.end > a.snd_una {
                 break;
             }
-            self.sent.pop_front();
-            self.sent_popped += 1;
-            let start = std::mem::replace(&mut self.popped_end, front.end);
             if front.sacked {
                 // Linux tcp_clean_rtx_queue(): a SACKed segment was counted delivered when SACKed.
                 sacked_acked += front.end.saturating_sub(start);
-                continue;
+            } else if newest_key.is_none_or(|n| (front.sent, front.end) > n) {
+                // Linux tcp_rate_skb_delivered(): the most recently sent segment delivered gives the sample.
+                newest_key = Some((front.sent, front.end));
+                newest_at = Some(k);
             }
-            // Linux tcp_rate_skb_delivered(): the most recently sent segment delivered gives the sample.
-            if newest.is_none_or(|n| (front.sent, front.end) > (n.sent, n.end)) {
-                newest = Some(front);
-            }
+            start = front.end;
+            k += 1;
         }
+        if let Some(at) = newest_at {
+            newest = self.sent.numbered(at).copied();
+        }
+        self.sent.head = k;
+        self.popped_end = start;
         // Linux tcp_remove_reno_sacks() / tcp_add_reno_sack(): a duplicate ACK reports one segment;
         // a cumulative ACK delivers what was not reported so (at least one segment: the hole).
         let delivered = if a.sack {
@@ -1187,6 +1346,7 @@ fn bytes_in(bw: u64, d: SimDuration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     const MSS: u64 = 1000;
 
@@ -1677,7 +1837,7 @@ mod tests {
                 _ if outstanding => {
                     // A retransmission: SND.UNA, the segment after the last resent, or any.
                     let last =
-                        b.rtx_next.checked_sub(b.sent_popped + 1).and_then(|i| b.sent.get(usize::try_from(i).ok()?));
+                        b.rtx_next.checked_sub(b.sent.head + 1).and_then(|i| b.sent.get(usize::try_from(i).ok()?));
                     let seq = match (rng.below(3), last) {
                         (0, _) => snd_una,
                         (1, Some(r)) if r.end < snd_max => r.end,
@@ -1687,7 +1847,7 @@ mod tests {
                     let got = b.record_of(seq);
                     assert_eq!(got, want, "seq {seq}");
                     if got > 0 {
-                        if usize::try_from(b.rtx_next.wrapping_sub(b.sent_popped)).ok() == Some(got) {
+                        if usize::try_from(b.rtx_next.wrapping_sub(b.sent.head)).ok() == Some(got) {
                             hinted += 1;
                         } else {
                             searched += 1;
