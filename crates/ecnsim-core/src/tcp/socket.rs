@@ -1830,7 +1830,7 @@ impl TcpSocket {
         self.ooo.insert(start, end);
     }
 
-    #[inline]
+    #[inline(always)]
     fn schedule_ack(&mut self, now: SimTime, payload: u32) {
         if !self.cfg.delayed_ack {
             self.ack_now = true;
@@ -2226,6 +2226,7 @@ impl TcpSocket {
 
     /// One past the last sequence number the windows allow: SND.UNA + min(cwnd, rwnd, max_cwnd),
     /// plus one segment per duplicate ACK of new data under Limited Transmit.
+    #[inline(always)]
     fn send_limit(&self) -> u64 {
         let usable = self.snd_una + self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd);
         if self.limited_transmit_active() && self.snd_nxt >= self.snd_max {
@@ -2358,6 +2359,7 @@ impl TcpSocket {
     }
 
     /// RFC 5681 §4.1: after more than one RTO without sending, cwnd <- min(IW, cwnd).
+    #[inline(always)]
     fn restart_if_idle(&mut self, now: SimTime) {
         // Linux tcp_slow_start_after_idle_check(): not for an algorithm with its own cong_control (BBR, Prague).
         if !self.cfg.restart_after_idle
