@@ -654,8 +654,9 @@ impl TcpSocket {
     /// 6675's recovery, and not under BBR (Linux tcp_cong_control(): an algorithm with its own
     /// cong_control() sets cwnd itself; tcp_cwnd_reduction() is for the others).
     fn prr_configured(&self) -> bool {
-        self.cfg.recovery_rate != RecoveryRate::Rfc6675
-            && self.sack_ok
+        // `sack_ok` first: without SACK the configuration's line is not read.
+        self.sack_ok
+            && self.cfg.recovery_rate != RecoveryRate::Rfc6675
             && self.cfg.sack_variant == SackVariant::Rfc6675
             && !matches!(self.cc, AnyCc::Bbr(_))
     }
