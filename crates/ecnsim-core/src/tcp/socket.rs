@@ -871,14 +871,16 @@ impl TcpSocket {
             }
             let rack = self.rack_on();
             let fack_before = if rack { Some(self.rack_cum_ack(now, h.ack, None)) } else { None };
-            let snd_una = self.snd_una;
+            // What the ACK newly acknowledges, for BBR only (`on_new_ack` moves SND.UNA to it): nothing
+            // else is kept across `on_new_ack` for the other algorithms.
+            let bbr_acked = if let AnyCc::Bbr(_) = self.cc { Some(h.ack - self.snd_una) } else { None };
             self.on_new_ack(now, h);
             if rack {
                 self.rack_after_ack(now, h, true, false, fack_before);
             }
-            if let AnyCc::Bbr(_) = self.cc {
+            if let Some(acked) = bbr_acked {
                 // Linux tcp_ack(): tcp_fastretrans_alert() (loss marks, recovery) before tcp_cong_control().
-                self.bbr_after_ack(now, self.snd_una - snd_una, false);
+                self.bbr_after_ack(now, acked, false);
             }
             return true;
         }
