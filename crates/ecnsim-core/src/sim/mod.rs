@@ -889,9 +889,10 @@ impl Simulation {
             }
             return;
         }
-        let before = port.queue.len_bytes();
+        // Only a queue in a shared buffer carries its occupancy across the dequeue.
+        let before = port.shared.then(|| port.queue.len_bytes());
         let next = port.queue.dequeue(now);
-        if port.shared {
+        if let Some(before) = before {
             self.buffers[port.buffer as usize].moved(before, port.queue.len_bytes());
         }
         if port.queue.has_outcome() {

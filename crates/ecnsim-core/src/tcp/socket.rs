@@ -654,8 +654,9 @@ impl TcpSocket {
     /// 6675's recovery, and not under BBR (Linux tcp_cong_control(): an algorithm with its own
     /// cong_control() sets cwnd itself; tcp_cwnd_reduction() is for the others).
     fn prr_configured(&self) -> bool {
-        self.cfg.recovery_rate != RecoveryRate::Rfc6675
-            && self.sack_ok
+        // `sack_ok` first: without SACK the configuration's line is not read.
+        self.sack_ok
+            && self.cfg.recovery_rate != RecoveryRate::Rfc6675
             && self.cfg.sack_variant == SackVariant::Rfc6675
             && !matches!(self.cc, AnyCc::Bbr(_))
     }
@@ -870,14 +871,16 @@ impl TcpSocket {
             }
             let rack = self.rack_on();
             let fack_before = if rack { Some(self.rack_cum_ack(now, h.ack, None)) } else { None };
-            let snd_una = self.snd_una;
+            // What the ACK newly acknowledges, for BBR only (`on_new_ack` moves SND.UNA to it): nothing
+            // else is kept across `on_new_ack` for the other algorithms.
+            let bbr_acked = if let AnyCc::Bbr(_) = self.cc { Some(h.ack - self.snd_una) } else { None };
             self.on_new_ack(now, h);
             if rack {
                 self.rack_after_ack(now, h, true, false, fack_before);
             }
-            if let AnyCc::Bbr(_) = self.cc {
+            if let Some(acked) = bbr_acked {
                 // Linux tcp_ack(): tcp_fastretrans_alert() (loss marks, recovery) before tcp_cong_control().
-                self.bbr_after_ack(now, self.snd_una - snd_una, false);
+                self.bbr_after_ack(now, acked, false);
             }
             return true;
         }
@@ -1830,7 +1833,7 @@ impl TcpSocket {
         self.ooo.insert(start, end);
     }
 
-    #[inline]
+    #[inline(always)]
     fn schedule_ack(&mut self, now: SimTime, payload: u32) {
         if !self.cfg.delayed_ack {
             self.ack_now = true;
@@ -2226,6 +2229,7 @@ impl TcpSocket {
 
     /// One past the last sequence number the windows allow: SND.UNA + min(cwnd, rwnd, max_cwnd),
     /// plus one segment per duplicate ACK of new data under Limited Transmit.
+    #[inline(always)]
     fn send_limit(&self) -> u64 {
         let usable = self.snd_una + self.win.cwnd.min(self.snd_wnd).min(self.win.max_cwnd);
         if self.limited_transmit_active() && self.snd_nxt >= self.snd_max {
@@ -2358,6 +2362,7 @@ impl TcpSocket {
     }
 
     /// RFC 5681 §4.1: after more than one RTO without sending, cwnd <- min(IW, cwnd).
+    #[inline(always)]
     fn restart_if_idle(&mut self, now: SimTime) {
         // Linux tcp_slow_start_after_idle_check(): not for an algorithm with its own cong_control (BBR, Prague).
         if !self.cfg.restart_after_idle

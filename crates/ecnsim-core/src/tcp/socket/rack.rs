@@ -13,7 +13,8 @@ impl TcpSocket {
     /// connection without it detects losses by duplicate ACKs).
     #[inline]
     pub(super) fn rack_on(&self) -> bool {
-        self.cfg.loss_detection == LossDetection::Rack && self.sack_ok
+        // `sack_ok` first: without SACK (the 2001 models) the configuration's line is not read.
+        self.sack_ok && self.cfg.loss_detection == LossDetection::Rack
     }
 
     /// RACK's view of the pipe (RFC 6675 SetPipe() with RACK's lost marks for IsLost()).
