@@ -41,6 +41,24 @@ def tcp_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def add_linux_sysctl_option(ap: argparse.ArgumentParser, example: str) -> None:
+    """``--linux-sysctl KEY=VALUE`` (repeatable): an explanatory variant's sysctl for every
+    emulated host's namespace."""
+    ap.add_argument(
+        "--linux-sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"explanatory variant: a sysctl for every emulated host (e.g. {example}); the "
+        "table is then not a verdict",
+    )
+
+
+def sysctl_overrides(pairs: Sequence[str]) -> dict[str, str]:
+    """``--linux-sysctl`` values, ``KEY=VALUE`` each, as a dict."""
+    return {key: value for key, _, value in (kv.partition("=") for kv in pairs)}
+
+
 # --- the Linux side ------------------------------------------------------------------
 
 

@@ -196,19 +196,12 @@ def main(argv: list[str]) -> int:
         help="the simulated side's profile (linux-6.x: the RACK-TLP check, scenarios.RACK_BANDS)",
     )
     common.add_ecnsim_tcp_option(ap, "reduction_basis='\"ns2_window\"'")
-    ap.add_argument(
-        "--linux-sysctl",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="explanatory variant: a sysctl for every emulated host (e.g. net.ipv4.tcp_wmem back "
-        "at Linux's default, as the emulation had it before 348a391); the table is then not a "
-        "verdict",
+    common.add_linux_sysctl_option(
+        ap,
+        "net.ipv4.tcp_wmem back at Linux's default, as the emulation had it before 348a391",
     )
     a = ap.parse_args(argv[1:])
-    for kv in a.linux_sysctl:
-        key, _, value = kv.partition("=")
-        LINUX_SYSCTL[key] = value
+    LINUX_SYSCTL.update(common.sysctl_overrides(a.linux_sysctl))
     PROFILE[0] = a.profile
     ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     scs = scenarios.scenarios()

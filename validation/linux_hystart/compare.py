@@ -122,18 +122,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-linux", help="write Linux's side here")
     ap.add_argument("--sim-only", action="store_true", help="ecnsim's metrics alone")
     common.add_ecnsim_tcp_option(ap)
-    ap.add_argument(
-        "--linux-sysctl",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="explanatory variant: a sysctl for every emulated host (e.g. the harness's own "
-        "net.ipv4.tcp_wmem back at Linux's default); the table is then not a verdict",
+    common.add_linux_sysctl_option(
+        ap, "the harness's own net.ipv4.tcp_wmem back at Linux's default"
     )
     a = ap.parse_args(argv[1:])
-    for kv in a.linux_sysctl:
-        key, _, value = kv.partition("=")
-        LINUX_SYSCTL[key] = value
+    LINUX_SYSCTL.update(common.sysctl_overrides(a.linux_sysctl))
     ECNSIM_TCP.update(common.tcp_overrides(a.ecnsim_tcp))
     e = metrics(run_sim())
     if a.sim_only:
