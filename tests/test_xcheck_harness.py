@@ -246,3 +246,36 @@ def test_ecnsim_against_recorded_ns3(sid: str) -> None:
     scenarios whose every band held when the comparison ran."""
     out = _out_of_band(sid)
     assert not out, f"out of band (ecnsim, ns-3): {out}"
+
+
+@pytest.mark.parametrize(("profile", "mss"), [("linux", 1460), ("linux-6.x", 1448)])
+def test_linux_side_counts_windows_in_the_runs_own_mss(profile: str, mss: int) -> None:
+    """Windows are in segments of the run's own MSS (``linux``: 1460 with 40-byte headers, which
+    the emulated hosts take as ``advmss`` with timestamps off; ``linux-6.x``: 1448 with the
+    timestamps' 12 more), not a fixed 1448: a ``linux`` run read at 1448 B showed every window
+    0.8 % large. A side saved before ``cwnd_mss`` existed is rescaled from 1448 to 1460."""
+    import ecnsim
+
+    sc = next(s for s in LNX_SCEN.scenarios() if s["id"] == "droptail-10M-20ms-2")
+    saved = LNX_CMP.PROFILE[0]
+    LNX_CMP.PROFILE[0] = profile
+    try:
+        sim = ecnsim.Simulation(ecnsim.Scenario.from_dict(LNX_CMP.scenario_dict(sc)))
+        sim.run()
+    finally:
+        LNX_CMP.PROFILE[0] = saved
+    assert LNX_CMP.flow_mss(sim.results, 2) == [mss, mss]
+    side = LNX_CMP.side(sim.results, 2)
+    assert side["cwnd_mss"] == [mss, mss]
+    fs = sim.results.flow_series
+    part = fs[fs["flow"] == "f1"]
+    t, c = float(part["time_s"].iloc[-1]), float(part["cwnd_bytes"].iloc[-1])
+    assert side["cwnd_series"][1][round(t, 6)] == pytest.approx(c / mss)
+    # Through JSON, as --save-linux writes it: unchanged with its cwnd_mss, rescaled without.
+    import json
+
+    saved_side = json.loads(json.dumps(side))
+    m = LNX_CMP.metrics(sc, saved_side)
+    assert m["cwnd_total"] == pytest.approx(LNX_CMP.metrics(sc, side)["cwnd_total"])
+    legacy = {k: v for k, v in saved_side.items() if k != "cwnd_mss"}
+    assert LNX_CMP.metrics(sc, legacy)["cwnd_total"] == pytest.approx(m["cwnd_total"] * 1448 / 1460)

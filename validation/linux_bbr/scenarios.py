@@ -15,7 +15,9 @@ the seed's jitter); DropTail of one BDP (issue 32 asks BBR over DropTail only:
 BBR v1 does not answer ECN); 40 s, the first 10 s discarded; cwnd and queue
 sampled every 50 ms (Linux: ``TCP_INFO`` ``tcpi_snd_cwnd``). TCP: the
 ``linux`` profile's defaults on both sides (IW 10, SACK, delayed ACKs, minimum
-RTO 200 ms, MSS 1448), ECN off.
+RTO 200 ms, MSS 1448), ECN off. (Correction, 2026-12-03: the ``linux`` profile's MSS is 1460
+with 40-byte headers, as on the emulated hosts; ``compare.py`` counts windows in each run's own
+MSS since then.)
 
 Expected differences (read from Linux and ecnsim before any run; the bands
 allow for them):
@@ -88,7 +90,7 @@ DURATION = 40.0
 WARMUP = 10.0
 SAMPLE = 0.05
 SEED = 1
-WIRE = 1500  # bytes per full data packet: MSS 1448 + 52 B of headers (the linux profile)
+WIRE = 1500  # bytes per full data packet: the linux profile's MSS 1460 + 40 B of headers
 
 RATES = [10e6, 100e6]
 RTTS = [0.020, 0.100]

@@ -98,8 +98,28 @@ def scenarios_starts(n: int) -> list[float]:
     return [round(0.2 * i + 0.01 * ((7 * seed + 3 * i) % 5), 3) for i in range(n)]
 
 
+#: A recorded side without ``cwnd_mss`` (every Linux side saved before 2026-12-03's fix) had its
+#: windows divided by 1448 B, though its emulated hosts ran the ``linux`` profile's MSS of 1460
+#: (``net.ipv4.tcp_timestamps = 0`` and ``advmss 1460`` from its 40-byte headers; ``ss`` shows
+#: ``mss:1460``): ``_keys_to_float`` rescales such windows by 1448 / 1460.
+LEGACY_CWND_DIVISOR = 1448
+LEGACY_CWND_MSS = 1460
+
+
+def flow_mss(results: Any, n: int) -> list[int]:
+    """Each flow's MSS from the run's resolved scenario (``meta["resolved_spec"]``, which the
+    simulation and the emulation both keep; the emulated hosts take it as ``advmss``): the
+    ``linux`` profile's is 1460 with 40-byte headers, ``linux-6.x``'s 1448 with 52."""
+    spec = results.meta["resolved_spec"]
+    spec = json.loads(spec) if isinstance(spec, str) else spec
+    by_name = {fl["name"]: int(fl["tcp"]["mss"]) for fl in spec["flows"]}
+    return [by_name[f"f{i}"] for i in range(n)]
+
+
 def side(results: Any, n: int) -> dict[str, Any]:
-    """What the metrics need from one run (simulated or emulated)."""
+    """What the metrics need from one run (simulated or emulated); windows in segments of each
+    flow's own MSS (``cwnd_mss``)."""
+    mss = flow_mss(results, n)
     f = results.flows
     q = results.queues
     qi = int(np.flatnonzero(q["queue"].to_numpy() == "r1->r2")[0])
@@ -109,10 +129,9 @@ def side(results: Any, n: int) -> dict[str, Any]:
     cw = []
     for i in range(n):
         part = fs[fs["flow"] == f"f{i}"]
-        mss = 1448.0
         cw.append(
             {
-                round(float(t), 6): float(c) / mss
+                round(float(t), 6): float(c) / mss[i]
                 for t, c in zip(part["time_s"], part["cwnd_bytes"], strict=True)
             }
         )
@@ -125,16 +144,19 @@ def side(results: Any, n: int) -> dict[str, Any]:
             round(float(t), 6): float(v) for t, v in zip(qs["time_s"], qs["packets"], strict=True)
         },
         "cwnd_series": cw,
+        "cwnd_mss": mss,
         "rto": [float(x) for x in f["rto_count"][:n]],
     }
 
 
 def _keys_to_float(m: dict[str, Any]) -> dict[str, Any]:
-    """JSON turns the series' float keys (times) into strings: back to floats."""
+    """JSON turns the series' float keys (times) into strings: back to floats. A side recorded
+    before ``cwnd_mss`` existed gets its windows rescaled (``LEGACY_CWND_DIVISOR``)."""
+    k = 1.0 if "cwnd_mss" in m else LEGACY_CWND_DIVISOR / LEGACY_CWND_MSS
     return {
         **m,
         "queue_series": {float(t): v for t, v in m["queue_series"].items()},
-        "cwnd_series": [{float(t): v for t, v in c.items()} for c in m["cwnd_series"]],
+        "cwnd_series": [{float(t): v * k for t, v in c.items()} for c in m["cwnd_series"]],
     }
 
 

@@ -17,6 +17,9 @@ first 10 s discarded; cwnd and queue sampled every 50 ms (Linux: ``TCP_INFO``
 ``tcpi_snd_cwnd`` read in the sender's namespace by the bulk sender).
 TCP: the ``linux`` profile's defaults (IW 10, SACK, delayed ACKs, minimum RTO
 200 ms, MSS 1448 with timestamps' 12 bytes) on both sides; ``cc = "cubic"``.
+(Correction, 2026-12-03: the ``linux`` profile's MSS is 1460 with 40-byte headers and no
+timestamps, and the emulated hosts run the same, ``advmss 1460`` with ``tcp_timestamps = 0``;
+``compare.py`` counts windows in each run's own MSS since then.)
 
 Expected differences (read from Linux and ecnsim before any run; the bands
 allow for them, docs/validation.md explains any result outside them):
@@ -69,7 +72,7 @@ DURATION = 40.0
 WARMUP = 10.0
 SAMPLE = 0.05
 SEED = 1
-WIRE = 1500  # bytes per full data packet: MSS 1448 + 52 B of headers (the linux profile)
+WIRE = 1500  # bytes per full data packet: the linux profile's MSS 1460 + 40 B of headers
 
 RATES = [10e6, 100e6]
 RTTS = [0.020, 0.100]
