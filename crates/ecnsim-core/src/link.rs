@@ -67,6 +67,11 @@ impl Wire {
     pub(crate) fn len(&self) -> u32 {
         self.len
     }
+
+    /// The packet sent last, if any (the one being serialised while the transmitter is busy).
+    pub(crate) fn last(&self) -> Option<PacketId> {
+        (self.len > 0).then_some(self.last)
+    }
 }
 
 /// One direction of a point-to-point link.

@@ -48,6 +48,10 @@ impl QueueDisc for DropTail {
         self.fifo.len() as u64
     }
 
+    fn any_queued(&self, f: &mut dyn FnMut(&QueuedPacket) -> bool) -> bool {
+        self.fifo.any(f)
+    }
+
     /// An admitted packet joins an empty FIFO and leaves it at once: nothing else changes. The
     /// bound is `admits` on an empty FIFO.
     #[inline]

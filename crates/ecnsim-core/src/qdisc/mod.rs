@@ -320,6 +320,15 @@ pub trait QueueDisc {
     fn occupancy(&self) -> (u64, u64) {
         (self.len_packets(), self.len_bytes())
     }
+    /// Whether a queued packet satisfies `f` (asked off the packet path: as an application
+    /// writes). The default cannot look and answers "yes" whenever anything is queued; a
+    /// discipline that can look answers exactly.
+    fn any_queued(&self, f: &mut dyn FnMut(&QueuedPacket) -> bool) -> bool {
+        // DEVIATION(Linux tcp_rate_check_app_limited()): a host queue other than DropTail is taken to
+        // hold the writer's packets whenever it holds any (fewer app-limited marks, never more).
+        let _ = f;
+        self.len_packets() > 0
+    }
     /// Free buffer slots beyond what the queue holds now ([`Fifo::give_back_memory`]).
     fn give_back_memory(&mut self) {}
     /// A size in bytes such that a packet smaller than it, offered while this queue is empty
@@ -426,6 +435,9 @@ impl QueueDisc for AnyQdisc {
     #[inline]
     fn occupancy(&self) -> (u64, u64) {
         dispatch!(self, q => (q.len_packets(), q.len_bytes()))
+    }
+    fn any_queued(&self, f: &mut dyn FnMut(&QueuedPacket) -> bool) -> bool {
+        dispatch!(self, q => q.any_queued(f))
     }
     fn idle_pass_below(&self) -> u32 {
         dispatch!(self, q => q.idle_pass_below())
@@ -618,6 +630,12 @@ impl Queue {
     #[must_use]
     pub fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+    /// Whether a queued packet satisfies `f` ([`QueueDisc::any_queued`]: exact where the
+    /// discipline can look, else "yes" whenever anything is queued).
+    #[must_use]
+    pub fn any_queued(&self, f: &mut dyn FnMut(&QueuedPacket) -> bool) -> bool {
+        self.packets > 0 && self.qdisc.any_queued(f)
     }
     /// Largest occupancy seen since the last reset, packets.
     #[must_use]
@@ -966,6 +984,10 @@ impl Fifo {
         let pkt = self.packets.remove(index)?;
         self.bytes -= u64::from(pkt.size);
         Some(pkt)
+    }
+    /// Whether a queued packet satisfies `f`.
+    pub fn any(&self, f: &mut dyn FnMut(&QueuedPacket) -> bool) -> bool {
+        self.packets.iter().any(f)
     }
     /// The head.
     #[must_use]

@@ -972,6 +972,29 @@ impl Simulation {
         }
     }
 
+    /// A packet endpoint `e` sent waits in its host's egress queue or is being serialised there
+    /// (Linux tcp_rate_check_app_limited()'s `sk_wmem_alloc_get(sk) < SKB_TRUESIZE(1)` test,
+    /// negated: an skb of the socket in the qdisc or NIC, not yet freed by TX completion). Asked
+    /// only as a BBR application writes, so nothing is counted on the packet path: the packet
+    /// in service is read, and the queue is scanned (exactly for DropTail, the hosts' usual
+    /// queue; see [`QueueDisc::any_queued`]).
+    fn queued_at_host(&self, e: usize) -> bool {
+        let now = self.sched.now();
+        let ep = &self.endpoints[e];
+        let port = &self.ports[ep.egress.index()];
+        // The other end of the pair is the packets' destination endpoint.
+        #[allow(clippy::cast_possible_truncation)]
+        let to = (e ^ 1) as u32;
+        let flow = ep.flow;
+        let packets = &self.packets;
+        let mut mine = |id: PacketId| {
+            let p = &packets[id];
+            p.flow == flow && p.to_endpoint == to
+        };
+        let in_service = port.busy_until > now && port.wire.last().is_some_and(&mut mine);
+        in_service || port.queue.any_queued(&mut |q| mine(q.id))
+    }
+
     /// The endpoint index of one end of live flow `f`.
     fn end_of(&self, f: FlowId, side: Side) -> Option<usize> {
         let slot = self.flows[f.index()].slot;
@@ -995,13 +1018,15 @@ impl Simulation {
             }
             Command::Send { flow, side, bytes } => {
                 if let Some(e) = self.end_of(flow, side) {
-                    self.endpoints[e].sock.send(bytes);
+                    let queued = self.endpoints[e].sock.checks_app_limited() && self.queued_at_host(e);
+                    self.endpoints[e].sock.send_from_host(now, bytes, queued);
                     self.flush_endpoint(e);
                 }
             }
             Command::SendUnlimited { flow } => {
                 if let Some(e) = self.end_of(flow, Side::Client) {
-                    self.endpoints[e].sock.send_unlimited();
+                    let queued = self.endpoints[e].sock.checks_app_limited() && self.queued_at_host(e);
+                    self.endpoints[e].sock.send_unlimited_from_host(now, queued);
                     self.flush_endpoint(e);
                 }
             }

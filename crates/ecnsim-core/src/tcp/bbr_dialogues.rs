@@ -120,3 +120,103 @@ fn bbr_on_rfc6675_recovery_counts_what_is_lost_becomes() {
     d.deliver_to_a(&acks, &[]);
     assert_eq!(lost_bytes(&d), 2 * MSS);
 }
+
+// ---------------------------------------------------------------------------
+// Application-limited marks (Linux tcp_rate_check_app_limited(), called as the application writes)
+// ---------------------------------------------------------------------------
+
+fn app_limited(d: &Dialogue) -> u64 {
+    d.a.bbr().expect("a BBR sender").app_limited_until()
+}
+
+/// A finite write of ten segments, all sent at once; segment 0 is lost and segments 1-9 arrive:
+/// their nine duplicate ACKs reach the sender (at `d.now`, processed and nothing polled), the third
+/// starting NewReno recovery with the head's fast retransmission due.
+fn nine_duplicate_acks() -> Dialogue {
+    let mut d = Dialogue::established(sender(Recovery::Newreno, LossDetection::Dupack), receiver());
+    d.a.send(10 * MSS);
+    let w = d.out_a();
+    assert_eq!(w.len(), 10);
+    let acks = d.deliver_to_b(&w[1..], &[]);
+    assert_eq!(acks.len(), 9);
+    d.now += 50;
+    let now = t(d.now);
+    for a in &acks {
+        d.a.on_segment(now, &a.header, a.ecn);
+    }
+    assert!(d.a.in_recovery());
+    d
+}
+
+#[test]
+fn a_finite_transfer_is_not_marked_app_limited_by_its_acks() {
+    // Linux calls tcp_rate_check_app_limited() where the application writes (tcp_sendmsg_locked()),
+    // not on ACKs: a transfer that has sent all it was given is not marked application-limited while
+    // its last ACKs (here duplicate ACKs, out of data with room in the window) come back.
+    let mut d = nine_duplicate_acks();
+    assert_eq!(app_limited(&d), 0);
+    let now = t(d.now);
+    let sent: Vec<Segment> = std::iter::from_fn(|| d.a.poll_transmit(now)).collect();
+    assert_eq!(sent.iter().map(|s| s.header.seq).collect::<Vec<_>>(), vec![1], "the retransmission");
+    assert_eq!(app_limited(&d), 0, "nothing written since: not app-limited");
+}
+
+#[test]
+fn a_write_while_a_lost_segment_awaits_retransmission_is_not_app_limited() {
+    // Linux tcp_rate_check_app_limited(): lost_out <= retrans_out is required. Out of data, nothing
+    // at the host and the window open (in flight 0: ten outstanding, nine reported, the head lost),
+    // but the head, marked lost, is not yet resent.
+    let mut d = nine_duplicate_acks();
+    d.a.send(MSS);
+    assert_eq!(app_limited(&d), 0, "a lost segment awaits its retransmission");
+}
+
+#[test]
+fn a_write_once_every_lost_segment_is_resent_is_app_limited() {
+    // The same write after the retransmission left: every test of tcp_rate_check_app_limited()
+    // holds, and the connection is application-limited until what is delivered and in flight now
+    // (nine segments reported delivered, the retransmission in flight) has been delivered.
+    let mut d = nine_duplicate_acks();
+    let now = t(d.now);
+    assert_eq!(std::iter::from_fn(|| d.a.poll_transmit(now)).count(), 1);
+    d.a.send(MSS);
+    assert_eq!(app_limited(&d), 10 * MSS);
+}
+
+#[test]
+fn a_write_with_a_segment_at_the_host_is_not_app_limited() {
+    // Linux tcp_rate_check_app_limited(): sk_wmem_alloc_get(sk) < SKB_TRUESIZE(1), nothing of the
+    // socket in the host's qdisc or NIC queue, is required too.
+    let mut d = nine_duplicate_acks();
+    let now = t(d.now);
+    assert_eq!(std::iter::from_fn(|| d.a.poll_transmit(now)).count(), 1);
+    d.a.send_from_host(now, MSS, true);
+    assert_eq!(app_limited(&d), 0, "the retransmission is still at the host");
+}
+
+#[test]
+fn a_write_with_a_rack_lost_segment_not_yet_resent_is_not_app_limited() {
+    // RACK's marks are Linux's lost_out and retrans_out. Segment 1 is lost; the SACKs of segments 2,
+    // 3 and 4 (DupThresh SACKed, RFC 8985 §6.2 step 4) mark it lost on the third ACK, and 5-9 are
+    // SACKed too (the window is open: in flight 0). A write before its retransmission leaves is not
+    // application-limited; one after it is.
+    let mut d = Dialogue::established(sender(Recovery::Sack, LossDetection::Rack), receiver());
+    d.a.send(10 * MSS);
+    let w = d.out_a();
+    let mut arrive = vec![w[0]];
+    arrive.extend_from_slice(&w[2..]);
+    let acks = d.deliver_to_b(&arrive, &[]);
+    d.now += 50;
+    let now = t(d.now);
+    for a in &acks {
+        d.a.on_segment(now, &a.header, a.ecn);
+    }
+    assert!(d.a.in_recovery());
+    d.a.send(0);
+    assert_eq!(app_limited(&d), 0, "segment 1 is marked lost and not resent");
+    let sent: Vec<Segment> = std::iter::from_fn(|| d.a.poll_transmit(now)).collect();
+    assert_eq!(sent.iter().map(|s| s.header.seq).collect::<Vec<_>>(), vec![1 + MSS]);
+    d.a.send(0);
+    // Delivered: segment 0 and the eight SACKed; in flight: the retransmission.
+    assert_eq!(app_limited(&d), 10 * MSS, "resent: application-limited");
+}

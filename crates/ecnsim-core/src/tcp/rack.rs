@@ -203,6 +203,11 @@ impl Rack {
         (outstanding + self.retrans).saturating_sub(self.sacked + self.lost)
     }
 
+    /// A segment marked lost has not been retransmitted since (Linux `lost_out > retrans_out`).
+    pub(crate) fn lost_unretransmitted(&self) -> bool {
+        self.lost > self.retrans
+    }
+
     /// Bytes marked lost and not yet delivered (for tests).
     #[cfg(test)]
     pub(crate) fn lost_bytes(&self) -> u64 {

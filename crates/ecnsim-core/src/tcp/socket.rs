@@ -25,9 +25,10 @@ use crate::spec::{
     NewrenoCareful, NewrenoPartialAck, Quickack, RecoveryRate, ReductionBasis, RtoRearm, SackAfterTimeout,
     SackRecoveryGuard, SackVariant, SlowStartExit, SlowStartIncrease, TimeoutAfterEcn,
 };
-use crate::tcp::cc::{AckInfo, AnyCc, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
+use crate::tcp::cc::{AckInfo, AnyCc, AppWrite, Bbr, CcState, LossResponse, RecoveryAck, RecoveryRules, Sack, Window};
 use crate::tcp::hystart::SsAck;
 use crate::tcp::ooo::OooQueue;
+use crate::tcp::rack::Rack;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sack::{SackRecency, Scoreboard};
 use crate::tcp::state::TcpState;
@@ -466,15 +467,41 @@ impl TcpSocket {
         self.state = TcpState::Listen;
     }
 
-    /// The application writes `bytes` more bytes.
+    /// The application writes `bytes` more bytes (with nothing of this connection waiting at the
+    /// sending host: see [`TcpSocket::send_from_host`]).
     pub fn send(&mut self, bytes: u64) {
+        self.send_from_host(SimTime::ZERO, bytes, false);
+    }
+
+    /// The application writes `bytes` more bytes at `now`; `queued_at_host`: a segment of this
+    /// connection waits in, or is being serialised by, the sending host's egress port (asked only
+    /// if [`TcpSocket::checks_app_limited`]).
+    pub fn send_from_host(&mut self, now: SimTime, bytes: u64, queued_at_host: bool) {
         debug_assert!(!self.fin_requested, "send after close");
+        if matches!(self.cc, AnyCc::Bbr(_)) {
+            self.bbr_on_write(now, queued_at_host);
+        }
         self.app_end += bytes;
     }
 
     /// The application writes without end (an unlimited bulk source).
     pub fn send_unlimited(&mut self) {
+        self.send_unlimited_from_host(SimTime::ZERO, false);
+    }
+
+    /// [`TcpSocket::send_unlimited`] at `now`, `queued_at_host` as in [`TcpSocket::send_from_host`].
+    pub fn send_unlimited_from_host(&mut self, now: SimTime, queued_at_host: bool) {
+        if matches!(self.cc, AnyCc::Bbr(_)) && !self.unlimited {
+            self.bbr_on_write(now, queued_at_host);
+        }
         self.unlimited = true;
+    }
+
+    /// A write checks whether the sender is application-limited (BBR's delivery-rate samples,
+    /// Linux `tcp_rate_check_app_limited()`), and so needs to know what waits at the sending host.
+    #[must_use]
+    pub fn checks_app_limited(&self) -> bool {
+        matches!(self.cc, AnyCc::Bbr(_))
     }
 
     /// The application stops writing at once (a flow's `stop`): nothing past the highest
@@ -1362,7 +1389,6 @@ impl TcpSocket {
     /// has been processed.
     #[inline(never)]
     fn bbr_after_ack(&mut self, now: SimTime, acked: u64, dupack: bool) {
-        let mss = self.win.mss;
         // Without SACK there is no RFC 6675 loss mark, no pipe and nothing SACKed (`sack_recovery`,
         // `sack_pipe` and the scoreboard answer so), and no need to ask.
         let (sack_pipe, sacked) = if self.sack_ok {
@@ -1374,7 +1400,15 @@ impl TcpSocket {
             debug_assert!(self.sack_pipe().is_none());
             (None, 0)
         };
-        let info = AckInfo {
+        let info = self.bbr_info(now, acked, dupack, sack_pipe, sacked);
+        if let Some(b) = self.cc_state.bbr() {
+            self.win.cwnd = b.on_ack(&info);
+        }
+    }
+
+    /// What BBR reads of the socket's state (see [`AckInfo`]).
+    fn bbr_info(&self, now: SimTime, acked: u64, dupack: bool, sack_pipe: Option<u64>, sacked: u64) -> AckInfo {
+        AckInfo {
             now,
             snd_una: self.snd_una,
             acked,
@@ -1386,14 +1420,65 @@ impl TcpSocket {
             flight: self.flight_size(),
             outstanding: self.snd_max - self.snd_una,
             retransmit_due: self.retransmit_due,
-            out_of_data: !self.unlimited && self.app_end.saturating_sub(self.snd_nxt) < mss,
             srtt: self.rtt.srtt(),
-            mss,
+            mss: self.win.mss,
             max_cwnd: self.win.max_cwnd,
+        }
+    }
+
+    /// BBR: the application writes at `now` (Linux `tcp_sendmsg_locked()` ->
+    /// `tcp_rate_check_app_limited()`, before the new data is queued); `queued_at_host` as in
+    /// [`TcpSocket::send_from_host`].
+    // DEVIATION(draft-cheng-iccrg-delivery-rate-estimation §3.4): the draft also checks at the start of
+    // ACK processing and of the retransmission timers; Linux (tcp_sendmsg_locked(), the sendpage paths)
+    // only as the application writes, and ecnsim follows Linux: a transfer that has sent all it was
+    // given is not marked while its last ACKs and retransmissions come back.
+    #[inline(never)]
+    fn bbr_on_write(&mut self, now: SimTime, queued_at_host: bool) {
+        if self.snd_max <= ISS + 1 {
+            // DEVIATION(Linux): nothing sent yet. Linux starts every connection application-limited
+            // until its first ACK (tcp_init_sock(): app_limited = ~0U, "a bubble in the pipe"), and
+            // the write's check leaves it so; ecnsim does not model that opening bubble (the first
+            // flight's samples are not application-limited), so the first write marks nothing either.
+            return;
+        }
+        let (sack_pipe, sacked) =
+            if self.sack_ok { (self.sack_pipe(), self.scoreboard.sacked_bytes()) } else { (None, 0) };
+        let w = AppWrite {
+            state: self.bbr_info(now, 0, false, sack_pipe, sacked),
+            // Linux `write_seq - snd_nxt < mss_cache`: Linux's snd_nxt is the highest sequence sent,
+            // SND.MAX here (what lies between SND.NXT and SND.MAX after a timeout is marked lost).
+            unsent_below_mss: !self.unlimited && self.app_end.saturating_sub(self.snd_max) < self.win.mss,
+            queued_at_host,
+            lost_retransmitted: !self.lost_awaits_retransmission(),
         };
         if let Some(b) = self.cc_state.bbr() {
-            self.win.cwnd = b.on_ack(&info);
+            b.on_app_write(&w);
         }
+    }
+
+    /// A segment marked lost has not been retransmitted since (Linux `lost_out > retrans_out`): a
+    /// fast retransmission due; RACK's lost marks (its `lost` and `retrans` are Linux's `lost_out`
+    /// and `retrans_out`); in RFC 6675 recovery an unSACKed octet IsLost() covers above HighRxt
+    /// (NextSeg()'s rule 1), and after a timeout that kept the scoreboard one below the recovery
+    /// point; otherwise, after a timeout, what lies between SND.NXT and SND.MAX (go-back-N: Linux
+    /// tcp_timeout_mark_lost() marks everything outstanding lost).
+    fn lost_awaits_retransmission(&self) -> bool {
+        if self.retransmit_due {
+            return true;
+        }
+        if self.rack_on() {
+            return self.scoreboard.rack().is_some_and(Rack::lost_unretransmitted);
+        }
+        let from = self.scoreboard.high_rxt().max(self.snd_una);
+        if self.sack_recovery() {
+            let t = self.scoreboard.lost_threshold(self.win.mss, self.cfg.dupack_threshold);
+            return self.scoreboard.first_unsacked(from, t.min(self.scoreboard.highest_sacked())).is_some();
+        }
+        if self.sack_timeout_recovery() {
+            return self.scoreboard.first_unsacked(from, self.recover).is_some();
+        }
+        self.snd_nxt < self.snd_max
     }
 
     /// RFC 6675 recovery without RACK: the unSACKed octets IsLost() newly covers on this ACK are

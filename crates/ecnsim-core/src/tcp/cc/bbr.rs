@@ -289,14 +289,27 @@ pub struct AckInfo {
     pub outstanding: u64,
     /// A fast retransmission is due and not yet sent (its segment is counted lost).
     pub retransmit_due: bool,
-    /// The application has less than a segment left to send beyond SND.NXT.
-    pub out_of_data: bool,
     /// The smoothed RTT, if any sample was taken.
     pub srtt: Option<SimDuration>,
     /// The sender's MSS.
     pub mss: u64,
     /// The largest window allowed (`snd_cwnd_clamp`), bytes.
     pub max_cwnd: u64,
+}
+
+/// What the socket tells BBR as the application writes (Linux `tcp_rate_check_app_limited()`'s
+/// inputs), before the written data is queued.
+#[derive(Clone, Copy, Debug)]
+pub struct AppWrite {
+    /// The window state, as on an ACK (`acked` 0, not a duplicate; only what sets in flight is read).
+    pub state: AckInfo,
+    /// Less than one MSS written and not yet sent (Linux `write_seq - snd_nxt < mss_cache`).
+    pub unsent_below_mss: bool,
+    /// A segment of this connection waits in, or is being serialised by, the sending host's egress
+    /// port (Linux `sk_wmem_alloc_get(sk) >= SKB_TRUESIZE(1)`: an skb in the qdisc or NIC ring).
+    pub queued_at_host: bool,
+    /// Every segment marked lost has been retransmitted (Linux `lost_out <= retrans_out`).
+    pub lost_retransmitted: bool,
 }
 
 /// Linux lib/minmax.c: a windowed running maximum kept as its best three samples from
@@ -921,10 +934,6 @@ impl Bbr {
         let bw = self.bw.get();
         self.set_pacing_rate(bw, self.pacing_gain, a.srtt);
         self.set_cwnd(a, &rs, ca_state, inflight, bw);
-        // draft-cheng §3.4 / Linux tcp_rate_check_app_limited(): out of data with room in the window.
-        if a.out_of_data && inflight < self.cwnd {
-            self.app_limited = (self.delivered + inflight).max(1);
-        }
         // The socket's window: in NewReno recovery the duplicate ACKs' segments have left the
         // network but not SND.UNA..SND.NXT, so they are added back (RFC 5681 §3.2 step 4's inflation).
         if a.in_recovery && a.sack_pipe.is_none() {
@@ -943,6 +952,27 @@ impl Bbr {
         let lost = if a.retransmit_due { a.mss } else { 0 };
         // Linux tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out.
         a.flight.saturating_sub(self.dup_credit + a.sacked + lost)
+    }
+
+    /// The application writes (Linux `tcp_sendmsg_locked()` calls `tcp_rate_check_app_limited()`
+    /// before it queues the new data): `w` is the socket's state just before the write. Marks the
+    /// connection application-limited until what is in flight now is delivered.
+    pub(crate) fn on_app_write(&mut self, w: &AppWrite) {
+        let inflight = self.inflight(&w.state);
+        // Linux tcp_rate.c tcp_rate_check_app_limited(): less than one MSS unsent (write_seq - snd_nxt <
+        // mss_cache), nothing of the socket's in the host's qdisc or NIC (sk_wmem_alloc < SKB_TRUESIZE(1)),
+        // in flight below cwnd (tcp_packets_in_flight() < snd_cwnd), every lost segment retransmitted
+        // (lost_out <= retrans_out); then app_limited = delivered + in flight, or 1 if both are 0.
+        if w.unsent_below_mss && !w.queued_at_host && inflight < self.cwnd && w.lost_retransmitted {
+            self.app_limited = (self.delivered + inflight).max(1);
+        }
+    }
+
+    /// The C.delivered value past which samples are no longer application-limited (0: none);
+    /// Linux `tp->app_limited`.
+    #[must_use]
+    pub fn app_limited_until(&self) -> u64 {
+        self.app_limited
     }
 
     /// Linux `bbr_update_model()`.
@@ -1371,7 +1401,6 @@ mod tests {
             flight,
             outstanding: flight,
             retransmit_due: false,
-            out_of_data: false,
             srtt: None,
             mss: MSS,
             max_cwnd: u64::MAX / 4,

@@ -13,7 +13,7 @@ mod reno;
 mod sack;
 mod tahoe;
 
-pub use bbr::{AckInfo, Bbr, Mode as BbrMode};
+pub use bbr::{AckInfo, AppWrite, Bbr, Mode as BbrMode};
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use newreno::NewReno;
