@@ -4,8 +4,9 @@
 
 use super::dialogues::{cfg, Dialogue, MSS};
 use crate::packet::Ecn;
-use crate::spec::{CcKind, EcnFeedback, EcnPolicy, EctCodepoint};
-use crate::tcp::{InitialWindow, TcpConfig};
+use crate::spec::{CcKind, EcnFeedback, EcnPolicy, EctCodepoint, Recovery};
+use crate::tcp::{InitialWindow, Segment, TcpConfig};
+use crate::time::SimTime;
 
 /// A Prague bulk sender's configuration (RFC 9331 §4.1-4.2: ECT(1), AccECN), an initial window
 /// of 10 segments and an ACK per segment.
@@ -114,4 +115,137 @@ fn prague_linux_cwr_round_ends_above_high_seq_and_a_mark_there_starts_the_next()
     d.deliver_to_a(&acks[..1], &[]);
     assert_eq!(d.a.counters.ecn_reductions, 2);
     assert!(d.a.prague().unwrap().frac_cwnd() < frac);
+}
+
+/// Prague on SACK recovery (Linux `tcp_is_sack()`), with retransmissions sent ECT(1) so the one
+/// that ends the recovery can carry a mark.
+fn prague_sack() -> TcpConfig {
+    TcpConfig { recovery: Recovery::Sack, limited_transmit: false, ecn_ect_on_retransmit: true, ..prague() }
+}
+
+/// What `a` sends within the next `ms` milliseconds, its pacing timer fired as it comes due.
+fn paced(d: &mut Dialogue, ms: u64) -> Vec<Segment> {
+    let end = SimTime::from_millis(d.now + ms);
+    let mut out = Vec::new();
+    while let Some(at) = d.a.next_deadline().filter(|&at| at <= end) {
+        d.a.on_timer(at);
+        out.extend(std::iter::from_fn(|| d.a.poll_transmit(at)));
+    }
+    d.now += ms;
+    out
+}
+
+fn end(s: &Segment) -> u64 {
+    s.header.seq + u64::from(s.header.payload)
+}
+
+/// Ten segments, the first lost: the sender after the nine duplicate ACKs (SACK), in fast recovery.
+/// Returns the dialogue, the new data sent before the loss was detected (not yet delivered), the
+/// fast retransmission and high_seq (`recover`: SND.NXT when the recovery began).
+fn prague_one_loss(c: TcpConfig) -> (Dialogue, Vec<Segment>, Segment, u64) {
+    let mut d = Dialogue::established(c, c);
+    assert_eq!(d.a.sack_negotiated(), c.recovery == Recovery::Sack);
+    d.a.send_unlimited();
+    let w = d.out_a();
+    assert_eq!(w.len(), 10);
+    let dupacks = d.deliver_to_b(&w[1..], &[]);
+    assert!(dupacks.iter().all(|a| a.header.ack == w[0].header.seq));
+    let before = d.deliver_to_a(&dupacks, &[]);
+    assert!(d.a.in_recovery() && d.a.counters.fast_retransmits == 1);
+    assert_eq!(d.a.counters.ecn_reductions, 0);
+    assert!(before.iter().all(|s| s.header.seq >= end(&w[9])), "new data only, the retransmission is paced");
+    let high_seq = before.iter().map(end).max().unwrap_or(end(&w[9]));
+    let later = paced(&mut d, 5);
+    let rexmit = *later.iter().find(|s| s.header.seq == w[0].header.seq).expect("the fast retransmit");
+    (d, before, rexmit, high_seq)
+}
+
+/// The end of a loss recovery as L4STeam's kernel runs it (`tcp_input.c`, as mainline):
+/// `tcp_ack()` reads the AccECN feedback first (FLAG_ECE when the ACE field reports new CE
+/// marks), then `tcp_fastretrans_alert()`: in Recovery with SND.UNA at high_seq,
+/// `tcp_try_undo_recovery()` holds the state only for Reno ("SACK TCP is safe"), so a SACK
+/// connection goes to Open there; the state machine's default branch then calls
+/// `tcp_try_to_open()`, whose `tcp_enter_cwr()` on FLAG_ECE enters CWR from Open
+/// (`prague_state()` -> `prague_enter_cwr()`, the cut), all before `prague_cong_control()`. So
+/// the ACK of exactly high_seq that ends a SACK recovery starts the next reduction itself.
+#[test]
+fn prague_linux_sack_recovery_ending_on_a_marked_ack_of_high_seq_starts_a_reduction_there() {
+    // The recovery's end, with the retransmission CE-marked or not: the fractional window after it.
+    let end_recovery = |mark: bool| {
+        let (mut d, mut segs, rexmit, high_seq) = prague_one_loss(prague_sack());
+        assert_eq!(rexmit.ecn, Ecn::Ect1);
+        // What was sent before the recovery began arrives, then the retransmission.
+        segs.push(rexmit);
+        let ce: &[usize] = if mark { &[segs.len() - 1] } else { &[] };
+        let acks = d.deliver_to_b(&segs, ce);
+        assert_eq!(acks.last().unwrap().header.ack, high_seq, "the retransmission's ACK acknowledges high_seq");
+        d.deliver_to_a(&acks, &[]);
+        assert!(!d.a.in_recovery());
+        assert_eq!(d.a.snd_una(), high_seq);
+        (d.a.counters.ecn_reductions, d.a.prague().unwrap().frac_cwnd())
+    };
+    let (cuts, frac) = end_recovery(true);
+    let (no_cuts, frac_unmarked) = end_recovery(false);
+    assert_eq!((cuts, no_cuts), (1, 0), "Open, then CWR, on the ACK that ends the recovery");
+    assert!(frac < frac_unmarked, "the cut is applied on that ACK: {frac} against {frac_unmarked}");
+}
+
+/// The same after a retransmission timeout (`tcp_input.c`): in the Loss state `tcp_process_loss()`
+/// finds SND.UNA at high_seq (SND.NXT at the timeout) and calls `tcp_try_undo_recovery()`, which
+/// opens a SACK connection; `tcp_fastretrans_alert()` then falls through to `tcp_try_to_open()`
+/// and `tcp_enter_cwr()`: a mark reported on that ACK starts a reduction there too.
+#[test]
+fn prague_linux_sack_timeout_recovery_ending_on_a_marked_ack_of_high_seq_starts_a_reduction_there() {
+    let end_loss = |mark: bool| {
+        let mut d = Dialogue::established(prague_sack(), prague_sack());
+        d.a.send_unlimited();
+        let w = d.out_a();
+        assert_eq!(w.len(), 10);
+        let high_seq = end(&w[9]);
+        // All ten lost: the timer fires and the window restarts at one segment.
+        let at = d.a.next_deadline().expect("the retransmission timer");
+        d.now = at.as_nanos() / 1_000_000 + 1;
+        d.a.on_timer(at);
+        let mut out = d.out_a();
+        assert_eq!(d.a.counters.rto_count, 1);
+        while d.a.snd_una() < high_seq {
+            assert!(!out.is_empty());
+            // Up to the segment ending at high_seq, whose ACK (the last delivered) ends the Loss state.
+            if let Some(last) = out.iter().position(|s| end(s) == high_seq) {
+                out.truncate(last + 1);
+            }
+            let ce: Vec<usize> = (0..out.len()).filter(|&i| mark && end(&out[i]) == high_seq).collect();
+            let acks = d.deliver_to_b(&out, &ce);
+            out = d.deliver_to_a(&acks, &[]);
+            out.extend(paced(&mut d, 20));
+        }
+        assert_eq!(d.a.snd_una(), high_seq, "the ACK of the segment ending at high_seq came last");
+        d.a.counters.ecn_reductions
+    };
+    assert_eq!((end_loss(true), end_loss(false)), (1, 0));
+}
+
+/// The same ACK on a connection without SACK (Linux "Reno", here NewReno recovery):
+/// `tcp_try_undo_recovery()` holds Recovery while SND.UNA equals high_seq (RFC 2582), so
+/// `tcp_fastretrans_alert()` returns before `tcp_try_to_open()`: no reduction on the ACK of
+/// exactly high_seq; the first ACK above it leaves Recovery and, if it reports a new mark,
+/// enters CWR.
+#[test]
+fn prague_linux_reno_recovery_ending_on_a_marked_ack_of_high_seq_waits_for_the_next() {
+    let c = TcpConfig { recovery: Recovery::Newreno, ..prague_sack() };
+    let (mut d, mut segs, rexmit, high_seq) = prague_one_loss(c);
+    segs.push(rexmit);
+    let acks = d.deliver_to_b(&segs, &[segs.len() - 1]);
+    assert_eq!(acks.last().unwrap().header.ack, high_seq);
+    let mut sent = d.deliver_to_a(&acks, &[]);
+    sent.extend(paced(&mut d, 20));
+    assert_eq!(d.a.snd_una(), high_seq);
+    assert_eq!(d.a.counters.ecn_reductions, 0, "Recovery is held on the ACK of exactly high_seq");
+    // New data sent during and after the recovery: the first ACK above high_seq with a mark cuts.
+    let new: Vec<Segment> = sent.iter().filter(|s| s.header.seq >= high_seq).copied().collect();
+    assert!(!new.is_empty());
+    let acks = d.deliver_to_b(&new[..1], &[0]);
+    assert!(acks[0].header.ack > high_seq);
+    d.deliver_to_a(&acks, &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 1);
 }

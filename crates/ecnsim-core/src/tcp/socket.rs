@@ -163,6 +163,9 @@ struct EcnReduction {
     /// The last window action was a timeout (ns-2's `last_cwnd_action_ ==
     /// CWND_ACTION_TIMEOUT`, for `tcp.ecn_after_timeout` and `tcp.timeout_after_ecn`).
     after_timeout: bool,
+    /// The last reduction answered a loss (a fast retransmit or a timeout: Linux's Recovery or Loss
+    /// state), not an ECN-Echo or a tail loss probe (Linux's CWR state).
+    after_loss: bool,
 }
 
 /// ECN on the handshake (RFC 5562, ECN+).
@@ -829,6 +832,7 @@ impl TcpSocket {
                 self.arm_rto(now);
                 // ns-2 timeout(): last_cwnd_action_ = CWND_ACTION_TIMEOUT.
                 self.ecn_reduction.after_timeout = true;
+                self.ecn_reduction.after_loss = true;
             }
             _ if self.ecn.wait_for_timer || self.win.cwnd < self.win.mss => {
                 // RFC 3168 §6.1.2: with cwnd at one segment, a new packet may go once the timer expires.
@@ -1633,6 +1637,7 @@ impl TcpSocket {
         self.ecn_reduction.ecn_cut_until = Opt::NONE;
         // ns-2 dupack_action(): last_cwnd_action_ = CWND_ACTION_DUPACK.
         self.ecn_reduction.after_timeout = false;
+        self.ecn_reduction.after_loss = true;
         self.limited_transmit_bytes = 0;
         match response {
             LossResponse::FastRecovery => {
@@ -1747,7 +1752,21 @@ impl TcpSocket {
         }
         // An ECE on an ACK that does not pass the reduction point echoes a mark of the
         // window already answered (the receiver echoes until our CWR reaches it).
-        self.ecn_reduction.reduced_until.get().is_none_or(|r| ack > r)
+        self.ecn_reduction
+            .reduced_until
+            .get()
+            .is_none_or(|r| ack > r || (ack == r && self.recovery_ends_at_its_point()))
+    }
+
+    /// Whether the loss recovery (or timeout recovery) in force ends on the ACK of exactly its point, so
+    /// that an ECN-Echo there starts the next reduction: Prague's rounds are Linux's states, and on a SACK
+    /// connection Linux leaves Recovery and Loss when SND.UNA reaches high_seq (its CWR state waits for an
+    /// ACK above it). The other algorithms keep RFC 3168 §6.1.2's window, as ns-2's ecn() (`seqno > recover_`).
+    #[cold]
+    fn recovery_ends_at_its_point(&self) -> bool {
+        // Linux tcp_try_undo_recovery(): only Reno holds the state at snd_una == high_seq ("SACK TCP is safe");
+        // tcp_fastretrans_alert() then reaches tcp_try_to_open(), whose tcp_enter_cwr() acts on FLAG_ECE.
+        matches!(self.cc, AnyCc::Prague(_)) && self.sack_ok && self.ecn_reduction.after_loss
     }
 
     /// ns-2 newack(): whether `ecn_backoff_` is set once ecn() has seen this ACK, which keeps
@@ -1786,6 +1805,7 @@ impl TcpSocket {
         self.win.acc = 0;
         self.note_window_reduced();
         self.ecn_reduction.ecn_cut_until = self.ecn_reduction.reduced_until;
+        self.ecn_reduction.after_loss = false;
         match self.cfg.ecn_one_segment {
             EcnOneSegment::Rfc3168 if at_minimum => {
                 // RFC 3168 §6.1.2: with cwnd at one segment, the sending TCP MUST reset the retransmit

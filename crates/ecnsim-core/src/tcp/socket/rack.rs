@@ -125,6 +125,7 @@ impl TcpSocket {
         self.cc.on_ecn_echo(&mut self.cc_state, &mut self.win, basis, self.snd_max, now);
         self.win.acc = 0;
         self.note_window_reduced();
+        self.ecn_reduction.after_loss = false;
     }
 
     /// RFC 8985 §7.2: arm the probe timer if a probe may be scheduled now, else disarm it.
