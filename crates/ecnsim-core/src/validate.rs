@@ -1156,6 +1156,9 @@ impl ScenarioSpec {
                     .to_owned(),
             ));
         }
+        if let Some(w) = self.bbr_without_sack_warning() {
+            out.push(w);
+        }
         #[allow(clippy::cast_precision_loss)]
         let duration = self.simulation.duration.0 as f64 * 1e-9;
         for (j, app) in self.apps.iter().enumerate() {
@@ -1194,6 +1197,48 @@ impl ScenarioSpec {
             }
         }
         out
+    }
+
+    /// One warning for every flow and app that runs BBR on NewReno recovery (no SACK offered):
+    /// allowed, and what Linux's `tcp_bbr` does with `tcp_sack = 0`, but a loss burst (Startup's
+    /// overshoot) then takes seconds to repair (docs/models/bbr.md, "BBR without SACK: why it
+    /// collapses").
+    fn bbr_without_sack_warning(&self) -> Option<(String, String)> {
+        let bare = |t: &TcpConfig| t.cc == CcKind::Bbr && !t.offers_sack();
+        let mut names: Vec<String> = Vec::new();
+        let mut first = None;
+        for (i, f) in self.flows.iter().enumerate() {
+            if bare(&self.resolved_tcp(i)) {
+                first.get_or_insert_with(|| format!("flows[{i}].tcp.recovery"));
+                names.push(f.name.clone().unwrap_or_else(|| format!("flow{i}")));
+            }
+        }
+        for (j, a) in self.apps.iter().enumerate() {
+            let udp = matches!(a.model, ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. });
+            if !udp && bare(&self.resolved_app_tcp(j)) {
+                first.get_or_insert_with(|| format!("apps[{j}].tcp.recovery"));
+                names.push(a.name.clone().unwrap_or_else(|| format!("app{j}")));
+            }
+        }
+        let path = if names.len() > 1 { "tcp.recovery".to_owned() } else { first? };
+        let shown = if names.len() > 3 {
+            format!("{}, ... ({} in all)", names[..3].join(", "), names.len())
+        } else {
+            names.join(", ")
+        };
+        Some((
+            path,
+            format!(
+                "BBR runs on NewReno recovery without SACK ({shown}): BBR v1 does not slow down on \
+                 loss, and NewReno repairs one lost segment per round trip (RFC 6582 §3.2; Linux \
+                 tcp_newreno_mark_lost()), so a burst of losses such as Startup's overshoot takes \
+                 seconds to repair, each partial ACK's rate sample of one segment per round trip \
+                 shrinks BBR's bandwidth estimate, and the timeout's go-back-N resends data the \
+                 receiver holds. Linux's tcp_bbr with tcp_sack = 0 collapses the same way \
+                 (docs/models/bbr.md, \"BBR without SACK: why it collapses\"); set \
+                 tcp.recovery = \"sack\" (the linux profiles' default) unless that is what is studied"
+            ),
+        ))
     }
 }
 

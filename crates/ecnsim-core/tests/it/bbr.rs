@@ -119,3 +119,42 @@ fn a_bbr_flow_on_sack_recovers_at_the_link_rate_with_each_loss_detection() {
         assert!(retx < 0.05 * link_packets_per_s, "{tcp}: {retx} retransmissions a second");
     }
 }
+
+/// BBR without SACK (docs/models/bbr.md, "BBR without SACK: why it collapses"): one BBR flow into a
+/// 200-packet DropTail at 50 Mb/s, 10 ms (the audit's second reproduction). Startup's overshoot loses
+/// thousands of segments; NewReno recovery repairs one per round trip, and a timeout's go-back-N
+/// resends what the receiver holds. Linux's tcp_bbr with `tcp_sack = 0` does the same (measured through
+/// `ecnsim emulate`), so the run is allowed and warned about; with SACK the flow fills the link.
+/// Bands: the warning (path `flows[0].tcp.recovery`) under `rfc`'s NewReno recovery, none with
+/// `recovery = "sack"`, under `linux-6.x` or with CUBIC; with SACK utilization after the warm-up >= 0.9.
+#[test]
+fn bbr_without_sack_is_warned_about_and_with_sack_fills_the_link() {
+    let q = r#"{ type = "droptail", limit_packets = 200 }"#;
+    let t = dumbbell(1, "50Mbps", "10ms", q, "10s", "");
+    let warnings = |tcp: &str, profile: &str| {
+        let t = with(&t, "10s", "2s", tcp).replacen("warmup = \"2s\"", &format!("warmup = \"2s\"{profile}"), 1);
+        let spec = ecnsim_core::ScenarioSpec::from_toml_str(&t).unwrap();
+        spec.validate().unwrap();
+        (t, spec.warnings())
+    };
+    let (_, w) = warnings(r#"cc = "bbr""#, "");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "flows[0].tcp.recovery");
+    assert!(w[0].1.contains("BBR runs on NewReno recovery without SACK (flow0)"), "{}", w[0].1);
+    assert!(w[0].1.contains("tcp.recovery = \"sack\""), "{}", w[0].1);
+    assert!(warnings(r#"cc = "bbr""#, r#", profile = "linux-6.x""#).1.is_empty());
+    // Several flows: one warning, on the scenario's field.
+    let five = with(&dumbbell(5, "50Mbps", "10ms", q, "10s", ""), "10s", "2s", r#"cc = "bbr""#);
+    let spec = ecnsim_core::ScenarioSpec::from_toml_str(&five).unwrap();
+    spec.validate().unwrap();
+    let w = spec.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "tcp.recovery");
+    assert!(w[0].1.contains("(flow0, flow1, flow2, ... (5 in all))"), "{}", w[0].1);
+    assert!(warnings(r#"cc = "cubic""#, "").1.is_empty());
+    let (sack, w) = warnings(r#"cc = "bbr", recovery = "sack""#, "");
+    assert!(w.is_empty(), "{w:?}");
+    let (_, r) = run(&sack, 1);
+    let util = f64s(&r, "queues", "utilization")[BOTTLENECK];
+    assert!(util >= 0.9, "with SACK: utilization {util}");
+}
