@@ -120,6 +120,29 @@ def test_a_scenario_without_traffic_is_warned_about(cli: Cli, tmp_path: Path) ->
     assert "warning: flows: the scenario has no flows, flow groups or apps" in proc.stderr
 
 
+def test_dctcp_needs_ecn_and_a_marking_queue(cli: Cli) -> None:
+    """A written ecn that cannot negotiate is refused; the profile's resolves to "request"
+    (Linux tcp_ecn_send_syn() requests ECN for a congestion control that needs it)."""
+    for ecn in ("off", "accept"):
+        proc = cli("run", ROOT / "examples" / "dctcp_accecn.toml", "--set", f"tcp.ecn={ecn}", "-q")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith('error: tcp.ecn: cc = "dctcp" needs ECN'), proc.stderr
+        assert 'allowed: ecn = "request"' in proc.stderr
+        assert f'got ecn = "{ecn}"' in proc.stderr
+        assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    dumbbell = ROOT / "examples" / "dumbbell.toml"
+    linux = ("--set", "simulation.profile=linux-6.x", "--set", "tcp.cc=dctcp")
+    proc = cli("run", dumbbell, *linux, "--print-resolved", "--defaults")
+    assert proc.returncode == 0, proc.stderr
+    assert 'ecn = "request"' in proc.stdout
+    proc = cli("run", dumbbell, *linux, "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        'warning: flows[0]: cc = "dctcp" (and 3 more flows or apps), but every queue is DropTail'
+        in proc.stderr
+    )
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")
