@@ -143,6 +143,33 @@ def test_dctcp_needs_ecn_and_a_marking_queue(cli: Cli) -> None:
     )
 
 
+def test_a_set_integer_beyond_64_bits_names_the_field_and_the_range(cli: Cli) -> None:
+    """As a TOML file does (its integers are 64-bit): not serde's float or unsigned reading,
+    which named `topology` or no range."""
+    dumbbell = ROOT / "examples" / "dumbbell.toml"
+    for value in ("18446744073709551616", "9223372036854775808", "-9223372036854775809"):
+        proc = cli("run", dumbbell, "--set", f"topology.queue.limit_packets={value}", "-q")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (
+            "error: --set topology.queue.limit_packets: integer out of range: a scenario's "
+            "integers are 64-bit, from -9223372036854775808 to 9223372036854775807 (as TOML's), "
+            f"got {value}\n"
+        )
+    proc = cli(
+        "run",
+        dumbbell,
+        "--set",
+        'topology.queue={"type": "droptail", "limit_packets": 18446744073709551616}',
+        "-q",
+    )
+    assert proc.stderr.startswith("error: --set topology.queue.limit_packets: integer out of")
+    # At the edge of the range, the core names the field's own range.
+    proc = cli("run", dumbbell, "--set", "topology.queue.limit_packets=9223372036854775807", "-q")
+    assert proc.stderr.startswith(
+        "error: topology.queue.limit_packets: must be >= 1 and <= 1000000000"
+    ), proc.stderr
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")
