@@ -170,6 +170,50 @@ def test_a_set_integer_beyond_64_bits_names_the_field_and_the_range(cli: Cli) ->
     ), proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--seeds", "3-1"], "error: --seeds: range '3-1' ends before it starts"),
+        (["--seeds", "1-2", "--jobs", "0"], "error: --jobs: must be at least 1, got 0"),
+        (["--set", "tcp.cc"], "error: --set: 'tcp.cc': write PATH=VALUE (e.g. tcp.cc=newreno)"),
+        (["--set", "links[x=1"], "error: --set: links[x: not a parameter path"),
+        (["--format", "yaml"], "error: --format: invalid choice: 'yaml'"),
+    ],
+)
+def test_argument_errors_are_one_error_line_and_a_hint(
+    cli: Cli, args: list[str], error: str
+) -> None:
+    """docs/cli.md: one `error: ...` line (and one `hint:`), exit 2; not argparse's usage."""
+    proc = cli("run", ROOT / "examples" / "dumbbell.toml", *args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith(error), proc.stderr
+    assert lines[1] == "hint: ecnsim run --help lists the arguments"
+    proc = cli("run")
+    assert proc.stderr.splitlines() == [
+        "error: the following arguments are required: SCENARIO.toml",
+        "hint: ecnsim run --help lists the arguments",
+    ]
+
+
+def test_a_bad_runs_query_is_one_error_line_and_a_hint(cli: Cli, tmp_path: Path) -> None:
+    from ecnsim.sweep.store import Store
+
+    store = Store(tmp_path / "store")
+    store.root.mkdir(parents=True, exist_ok=True)
+    proc = cli("runs", "--out", store.root, "--where", "nonsense_col = 1")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith('error: --where: Binder Error: Referenced column "nonsense_col"')
+    assert lines[1].startswith("hint: Candidate bindings: ")
+    proc = cli("runs", "--out", store.root, "--sql", "select nonsense")
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("error: --sql: Binder Error: "), proc.stderr
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")
