@@ -214,6 +214,18 @@ def test_a_bad_runs_query_is_one_error_line_and_a_hint(cli: Cli, tmp_path: Path)
     assert proc.stderr.startswith("error: --sql: Binder Error: "), proc.stderr
 
 
+def test_a_codel_target_above_interval_is_warned_about(cli: Cli) -> None:
+    """Allowed, as in Linux, but named: RFC 8289 §4.4 puts TARGET at 5-10 % of INTERVAL."""
+    example = ROOT / "examples" / "fq_codel_udp.toml"
+    proc = cli("run", example, "--set", "links[0].queue.target=200ms", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: links[0].queue.target: 200ms is larger than interval (100ms)" in proc.stderr, (
+        proc.stderr
+    )
+    proc = cli("run", example, "-q")
+    assert "warning:" not in proc.stderr, proc.stderr
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")

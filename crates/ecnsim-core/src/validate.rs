@@ -1222,6 +1222,36 @@ impl ScenarioSpec {
                     .to_owned(),
             ));
         }
+        let profile = self.profile();
+        for (l, link) in self.links.iter().enumerate() {
+            for (field, queue) in [("queue", &link.queue), ("queue_ab", &link.queue_ab), ("queue_ba", &link.queue_ba)] {
+                let (target, interval) = match queue {
+                    Some(QueueSpec::Codel(s)) => {
+                        let f = s.filled(&profile.codel());
+                        (f.target, f.interval)
+                    }
+                    Some(QueueSpec::FqCodel(s)) => {
+                        let f = s.filled(&profile.fq_codel());
+                        (f.target, f.interval)
+                    }
+                    _ => continue,
+                };
+                let (Some(target), Some(interval)) = (target, interval) else { continue };
+                // RFC 8289 §4.3-4.4: INTERVAL is of the order of a worst-case RTT and TARGET a small
+                // fraction of it (5-10 %). Linux's sch_codel accepts any pair, so this is not an error.
+                if target.0 > interval.0 {
+                    out.push((
+                        format!("links[{l}].{field}.target"),
+                        format!(
+                            "{target} is larger than interval ({interval}): a sojourn must stay above target \
+                             for a whole interval before CoDel drops, and the drop spacing (interval / sqrt(count)) \
+                             then runs faster than the delay it reacts to; RFC 8289 §4.4 sets target at 5-10 % of \
+                             interval"
+                        ),
+                    ));
+                }
+            }
+        }
         // RFC 8257 §1: DCTCP's window follows the extent of ECN marking; DropTail never marks, so a
         // DCTCP flow that crosses only DropTail queues cuts its window on losses alone, as Reno (§3.4).
         let marks_nowhere = self.links.iter().all(|l| {
@@ -2406,6 +2436,29 @@ tso_segments = 44
         assert!(spec.warnings().is_empty());
         let spec = ScenarioSpec::from_toml_str(BASE).unwrap();
         assert!(spec.warnings().is_empty());
+    }
+
+    #[test]
+    fn codel_target_above_interval_is_warned_about() {
+        for (queue, path) in [
+            ("{ type = \"codel\", target = \"200ms\" }", "links[2].queue.target"),
+            ("{ type = \"fq_codel\", target = \"20ms\", interval = \"10ms\" }", "links[2].queue.target"),
+        ] {
+            let text = edit(&[("queue = { type = \"droptail\", limit_packets = 50 }", &format!("queue = {queue}"))]);
+            let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+            spec.validate().unwrap();
+            let w = spec.warnings();
+            assert_eq!(w.len(), 1, "{w:?}");
+            assert_eq!(w[0].0, path);
+            assert!(w[0].1.contains("is larger than interval"), "{}", w[0].1);
+        }
+        // The profile's pair (5 ms, 100 ms) and target == interval: no warning.
+        for queue in ["{ type = \"codel\" }", "{ type = \"fq_codel\", target = \"100ms\" }"] {
+            let text = edit(&[("queue = { type = \"droptail\", limit_packets = 50 }", &format!("queue = {queue}"))]);
+            let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+            spec.validate().unwrap();
+            assert!(spec.warnings().is_empty(), "{queue}");
+        }
     }
 
     #[test]
