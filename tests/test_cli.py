@@ -226,6 +226,14 @@ def test_a_codel_target_above_interval_is_warned_about(cli: Cli) -> None:
     assert "warning:" not in proc.stderr, proc.stderr
 
 
+def test_dualpi2_derived_gains_print_as_the_rfc_writes_them(cli: Cli) -> None:
+    """RFC 9332 Appendix A.1: beta = 0.3 / RTT_max = 3.0 at 100 ms (not 2.9999999999999996)."""
+    proc = cli("run", ROOT / "examples" / "prague_dualpi2.toml", "--print-resolved", "--defaults")
+    assert proc.returncode == 0, proc.stderr
+    assert 'rtt_max = "100ms", t_update = "15ms", alpha = 0.15, beta = 3.0,' in proc.stdout
+    assert "2.9999999999999996" not in proc.stdout
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")
