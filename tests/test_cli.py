@@ -120,6 +120,120 @@ def test_a_scenario_without_traffic_is_warned_about(cli: Cli, tmp_path: Path) ->
     assert "warning: flows: the scenario has no flows, flow groups or apps" in proc.stderr
 
 
+def test_dctcp_needs_ecn_and_a_marking_queue(cli: Cli) -> None:
+    """A written ecn that cannot negotiate is refused; the profile's resolves to "request"
+    (Linux tcp_ecn_send_syn() requests ECN for a congestion control that needs it)."""
+    for ecn in ("off", "accept"):
+        proc = cli("run", ROOT / "examples" / "dctcp_accecn.toml", "--set", f"tcp.ecn={ecn}", "-q")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith('error: tcp.ecn: cc = "dctcp" needs ECN'), proc.stderr
+        assert 'allowed: ecn = "request"' in proc.stderr
+        assert f'got ecn = "{ecn}"' in proc.stderr
+        assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    dumbbell = ROOT / "examples" / "dumbbell.toml"
+    linux = ("--set", "simulation.profile=linux-6.x", "--set", "tcp.cc=dctcp")
+    proc = cli("run", dumbbell, *linux, "--print-resolved", "--defaults")
+    assert proc.returncode == 0, proc.stderr
+    assert 'ecn = "request"' in proc.stdout
+    proc = cli("run", dumbbell, *linux, "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        'warning: flows[0]: cc = "dctcp" (and 3 more flows or apps), but every queue is DropTail'
+        in proc.stderr
+    )
+
+
+def test_a_set_integer_beyond_64_bits_names_the_field_and_the_range(cli: Cli) -> None:
+    """As a TOML file does (its integers are 64-bit): not serde's float or unsigned reading,
+    which named `topology` or no range."""
+    dumbbell = ROOT / "examples" / "dumbbell.toml"
+    for value in ("18446744073709551616", "9223372036854775808", "-9223372036854775809"):
+        proc = cli("run", dumbbell, "--set", f"topology.queue.limit_packets={value}", "-q")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (
+            "error: --set topology.queue.limit_packets: integer out of range: a scenario's "
+            "integers are 64-bit, from -9223372036854775808 to 9223372036854775807 (as TOML's), "
+            f"got {value}\n"
+        )
+    proc = cli(
+        "run",
+        dumbbell,
+        "--set",
+        'topology.queue={"type": "droptail", "limit_packets": 18446744073709551616}',
+        "-q",
+    )
+    assert proc.stderr.startswith("error: --set topology.queue.limit_packets: integer out of")
+    # At the edge of the range, the core names the field's own range.
+    proc = cli("run", dumbbell, "--set", "topology.queue.limit_packets=9223372036854775807", "-q")
+    assert proc.stderr.startswith(
+        "error: topology.queue.limit_packets: must be >= 1 and <= 1000000000"
+    ), proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--seeds", "3-1"], "error: --seeds: range '3-1' ends before it starts"),
+        (["--seeds", "1-2", "--jobs", "0"], "error: --jobs: must be at least 1, got 0"),
+        (["--set", "tcp.cc"], "error: --set: 'tcp.cc': write PATH=VALUE (e.g. tcp.cc=newreno)"),
+        (["--set", "links[x=1"], "error: --set: links[x: not a parameter path"),
+        (["--format", "yaml"], "error: --format: invalid choice: 'yaml'"),
+    ],
+)
+def test_argument_errors_are_one_error_line_and_a_hint(
+    cli: Cli, args: list[str], error: str
+) -> None:
+    """docs/cli.md: one `error: ...` line (and one `hint:`), exit 2; not argparse's usage."""
+    proc = cli("run", ROOT / "examples" / "dumbbell.toml", *args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith(error), proc.stderr
+    assert lines[1] == "hint: ecnsim run --help lists the arguments"
+    proc = cli("run")
+    assert proc.stderr.splitlines() == [
+        "error: the following arguments are required: SCENARIO.toml",
+        "hint: ecnsim run --help lists the arguments",
+    ]
+
+
+def test_a_bad_runs_query_is_one_error_line_and_a_hint(cli: Cli, tmp_path: Path) -> None:
+    from ecnsim.sweep.store import Store
+
+    store = Store(tmp_path / "store")
+    store.root.mkdir(parents=True, exist_ok=True)
+    proc = cli("runs", "--out", store.root, "--where", "nonsense_col = 1")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith('error: --where: Binder Error: Referenced column "nonsense_col"')
+    assert lines[1].startswith("hint: Candidate bindings: ")
+    proc = cli("runs", "--out", store.root, "--sql", "select nonsense")
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("error: --sql: Binder Error: "), proc.stderr
+
+
+def test_a_codel_target_above_interval_is_warned_about(cli: Cli) -> None:
+    """Allowed, as in Linux, but named: RFC 8289 §4.4 puts TARGET at 5-10 % of INTERVAL."""
+    example = ROOT / "examples" / "fq_codel_udp.toml"
+    proc = cli("run", example, "--set", "links[0].queue.target=200ms", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: links[0].queue.target: 200ms is larger than interval (100ms)" in proc.stderr, (
+        proc.stderr
+    )
+    proc = cli("run", example, "-q")
+    assert "warning:" not in proc.stderr, proc.stderr
+
+
+def test_dualpi2_derived_gains_print_as_the_rfc_writes_them(cli: Cli) -> None:
+    """RFC 9332 Appendix A.1: beta = 0.3 / RTT_max = 3.0 at 100 ms (not 2.9999999999999996)."""
+    proc = cli("run", ROOT / "examples" / "prague_dualpi2.toml", "--print-resolved", "--defaults")
+    assert proc.returncode == 0, proc.stderr
+    assert 'rtt_max = "100ms", t_update = "15ms", alpha = 0.15, beta = 3.0,' in proc.stdout
+    assert "2.9999999999999996" not in proc.stdout
+
+
 def test_empty_file_is_exit_2(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("")

@@ -60,12 +60,12 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--seed", "-1"], "argument --seed: must be from 0 to 2^64-1"),
-        (["--seed", str(2**64)], "argument --seed: must be from 0 to 2^64-1"),
-        (["--seed", "x"], "argument --seed: expected an integer"),
-        (["--trace-ns2", "t.tr", "--trace-links", "-1"], "argument --trace-links: expected link"),
+        (["--seed", "-1"], "error: --seed: must be from 0 to 2^64-1"),
+        (["--seed", str(2**64)], "error: --seed: must be from 0 to 2^64-1"),
+        (["--seed", "x"], "error: --seed: expected an integer"),
+        (["--trace-ns2", "t.tr", "--trace-links", "-1"], "error: --trace-links: expected link"),
         (["--trace-ns2", "t.tr", "--trace-links", "a"], "error: --trace-links: no link named 'a'"),
-        (["--max-memory", "lots"], "argument --max-memory: expected a size"),
+        (["--max-memory", "lots"], "error: --max-memory: expected a size"),
         (["--trace-ns2", "/nonexistent-dir/x.tr"], "error: --trace-ns2: cannot write"),
         (["--pcap", "/proc/version/x"], "error: --pcap: "),
         (["--out", str(SINGLE)], "error: --out: "),
@@ -80,6 +80,11 @@ def test_bad_arguments_are_error_lines_with_exit_2(
     assert fragment in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert r.stdout == ""
+    # docs/cli.md: one `error:` line, at most one `hint:` line; no argparse usage block.
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("error: "), r.stderr
+    assert len(lines) <= 2, r.stderr
+    assert all(ln.startswith("hint: ") for ln in lines[1:]), r.stderr
 
 
 def test_non_utf8_scenario_is_exit_2(cli: Cli, tmp_path: Path) -> None:

@@ -200,8 +200,8 @@ def test_run_set_changes_the_scenario(cli: Cli, scenario: Path, tmp_path: Path) 
         # Validated like the file: the core names the field it rejects.
         ("links[name=bottleneck].queue.max_p=2", "error: links[3].queue.max_p: "),
         ("tcp.cc=vegas", "error: tcp.cc: "),
-        ("tcp.cc", "argument --set: 'tcp.cc': write PATH=VALUE"),
-        ("links..rate=1", "argument --set: links..rate: not a parameter path"),
+        ("tcp.cc", "error: --set: 'tcp.cc': write PATH=VALUE"),
+        ("links..rate=1", "error: --set: links..rate: not a parameter path"),
     ],
 )
 def test_run_set_errors_name_the_path(

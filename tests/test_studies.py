@@ -181,7 +181,10 @@ def test_study_run_takes_jobs_as_run_and_sweep_do(capsys: pytest.CaptureFixture[
     assert parser.parse_args(["study", "run", "hetero"]).jobs is None
     with pytest.raises(SystemExit):
         parser.parse_args(["study", "run", "hetero", "--jobs", "0"])
-    assert "argument --jobs/-j: must be at least 1, got 0" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "error: --jobs: must be at least 1, got 0\n"
+        "hint: ecnsim study run --help lists the arguments\n"
+    )
     with pytest.raises(SystemExit):
         parser.parse_args(["study", "run", "--help"])
     text = capsys.readouterr().out

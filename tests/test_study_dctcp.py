@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,6 +37,25 @@ def test_every_point_of_the_full_grid_is_a_valid_scenario() -> None:
     assert len({tuple(sorted(x.items())) for x in points}) == len(points)
     for point in points:
         study.scenario(p, point).check()
+
+
+def test_a_scenario_set_of_a_per_point_field_is_refused(cli: Any) -> None:
+    """--set tcp.min_rto would run D6's rto_ms = 10 and 300 points alike under both labels:
+    refused, naming the study parameters that give the axis (with --only too)."""
+    study = DctcpStudy()
+    with pytest.raises(studies.StudyError) as e:
+        studies.resolve_params(study, ["tcp.min_rto=1s"], quick=True)
+    assert "--set tcp.min_rto: study 'dctcp' sets tcp.min_rto per point" in str(e.value)
+    assert "min_rto_long_ms, min_rto_short_ms or incast_rto_ms (its rto_ms axis)" in str(e.value)
+    # A path the study sets alike in every point stays a plain override.
+    p = studies.resolve_params(study, ["tcp.syn_retries=3"], quick=True)
+    assert p.scenario_set == (("tcp.syn_retries", 3),)
+    proc = cli(
+        "study", "run", "dctcp", "--quick", "--only", "experiment=D6", "--set", "tcp.min_rto=1s"
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: --set tcp.min_rto: study 'dctcp' sets"), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 def test_analysis_rtt_is_four_propagation_delays_plus_serialisation() -> None:

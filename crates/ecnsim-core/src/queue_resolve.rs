@@ -484,14 +484,20 @@ fn fq_pie(s: &FqPieSpec) -> FqPieConfig {
 /// RFC 9332 Appendix A.1 (Figure 2): the PI2 constants derived from `target` and `RTT_max`
 /// where the table leaves them out: Tupdate = min(target, RTT_max / 3),
 /// alpha = 0.1 Tupdate / RTT_max^2, beta = 0.3 / RTT_max.
+///
+/// Each gain is one division of two integers of nanoseconds (alpha = Tupdate * 10^8 / RTT_max^2,
+/// beta = 3 * 10^8 / RTT_max, in Hz), so it is the correctly rounded quotient: 3.0 for RTT_max
+/// 100 ms, where 0.3 / 0.1 in seconds gave 2.9999999999999996. The integer gains
+/// (`DualPi2Config::gain`, rounded) are the same either way.
+#[allow(clippy::cast_precision_loss)]
 fn dualpi2_derived(s: &DualPi2Spec) -> DualPi2Spec {
-    let rtt_max = dur(s.rtt_max).as_secs_f64();
+    let rtt_ns = u128::from(dur(s.rtt_max).as_nanos());
     let t_update = s.t_update.unwrap_or_else(|| TimeValue(get(s.target).0.min(get(s.rtt_max).0 / 3)));
-    let tu = dur(Some(t_update)).as_secs_f64();
+    let tu_ns = u128::from(dur(Some(t_update)).as_nanos());
     DualPi2Spec {
         t_update: Some(t_update),
-        alpha: Some(s.alpha.unwrap_or(0.1 * tu / (rtt_max * rtt_max))),
-        beta: Some(s.beta.unwrap_or(0.3 / rtt_max)),
+        alpha: Some(s.alpha.unwrap_or((tu_ns * 100_000_000) as f64 / (rtt_ns * rtt_ns) as f64)),
+        beta: Some(s.beta.unwrap_or(300_000_000.0 / rtt_ns as f64)),
         ..*s
     }
 }
@@ -729,12 +735,14 @@ mod tests {
         };
         let (c, r) = resolved(DualPi2Spec::default());
         assert_eq!(c.t_update, SimDuration::from_millis(15));
-        assert!((c.alpha - 0.15).abs() < 1e-12 && (c.beta - 3.0).abs() < 1e-12, "{c:?}");
+        // Exactly as docs/models/dualpi2.md writes them (0.3 / 0.1 s in floating point is 2.9999999999999996).
+        assert_eq!((c.alpha, c.beta), (0.15, 3.0), "{c:?}");
         assert_eq!((r.t_update, r.alpha, r.beta), (Some(TimeValue(15_000_000)), Some(c.alpha), Some(c.beta)));
         // RTT_max 30 ms: Tupdate = 10 ms (RTT_max / 3 below the target), alpha = 0.1 * 0.01 / 0.0009.
         let (c, _) = resolved(DualPi2Spec { rtt_max: Some(TimeValue(30_000_000)), ..DualPi2Spec::default() });
         assert_eq!(c.t_update, SimDuration::from_millis(10));
-        assert!((c.alpha - 0.1 * 0.01 / 0.0009).abs() < 1e-9 && (c.beta - 10.0).abs() < 1e-9, "{c:?}");
+        assert_eq!((c.alpha, c.beta), (10.0 / 9.0, 10.0), "{c:?}");
+        assert_eq!(DualPi2Config::gain(2.999_999_999_999_999_6), DualPi2Config::gain(3.0));
         let (c, _) = resolved(DualPi2Spec { alpha: Some(0.5), ..DualPi2Spec::default() });
         assert!((c.alpha - 0.5).abs() < 1e-12);
         // Linux's defaults are given, not derived.

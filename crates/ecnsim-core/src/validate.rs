@@ -336,6 +336,23 @@ fn check_tcp_ranges(prefix: &str, o: &TcpOverrides) -> Result<(), SimError> {
 /// from different levels.
 fn check_tcp_cross(profile: Profile, levels: &[(&str, &TcpOverrides)]) -> Result<(), SimError> {
     let cfg = resolve(profile, levels.iter().map(|&(_, o)| o));
+    if cfg.cc == CcKind::Dctcp && cfg.ecn != EcnPolicy::Request {
+        // Linux tcp_dctcp.c registers with TCP_CONG_NEEDS_ECN, so tcp_ecn_send_syn() requests ECN
+        // whatever net.ipv4.tcp_ecn says, and dctcp_init() falls back to Reno when ECN was not
+        // negotiated. A profile's `ecn` resolves to "request" for DCTCP (`resolve`); a value that
+        // was written and cannot negotiate is refused rather than silently overridden.
+        let at = levels.iter().rposition(|&(_, o)| o.ecn.is_some());
+        let path = at.map_or_else(|| "simulation.profile".to_owned(), |l| format!("{}.ecn", levels[l].0));
+        return Err(SimError::spec(
+            path,
+            format!(
+                "cc = \"dctcp\" needs ECN (RFC 8257 §3; Linux tcp_dctcp.c: TCP_CONG_NEEDS_ECN, Reno \
+                 without it): allowed: ecn = \"request\" (or leave ecn to the profile, which resolves to \
+                 \"request\" for DCTCP), got ecn = \"{}\"",
+                enum_name(&cfg.ecn)
+            ),
+        ));
+    }
     if cfg.cc == CcKind::Prague
         && (cfg.ecn != EcnPolicy::Request
             || cfg.ecn_feedback != EcnFeedback::Accecn
@@ -445,8 +462,9 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
     let count = |v: i64| u32::try_from(v).ok();
     let time = |v: TimeValue| u64::try_from(v.0).ok().map(SimDuration::from_nanos);
     let mut c = profile.tcp();
-    // `slow_start_exit`'s default depends on the algorithm the levels settle on.
+    // `slow_start_exit`'s and `ecn`'s defaults depend on the algorithm the levels settle on.
     let mut exit_given = false;
+    let mut ecn_given = false;
     for o in levels {
         // Destructured so that a new field cannot be forgotten here.
         let TcpOverrides {
@@ -529,6 +547,7 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
         set(&mut c.dupack_threshold, dupack_threshold, count);
         set(&mut c.delayed_ack, delayed_ack, Some);
         set(&mut c.delayed_ack_timeout, delayed_ack_timeout, time);
+        ecn_given |= ecn.is_some();
         set(&mut c.ecn, ecn, Some);
         set(&mut c.ecn_synack, ecn_synack, Some);
         set(&mut c.ect_codepoint, ect_codepoint, Some);
@@ -580,6 +599,12 @@ fn resolve<'a>(profile: Profile, levels: impl IntoIterator<Item = &'a TcpOverrid
     }
     if !exit_given {
         c.slow_start_exit = profile.slow_start_exit(c.cc);
+    }
+    if !ecn_given && c.cc == CcKind::Dctcp {
+        // Linux tcp_output.c tcp_ecn_send_syn(): ECN is requested when tcp_ecn = 1 or the congestion
+        // control needs ECN (tcp_dctcp.c: TCP_CONG_NEEDS_ECN), so a DCTCP socket requests it under any
+        // sysctl value; the profile's `ecn` (the sysctl) resolves to "request" for DCTCP.
+        c.ecn = EcnPolicy::Request;
     }
     c
 }
@@ -903,7 +928,38 @@ impl ScenarioSpec {
             let tcp_path = format!("{p}.tcp");
             check_tcp_ranges(&tcp_path, &flow.tcp)?;
             check_tcp_cross(profile, &[("tcp", &self.tcp), (&tcp_path, &flow.tcp)])?;
+            if resolve(profile, [&self.tcp, &flow.tcp]).cc == CcKind::Dctcp {
+                self.check_dctcp_host(nodes, &flow.src, true, &format!("{p}.src"))?;
+                self.check_dctcp_host(nodes, &flow.dst, false, &format!("{p}.dst"))?;
+            }
         }
+        Ok(())
+    }
+
+    /// A host's own `ecn` overrides the connection's for its end: a DCTCP connection needs its
+    /// initiator to request ECN and its responder to accept it (see `check_tcp_cross`).
+    fn check_dctcp_host(
+        &self,
+        nodes: &HashMap<&str, (usize, NodeKind)>,
+        host: &str,
+        initiator: bool,
+        used_at: &str,
+    ) -> Result<(), SimError> {
+        let Some(&(n, _)) = nodes.get(host) else { return Ok(()) };
+        let Some(policy) = self.nodes[n].ecn else { return Ok(()) };
+        let (ok, allowed) = if initiator {
+            (policy == EcnPolicy::Request, "\"request\" (or no ecn, to use the connection's)")
+        } else {
+            (policy != EcnPolicy::Off, "\"request\" or \"accept\" (or no ecn, to use the connection's)")
+        };
+        ensure_spec!(
+            ok,
+            format!("nodes[{n}].ecn"),
+            "host {host:?} {} a DCTCP connection ({used_at}), which needs ECN (Linux tcp_dctcp.c: \
+             TCP_CONG_NEEDS_ECN): allowed: {allowed}, got \"{}\"",
+            if initiator { "opens" } else { "answers" },
+            enum_name(&policy)
+        );
         Ok(())
     }
 }
@@ -987,6 +1043,16 @@ impl ScenarioSpec {
             let tcp_path = format!("{p}.tcp");
             check_tcp_ranges(&tcp_path, &app.tcp)?;
             check_tcp_cross(profile, &[("tcp", &self.tcp), (&tcp_path, &app.tcp)])?;
+            let udp = matches!(app.model, ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. });
+            if !udp && resolve(profile, [&self.tcp, &app.tcp]).cc == CcKind::Dctcp {
+                // A client opens each of the app's connections (`Simulation::open_flow`).
+                for (k, h) in app.clients.iter().enumerate() {
+                    self.check_dctcp_host(nodes, h, true, &format!("{p}.clients[{k}]"))?;
+                }
+                for (k, h) in app.servers.iter().enumerate() {
+                    self.check_dctcp_host(nodes, h, false, &format!("{p}.servers[{k}]"))?;
+                }
+            }
             self.check_model(j, &format!("{p}.model"), &app.model)?;
         }
         Ok(())
@@ -1158,6 +1224,70 @@ impl ScenarioSpec {
         }
         if let Some(w) = self.bbr_without_sack_warning() {
             out.push(w);
+        }
+        let profile = self.profile();
+        for (l, link) in self.links.iter().enumerate() {
+            for (field, queue) in [("queue", &link.queue), ("queue_ab", &link.queue_ab), ("queue_ba", &link.queue_ba)] {
+                let (target, interval) = match queue {
+                    Some(QueueSpec::Codel(s)) => {
+                        let f = s.filled(&profile.codel());
+                        (f.target, f.interval)
+                    }
+                    Some(QueueSpec::FqCodel(s)) => {
+                        let f = s.filled(&profile.fq_codel());
+                        (f.target, f.interval)
+                    }
+                    _ => continue,
+                };
+                let (Some(target), Some(interval)) = (target, interval) else { continue };
+                // RFC 8289 §4.3-4.4: INTERVAL is of the order of a worst-case RTT and TARGET a small
+                // fraction of it (5-10 %). Linux's sch_codel accepts any pair, so this is not an error.
+                if target.0 > interval.0 {
+                    out.push((
+                        format!("links[{l}].{field}.target"),
+                        format!(
+                            "{target} is larger than interval ({interval}): a sojourn must stay above target \
+                             for a whole interval before CoDel drops, and the drop spacing (interval / sqrt(count)) \
+                             then runs faster than the delay it reacts to; RFC 8289 §4.4 sets target at 5-10 % of \
+                             interval"
+                        ),
+                    ));
+                }
+            }
+        }
+        // RFC 8257 §1: DCTCP's window follows the extent of ECN marking; DropTail never marks, so a
+        // DCTCP flow that crosses only DropTail queues cuts its window on losses alone, as Reno (§3.4).
+        let marks_nowhere = self.links.iter().all(|l| {
+            [&l.queue, &l.queue_ab, &l.queue_ba].iter().all(|q| matches!(q, None | Some(QueueSpec::Droptail { .. })))
+        });
+        if marks_nowhere {
+            let dctcp: Vec<String> = (0..self.flows.len())
+                .filter(|&i| self.resolved_tcp(i).cc == CcKind::Dctcp)
+                .map(|i| format!("flows[{i}]"))
+                .chain(
+                    (0..self.apps.len())
+                        .filter(|&j| {
+                            !matches!(self.apps[j].model, ModelSpec::Cbr { .. } | ModelSpec::Onoff { .. })
+                                && self.resolved_app_tcp(j).cc == CcKind::Dctcp
+                        })
+                        .map(|j| format!("apps[{j}]")),
+                )
+                .collect();
+            if let Some(first) = dctcp.first() {
+                let more = match dctcp.len() - 1 {
+                    0 => String::new(),
+                    1 => " (and 1 more flow or app)".to_owned(),
+                    n => format!(" (and {n} more flows or apps)"),
+                };
+                out.push((
+                    first.clone(),
+                    format!(
+                        "cc = \"dctcp\"{more}, but every queue is DropTail, which never marks: DCTCP then cuts \
+                         its window on losses only, as Reno (RFC 8257 §3.4); give the bottleneck a marking queue \
+                         (type = \"threshold\", or an AQM with its ecn on)"
+                    ),
+                ));
+            }
         }
         #[allow(clippy::cast_precision_loss)]
         let duration = self.simulation.duration.0 as f64 * 1e-9;
@@ -2054,6 +2184,12 @@ mod tests {
         (&[("#TCP", "cubic_beta = 0.0")], "tcp.cubic_beta", "got 0"),
         (&[("#TCP", "cubic_c = -0.4")], "tcp.cubic_c", "must be > 0 and <= 4 (RFC 9438: 0.4), got -0.4"),
         (&[("#TCP", "dctcp_shift_g = 11")], "tcp.dctcp_shift_g", "must be 1..=10 (g = 1/2^shift; RFC 8257: 4, g = 1/16), got 11"),
+        // DCTCP needs ECN (Linux tcp_dctcp.c TCP_CONG_NEEDS_ECN): a written ecn that cannot negotiate
+        (&[("#TCP", "cc = \"dctcp\"\necn = \"off\"")], "tcp.ecn", "cc = \"dctcp\" needs ECN (RFC 8257 §3; Linux tcp_dctcp.c: TCP_CONG_NEEDS_ECN, Reno without it): allowed: ecn = \"request\" (or leave ecn to the profile, which resolves to \"request\" for DCTCP), got ecn = \"off\""),
+        (&[("#TCP", "ecn = \"accept\""), ("#F0", "tcp = { cc = \"dctcp\" }")], "tcp.ecn", "got ecn = \"accept\""),
+        (&[("#TCP", "ecn = \"request\""), ("#F0", "tcp = { cc = \"dctcp\", ecn = \"off\" }")], "flows[0].tcp.ecn", "got ecn = \"off\""),
+        (&[("#TCP", "cc = \"dctcp\""), ("name = \"h1\"\nkind = \"host\"", "name = \"h1\"\nkind = \"host\"\necn = \"accept\"")], "nodes[0].ecn", "host \"h1\" opens a DCTCP connection (flows[0].src), which needs ECN (Linux tcp_dctcp.c: TCP_CONG_NEEDS_ECN): allowed: \"request\" (or no ecn, to use the connection's), got \"accept\""),
+        (&[("#TCP", "cc = \"dctcp\""), ("name = \"h3\"\nkind = \"host\"", "name = \"h3\"\nkind = \"host\"\necn = \"off\"")], "nodes[3].ecn", "host \"h3\" answers a DCTCP connection (flows[0].dst), which needs ECN (Linux tcp_dctcp.c: TCP_CONG_NEEDS_ECN): allowed: \"request\" or \"accept\""),
         // TCP Prague (RFC 9331 §4.1-4.2)
         (&[("#TCP", "slow_start_exit = \"hystart\"")], "tcp.slow_start_exit", "slow_start_exit = \"hystart\" does not apply to cc = \"reno\": allowed: \"none\" or \"hystart++\" (\"hystart\" is CUBIC's, as in Linux)"),
         (&[("#TCP", "cc = \"dctcp\"\nslow_start_exit = \"hystart++\"")], "tcp.slow_start_exit", "slow_start_exit = \"hystart++\" does not apply to cc = \"dctcp\": allowed: \"none\""),
@@ -2307,6 +2443,67 @@ tso_segments = 44
             }
         );
         assert_eq!(f1, TcpConfig { initial_window: InitialWindow::Segments(10), ..f0 });
+    }
+
+    #[test]
+    fn resolved_tcp_dctcp_requests_ecn_unless_ecn_is_written() {
+        // Linux tcp_ecn_send_syn(): a congestion control that needs ECN requests it under any sysctl.
+        for profile in Profile::NAMES {
+            let text = edit(&[("profile = \"rfc\"", &format!("profile = \"{profile}\"")), ("#TCP", "cc = \"dctcp\"")]);
+            let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+            spec.validate().unwrap();
+            assert_eq!(spec.resolved_tcp(0).ecn, EcnPolicy::Request, "{profile}");
+        }
+        // Other algorithms keep the profile's sysctl; a written "request" stays.
+        let spec = ScenarioSpec::from_toml_str(&edit(&[("profile = \"rfc\"", "profile = \"linux-6.x\"")])).unwrap();
+        assert_eq!(spec.resolved_tcp(0).ecn, EcnPolicy::Accept);
+        let text = edit(&[("#TCP", "ecn = \"off\""), ("#F0", "tcp = { cc = \"dctcp\", ecn = \"request\" }")]);
+        let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+        spec.validate().unwrap();
+        assert_eq!((spec.resolved_tcp(0).ecn, spec.resolved_tcp(1).ecn), (EcnPolicy::Request, EcnPolicy::Off));
+    }
+
+    #[test]
+    fn dctcp_through_droptail_only_is_warned_about() {
+        let spec = ScenarioSpec::from_toml_str(&edit(&[("#TCP", "cc = \"dctcp\"")])).unwrap();
+        spec.validate().unwrap();
+        let w = spec.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].0, "flows[0]");
+        assert!(w[0].1.contains("(and 1 more flow or app), but every queue is DropTail"), "{}", w[0].1);
+        // A marking queue anywhere, or no DCTCP flow: no warning.
+        let text = edit(&[
+            ("#TCP", "cc = \"dctcp\""),
+            ("queue = { type = \"droptail\", limit_packets = 50 }", "queue = { type = \"threshold\", k = 20 }"),
+        ]);
+        let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+        spec.validate().unwrap();
+        assert!(spec.warnings().is_empty());
+        let spec = ScenarioSpec::from_toml_str(BASE).unwrap();
+        assert!(spec.warnings().is_empty());
+    }
+
+    #[test]
+    fn codel_target_above_interval_is_warned_about() {
+        for (queue, path) in [
+            ("{ type = \"codel\", target = \"200ms\" }", "links[2].queue.target"),
+            ("{ type = \"fq_codel\", target = \"20ms\", interval = \"10ms\" }", "links[2].queue.target"),
+        ] {
+            let text = edit(&[("queue = { type = \"droptail\", limit_packets = 50 }", &format!("queue = {queue}"))]);
+            let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+            spec.validate().unwrap();
+            let w = spec.warnings();
+            assert_eq!(w.len(), 1, "{w:?}");
+            assert_eq!(w[0].0, path);
+            assert!(w[0].1.contains("is larger than interval"), "{}", w[0].1);
+        }
+        // The profile's pair (5 ms, 100 ms) and target == interval: no warning.
+        for queue in ["{ type = \"codel\" }", "{ type = \"fq_codel\", target = \"100ms\" }"] {
+            let text = edit(&[("queue = { type = \"droptail\", limit_packets = 50 }", &format!("queue = {queue}"))]);
+            let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+            spec.validate().unwrap();
+            assert!(spec.warnings().is_empty(), "{queue}");
+        }
     }
 
     #[test]

@@ -21,8 +21,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
+import typing
 from collections.abc import Sequence
 
 from ecnsim import __version__
@@ -37,9 +39,23 @@ __all__ = ["build_parser", "main"]
 COMMANDS = (run, emulate, study, sweep, report, bench)
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with a bad argument reported as docs/cli.md promises: one ``error: ...``
+    line naming the option (``error: --jobs: must be at least 1, got 0``) and one ``hint:``
+    line, exit 2; not argparse's usage block and ``PROG: error:`` line. Subcommand parsers
+    are made of this class too (``add_subparsers`` uses the parent's class)."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        # argparse says "argument --jobs/-j: ..." (or "argument SCENARIO.toml: ...").
+        message = re.sub(r"^argument ([^\s/:]+)(?:/[^\s:]+)?: ", r"\1: ", message)
+        print(f"error: {printable(message)}", file=sys.stderr)
+        print(f"hint: {self.prog} --help lists the arguments", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ecnsim`` argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="ecnsim",
         description="Packet-level discrete-event network simulator (TCP, AQM, ECN).",
     )

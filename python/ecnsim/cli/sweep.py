@@ -135,6 +135,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def duckdb_error_lines(error: Exception, option: str | None) -> list[str]:
+    """A DuckDB error as one ``error:`` line (its first, naming ``option``) and at most one
+    ``hint:`` (its suggestion: the candidate columns, "did you mean"); the echo of the query
+    with its caret is left out (docs/cli.md: one ``error: ...`` line)."""
+    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+    head = lines[0] if lines else type(error).__name__
+    out = [f"error: {option}: {head}" if option else f"error: {head}"]
+    hints = [ln for ln in lines[1:] if not ln.startswith("LINE ") and set(ln) != {"^"}]
+    if hints:
+        out.append(f"hint: {hints[0]}")
+    return out
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -161,7 +174,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
                 df["key"] = df["key"].str.slice(0, 12)
                 df["digest"] = [f"{int(d):016x}" for d in df["digest"]]
     except duckdb.Error as e:
-        print(f"error: {e}", file=sys.stderr)
+        option = "--sql" if args.sql and not args.sweeps else "--where" if args.where else None
+        for line in duckdb_error_lines(e, option):
+            print(line, file=sys.stderr)
         return EXIT_USAGE
     for key, why in store.damaged():
         print(

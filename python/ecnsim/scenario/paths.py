@@ -342,6 +342,40 @@ def _variant_message(tokens: Sequence[PathToken], i: int, at: str, variants: lis
 TEMPLATE_KEYS = ("topology", "flow_groups")
 
 
+#: A scenario's integers are 64-bit, as TOML's (TOML 1.0 §Integer): the core reads none wider.
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+
+def _wide_int(value: Any, at: str = "") -> tuple[str, int] | None:
+    """The first integer in ``value`` outside TOML's 64-bit range, as ``(where in value, it)``."""
+    stack: list[tuple[Any, str]] = [(value, at)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if isinstance(node, int) and not INT_MIN <= node <= INT_MAX:
+            return where, node
+        if isinstance(node, dict):
+            stack.extend((v, f"{where}.{k}") for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}[{j}]") for j, v in reversed(list(enumerate(node))))
+    return None
+
+
+def check_int_range(path: str, value: Any) -> None:
+    """Refuse an integer a scenario file could not hold, naming the deepest field
+    (``PathError``): serde would read it as a float (``invalid type ... at topology``) or an
+    unsigned integer, and name the wrong field or no range."""
+    wide = _wide_int(value)
+    if wide is not None:
+        where, n = wide
+        raise PathError(
+            f"{path}{where}",
+            f"integer out of range: a scenario's integers are 64-bit, from {INT_MIN} to "
+            f"{INT_MAX} (as TOML's), got {n}",
+        )
+
+
 class PathError(ValueError):
     """A path that does not fit the scenario; ``path`` is the path as given."""
 
@@ -363,6 +397,8 @@ def set_paths(data: dict[str, Any], assignments: Iterable[tuple[Any, Any]]) -> N
     :class:`PathError` naming the path.
     """
     items = [(parse_path(p) if isinstance(p, str) else tuple(p), p, v) for p, v in assignments]
+    for tokens, _, value in items:
+        check_int_range(_format_tokens(tokens), value)
     template = [it for it in items if it[0] and it[0][0] in TEMPLATE_KEYS]
     rest = [it for it in items if not (it[0] and it[0][0] in TEMPLATE_KEYS)]
     for tokens, path, value in template:

@@ -177,6 +177,10 @@ class Study(ABC):
     #: Seconds per run of the planning before any run starts (every scenario built and checked
     #: in the parent process), measured on the full study.
     plan_cost_s_per_run: ClassVar[float] = 0.0
+    #: A point axis whose value the study writes into each point's scenario, mapped to the
+    #: study parameter(s) that give it: a ``--set`` of that scenario path is refused naming
+    #: them (:func:`check_scenario_set`).
+    axis_parameters: ClassVar[Mapping[str, str]] = {}
     #: Tables computed from the parameters or the pilot stage alone (not from the study's
     #: runs): an emulated study's report shows them once, not again for the emulated runs.
     shared_tables: ClassVar[tuple[str, ...]] = ()
@@ -361,7 +365,85 @@ def resolve_params(
         if seeds < 1:
             raise StudyError(f"--seeds must be >= 1, got {seeds}")
         params = dataclasses.replace(params, seeds=seeds)
+    check_scenario_set(study, params)
     return params
+
+
+_MISSING = object()
+
+
+def _values_at(data: Any, tokens: Sequence[Any]) -> list[Any]:
+    """The values at a parsed path in a scenario dict (``_MISSING`` where a part is absent),
+    one per element its ``[*]`` or ``[key=value]`` parts match."""
+    from ecnsim.scenario.paths import ANY, Select, select_indices
+
+    if not tokens:
+        return [data]
+    tok, rest = tokens[0], tokens[1:]
+    if isinstance(tok, str):
+        if not isinstance(data, Mapping) or data.get(tok) is None:
+            return [_MISSING]
+        return _values_at(data[tok], rest)
+    if not isinstance(data, list):
+        return [_MISSING]
+    if tok is ANY:
+        indices: Sequence[int] = range(len(data))
+    elif isinstance(tok, Select):
+        indices = select_indices(data, tok)
+    else:
+        indices = [tok] if isinstance(tok, int) and tok < len(data) else []
+    return [v for j in indices for v in _values_at(data[j], rest)] or [_MISSING]
+
+
+def check_scenario_set(study: Study, params: Any) -> None:
+    """Refuse a scenario path of ``--set`` whose value the study itself sets per point.
+
+    The study builds every point's scenario from its parameters and then applies
+    ``--set``: a path whose value differs between the points of the full grid (before
+    ``--only``) is one of the study's axes, so overriding it would make every point run the
+    same while the tables still label them apart. The error names the point axes that set
+    it and the study's own parameter (:attr:`Study.axis_parameters`).
+    """
+    if not params.scenario_set:
+        return
+    try:
+        built_params = study.placeholder_params(params)
+        points = study.grid(built_params)
+        scenarios = []
+        for point in points:
+            built = study.scenario(built_params, point)
+            scenarios.append(built.to_dict() if isinstance(built, Scenario) else dict(built))
+    except Exception:  # the plan builds them again and reports what fails
+        return
+    for path, _ in params.scenario_set:
+        tokens = parse_path(path)
+        seen = [
+            canonical_json([None if v is _MISSING else v for v in _values_at(sc, tokens)])
+            for sc in scenarios
+        ]
+        if len(set(seen)) < 2:
+            continue
+        # The axes that decide the value: equal axis value -> equal path value, and varying.
+        axes = sorted({k for p in points for k in p})
+        deciding = []
+        for axis in axes:
+            by_value: dict[str, set[str]] = {}
+            for point, value in zip(points, seen, strict=True):
+                by_value.setdefault(canonical_json(point.get(axis)), set()).add(value)
+            if len(by_value) > 1 and all(len(v) == 1 for v in by_value.values()):
+                deciding.append(axis)
+        named = [study.axis_parameters[a] for a in deciding if a in study.axis_parameters]
+        if named:
+            instead = f"set the study's {' or '.join(named)} instead"
+        elif deciding:
+            instead = f"it follows the points' {' / '.join(deciding)} axis; change that instead"
+        else:
+            instead = "the study's parameters choose it per point"
+        raise StudyError(
+            f"--set {path}: study {study.name!r} sets {path} per point "
+            f"({len(set(seen))} different values), so this would run every point alike under "
+            f"labels that differ; {instead}"
+        )
 
 
 def parse_setting(text: str) -> tuple[str, str]:

@@ -980,6 +980,9 @@ class DctcpStudy(Study):
     )
     Params: ClassVar[type[StudyParams]] = DctcpParams
     derive_version: ClassVar[int] = 2
+    axis_parameters: ClassVar[Mapping[str, str]] = {
+        "rto_ms": "min_rto_long_ms, min_rto_short_ms or incast_rto_ms (its rto_ms axis)",
+    }
     # Measured 2026-12-02 (`ecnsim study run dctcp --jobs 2` from an empty store):
     # PGO wheels of main bede5e1 (shared machine, top priority) and of main 2172e3c
     # (idle); each value covers the larger of the two, then scaled by the render's

@@ -109,7 +109,7 @@ pub struct DualPi2Config {
 impl DualPi2Config {
     /// The integer gain per ns of delay error, in Linux's internal units (`dualpi2_scale_alpha_beta()`:
     /// `MAX_PROB` per second, times 64).
-    fn gain(hz: f64) -> u64 {
+    pub(crate) fn gain(hz: f64) -> u64 {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let g = (hz * f64::from(MAX_PROB) / 1e9 * f64::from(1u32 << GAIN_SHIFT)).round() as u64;
         g
