@@ -581,3 +581,16 @@ def test_store_keeps_derived_tables_per_tag_and_carries_them_over(tmp_path: Path
     assert store.has_derived(task.key, task.job.tag)
     assert store.has_derived(task.key, task2.job.tag)
     assert store.check(task.key).is_done
+
+
+def test_a_set_over_flows_whose_number_is_an_axis_is_no_conflict() -> None:
+    """hetero's points differ in their number of flows (the n axis): a `flows[*]` path matches
+    more flows at some points, which alone is no per-point value, so the --set stays a plain
+    override; a path the study does set per point (tcp.ecn, its mode axis) is refused."""
+    from ecnsim.studies.hetero import HeteroStudy
+
+    study = HeteroStudy()
+    p = studies.resolve_params(study, ["flows[*].tcp.min_rto=1s"], quick=True)
+    assert p.scenario_set == (("flows[*].tcp.min_rto", "1s"),)
+    with pytest.raises(StudyError, match=r"sets tcp\.ecn per point .* mode axis"):
+        studies.resolve_params(study, ["tcp.ecn=request"], quick=True)

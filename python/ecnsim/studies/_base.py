@@ -417,8 +417,14 @@ def check_scenario_set(study: Study, params: Any) -> None:
         return
     for path, _ in params.scenario_set:
         tokens = parse_path(path)
+        # The distinct values a point's scenario holds there (a `[*]` over flows whose number is
+        # itself an axis matches more elements at some points: that alone is no conflict).
         seen = [
-            canonical_json([None if v is _MISSING else v for v in _values_at(sc, tokens)])
+            canonical_json(
+                sorted(
+                    {canonical_json(None if v is _MISSING else v) for v in _values_at(sc, tokens)}
+                )
+            )
             for sc in scenarios
         ]
         if len(set(seen)) < 2:
