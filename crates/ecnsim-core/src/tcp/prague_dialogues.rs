@@ -249,3 +249,90 @@ fn prague_linux_reno_recovery_ending_on_a_marked_ack_of_high_seq_waits_for_the_n
     d.deliver_to_a(&acks, &[]);
     assert_eq!(d.a.counters.ecn_reductions, 1);
 }
+
+/// What one ACK `ack` credits Prague: the segments it counts delivered and the fractional window
+/// it adds (or removes).
+fn credit(d: &mut Dialogue, acks: &[Segment]) -> (u64, i128) {
+    let p = |d: &Dialogue| (d.a.prague().unwrap().delivered(), i128::from(d.a.prague().unwrap().frac_cwnd()));
+    let (n0, f0) = p(d);
+    d.deliver_to_a(acks, &[]);
+    let (n1, f1) = p(d);
+    (n1 - n0, f1 - f0)
+}
+
+/// The end of a loss recovery counts each segment delivered once, as L4STeam's kernel does
+/// (`tcp_input.c`): with SACK, `tcp_sacktag_one()` counts a segment in `tp->delivered` when it is
+/// first SACKed and `tcp_clean_rtx_queue()` skips the SACKed ones as SND.UNA passes them, so the
+/// ACK of the retransmission that fills the hole delivers that one segment (`rs->acked_sacked`,
+/// which `prague_update_cwnd()` grows by and `prague_update_alpha()` divides by); without SACK,
+/// Linux's emulation does the same with duplicate ACKs (`tcp_add_reno_sack()`, one each, and
+/// `tcp_remove_reno_sacks()`, max(acked - sacked_out, 1)).
+#[test]
+fn prague_linux_recovery_counts_each_segment_delivered_once() {
+    for recovery in [Recovery::Sack, Recovery::Newreno] {
+        let c = TcpConfig { recovery, ..prague_sack() };
+        let (mut d, segs, rexmit, high_seq) = prague_one_loss(c);
+        // The new data sent in recovery arrives above the hole: one segment per duplicate ACK.
+        let acks = d.deliver_to_b(&segs, &[]);
+        assert_eq!(acks.len(), segs.len());
+        let (n, _) = credit(&mut d, &acks);
+        assert_eq!(n, segs.len() as u64, "{recovery:?}");
+        // The retransmission's ACK acknowledges everything up to high_seq: one segment delivered.
+        let acks = d.deliver_to_b(&[rexmit], &[]);
+        assert_eq!(acks[0].header.ack, high_seq);
+        let cwnd = (d.a.prague().unwrap().frac_cwnd() + (1 << 20) - 1) >> 20;
+        let (n, grown) = credit(&mut d, &acks);
+        assert!(!d.a.in_recovery());
+        assert_eq!(n, 1, "{recovery:?}: only the hole is newly delivered");
+        // tcp_prague.c prague_update_cwnd(): one unmarked segment grows frac_cwnd by 1/cwnd.
+        let one = 1i128 << 20;
+        assert_eq!(grown, (one + i128::from(cwnd) / 2) / i128::from(cwnd), "{recovery:?}");
+    }
+}
+
+/// A loss detected inside the round trip of an ECN reduction (Linux's CWR state), as L4STeam's
+/// kernel answers it (`tcp_input.c`, tcp_prague.c): `tcp_enter_recovery()` keeps high_seq from
+/// `tcp_enter_cwr()` (it calls `tcp_init_cwnd_reduction()` only outside CWR and Recovery), and
+/// the state change CWR -> Recovery runs `prague_state()` -> `prague_enter_loss()`, which halves
+/// the fractional window on top of the ECN cut and stops the increase. On SACK the recovery then
+/// ends when SND.UNA reaches the reduction's high_seq, although data beyond it was sent in the
+/// round (alpha 1/8: the cut leaves room to send).
+#[test]
+fn prague_linux_loss_in_a_cwr_round_halves_again_and_keeps_its_high_seq() {
+    let mut d = Dialogue::established(prague_sack(), prague_sack());
+    d.a.prague_mut().unwrap().set_alpha(1 << 17);
+    d.a.send_unlimited();
+    let w = d.out_a();
+    assert_eq!(w.len(), 10);
+    let high_seq = end(&w[9]);
+    // w[0] CE-marked: its ACK starts the reduction with high_seq = SND.NXT = the end of w; w[1] lost.
+    let mut segs = vec![w[0]];
+    segs.extend_from_slice(&w[2..]);
+    let acks = d.deliver_to_b(&segs, &[0]);
+    let mut sent = d.deliver_to_a(&acks[..1], &[]);
+    assert_eq!(d.a.counters.ecn_reductions, 1);
+    let frac = |d: &Dialogue| d.a.prague().unwrap().frac_cwnd();
+    let mut before = 0;
+    let mut rest = acks[1..].iter();
+    for ack in rest.by_ref() {
+        before = frac(&d);
+        sent.extend(d.deliver_to_a(std::slice::from_ref(ack), &[]));
+        if d.a.in_recovery() {
+            break;
+        }
+    }
+    assert!(d.a.in_recovery() && d.a.counters.fast_retransmits == 1);
+    assert_eq!(frac(&d), before - (before >> 1), "prague_enter_loss() halves on top of the ECN cut");
+    sent.extend(paced(&mut d, 5));
+    let beyond: Vec<Segment> = sent.iter().filter(|s| s.header.seq >= high_seq).copied().collect();
+    assert!(!beyond.is_empty(), "data sent beyond high_seq in the CWR round");
+    // The other duplicate ACKs, then the retransmission: its ACK is of exactly the reduction's high_seq.
+    let rest: Vec<Segment> = rest.copied().collect();
+    sent.extend(d.deliver_to_a(&rest, &[]));
+    sent.extend(paced(&mut d, 5));
+    let rexmit = *sent.iter().find(|s| s.header.seq == w[1].header.seq).expect("the fast retransmit");
+    let acks = d.deliver_to_b(&[rexmit], &[]);
+    assert_eq!(acks[0].header.ack, high_seq);
+    d.deliver_to_a(&acks, &[]);
+    assert!(!d.a.in_recovery(), "Recovery ends at the CWR's high_seq (SACK: on the ACK of exactly it)");
+}

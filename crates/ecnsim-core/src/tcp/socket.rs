@@ -603,6 +603,11 @@ impl TcpSocket {
     pub fn prague(&self) -> Option<&crate::tcp::cc::Prague> {
         self.cc_state.prague_ref()
     }
+    /// Prague's state, if this connection runs Prague, for tests that set it.
+    #[cfg(test)]
+    pub(crate) fn prague_mut(&mut self) -> Option<&mut crate::tcp::cc::Prague> {
+        self.cc_state.prague()
+    }
 
     /// DCTCP's alpha in 1/1024 (RFC 8257 §3.3), if this is DCTCP.
     #[must_use]
@@ -1143,23 +1148,41 @@ impl TcpSocket {
             return;
         }
         let (snd_una, dupacks) = (self.snd_una, self.dupacks);
+        let prague = matches!(self.cc, AnyCc::Prague(_));
+        // What the scoreboard held SACKed before the ACK, for Prague on SACK (read before it changes).
+        let sacked = if prague && self.sack_ok { self.scoreboard.sacked_bytes() } else { 0 };
         self.on_ack_inner(now, h);
-        if let AnyCc::Prague(_) = self.cc {
-            self.prague_after_ack(now, snd_una, dupacks);
+        if prague {
+            self.prague_after_ack(now, snd_una, dupacks, sacked);
         }
     }
 
     /// Prague (Linux `prague_cong_control()`, after the ACK and any ECN-Echo it carried have been
-    /// processed): an ACK of new data, or a duplicate ACK (one segment, Linux's `acked_sacked`).
+    /// processed) on an ACK that delivered segments (Linux's `rs->acked_sacked`: each segment counts
+    /// once, when SACKed or else when cumulatively acknowledged) or advanced SND.UNA.
     #[inline(never)]
-    fn prague_after_ack(&mut self, now: SimTime, snd_una_before: u64, dupacks_before: u32) {
+    fn prague_after_ack(&mut self, now: SimTime, snd_una_before: u64, dupacks_before: u32, sacked_before: u64) {
         let mss = self.win.mss.max(1);
-        let acked_segments = if self.snd_una > snd_una_before {
-            (self.snd_una - snd_una_before).div_ceil(mss)
-        } else if self.dupacks != dupacks_before {
-            1
+        let advanced = self.snd_una > snd_una_before;
+        let acked_segments = if self.sack_ok {
+            // Linux tcp_sacktag_one() counts a segment delivered when first SACKed, tcp_clean_rtx_queue() only the
+            // cumulatively acknowledged ones not SACKed before (`tp->delivered`; RFC 6937 §3's DeliveredData).
+            let delivered =
+                (self.snd_una + self.scoreboard.sacked_bytes()).saturating_sub(snd_una_before + sacked_before);
+            if !advanced && delivered == 0 {
+                return;
+            }
+            delivered.div_ceil(mss)
         } else {
-            return;
+            let dupack = !advanced && self.dupacks != dupacks_before;
+            if !advanced && !dupack {
+                return;
+            }
+            let acked = (self.snd_una - snd_una_before).div_ceil(mss);
+            let packets_out = (self.snd_max - snd_una_before).div_ceil(mss);
+            let in_recovery = self.in_recovery;
+            let Some(p) = self.cc_state.prague() else { return };
+            p.reno_delivered(acked, dupack, packets_out, in_recovery)
         };
         let a = crate::tcp::cc::PragueAck {
             now,
@@ -1619,6 +1642,11 @@ impl TcpSocket {
         // without what Limited Transmit sent).
         let recover_fs = (self.snd_max - self.snd_una).saturating_sub(self.limited_transmit_bytes);
         let response = if after_ecn {
+            if let Some(p) = self.cc_state.prague() {
+                // Linux tcp_enter_recovery() from CWR: prague_state() -> prague_enter_loss() halves the fractional
+                // window on top of the ECN cut (tcp_prague.c; the state changes, so the hook runs).
+                p.on_enter_recovery_in_cwr();
+            }
             self.cc.on_dupack_threshold_after_ecn(&mut self.win, self.cfg.dupack_threshold)
         } else {
             // RFC 5681 §3.2 step 2: data sent by Limited Transmit is not counted in FlightSize here.
@@ -1631,7 +1659,9 @@ impl TcpSocket {
         // RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4.1: recover <- HighData. ns-2 dupack_action()'s
         // CWND_ACTION_ECN branch leaves recover_ where ecn() set it (`tcp.ecn_keeps_recover`).
         let recover = match self.ecn_reduction.ecn_cut_until.get() {
-            Some(point) if after_ecn && self.cfg.ecn_keeps_recover => point,
+            // Linux tcp_enter_recovery(): in CWR (tcp_in_cwnd_reduction()) high_seq stays the ECN reduction's; Prague's
+            // rounds are Linux's states, whatever the profile says.
+            Some(point) if after_ecn && (self.cfg.ecn_keeps_recover || matches!(self.cc, AnyCc::Prague(_))) => point,
             _ => self.snd_max,
         };
         self.ecn_reduction.ecn_cut_until = Opt::NONE;

@@ -81,7 +81,8 @@ pub struct PragueParams {
 pub struct PragueAck {
     /// When it arrived.
     pub now: SimTime,
-    /// Segments it newly acknowledged (a duplicate ACK: one; Linux `rs->acked_sacked`).
+    /// Segments it delivered, each counted once: newly SACKed, or cumulatively acknowledged and not
+    /// SACKed before (without SACK, Linux's emulation: one per duplicate ACK); Linux `rs->acked_sacked`.
     pub acked_segments: u64,
     /// SND.UNA and SND.NXT after it.
     pub snd_una: u64,
@@ -111,6 +112,9 @@ pub struct Prague {
     /// Their values at the start of the round.
     old_delivered: u64,
     old_delivered_ce: u64,
+    /// Without SACK, the segments the duplicate ACKs report held by the receiver (Linux's SACK
+    /// emulation, `sacked_out` of a Reno connection).
+    reno_sacked: u64,
     /// Rounds since slow start ended (`round`).
     round: u32,
     /// A CE mark was fed back: there is an AQM on the path (`saw_ce`).
@@ -169,6 +173,7 @@ impl Prague {
             delivered_ce: 0,
             old_delivered: 0,
             old_delivered_ce: 0,
+            reno_sacked: 0,
             round: 0,
             saw_ce: false,
             in_loss: false,
@@ -193,6 +198,16 @@ impl Prague {
     #[must_use]
     pub fn frac_cwnd(&self) -> u64 {
         self.frac_cwnd
+    }
+    /// Segments counted as delivered so far (Linux `tp->delivered`).
+    #[must_use]
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+    /// Set alpha (2^-20), for tests that start from a given estimate.
+    #[cfg(test)]
+    pub(crate) fn set_alpha(&mut self, alpha: u64) {
+        self.upscaled_alpha = alpha.min(ALPHA_ONE) << SHIFT_G;
     }
     /// Rounds since slow start ended.
     #[must_use]
@@ -225,6 +240,31 @@ impl Prague {
     /// (RFC 9768 §3.2.2.3's r.cep delta; Linux `rs->ece_delta`).
     pub(crate) fn on_accecn_feedback(&mut self, ce_packets: u64) {
         self.pending_ce += ce_packets;
+    }
+
+    /// The segments an ACK delivered on a connection without SACK, by Linux's SACK emulation
+    /// (`tcp_add_reno_sack()`, `tcp_remove_reno_sacks()`): a duplicate ACK reports one segment held
+    /// by the receiver, unless that would leave no hole among the `packets_out` segments
+    /// outstanding (`tcp_limit_reno_sacked()`); an ACK of `acked` segments delivers those not
+    /// reported before, at least one (the hole). `in_recovery`: the socket is still in fast
+    /// recovery after the ACK.
+    pub(crate) fn reno_delivered(&mut self, acked: u64, dupack: bool, packets_out: u64, in_recovery: bool) -> u64 {
+        if acked > 0 {
+            // Linux tcp_remove_reno_sacks(): delivered += max(acked - sacked_out, 1); "one ACK acked hole. The rest eat duplicate ACKs".
+            let delivered = acked.saturating_sub(self.reno_sacked).max(1);
+            self.reno_sacked -= (acked - 1).min(self.reno_sacked);
+            if !in_recovery {
+                // Linux tcp_fastretrans_alert(): tcp_reset_reno_sack() on an ACK of new data out of Recovery, and at its end.
+                self.reno_sacked = 0;
+            }
+            delivered
+        } else if dupack && self.reno_sacked + 1 < packets_out {
+            // Linux tcp_add_reno_sack(): sacked_out += 1, held below packets_out by tcp_limit_reno_sacked() (one hole at least); delivered += the increase.
+            self.reno_sacked += 1;
+            1
+        } else {
+            0
+        }
     }
 
     /// An ACK of new data or a duplicate ACK, after the socket has processed it and answered any
@@ -406,6 +446,18 @@ impl Prague {
     pub(crate) fn on_enter_recovery(&mut self, w: &Window) {
         // tcp_prague.c prague_ssthresh(), called on entering Recovery: the detection's gains.
         self.classic.update_gain(w);
+        self.frac_cwnd -= self.frac_cwnd >> 1;
+        self.in_loss = true;
+        self.loss_until = 0;
+    }
+
+    /// Fast retransmit inside the round trip of an ECN reduction (Linux's CWR state): Linux
+    /// `tcp_enter_recovery()` keeps the reduction's high_seq and does not call the `ssthresh` hook
+    /// (`tcp_init_cwnd_reduction()` only below CWR), but the state changes from CWR to Recovery, so
+    /// `prague_state()` calls `prague_enter_loss()`: the fractional window halves on top of the
+    /// ECN cut, and does not grow until recovery ends.
+    pub(crate) fn on_enter_recovery_in_cwr(&mut self) {
+        // tcp_prague.c prague_enter_loss(): frac_cwnd -= frac_cwnd / 2; in_loss.
         self.frac_cwnd -= self.frac_cwnd >> 1;
         self.in_loss = true;
         self.loss_until = 0;
